@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: GPL-2.0
+# cgtma: Top-Down (TMA) profiling per cgroup with eBPF.
+#
+#   make              build build/cgtma
+#   make test         install missing packages (Debian), build, run every test
+#   make run          install missing packages, build, profile the machine for 5 x 1 s
+#   make bench        overhead figures (prints numbers, never fails on timing)
+#   make install      install the binary and man-less docs under $(PREFIX)
+#   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
+#   V=1               show the commands
+
+OUTPUT ?= build
+PREFIX ?= /usr/local
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+PKG_CONFIG ?= pkg-config
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
+LIBS := -lbpf -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf -Wall -Wno-unused-function
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+# Every user/*.c is part of the program; cgtma.c holds main() and is left out of the
+# library the unit tests link against.
+USER_SRCS := $(filter-out user/cgtma.c,$(wildcard user/*.c))
+MODEL_FILES := $(sort $(wildcard user/models/*.json))
+LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/%,$(HELPER_SRCS))
+
+# The same unit tests, once more under AddressSanitizer and UndefinedBehaviorSanitizer.
+SAN := $(OUTPUT)/san
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_LIB_OBJS := $(patsubst user/%.c,$(SAN)/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
+SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN)/tests/%,$(UNIT_SRCS))
+
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+
+.DELETE_ON_ERROR:
+.PHONY: all test check unit-tests san-tests fuzz-tests live-tests run bench install uninstall \
+	vmlinux deps test-deps clean
+
+all: $(OUTPUT)/cgtma
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(SAN)/user $(SAN)/tests $(OUTPUT)/fuzz:
+	$(Q)mkdir -p $@
+
+# --- BPF object and skeleton -------------------------------------------------------------
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+# The skeleton embeds the object: strip DWARF first (BTF stays, CO-RE needs it).
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(LLVM_STRIP) -g -o $(OUTPUT)/$*.bpf.stripped.o $<
+	$(Q)$(BPFTOOL) gen skeleton $(OUTPUT)/$*.bpf.stripped.o name $* > $@
+
+# --- built-in model files ----------------------------------------------------------------
+
+# Each user/models/NAME.json becomes a NUL-terminated string in .rodata, and a table names
+# them; .incbin is invisible to -MMD, hence the explicit prerequisites.
+$(OUTPUT)/models.S $(OUTPUT)/models_table.h: $(MODEL_FILES) Makefile | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q){ echo '.section .note.GNU-stack,"",@progbits'; echo '.section .rodata'; \
+	  for f in $(MODEL_FILES); do n=$$(basename $$f .json); \
+	    printf '.global cgtma_model_%s\ncgtma_model_%s:\n.incbin "%s"\n.byte 0\n' $$n $$n $$f; \
+	  done; } > $(OUTPUT)/models.S
+	$(Q){ for f in $(MODEL_FILES); do n=$$(basename $$f .json); \
+	    printf 'extern const char cgtma_model_%s[];\n' $$n; done; \
+	  echo '#define CGTMA_BUILTIN_MODELS \'; \
+	  for f in $(MODEL_FILES); do n=$$(basename $$f .json); \
+	    printf '\t{ "%s", cgtma_model_%s }, \\\n' $$n $$n; done; echo; } > $(OUTPUT)/models_table.h
+
+$(OUTPUT)/models.o: $(OUTPUT)/models.S $(MODEL_FILES)
+	$(call msg,AS,$@)
+	$(Q)$(CC) -c $< -o $@
+
+# --- user space --------------------------------------------------------------------------
+
+# Every user object may include the skeleton or the model table: generate them first.
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS) $(OUTPUT)/models_table.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/cgtma: $(OUTPUT)/user/cgtma.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+# --- tests -------------------------------------------------------------------------------
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/helpers/%.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
+
+$(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKELS) $(OUTPUT)/models_table.h
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(SAN)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN)/tests
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(SAN_LIB_OBJS) $(LIBS) -o $@
+
+# libFuzzer targets build with clang; they link the sources, not the gcc objects.
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(OUTPUT)/models.o | $(OUTPUT)/fuzz $(SKELS)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(ALL_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+		-DCGTMA_FUZZING $< $(USER_SRCS) $(OUTPUT)/models.o $(LIBS) -o $@
+
+deps:
+	$(Q)tools/install-deps.sh build
+
+test-deps:
+	$(Q)tools/install-deps.sh test
+
+unit-tests: $(UNIT_BINS)
+	$(Q)tests/run-unit.sh $(UNIT_BINS)
+
+san-tests: $(SAN_UNIT_BINS)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run-unit.sh $(SAN_UNIT_BINS)
+
+fuzz-tests:
+	$(Q)tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
+
+live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
+	$(Q)tests/run-live.sh $(OUTPUT)
+
+# Everything, in the order a failure is cheapest to read.
+check: all
+	$(Q)$(MAKE) --no-print-directory unit-tests
+	$(Q)$(MAKE) --no-print-directory san-tests
+	$(Q)$(MAKE) --no-print-directory fuzz-tests
+	$(Q)$(MAKE) --no-print-directory live-tests
+
+# The packages are installed by a separate make step so that this Makefile never needs them
+# at parse time.
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory check
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(OUTPUT)/cgtma --all-cgroups -I 1000 -d 5
+
+bench: test-deps
+	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
+	$(Q)tests/bench/run-bench.sh $(OUTPUT)
+
+install: $(OUTPUT)/cgtma
+	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/cgtma/README.md
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/cgtma
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cgtma
+
+vmlinux:
+	$(call msg,GEN,vmlinux/vmlinux.h)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(SAN)/user/*.d $(SAN)/tests/*.d)

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgtma's kernel side: attribute PMU (or software) counter deltas to the cgroup that ran.
+ *
+ * Every CPU keeps a snapshot of its events. When a task is switched out and the next task is
+ * in another cgroup, the events are read, the deltas since the snapshot are added to the
+ * CPU's total and to the task's cgroup and each of its tracked ancestors, and the snapshot
+ * moves on. Switches inside one cgroup read nothing: the slice simply continues. User space
+ * flushes the slice still running on each CPU at the end of each interval (flush_slice, run
+ * on that CPU with BPF_PROG_TEST_RUN), then reads the maps.
+ *
+ * GPL: bpf_perf_event_read_value() is a GPL-only helper.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cgtma.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EEXIST 17
+
+/* Set by user space between open and load; the verifier prunes what they disable. */
+const volatile __u32 nr_events = 0;
+/* Deepest level with a tracked cgroup; levels below it are never looked up. */
+const volatile __u32 max_level = 0;
+/* Bit L set: cgroups at level L may be tracked (explicit paths, globs, --all-cgroups). */
+const volatile __u64 tracked_levels = 0;
+/* Bit L set: a cgroup created at level L is counted from its birth, pending user space. */
+const volatile __u64 new_cgroup_levels = 0;
+
+/* possible_cpus * nr_events entries: index cpu * nr_events + event. Sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cgtma_snapshot);
+} snapshots SEC(".maps");
+
+/*
+ * The counts maps hold nr_events entries of struct cgtma_count per value: user space sets
+ * value_size at load time, so they are declared by size, not by BTF type.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cgtma_counts));
+} cpu_counts SEC(".maps");
+
+/*
+ * Tracked cgroups (v2 id) -> counts. Presence of a key is what "tracked" means. Not
+ * preallocated: memory follows the cgroups tracked, not max_entries; only user space and the
+ * mkdir hook insert, never the sched_switch hook.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1024);
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct cgtma_counts));
+} cgroup_counts SEC(".maps");
+
+/* Cgroups created since user space last looked: it matches their paths and keeps or drops. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, struct cgtma_new_cgroup);
+} new_cgroups SEC(".maps");
+
+/* The deltas of the slice being accounted; per CPU, too big for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cgtma_counts);
+} deltas SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CGTMA_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Zeroes to create a cgroup's counts from: a map value, as the update helper wants. */
+static struct cgtma_counts zero_counts;
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		(*v)++;
+}
+
+/* struct cgroup embeds its css first, but let CO-RE say where. */
+static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
+{
+	struct cgroup_subsys_state *css = BPF_CORE_READ(cg, self.parent);
+
+	return css ? (void *)css - bpf_core_field_offset(struct cgroup, self) : NULL;
+}
+
+static __always_inline void add_counts(struct cgtma_counts *dst, const struct cgtma_counts *d)
+{
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		dst->ev[i].counter += d->ev[i].counter;
+		dst->ev[i].enabled += d->ev[i].enabled;
+		dst->ev[i].running += d->ev[i].running;
+	}
+}
+
+/* Account the slice that ends now on this CPU to task's cgroup. */
+static __always_inline void account_slice(struct task_struct *task)
+{
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	struct cgtma_snapshot *snap;
+	struct cgtma_counts *delta, *total, *counts;
+	struct bpf_perf_event_value v;
+	struct cgroup *cg;
+	int level;
+
+	snap = bpf_map_lookup_elem(&snapshots, &zero);
+	delta = bpf_map_lookup_elem(&deltas, &zero);
+	total = bpf_map_lookup_elem(&cpu_counts, &zero);
+	if (!snap || !delta || !total)
+		return;
+
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		delta->ev[i].counter = delta->ev[i].enabled = delta->ev[i].running = 0;
+		/* A failed read leaves the snapshot: the next delta covers the gap. */
+		if (bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v))) {
+			stat_inc(CGTMA_STAT_READ_ERRORS);
+			continue;
+		}
+		/* The first reading of an event only starts its slice. */
+		if (snap->valid & (1ULL << i)) {
+			delta->ev[i].counter = v.counter - snap->ev[i].counter;
+			delta->ev[i].enabled = v.enabled - snap->ev[i].enabled;
+			delta->ev[i].running = v.running - snap->ev[i].running;
+		}
+		snap->ev[i].counter = v.counter;
+		snap->ev[i].enabled = v.enabled;
+		snap->ev[i].running = v.running;
+		snap->valid |= 1ULL << i;
+	}
+
+	add_counts(total, delta);
+
+	/*
+	 * Walk up from the task's cgroup, looking up only levels that can hold tracked
+	 * cgroups, and stop when none is left above. Parent pointers exist on every kernel
+	 * (ancestor arrays changed type in 6.2).
+	 */
+	cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	if (!cg)
+		return;
+	level = BPF_CORE_READ(cg, level);
+	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
+		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
+			break;
+		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
+			__u64 id = BPF_CORE_READ(cg, kn, id);
+
+			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
+			if (counts)
+				add_counts(counts, delta);
+		}
+		cg = cgroup_parent(cg);
+		level--;
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	stat_inc(CGTMA_STAT_SWITCHES);
+	/* prev is still current here. Same cgroup: the slice just goes on. */
+	if (BPF_CORE_READ(prev, cgroups, dfl_cgrp) == BPF_CORE_READ(next, cgroups, dfl_cgrp)) {
+		stat_inc(CGTMA_STAT_SAME_CGROUP);
+		return 0;
+	}
+	account_slice(prev);
+	return 0;
+}
+
+/* Run on each CPU by user space: accounts the slice running there up to now. */
+SEC("raw_tp")
+int flush_slice(void *ctx)
+{
+	account_slice((struct task_struct *)bpf_get_current_task());
+	return 0;
+}
+
+/*
+ * A cgroup created at a level where patterns may match starts counting at once, before user
+ * space has seen it: a container's work starts right after its cgroup appears. User space
+ * reads new_cgroups, matches the path, and drops the cgroup's counts if it is not wanted.
+ */
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(on_cgroup_mkdir, struct cgroup *cgrp, const char *path)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgtma_new_cgroup n = {};
+	int level, err;
+
+	/* Only the v2 hierarchy: in hybrid mode v1 hierarchies fire this too. */
+	if (BPF_CORE_READ(cgrp, root) != BPF_CORE_READ(task, cgroups, dfl_cgrp, root))
+		return 0;
+	level = BPF_CORE_READ(cgrp, level);
+	if (level < 1 || level > CGTMA_MAX_LEVEL || !(new_cgroup_levels & (1ULL << level)))
+		return 0;
+
+	n.id = BPF_CORE_READ(cgrp, kn, id);
+	n.level = level;
+	bpf_probe_read_kernel_str(n.path, sizeof(n.path), path);
+	if (bpf_map_update_elem(&new_cgroups, &n.id, &n, BPF_ANY)) {
+		stat_inc(CGTMA_STAT_NEW_DROPPED);
+		return 0;
+	}
+	err = bpf_map_update_elem(&cgroup_counts, &n.id, &zero_counts, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		stat_inc(CGTMA_STAT_NEW_DROPPED);
+	return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the BPF program and user space share: limits, map keys and values. Only #defines and
+ * __u32/__u64 structs belong here: clang -target bpf and the host compiler both read it.
+ */
+#ifndef CGTMA_H
+#define CGTMA_H
+
+/* The BPF side gets the kernel's types from vmlinux.h; user space from the uapi header. */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Events per run. The perf event array holds possible_cpus * nr_events entries. */
+#define CGTMA_MAX_EVENTS 32
+
+/* cgroup v2 levels below the root that can be tracked (the root is level 0). */
+#define CGTMA_MAX_LEVEL 15
+
+/* Parent steps the hook takes from a task's cgroup: tasks deeper than this below the
+ * shallowest tracked level are not attributed to it. */
+#define CGTMA_WALK_MAX 32
+
+/* Longest cgroup path the mkdir hook records, relative to the v2 root. */
+#define CGTMA_PATH_MAX 256
+
+/* One event over one slice or a sum of slices: the counter and its two clocks (ns). */
+struct cgtma_count {
+	__u64 counter;
+	__u64 enabled;
+	__u64 running;
+};
+
+/*
+ * Value of the per-CPU count maps. The maps are created with value size nr_events *
+ * sizeof(struct cgtma_count), so only ev[0..nr_events-1] exist; the array bound is the limit.
+ */
+struct cgtma_counts {
+	struct cgtma_count ev[CGTMA_MAX_EVENTS];
+};
+
+/* The last reading of every event on one CPU, where the running slice started. */
+struct cgtma_snapshot {
+	struct cgtma_count ev[CGTMA_MAX_EVENTS];
+	__u64 valid;
+};
+
+/* A cgroup created while cgtma runs, as its mkdir hook saw it. */
+struct cgtma_new_cgroup {
+	__u64 id;
+	__u32 level;
+	__u32 pad;
+	char path[CGTMA_PATH_MAX];	/* relative to the v2 root, starts with '/' */
+};
+
+/* Per-CPU statistics of the BPF side itself (index into the stats array). */
+enum cgtma_stat {
+	CGTMA_STAT_SWITCHES,		/* sched_switch hook runs */
+	CGTMA_STAT_SAME_CGROUP,		/* of which: next in the same cgroup, nothing read */
+	CGTMA_STAT_READ_ERRORS,		/* bpf_perf_event_read_value() failures */
+	CGTMA_STAT_NEW_DROPPED,		/* new cgroups not recorded: pending maps full */
+	CGTMA_STAT_MAX,
+};
+
+#endif

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A minimal table-friendly unit-test harness (in the spirit of git's t/unit-tests): each
+ * check prints "not ok" with its location on failure; main() returns test_done(), which is
+ * non-zero when any check failed. Output is TAP-like so run-unit.sh can summarize it.
+ */
+#ifndef CGTMA_TEST_H
+#define CGTMA_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int test_failures;
+static int test_checks;
+
+#define CHECK(cond, ...)                                                                  \
+	do {                                                                              \
+		test_checks++;                                                            \
+		if (!(cond)) {                                                            \
+			test_failures++;                                                  \
+			printf("not ok - %s:%d: %s: ", __FILE__, __LINE__, #cond);        \
+			printf(__VA_ARGS__);                                              \
+			printf("\n");                                                     \
+		}                                                                         \
+	} while (0)
+
+#define CHECK_INT(got, want)                                                              \
+	CHECK((long long)(got) == (long long)(want), "got %lld, want %lld", (long long)(got), \
+	      (long long)(want))
+
+#define CHECK_STR(got, want)                                                              \
+	CHECK((got) && strcmp((got), (want)) == 0, "got '%s', want '%s'",                 \
+	      (got) ? (got) : "(null)", (want))
+
+/* |got - want| <= tol, NaNs equal only to NaNs. */
+#define CHECK_NEAR(got, want, tol)                                                        \
+	CHECK((isnan(got) && isnan(want)) || fabs((double)(got) - (double)(want)) <= (tol), \
+	      "got %.17g, want %.17g (tolerance %g)", (double)(got), (double)(want),       \
+	      (double)(tol))
+
+static inline int test_done(const char *suite)
+{
+	printf("%s %s: %d checks, %d failed\n", test_failures ? "FAIL" : "ok", suite, test_checks,
+	       test_failures);
+	return test_failures ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Installs the Debian packages cgtma needs, and only the missing ones.
+#
+#   tools/install-deps.sh build   what `make` needs (compilers, libbpf, libpfm4, json-c, ...)
+#   tools/install-deps.sh test    the above, plus what `make test` and `make bench` run
+#
+# Debian 12 (bookworm) is the reference; package names are Debian's. Without root, it lists
+# what is missing and the command to install it, and fails.
+set -eu
+
+what=${1:-build}
+
+build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+	libpfm4-dev libjson-c-dev libmicrohttpd-dev"
+# jq reads JSON in the shell tests; linux-perf gives `perf bench` and the perf comparison;
+# prometheus is the real scraper of the exporter test; chromium renders the HTML report;
+# iproute2, procps, util-linux and curl are what the tests drive workloads with.
+test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chromium
+	fonts-dejavu-core"
+
+case "$what" in
+build) pkgs=$build_pkgs ;;
+test) pkgs="$build_pkgs $test_pkgs" ;;
+*) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+
+# clang's sanitizer and libFuzzer runtimes come in a package named after clang's major
+# version (14 on Debian 12, whose clang is installed above when missing).
+major=14
+command -v clang >/dev/null 2>&1 && major=$(clang -dumpversion | cut -d. -f1)
+dpkg-query -W -f='${Status}\n' "libclang-rt-$major-dev" 2>/dev/null | grep -q "install ok installed" ||
+	missing="$missing libclang-rt-$major-dev"
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "cgtma: missing packages:$missing" >&2
+	echo "cgtma: install them with: sudo apt-get install$missing" >&2
+	exit 1
+fi
+
+echo "cgtma: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Installing a server package (prometheus) must not start it as a system service: the tests
+# run their own instance on a free loopback port. policy-rc.d is Debian's switch for that.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT INT TERM
+fi
+# A fresh machine has no package lists; an old list may name versions no longer served.
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null

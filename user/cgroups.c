@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "mounts.h"
+
+int cgroup_v2_root(char *path, size_t len)
+{
+	return mount_find(NULL, "cgroup2", path, len);
+}
+
+int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, char *err,
+		     size_t errlen)
+{
+	size_t rlen = strlen(root), o = 0;
+	const char *p = arg;
+
+	/* An absolute path under the mount point: strip the mount point. */
+	if (strncmp(arg, root, rlen) == 0 && (arg[rlen] == '/' || arg[rlen] == '\0'))
+		p = arg + rlen;
+
+	if (len < 2)
+		return -ENAMETOOLONG;
+	out[o++] = '/';
+	while (*p) {
+		const char *end;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchr(p, '/');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			snprintf(err, errlen, "'.' and '..' are not allowed in cgroup paths");
+			return -EINVAL;
+		}
+		if (o > 1)
+			out[o++] = '/';
+		if (o + n + 1 > len)
+			return -ENAMETOOLONG;
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+bool cgroup_is_pattern(const char *path)
+{
+	return strpbrk(path, "*?[") != NULL;
+}
+
+int cgroup_level(const char *path)
+{
+	int level = 0;
+
+	for (const char *p = path; *p; p++)
+		if (*p == '/' && p[1])
+			level++;
+	return level;
+}
+
+bool cgroup_match(const char *pattern, const char *path)
+{
+	return fnmatch(pattern, path, FNM_PATHNAME) == 0;
+}
+
+int cgroup_id(const char *root, const char *path, __u64 *id)
+{
+	char full[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(full, sizeof(full), "%s%s", root, strcmp(path, "/") ? path : "") >=
+	    sizeof(full))
+		return -ENAMETOOLONG;
+	if (stat(full, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = st.st_ino;
+	return 0;
+}
+
+int cgroup_expand(const char *root, const char *pattern, cgroup_cb cb, void *ctx)
+{
+	char full[4096];
+	size_t rlen = strlen(root);
+	glob_t g;
+	int ret;
+	__u64 id;
+
+	if (!cgroup_is_pattern(pattern)) {
+		ret = cgroup_id(root, pattern, &id);
+		if (ret == -ENOENT || ret == -ENOTDIR)
+			return 0;
+		return ret ? ret : cb(pattern, id, ctx);
+	}
+	if ((size_t)snprintf(full, sizeof(full), "%s%s", root, pattern) >= sizeof(full))
+		return -ENAMETOOLONG;
+	ret = glob(full, GLOB_ONLYDIR, NULL, &g);
+	if (ret == GLOB_NOMATCH)
+		return 0;
+	if (ret)
+		return ret == GLOB_NOSPACE ? -ENOMEM : -EIO;
+	ret = 0;
+	for (size_t i = 0; i < g.gl_pathc && !ret; i++) {
+		const char *rel = g.gl_pathv[i] + rlen;
+
+		/* GLOB_ONLYDIR is a hint: files such as cgroup.procs can still match. */
+		if (cgroup_id(root, rel, &id) == 0)
+			ret = cb(rel, id, ctx);
+	}
+	globfree(&g);
+	return ret;
+}
+
+static int walk(const char *root, char *path, size_t len, int level, int depth, cgroup_cb cb,
+		void *ctx)
+{
+	char full[4096];
+	size_t plen = strlen(path);
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(full, sizeof(full), "%s%s", root, path);
+	d = opendir(full);
+	if (!d)	/* removed while we walk: not an error */
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) && !ret) {
+		__u64 id;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (plen + 1 + strlen(de->d_name) + 1 > len)
+			continue;
+		snprintf(path + plen, len - plen, "%s%s", plen > 1 ? "/" : "", de->d_name);
+		if (cgroup_id(root, path, &id) == 0) {
+			ret = cb(path, id, ctx);
+			if (!ret && level + 1 < depth)
+				ret = walk(root, path, len, level + 1, depth, cb, ctx);
+		}
+		path[plen] = '\0';
+	}
+	closedir(d);
+	return ret;
+}
+
+int cgroup_walk(const char *root, int depth, cgroup_cb cb, void *ctx)
+{
+	char path[4096] = "/";
+
+	if (depth < 1)
+		return 0;
+	return walk(root, path, sizeof(path), 0, depth, cb, ctx);
+}

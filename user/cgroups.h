@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cgroup v2 paths as users write them and as cgtma reports them: relative to the v2 root,
+ * starting with '/', "/" being the root itself. The root is found in mountinfo (pure v2 at
+ * /sys/fs/cgroup, hybrid at /sys/fs/cgroup/unified, or anywhere else).
+ */
+#ifndef CGTMA_CGROUPS_H
+#define CGTMA_CGROUPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* The cgroup v2 mount point. -ENOENT when cgroup2 is not mounted. */
+int cgroup_v2_root(char *path, size_t len);
+
+/*
+ * A -G argument in canonical form: an absolute path under root has root stripped; anything
+ * else is taken relative to root. "//" and trailing '/' are folded, "." and ".." refused.
+ * Returns 0 or -EINVAL (with the reason in err) / -ENAMETOOLONG.
+ */
+int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, char *err,
+		     size_t errlen);
+
+/* Whether a canonical path has shell wildcards (*, ?, [). */
+bool cgroup_is_pattern(const char *path);
+
+/* Depth of a canonical path: "/" is 0, "/a" is 1, "/a/b" is 2. */
+int cgroup_level(const char *path);
+
+/* fnmatch() of a canonical pattern against a canonical path; '*' does not cross '/'. */
+bool cgroup_match(const char *pattern, const char *path);
+
+/* The v2 id (the directory's inode number) of a canonical path. 0 or -errno. */
+int cgroup_id(const char *root, const char *path, __u64 *id);
+
+typedef int (*cgroup_cb)(const char *path, __u64 id, void *ctx);
+
+/*
+ * Calls cb for every existing cgroup matching a canonical path or pattern. A non-zero return
+ * from cb stops the walk and is returned. Matching nothing is not an error.
+ */
+int cgroup_expand(const char *root, const char *pattern, cgroup_cb cb, void *ctx);
+
+/* Calls cb for every cgroup of levels 1..depth, parents before children. */
+int cgroup_walk(const char *root, int depth, cgroup_cb cb, void *ctx);
+
+#endif

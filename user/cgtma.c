@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgtma: Top-Down (TMA) profiling per cgroup, with eBPF.
+ *
+ * The live profiler's options are parsed here; subcommands (compute, list-events, report)
+ * have their own parsers.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgtma.h"
+#include "commands.h"
+#include "log.h"
+#include "model.h"
+#include "session.h"
+
+#define CGTMA_VERSION "0.1"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: cgtma [OPTIONS] [-- COMMAND [ARGS...]]\n"
+"       cgtma compute --model M [-l N] COUNTS.json\n"
+"       cgtma list-events [--model M] [-l N] [--json]\n"
+"       cgtma report FILE [OPTIONS]\n"
+"\n"
+"Top-Down (TMA) breakdown per cgroup, measured in the kernel with eBPF: why one container's\n"
+"workload is slow (frontend, bad speculation, backend memory or core, retiring), while\n"
+"others share the machine. Counts the whole machine; -G picks the cgroups to break out.\n"
+"\n"
+"What to measure:\n"
+"  -G, --cgroup PATH       track a cgroup v2 (repeatable): relative to the v2 root or an\n"
+"                          absolute path; shell globs allowed, matched again every interval;\n"
+"                          '/' is the root (equal to the system)\n"
+"      --all-cgroups       track every cgroup down to --depth levels\n"
+"      --depth N           levels below the root for --all-cgroups (default 3)\n"
+"  -e, --events LIST       count these events instead of a model's: perf names (cpu-clock,\n"
+"                          context-switches, cycles, ...), tracepoints (sched:sched_wakeup),\n"
+"                          libpfm4 names (INST_RETIRED:ANY_P), raw (r01a0) or PMU terms\n"
+"                          (cpu/event=0xa0,umask=0x01,cmask=6/)\n"
+"  -M, --model NAME        Top-Down model (default: detected from the CPU)\n"
+"      --model-file FILE   load a model from a file (see user/models/README.md)\n"
+"      --list-models       print the built-in models and exit\n"
+"  -l, --level N           Top-Down levels to show (default 1)\n"
+"      --perf-metrics, --no-perf-metrics\n"
+"                          Intel's fixed-counter Top-Down path (default: when sysfs has it)\n"
+"      --smt, --no-smt     SMT-aware formulas (default: as the machine is)\n"
+"\n"
+"How and how long:\n"
+"  -I, --interval MS       print every MS milliseconds (default 1000, at least 10)\n"
+"  -d, --duration S        stop after S seconds (default: at Ctrl-C or the command's end)\n"
+"  -a, --all-cpus          count every CPU (the default; accepted for perf compatibility)\n"
+"  -A, --per-cpu           also break down per CPU (and each cgroup per CPU)\n"
+"      --max-cgroups N     cgroups the kernel maps can hold (default 16384)\n"
+"  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
+"\n"
+"Output:\n"
+"  -j, --json              one JSON object per interval and line\n"
+"  -v, --verbose           show nodes below threshold, idle cgroups, libbpf's warnings\n"
+"  -h, --help              this help\n"
+"  -V, --version\n"
+"\n"
+"Examples:\n"
+"  cgtma                                   whole machine, level 1, every second\n"
+"  cgtma -G 'system.slice/docker-*.scope' -l 2\n"
+"                                          every Docker container, two levels\n"
+"  cgtma --all-cgroups --depth 2 -I 5000   every cgroup two levels deep, every 5 s\n"
+"  cgtma -G /bench -j -d 60 > tma.jsonl    one cgroup for a minute, as JSON lines\n"
+"  cgtma -e cpu-clock,syscalls:sys_enter_getppid -G A -G B\n"
+"                                          plain event counts per cgroup\n"
+"  cgtma -G /bench -- uperf -m profile.xml profile a command's run\n"
+"\n"
+"Needs root (or CAP_PERFMON and CAP_BPF) and a kernel with BTF, Linux 5.10 or later.\n"
+"Exit status: 0 success, 1 failure, 2 bad usage; with -- COMMAND, the command's.\n");
+}
+
+static int parse_int(const char *opt, const char *s, long min, long max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		pr_err("%s '%s': expected an integer from %ld to %ld", opt, s, min, max);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int list_models(void)
+{
+	const char *const *names = model__builtin_names();
+
+	for (int i = 0; names[i]; i++) {
+		struct model *m;
+
+		if (model__load_builtin(names[i], &m))
+			return 1;
+		printf("%-10s %s\n", names[i], model__description(m));
+		model__free(m);
+	}
+	return 0;
+}
+
+enum {
+	OPT_ALL_CGROUPS = 256,
+	OPT_DEPTH,
+	OPT_MODEL_FILE,
+	OPT_LIST_MODELS,
+	OPT_PERF_METRICS,
+	OPT_NO_PERF_METRICS,
+	OPT_SMT,
+	OPT_NO_SMT,
+	OPT_MAX_CGROUPS,
+};
+
+static const struct option long_options[] = {
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "events", required_argument, NULL, 'e' },
+	{ "model", required_argument, NULL, 'M' },
+	{ "model-file", required_argument, NULL, OPT_MODEL_FILE },
+	{ "list-models", no_argument, NULL, OPT_LIST_MODELS },
+	{ "level", required_argument, NULL, 'l' },
+	{ "perf-metrics", no_argument, NULL, OPT_PERF_METRICS },
+	{ "no-perf-metrics", no_argument, NULL, OPT_NO_PERF_METRICS },
+	{ "smt", no_argument, NULL, OPT_SMT },
+	{ "no-smt", no_argument, NULL, OPT_NO_SMT },
+	{ "interval", required_argument, NULL, 'I' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "per-cpu", no_argument, NULL, 'A' },
+	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{},
+};
+
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || !(*out > 0) || *out > 1e9) {
+		pr_err("--duration '%s': expected a positive number of seconds", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int profile(int argc, char **argv)
+{
+	struct session_opts o = {
+		.interval_ms = 1000,
+		.depth = 3,
+		.perf_metrics = -1,
+		.smt = -1,
+		.max_cgroups = 16384,
+	};
+	const char **cgroups;
+	int c, ret;
+
+	cgroups = calloc(argc, sizeof(*cgroups));
+	if (!cgroups)
+		return 1;
+	o.cgroups = cgroups;
+	/* '+': stop at the first non-option, so a command's own options stay its own. */
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aAjvhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'G':
+			cgroups[o.nr_cgroups++] = optarg;
+			break;
+		case OPT_ALL_CGROUPS:
+			o.all_cgroups = true;
+			break;
+		case OPT_DEPTH:
+			if (parse_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, &o.depth))
+				goto usage_error;
+			break;
+		case 'e':
+			o.events = optarg;
+			break;
+		case 'M':
+			o.model = optarg;
+			break;
+		case OPT_MODEL_FILE:
+			o.model_file = optarg;
+			break;
+		case OPT_LIST_MODELS:
+			free(cgroups);
+			return list_models();
+		case 'l':
+			if (parse_int("--level", optarg, 1, 6, &o.level))
+				goto usage_error;
+			break;
+		case OPT_PERF_METRICS:
+		case OPT_NO_PERF_METRICS:
+			o.perf_metrics = c == OPT_PERF_METRICS;
+			break;
+		case OPT_SMT:
+		case OPT_NO_SMT:
+			o.smt = c == OPT_SMT;
+			break;
+		case 'I':
+			if (parse_int("--interval", optarg, INT_MIN, INT_MAX, &o.interval_ms))
+				goto usage_error;
+			if (o.interval_ms < 10) {
+				pr_err("--interval %d: the minimum is 10 ms", o.interval_ms);
+				goto usage_error;
+			}
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o.duration_s))
+				goto usage_error;
+			break;
+		case 'a':
+			break;
+		case 'A':
+			o.per_cpu = true;
+			break;
+		case OPT_MAX_CGROUPS:
+			if (parse_int("--max-cgroups", optarg, 1, 1 << 20, &o.max_cgroups))
+				goto usage_error;
+			break;
+		case 'j':
+			o.json = true;
+			log_set_json(true);
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			free(cgroups);
+			return 0;
+		case 'V':
+			printf("cgtma %s\n", CGTMA_VERSION);
+			free(cgroups);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'cgtma --help'.\n");
+			goto usage_error;
+		}
+	}
+	if (o.events && (o.model || o.model_file)) {
+		pr_err("-e replaces the model's events: give either -e or --model/--model-file");
+		goto usage_error;
+	}
+	if (o.model && o.model_file) {
+		pr_err("--model and --model-file: give one");
+		goto usage_error;
+	}
+	if (optind < argc)
+		o.command = argv + optind;
+
+	ret = session_run(&o);
+	free(cgroups);
+	return ret;
+
+usage_error:
+	free(cgroups);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} commands[] = {
+		{ "compute", cmd_compute },
+		{ "list-events", cmd_list_events },
+		{ "report", cmd_report },
+	};
+
+	/* Output may go to a pipe; line-buffer it so intervals arrive as they end. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1)
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (strcmp(argv[1], commands[i].name) == 0)
+				return commands[i].fn(argc - 1, argv + 1);
+	return profile(argc, argv);
+}

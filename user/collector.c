@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collector.h"
+#include "log.h"
+#include "cgtma.skel.h"
+
+struct collector {
+	struct cgtma *skel;
+	int nr_events;
+	int nr_cpus;		/* possible */
+	bool *online;		/* per possible CPU */
+	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
+	size_t value_size;	/* nr_events * sizeof(struct cgtma_count) */
+	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
+};
+
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !libbpf_verbose) ||
+	    (level == LIBBPF_WARN && !libbpf_verbose))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static int parse_online(bool *online, int nr_cpus)
+{
+	char buf[4096], *p = buf;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	while (*p && *p != '\n') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p)
+			return -EIO;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+		}
+		for (long c = lo; c <= hi && c < nr_cpus; c++)
+			online[c] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* CapEff from /proc/self/status: perf and BPF need CAP_PERFMON+CAP_BPF or CAP_SYS_ADMIN. */
+static bool has_privileges(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff & (1ULL << 21)) || ((eff & (1ULL << 38)) && (eff & (1ULL << 39)));
+}
+
+static int perf_event_open(struct perf_event_attr *attr, int cpu, int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+static const char *perf_open_hint(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case EOPNOTSUPP:
+		return " (the CPU or kernel does not support this event; is there a hardware PMU?)";
+	case EACCES:
+	case EPERM:
+		return " (needs root, or CAP_PERFMON and CAP_BPF)";
+	case EINVAL:
+		return " (bad encoding for this PMU, or a group it cannot schedule)";
+	case EMFILE:
+		return " (too many open files: raise ulimit -n)";
+	default:
+		return "";
+	}
+}
+
+static int open_events(struct collector *c, const struct collector_opts *o)
+{
+	int map_fd = bpf_map__fd(c->skel->maps.events);
+
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		int leader = -1;
+
+		if (!c->online[cpu])
+			continue;	/* events cannot be opened on offline CPUs */
+		for (int i = 0; i < o->nr_events; i++) {
+			struct perf_event_attr attr = o->attrs[i];
+			__u32 key = cpu * o->nr_events + i;
+			int fd, err;
+
+			if (i == 0 || o->group[i] != o->group[i - 1])
+				leader = -1;
+			attr.size = sizeof(attr);
+			attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+					   PERF_FORMAT_TOTAL_TIME_RUNNING;
+			attr.inherit = 0;	/* inherited events cannot be read from BPF */
+			attr.disabled = 0;
+			fd = perf_event_open(&attr, cpu, leader);
+			if (fd < 0) {
+				err = errno;
+				pr_err("cannot open event '%s' on CPU %d: %s%s",
+					o->names[i], cpu, strerror(err), perf_open_hint(err));
+				return -err;
+			}
+			c->fds[key] = fd;
+			if (leader < 0)
+				leader = fd;
+			if (bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
+				err = errno;
+				pr_err("cannot add event '%s' of CPU %d to the BPF map: %s",
+					o->names[i], cpu, strerror(err));
+				return -err;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Whether BPF_MAP_LOOKUP_BATCH works on per-CPU hashes here (5.6+). */
+static bool probe_batch(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
+	__u64 keys[1], out_batch;
+	__u32 count = 1;
+	void *values = calloc(c->nr_cpus, c->value_size);
+	int ret;
+
+	if (!values)
+		return false;
+	ret = bpf_map_lookup_batch(fd, NULL, &out_batch, keys, values, &count, NULL);
+	free(values);
+	return ret == 0 || errno == ENOENT;
+}
+
+int collector__open(const struct collector_opts *o, struct collector **cp)
+{
+	struct collector *c;
+	int err;
+
+	if (o->nr_events < 1 || o->nr_events > CGTMA_MAX_EVENTS) {
+		pr_err("%d events requested; the limit is %d", o->nr_events,
+			CGTMA_MAX_EVENTS);
+		return -E2BIG;
+	}
+	if (!has_privileges()) {
+		pr_err("not permitted: needs root, or CAP_PERFMON and CAP_BPF (Linux 5.8+)");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): cgtma needs a kernel "
+		       "built with CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOTSUP;
+	}
+
+	libbpf_verbose = o->verbose;
+	libbpf_set_print(libbpf_print);
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->nr_events = o->nr_events;
+	c->value_size = o->nr_events * sizeof(struct cgtma_count);
+	c->nr_cpus = libbpf_num_possible_cpus();
+	if (c->nr_cpus <= 0) {
+		err = c->nr_cpus ? c->nr_cpus : -EIO;
+		pr_err("cannot count possible CPUs: %s", strerror(-err));
+		goto cleanup;
+	}
+	c->online = calloc(c->nr_cpus, sizeof(*c->online));
+	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
+	if (!c->online || !c->fds) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int i = 0; i < c->nr_cpus * o->nr_events; i++)
+		c->fds[i] = -1;
+	err = parse_online(c->online, c->nr_cpus);
+	if (err) {
+		pr_err("cannot read /sys/devices/system/cpu/online: %s",
+			strerror(-err));
+		goto cleanup;
+	}
+
+	c->skel = cgtma__open();
+	if (!c->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	c->skel->rodata->nr_events = o->nr_events;
+	c->skel->rodata->max_level = o->max_level;
+	c->skel->rodata->tracked_levels = o->tracked_levels;
+	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
+	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->value_size)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, o->max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, o->max_cgroups))) {
+		pr_err("cannot size the BPF maps: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	err = cgtma__load(c->skel);
+	if (err) {
+		pr_err("cannot load the BPF program: %s%s", strerror(-err),
+			o->verbose ? "" : " (run with -v to see the verifier's log)");
+		goto cleanup;
+	}
+
+	err = open_events(c, o);
+	if (err)
+		goto cleanup;
+
+	/*
+	 * Attach, then flush: a CPU's first reading only starts its slice, so nothing that ran
+	 * before attach is attributed; the flush starts the CPUs that have not switched yet.
+	 */
+	c->skel->links.on_switch = bpf_program__attach(c->skel->progs.on_switch);
+	if (!c->skel->links.on_switch) {
+		err = -errno;
+		pr_err("cannot attach to sched_switch: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (o->new_cgroup_levels) {
+		c->skel->links.on_cgroup_mkdir = bpf_program__attach(c->skel->progs.on_cgroup_mkdir);
+		if (!c->skel->links.on_cgroup_mkdir) {
+			err = -errno;
+			pr_err("cannot attach to cgroup_mkdir: %s",
+				strerror(-err));
+			goto cleanup;
+		}
+	}
+	err = collector__flush(c);
+	if (err)
+		goto cleanup;
+	c->batch_ok = probe_batch(c);
+	*cp = c;
+	return 0;
+
+cleanup:
+	collector__destroy(c);
+	return err;
+}
+
+void collector__destroy(struct collector *c)
+{
+	if (!c)
+		return;
+	/* Links and programs first, so nothing reads the events while they close. */
+	cgtma__destroy(c->skel);
+	if (c->fds)
+		for (int i = 0; i < c->nr_cpus * c->nr_events; i++)
+			if (c->fds[i] >= 0)
+				close(c->fds[i]);
+	free(c->fds);
+	free(c->online);
+	free(c);
+}
+
+int collector__nr_cpus(const struct collector *c)
+{
+	return c->nr_cpus;
+}
+
+bool collector__cpu_online(const struct collector *c, int cpu)
+{
+	return cpu >= 0 && cpu < c->nr_cpus && c->online[cpu];
+}
+
+int collector__flush(struct collector *c)
+{
+	int fd = bpf_program__fd(c->skel->progs.flush_slice);
+
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+		if (!c->online[cpu])
+			continue;
+		if (bpf_prog_test_run_opts(fd, &opts)) {
+			int err = -errno;
+
+			/* A CPU gone offline since start has no slice to flush. */
+			if (err == -ENXIO)
+				continue;
+			pr_err("cannot flush CPU %d: %s (needs Linux 5.10+)", cpu,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int collector__track(struct collector *c, __u64 id)
+{
+	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
+	void *zero = calloc(c->nr_cpus, c->value_size);
+	int err = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(fd, &id, zero, BPF_NOEXIST) && errno != EEXIST)
+		err = -errno;
+	free(zero);
+	return err;
+}
+
+int collector__untrack(struct collector *c, __u64 id)
+{
+	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
+
+	if (bpf_map_delete_elem(fd, &id) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* Per-CPU map values come back as nr_cpus values, each rounded up to 8 bytes: ours are. */
+int collector__read_cpus(struct collector *c, struct cgtma_count *out)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_counts), &zero, out))
+		return -errno;
+	return 0;
+}
+
+int collector__read_cgroup(struct collector *c, __u64 id, struct cgtma_count *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cgroup_counts), &id, out))
+		return -errno;
+	return 0;
+}
+
+#define READ_BATCH 64
+
+static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)
+{
+	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
+	size_t per_key = c->nr_cpus * c->value_size;
+	__u64 keys[READ_BATCH], in_batch, out_batch;
+	char *values = malloc(per_key * READ_BATCH);
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!values)
+		return -ENOMEM;
+	while (!done && !err) {
+		__u32 count = READ_BATCH;
+
+		if (bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch, keys, values,
+					 &count, NULL)) {
+			if (errno != ENOENT) {
+				err = -errno;
+				break;
+			}
+			done = true;	/* ENOENT: the last batch, possibly partial */
+		}
+		for (__u32 i = 0; i < count && !err; i++)
+			err = cb(keys[i], (struct cgtma_count *)(values + i * per_key), ctx);
+		in_batch = out_batch;
+		first = false;
+	}
+	free(values);
+	return err;
+}
+
+int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx)
+{
+	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
+	struct cgtma_count *values;
+	__u64 key, next;
+	bool first = true;
+	int err = 0;
+
+	if (c->batch_ok)
+		return read_cgroups_batch(c, cb, ctx);
+
+	values = malloc(c->nr_cpus * c->value_size);
+	if (!values)
+		return -ENOMEM;
+	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, values))
+			continue;	/* removed between the two calls */
+		err = cb(key, values, ctx);
+	}
+	free(values);
+	return err;
+}
+
+int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out)
+{
+	int fd = bpf_map__fd(c->skel->maps.new_cgroups);
+	__u64 key;
+
+	if (bpf_map_get_next_key(fd, NULL, &key))
+		return -ENOENT;
+	if (bpf_map_lookup_and_delete_elem(fd, &key, out)) {
+		/* Hash maps gained lookup-and-delete in 5.14. */
+		if (bpf_map_lookup_elem(fd, &key, out))
+			return -errno;
+		bpf_map_delete_elem(fd, &key);
+	}
+	return 0;
+}
+
+int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX])
+{
+	int fd = bpf_map__fd(c->skel->maps.stats);
+	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
+
+	if (!per_cpu)
+		return -ENOMEM;
+	for (__u32 s = 0; s < CGTMA_STAT_MAX; s++) {
+		out[s] = 0;
+		if (bpf_map_lookup_elem(fd, &s, per_cpu))
+			continue;
+		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+			out[s] += per_cpu[cpu];
+	}
+	free(per_cpu);
+	return 0;
+}
+
+int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_cnt)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.on_switch), &info, &len))
+		return -errno;
+	*run_time_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return 0;
+}

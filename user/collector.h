@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF side's owner: opens the perf events (per online CPU, never per cgroup), loads and
+ * attaches the program, flushes running slices, and reads the accumulated counts.
+ *
+ * Counts read back are cumulative since tracking began: callers take differences.
+ */
+#ifndef CGTMA_COLLECTOR_H
+#define CGTMA_COLLECTOR_H
+
+#include <stdbool.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+
+#include "cgtma.h"
+
+struct collector;
+
+struct collector_opts {
+	int nr_events;				/* 1..CGTMA_MAX_EVENTS */
+	const struct perf_event_attr *attrs;	/* per event */
+	const int *group;			/* per event; a group's events are consecutive */
+	const char *const *names;		/* per event, for messages */
+	int max_cgroups;			/* tracked cgroups the maps hold */
+	__u32 max_level;			/* deepest level a tracked cgroup can have */
+	__u64 tracked_levels;			/* bit L: level L can hold tracked cgroups */
+	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
+	bool verbose;				/* libbpf's warnings and the verifier log */
+};
+
+/*
+ * Checks privileges and BTF, opens every event on every online CPU, loads and attaches.
+ * Prints what failed, naming the event and CPU or the step, and returns -errno.
+ */
+int collector__open(const struct collector_opts *o, struct collector **cp);
+void collector__destroy(struct collector *c);
+
+/* Possible CPUs: the per-CPU arrays below have this many entries of nr_events counts. */
+int collector__nr_cpus(const struct collector *c);
+bool collector__cpu_online(const struct collector *c, int cpu);
+
+/* Accounts the slice running on every online CPU up to now. */
+int collector__flush(struct collector *c);
+
+/* Starts counting a cgroup (no-op if tracked); -E2BIG when the map is full. */
+int collector__track(struct collector *c, __u64 id);
+int collector__untrack(struct collector *c, __u64 id);
+
+/* Cumulative counts, per CPU: out[cpu * nr_events + event]. */
+int collector__read_cpus(struct collector *c, struct cgtma_count *out);
+int collector__read_cgroup(struct collector *c, __u64 id, struct cgtma_count *out);
+
+/*
+ * Every tracked cgroup at once, with batch lookups where the kernel has them (5.6+).
+ * cb is called per cgroup with its per-CPU counts; returns 0 or the first error.
+ */
+typedef int (*collector_cgroup_cb)(__u64 id, const struct cgtma_count *per_cpu, void *ctx);
+int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx);
+
+/* Takes one cgroup the mkdir hook recorded; -ENOENT when there is none left. */
+int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out);
+
+/* The BPF side's own counters, summed over CPUs. */
+int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
+
+/* Time spent in the sched_switch hook, when kernel.bpf_stats_enabled is 1. */
+int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_cnt);
+
+#endif

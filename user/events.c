@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "mounts.h"
+#include "pfm_encode.h"
+
+const char *event_sysfs_root = "/sys/bus/event_source/devices";
+
+struct named_event {
+	const char *name;
+	__u32 type;
+	__u64 config;
+};
+
+/* perf's names (tools/perf/util/parse-events.c), aliases included. */
+static const struct named_event named_events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "cgroup-switches", PERF_TYPE_SOFTWARE, 11 /* PERF_COUNT_SW_CGROUP_SWITCHES, 5.13 */ },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+};
+
+/*
+ * The x86 core PMU's format, for when sysfs has no "cpu" PMU (VMs, and unit tests encoding
+ * for another machine). The event field's high nibble (bits 32-35) is AMD's; Intel event
+ * codes fit in 8 bits, so one layout serves both.
+ */
+static const struct {
+	const char *term;
+	const char *format;
+} x86_core_format[] = {
+	{ "event", "config:0-7,32-35" }, { "umask", "config:8-15" },
+	{ "edge", "config:18" },	 { "pc", "config:19" },
+	{ "any", "config:21" },		 { "inv", "config:23" },
+	{ "cmask", "config:24-31" },	 { "offcore_rsp", "config1:0-63" },
+	{ "ldlat", "config1:0-15" },	 { "frontend", "config1:0-23" },
+};
+
+static int apply_modifiers(const char *mods, struct perf_event_attr *attr, char *err,
+			   size_t errlen)
+{
+	bool user = false, kernel = false;
+
+	for (const char *m = mods; *m; m++) {
+		if (*m == 'u')
+			user = true;
+		else if (*m == 'k')
+			kernel = true;
+		else {
+			snprintf(err, errlen, "unknown modifier '%c' (u and k are supported)", *m);
+			return -EINVAL;
+		}
+	}
+	if (user != kernel) {
+		attr->exclude_kernel = user;
+		attr->exclude_hv = user;
+		attr->exclude_user = kernel;
+	}
+	return 0;
+}
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int parse_u64(const char *s, __u64 *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* Places value into attr per a sysfs format string such as "config:0-7,32-35". */
+static int place_bits(struct perf_event_attr *attr, const char *format, __u64 value,
+		      const char *term, char *err, size_t errlen)
+{
+	char buf[128], *ranges, *save = NULL;
+	__u64 *field, rest = value;
+
+	snprintf(buf, sizeof(buf), "%s", format);
+	ranges = strchr(buf, ':');
+	if (!ranges)
+		goto bad_format;
+	*ranges++ = '\0';
+	if (strcmp(buf, "config") == 0)
+		field = &attr->config;
+	else if (strcmp(buf, "config1") == 0)
+		field = &attr->config1;
+	else if (strcmp(buf, "config2") == 0)
+		field = &attr->config2;
+	else
+		goto bad_format;
+
+	for (char *r = strtok_r(ranges, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+		unsigned int lo, hi;
+		int n = sscanf(r, "%u-%u", &lo, &hi);
+
+		if (n == 1)
+			hi = lo;
+		if (n < 1 || lo > hi || hi > 63)
+			goto bad_format;
+		for (unsigned int b = lo; b <= hi; b++, rest >>= 1)
+			*field |= (rest & 1ULL) << b;
+	}
+	if (rest) {
+		snprintf(err, errlen, "value 0x%llx does not fit term '%s' (%s)",
+			 (unsigned long long)value, term, format);
+		return -EINVAL;
+	}
+	return 0;
+bad_format:
+	snprintf(err, errlen, "unreadable format '%s' for term '%s'", format, term);
+	return -EINVAL;
+}
+
+static int pmu_format(const char *pmu, const char *term, char *format, size_t len)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s/format/%s", event_sysfs_root, pmu, term);
+	if (read_small_file(path, format, len) == 0)
+		return 0;
+	if (strcmp(pmu, "cpu") != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof(x86_core_format) / sizeof(x86_core_format[0]); i++) {
+		if (strcmp(x86_core_format[i].term, term) == 0) {
+			snprintf(format, len, "%s", x86_core_format[i].format);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int parse_terms(const char *pmu, char *terms, struct perf_event_attr *attr, int depth,
+		       char *err, size_t errlen);
+
+/* One term: "umask=0x01", a flag such as "edge", or a sysfs alias such as "topdown-fe-bound". */
+static int parse_term(const char *pmu, char *term, struct perf_event_attr *attr, int depth,
+		      char *err, size_t errlen)
+{
+	char format[128], alias[512], path[4096];
+	char *eq = strchr(term, '=');
+	__u64 value = 1;
+	int ret;
+
+	if (eq) {
+		*eq = '\0';
+		if (parse_u64(eq + 1, &value)) {
+			snprintf(err, errlen, "bad value '%s' for term '%s'", eq + 1, term);
+			return -EINVAL;
+		}
+	}
+	if (strcmp(term, "config") == 0 || strcmp(term, "config1") == 0 ||
+	    strcmp(term, "config2") == 0) {
+		__u64 *f = term[6] == '\0' ? &attr->config :
+			   term[6] == '1'  ? &attr->config1 : &attr->config2;
+		*f |= value;
+		return 0;
+	}
+	if (pmu_format(pmu, term, format, sizeof(format)) == 0)
+		return place_bits(attr, format, value, term, err, errlen);
+
+	/* A sysfs event alias expands to terms of its own. */
+	snprintf(path, sizeof(path), "%s/%s/events/%s", event_sysfs_root, pmu, term);
+	if (!eq && depth == 0 && read_small_file(path, alias, sizeof(alias)) == 0)
+		return parse_terms(pmu, alias, attr, depth + 1, err, errlen);
+
+	ret = -ENOENT;
+	snprintf(err, errlen, "unknown term '%s' for PMU '%s'", term, pmu);
+	return ret;
+}
+
+static int parse_terms(const char *pmu, char *terms, struct perf_event_attr *attr, int depth,
+		       char *err, size_t errlen)
+{
+	char *save = NULL;
+	int n = 0, ret;
+
+	for (char *t = strtok_r(terms, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+		ret = parse_term(pmu, t, attr, depth, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (!n) {
+		snprintf(err, errlen, "no terms");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "pmu/terms/mods" */
+static int parse_pmu_event(const char *spec, struct perf_event_attr *attr, char *err,
+			   size_t errlen)
+{
+	char buf[512], path[4096], type[32];
+	char *pmu = buf, *terms, *mods;
+	__u64 t;
+	int ret;
+
+	if (snprintf(buf, sizeof(buf), "%s", spec) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "too long");
+		return -EINVAL;
+	}
+	terms = strchr(buf, '/');
+	*terms++ = '\0';
+	mods = strchr(terms, '/');
+	if (!mods || !*pmu) {
+		snprintf(err, errlen, "expected PMU/terms/");
+		return -EINVAL;
+	}
+	*mods++ = '\0';
+
+	snprintf(path, sizeof(path), "%s/%s/type", event_sysfs_root, pmu);
+	if (read_small_file(path, type, sizeof(type)) == 0 && parse_u64(type, &t) == 0) {
+		attr->type = (__u32)t;
+	} else if (strcmp(pmu, "cpu") == 0) {
+		attr->type = PERF_TYPE_RAW;	/* the core PMU's type on non-hybrid x86 */
+	} else {
+		snprintf(err, errlen, "no PMU named '%s' in %s", pmu, event_sysfs_root);
+		return -ENOENT;
+	}
+	ret = parse_terms(pmu, terms, attr, 0, err, errlen);
+	if (ret)
+		return ret;
+	return apply_modifiers(mods, attr, err, errlen);
+}
+
+static bool is_raw(const char *s)
+{
+	if (s[0] != 'r' || !s[1])
+		return false;
+	for (s++; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* Lower-case "subsys:event", a tracepoint if tracefs knows it. */
+static int parse_tracepoint(const char *spec, struct perf_event_attr *attr, char *err,
+			    size_t errlen)
+{
+	char dir[4096], path[4600], subsys[256], id[32];
+	const char *colon = strchr(spec, ':');
+	__u64 v;
+	int ret;
+
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(subsys) || !colon[1])
+		return -ENOENT;
+	for (const char *p = spec; *p; p++)
+		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_' ||
+		      (p == colon)))
+			return -ENOENT;
+	memcpy(subsys, spec, colon - spec);
+	subsys[colon - spec] = '\0';
+	ret = tracefs_dir(dir, sizeof(dir));
+	if (ret) {
+		snprintf(err, errlen, "tracefs is not mounted and cannot be: %s", strerror(-ret));
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, subsys, colon + 1);
+	ret = read_small_file(path, id, sizeof(id));
+	if (ret) {
+		snprintf(err, errlen, "no tracepoint %s in %s/events", spec, dir);
+		return -ENOENT;
+	}
+	if (parse_u64(id, &v)) {
+		snprintf(err, errlen, "unreadable tracepoint id in %s", path);
+		return -EINVAL;
+	}
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = v;
+	return 0;
+}
+
+int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_t errlen)
+{
+	struct pfm_encoding enc;
+	char name[128];
+	const char *mods = "";
+	int ret;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	err[0] = '\0';
+
+	if (!*spec) {
+		snprintf(err, errlen, "empty event");
+		return -EINVAL;
+	}
+	if (strchr(spec, '/'))
+		return parse_pmu_event(spec, attr, err, errlen);
+	if (is_raw(spec)) {
+		attr->type = PERF_TYPE_RAW;
+		attr->config = strtoull(spec + 1, NULL, 16);
+		return 0;
+	}
+
+	snprintf(name, sizeof(name), "%s", spec);
+	if (strchr(name, ':')) {
+		char *colon = strchr(name, ':');
+
+		*colon = '\0';
+		mods = spec + (colon - name) + 1;
+	}
+	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++) {
+		if (strcmp(named_events[i].name, name) == 0) {
+			attr->type = named_events[i].type;
+			attr->config = named_events[i].config;
+			return apply_modifiers(mods, attr, err, errlen);
+		}
+	}
+
+	ret = parse_tracepoint(spec, attr, err, errlen);
+	if (ret != -ENOENT || err[0])
+		return ret;
+
+	ret = pfm_encode(spec, &enc, err, errlen);
+	if (ret) {
+		char reason[EVENT_ERR_LEN];
+
+		snprintf(reason, sizeof(reason), "%s", err);
+		snprintf(err, errlen,
+			 "not a perf event name, tracepoint, raw or PMU event, nor known to libpfm4 (%s)",
+			 reason);
+		return ret;
+	}
+	attr->type = enc.type;
+	attr->config = enc.config;
+	attr->config1 = enc.config1;
+	attr->config2 = enc.config2;
+	attr->exclude_user = enc.exclude_user;
+	attr->exclude_kernel = enc.exclude_kernel;
+	return 0;
+}
+
+int event_list_split(const char *list, char ***specs)
+{
+	char **v = NULL;
+	int n = 0, depth = 0;
+	const char *start = list;
+
+	for (const char *p = list;; p++) {
+		if (*p == '/')
+			depth = !depth;	/* inside pmu/terms/ commas separate terms */
+		if ((*p == ',' && !depth) || !*p) {
+			char **nv;
+
+			if (p == start) {
+				event_list_free(v, n);
+				return -EINVAL;
+			}
+			nv = realloc(v, (n + 1) * sizeof(*v));
+			if (!nv) {
+				event_list_free(v, n);
+				return -ENOMEM;
+			}
+			v = nv;
+			v[n] = strndup(start, p - start);
+			if (!v[n]) {
+				event_list_free(v, n);
+				return -ENOMEM;
+			}
+			n++;
+			start = p + 1;
+		}
+		if (!*p)
+			break;
+	}
+	*specs = v;
+	return n;
+}
+
+void event_list_free(char **specs, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		free(specs[i]);
+	free(specs);
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stdio.h>
+#include <json-c/json.h>
+
+#include "log.h"
+
+static bool json_errors;
+
+void log_set_json(bool on)
+{
+	json_errors = on;
+}
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "cgtma: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void pr_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+	if (json_errors) {
+		char msg[1024];
+		json_object *o = json_object_new_object();
+
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		json_object_object_add(o, "error", json_object_new_string(msg));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		fflush(stdout);
+		json_object_put(o);
+	}
+}
+
+void pr_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void pr_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}

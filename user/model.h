@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Top-Down models: loading model files (user/models/README.md), turning one into a plan for a
+ * run (which events, in which groups, which nodes are reported), and computing the tree from
+ * counts with toplev's semantics.
+ *
+ * Errors are printed to stderr naming the file and the node or line; functions return 0 or
+ * -errno (-EINVAL for a bad file).
+ */
+#ifndef CGTMA_MODEL_H
+#define CGTMA_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct model;
+
+/* Built-in models, compiled from user/models/NAME.json. */
+int model__load_builtin(const char *name, struct model **mp);
+/* A model file on disk (--model-file). */
+int model__load_file(const char *path, struct model **mp);
+/* A model from memory; origin names it in error messages. */
+int model__load_string(const char *origin, const char *json, size_t len, struct model **mp);
+void model__free(struct model *m);
+
+/* NULL-terminated list of the built-in model names, in file-name order. */
+const char *const *model__builtin_names(void);
+
+const char *model__name(const struct model *m);
+const char *model__description(const struct model *m);
+const char *model__vendor(const struct model *m);
+/* Deepest node level of the model (0 for a model with metrics only). */
+int model__max_level(const struct model *m);
+/* Whether the model has a perf-metrics path, and the sysfs name that reveals it. */
+bool model__has_perf_metrics(const struct model *m);
+const char *model__perf_metrics_sysfs(const struct model *m);
+
+/*
+ * CPU detection: the built-in model whose "match" covers this CPU. vendor is /proc/cpuinfo's
+ * vendor_id. Returns 0 and the model name, or -ENOENT when none matches. *notice, when set,
+ * is a line to show the user (e.g. that Zen 3 has no top-down events).
+ */
+int model__match_cpu(const char *vendor, int family, int cpu_model, const char **name,
+		     const char **notice);
+
+struct model_options {
+	int level;		/* report nodes of levels 1..level */
+	bool perf_metrics;	/* the perf-metrics path (topdown_use_fixed) */
+	bool smt;		/* smt_enabled */
+	int reserved_counters;	/* generic counters taken by others (NMI watchdog) */
+};
+
+struct plan_event {
+	const char *name;	/* the model's name for it */
+	const char *encoding;	/* an event specification, as `cgtma -e` takes */
+	int group;		/* 0..nr_groups-1; events of a group are consecutive, leader first */
+	bool fixed;		/* runs on a fixed counter */
+};
+
+struct plan_node {
+	const char *name;	/* short name */
+	const char *full_name;	/* Backend_Bound.Memory_Bound */
+	int level;
+	int parent;		/* index into plan->nodes, -1 for level 1 */
+	const char *domain;
+	const char *area;
+	const char *desc;
+};
+
+struct plan_metric {
+	const char *name;
+	const char *unit;
+	const char *desc;
+};
+
+/* A model instantiated for one run. */
+struct plan {
+	const struct model *model;
+	struct model_options opts;
+	int nr_events;
+	struct plan_event *events;
+	int nr_groups;
+	int nr_nodes;
+	struct plan_node *nodes;	/* reported nodes, in tree order */
+	int nr_metrics;
+	struct plan_metric *metrics;
+	void *priv;			/* compiled expressions, dependency sets */
+};
+
+/*
+ * The events the reported nodes and the metrics need (transitively, under these options),
+ * grouped so that no group needs more counters than the PMU has. Fails with -E2BIG naming the
+ * culprit when one event set cannot be scheduled at all.
+ */
+int plan__new(const struct model *m, const struct model_options *o, struct plan **pp);
+void plan__free(struct plan *p);
+
+struct tma_input {
+	const double *counts;	/* per plan event: the scaled count */
+	const bool *counted;	/* per plan event: false when it never ran in the interval */
+	double interval_s;
+	const double *retire_latency;	/* per plan event, or NULL: the model's defaults */
+};
+
+struct tma_result {
+	double *value;		/* per plan node: reported value (clamped to maxval) */
+	bool *counted;		/* per plan node: false when it read an event not counted */
+	bool *above;		/* per plan node: above threshold (printed without -v) */
+	int bottleneck;		/* plan node index, or -1 */
+	double *metric;		/* per plan metric */
+	bool *metric_counted;
+	void *scratch;		/* private: tma__compute's work space, sized for the plan */
+};
+
+int tma_result__init(struct tma_result *r, const struct plan *p);
+void tma_result__release(struct tma_result *r);
+int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_result *r);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Output sinks. A run feeds every interval (and, at the end, the summary over the whole run)
+ * to each open sink. Sinks write whole records: a JSON line or a table is never cut by a
+ * signal, since signals are taken synchronously between intervals.
+ */
+#ifndef CGTMA_OUTPUT_H
+#define CGTMA_OUTPUT_H
+
+#include <stdio.h>
+
+#include "report.h"
+
+struct output;
+
+struct output_ops {
+	/* Any of these may be NULL. Return 0 or -errno (the run reports it and goes on). */
+	int (*begin)(struct output *o, const struct run *run);
+	int (*interval)(struct output *o, const struct run *run, const struct interval *iv);
+	int (*summary)(struct output *o, const struct run *run, const struct interval *total);
+	void (*close)(struct output *o);
+};
+
+struct output {
+	const struct output_ops *ops;
+	const char *name;	/* for messages: "json", "cdm /path" */
+	FILE *f;
+	void *priv;
+};
+
+/* The terminal view: a table of counts or metrics, or the Top-Down tree per scope. */
+int output_text_open(FILE *f, struct output **o);
+/* One JSON object per line per interval. */
+int output_json_open(FILE *f, struct output **o);
+
+void output_close(struct output *o);
+
+#endif

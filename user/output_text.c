@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The terminal view. With a Top-Down model, one block per scope: the tree indented by level,
+ * percentages with one decimal, `<==` on the bottleneck, nodes below threshold hidden unless
+ * -v (then marked `<`). With a metrics-only model or -e events, one table row per scope.
+ * The multiplex fraction is shown wherever counters ran less than the whole time.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "output.h"
+
+#define LABEL_MAX 40
+
+static void print_header(FILE *f, const struct run *run, const struct interval *iv)
+{
+	char when[64];
+	time_t t = (time_t)iv->time;
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	if (iv->summary)
+		fprintf(f, "# summary over %.2f s, model %s", iv->interval_s, run->model);
+	else
+		fprintf(f, "# %s  interval %.3f s  model %s", when, iv->interval_s, run->model);
+	if (run->plan && run->plan->nr_nodes)
+		fprintf(f, "  level %d%s", run->level, run->perf_metrics ? "  perf-metrics" : "");
+	fputc('\n', f);
+}
+
+/* The smallest multiplex fraction among the scope's events that ran. */
+static double scope_multiplex(const struct run *run, const struct scope *s)
+{
+	double m = NAN;
+
+	for (int i = 0; i < run->nr_events; i++)
+		if (!isnan(s->multiplex[i]) && (isnan(m) || s->multiplex[i] < m))
+			m = s->multiplex[i];
+	return m;
+}
+
+/* Long cgroup paths keep their end, where the container's name is. */
+static const char *fit_label(const char *label, char *buf, size_t width)
+{
+	size_t n = strlen(label);
+
+	if (n <= width)
+		return label;
+	snprintf(buf, width + 1, "..%s", label + n - (width - 2));
+	return buf;
+}
+
+static void print_tree(FILE *f, const struct run *run, const struct scope *s)
+{
+	const struct plan *p = run->plan;
+	char label[512], fitted[LABEL_MAX + 1];
+	double mux = scope_multiplex(run, s);
+	int printed = 0;
+
+	fprintf(f, "%s", fit_label(scope_label(s, label, sizeof(label)), fitted, LABEL_MAX));
+	if (s->removed)
+		fprintf(f, "  (removed)");
+	if (!s->ran) {
+		fprintf(f, "  did not run\n");
+		return;
+	}
+	if (!isnan(mux) && mux < 0.995)
+		fprintf(f, "  [counted %.0f%% of the time]", mux * 100);
+	fputc('\n', f);
+
+	for (int i = 0; i < p->nr_nodes; i++) {
+		const struct plan_node *n = &p->nodes[i];
+		int indent = 2 * n->level;
+
+		if (!s->tma.counted[i]) {
+			if (run->verbose)
+				fprintf(f, "%*s%-*s %9s\n", indent, "", 36 - indent, n->name,
+					"not counted");
+			continue;
+		}
+		if (!s->tma.above[i] && !run->verbose)
+			continue;
+		fprintf(f, "%*s%-*s %7.1f %% %-12s%s%s\n", indent, "", 36 - indent, n->name,
+			s->tma.value[i] * 100, n->domain ? n->domain : "",
+			s->tma.above[i] ? "" : " <", s->tma.bottleneck == i ? "  <==" : "");
+		printed++;
+	}
+	if (!printed)
+		fprintf(f, "  (no node crossed its threshold)\n");
+}
+
+static int label_width(const struct interval *iv)
+{
+	char label[512];
+	int w = 6;
+
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		int n = strlen(scope_label(&iv->scopes[i], label, sizeof(label)));
+
+		if (n > w)
+			w = n;
+	}
+	return w > LABEL_MAX ? LABEL_MAX : w;
+}
+
+/* Counts with thousands separators keep big numbers readable. */
+static const char *group_digits(double v, char *buf, size_t len)
+{
+	char raw[64];
+	int n, o = 0, lead;
+
+	snprintf(raw, sizeof(raw), "%.0f", v);
+	n = strlen(raw);
+	lead = n % 3 ? n % 3 : 3;
+	for (int i = 0; i < n && o < (int)len - 2; i++) {
+		if (i && (i - lead) % 3 == 0 && i >= lead)
+			buf[o++] = ',';
+		buf[o++] = raw[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int column_width(const struct run *run, bool metrics)
+{
+	const struct plan *p = run->plan;
+	int n = metrics ? p->nr_metrics : run->nr_events, w = 14;
+
+	for (int c = 0; c < n; c++) {
+		int len = strlen(metrics ? p->metrics[c].name : run->event_names[c]);
+
+		if (len > w)
+			w = len;
+	}
+	return w > 40 ? 40 : w;
+}
+
+static void print_table(FILE *f, const struct run *run, const struct interval *iv)
+{
+	const struct plan *p = run->plan;
+	bool metrics = p && p->nr_metrics;
+	int ncol = metrics ? p->nr_metrics : run->nr_events;
+	int w = label_width(iv), cw = column_width(run, metrics);
+	char label[512], fitted[LABEL_MAX + 1], num[64], cell[80];
+
+	fprintf(f, "%-*s", w, "scope");
+	for (int c = 0; c < ncol; c++)
+		fprintf(f, "  %*.*s", cw, cw, metrics ? p->metrics[c].name : run->event_names[c]);
+	fputc('\n', f);
+	if (metrics) {
+		fprintf(f, "%-*s", w, "");
+		for (int c = 0; c < ncol; c++)
+			fprintf(f, "  %*s", cw, p->metrics[c].unit ? p->metrics[c].unit : "");
+		fputc('\n', f);
+	}
+
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		const struct scope *s = &iv->scopes[i];
+
+		if (s->kind == SCOPE_CGROUP && !s->ran && !run->verbose && !s->removed)
+			continue;
+		fprintf(f, "%-*s", w, fit_label(scope_label(s, label, sizeof(label)), fitted, w));
+		for (int c = 0; c < ncol; c++) {
+			if (metrics && !s->tma.metric_counted[c])
+				snprintf(cell, sizeof(cell), "-");
+			else if (metrics)
+				snprintf(cell, sizeof(cell), "%.3f", s->tma.metric[c]);
+			else if (s->state[c] == COUNT_NOT_COUNTED)
+				snprintf(cell, sizeof(cell), "not counted");
+			else if (s->multiplex[c] < 0.995)
+				snprintf(cell, sizeof(cell), "%s (%2.0f%%)",
+					 group_digits(s->count[c], num, sizeof(num)),
+					 s->multiplex[c] * 100);
+			else
+				snprintf(cell, sizeof(cell), "%s",
+					 group_digits(s->count[c], num, sizeof(num)));
+			fprintf(f, "  %*s", cw, cell);
+		}
+		if (s->removed)
+			fprintf(f, "  (removed)");
+		fputc('\n', f);
+	}
+}
+
+static int text_interval(struct output *o, const struct run *run, const struct interval *iv)
+{
+	print_header(o->f, run, iv);
+	if (run->plan && run->plan->nr_nodes) {
+		for (int i = 0; i < iv->nr_scopes; i++)
+			print_tree(o->f, run, &iv->scopes[i]);
+	} else {
+		print_table(o->f, run, iv);
+	}
+	fputc('\n', o->f);
+	return fflush(o->f) ? -errno : 0;
+}
+
+static const struct output_ops text_ops = {
+	.interval = text_interval,
+	.summary = text_interval,
+};
+
+int output_text_open(FILE *f, struct output **op)
+{
+	struct output *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return -ENOMEM;
+	o->ops = &text_ops;
+	o->name = "terminal";
+	o->f = f;
+	*op = o;
+	return 0;
+}

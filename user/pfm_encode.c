@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <perfmon/pfmlib_perf_event.h>
+
+#include "pfm_encode.h"
+
+static int pfm_state;	/* 0 not tried, 1 ready, -1 failed */
+
+int pfm_encode(const char *name, struct pfm_encoding *enc, char *err, size_t errlen)
+{
+	struct perf_event_attr attr;
+	pfm_perf_encode_arg_t arg;
+	int ret;
+
+	if (pfm_state == 0)
+		pfm_state = pfm_initialize() == PFM_SUCCESS ? 1 : -1;
+	if (pfm_state < 0) {
+		snprintf(err, errlen, "libpfm4 failed to initialize");
+		return -ENODEV;
+	}
+	memset(&attr, 0, sizeof(attr));
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = &attr;
+	arg.size = sizeof(arg);
+	/* Both privilege levels: exclusion is the caller's choice, not libpfm4's default. */
+	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
+	if (ret != PFM_SUCCESS) {
+		snprintf(err, errlen, "%s", pfm_strerror(ret));
+		return ret == PFM_ERR_NOTFOUND ? -ENOENT : -EINVAL;
+	}
+	enc->type = attr.type;
+	enc->config = attr.config;
+	enc->config1 = attr.config1;
+	enc->config2 = attr.config2;
+	enc->exclude_user = attr.exclude_user;
+	enc->exclude_kernel = attr.exclude_kernel;
+	return 0;
+}

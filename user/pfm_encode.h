@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libpfm4 event names to perf_event_attr fields. Kept apart because libpfm4's headers bring
+ * their own struct perf_event_attr, which clashes with <linux/perf_event.h>.
+ */
+#ifndef CGTMA_PFM_ENCODE_H
+#define CGTMA_PFM_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pfm_encoding {
+	uint32_t type;
+	uint64_t config;
+	uint64_t config1;
+	uint64_t config2;
+	int exclude_user;
+	int exclude_kernel;
+};
+
+/*
+ * Encodes a libpfm4 event string ("INST_RETIRED:ANY_P", "UOPS_RETIRED:MS:c=1:e=1") for the
+ * host PMU, or the one LIBPFM_FORCE_PMU names. Returns 0, or -ENOENT/-EINVAL with libpfm4's
+ * reason in err.
+ */
+int pfm_encode(const char *name, struct pfm_encoding *enc, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static void scope_release(struct scope *s)
+{
+	free(s->cgroup);
+	free(s->sum);
+	free(s->count);
+	free(s->multiplex);
+	free(s->state);
+	if (s->has_tma)
+		tma_result__release(&s->tma);
+	memset(s, 0, sizeof(*s));
+}
+
+struct scope *interval_add_scope(struct interval *iv, const struct run *run,
+				 enum scope_kind kind, const char *cgroup, int cpu)
+{
+	struct scope *s;
+	int n = run->nr_events;
+
+	if (iv->nr_scopes == iv->cap_scopes) {
+		int cap = iv->cap_scopes ? iv->cap_scopes * 2 : 16;
+		struct scope *ns = realloc(iv->scopes, cap * sizeof(*ns));
+
+		if (!ns)
+			return NULL;
+		iv->scopes = ns;
+		iv->cap_scopes = cap;
+	}
+	s = &iv->scopes[iv->nr_scopes];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->cpu = cpu;
+	s->cgroup = cgroup ? strdup(cgroup) : NULL;
+	s->sum = calloc(n, sizeof(*s->sum));
+	s->count = calloc(n, sizeof(*s->count));
+	s->multiplex = calloc(n, sizeof(*s->multiplex));
+	s->state = calloc(n, sizeof(*s->state));
+	if ((cgroup && !s->cgroup) || !s->sum || !s->count || !s->multiplex || !s->state) {
+		scope_release(s);
+		return NULL;
+	}
+	iv->nr_scopes++;
+	return s;
+}
+
+static int derive_scope(const struct run *run, double interval_s, struct scope *s)
+{
+	bool *counted = NULL;
+	struct tma_input in;
+	int err;
+
+	s->ran = false;
+	for (int i = 0; i < run->nr_events; i++) {
+		s->state[i] = count_scale(&s->sum[i], &s->count[i], &s->multiplex[i]);
+		if (s->state[i] != COUNT_IDLE)
+			s->ran = true;
+	}
+	if (!run->plan)
+		return 0;
+
+	if (!s->has_tma) {
+		err = tma_result__init(&s->tma, run->plan);
+		if (err)
+			return err;
+		s->has_tma = true;
+	}
+	counted = malloc(run->nr_events * sizeof(*counted));
+	if (!counted)
+		return -ENOMEM;
+	/* A scope that never ran has no tree: nothing of it was counted. */
+	for (int i = 0; i < run->nr_events; i++)
+		counted[i] = s->state[i] == COUNT_OK;
+	in.counts = s->count;
+	in.counted = counted;
+	in.interval_s = interval_s;
+	in.retire_latency = NULL;
+	err = tma__compute(run->plan, &in, &s->tma);
+	free(counted);
+	return err;
+}
+
+int report_derive(const struct run *run, struct interval *iv)
+{
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		int err = derive_scope(run, iv->interval_s, &iv->scopes[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void interval_clear(struct interval *iv)
+{
+	for (int i = 0; i < iv->nr_scopes; i++)
+		scope_release(&iv->scopes[i]);
+	iv->nr_scopes = 0;
+}
+
+void interval_free(struct interval *iv)
+{
+	interval_clear(iv);
+	free(iv->scopes);
+	iv->scopes = NULL;
+	iv->cap_scopes = 0;
+}
+
+static int scope_cmp(const void *a, const void *b)
+{
+	const struct scope *x = a, *y = b;
+	int c;
+
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	if (x->kind == SCOPE_CGROUP) {
+		c = strcmp(x->cgroup, y->cgroup);
+		if (c)
+			return c;
+	}
+	return x->cpu - y->cpu;
+}
+
+void interval_sort(struct interval *iv)
+{
+	qsort(iv->scopes, iv->nr_scopes, sizeof(*iv->scopes), scope_cmp);
+}
+
+const char *scope_label(const struct scope *s, char *buf, size_t len)
+{
+	switch (s->kind) {
+	case SCOPE_SYSTEM:
+		snprintf(buf, len, "system");
+		break;
+	case SCOPE_CPU:
+		snprintf(buf, len, "cpu%d", s->cpu);
+		break;
+	case SCOPE_CGROUP:
+		if (s->cpu >= 0)
+			snprintf(buf, len, "%s@cpu%d", s->cgroup, s->cpu);
+		else
+			snprintf(buf, len, "%s", s->cgroup);
+		break;
+	}
+	return buf;
+}

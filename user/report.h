@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What one interval measured, as every output sees it: per scope (the system, a CPU, a
+ * cgroup, a cgroup on one CPU) the raw sums of counter, enabled and running per event, and
+ * what derives from them (scaled counts, multiplexing, the Top-Down tree). Live runs and
+ * `cgtma report` build the same structures, so every output works on both.
+ */
+#ifndef CGTMA_REPORT_H
+#define CGTMA_REPORT_H
+
+#include <stdbool.h>
+
+#include "cgtma.h"
+#include "model.h"
+#include "scale.h"
+
+enum scope_kind {
+	SCOPE_SYSTEM,
+	SCOPE_CPU,
+	SCOPE_CGROUP,
+};
+
+struct scope {
+	enum scope_kind kind;
+	char *cgroup;			/* SCOPE_CGROUP: canonical path ("/" is the root) */
+	int cpu;			/* SCOPE_CPU, or a cgroup on one CPU; else -1 */
+	bool removed;			/* the cgroup is gone: its last report */
+	struct cgtma_count *sum;	/* per event */
+
+	/* Derived by report_derive(). */
+	double *count;			/* scaled; 0 when idle, NAN when not counted */
+	double *multiplex;		/* running / enabled; NAN when idle */
+	enum count_state *state;
+	bool ran;			/* some event was enabled: the scope ran at all */
+	bool has_tma;
+	struct tma_result tma;
+};
+
+struct interval {
+	double time;			/* Unix time at the end */
+	double interval_s;		/* its length (the whole run for a summary) */
+	bool summary;			/* totals over the run, not one interval */
+	int nr_scopes;
+	int cap_scopes;
+	struct scope *scopes;
+};
+
+/* What stays the same for a whole run: what was measured and how. */
+struct run {
+	const char *model;		/* model name, or "events" with -e */
+	const struct plan *plan;	/* NULL with -e */
+	int nr_events;
+	const char *const *event_names;	/* as given on the command line or by the model */
+	int level;			/* reported node levels 1..level */
+	bool perf_metrics;
+	bool smt;
+	bool verbose;			/* show nodes below threshold */
+	bool per_cpu;
+	double start_time;		/* Unix time */
+	int interval_ms;
+	const char *hostname;
+	const char *kernel;
+	const char *cpu;		/* model name from /proc/cpuinfo */
+};
+
+/* Appends a scope with zeroed sums; returns it, or NULL on allocation failure. */
+struct scope *interval_add_scope(struct interval *iv, const struct run *run,
+				 enum scope_kind kind, const char *cgroup, int cpu);
+/* Scaled counts, multiplexing and (with a plan) the tree, for every scope. */
+int report_derive(const struct run *run, struct interval *iv);
+/* Empties iv (scopes freed) for reuse. */
+void interval_clear(struct interval *iv);
+void interval_free(struct interval *iv);
+
+/* Orders scopes for printing: system, CPUs, then cgroups by path (and CPU). */
+void interval_sort(struct interval *iv);
+
+/* A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3". */
+const char *scope_label(const struct scope *s, char *buf, size_t len);
+
+#endif

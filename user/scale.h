@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Counter arithmetic: deltas of cumulative readings and scaling for multiplexing. A counter
+ * that ran for part of the time it was enabled is extrapolated to the whole: counter *
+ * enabled / running, computed per scope from that scope's own enabled and running sums.
+ */
+#ifndef CGTMA_SCALE_H
+#define CGTMA_SCALE_H
+
+#include <stdbool.h>
+
+#include "cgtma.h"
+
+/* d = now - before, field by field; a field that went backwards gives 0, not a wrap. */
+void count_delta(struct cgtma_count *d, const struct cgtma_count *now,
+		 const struct cgtma_count *before);
+
+void count_add(struct cgtma_count *sum, const struct cgtma_count *d);
+
+enum count_state {
+	COUNT_IDLE,		/* never enabled: the scope did not run; the count is 0 */
+	COUNT_OK,		/* counted (maybe part of the time): *scaled is meaningful */
+	COUNT_NOT_COUNTED,	/* enabled but never running: no value */
+};
+
+/*
+ * The scaled count and the fraction of the enabled time the counter ran (NAN when idle).
+ * *scaled is 0 when idle and NAN when not counted.
+ */
+enum count_state count_scale(const struct cgtma_count *c, double *scaled, double *multiplex);
+
+#endif
