@@ -2,12 +2,13 @@
 /*
  * cgtma's kernel side: attribute PMU (or software) counter deltas to the cgroup that ran.
  *
- * Every CPU keeps a snapshot of its events. When a task is switched out and the next task is
- * in another cgroup, the events are read, the deltas since the snapshot are added to the
- * CPU's total and to the task's cgroup and each of its tracked ancestors, and the snapshot
- * moves on. Switches inside one cgroup read nothing: the slice simply continues. User space
- * flushes the slice still running on each CPU at the end of each interval (flush_slice, run
- * on that CPU with BPF_PROG_TEST_RUN), then reads the maps.
+ * Every CPU keeps a snapshot of its events and the cgroup that owns the slice in progress.
+ * When the next task is in another cgroup, the events are read, the deltas since the
+ * snapshot are added to the CPU's total and to the owner and each of its tracked ancestors,
+ * and the next task's cgroup owns the new slice. Switches inside one cgroup read nothing: the
+ * slice simply continues. The slice also ends when the running task moves to another cgroup
+ * (cgroup_attach_task), so the time before the move stays with the old one, and at each
+ * interval's end, when user space runs flush_slice on every CPU with BPF_PROG_TEST_RUN.
  *
  * GPL: bpf_perf_event_read_value() is a GPL-only helper.
  */
@@ -20,6 +21,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define EEXIST 17
+
+#define barrier() asm volatile("" ::: "memory")
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 /* Set by user space between open and load; the verifier prunes what they disable. */
 const volatile __u32 nr_events = 0;
@@ -122,21 +126,67 @@ static __always_inline void add_counts(struct cgtma_counts *dst, const struct cg
 	}
 }
 
-/* Account the slice that ends now on this CPU to task's cgroup. */
-static __always_inline void account_slice(struct task_struct *task)
+static __always_inline struct cgroup *task_cgroup(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, cgroups, dfl_cgrp);
+}
+
+static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&snapshots, &zero);
+}
+
+/* Adds delta to cg and to each of its tracked ancestors. */
+static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_counts *delta)
+{
+	struct cgtma_counts *counts;
+	int level = BPF_CORE_READ(cg, level);
+
+	/*
+	 * Walk up, looking up only levels that can hold tracked cgroups, and stop when none is
+	 * left above. Parent pointers exist on every kernel (ancestor arrays changed type in
+	 * 6.2).
+	 */
+	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
+		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
+			break;
+		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
+			__u64 id = BPF_CORE_READ(cg, kn, id);
+
+			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
+			if (counts)
+				add_counts(counts, delta);
+		}
+		cg = cgroup_parent(cg);
+		level--;
+	}
+}
+
+/*
+ * Ends this CPU's slice: reads the events, charges the deltas to the CPU and to the slice's
+ * owner, and starts a slice owned by next_owner.
+ */
+static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup *next_owner)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
-	struct cgtma_snapshot *snap;
-	struct cgtma_counts *delta, *total, *counts;
+	struct cgtma_counts *delta, *total;
 	struct bpf_perf_event_value v;
-	struct cgroup *cg;
-	int level;
+	struct cgroup *owner;
+	__u64 owner_id;
 
-	snap = bpf_map_lookup_elem(&snapshots, &zero);
 	delta = bpf_map_lookup_elem(&deltas, &zero);
 	total = bpf_map_lookup_elem(&cpu_counts, &zero);
-	if (!snap || !delta || !total)
+	/*
+	 * The attach hook runs with interrupts on, so the flush IPI can nest inside it on this
+	 * CPU; nesting is last-in first-out, so a flag set before any change keeps the two
+	 * apart (the nested flush leaves its slice to the next one).
+	 */
+	if (!delta || !total || snap->busy)
 		return;
+	WRITE_ONCE(snap->busy, 1);
+	barrier();
 
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
 		if (i >= nr_events)
@@ -158,59 +208,68 @@ static __always_inline void account_slice(struct task_struct *task)
 		snap->ev[i].running = v.running;
 		snap->valid |= 1ULL << i;
 	}
-
 	add_counts(total, delta);
 
+	owner = (struct cgroup *)snap->owner;
+	owner_id = snap->owner_id;
+	snap->owner = (__u64)next_owner;
+	snap->owner_id = next_owner ? BPF_CORE_READ(next_owner, kn, id) : 0;
 	/*
-	 * Walk up from the task's cgroup, looking up only levels that can hold tracked
-	 * cgroups, and stop when none is left above. Parent pointers exist on every kernel
-	 * (ancestor arrays changed type in 6.2).
+	 * The owner outlives its slice, except when its running task was moved away by another
+	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
 	 */
-	cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
-	if (!cg)
-		return;
-	level = BPF_CORE_READ(cg, level);
-	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
-		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
-			break;
-		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
-			__u64 id = BPF_CORE_READ(cg, kn, id);
-
-			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
-			if (counts)
-				add_counts(counts, delta);
-		}
-		cg = cgroup_parent(cg);
-		level--;
-	}
+	if (owner && BPF_CORE_READ(owner, kn, id) == owner_id)
+		charge_cgroup(owner, delta);
+	barrier();
+	WRITE_ONCE(snap->busy, 0);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct cgroup *next_cg = task_cgroup(next);
+
 	stat_inc(CGTMA_STAT_SWITCHES);
-	/* prev is still current here. Same cgroup: the slice just goes on. */
-	if (BPF_CORE_READ(prev, cgroups, dfl_cgrp) == BPF_CORE_READ(next, cgroups, dfl_cgrp)) {
+	if (!snap)
+		return 0;
+	/* The next task is in the cgroup whose slice runs: the slice just goes on. */
+	if ((__u64)next_cg == snap->owner) {
 		stat_inc(CGTMA_STAT_SAME_CGROUP);
 		return 0;
 	}
-	account_slice(prev);
+	end_slice(snap, next_cg);
 	return 0;
 }
 
-/* Run on each CPU by user space: accounts the slice running there up to now. */
+/* Run on each CPU by user space: charges the slice running there up to now. */
 SEC("raw_tp")
 int flush_slice(void *ctx)
 {
-	account_slice((struct task_struct *)bpf_get_current_task());
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+
+	if (snap)
+		end_slice(snap, task_cgroup((struct task_struct *)bpf_get_current_task()));
 	return 0;
 }
 
 /*
- * A cgroup created at a level where patterns may match starts counting at once, before user
- * space has seen it: a container's work starts right after its cgroup appears. User space
- * reads new_cgroups, matches the path, and drops the cgroup's counts if it is not wanted.
+ * A task moved itself to another cgroup (`echo $$ > cgroup.procs`, as shells, cgexec and
+ * container runtimes do before exec): what ran before the move belongs to the old cgroup,
+ * and a long pending slice (switches inside one cgroup do not end it) must not follow the
+ * task. Moves on v1 hierarchies, and of tasks not running here, leave the owner unchanged.
  */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task)
+{
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
+
+	if (snap && (__u64)cur != snap->owner)
+		end_slice(snap, cur);
+	return 0;
+}
+
 SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(on_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 {

@@ -39,10 +39,17 @@ struct cgtma_counts {
 	struct cgtma_count ev[CGTMA_MAX_EVENTS];
 };
 
-/* The last reading of every event on one CPU, where the running slice started. */
+/*
+ * One CPU's slice in progress: the readings where it started (bit i of valid: event i has
+ * been read) and the cgroup it belongs to, as the kernel's struct cgroup pointer and the
+ * cgroup's id (a pointer whose id changed was freed and reused: it is not charged).
+ */
 struct cgtma_snapshot {
 	struct cgtma_count ev[CGTMA_MAX_EVENTS];
 	__u64 valid;
+	__u64 owner;
+	__u64 owner_id;
+	__u64 busy;	/* being updated: a nested flush (an IPI) leaves it alone */
 };
 
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */

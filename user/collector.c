@@ -21,6 +21,7 @@ struct collector {
 	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
 	size_t value_size;	/* nr_events * sizeof(struct cgtma_count) */
 	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
+	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 };
 
 static bool libbpf_verbose;
@@ -186,6 +187,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	if (!c)
 		return -ENOMEM;
 	c->nr_events = o->nr_events;
+	c->stats_fd = -1;
 	c->value_size = o->nr_events * sizeof(struct cgtma_count);
 	c->nr_cpus = libbpf_num_possible_cpus();
 	if (c->nr_cpus <= 0) {
@@ -248,6 +250,12 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		pr_err("cannot attach to sched_switch: %s", strerror(-err));
 		goto cleanup;
 	}
+	c->skel->links.on_cgroup_attach = bpf_program__attach(c->skel->progs.on_cgroup_attach);
+	if (!c->skel->links.on_cgroup_attach) {
+		err = -errno;
+		pr_err("cannot attach to cgroup_attach_task: %s", strerror(-err));
+		goto cleanup;
+	}
 	if (o->new_cgroup_levels) {
 		c->skel->links.on_cgroup_mkdir = bpf_program__attach(c->skel->progs.on_cgroup_mkdir);
 		if (!c->skel->links.on_cgroup_mkdir) {
@@ -260,6 +268,12 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	err = collector__flush(c);
 	if (err)
 		goto cleanup;
+	if (o->bpf_stats) {
+		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (c->stats_fd < 0)
+			pr_warn("cannot enable BPF run-time statistics (Linux 5.8+): %s",
+				strerror(errno));
+	}
 	c->batch_ok = probe_batch(c);
 	*cp = c;
 	return 0;
@@ -275,6 +289,8 @@ void collector__destroy(struct collector *c)
 		return;
 	/* Links and programs first, so nothing reads the events while they close. */
 	cgtma__destroy(c->skel);
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
 	if (c->fds)
 		for (int i = 0; i < c->nr_cpus * c->nr_events; i++)
 			if (c->fds[i] >= 0)

@@ -26,6 +26,7 @@ struct collector_opts {
 	__u64 tracked_levels;			/* bit L: level L can hold tracked cgroups */
 	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
 	bool verbose;				/* libbpf's warnings and the verifier log */
+	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
 };
 
 /*
@@ -63,7 +64,10 @@ int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out)
 /* The BPF side's own counters, summed over CPUs. */
 int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
 
-/* Time spent in the sched_switch hook, when kernel.bpf_stats_enabled is 1. */
+/*
+ * Time spent in the sched_switch hook: counted while opts.bpf_stats holds the kernel's
+ * statistics on, or while kernel.bpf_stats_enabled is 1.
+ */
 int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_cnt);
 
 #endif

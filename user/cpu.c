@@ -59,7 +59,8 @@ bool cpu_has_pmu(const char **why)
 	}
 	if (why)
 		*why = errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV ?
-		       "cycles cannot be counted here (no hardware PMU: a VM?)" : strerror(errno);
+		       "cycles cannot be counted here (a VM without a virtual PMU?)" :
+		       strerror(errno);
 	return false;
 }
 
