@@ -3,9 +3,10 @@
  * cgtma's kernel side: attribute PMU (or software) counter deltas to the cgroup that ran.
  *
  * Every CPU keeps a snapshot of its events and the cgroup that owns the slice in progress.
- * When the next task is in another cgroup, the events are read, the deltas since the
- * snapshot are added to the CPU's total and to the owner and each of its tracked ancestors,
- * and the next task's cgroup owns the new slice. Switches inside one cgroup read nothing: the
+ * When the next task is in another cgroup than the previous one, the events are read, the
+ * deltas since the snapshot are added to the CPU's total and to the previous task's cgroup
+ * and each of its tracked ancestors, and the next task's cgroup owns the new slice (the
+ * owner is what the other ends of a slice charge). Switches inside one cgroup read nothing: the
  * slice simply continues. The slice also ends when the running task moves to another cgroup
  * (cgroup_attach_task), so the time before the move stays with the old one, and at each
  * interval's end, when user space runs flush_slice on every CPU with BPF_PROG_TEST_RUN.
@@ -165,16 +166,46 @@ static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_
 }
 
 /*
+ * charge_cgroup() for a BTF pointer (a tp_btf argument's cgroup): plain loads instead of
+ * bpf_probe_read_kernel() calls, and parents through css->cgroup so that each pointer keeps
+ * its BTF type.
+ */
+static __always_inline void charge_cgroup_btf(struct cgroup *cg, const struct cgtma_counts *delta)
+{
+	struct cgtma_counts *counts;
+	int level = cg->level;
+
+	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
+		struct cgroup_subsys_state *parent;
+
+		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
+			break;
+		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
+			__u64 id = cg->kn->id;
+
+			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
+			if (counts)
+				add_counts(counts, delta);
+		}
+		parent = cg->self.parent;
+		cg = parent ? parent->cgroup : NULL;
+		level--;
+	}
+}
+
+/*
  * Ends this CPU's slice: reads the events, charges the deltas to the CPU and to the slice's
  * owner, and starts a slice owned by next_owner.
  */
-static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup *next_owner)
+/*
+ * Reads the events: returns the deltas of the slice that ends now, added to the CPU's total,
+ * with the snapshot marked busy until slice_done(); NULL if busy or the maps are missing.
+ */
+static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *snap)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct cgtma_counts *delta, *total;
 	struct bpf_perf_event_value v;
-	struct cgroup *owner;
-	__u64 owner_id;
 
 	delta = bpf_map_lookup_elem(&deltas, &zero);
 	total = bpf_map_lookup_elem(&cpu_counts, &zero);
@@ -184,7 +215,7 @@ static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup
 	 * apart (the nested flush leaves its slice to the next one).
 	 */
 	if (!delta || !total || snap->busy)
-		return;
+		return NULL;
 	WRITE_ONCE(snap->busy, 1);
 	barrier();
 
@@ -198,7 +229,7 @@ static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup
 			continue;
 		}
 		/* The first reading of an event only starts its slice. */
-		if (snap->valid & (1ULL << i)) {
+		if (snap->valid[i / 64] & (1ULL << (i % 64))) {
 			delta->ev[i].counter = v.counter - snap->ev[i].counter;
 			delta->ev[i].enabled = v.enabled - snap->ev[i].enabled;
 			delta->ev[i].running = v.running - snap->ev[i].running;
@@ -206,10 +237,31 @@ static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup
 		snap->ev[i].counter = v.counter;
 		snap->ev[i].enabled = v.enabled;
 		snap->ev[i].running = v.running;
-		snap->valid |= 1ULL << i;
+		snap->valid[i / 64] |= 1ULL << (i % 64);
 	}
 	add_counts(total, delta);
+	snap->read_ns = bpf_ktime_get_ns();
+	return delta;
+}
 
+static __always_inline void slice_done(struct cgtma_snapshot *snap)
+{
+	barrier();
+	WRITE_ONCE(snap->busy, 0);
+}
+
+/*
+ * Ends this CPU's slice where its owner is only known from the snapshot (flush, attach):
+ * charges the owner and starts a slice owned by next_owner.
+ */
+static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup *next_owner)
+{
+	struct cgtma_counts *delta = read_slice(snap);
+	struct cgroup *owner;
+	__u64 owner_id;
+
+	if (!delta)
+		return;
 	owner = (struct cgroup *)snap->owner;
 	owner_id = snap->owner_id;
 	snap->owner = (__u64)next_owner;
@@ -220,25 +272,37 @@ static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup
 	 */
 	if (owner && BPF_CORE_READ(owner, kn, id) == owner_id)
 		charge_cgroup(owner, delta);
-	barrier();
-	WRITE_ONCE(snap->busy, 0);
+	slice_done(snap);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct cgtma_snapshot *snap = this_cpu_snapshot();
-	struct cgroup *next_cg = task_cgroup(next);
+	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
+	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp, *next_cg = next->cgroups->dfl_cgrp;
+	struct cgtma_snapshot *snap;
+	struct cgtma_counts *delta;
 
 	stat_inc(CGTMA_STAT_SWITCHES);
-	if (!snap)
-		return 0;
-	/* The next task is in the cgroup whose slice runs: the slice just goes on. */
-	if ((__u64)next_cg == snap->owner) {
+	/* Both tasks in one cgroup: the slice just goes on. */
+	if (next_cg == prev_cg) {
 		stat_inc(CGTMA_STAT_SAME_CGROUP);
 		return 0;
 	}
-	end_slice(snap, next_cg);
+	snap = this_cpu_snapshot();
+	if (!snap)
+		return 0;
+	/*
+	 * The slice ends with prev: it is prev's cgroup's, whatever owner says (a switch-in
+	 * this hook did not see would leave a stale owner). prev_cg is alive: prev is in it.
+	 */
+	delta = read_slice(snap);
+	if (!delta)
+		return 0;
+	snap->owner = (__u64)next_cg;
+	snap->owner_id = next_cg->kn->id;
+	charge_cgroup_btf(prev_cg, delta);
+	slice_done(snap);
 	return 0;
 }
 

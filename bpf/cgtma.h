@@ -11,8 +11,11 @@
 #include <linux/types.h>
 #endif
 
-/* Events per run. The perf event array holds possible_cpus * nr_events entries. */
-#define CGTMA_MAX_EVENTS 32
+/*
+ * Events per run: Intel's level 3 takes up to 64. The perf event array holds possible_cpus *
+ * nr_events entries.
+ */
+#define CGTMA_MAX_EVENTS 128
 
 /* cgroup v2 levels below the root that can be tracked (the root is level 0). */
 #define CGTMA_MAX_LEVEL 15
@@ -46,10 +49,11 @@ struct cgtma_counts {
  */
 struct cgtma_snapshot {
 	struct cgtma_count ev[CGTMA_MAX_EVENTS];
-	__u64 valid;
+	__u64 valid[CGTMA_MAX_EVENTS / 64];
 	__u64 owner;
 	__u64 owner_id;
 	__u64 busy;	/* being updated: a nested flush (an IPI) leaves it alone */
+	__u64 read_ns;	/* CLOCK_MONOTONIC of the last reading: what an interval spans */
 };
 
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -77,6 +78,18 @@ static bool has_privileges(void)
 			break;
 	fclose(f);
 	return (eff & (1ULL << 21)) || ((eff & (1ULL << 38)) && (eff & (1ULL << 39)));
+}
+
+/* CPUs x events descriptors: a big machine at level 3 passes the usual soft limit of 1024. */
+static void raise_fd_limit(int needed)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= (rlim_t)needed)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (rlim_t)needed ?
+		      (rlim_t)needed : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 static int perf_event_open(struct perf_event_attr *attr, int cpu, int group_fd)
@@ -236,6 +249,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		goto cleanup;
 	}
 
+	raise_fd_limit(c->nr_cpus * o->nr_events + 256);
 	err = open_events(c, o);
 	if (err)
 		goto cleanup;
@@ -333,6 +347,22 @@ int collector__flush(struct collector *c)
 	return 0;
 }
 
+int collector__read_times(struct collector *c, __u64 *out)
+{
+	struct cgtma_snapshot *snaps = calloc(c->nr_cpus, sizeof(*snaps));
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!snaps)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.snapshots), &zero, snaps))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < c->nr_cpus; cpu++)
+		out[cpu] = snaps[cpu].read_ns;
+	free(snaps);
+	return err;
+}
+
 int collector__track(struct collector *c, __u64 id)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
@@ -341,8 +371,20 @@ int collector__track(struct collector *c, __u64 id)
 
 	if (!zero)
 		return -ENOMEM;
-	if (bpf_map_update_elem(fd, &id, zero, BPF_NOEXIST) && errno != EEXIST)
-		err = -errno;
+	/*
+	 * Per-CPU values of a non-preallocated hash come from the kernel's BPF allocator, which
+	 * refills its caches and the percpu pool asynchronously: a burst of inserts can see
+	 * ENOMEM while memory is plentiful. Give the refill a moment.
+	 */
+	for (int tries = 0;; tries++) {
+		if (!bpf_map_update_elem(fd, &id, zero, BPF_NOEXIST) || errno == EEXIST)
+			break;
+		if (errno != ENOMEM || tries == 100) {
+			err = -errno;
+			break;
+		}
+		usleep(1000 << (tries < 4 ? tries : 4));
+	}
 	free(zero);
 	return err;
 }

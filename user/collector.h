@@ -43,6 +43,12 @@ bool collector__cpu_online(const struct collector *c, int cpu);
 /* Accounts the slice running on every online CPU up to now. */
 int collector__flush(struct collector *c);
 
+/*
+ * When each CPU's counters were last read (CLOCK_MONOTONIC ns, 0 if never): right after a
+ * flush, the exact end of the interval on that CPU. out has one entry per possible CPU.
+ */
+int collector__read_times(struct collector *c, __u64 *out);
+
 /* Starts counting a cgroup (no-op if tracked); -E2BIG when the map is full. */
 int collector__track(struct collector *c, __u64 id);
 int collector__untrack(struct collector *c, __u64 id);
