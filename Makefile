@@ -115,9 +115,9 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/helpers/%.c | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
 $(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKELS) $(OUTPUT)/models_table.h
 	$(call msg,CC-SAN,$@)

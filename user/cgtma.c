@@ -17,8 +17,7 @@
 #include "log.h"
 #include "model.h"
 #include "session.h"
-
-#define CGTMA_VERSION "0.1"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -26,7 +25,6 @@ static void usage(FILE *f)
 "Usage: cgtma [OPTIONS] [-- COMMAND [ARGS...]]\n"
 "       cgtma compute --model M [-l N] COUNTS.json\n"
 "       cgtma list-events [--model M] [-l N] [--json]\n"
-"       cgtma report FILE [OPTIONS]\n"
 "\n"
 "Top-Down (TMA) breakdown per cgroup, measured in the kernel with eBPF: why one container's\n"
 "workload is slow (frontend, bad speculation, backend memory or core, retiring), while\n"
@@ -60,6 +58,7 @@ static void usage(FILE *f)
 "\n"
 "Output:\n"
 "  -j, --json              one JSON object per interval and line\n"
+
 "  -v, --verbose           show nodes below threshold, idle cgroups, libbpf's warnings\n"
 "  -h, --help              this help\n"
 "  -V, --version\n"
@@ -78,7 +77,8 @@ static void usage(FILE *f)
 "Exit status: 0 success, 1 failure, 2 bad usage; with -- COMMAND, the command's.\n");
 }
 
-static int parse_int(const char *opt, const char *s, long min, long max, int *out)
+static int parse_int(const char *opt, const char *s, long min, long max, const char *unit,
+		     int *out)
 {
 	char *end;
 	long v;
@@ -86,7 +86,11 @@ static int parse_int(const char *opt, const char *s, long min, long max, int *ou
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max) {
-		pr_err("%s '%s': expected an integer from %ld to %ld", opt, s, min, max);
+		if (!errno && end != s && !*end && v < min)
+			pr_err("%s %ld: the minimum is %ld%s", opt, v, min, unit);
+		else
+			pr_err("%s '%s': expected an integer from %ld to %ld%s", opt, s, min, max,
+			       unit);
 		return -EINVAL;
 	}
 	*out = (int)v;
@@ -163,8 +167,7 @@ static int profile(int argc, char **argv)
 	struct session_opts o = {
 		.interval_ms = 1000,
 		.depth = 3,
-		.perf_metrics = -1,
-		.smt = -1,
+		.measure = { .perf_metrics = -1, .smt = -1 },
 		.max_cgroups = 16384,
 	};
 	const char **cgroups;
@@ -184,40 +187,36 @@ static int profile(int argc, char **argv)
 			o.all_cgroups = true;
 			break;
 		case OPT_DEPTH:
-			if (parse_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, &o.depth))
+			if (parse_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.depth))
 				goto usage_error;
 			break;
 		case 'e':
-			o.events = optarg;
+			o.measure.events = optarg;
 			break;
 		case 'M':
-			o.model = optarg;
+			o.measure.model = optarg;
 			break;
 		case OPT_MODEL_FILE:
-			o.model_file = optarg;
+			o.measure.model_file = optarg;
 			break;
 		case OPT_LIST_MODELS:
 			free(cgroups);
 			return list_models();
 		case 'l':
-			if (parse_int("--level", optarg, 1, 6, &o.level))
+			if (parse_int("--level", optarg, 1, 6, "", &o.measure.level))
 				goto usage_error;
 			break;
 		case OPT_PERF_METRICS:
 		case OPT_NO_PERF_METRICS:
-			o.perf_metrics = c == OPT_PERF_METRICS;
+			o.measure.perf_metrics = c == OPT_PERF_METRICS;
 			break;
 		case OPT_SMT:
 		case OPT_NO_SMT:
-			o.smt = c == OPT_SMT;
+			o.measure.smt = c == OPT_SMT;
 			break;
 		case 'I':
-			if (parse_int("--interval", optarg, INT_MIN, INT_MAX, &o.interval_ms))
+			if (parse_int("--interval", optarg, 10, INT_MAX / 1000, " ms", &o.interval_ms))
 				goto usage_error;
-			if (o.interval_ms < 10) {
-				pr_err("--interval %d: the minimum is 10 ms", o.interval_ms);
-				goto usage_error;
-			}
 			break;
 		case 'd':
 			if (parse_duration(optarg, &o.duration_s))
@@ -229,11 +228,11 @@ static int profile(int argc, char **argv)
 			o.per_cpu = true;
 			break;
 		case OPT_MAX_CGROUPS:
-			if (parse_int("--max-cgroups", optarg, 1, 1 << 20, &o.max_cgroups))
+			if (parse_int("--max-cgroups", optarg, 1, 1 << 20, "", &o.max_cgroups))
 				goto usage_error;
 			break;
 		case 'j':
-			o.json = true;
+			o.out.json = true;
 			log_set_json(true);
 			break;
 		case 'v':
@@ -252,11 +251,11 @@ static int profile(int argc, char **argv)
 			goto usage_error;
 		}
 	}
-	if (o.events && (o.model || o.model_file)) {
+	if (o.measure.events && (o.measure.model || o.measure.model_file)) {
 		pr_err("-e replaces the model's events: give either -e or --model/--model-file");
 		goto usage_error;
 	}
-	if (o.model && o.model_file) {
+	if (o.measure.model && o.measure.model_file) {
 		pr_err("--model and --model-file: give one");
 		goto usage_error;
 	}
@@ -280,7 +279,6 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "compute", cmd_compute },
 		{ "list-events", cmd_list_events },
-		{ "report", cmd_report },
 	};
 
 	/* Output may go to a pipe; line-buffer it so intervals arrive as they end. */

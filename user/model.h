@@ -31,6 +31,10 @@ const char *model__description(const struct model *m);
 const char *model__vendor(const struct model *m);
 /* Deepest node level of the model (0 for a model with metrics only). */
 int model__max_level(const struct model *m);
+/* The JSON text the model was loaded from (what --record keeps). */
+const char *model__source(const struct model *m);
+/* libpfm4's name for the PMU whose tables the model's event names are in, or NULL. */
+const char *model__libpfm4_pmu(const struct model *m);
 /* Whether the model has a perf-metrics path, and the sysfs name that reveals it. */
 bool model__has_perf_metrics(const struct model *m);
 const char *model__perf_metrics_sysfs(const struct model *m);
@@ -65,6 +69,7 @@ struct plan_node {
 	const char *domain;
 	const char *area;
 	const char *desc;
+	double maxval;		/* reported values are clamped to it; NAN when none */
 };
 
 struct plan_metric {
@@ -95,6 +100,13 @@ struct plan {
 int plan__new(const struct model *m, const struct model_options *o, struct plan **pp);
 void plan__free(struct plan *p);
 
+/*
+ * The plan events a reported node (or a metric) reads, through everything it computes:
+ * returns how many, with their plan event indices in *events (owned by the plan).
+ */
+int plan__node_events(const struct plan *p, int node, const int **events);
+int plan__metric_events(const struct plan *p, int metric, const int **events);
+
 struct tma_input {
 	const double *counts;	/* per plan event: the scaled count */
 	const bool *counted;	/* per plan event: false when it never ran in the interval */
@@ -103,17 +115,25 @@ struct tma_input {
 };
 
 struct tma_result {
-	double *value;		/* per plan node: reported value (clamped to maxval) */
+	double *value;		/* per plan node: reported value (clamped to maxval), NAN when
+				 * not counted */
 	bool *counted;		/* per plan node: false when it read an event not counted */
 	bool *above;		/* per plan node: above threshold (printed without -v) */
 	int bottleneck;		/* plan node index, or -1 */
-	double *metric;		/* per plan metric */
+	double *metric;		/* per plan metric; NAN when not counted */
 	bool *metric_counted;
 	void *scratch;		/* private: tma__compute's work space, sized for the plan */
 };
 
+/* Allocates a result for plan p (p must outlive it); tma_result__release frees it. */
 int tma_result__init(struct tma_result *r, const struct plan *p);
 void tma_result__release(struct tma_result *r);
+/*
+ * One computation of the tree and the metrics (one scope, one interval) with toplev's
+ * semantics (user/models/README.md, "Evaluation"). r must have been initialized for p. A
+ * plan can be shared by threads; a result cannot. No allocation: fit for every scope of every
+ * interval (~10 us for a level-3 Intel tree).
+ */
 int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_result *r);
 
 #endif

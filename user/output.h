@@ -7,6 +7,7 @@
 #ifndef CGTMA_OUTPUT_H
 #define CGTMA_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "report.h"
@@ -28,11 +29,29 @@ struct output {
 	void *priv;
 };
 
+/* Which sinks a run (or `cgtma report`) writes to. */
+struct output_opts {
+	bool json;		/* --json on stdout */
+	const char *csv_sep;	/* -x SEP: toplev's CSV on stdout */
+	const char *cdm_dir;	/* --cdm DIR: crucible metric files */
+	const char *prometheus;	/* --prometheus [ADDR:]PORT */
+	const char *record;	/* --record FILE */
+	const char *html;	/* report --html FILE */
+};
+
+#define OUTPUTS_MAX 6
+
+/*
+ * Opens the sinks the options ask for: the terminal view unless --json or -x takes stdout,
+ * plus any files or servers. Prints what failed (naming the path or port) and returns
+ * -errno; on success *n sinks are in outs.
+ */
+int outputs_open(const struct output_opts *oo, struct output **outs, int *n);
+void output_close(struct output *o);
+
 /* The terminal view: a table of counts or metrics, or the Top-Down tree per scope. */
 int output_text_open(FILE *f, struct output **o);
 /* One JSON object per line per interval. */
 int output_json_open(FILE *f, struct output **o);
-
-void output_close(struct output *o);
 
 #endif

@@ -119,12 +119,3 @@ int output_json_open(FILE *f, struct output **op)
 	*op = o;
 	return 0;
 }
-
-void output_close(struct output *o)
-{
-	if (!o)
-		return;
-	if (o->ops->close)
-		o->ops->close(o);
-	free(o);
-}

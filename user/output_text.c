@@ -54,18 +54,41 @@ static const char *fit_label(const char *label, char *buf, size_t width)
 	return buf;
 }
 
+/* The smallest multiplex fraction among the events a node reads (NAN when none ran). */
+static double node_multiplex(const struct run *run, const struct scope *s, int node)
+{
+	const int *events;
+	int nr = plan__node_events(run->plan, node, &events);
+	double m = NAN;
+
+	for (int k = 0; k < nr; k++)
+		if (!isnan(s->multiplex[events[k]]) && (isnan(m) || s->multiplex[events[k]] < m))
+			m = s->multiplex[events[k]];
+	return m;
+}
+
+/* Spaces that bring a string of the domain column to width (at least one). */
+static int pad_to(const char *text, int width)
+{
+	int n = width - (int)strlen(text ? text : "");
+
+	return n > 1 ? n : 1;
+}
+
 static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 {
 	const struct plan *p = run->plan;
 	char label[512], fitted[LABEL_MAX + 1];
 	double mux = scope_multiplex(run, s);
+	bool *shown = calloc(p->nr_nodes + 1, sizeof(*shown));
 	int printed = 0;
 
 	fprintf(f, "%s", fit_label(scope_label(s, label, sizeof(label)), fitted, LABEL_MAX));
 	if (s->removed)
 		fprintf(f, "  (removed)");
-	if (!s->ran) {
-		fprintf(f, "  did not run\n");
+	if (!s->ran || !shown) {
+		fprintf(f, "  %s\n", shown ? "did not run" : "(out of memory)");
+		free(shown);
 		return;
 	}
 	if (!isnan(mux) && mux < 0.995)
@@ -75,22 +98,33 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 	for (int i = 0; i < p->nr_nodes; i++) {
 		const struct plan_node *n = &p->nodes[i];
 		int indent = 2 * n->level;
+		/* Under a parent that is not shown, the full name says where the node belongs. */
+		const char *name = n->parent >= 0 && !shown[n->parent] ? n->full_name : n->name;
 
+		shown[i] = false;
 		if (!s->tma.counted[i]) {
 			if (run->verbose)
-				fprintf(f, "%*s%-*s %9s\n", indent, "", 36 - indent, n->name,
+				fprintf(f, "%*s%-*s %9s\n", indent, "", 36 - indent, name,
 					"not counted");
 			continue;
 		}
 		if (!s->tma.above[i] && !run->verbose)
 			continue;
-		fprintf(f, "%*s%-*s %7.1f %% %-12s%s%s\n", indent, "", 36 - indent, n->name,
-			s->tma.value[i] * 100, n->domain ? n->domain : "",
-			s->tma.above[i] ? "" : " <", s->tma.bottleneck == i ? "  <==" : "");
+		mux = node_multiplex(run, s, i);
+		shown[i] = true;
+		fprintf(f, "%*s%-*s %7.1f %% %s", indent, "", 36 - indent, name,
+			s->tma.value[i] * 100, n->domain ? n->domain : "");
+		if (!s->tma.above[i] || s->tma.bottleneck == i || mux < 0.995)
+			fprintf(f, "%*s%-3s", pad_to(n->domain, 17), "",
+				!s->tma.above[i] ? "<" : s->tma.bottleneck == i ? "<==" : "");
+		if (mux < 0.995)
+			fprintf(f, " (counted %.0f%%)", mux * 100);
+		fputc('\n', f);
 		printed++;
 	}
 	if (!printed)
 		fprintf(f, "  (no node crossed its threshold)\n");
+	free(shown);
 }
 
 static int label_width(const struct interval *iv)
@@ -190,8 +224,14 @@ static int text_interval(struct output *o, const struct run *run, const struct i
 {
 	print_header(o->f, run, iv);
 	if (run->plan && run->plan->nr_nodes) {
-		for (int i = 0; i < iv->nr_scopes; i++)
-			print_tree(o->f, run, &iv->scopes[i]);
+		for (int i = 0; i < iv->nr_scopes; i++) {
+			const struct scope *s = &iv->scopes[i];
+
+			/* Idle cgroups would bury the busy ones; -v shows them. */
+			if (s->kind == SCOPE_CGROUP && !s->ran && !s->removed && !run->verbose)
+				continue;
+			print_tree(o->f, run, s);
+		}
 	} else {
 		print_table(o->f, run, iv);
 	}

@@ -40,6 +40,11 @@ struct interval {
 	double time;			/* Unix time at the end */
 	double interval_s;		/* its length (the whole run for a summary) */
 	bool summary;			/* totals over the run, not one interval */
+	/* cgtma's own cost so far: the sched_switch hook's cumulative run time and runs
+	 * (kernel BPF statistics); has_bpf_stats is false where they are not collected. */
+	bool has_bpf_stats;
+	__u64 bpf_run_time_ns;
+	__u64 bpf_run_cnt;
 	int nr_scopes;
 	int cap_scopes;
 	struct scope *scopes;
@@ -48,6 +53,7 @@ struct interval {
 /* What stays the same for a whole run: what was measured and how. */
 struct run {
 	const char *model;		/* model name, or "events" with -e */
+	const char *model_source;	/* the model's JSON text (for --record), or NULL */
 	const struct plan *plan;	/* NULL with -e */
 	int nr_events;
 	const char *const *event_names;	/* as given on the command line or by the model */
@@ -56,6 +62,7 @@ struct run {
 	bool smt;
 	bool verbose;			/* show nodes below threshold */
 	bool per_cpu;
+	bool cgroups;			/* -G or --all-cgroups: cgroup rows may come */
 	double start_time;		/* Unix time */
 	int interval_ms;
 	const char *hostname;

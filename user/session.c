@@ -14,28 +14,13 @@
 #include "cgroups.h"
 #include "collector.h"
 #include "cpu.h"
-#include "events.h"
 #include "log.h"
+#include "measurement.h"
 #include "model.h"
 #include "output.h"
 #include "report.h"
 #include "scale.h"
 #include "session.h"
-
-#define EXIT_USAGE 2
-
-/* What is counted: the model's plan, or the -e list. */
-struct measurement {
-	struct model *model;
-	struct plan *plan;
-	int nr_events;
-	char **names;
-	struct perf_event_attr *attrs;
-	int *group;
-	bool perf_metrics;
-	bool smt;
-	int level;
-};
 
 /* A cgroup being counted, or one that was and is kept for the summary. */
 struct tracked {
@@ -66,7 +51,8 @@ struct session {
 	int nr_slots;
 
 	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
-	struct output *outputs[4];
+	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
+	struct output *outputs[OUTPUTS_MAX];
 	int nr_outputs;
 	double run_start_mono;
 	double last_mono;
@@ -89,164 +75,6 @@ static double real_now(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* --- what to count ------------------------------------------------------------------- */
-
-static int load_model(const struct session_opts *o, struct model **mp)
-{
-	const char *name = o->model, *notice = NULL, *why = NULL;
-	struct cpu_id id;
-	int err;
-
-	if (o->model_file)
-		return model__load_file(o->model_file, mp) ? EXIT_USAGE : 0;
-	if (!name) {
-		if (!cpu_has_pmu(&why)) {
-			pr_notice("no hardware PMU: %s; using the software model 'sw'", why);
-			name = "sw";
-		} else if (cpu_identify(NULL, &id) == 0 &&
-			   model__match_cpu(id.vendor, id.family, id.model, &name, &notice) == 0) {
-			if (notice)
-				pr_notice("%s", notice);
-		} else {
-			pr_notice("no Top-Down model for this CPU (%s family %d model %d): using "
-				  "the generic model", id.vendor, id.family, id.model);
-			name = "generic";
-		}
-	}
-	err = model__load_builtin(name, mp);
-	if (err == -ENOENT) {
-		const char *const *names = model__builtin_names();
-		char list[512] = "";
-
-		for (int i = 0; names[i]; i++)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 i ? ", " : "", names[i]);
-		pr_err("unknown model '%s' (built-in models: %s)", name, list);
-		return EXIT_USAGE;
-	}
-	return err ? EXIT_FAILURE : 0;
-}
-
-static int plan_from_model(const struct session_opts *o, struct measurement *m)
-{
-	struct model_options mo = {};
-	const char *sysfs;
-	int err, max_level;
-
-	err = load_model(o, &m->model);
-	if (err)
-		return err;
-	max_level = model__max_level(m->model);
-	m->level = o->level ? o->level : 1;
-	if (max_level && m->level > max_level) {
-		pr_err("level %d: model '%s' has levels 1 to %d", m->level,
-		       model__name(m->model), max_level);
-		return EXIT_USAGE;
-	}
-
-	if (o->perf_metrics == 1 && !model__has_perf_metrics(m->model)) {
-		pr_err("--perf-metrics: model '%s' has no perf-metrics path",
-		       model__name(m->model));
-		return EXIT_USAGE;
-	}
-	sysfs = model__perf_metrics_sysfs(m->model);
-	m->perf_metrics = o->perf_metrics >= 0 ? o->perf_metrics :
-			  model__has_perf_metrics(m->model) && sysfs && cpu_pmu_has_event(sysfs);
-	m->smt = o->smt >= 0 ? o->smt : cpu_smt_active();
-
-	mo.level = max_level ? m->level : 1;
-	mo.perf_metrics = m->perf_metrics;
-	mo.smt = m->smt;
-	/* As toplev: the hard-lockup detector keeps one counter on every CPU. */
-	if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
-		pr_warn("the NMI watchdog holds a counter: one fewer for cgtma "
-			"(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
-		mo.reserved_counters = 1;
-	}
-	err = plan__new(m->model, &mo, &m->plan);
-	if (err)
-		return err == -E2BIG ? EXIT_USAGE : EXIT_FAILURE;
-	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
-		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
-		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,
-		       CGTMA_MAX_EVENTS);
-		return EXIT_USAGE;
-	}
-	m->nr_events = m->plan->nr_events;
-	m->names = calloc(m->nr_events, sizeof(*m->names));
-	m->group = calloc(m->nr_events, sizeof(*m->group));
-	if (!m->names || !m->group)
-		return EXIT_FAILURE;
-	for (int i = 0; i < m->nr_events; i++) {
-		m->names[i] = strdup(m->plan->events[i].name);
-		if (!m->names[i])
-			return EXIT_FAILURE;
-		m->group[i] = m->plan->events[i].group;
-	}
-	return 0;
-}
-
-static int measurement_setup(const struct session_opts *o, struct measurement *m)
-{
-	char err[EVENT_ERR_LEN];
-	int n, ret;
-
-	if (o->events) {
-		n = event_list_split(o->events, &m->names);
-		if (n == -EINVAL) {
-			pr_err("-e '%s': empty event in the list", o->events);
-			return EXIT_USAGE;
-		}
-		if (n < 0)
-			return EXIT_FAILURE;
-		m->nr_events = n;
-		if (n > CGTMA_MAX_EVENTS) {
-			pr_err("-e: %d events; cgtma counts at most %d per run", n,
-			       CGTMA_MAX_EVENTS);
-			return EXIT_USAGE;
-		}
-		/* Like perf stat: each event on its own, multiplexed by the kernel as needed. */
-		m->group = calloc(n, sizeof(*m->group));
-		if (!m->group)
-			return EXIT_FAILURE;
-		for (int i = 0; i < n; i++)
-			m->group[i] = i;
-	} else {
-		ret = plan_from_model(o, m);
-		if (ret)
-			return ret;
-	}
-
-	m->attrs = calloc(m->nr_events, sizeof(*m->attrs));
-	if (!m->attrs)
-		return EXIT_FAILURE;
-	for (int i = 0; i < m->nr_events; i++) {
-		const char *spec = m->plan ? m->plan->events[i].encoding : m->names[i];
-
-		if (event_parse(spec, &m->attrs[i], err, sizeof(err))) {
-			if (m->plan)
-				pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
-				       model__name(m->model), spec, err);
-			else
-				pr_err("event '%s': %s", spec, err);
-			return EXIT_USAGE;
-		}
-	}
-	return 0;
-}
-
-static void measurement_release(struct measurement *m)
-{
-	plan__free(m->plan);
-	model__free(m->model);
-	if (m->names)
-		for (int i = 0; i < m->nr_events; i++)
-			free(m->names[i]);
-	free(m->names);
-	free(m->attrs);
-	free(m->group);
 }
 
 /* --- which cgroups ------------------------------------------------------------------- */
@@ -363,24 +191,25 @@ static int grow_slots(struct session *s)
 	return 0;
 }
 
-/* Starts tracking id; in the BPF map too, unless the mkdir hook put it there. */
-static int track(struct session *s, __u64 id, const char *path, bool in_map)
+/*
+ * Starts tracking id. The mkdir hook has usually put it in the map already (EEXIST is fine);
+ * inserting anyway covers the hook's insert having failed.
+ */
+static int track(struct session *s, __u64 id, const char *path)
 {
 	size_t shape = (size_t)s->stride * s->m.nr_events;
 	struct tracked *t;
 	int err;
 
-	if (!in_map) {
-		err = collector__track(s->col, id);
-		if (err == -E2BIG) {
-			pr_warn("cannot track cgroup '%s': --max-cgroups %d reached", path,
-				s->o->max_cgroups);
-			return 0;
-		}
-		if (err) {
-			pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
-			return err;
-		}
+	err = collector__track(s->col, id);
+	if (err == -E2BIG) {
+		pr_warn("cannot track cgroup '%s': --max-cgroups %d reached", path,
+			s->o->max_cgroups);
+		return 0;
+	}
+	if (err) {
+		pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
+		return err;
 	}
 	if (s->nr_tracked == s->cap_tracked) {
 		int cap = s->cap_tracked ? 2 * s->cap_tracked : 64;
@@ -419,7 +248,7 @@ static int rescan_cb(const char *path, __u64 id, void *ctx)
 	int i = find_tracked(s, id);
 
 	if (i < 0)
-		return track(s, id, path, false);
+		return track(s, id, path);
 	if (!s->tracked[i].gone) {
 		s->tracked[i].present = true;
 		/* v2 cgroups can be renamed in place. */
@@ -474,7 +303,7 @@ static int adopt_new_cgroups(struct session *s)
 				return err;
 			continue;
 		}
-		err = track(s, n.id, n.path, true);
+		err = track(s, n.id, n.path);
 		if (err)
 			return err;
 	}
@@ -621,6 +450,26 @@ static void emit(struct session *s, const struct interval *iv)
 	}
 }
 
+/*
+ * The mean over CPUs of the time between two readings of their counters: what the counts of
+ * an interval really span. A timestamp taken in user space after the flush can be late by
+ * however long this process waited for a CPU; the kernel's own reading times cannot.
+ */
+static double counted_span(const struct session *s, const __u64 *from, const __u64 *to,
+			   double fallback)
+{
+	double sum = 0;
+	int n = 0;
+
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (!collector__cpu_online(s->col, c) || !from[c] || to[c] <= from[c])
+			continue;
+		sum += (double)(to[c] - from[c]) / 1e9;
+		n++;
+	}
+	return n ? sum / n : fallback;
+}
+
 /* Ends an interval: flush the running slices, read, report. */
 static int do_interval(struct session *s)
 {
@@ -635,6 +484,10 @@ static int do_interval(struct session *s)
 	iv.time = real_now();
 	iv.interval_s = now - s->last_mono;
 	s->last_mono = now;
+	if (collector__read_times(s->col, s->read_now) == 0) {
+		iv.interval_s = counted_span(s, s->read_prev, s->read_now, iv.interval_s);
+		memcpy(s->read_prev, s->read_now, sizeof(*s->read_now) * s->nr_cpus);
+	}
 
 	if (s->nr_patterns || s->o->all_cgroups) {
 		err = adopt_new_cgroups(s);
@@ -646,6 +499,8 @@ static int do_interval(struct session *s)
 	err = read_counts(s);
 	if (err)
 		return err;
+	iv.has_bpf_stats = collector__hook_runtime(s->col, &iv.bpf_run_time_ns,
+						   &iv.bpf_run_cnt) == 0 && iv.bpf_run_cnt;
 	err = build_interval(s, &iv, false);
 	if (err) {
 		pr_err("cannot compute the interval: %s", strerror(-err));
@@ -672,10 +527,31 @@ static void emit_summary(struct session *s)
 	struct interval iv = { .summary = true };
 
 	iv.time = real_now();
-	iv.interval_s = s->last_mono - s->run_start_mono;
+	iv.interval_s = counted_span(s, s->read_first, s->read_prev,
+				     s->last_mono - s->run_start_mono);
 	if (build_interval(s, &iv, true) == 0)
 		emit(s, &iv);
 	interval_free(&iv);
+}
+
+/* What the BPF side saw that the counts do not show. */
+static void report_bpf_stats(struct session *s)
+{
+	__u64 st[CGTMA_STAT_MAX];
+
+	if (collector__read_stats(s->col, st))
+		return;
+	if (s->o->verbose)
+		pr_notice("BPF: %llu context switches, %llu of them within one cgroup (nothing read)",
+			  (unsigned long long)st[CGTMA_STAT_SWITCHES],
+			  (unsigned long long)st[CGTMA_STAT_SAME_CGROUP]);
+	if (st[CGTMA_STAT_READ_ERRORS])
+		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
+			(unsigned long long)st[CGTMA_STAT_READ_ERRORS]);
+	if (st[CGTMA_STAT_NEW_DROPPED])
+		pr_warn("%llu new cgroups were not counted from birth (the maps were full: raise "
+			"--max-cgroups); they were counted from the next interval on",
+			(unsigned long long)st[CGTMA_STAT_NEW_DROPPED]);
 }
 
 /* --- start, loop, stop -------------------------------------------------------------- */
@@ -684,7 +560,7 @@ static int initial_scan_cb(const char *path, __u64 id, void *ctx)
 {
 	struct session *s = ctx;
 
-	return find_tracked(s, id) >= 0 ? 0 : track(s, id, path, false);
+	return find_tracked(s, id) >= 0 ? 0 : track(s, id, path);
 }
 
 static bool pattern_matches_tracked(const struct session *s, const char *pattern)
@@ -718,16 +594,19 @@ static int baseline(struct session *s)
 {
 	int err = collector__flush(s->col);
 
+	/* The first interval starts at the flush, as do_interval() times the others. */
+	s->run_start_mono = s->last_mono = mono_now();
+	s->run.start_time = real_now();
 	if (!err)
 		err = read_counts(s);
 	if (err)
 		return err;
+	if (collector__read_times(s->col, s->read_first) == 0)
+		memcpy(s->read_prev, s->read_first, sizeof(*s->read_first) * s->nr_cpus);
 	memset(s->cpu_total, 0, sizeof(*s->cpu_total) * s->nr_cpus * s->m.nr_events);
 	for (int t = 0; t < s->nr_tracked; t++)
 		memset(s->tracked[t].total, 0,
 		       sizeof(*s->tracked[t].total) * s->stride * s->m.nr_events);
-	s->run_start_mono = s->last_mono = mono_now();
-	s->run.start_time = real_now();
 	return 0;
 }
 
@@ -823,17 +702,6 @@ static int loop(struct session *s, const sigset_t *waitset)
 	}
 }
 
-static int outputs_open(struct session *s)
-{
-	int err = s->o->json ? output_json_open(stdout, &s->outputs[0]) :
-			       output_text_open(stdout, &s->outputs[0]);
-
-	if (err)
-		return err;
-	s->nr_outputs = 1;
-	return 0;
-}
-
 static void session_release(struct session *s)
 {
 	for (int i = 0; i < s->nr_outputs; i++)
@@ -854,6 +722,9 @@ static void session_release(struct session *s)
 	free(s->cpu_prev);
 	free(s->cpu_delta);
 	free(s->cpu_total);
+	free(s->read_first);
+	free(s->read_prev);
+	free(s->read_now);
 	measurement_release(&s->m);
 }
 
@@ -865,7 +736,7 @@ int session_run(const struct session_opts *o)
 	struct utsname uts;
 	struct cpu_id id = {};
 	char host[256] = "";
-	int ret, err;
+	int ret;
 
 	/* Signals are taken synchronously between intervals: nothing is cut halfway. */
 	sigemptyset(&block);
@@ -875,7 +746,7 @@ int session_run(const struct session_opts *o)
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &old);
 
-	ret = measurement_setup(o, &s.m);
+	ret = measurement_setup(&o->measure, &s.m);
 	if (ret)
 		goto cleanup;
 	ret = patterns_setup(&s, &co.new_cgroup_levels, &co.max_level);
@@ -889,7 +760,15 @@ int session_run(const struct session_opts *o)
 	co.names = (const char *const *)s.m.names;
 	co.max_cgroups = o->max_cgroups;
 	co.verbose = o->verbose;
+	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
 
+	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
+	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
+	if (ret) {
+		/* -EINVAL: an output's argument is malformed, e.g. --prometheus [ADDR:]PORT. */
+		ret = ret == -EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+		goto cleanup;
+	}
 	ret = EXIT_FAILURE;
 	if (collector__open(&co, &s.col))
 		goto cleanup;
@@ -899,10 +778,15 @@ int session_run(const struct session_opts *o)
 	s.cpu_prev = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_prev));
 	s.cpu_delta = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_delta));
 	s.cpu_total = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_total));
-	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total)
+	s.read_first = calloc(s.nr_cpus, sizeof(*s.read_first));
+	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
+	s.read_now = calloc(s.nr_cpus, sizeof(*s.read_now));
+	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total || !s.read_first ||
+	    !s.read_prev || !s.read_now)
 		goto cleanup;
 
 	s.run.model = s.m.model ? model__name(s.m.model) : "events";
+	s.run.model_source = s.m.model ? model__source(s.m.model) : NULL;
 	s.run.plan = s.m.plan;
 	s.run.nr_events = s.m.nr_events;
 	s.run.event_names = (const char *const *)s.m.names;
@@ -911,6 +795,7 @@ int session_run(const struct session_opts *o)
 	s.run.smt = s.m.smt;
 	s.run.verbose = o->verbose;
 	s.run.per_cpu = o->per_cpu;
+	s.run.cgroups = o->nr_cgroups || o->all_cgroups;
 	s.run.interval_ms = o->interval_ms;
 	gethostname(host, sizeof(host) - 1);
 	s.run.hostname = host;
@@ -920,11 +805,6 @@ int session_run(const struct session_opts *o)
 
 	if (start_tracking(&s) || baseline(&s))
 		goto cleanup;
-	err = outputs_open(&s);
-	if (err) {
-		pr_err("cannot open the output: %s", strerror(-err));
-		goto cleanup;
-	}
 	for (int i = 0; i < s.nr_outputs; i++)
 		if (s.outputs[i]->ops->begin && s.outputs[i]->ops->begin(s.outputs[i], &s.run))
 			goto cleanup;
@@ -933,6 +813,7 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
+	report_bpf_stats(&s);
 
 	if (s.child > 0) {
 		if (!s.child_done) {

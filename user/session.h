@@ -5,22 +5,20 @@
 
 #include <stdbool.h>
 
+#include "measurement.h"
+#include "output.h"
+
 struct session_opts {
 	int interval_ms;		/* -I */
 	double duration_s;		/* -d; 0: until Ctrl-C or the command's exit */
 	bool per_cpu;
-	bool json;
+	struct output_opts out;		/* sinks: terminal, --json, -x, --cdm, ... */
 	bool verbose;
-	int level;			/* -l; 0: the default (1) */
 	const char **cgroups;		/* -G, as given */
 	int nr_cgroups;
 	bool all_cgroups;
 	int depth;			/* --depth for --all-cgroups */
-	const char *events;		/* -e list; NULL: the model's events */
-	const char *model;		/* --model */
-	const char *model_file;		/* --model-file */
-	int perf_metrics;		/* 1, 0, or -1 to detect */
-	int smt;			/* 1, 0, or -1 to detect */
+	struct measure_opts measure;	/* model or -e, level, perf-metrics, SMT */
 	int max_cgroups;
 	char **command;			/* after --; NULL-terminated, or NULL */
 };

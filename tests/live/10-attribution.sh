@@ -1,0 +1,142 @@
+#!/bin/bash
+# Exact attribution. Workloads make exactly N getppid() calls in cgroup A/A1 (three tasks,
+# two of them calling, all three runnable at once on two CPUs: switches inside A1 take the
+# same-cgroup path) and M in B, pausing so the calls span several 200 ms intervals. Counting
+# syscalls:sys_enter_getppid (a tracepoint: exact per CPU) with A, A/A1 and B tracked, the
+# sums over all intervals must be exactly N for A/A1, N for A (it contains A1) and M for B,
+# at least N+M for the system; the summary line must say the same. Each workload moves
+# itself into its cgroup as it starts, as cgexec and container runtimes do. Run twice: totals
+# only, and --per-cpu, where each cgroup's CPU rows must add up to its total row exactly.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+started=()
+N1=120000 N2=80000 N=200000 M=70000
+
+cg_make A/A1
+cg_make B
+A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B)
+
+# start REL CMD...: runs CMD in cgroup REL in the background, as cgexec does (the task moves
+# itself into the cgroup, then execs).
+start() {
+	cg_run "$@" &
+	started+=($!)
+}
+# wait_started: waits for every started workload; each must succeed.
+wait_started() {
+	local p
+	for p in "${started[@]}"; do
+		wait "$p" || fail "a workload failed (exit $?)"
+	done
+	started=()
+}
+
+# wait_lines FILE N: until FILE has N lines (cgtma is alive and counting).
+wait_lines() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
+		sleep 0.05
+	done
+	fail "cgtma wrote fewer than $2 lines in 10 s"
+}
+
+# sum FILE CGROUP [CPU]: a cgroup's count summed over the interval lines.
+sum() {
+	jq -s --arg cg "$2" --arg ev "$EV" --argjson cpu "${3:-null}" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
+		 add // 0' "$1"
+}
+# summary FILE CGROUP: its count on the summary line ("system" for the system row).
+summary() {
+	jq --arg cg "$2" --arg ev "$EV" \
+		'select(.summary == true) | .rows[] |
+		 select(if $cg == "system" then .scope == "system"
+			else .scope == "cgroup" and .cgroup == $cg and .cpu == null end) |
+		 .counts[$ev]' "$1"
+}
+
+run_case() {
+	local name=$1 per_cpu=$2 out=$TMP/out-$1 rc
+
+	# B by its absolute path: cgtma strips the mount point.
+	: >"$out"
+	"$CGTMA" -e "$EV" -I 200 --json $per_cpu -G "$A" -G "$A1" -G "$CG_ROOT/$CG_BASE/B" \
+		>"$out" 2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+	start A/A1 "$WORKLOAD" getppid $N1 40
+	start A/A1 "$WORKLOAD" getppid $N2 60
+	start A/A1 "$WORKLOAD" spin 700
+	start B "$WORKLOAD" getppid $M 50
+	wait_started
+	# One more interval after the work, then stop mid-interval.
+	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	kill -INT $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+
+	jq -e -R 'fromjson | type == "object"' "$out" >/dev/null || fail "a line is not JSON"
+	[ "$(tail -n1 "$out" | jq '.summary')" = true ] || fail "the last line is not the summary"
+	[ "$(jq -s '[.[] | select(.summary == true)] | length' "$out")" = 1 ] ||
+		fail "not exactly one summary line"
+
+	# Every interval line: one system row, exactly the three cgroups, nothing else.
+	jq -e -s --arg a "$A" --arg a1 "$A1" --arg b "$B" \
+		'all(.[]; [.rows[] | select(.scope == "cgroup" and .cpu == null) | .cgroup] ==
+			  [$a, $a1, $b] and
+			  ([.rows[] | select(.scope == "system")] | length) == 1)' "$out" >/dev/null ||
+		fail "rows other than system, $A, $A1, $B: $(head -n1 "$out")"
+
+	# The work spans several intervals.
+	local busy=$(jq -s --arg cg "$A1" --arg ev "$EV" \
+		'[.[] | select(.summary != true) | select(any(.rows[];
+		   .scope == "cgroup" and .cgroup == $cg and .cpu == null and .counts[$ev] > 0))] |
+		 length' "$out")
+	[ "$busy" -ge 3 ] || fail "A/A1 counted in $busy intervals, want >= 3 (-I 200)"
+
+	local sa=$(sum "$out" "$A") sa1=$(sum "$out" "$A1") sb=$(sum "$out" "$B")
+	local ssys=$(jq -s --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "system") | .counts[$ev]] | add' "$out")
+	echo "$name: A/A1 $sa1 A $sa B $sb system $ssys (want $N $N $M >= $((N + M)))"
+	[ "$sa1" = $N ] || fail "$name: A/A1 counted $sa1 getppid calls over the intervals, want $N"
+	[ "$sa" = $N ] || fail "$name: A counted $sa getppid calls over the intervals, want $N"
+	[ "$sb" = $M ] || fail "$name: B counted $sb getppid calls over the intervals, want $M"
+	[ "$ssys" -ge $((N + M)) ] || fail "$name: the system counted $ssys, want >= $((N + M))"
+
+	[ "$(summary "$out" "$A1")" = $N ] || fail "$name: summary A/A1: $(summary "$out" "$A1")"
+	[ "$(summary "$out" "$A")" = $N ] || fail "$name: summary A: $(summary "$out" "$A")"
+	[ "$(summary "$out" "$B")" = $M ] || fail "$name: summary B: $(summary "$out" "$B")"
+	[ "$(summary "$out" system)" = "$ssys" ] ||
+		fail "$name: summary system $(summary "$out" system), intervals $ssys"
+
+	if [ -n "$per_cpu" ]; then
+		# Per interval and scope: the CPU rows add up to the total row, exactly.
+		jq -e -s --arg ev "$EV" 'all(.[]; .rows as $r |
+			all($r[] | select(.cpu == null);
+			    . as $t | $t.counts[$ev] ==
+			    ([$r[] | select(.cpu != null and
+				(if $t.scope == "system" then .scope == "cpu"
+				 else .scope == "cgroup" and .cgroup == $t.cgroup end)) |
+			      .counts[$ev]] | add)))' "$out" >/dev/null ||
+			fail "$name: per-CPU rows do not add up to their totals"
+		local ncpu=$(jq -s '[.[0].rows[] | select(.scope == "cpu")] | length' "$out")
+		[ "$ncpu" = "$(getconf _NPROCESSORS_ONLN)" ] ||
+			fail "$name: $ncpu cpu rows, $(getconf _NPROCESSORS_ONLN) CPUs online"
+		local s0=0 c
+		for c in $(seq 0 $((ncpu - 1))); do
+			s0=$((s0 + $(sum "$out" "$A1" "$c")))
+		done
+		[ $s0 = $N ] || fail "$name: A/A1's CPU rows add up to $s0, want $N"
+	fi
+}
+
+run_case totals ""
+run_case percpu --per-cpu
+echo "ok"

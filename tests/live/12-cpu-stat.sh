@@ -1,0 +1,135 @@
+#!/bin/bash
+# Agreement with the kernel's own accounting: CPU-bound workloads in cgroups must get
+# cpu-clock within 3 % of the growth of each cgroup's cpu.stat usage_usec (hierarchical:
+# A's includes A/A1's). Three spinners in A, A/A1 and B share two CPUs, so their slices end at
+# cross-cgroup switches and at the 200 ms flushes.
+#
+# Then the way cgexec, systemd and container runtimes start a workload: a task moves itself
+# into the cgroup (writing cgroup.procs) and runs there. Moving is not a context switch; the
+# cgroup's cpu-clock must still not include what the CPU did before the move.
+#
+# cpu-clock may exceed usage_usec by the time the hypervisor stole meanwhile (/proc/stat's
+# steal): cpu-clock runs on through it, the scheduler's clock does not. Skipped while another
+# perf session counts per-cgroup events (see 11-conservation).
+. "$(dirname "$0")/lib.sh"
+
+EV=cpu-clock
+gated=()
+SPIN_MS=1500
+
+perf_cgroup_users() {
+	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
+}
+p=$(perf_cgroup_users) && skip "another perf session counts per-cgroup events: $p"
+# Sessions that come and go (benchmarks) are noted while the test runs; a failure while one
+# ran is a skip.
+while :; do perf_cgroup_users; sleep 0.1; done >"$TMP/perf-seen" 2>/dev/null &
+on_exit "kill $!"
+perf_seen() {
+	[ -s "$TMP/perf-seen" ] &&
+		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
+}
+
+cg_make A/A1
+cg_make B
+cg_make C
+A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B) C=$(cg_path C)
+
+# gate NAME REL CMD...: CMD waits in its own cgroup on a FIFO, then moves into REL and runs;
+# blocking there ends its slice, so the slice in which it moves holds only its own work.
+gate() {
+	local name=$1 rel=$2
+	shift 2
+	cg_make "gate-$name"
+	mkfifo "$TMP/gate-$name" || fail "mkfifo"
+	cg_run "gate-$name" sh -c 'read x < "$0"; exec "$@"' "$TMP/gate-$name" \
+		"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@" &
+	gated+=($!)
+}
+open_gate() { echo go >"$TMP/gate-$1"; }
+wait_gated() {
+	local p
+	for p in "${gated[@]}"; do
+		wait "$p" || fail "a workload failed (exit $?)"
+	done
+	gated=()
+}
+wait_lines() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
+		sleep 0.05
+	done
+	fail "cgtma wrote fewer than $2 lines in 10 s"
+}
+start_cgtma() {
+	out=$1
+	shift
+	: >"$out"
+	"$CGTMA" -e $EV --json "$@" >"$out" 2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+}
+stop_cgtma() {
+	local rc
+	kill -INT $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "the last line is not the summary"
+}
+usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }
+# clock_usec FILE CGROUP: the cgroup's cpu-clock over the intervals, in microseconds.
+clock_usec() {
+	jq -s --arg cg "$2" '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cgroup == $cg) | .counts["cpu-clock"]] |
+		add / 1000 | floor' "$1"
+}
+# steal_usec: CPU time the hypervisor took from this VM so far (all CPUs). cpu-clock runs on
+# through it; the scheduler's clock, and so cpu.stat, leaves it out.
+steal_usec() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print int($9 * 1000000 / hz) }' /proc/stat; }
+# agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]: within 3 %, plus the time stolen
+# meanwhile, which cpu-clock may hold and cpu.stat does not.
+agree() {
+	echo "$1: cpu-clock $2 us, cpu.stat usage_usec grew $3 us (steal $4 us)"
+	[ "$3" -ge 100000 ] || fail "$1: only $3 us of CPU time: the workload did not run"
+	awk -v a="$2" -v b="$3" -v st="$4" \
+		'BEGIN { exit !(a - b <= 0.03 * b + st && b - a <= 0.03 * b) }' && return 0
+	perf_seen
+	fail "$1: cpu-clock $2 us is not within 3 % of cpu.stat's $3 us" \
+		"($(awk -v a="$2" -v b="$3" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / b }'))${5:-}"
+}
+
+# --- steady state: three spinners, entering their cgroups from a blocked slice ------------
+gate a A "$WORKLOAD" spin $SPIN_MS
+gate a1 A/A1 "$WORKLOAD" spin $SPIN_MS
+gate b B "$WORKLOAD" spin $SPIN_MS
+start_cgtma "$TMP/out1" -I 200 -G "$A" -G "$A1" -G "$B"
+u0_a=$(usage_usec A) u0_a1=$(usage_usec A/A1) u0_b=$(usage_usec B) st0=$(steal_usec)
+open_gate a & open_gate a1 & open_gate b &
+wait_gated
+u1_a=$(usage_usec A) u1_a1=$(usage_usec A/A1) u1_b=$(usage_usec B) st=$(($(steal_usec) - st0))
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+stop_cgtma
+[ "$(jq -s '[.[] | select(.summary != true)] | length' "$out")" -ge 5 ] ||
+	fail "fewer than 5 intervals: the spin did not span several"
+agree A/A1 "$(clock_usec "$out" "$A1")" $((u1_a1 - u0_a1)) $st
+agree A "$(clock_usec "$out" "$A")" $((u1_a - u0_a)) $st
+agree B "$(clock_usec "$out" "$B")" $((u1_b - u0_b)) $st
+
+# --- a task moving itself into the cgroup mid-slice, from the root cgroup ------------------
+# Half an interval in, so the CPU has run half a second of other cgroups' work (idle
+# included) in the slice the workload moves in.
+start_cgtma "$TMP/out2" -I 1000 -G "$C"
+sleep 0.5
+u0=$(usage_usec C) st0=$(steal_usec)
+cg_run C "$WORKLOAD" spin 1000 || fail "the workload failed"
+u1=$(usage_usec C) st=$(($(steal_usec) - st0))
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+stop_cgtma
+agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
+	": the slice in which the task moved was charged to the cgroup it moved to, whole"
+echo ok

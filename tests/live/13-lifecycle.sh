@@ -1,0 +1,156 @@
+#!/bin/bash
+# Lifecycle of tracked cgroups, counting syscalls:sys_enter_getppid (exact) with -I 250:
+#  - a glob that matches nothing at start ($CG_BASE/new-*) is only warned about;
+#  - new-1, created after start, gets exactly its N1 calls, made at once after the mkdir,
+#    before user space can have seen it (the BPF mkdir hook counts from birth);
+#  - new-2 lives for less than an interval: created, its N2 calls, removed; it is reported
+#    with exactly N2;
+#  - other-1, created after start but matching nothing, is never reported;
+#  - rm, tracked from the start, is removed mid-run after its workload ends: cgtma keeps
+#    running, reports it with exactly its NR calls and in every interval until it is gone,
+#    then stops reporting it (once gone, it is on the summary only);
+#  - keep's workload spans the whole run, across the removals: exactly NK.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N1=30000 N2=20000 NO=25000 NR=40000 NK=60000
+gated=()
+
+cg_make keep
+cg_make rm
+KEEP=$(cg_path keep) RM=$(cg_path rm) NEW1=$(cg_path new-1) NEW2=$(cg_path new-2)
+
+# gate NAME REL CMD...: CMD waits in its own cgroup on a FIFO, then moves into REL and runs;
+# blocking there ends its slice, so the slice in which it moves holds only its own work.
+gate() {
+	local name=$1 rel=$2
+	shift 2
+	cg_make "gate-$name"
+	mkfifo "$TMP/gate-$name" || fail "mkfifo"
+	cg_run "gate-$name" sh -c 'read x < "$0"; exec "$@"' "$TMP/gate-$name" \
+		"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@" &
+	gate_pid[$name]=$!
+}
+declare -A gate_pid=()
+open_gate() { echo go >"$TMP/gate-$1"; }
+# run_gated NAME: opens the gate and waits for the workload, which must succeed.
+run_gated() {
+	open_gate "$1"
+	wait "${gate_pid[$1]}" || fail "workload $1 failed (exit $?)"
+}
+wait_lines() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
+		sleep 0.05
+	done
+	fail "cgtma wrote fewer than $2 lines in 10 s"
+}
+next_line() { wait_lines "$out" $(($(wc -l <"$out") + ${1:-1})); }
+now() { date +%s.%N; }
+# remove REL: rmdir, retried while the exited workload is still being released (EBUSY).
+remove() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		rmdir "$CG_ROOT/$CG_BASE/$1" 2>/dev/null && return 0
+		sleep 0.02
+	done
+	fail "cannot remove cgroup $1: $(rmdir "$CG_ROOT/$CG_BASE/$1" 2>&1)"
+}
+
+# All gates first: their cgroups are created before cgtma starts.
+gate keep keep "$WORKLOAD" getppid $NK 250
+gate rm rm "$WORKLOAD" getppid $NR 30
+gate new1 new-1 "$WORKLOAD" getppid $N1
+gate new2 new-2 "$WORKLOAD" getppid $N2
+gate other other-1 "$WORKLOAD" getppid $NO
+
+out=$TMP/out
+: >"$out"
+"$CGTMA" -e $EV -I 250 --json -G "$CG_BASE/new-*" -G "$KEEP" -G "$RM" >"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 1
+grep -q "matches no cgroup yet" "$TMP/err" ||
+	fail "no warning about the glob matching nothing: $(cat "$TMP/err")"
+
+open_gate keep &	# about 2.5 s of work, in ten bursts
+run_gated rm
+next_line 2
+t_rm=$(now)
+remove rm
+t_rm_done=$(now)
+
+# Born after start: the work starts right after the mkdir, well inside one interval.
+next_line
+mkdir "$CG_ROOT/$CG_BASE/new-1" || fail "mkdir new-1"
+run_gated new1
+mkdir "$CG_ROOT/$CG_BASE/new-2" || fail "mkdir new-2"
+run_gated new2
+remove new-2
+mkdir "$CG_ROOT/$CG_BASE/other-1" || fail "mkdir other-1"
+run_gated other
+
+wait "${gate_pid[keep]}" || fail "workload keep failed"
+next_line 2
+kill -0 $cgtma_pid 2>/dev/null || fail "cgtma is gone after the removals: $(cat "$TMP/err")"
+kill -INT $cgtma_pid
+wait $cgtma_pid
+rc=$?
+[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+[ "$(grep -vc "matches no cgroup yet" "$TMP/err")" = 0 ] ||
+	fail "unexpected messages: $(cat "$TMP/err")"
+
+jq -e -R 'fromjson | type == "object"' "$out" >/dev/null || fail "a line is not JSON"
+[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "the last line is not the summary"
+
+sum() {
+	jq -s --arg cg "$1" --arg ev $EV '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cgroup == $cg) | .counts[$ev]] | add // 0' "$out"
+}
+summary() {
+	jq --arg cg "$1" --arg ev $EV 'select(.summary == true) | .rows[] |
+		select(.scope == "cgroup" and .cgroup == $cg) | .counts[$ev]' "$out"
+}
+for c in "keep $KEEP $NK" "rm $RM $NR" "new-1 $NEW1 $N1" "new-2 $NEW2 $N2"; do
+	set -- $c
+	s=$(sum "$2") t=$(summary "$2")
+	echo "$1: $s over the intervals, $t on the summary (want $3)"
+	[ "$s" = "$3" ] || fail "$1 counted $s getppid calls over the intervals, want $3"
+	[ "$t" = "$3" ] || fail "$1 has '$t' on the summary, want $3"
+done
+
+# Only the tracked cgroups ever appear: not other-1, not the gates.
+extra=$(jq -r -s --arg k "$KEEP" --arg r "$RM" --arg n1 "$NEW1" --arg n2 "$NEW2" \
+	'[.[].rows[] | select(.scope == "cgroup") | .cgroup] | unique | .[] |
+	 select(. != $k and . != $r and . != $n1 and . != $n2)' "$out")
+[ -z "$extra" ] || fail "untracked cgroups reported: $extra"
+
+# rm: in every interval from the first to its last, then in none; its last report is not
+# from before the rmdir, and at most one comes from after it.
+jq -e -s --arg r "$RM" '
+	[.[] | select(.summary != true) | any(.rows[]; .cgroup == $r)] as $has |
+	($has | index(false)) as $gone |
+	$gone != null and ($has[$gone:] | all(. == false)) and
+	($has | length) - $gone >= 2' "$out" >/dev/null ||
+	fail "rm is not reported in every interval until its removal and then never"
+last_rm=$(jq -s --arg r "$RM" '[.[] | select(.summary != true) |
+	select(any(.rows[]; .cgroup == $r)) | .time] | max' "$out")
+after=$(jq -s --arg r "$RM" --argjson t "$t_rm_done" '[.[] | select(.summary != true) |
+	select(.time > $t and any(.rows[]; .cgroup == $r))] | length' "$out")
+awk -v a="$last_rm" -v b="$t_rm" 'BEGIN { exit !(a >= b) }' ||
+	fail "rm's last report ($last_rm) is from before the rmdir ($t_rm)"
+[ "$after" -le 1 ] || fail "rm reported $after times after its removal, want at most once"
+
+# keep: in every interval.
+jq -e -s --arg k "$KEEP" 'all(.[]; any(.rows[]; .cgroup == $k))' "$out" >/dev/null ||
+	fail "keep is missing from an interval"
+# new-1 and new-2 are seen only from their birth: not on the first line.
+jq -e -s --arg n "$NEW1" 'all(.[0].rows[]; .cgroup != $n)' "$out" >/dev/null ||
+	fail "new-1 reported before it was created"
+sys=$(jq -s --arg ev $EV '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "system") | .counts[$ev]] | add' "$out")
+want=$((NK + NR + N1 + N2 + NO))
+[ "$sys" -ge $want ] || fail "the system counted $sys, want >= $want"
+echo ok

@@ -1,0 +1,120 @@
+#!/bin/bash
+# Stopping. SIGINT (Ctrl-C), SIGTERM and SIGHUP mid-interval: cgtma reports the partial
+# interval, then the summary ("summary": true), and exits 0; every line on stdout is whole
+# JSON, and no count is lost (a workload's exact getppid calls, made before the signal, are
+# all in the intervals and the summary). With -- COMMAND cgtma stops when the command exits
+# and exits with its status; told to stop first, it stops the command (SIGTERM) and reports
+# how the command ended.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N=50000
+
+cg_make A
+A=$(cg_path A)
+
+wait_lines() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
+		sleep 0.05
+	done
+	fail "cgtma wrote fewer than $2 lines in 10 s"
+}
+# check_stream FILE: every line a JSON object, exactly one summary, the last line.
+check_stream() {
+	jq -e -R 'fromjson | type == "object"' "$1" >/dev/null || fail "$1: a line is not whole JSON"
+	[ "$(tail -n1 "$1" | jq .summary)" = true ] || fail "$1: the last line is not the summary"
+	[ "$(jq -s '[.[] | select(.summary == true)] | length' "$1")" = 1 ] ||
+		fail "$1: not exactly one summary"
+	[ "$(jq -s '[.[] | select(has("error"))] | length' "$1")" = 0 ] ||
+		fail "$1: errors on stdout: $(grep error "$1")"
+}
+
+# stop_mid_interval SIGNAL: counts A by the second while a workload makes N calls, then
+# sends SIGNAL 0.4 s into an interval.
+stop_mid_interval() {
+	local sig=$1 out=$TMP/out-$1 rc
+	: >"$out"
+	"$CGTMA" -e "$EV" -I 1000 --json -G "$A" >"$out" 2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+	cg_run A "$WORKLOAD" getppid $N || fail "the workload failed"
+	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	sleep 0.4
+	kill -"$sig" $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "SIG$sig: cgtma exited $rc, want 0: $(cat "$TMP/err")"
+	[ -s "$TMP/err" ] && fail "SIG$sig: cgtma wrote to stderr: $(cat "$TMP/err")"
+	check_stream "$out"
+	# The last interval is the partial one: about 0.4 s, not a whole second.
+	jq -e -s '.[-2].interval > 0.2 and .[-2].interval < 0.9' "$out" >/dev/null ||
+		fail "SIG$sig: the last interval lasted $(jq -s '.[-2].interval' "$out") s, want ~0.4"
+	# The summary covers the run: the intervals' lengths and counts add up.
+	jq -e -s --arg a "$A" --arg ev "$EV" --argjson n $N '
+		def n($l): [$l.rows[] | select(.cgroup == $a)][0].counts[$ev];
+		(.[:-1] | map(.interval) | add) as $t |
+		(.[-1].interval - $t | fabs) < 0.01 and
+		(.[:-1] | map(n(.)) | add) == $n and n(.[-1]) == $n' "$out" >/dev/null ||
+		fail "SIG$sig: the summary does not add up: $(tail -n1 "$out")"
+	echo "SIG$sig: ok"
+}
+stop_mid_interval INT
+stop_mid_interval TERM
+stop_mid_interval HUP
+
+# run_command WANT_RC CMD...: cgtma runs CMD and exits with its status.
+run_command() {
+	local want=$1 out=$TMP/out-cmd rc
+	shift
+	"$CGTMA" -e "$EV" -I 200 --json -- "$@" >"$out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq "$want" ] || fail "cgtma -- $*: exit $rc, want $want: $(cat "$TMP/err")"
+	check_stream "$out"
+}
+run_command 0 true
+run_command 7 sh -c 'exit 7'
+run_command 143 sh -c 'kill -TERM $$'
+# The command's work is counted (it starts once counting has), across intervals.
+run_command 0 "$WORKLOAD" getppid $N 50
+sys=$(jq -s --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "system") | .counts[$ev]] | add' "$TMP/out-cmd")
+[ "$sys" -ge $N ] || fail "the command's $N calls are not in the system count ($sys)"
+[ "$(grep -c . "$TMP/out-cmd")" -ge 3 ] || fail "the command did not span several intervals"
+echo "-- COMMAND: ok"
+
+# Told to stop while the command runs: the command gets SIGTERM, cgtma its status (143).
+out=$TMP/out-stop
+: >"$out"
+"$CGTMA" -e "$EV" -I 200 --json -- sleep 30 >"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 1
+child=$(pgrep -P $cgtma_pid -x sleep) || fail "no sleep under cgtma"
+kill -INT $cgtma_pid
+wait $cgtma_pid
+rc=$?
+[ $rc -eq 143 ] || fail "cgtma -- sleep 30, SIGINT to cgtma: exit $rc, want 143 (sleep's SIGTERM)"
+kill -0 "$child" 2>/dev/null && fail "the command still runs after cgtma exited"
+check_stream "$out"
+
+# Ctrl-C in a terminal signals the whole process group: the command dies of SIGINT (130).
+# With job control on, the job gets a process group of its own and SIGINT is not ignored
+# (bash ignores it in background commands otherwise).
+: >"$out"
+set -m
+"$CGTMA" -e "$EV" -I 200 --json -- sleep 30 >"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+set +m
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 1
+kill -INT -- -$cgtma_pid
+wait $cgtma_pid
+rc=$?
+[ $rc -eq 130 ] || fail "Ctrl-C to cgtma -- sleep 30: exit $rc, want 130 (sleep's SIGINT)"
+check_stream "$out"
+echo "stopping a command: ok"
+echo ok

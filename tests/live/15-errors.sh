@@ -1,0 +1,157 @@
+#!/bin/bash
+# Bad input and missing privileges: one clear line on stderr ("cgtma: ..." naming the
+# subject) and exit status 2 for bad usage, 1 for a failure at run time; under --json the
+# error is also a JSON line on stdout. --help exits 0 with examples. A glob matching nothing
+# only warns and keeps watching (exit 0 at the end of -d).
+#
+# Not tested here: a kernel without BTF (exit 1, "this kernel has no BTF"): this machine has
+# BTF and it cannot be hidden from a running kernel.
+. "$(dirname "$0")/lib.sh"
+
+cg_make A
+touch "$TMP/not-a-dir"
+
+# expect RC REGEX ARGS...: cgtma ARGS exits RC and writes exactly one line to stderr,
+# starting "cgtma: " and matching REGEX (extended, case-sensitive).
+expect() {
+	local want=$1 re=$2 rc
+	shift 2
+	timeout 30 "$CGTMA" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq "$want" ] || fail "cgtma $*: exit $rc, want $want; stderr: $(cat "$TMP/err")"
+	[ "$(wc -l <"$TMP/err")" = 1 ] ||
+		fail "cgtma $*: want one line on stderr, got: $(cat "$TMP/err")"
+	grep -qE "^cgtma: .*$re" "$TMP/err" ||
+		fail "cgtma $*: stderr '$(cat "$TMP/err")' does not match '$re'"
+	local cmd="$*"
+	[ ${#cmd} -le 160 ] || cmd="${cmd:0:160}..."
+	echo "exit $rc: cgtma $cmd: $(cat "$TMP/err")"
+}
+
+# --- bad usage: 2 ---------------------------------------------------------------------------
+expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/nope': No such file or directory" \
+	-e cpu-clock -d 1 -G "$CG_BASE/nope"
+expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/nope': No such file or directory" \
+	-e cpu-clock -d 1 -G "$CG_ROOT/$CG_BASE/nope"
+expect 2 "Not a directory" -e cpu-clock -d 1 -G "$CG_BASE/cgroup.procs"
+expect 2 "'\.' and '\.\.' are not allowed" -e cpu-clock -d 1 -G "$CG_BASE/../x"
+expect 2 "16 levels deep.*15" -e cpu-clock -d 1 -G a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p
+# Without -e, too: the model's notice may come first, the error is the last line.
+timeout 30 "$CGTMA" -d 1 -G "$CG_BASE/nope" >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] || fail "cgtma -G (missing), default model: exit $rc, want 2"
+tail -n1 "$TMP/err" | grep -q "^cgtma: cannot open cgroup" ||
+	fail "cgtma -G (missing), default model: $(cat "$TMP/err")"
+
+expect 2 "event 'no-such-event': not a perf event name" -e no-such-event -d 1
+expect 2 "event 'cpu/bogus=1/': unknown term 'bogus'" -e cpu/bogus=1/ -d 1
+expect 2 "event 'cpu/event=0x1000/': value 0x1000 does not fit" -e cpu/event=0x1000/ -d 1
+expect 2 "event 'cycles:q': unknown modifier 'q'" -e cycles:q -d 1
+expect 2 "empty event" -e cpu-clock,,cs -d 1
+expect 2 "no built-in model 'nope'" -M nope -d 1
+
+expect 2 "--interval '?9'?.*10" -e cpu-clock -I 9 -d 1
+expect 2 "--interval '?0'?.*10" -e cpu-clock -I 0 -d 1
+expect 2 "--interval '?-5'?.*10" -e cpu-clock -I -5 -d 1
+expect 2 "--interval '?abc'?" -e cpu-clock -I abc -d 1
+expect 2 "--duration '?0'?" -e cpu-clock -d 0
+expect 2 "--duration '?x'?" -e cpu-clock -d x
+expect 2 "--depth '?0'?" --all-cgroups --depth 0 -e cpu-clock -d 1
+expect 2 "--max-cgroups '?0'?" --max-cgroups 0 -e cpu-clock -d 1
+expect 2 "(-e|--events).*(-M|--model)" -e cpu-clock -M sw -d 1
+expect 2 "--json.*-x|-x.*--json" -e cpu-clock --json -x , -d 1
+
+# Too many events: one more than CGTMA_MAX_EVENTS is refused; exactly that many run.
+max=$(awk '$1 == "#define" && $2 == "CGTMA_MAX_EVENTS" { print $3 }' \
+	"$(dirname "$0")/../../bpf/cgtma.h")
+[[ $max =~ ^[0-9]+$ ]] || fail "cannot read CGTMA_MAX_EVENTS from bpf/cgtma.h"
+tps=$(ls "$(awk '$(NF-2) == "tracefs" { print $5; exit }' /proc/self/mountinfo)/events/syscalls" \
+	2>/dev/null | grep '^sys_enter_' | head -n "$max" | sed 's/^/syscalls:/' | paste -sd,)
+if [ "$(echo "$tps" | tr , '\n' | grep -c .)" = "$max" ]; then
+	expect 2 "$((max + 1)) events; cgtma counts at most $max" -e "$tps,cpu-clock" -d 1
+	timeout 60 "$CGTMA" -e "$tps" -I 100 -d 0.3 --json >"$TMP/out" 2>"$TMP/err" ||
+		fail "$max events: exit $?: $(cat "$TMP/err")"
+	[ "$(tail -n1 "$TMP/out" | jq '.rows[0].counts | length')" = "$max" ] ||
+		fail "$max events: not $max counts: $(tail -n1 "$TMP/out" | cut -c1-300)"
+else
+	echo "fewer than $max syscall tracepoints: the event limit is not tested"
+fi
+
+# Unknown options: getopt's line, then where to look (two lines), exit 2.
+timeout 30 "$CGTMA" --bogus >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] || fail "cgtma --bogus: exit $rc, want 2"
+grep -q "unrecognized option '--bogus'" "$TMP/err" && grep -q "cgtma --help" "$TMP/err" ||
+	fail "cgtma --bogus: $(cat "$TMP/err")"
+
+# Under --json the error is a JSON line on stdout as well.
+expect 2 "cannot open cgroup" --json -e cpu-clock -d 1 -G "$CG_BASE/nope"
+jq -e 'has("error") and (.error | test("cannot open cgroup"))' "$TMP/out" >/dev/null ||
+	fail "--json: the error is not a JSON line on stdout: $(cat "$TMP/out")"
+
+# --- failures at run time: 1 ----------------------------------------------------------------
+expect 1 "cannot run '/nonexistent/command': No such file or directory" \
+	-e cpu-clock -I 100 -- /nonexistent/command
+
+# Not root: as nobody, no capabilities. The binary must be reachable by nobody.
+command -v setpriv >/dev/null || skip "setpriv is not installed"
+pub=$(mktemp -d /tmp/cgtma-nobody.XXXXXX)
+on_exit "rm -rf $pub"
+chmod 755 "$pub"
+install -m 755 "$CGTMA" "$pub/cgtma"
+# expect_as RC REGEX CAPS ARGS...: as expect, run as nobody with CAPS (ambient) or none;
+# an empty REGEX: anything on stderr.
+expect_as() {
+	local want=$1 re=$2 caps=$3 rc
+	shift 3
+	timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		${caps:+--inh-caps=$caps --ambient-caps=$caps} "$pub/cgtma" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq "$want" ] ||
+		fail "as nobody${caps:+ with $caps}: cgtma $*: exit $rc, want $want: $(cat "$TMP/err")"
+	if [ -n "$re" ]; then
+		[ "$(wc -l <"$TMP/err")" = 1 ] && grep -qE "^cgtma: .*$re" "$TMP/err" ||
+			fail "as nobody${caps:+ with $caps}: cgtma $*: stderr: $(cat "$TMP/err")"
+	fi
+	echo "exit $rc: as nobody${caps:+ with $caps}: cgtma $*: $(cat "$TMP/err")"
+}
+expect_as 1 "not permitted: needs root, or CAP_PERFMON and CAP_BPF" "" -e cpu-clock -d 0.3
+expect_as 1 "not permitted" "" -e cpu-clock -d 0.3 -G "$CG_BASE/A"
+# CAP_PERFMON alone is not enough; with CAP_BPF too it runs.
+if setpriv --inh-caps=+perfmon true 2>/dev/null; then
+	expect_as 1 "not permitted" +perfmon -e cpu-clock -d 0.3
+	expect_as 0 "" +bpf,+perfmon -e cpu-clock -I 100 -d 0.3 --json
+	[ "$(tail -n1 "$TMP/out" | jq .summary)" = true ] ||
+		fail "as nobody with CAP_BPF and CAP_PERFMON: no summary: $(cat "$TMP/out")"
+else
+	echo "setpriv does not know CAP_PERFMON: capability cases not run"
+fi
+
+# --- success ----------------------------------------------------------------------------------
+# A glob matching nothing: a warning, then it keeps watching until -d ends: exit 0.
+timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.5 --json -G "$CG_BASE/none-*" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || fail "a glob matching nothing: exit $rc, want 0: $(cat "$TMP/err")"
+[ "$(wc -l <"$TMP/err")" = 1 ] && grep -q "^cgtma: warning: '/$CG_BASE/none-\*' matches no cgroup yet" "$TMP/err" ||
+	fail "a glob matching nothing: stderr: $(cat "$TMP/err")"
+jq -e -R 'fromjson | type == "object"' "$TMP/out" >/dev/null || fail "a glob matching nothing: bad JSON"
+[ "$(tail -n1 "$TMP/out" | jq .summary)" = true ] || fail "a glob matching nothing: no summary"
+[ "$(jq -s '[.[] | select(.summary != true)] | length' "$TMP/out")" -ge 4 ] ||
+	fail "a glob matching nothing: it did not keep running for -d"
+[ "$(jq -s '[.[].rows[] | select(.scope == "cgroup")] | length' "$TMP/out")" = 0 ] ||
+	fail "a glob matching nothing: cgroup rows"
+
+# --help: exit 0, usage and examples on stdout, nothing on stderr.
+"$CGTMA" --help >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || fail "--help: exit $rc"
+[ -s "$TMP/err" ] && fail "--help wrote to stderr: $(cat "$TMP/err")"
+grep -q '^Usage: cgtma' "$TMP/out" || fail "--help: no usage line"
+grep -q '^Examples:' "$TMP/out" || fail "--help: no examples"
+[ "$(sed -n '/^Examples:/,/^$/p' "$TMP/out" | grep -c '^  cgtma ')" -ge 3 ] ||
+	fail "--help: fewer than 3 example command lines"
+grep -q -- '--interval' "$TMP/out" && grep -q -- '--json' "$TMP/out" ||
+	fail "--help does not list --interval and --json"
+"$CGTMA" -h >"$TMP/out2" 2>&1 && cmp -s "$TMP/out" "$TMP/out2" || fail "-h differs from --help"
+"$CGTMA" --version >"$TMP/out" 2>&1 && grep -q '^cgtma ' "$TMP/out" || fail "--version"
+echo ok

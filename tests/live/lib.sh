@@ -1,0 +1,49 @@
+# Sourced by the live tests. Gives:
+#   $CGTMA        the binary under test;  $WORKLOAD  tests/helpers/workload
+#   $CG_ROOT      the cgroup v2 mount (from mountinfo);  $CG_BASE  this test's own cgroup,
+#                 relative to $CG_ROOT, removed with everything below it when the test exits
+#   $TMP          a scratch directory, removed on exit
+#   skip MSG      ends the test as skipped (exit 77) saying why
+#   fail MSG      ends the test as failed
+#   cg_make REL   creates $CG_ROOT/$CG_BASE/REL;  cg_path REL  its canonical cgroup path
+#   cg_run REL CMD...   runs CMD inside that cgroup (waits for it)
+#   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
+set -u
+CGTMA=${CGTMA_BUILD:-build}/cgtma
+WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
+
+skip() { echo "SKIP $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ -x "$CGTMA" ] || fail "no $CGTMA: build first"
+[ -x "$WORKLOAD" ] || fail "no $WORKLOAD: build first (make $WORKLOAD)"
+command -v jq >/dev/null || skip "jq is not installed (tools/install-deps.sh test installs it)"
+[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+
+CG_ROOT=$(awk '$(NF-2) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG_ROOT" ] || skip "cgroup v2 is not mounted"
+CG_BASE="cgtma-test-$$-$RANDOM"
+TMP=$(mktemp -d /tmp/cgtma-test.XXXXXX)
+_exit_cmds=()
+
+on_exit() { _exit_cmds+=("$*"); }
+
+_cleanup() {
+	local rc=$?
+	for c in "${_exit_cmds[@]}"; do eval "$c" >/dev/null 2>&1; done
+	# Children first: kill what is left in our cgroups, then rmdir bottom-up.
+	if [ -d "$CG_ROOT/$CG_BASE" ]; then
+		find "$CG_ROOT/$CG_BASE" -name cgroup.procs -exec cat {} + 2>/dev/null |
+			xargs -r kill -9 2>/dev/null
+		sleep 0.1
+		find "$CG_ROOT/$CG_BASE" -depth -type d -exec rmdir {} + 2>/dev/null
+	fi
+	rm -rf "$TMP"
+	exit $rc
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+cg_make() { mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"; }
+cg_path() { echo "/$CG_BASE${1:+/$1}"; }
+cg_run() { local rel=$1; shift; "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@"; }

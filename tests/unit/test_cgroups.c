@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Finding mounts in mountinfo (fake files), cgroup paths as users write them (normalize,
+ * level, match), and resolving paths and globs against a temporary directory tree standing
+ * in for a cgroup v2 root (id, expand, walk).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "mounts.h"
+#include "test.h"
+
+static char tmp[] = "/tmp/cgtma-test-cgroups.XXXXXX";
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		printf("not ok - cannot write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+/* Writes text to a mountinfo file and looks fstype up in it. */
+static int find_in(const char *text, const char *fstype, char *out, size_t len)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/mountinfo", tmp);
+	write_file(path, text);
+	out[0] = '\0';
+	return mount_find(path, fstype, out, len);
+}
+
+#define CHECK_MOUNT(text, fstype, want)                                                   \
+	do {                                                                              \
+		char out_[4096];                                                          \
+		int r_ = find_in((text), (fstype), out_, sizeof(out_));                   \
+		CHECK(r_ == 0, "%s: returned %d", (fstype), r_);                          \
+		const char *o_ = out_;                                                    \
+		if (r_ == 0)                                                              \
+			CHECK_STR(o_, (want));                                            \
+	} while (0)
+
+static const char pure_v2[] =
+	"22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"
+	"25 22 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw\n"
+	"29 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 "
+	"rw,nsdelegate,memory_recursiveprot\n"
+	"42 25 0:13 / /sys/kernel/tracing rw,relatime shared:18 - tracefs tracefs rw\n"
+	"40 25 0:7 / /sys/kernel/debug rw,relatime shared:16 - debugfs debugfs rw\n";
+
+static const char hybrid[] =
+	"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+	"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+	"40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:5 master:2 - cgroup2 cgroup2 rw\n";
+
+/* A container's view: a bind mount of its own subtree comes first, then the real root. */
+static const char container[] =
+	"100 90 0:26 /kubepods/pod1/abc /sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw\n"
+	"101 90 0:26 / /host/sys/fs/cgroup rw,relatime - cgroup2 cgroup rw\n";
+
+static void test_mount_find(void)
+{
+	char out[4096], path[4096];
+
+	CHECK_MOUNT(pure_v2, "cgroup2", "/sys/fs/cgroup");
+	CHECK_MOUNT(pure_v2, "tracefs", "/sys/kernel/tracing");
+	CHECK_MOUNT(pure_v2, "debugfs", "/sys/kernel/debug");
+	CHECK_MOUNT(pure_v2, "ext4", "/");
+	/* Hybrid: v1 "cgroup" mounts are not cgroup2; optional fields may be several. */
+	CHECK_MOUNT(hybrid, "cgroup2", "/sys/fs/cgroup/unified");
+	CHECK_MOUNT(hybrid, "cgroup", "/sys/fs/cgroup/cpu");
+	/* Only a mount showing the filesystem's root counts. */
+	CHECK_MOUNT(container, "cgroup2", "/host/sys/fs/cgroup");
+	/* Escaped mount points (space, tab, backslash) come back unescaped. */
+	CHECK_MOUNT("41 31 0:38 / /mnt/my\\040cg\\011x\\134y rw - cgroup2 cgroup2 rw\n", "cgroup2",
+		    "/mnt/my cg\tx\\y");
+	/* A line without the " - " separator is skipped, not misread. */
+	CHECK_MOUNT("garbage line cgroup2\n41 31 0:38 / /cg rw - cgroup2 cgroup2 rw\n", "cgroup2",
+		    "/cg");
+	/* The first of two. */
+	CHECK_MOUNT("1 0 0:1 / /a rw - cgroup2 x rw\n2 0 0:1 / /b rw - cgroup2 x rw\n", "cgroup2",
+		    "/a");
+
+	CHECK_INT(find_in(hybrid, "tracefs", out, sizeof(out)), -ENOENT);
+	CHECK_INT(find_in("", "cgroup2", out, sizeof(out)), -ENOENT);
+	CHECK_INT(find_in("100 90 0:26 /sub /sys/fs/cgroup rw - cgroup2 cgroup rw\n", "cgroup2", out,
+			  sizeof(out)), -ENOENT);
+	CHECK_INT(find_in(pure_v2, "cgroup2fs", out, sizeof(out)), -ENOENT);
+	CHECK_INT(find_in(pure_v2, "cgroup", out, sizeof(out)), -ENOENT);
+	/* A buffer too small for the path. */
+	CHECK_INT(find_in(pure_v2, "cgroup2", out, strlen("/sys/fs/cgroup")), -ENAMETOOLONG);
+	CHECK_INT(find_in(pure_v2, "cgroup2", out, strlen("/sys/fs/cgroup") + 1), 0);
+	/* No such file. */
+	snprintf(path, sizeof(path), "%s/no-such-mountinfo", tmp);
+	CHECK_INT(mount_find(path, "cgroup2", out, sizeof(out)), -ENOENT);
+}
+
+#define CHECK_NORM(root, arg, want)                                                       \
+	do {                                                                              \
+		char out_[256], err_[256] = "";                                           \
+		int r_ = cgroup_normalize((root), (arg), out_, sizeof(out_), err_,        \
+					  sizeof(err_));                                  \
+		CHECK(r_ == 0, "'%s': returned %d (%s)", (arg), r_, err_);                \
+		const char *o_ = out_;                                                    \
+		if (r_ == 0)                                                              \
+			CHECK_STR(o_, (want));                                            \
+	} while (0)
+
+static void test_normalize(void)
+{
+	const char *r = "/sys/fs/cgroup", *p;
+	char out[256], err[256];
+
+	CHECK_NORM(r, "/sys/fs/cgroup/system.slice/foo.service", "/system.slice/foo.service");
+	CHECK_NORM(r, "/sys/fs/cgroup", "/");
+	CHECK_NORM(r, "/sys/fs/cgroup/", "/");
+	CHECK_NORM(r, "/sys/fs/cgroup//a//b/", "/a/b");
+	CHECK_NORM(r, "/", "/");
+	CHECK_NORM(r, "//", "/");
+	CHECK_NORM(r, "a", "/a");
+	CHECK_NORM(r, "a/b", "/a/b");
+	CHECK_NORM(r, "/a/b", "/a/b");
+	CHECK_NORM(r, "a//b///c/", "/a/b/c");
+	/* Only a whole path component of the mount point is stripped. */
+	CHECK_NORM(r, "/sys/fs/cgroupX/a", "/sys/fs/cgroupX/a");
+	/* Names that merely start with dots are names. */
+	CHECK_NORM(r, "a/.hidden", "/a/.hidden");
+	CHECK_NORM(r, "a/...", "/a/...");
+	CHECK_NORM(r, "a/..b", "/a/..b");
+	/* Globs are kept as they are. */
+	CHECK_NORM(r, "system.slice/docker-*.scope", "/system.slice/docker-*.scope");
+	CHECK_NORM(r, "/sys/fs/cgroup/k8s/pod[0-9]?/*", "/k8s/pod[0-9]?/*");
+	/* Hybrid: the root is the unified mount. */
+	CHECK_NORM("/sys/fs/cgroup/unified", "/sys/fs/cgroup/unified/a/b", "/a/b");
+	CHECK_NORM("/sys/fs/cgroup/unified", "unified/a", "/unified/a");
+
+	CHECK_INT(cgroup_normalize(r, "a/./b", out, sizeof(out), err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "'.' and '..'") != NULL, "reason: '%s'", err);
+	CHECK_INT(cgroup_normalize(r, "a/../b", out, sizeof(out), err, sizeof(err)), -EINVAL);
+	CHECK_INT(cgroup_normalize(r, "..", out, sizeof(out), err, sizeof(err)), -EINVAL);
+	CHECK_INT(cgroup_normalize(r, "/sys/fs/cgroup/..", out, sizeof(out), err, sizeof(err)),
+		  -EINVAL);
+	CHECK_INT(cgroup_normalize(r, "a/.", out, sizeof(out), err, sizeof(err)), -EINVAL);
+	/* Output buffers too small. */
+	CHECK_INT(cgroup_normalize(r, "abcdefgh", out, 8, err, sizeof(err)), -ENAMETOOLONG);
+	CHECK_INT(cgroup_normalize(r, "abcdefg", out, 9, err, sizeof(err)), 0);
+	p = out;
+	CHECK_STR(p, "/abcdefg");
+	CHECK_INT(cgroup_normalize(r, "a", out, 1, err, sizeof(err)), -ENAMETOOLONG);
+}
+
+static void test_level_match(void)
+{
+	CHECK_INT(cgroup_level("/"), 0);
+	CHECK_INT(cgroup_level("/a"), 1);
+	CHECK_INT(cgroup_level("/a/b"), 2);
+	CHECK_INT(cgroup_level("/system.slice/docker-1.scope/inner"), 3);
+
+	CHECK(!cgroup_is_pattern("/a/b"), "plain path");
+	CHECK(!cgroup_is_pattern("/a.b/c-d_e"), "plain path with punctuation");
+	CHECK(cgroup_is_pattern("/a/*"), "star");
+	CHECK(cgroup_is_pattern("/a/b?"), "question mark");
+	CHECK(cgroup_is_pattern("/a/[bc]"), "bracket");
+
+	CHECK(cgroup_match("/a", "/a"), "literal");
+	CHECK(!cgroup_match("/a", "/ab"), "literal is not a prefix");
+	CHECK(!cgroup_match("/a", "/a/b"), "literal does not match children");
+	CHECK(cgroup_match("/a/*", "/a/b"), "star");
+	CHECK(!cgroup_match("/a/*", "/a/b/c"), "star does not cross '/'");
+	CHECK(!cgroup_match("/a/*", "/a"), "star needs its level");
+	CHECK(cgroup_match("/*/b", "/x/b"), "star in the middle");
+	CHECK(cgroup_match("/system.slice/docker-*.scope", "/system.slice/docker-abc.scope"),
+	      "docker scopes");
+	CHECK(!cgroup_match("/system.slice/docker-*.scope", "/system.slice/docker-abc.service"),
+	      "suffix must match");
+	CHECK(!cgroup_match("/system.slice/docker-*.scope", "/system.slice/docker-a/b.scope"),
+	      "star does not cross '/' in a name");
+	CHECK(cgroup_match("/new-?", "/new-1"), "question mark");
+	CHECK(!cgroup_match("/new-?", "/new-10"), "question mark is one character");
+	CHECK(cgroup_match("/pod[0-9]", "/pod7"), "class");
+	CHECK(!cgroup_match("/pod[0-9]", "/podx"), "class excludes");
+	CHECK(cgroup_match("/pod[!0-9]", "/podx"), "negated class");
+}
+
+static char root[4200];
+
+static void mk(const char *rel)
+{
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	if (mkdir(path, 0755)) {
+		printf("not ok - mkdir %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void touch(const char *rel)
+{
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	write_file(path, "");
+}
+
+static __u64 ino(const char *rel)
+{
+	char path[4400];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", root, strcmp(rel, "/") ? rel : "");
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/* What a walk or an expansion saw, in order. */
+struct seen {
+	int n;
+	char paths[32][256];
+	__u64 ids[32];
+	int stop_after;		/* return 99 from the callback after this many; 0: never */
+};
+
+static int seen_cb(const char *path, __u64 id, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 32) {
+		snprintf(s->paths[s->n], sizeof(s->paths[s->n]), "%s", path);
+		s->ids[s->n] = id;
+	}
+	s->n++;
+	return s->stop_after && s->n >= s->stop_after ? 99 : 0;
+}
+
+static int seen_index(const struct seen *s, const char *path)
+{
+	for (int i = 0; i < s->n && i < 32; i++)
+		if (strcmp(s->paths[i], path) == 0)
+			return i;
+	return -1;
+}
+
+/* The paths seen, sorted, joined by spaces: glob sorts, readdir does not. */
+static const char *seen_sorted(struct seen *s)
+{
+	static char out[4096];
+	int n = s->n < 32 ? s->n : 32;
+
+	out[0] = '\0';
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (strcmp(s->paths[i], s->paths[j]) > 0) {
+				char t[256];
+				__u64 id = s->ids[i];
+
+				memcpy(t, s->paths[i], sizeof(t));
+				memcpy(s->paths[i], s->paths[j], sizeof(t));
+				memcpy(s->paths[j], t, sizeof(t));
+				s->ids[i] = s->ids[j];
+				s->ids[j] = id;
+			}
+	for (int i = 0; i < n; i++)
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", i ? " " : "",
+			 s->paths[i]);
+	return out;
+}
+
+static void check_ids(const struct seen *s)
+{
+	for (int i = 0; i < s->n && i < 32; i++)
+		CHECK(s->ids[i] == ino(s->paths[i]) && s->ids[i] != 0, "%s: id %llu, inode %llu",
+		      s->paths[i], (unsigned long long)s->ids[i],
+		      (unsigned long long)ino(s->paths[i]));
+}
+
+/*
+ * root/            cgroup.procs (a file, as in a real cgroup)
+ *   a/             cgroup.procs
+ *     b/  c/  new-1/  new-2/  .hidden/
+ *     c/d/
+ *   sys/
+ *     docker-1.scope/ docker-2.scope/ docker-x.service/
+ */
+static void make_tree(void)
+{
+	snprintf(root, sizeof(root), "%s/root", tmp);
+	mk("");
+	touch("/cgroup.procs");
+	mk("/a");
+	touch("/a/cgroup.procs");
+	mk("/a/b");
+	mk("/a/c");
+	mk("/a/c/d");
+	mk("/a/new-1");
+	mk("/a/new-2");
+	mk("/a/.hidden");
+	mk("/sys");
+	mk("/sys/docker-1.scope");
+	mk("/sys/docker-2.scope");
+	mk("/sys/docker-x.service");
+	touch("/sys/docker-file.scope");
+}
+
+static void test_id(void)
+{
+	__u64 id = 0;
+
+	CHECK_INT(cgroup_id(root, "/a/b", &id), 0);
+	CHECK(id == ino("/a/b") && id, "id of /a/b: %llu", (unsigned long long)id);
+	CHECK_INT(cgroup_id(root, "/", &id), 0);
+	CHECK(id == ino("/"), "id of the root: %llu", (unsigned long long)id);
+	CHECK_INT(cgroup_id(root, "/nope", &id), -ENOENT);
+	CHECK_INT(cgroup_id(root, "/a/cgroup.procs", &id), -ENOTDIR);
+}
+
+static void test_expand(void)
+{
+	struct seen s;
+
+	/* A literal path: itself, if it exists. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/b", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/b");
+	check_ids(&s);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/");
+	CHECK(s.ids[0] == ino("/"), "root id");
+	/* A literal path that does not exist, or is a file, matches nothing: no error. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/zzz", seen_cb, &s), 0);
+	CHECK_INT(cgroup_expand(root, "/a/cgroup.procs", seen_cb, &s), 0);
+	CHECK_INT(s.n, 0);
+
+	/* Globs: directories only, one level per '*', hidden names not matched by '*'. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/*", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/b /a/c /a/new-1 /a/new-2");
+	check_ids(&s);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/new-*", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/new-1 /a/new-2");
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/*/c", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/c");
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/*/*/d", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/c/d");
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/sys/docker-*.scope", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/sys/docker-1.scope /sys/docker-2.scope");
+	check_ids(&s);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/[bc]", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/b /a/c");
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/new-?", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/new-1 /a/new-2");
+	/* Files never match: cgroup.procs is not a cgroup. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/*", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a /sys");
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/cgroup.*", seen_cb, &s), 0);
+	CHECK_INT(s.n, 0);
+	/* Matching nothing is not an error. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/none-*", seen_cb, &s), 0);
+	CHECK_INT(cgroup_expand(root, "/nope/*", seen_cb, &s), 0);
+	CHECK_INT(s.n, 0);
+
+	/* A callback's error stops the expansion and is returned. */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 2;
+	CHECK_INT(cgroup_expand(root, "/a/*", seen_cb, &s), 99);
+	CHECK_INT(s.n, 2);
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 1;
+	CHECK_INT(cgroup_expand(root, "/a/b", seen_cb, &s), 99);
+}
+
+static void test_walk(void)
+{
+	struct seen s;
+	int ia, ic, id;
+
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_walk(root, 0, seen_cb, &s), 0);
+	CHECK_INT(s.n, 0);
+
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_walk(root, 1, seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a /sys");
+	check_ids(&s);
+
+	/* Levels 1..3, parents before children; no files, no hidden directories. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_walk(root, 3, seen_cb, &s), 0);
+	ia = seen_index(&s, "/a");
+	ic = seen_index(&s, "/a/c");
+	id = seen_index(&s, "/a/c/d");
+	CHECK(ia >= 0 && ic > ia && id > ic, "order: /a at %d, /a/c at %d, /a/c/d at %d", ia, ic,
+	      id);
+	CHECK_STR(seen_sorted(&s),
+		  "/a /a/b /a/c /a/c/d /a/new-1 /a/new-2 /sys /sys/docker-1.scope "
+		  "/sys/docker-2.scope /sys/docker-x.service");
+	check_ids(&s);
+
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_walk(root, 2, seen_cb, &s), 0);
+	CHECK(seen_index(&s, "/a/c/d") < 0, "depth 2 stops above /a/c/d");
+	CHECK_INT(s.n, 9);
+
+	/* A callback's error stops the walk. */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 3;
+	CHECK_INT(cgroup_walk(root, 3, seen_cb, &s), 99);
+	CHECK_INT(s.n, 3);
+
+	/* A root that does not exist (removed while we walk) is not an error. */
+	{
+		char gone[4400];
+
+		snprintf(gone, sizeof(gone), "%s/gone", tmp);
+		memset(&s, 0, sizeof(s));
+		CHECK_INT(cgroup_walk(gone, 2, seen_cb, &s), 0);
+		CHECK_INT(s.n, 0);
+	}
+}
+
+int main(void)
+{
+	char cmd[4200];
+	int ret;
+
+	if (!mkdtemp(tmp)) {
+		printf("not ok - mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	test_mount_find();
+	test_normalize();
+	test_level_match();
+	make_tree();
+	test_id();
+	test_expand();
+	test_walk();
+
+	ret = test_done("cgroups");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", tmp);
+	return ret;
+}

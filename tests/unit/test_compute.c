@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgtma compute: options and exit codes, the JSON output (full precision, the same numbers
+ * tma__compute gives, thresholds and bottleneck as the vectors say), the default choice of
+ * the perf-metrics path, the table, and reading counts from stdin.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+
+#include <json-c/json.h>
+
+#include "capture.h"
+#include "commands.h"
+#include "test.h"
+
+/* The counts file the tests write, a temporary file. */
+static char tmp_counts[] = "/tmp/cgtma-test-counts-XXXXXX";
+#define TMP_COUNTS tmp_counts
+
+struct result {
+	int rc;
+	char *out;
+	char *err;
+};
+
+static struct result compute(const char *const *args)
+{
+	char *argv[32];
+	struct capture out, err;
+	struct result r;
+	int argc = 0;
+
+	argv[argc++] = "compute";
+	for (; *args && argc < 31; args++)
+		argv[argc++] = (char *)*args;
+	argv[argc] = NULL;
+	capture_begin(&out, 1);
+	capture_begin(&err, 2);
+	r.rc = cmd_compute(argc, argv);
+	r.err = capture_end(&err);
+	r.out = capture_end(&out);
+	return r;
+}
+
+static void result_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Writes the counts of vector idx of a vector file to TMP_COUNTS, less the names in drop. */
+static json_object *write_counts(const char *file, int idx, const char *drop_prefix)
+{
+	json_object *vectors = json_object_from_file(file), *vec, *counts, *copy;
+
+	if (!vectors)
+		return NULL;
+	vec = json_object_get(json_object_array_get_idx(vectors, idx));
+	json_object_put(vectors);
+	json_object_object_get_ex(vec, "counts", &counts);
+	copy = json_object_new_object();
+	json_object_object_foreach(counts, key, val) {
+		if (!drop_prefix || strncmp(key, drop_prefix, strlen(drop_prefix)))
+			json_object_object_add(copy, key, json_object_get(val));
+	}
+	json_object_to_file(TMP_COUNTS, copy);
+	json_object_put(copy);
+	return vec;
+}
+
+static void test_usage(void)
+{
+	static const struct {
+		const char *args[6];
+		const char *msg;
+	} usage_errors[] = {
+		{ { "--bogus", "x.json" }, "unknown option '--bogus'" },
+		{ { "--model" }, "option '--model' needs an argument" },
+		{ { "--model", "spr", "-l", "x", "c.json" }, "bad level 'x'" },
+		{ { "--model", "spr", "-l", "-1", "c.json" }, "bad level '-1'" },
+		{ { "--model", "spr", "-l" }, "option '-l' needs an argument" },
+		{ { "--model", "spr", "--interval", "0", "c.json" }, "bad interval '0'" },
+		{ { "--model", "spr" }, "no counts file" },
+		{ { "c.json" }, "no model" },
+		{ { "--model", "spr", "a.json", "b.json" }, "more than one counts file ('b.json')" },
+	};
+	struct result r;
+	size_t i;
+
+	for (i = 0; i < sizeof(usage_errors) / sizeof(usage_errors[0]); i++) {
+		r = compute(usage_errors[i].args);
+		CHECK_INT(r.rc, 2);
+		CHECK(strstr(r.err, usage_errors[i].msg), "usage error %zu: %s", i, r.err);
+		CHECK(lines(r.err) == 1, "usage error %zu: %d lines", i, lines(r.err));
+		CHECK_STR(r.out, "");
+		result_free(&r);
+	}
+
+	r = compute((const char *[]){ "--help", NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(strstr(r.out, "usage: cgtma compute") && strstr(r.out, "examples:"), "%s", r.out);
+	CHECK_STR(r.err, "");
+	result_free(&r);
+}
+
+static void test_errors(void)
+{
+	json_object *bad;
+	struct result r;
+
+	r = compute((const char *[]){ "--model", "nosuch", "x.json", NULL });
+	CHECK_INT(r.rc, 1);
+	CHECK(strstr(r.err, "no built-in model 'nosuch'"), "%s", r.err);
+	result_free(&r);
+
+	r = compute((const char *[]){ "--model", "spr", "tests/no/such.json", NULL });
+	CHECK_INT(r.rc, 1);
+	CHECK(strstr(r.err, "cannot open 'tests/no/such.json': No such file"), "%s", r.err);
+	result_free(&r);
+
+	/* a missing event is named; under --json the error is JSON on stdout too */
+	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, "ARITH."));
+	r = compute((const char *[]){ "--model", "spr", "-l", "3", "--json", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 1);
+	CHECK(strstr(r.err, "no count for event 'ARITH.DIV_ACTIVE'"), "%s", r.err);
+	CHECK(!strncmp(r.out, "{\"error\":", 9) && lines(r.out) == 1, "%s", r.out);
+	result_free(&r);
+
+	/* --perf-metrics on a model without that path */
+	r = compute((const char *[]){ "--model", "skx", "--perf-metrics", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 2);
+	CHECK(strstr(r.err, "model 'skx' has no perf-metrics path"), "%s", r.err);
+	result_free(&r);
+
+	/* --model and --model-file disagreeing */
+	r = compute((const char *[]){ "--model", "skx", "--model-file", "user/models/spr.json",
+				      TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 1);
+	CHECK(strstr(r.err, "holds model 'spr', not 'skx'"), "%s", r.err);
+	result_free(&r);
+
+	/* counts that are not an object of numbers */
+	bad = json_object_new_array();
+	json_object_to_file(TMP_COUNTS, bad);
+	json_object_put(bad);
+	r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 1);
+	CHECK(strstr(r.err, "must hold one JSON object"), "%s", r.err);
+	result_free(&r);
+
+	bad = json_tokener_parse("{\"TOPDOWN.SLOTS\": \"12\"}");
+	json_object_to_file(TMP_COUNTS, bad);
+	json_object_put(bad);
+	r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 1);
+	CHECK(strstr(r.err, "the count of 'TOPDOWN.SLOTS' is not a number"), "%s", r.err);
+	result_free(&r);
+
+	bad = json_tokener_parse("{\"TOPDOWN.SLOTS\": 12}");
+	json_object_to_file(TMP_COUNTS, bad);
+	json_object_put(bad);
+	r = compute((const char *[]){ "--model", "spr", "--json", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 1);
+	CHECK(strstr(r.err, "no count for event"), "%s", r.err);
+	result_free(&r);
+}
+
+/* The JSON output of vector 0 of a file: the vector's values, flags and bottleneck. */
+static void check_json(const char *file, const char *const *args)
+{
+	json_object *vec, *out = NULL, *nodes = NULL, *expected, *model, *bn = NULL;
+	struct result r;
+	size_t i;
+	int nr_bn = 0;
+
+	vec = write_counts(file, 0, NULL);
+	if (!vec)
+		return;
+	r = compute(args);
+	CHECK_INT(r.rc, 0);
+	CHECK_STR(r.err, "");
+	CHECK(lines(r.out) == 1, "%d lines", lines(r.out));
+	out = json_tokener_parse(r.out);
+	CHECK(out && json_object_object_get_ex(out, "nodes", &nodes), "not JSON: %s", r.out);
+	if (!nodes)
+		goto out;
+	json_object_object_get_ex(out, "model", &model);
+	CHECK_STR(json_object_get_string(model), "spr");
+	/* no metrics in spr: no key */
+	CHECK(!json_object_object_get_ex(out, "metrics", NULL), "metrics key without metrics");
+	json_object_object_get_ex(vec, "expected", &expected);
+	json_object_object_get_ex(vec, "bottleneck", &bn);
+	CHECK_INT(json_object_array_length(nodes), json_object_object_length(expected));
+	for (i = 0; i < json_object_array_length(nodes); i++) {
+		json_object *n = json_object_array_get_idx(nodes, i), *name, *value, *thresh, *b,
+			    *want, *wv, *wt;
+
+		json_object_object_get_ex(n, "name", &name);
+		json_object_object_get_ex(n, "value", &value);
+		json_object_object_get_ex(n, "thresh", &thresh);
+		json_object_object_get_ex(n, "bottleneck", &b);
+		CHECK(json_object_object_length(n) == 4, "node %zu: %d keys", i,
+		      json_object_object_length(n));
+		if (!json_object_object_get_ex(expected, json_object_get_string(name), &want)) {
+			CHECK(0, "unexpected node %s", json_object_get_string(name));
+			continue;
+		}
+		json_object_object_get_ex(want, "value", &wv);
+		json_object_object_get_ex(want, "thresh", &wt);
+		CHECK_NEAR(json_object_get_double(value), json_object_get_double(wv), 1e-9);
+		CHECK(json_object_get_boolean(thresh) == json_object_get_boolean(wt), "%s thresh",
+		      json_object_get_string(name));
+		if (json_object_get_boolean(b)) {
+			nr_bn++;
+			CHECK_STR(json_object_get_string(name), json_object_get_string(bn));
+		}
+	}
+	CHECK_INT(nr_bn, bn && !json_object_is_type(bn, json_type_null));
+	/* tree order: the first node is level 1, the first child follows its parent */
+	CHECK_STR(json_object_get_string(json_object_object_get(json_object_array_get_idx(nodes, 0),
+								"name")),
+		  "Frontend_Bound");
+out:
+	json_object_put(out);
+	json_object_put(vec);
+	result_free(&r);
+}
+
+static void test_json(void)
+{
+	/* without an option, the counts decide the path: the values tell which was taken */
+	check_json("tests/vectors/spr-perf-metrics.json",
+		   (const char *[]){ "--model", "spr", "-l", "3", "--json", TMP_COUNTS, NULL });
+	check_json("tests/vectors/spr-generic.json",
+		   (const char *[]){ "--model", "spr", "-l3", "--json", TMP_COUNTS, NULL });
+	check_json("tests/vectors/spr-perf-metrics.json",
+		   (const char *[]){ "--json", "--model-file", "user/models/spr.json", "--level=3",
+				     "--perf-metrics", "--no-smt", TMP_COUNTS, NULL });
+}
+
+/* Every digit a double needs to read back the same, and the exact layout. */
+static void test_json_format(void)
+{
+	struct result r;
+
+	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, NULL));
+	r = compute((const char *[]){ "--model", "spr", "--json", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(!strncmp(r.out, "{\"model\": \"spr\", \"nodes\": [{\"name\": \"Frontend_Bound\", "
+			      "\"value\": 0.10897812900789075, \"thresh\": false, "
+			      "\"bottleneck\": false}, {\"name\": \"Bad_Speculation\", ", 151),
+	      "%s", r.out);
+	result_free(&r);
+}
+
+static void test_table(void)
+{
+	struct result r;
+
+	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, NULL));
+	r = compute((const char *[]){ "--model", "spr", "-l", "3", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(!strncmp(r.out, "model spr: level 3, perf-metrics on, SMT off\n", 45), "%s", r.out);
+	CHECK(strstr(r.out, "\n    Serializing_Operation   40.5 % Clocks            <==\n"), "%s",
+	      r.out);
+	CHECK(strstr(r.out, "\nFrontend_Bound              10.9 % Slots             <\n"), "%s",
+	      r.out);
+	CHECK(strstr(r.out, "\nBad_Speculation             37.1 % Slots\n"), "%s", r.out);
+	CHECK_INT(lines(r.out), 1 + 40);
+	result_free(&r);
+
+	/* the counts lack the perf-metrics events: the generic path, by default */
+	json_object_put(write_counts("tests/vectors/spr-generic.json", 0, NULL));
+	r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(!strncmp(r.out, "model spr: level 1, perf-metrics off, SMT off\n", 46), "%s", r.out);
+	CHECK_INT(lines(r.out), 1 + 4);
+	result_free(&r);
+
+	/* -l beyond the model's depth reports what there is */
+	json_object_put(write_counts("tests/vectors/zen4.json", 0, NULL));
+	r = compute((const char *[]){ "--model", "zen4", "-l", "9", "--smt", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(!strncmp(r.out, "model zen4: level 2, perf-metrics off, SMT on\n", 46), "%s", r.out);
+	CHECK_INT(lines(r.out), 1 + 13);
+	result_free(&r);
+}
+
+/* Metrics, rates over --interval, and counts from stdin. */
+static void test_metrics_stdin(void)
+{
+	static const char counts[] = "{\"cpu-clock\": 3e9, \"context-switches\": 100, "
+				     "\"cpu-migrations\": 0, \"page-faults\": 7}";
+	json_object *out, *metrics = NULL, *m0, *v, *nodes;
+	struct result r;
+	int fd, saved;
+	FILE *f = fopen(TMP_COUNTS, "w");
+
+	if (!f)
+		return;
+	fputs(counts, f);
+	fclose(f);
+	fd = open(TMP_COUNTS, O_RDONLY);
+	saved = dup(0);
+	dup2(fd, 0);
+	close(fd);
+	r = compute((const char *[]){ "--model", "sw", "--interval", "2", "--json", "-", NULL });
+	dup2(saved, 0);
+	close(saved);
+	clearerr(stdin);
+	CHECK_INT(r.rc, 0);
+	out = json_tokener_parse(r.out);
+	CHECK(out && json_object_object_get_ex(out, "metrics", &metrics), "%s", r.out);
+	if (metrics) {
+		CHECK_INT(json_object_array_length(metrics), 4);
+		m0 = json_object_array_get_idx(metrics, 0);
+		CHECK_STR(json_object_get_string(json_object_object_get(m0, "name")),
+			  "CPU_Utilization");
+		CHECK_STR(json_object_get_string(json_object_object_get(m0, "unit")), "CPUs");
+		v = json_object_object_get(m0, "value");
+		CHECK_NEAR(json_object_get_double(v), 1.5, 0.0);
+		v = json_object_object_get(json_object_array_get_idx(metrics, 1), "value");
+		CHECK_NEAR(json_object_get_double(v), 50.0, 0.0);
+		CHECK(json_object_object_get_ex(out, "nodes", &nodes) &&
+		      json_object_array_length(nodes) == 0, "%s", r.out);
+	}
+	json_object_put(out);
+	result_free(&r);
+}
+
+int main(void)
+{
+	int fd = mkstemp(tmp_counts);
+
+	if (fd < 0) {
+		printf("not ok - cannot create %s\n", tmp_counts);
+		return 1;
+	}
+	close(fd);
+	test_usage();
+	test_errors();
+	test_json();
+	test_json_format();
+	test_table();
+	test_metrics_stdin();
+	unlink(TMP_COUNTS);
+	return test_done("compute");
+}

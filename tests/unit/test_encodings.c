@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every event of every built-in model, encoded the way a live run encodes it (event_parse()
+ * of the model's encoding, with libpfm4 forced to the model's PMU table), must give the
+ * perf_event_attr type/config/config1 the vendor publishes: tests/data/vendor-encodings.json
+ * (Intel's perfmon event files with toplev's modifiers applied, Linux perf's AMD JSON, the
+ * kernel's perf-metrics pseudo-encodings). No PMU is needed: LIBPFM_FORCE_PMU does it.
+ *
+ * libpfm4 reads LIBPFM_FORCE_PMU once per process, so each model is checked in a child.
+ */
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "events.h"
+#include "model_internal.h"
+#include "test.h"
+
+#define TABLE "tests/data/vendor-encodings.json"
+
+struct expected {
+	const char *model, *event, *source;
+	unsigned int type;
+	unsigned long long config, config1;
+	bool seen;
+};
+
+static struct expected *table;
+static int nr_table;
+
+static int load_table(void)
+{
+	json_object *arr = json_object_from_file(TABLE);
+
+	if (!arr || !json_object_is_type(arr, json_type_array))
+		return -1;
+	nr_table = json_object_array_length(arr);
+	table = calloc(nr_table, sizeof(*table));
+	for (int i = 0; table && i < nr_table; i++) {
+		json_object *o = json_object_array_get_idx(arr, i), *v;
+
+		json_object_object_get_ex(o, "model", &v);
+		table[i].model = json_object_get_string(v);
+		json_object_object_get_ex(o, "event", &v);
+		table[i].event = json_object_get_string(v);
+		json_object_object_get_ex(o, "source", &v);
+		table[i].source = json_object_get_string(v);
+		json_object_object_get_ex(o, "type", &v);
+		table[i].type = json_object_get_int(v);
+		json_object_object_get_ex(o, "config", &v);
+		table[i].config = strtoull(json_object_get_string(v), NULL, 0);
+		json_object_object_get_ex(o, "config1", &v);
+		table[i].config1 = strtoull(json_object_get_string(v), NULL, 0);
+	}
+	/* The strings live as long as arr: never put, this process is short. */
+	return table ? 0 : -1;
+}
+
+static struct expected *find(const char *model, const char *event)
+{
+	for (int i = 0; i < nr_table; i++)
+		if (!strcmp(table[i].model, model) && !strcmp(table[i].event, event))
+			return &table[i];
+	return NULL;
+}
+
+/* In a child: every event of one model. */
+static void check_model(const char *name)
+{
+	char err[EVENT_ERR_LEN];
+	struct model *m;
+
+	CHECK(model__load_builtin(name, &m) == 0, "%s does not load", name);
+	if (!m)
+		return;
+	if (m->pmu.libpfm4)
+		setenv("LIBPFM_FORCE_PMU", m->pmu.libpfm4, 1);
+	for (int i = 0; i < m->nr_events; i++) {
+		const struct model_event *e = &m->events[i];
+		struct expected *x = find(name, e->name);
+		struct perf_event_attr attr;
+		int ret;
+
+		CHECK(x != NULL, "%s: %s has no vendor encoding in " TABLE, name, e->name);
+		ret = event_parse(e->encoding, &attr, err, sizeof(err));
+		CHECK(ret == 0, "%s: %s (%s): %s", name, e->name, e->encoding, err);
+		if (!x || ret)
+			continue;
+		CHECK(attr.type == x->type && attr.config == x->config &&
+			      attr.config1 == x->config1,
+		      "%s: %s (%s): type %u config 0x%llx config1 0x%llx, vendor (%s): type %u "
+		      "config 0x%llx config1 0x%llx",
+		      name, e->name, e->encoding, attr.type, (unsigned long long)attr.config,
+		      (unsigned long long)attr.config1, x->source, x->type, x->config, x->config1);
+		/* Counting everywhere: no privilege filter may slip in from libpfm4's defaults. */
+		CHECK(!attr.exclude_user && !attr.exclude_kernel, "%s: %s excludes a ring", name,
+		      e->name);
+	}
+	model__free(m);
+}
+
+int main(void)
+{
+	const char *const *names = model__builtin_names();
+	int failed = 0, models = 0;
+
+	CHECK(load_table() == 0, "cannot read " TABLE);
+	if (!table)
+		return test_done("encodings");
+
+	for (int i = 0; names[i]; i++) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			check_model(names[i]);
+			fflush(stdout);
+			_exit(test_failures ? 1 : 0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "cannot fork for %s", names[i]);
+		if (pid > 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+			printf("not ok - model %s\n", names[i]);
+			failed++;
+		}
+		models++;
+	}
+	/* Every row of the table belongs to an event some model has: no stale expectations. */
+	for (int i = 0; i < nr_table; i++) {
+		struct model *m;
+		bool found = false;
+
+		if (model__load_builtin(table[i].model, &m) == 0) {
+			for (int e = 0; e < m->nr_events && !found; e++)
+				found = !strcmp(m->events[e].name, table[i].event);
+			model__free(m);
+		}
+		CHECK(found, "%s: %s is in " TABLE " but in no model", table[i].model,
+		      table[i].event);
+	}
+	CHECK_INT(failed, 0);
+	CHECK(models >= 8, "only %d built-in models", models);
+	return test_done("encodings");
+}

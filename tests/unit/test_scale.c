@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counter arithmetic: deltas of cumulative readings (never wrapping), sums, scaling for
+ * multiplexing with its edge cases (running = 0, enabled = 0, running > enabled), and how a
+ * scope's raw sums become counts and states in report_derive().
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "report.h"
+#include "scale.h"
+#include "test.h"
+
+#define C(c, e, r) ((struct cgtma_count){ .counter = (c), .enabled = (e), .running = (r) })
+
+static void check_count(const struct cgtma_count *got, __u64 c, __u64 e, __u64 r)
+{
+	CHECK(got->counter == c && got->enabled == e && got->running == r,
+	      "got {%llu, %llu, %llu}, want {%llu, %llu, %llu}", (unsigned long long)got->counter,
+	      (unsigned long long)got->enabled, (unsigned long long)got->running,
+	      (unsigned long long)c, (unsigned long long)e, (unsigned long long)r);
+}
+
+static void test_delta(void)
+{
+	struct cgtma_count d, now, before;
+
+	now = C(1500, 2000, 1000);
+	before = C(500, 1000, 400);
+	count_delta(&d, &now, &before);
+	check_count(&d, 1000, 1000, 600);
+
+	/* Nothing happened. */
+	count_delta(&d, &now, &now);
+	check_count(&d, 0, 0, 0);
+
+	/* From zero (a cgroup's first reading). */
+	before = C(0, 0, 0);
+	count_delta(&d, &now, &before);
+	check_count(&d, 1500, 2000, 1000);
+
+	/* A field that went backwards (a map entry re-created) gives 0, not ~2^64. */
+	now = C(10, 2000, 1000);
+	before = C(20, 1000, 1500);
+	count_delta(&d, &now, &before);
+	check_count(&d, 0, 1000, 0);
+
+	/* The full 64-bit range, no overflow in the subtraction. */
+	now = C(~0ULL, ~0ULL, ~0ULL);
+	before = C(1, 0, ~0ULL - 5);
+	count_delta(&d, &now, &before);
+	check_count(&d, ~0ULL - 1, ~0ULL, 5);
+}
+
+static void test_add(void)
+{
+	struct cgtma_count sum = C(0, 0, 0), d;
+
+	d = C(1, 2, 3);
+	count_add(&sum, &d);
+	count_add(&sum, &d);
+	d = C(100, 200, 0);
+	count_add(&sum, &d);
+	check_count(&sum, 102, 204, 6);
+}
+
+/* Summed deltas of a cumulative series equal its last value minus its first. */
+static void test_delta_series(void)
+{
+	static const struct cgtma_count series[] = {
+		{ 100, 1000, 1000 }, { 100, 1000, 1000 }, { 250, 3000, 2000 },
+		{ 250, 3000, 2000 }, { 1000, 9000, 4500 }, { 123456789, 987654321, 87654321 },
+	};
+	struct cgtma_count prev = series[0], total = C(0, 0, 0), d;
+
+	for (size_t i = 1; i < sizeof(series) / sizeof(series[0]); i++) {
+		count_delta(&d, &series[i], &prev);
+		count_add(&total, &d);
+		prev = series[i];
+	}
+	check_count(&total, 123456789 - 100, 987654321 - 1000, 87654321 - 1000);
+}
+
+struct scale_case {
+	struct cgtma_count c;
+	enum count_state state;
+	double scaled;
+	double multiplex;
+};
+
+static void test_scale(void)
+{
+	static const struct scale_case cases[] = {
+		/* Never enabled: the scope did not run. */
+		{ { 0, 0, 0 }, COUNT_IDLE, 0, NAN },
+		/* A counter without time is still idle: enabled is what says it ran. */
+		{ { 5, 0, 0 }, COUNT_IDLE, 0, NAN },
+		{ { 5, 0, 7 }, COUNT_IDLE, 0, NAN },
+		/* Enabled, never on a counter: no value at all, not zero. */
+		{ { 0, 1000, 0 }, COUNT_NOT_COUNTED, NAN, 0 },
+		{ { 42, 1000, 0 }, COUNT_NOT_COUNTED, NAN, 0 },
+		/* Counted the whole time: exact. */
+		{ { 12345, 1000, 1000 }, COUNT_OK, 12345, 1 },
+		{ { 0, 1000, 1000 }, COUNT_OK, 0, 1 },
+		/* Half the time: doubled. */
+		{ { 100, 2000, 1000 }, COUNT_OK, 200, 0.5 },
+		/* A quarter. */
+		{ { 100, 200, 50 }, COUNT_OK, 400, 0.25 },
+		/* A third: not an integer ratio. */
+		{ { 1000, 3, 1 }, COUNT_OK, 3000, 1.0 / 3 },
+		/* running > enabled by clock rounding: never scaled down. */
+		{ { 1000, 999, 1000 }, COUNT_OK, 1000, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct scale_case *k = &cases[i];
+		double scaled = -1, mux = -1;
+		enum count_state st = count_scale(&k->c, &scaled, &mux);
+
+		CHECK(st == k->state, "case %zu: state %d, want %d", i, st, k->state);
+		CHECK_NEAR(scaled, k->scaled, 1e-9);
+		CHECK_NEAR(mux, k->multiplex, 1e-12);
+	}
+
+	/* Large counts keep their precision (relative error of a double). */
+	{
+		struct cgtma_count c = C(1000000000000000ULL, 3000000000ULL, 1000000000ULL);
+		double scaled, mux;
+
+		CHECK_INT(count_scale(&c, &scaled, &mux), COUNT_OK);
+		CHECK_NEAR(scaled / 3e15, 1.0, 1e-12);
+		CHECK_NEAR(mux, 1.0 / 3, 1e-12);
+	}
+}
+
+/* A scope's sums become counts, states, multiplexing and "ran" as the outputs see them. */
+static void test_derive(void)
+{
+	const char *names[] = { "a", "b", "c", "d" };
+	struct run run = { .model = "events", .nr_events = 4, .event_names = names };
+	struct interval iv = { .interval_s = 1 };
+	struct scope *s, *idle;
+
+	s = interval_add_scope(&iv, &run, SCOPE_CGROUP, "/x", -1);
+	idle = interval_add_scope(&iv, &run, SCOPE_CGROUP, "/idle", -1);
+	CHECK(s && idle, "interval_add_scope failed");
+	if (!s || !idle)
+		return;
+	CHECK_STR(iv.scopes[0].cgroup, "/x");
+	s = &iv.scopes[0];
+	idle = &iv.scopes[1];
+	s->sum[0] = C(100, 1000, 1000);		/* exact */
+	s->sum[1] = C(100, 1000, 250);		/* multiplexed: x4 */
+	s->sum[2] = C(0, 1000, 0);		/* never scheduled on a counter */
+	s->sum[3] = C(0, 0, 0);			/* not enabled */
+	CHECK_INT(report_derive(&run, &iv), 0);
+	s = &iv.scopes[0];
+	idle = &iv.scopes[1];
+
+	CHECK(s->ran, "a scope with enabled time ran");
+	CHECK_INT(s->state[0], COUNT_OK);
+	CHECK_NEAR(s->count[0], 100.0, 0);
+	CHECK_NEAR(s->multiplex[0], 1.0, 0);
+	CHECK_INT(s->state[1], COUNT_OK);
+	CHECK_NEAR(s->count[1], 400.0, 1e-9);
+	CHECK_NEAR(s->multiplex[1], 0.25, 1e-12);
+	CHECK_INT(s->state[2], COUNT_NOT_COUNTED);
+	CHECK(isnan(s->count[2]), "not counted is NAN, got %g", s->count[2]);
+	CHECK_INT(s->state[3], COUNT_IDLE);
+	CHECK_NEAR(s->count[3], 0.0, 0);
+
+	CHECK(!idle->ran, "a scope with no enabled time did not run");
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(idle->state[i], COUNT_IDLE);
+		CHECK_NEAR(idle->count[i], 0.0, 0);
+	}
+
+	/* Sorting: system, CPUs, then cgroups by path and CPU. */
+	CHECK(interval_add_scope(&iv, &run, SCOPE_CPU, NULL, 1) != NULL, "add cpu1");
+	CHECK(interval_add_scope(&iv, &run, SCOPE_CGROUP, "/x", 0) != NULL, "add /x@0");
+	CHECK(interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1) != NULL, "add system");
+	CHECK(interval_add_scope(&iv, &run, SCOPE_CPU, NULL, 0) != NULL, "add cpu0");
+	interval_sort(&iv);
+	{
+		static const char *const want[] = { "system", "cpu0", "cpu1", "/idle", "/x",
+						    "/x@cpu0" };
+		char buf[64];
+
+		CHECK_INT(iv.nr_scopes, 6);
+		for (int i = 0; i < iv.nr_scopes && i < 6; i++)
+			CHECK_STR(scope_label(&iv.scopes[i], buf, sizeof(buf)), want[i]);
+	}
+	interval_free(&iv);
+	CHECK(iv.scopes == NULL && iv.nr_scopes == 0, "interval_free empties");
+}
+
+int main(void)
+{
+	test_delta();
+	test_add();
+	test_delta_series();
+	test_scale();
+	test_derive();
+	return test_done("scale");
+}

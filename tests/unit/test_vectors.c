@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The built-in models against toplev: every vector in tests/vectors (computed with pmu-tools'
+ * model files and checked against the toplev command line, see
+ * /work/shared/reference/README.md section 1) must give the same values (within 1e-9), the
+ * same threshold flags and the same bottleneck. Intel vectors are level 3, AMD level 2.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "model_internal.h"
+#include "test.h"
+
+#define VECTOR_DIR "tests/vectors"
+#define VALUE_TOLERANCE 1e-9
+
+static int nr_vectors;
+static double cost_us;		/* of one computation of the first level-3 vector */
+static char cost_of[64];
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static bool get_bool(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+static int plan_node(const struct plan *p, const char *full_name)
+{
+	int i;
+
+	for (i = 0; i < p->nr_nodes; i++) {
+		if (!strcmp(p->nodes[i].full_name, full_name))
+			return i;
+	}
+	return -1;
+}
+
+static void run_vector(const char *file, int idx, json_object *vec)
+{
+	json_object *jmodel, *counts, *expected, *jbn;
+	struct model_options o = { 0 };
+	struct tma_result r = { .bottleneck = -1 }, ref = { .bottleneck = -1 };
+	struct tma_input in = { .interval_s = 1 };
+	struct model *m = NULL;
+	struct plan *p = NULL;
+	double *values = NULL;
+	bool *counted = NULL;
+	int i, err;
+
+	nr_vectors++;
+	CHECK(json_object_object_get_ex(vec, "model", &jmodel), "%s[%d]: no model", file, idx);
+	CHECK(json_object_object_get_ex(vec, "counts", &counts), "%s[%d]: no counts", file, idx);
+	CHECK(json_object_object_get_ex(vec, "expected", &expected), "%s[%d]: no expected", file,
+	      idx);
+	if (!jmodel || !counts || !expected)
+		return;
+	err = model__load_builtin(json_object_get_string(jmodel), &m);
+	CHECK(!err, "%s[%d]: model %s does not load", file, idx, json_object_get_string(jmodel));
+	if (err)
+		return;
+
+	o.level = strcmp(model__vendor(m), "amd") ? 3 : 2;
+	o.perf_metrics = get_bool(vec, "perf_metrics");
+	o.smt = get_bool(vec, "smt");
+	err = plan__new(m, &o, &p);
+	CHECK(!err, "%s[%d]: no plan", file, idx);
+	if (err)
+		goto out;
+
+	values = calloc(p->nr_events + 1, sizeof(*values));
+	counted = calloc(p->nr_events + 1, sizeof(*counted));
+	if (!values || !counted)
+		goto out;
+	for (i = 0; i < p->nr_events; i++) {
+		json_object *v;
+
+		CHECK(json_object_object_get_ex(counts, p->events[i].name, &v),
+		      "%s[%d]: the vector has no count for '%s'", file, idx, p->events[i].name);
+		values[i] = v ? json_object_get_double(v) : 0;
+		counted[i] = true;
+	}
+	in.counts = values;
+	in.counted = counted;
+	err = tma_result__init(&r, p);
+	if (!err)
+		err = tma__compute(p, &in, &r);
+	CHECK(!err, "%s[%d]: compute failed: %d", file, idx, err);
+	if (err)
+		goto out;
+
+	/* What one computation costs (reported, never checked: machines differ). */
+	if (!cost_of[0] && o.level == 3) {
+		double t0 = now();
+
+		for (i = 0; i < 2000; i++)
+			tma__compute(p, &in, &r);
+		cost_us = (now() - t0) / 2000 * 1e6;
+		snprintf(cost_of, sizeof(cost_of), "%s", file);
+	}
+
+	/* toplev's way, recomputing on every reference, gives bit for bit the same */
+	plan__set_memo(p, false);
+	if (!tma_result__init(&ref, p) && !tma__compute(p, &in, &ref)) {
+		CHECK(!memcmp(r.value, ref.value, p->nr_nodes * sizeof(*r.value)) &&
+			      !memcmp(r.above, ref.above, p->nr_nodes * sizeof(*r.above)) &&
+			      r.bottleneck == ref.bottleneck,
+		      "%s[%d]: memoized values differ from recomputed ones", file, idx);
+	}
+	tma_result__release(&ref);
+
+	/* The same nodes, both ways. */
+	CHECK_INT(p->nr_nodes, json_object_object_length(expected));
+	json_object_object_foreach(expected, name, want) {
+		json_object *wv, *wt;
+		int n = plan_node(p, name);
+
+		CHECK(n >= 0, "%s[%d]: the model has no node %s", file, idx, name);
+		if (n < 0)
+			continue;
+		json_object_object_get_ex(want, "value", &wv);
+		CHECK(r.counted[n], "%s[%d]: %s not counted", file, idx, name);
+		CHECK(fabs(r.value[n] - json_object_get_double(wv)) <= VALUE_TOLERANCE,
+		      "%s[%d]: %s = %.17g, toplev %.17g", file, idx, name, r.value[n],
+		      json_object_get_double(wv));
+		if (json_object_object_get_ex(want, "thresh", &wt))
+			CHECK(r.above[n] == json_object_get_boolean(wt),
+			      "%s[%d]: %s above threshold: %d, toplev %d", file, idx, name,
+			      r.above[n], json_object_get_boolean(wt));
+	}
+	if (json_object_object_get_ex(vec, "bottleneck", &jbn)) {
+		const char *want_bn = json_object_is_type(jbn, json_type_null)
+					   ? "(none)"
+					   : json_object_get_string(jbn);
+		const char *got = r.bottleneck >= 0 ? p->nodes[r.bottleneck].full_name : "(none)";
+
+		CHECK_STR(got, want_bn);
+		if (strcmp(got, want_bn))
+			printf("  in %s[%d]\n", file, idx);
+	}
+out:
+	tma_result__release(&r);
+	free(values);
+	free(counted);
+	plan__free(p);
+	model__free(m);
+}
+
+static void run_file(const char *name)
+{
+	char path[512];
+	json_object *vectors;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/%s", VECTOR_DIR, name);
+	vectors = json_object_from_file(path);
+	CHECK(vectors && json_object_is_type(vectors, json_type_array), "%s: not a JSON array",
+	      path);
+	if (!vectors)
+		return;
+	for (i = 0; i < json_object_array_length(vectors); i++)
+		run_vector(name, (int)i, json_object_array_get_idx(vectors, i));
+	json_object_put(vectors);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(void)
+{
+	char *names[256];
+	int nr = 0, i;
+	struct dirent *de;
+	DIR *d = opendir(VECTOR_DIR);
+
+	CHECK(d != NULL, "cannot open %s: %s", VECTOR_DIR, strerror(errno));
+	if (!d)
+		return test_done("vectors");
+	while ((de = readdir(d)) && nr < (int)(sizeof(names) / sizeof(names[0]))) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 5 && !strcmp(de->d_name + len - 5, ".json"))
+			names[nr++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, nr, sizeof(names[0]), cmp_name);
+	for (i = 0; i < nr; i++) {
+		if (names[i])
+			run_file(names[i]);
+		free(names[i]);
+	}
+	/* Every model with a Top-Down tree has vectors: a directory that went missing fails. */
+	CHECK(nr >= 12, "only %d vector files in %s", nr, VECTOR_DIR);
+	printf("# %d vectors from %d files; one level-3 computation (%s): %.1f us\n", nr_vectors,
+	       nr, cost_of, cost_us);
+	return test_done("vectors");
+}

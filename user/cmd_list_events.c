@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgtma list-events: the groups and final encodings a run would program, like toplev's
+ * --print. Works anywhere: encodings need no PMU (LIBPFM_FORCE_PMU picks libpfm4's tables).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "commands.h"
+#include "log.h"
+#include "measurement.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: cgtma list-events [--model M | --model-file F] [-l N]\n"
+"                         [--perf-metrics|--no-perf-metrics] [--smt|--no-smt] [--json]\n"
+"\n"
+"Prints the event groups and the perf_event_attr encodings (type, config, config1) a run\n"
+"with these options would open on every CPU. Without --model, the model is the one a run\n"
+"would detect here.\n"
+"\n"
+"Examples:\n"
+"  cgtma list-events --model spr -l 2\n"
+"  cgtma list-events --model zen4 -l 2 --json\n"
+"  LIBPFM_FORCE_PMU=icx cgtma list-events --model icx -l 3 --no-perf-metrics\n");
+}
+
+static void print_text(const struct measurement *m)
+{
+	const struct plan *p = m->plan;
+
+	printf("model %s, level %d, %s, SMT %s: %d events in %d groups\n",
+	       model__name(m->model), m->level,
+	       m->perf_metrics ? "perf-metrics" : "generic counters", m->smt ? "on" : "off",
+	       p->nr_events, p->nr_groups);
+	for (int i = 0; i < p->nr_events; i++) {
+		const struct perf_event_attr *a = &m->attrs[i];
+
+		if (i == 0 || p->events[i].group != p->events[i - 1].group)
+			printf("group %d:\n", p->events[i].group);
+		printf("  %-52s type %u config 0x%llx config1 0x%llx%s\n", p->events[i].name,
+		       a->type, (unsigned long long)a->config, (unsigned long long)a->config1,
+		       p->events[i].fixed ? "  (fixed counter)" : "");
+	}
+}
+
+static void print_json(const struct measurement *m)
+{
+	const struct plan *p = m->plan;
+	json_object *groups = json_object_new_array(), *g = NULL, *events = NULL;
+	char hex[32];
+
+	for (int i = 0; i < p->nr_events; i++) {
+		const struct perf_event_attr *a = &m->attrs[i];
+		json_object *e = json_object_new_object();
+
+		if (i == 0 || p->events[i].group != p->events[i - 1].group) {
+			g = json_object_new_object();
+			events = json_object_new_array();
+			json_object_object_add(g, "group", json_object_new_int(p->events[i].group));
+			json_object_object_add(g, "events", events);
+			json_object_array_add(groups, g);
+		}
+		json_object_object_add(e, "name", json_object_new_string(p->events[i].name));
+		json_object_object_add(e, "type", json_object_new_int64(a->type));
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)a->config);
+		json_object_object_add(e, "config", json_object_new_string(hex));
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)a->config1);
+		json_object_object_add(e, "config1", json_object_new_string(hex));
+		json_object_array_add(events, e);
+	}
+	printf("%s\n", json_object_to_json_string_ext(groups, JSON_C_TO_STRING_PLAIN |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(groups);
+}
+
+int cmd_list_events(int argc, char **argv)
+{
+	enum { OPT_MODEL_FILE = 256, OPT_PM, OPT_NO_PM, OPT_SMT, OPT_NO_SMT };
+	static const struct option long_options[] = {
+		{ "model", required_argument, NULL, 'M' },
+		{ "model-file", required_argument, NULL, OPT_MODEL_FILE },
+		{ "level", required_argument, NULL, 'l' },
+		{ "perf-metrics", no_argument, NULL, OPT_PM },
+		{ "no-perf-metrics", no_argument, NULL, OPT_NO_PM },
+		{ "smt", no_argument, NULL, OPT_SMT },
+		{ "no-smt", no_argument, NULL, OPT_NO_SMT },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct measure_opts mo = { .perf_metrics = -1, .smt = -1 };
+	struct measurement m = {};
+	bool json = false;
+	char *end;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "M:l:jh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'M':
+			mo.model = optarg;
+			break;
+		case OPT_MODEL_FILE:
+			mo.model_file = optarg;
+			break;
+		case 'l':
+			mo.level = strtol(optarg, &end, 10);
+			if (*end || mo.level < 1 || mo.level > 6) {
+				pr_err("--level '%s': expected 1 to 6", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_PM:
+		case OPT_NO_PM:
+			mo.perf_metrics = c == OPT_PM;
+			break;
+		case OPT_SMT:
+		case OPT_NO_SMT:
+			mo.smt = c == OPT_SMT;
+			break;
+		case 'j':
+			json = true;
+			log_set_json(true);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'cgtma list-events --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		pr_err("list-events: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (mo.model && mo.model_file) {
+		pr_err("--model and --model-file: give one");
+		return EXIT_USAGE;
+	}
+	ret = measurement_setup(&mo, &m);
+	if (!ret) {
+		if (json)
+			print_json(&m);
+		else
+			print_text(&m);
+	}
+	measurement_release(&m);
+	return ret;
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgtma.h"
+#include "cpu.h"
+#include "events.h"
+#include "log.h"
+#include "measurement.h"
+
+static int load_model(const struct measure_opts *o, struct model **mp)
+{
+	const char *name = o->model, *notice = NULL, *why = NULL;
+	struct cpu_id id;
+	int err;
+
+	if (o->model_file)
+		return model__load_file(o->model_file, mp) ? EXIT_USAGE : 0;
+	if (!name) {
+		if (!cpu_has_pmu(&why)) {
+			pr_notice("no hardware PMU: %s; using the software model 'sw'", why);
+			name = "sw";
+		} else if (cpu_identify(NULL, &id) == 0 &&
+			   model__match_cpu(id.vendor, id.family, id.model, &name, &notice) == 0) {
+			if (notice)
+				pr_notice("%s", notice);
+		} else {
+			pr_notice("no Top-Down model for this CPU (%s family %d model %d): using "
+				  "the generic model", id.vendor, id.family, id.model);
+			name = "generic";
+		}
+	}
+	/* model__load_builtin() has printed what is wrong: one line, not two. */
+	err = model__load_builtin(name, mp);
+	if (err == -ENOENT)
+		return EXIT_USAGE;
+	return err ? EXIT_FAILURE : 0;
+}
+
+static int plan_from_model(const struct measure_opts *o, struct measurement *m)
+{
+	struct model_options mo = {};
+	const char *sysfs;
+	int err, max_level;
+
+	err = load_model(o, &m->model);
+	if (err)
+		return err;
+	max_level = model__max_level(m->model);
+	m->level = o->level ? o->level : 1;
+	if (max_level && m->level > max_level) {
+		pr_err("level %d: model '%s' has levels 1 to %d", m->level,
+		       model__name(m->model), max_level);
+		return EXIT_USAGE;
+	}
+
+	if (o->perf_metrics == 1 && !model__has_perf_metrics(m->model)) {
+		pr_err("--perf-metrics: model '%s' has no perf-metrics path",
+		       model__name(m->model));
+		return EXIT_USAGE;
+	}
+	sysfs = model__perf_metrics_sysfs(m->model);
+	m->perf_metrics = o->perf_metrics >= 0 ? o->perf_metrics :
+			  model__has_perf_metrics(m->model) && sysfs && cpu_pmu_has_event(sysfs);
+	m->smt = o->smt >= 0 ? o->smt : cpu_smt_active();
+
+	mo.level = max_level ? m->level : 1;
+	mo.perf_metrics = m->perf_metrics;
+	mo.smt = m->smt;
+	/* As toplev: the hard-lockup detector keeps one counter on every CPU. */
+	if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
+		pr_warn("the NMI watchdog holds a counter: one fewer for cgtma "
+			"(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
+		mo.reserved_counters = 1;
+	}
+	err = plan__new(m->model, &mo, &m->plan);
+	if (err)
+		return err == -E2BIG ? EXIT_USAGE : EXIT_FAILURE;
+	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
+		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
+		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,
+		       CGTMA_MAX_EVENTS);
+		return EXIT_USAGE;
+	}
+	m->nr_events = m->plan->nr_events;
+	m->names = calloc(m->nr_events, sizeof(*m->names));
+	m->group = calloc(m->nr_events, sizeof(*m->group));
+	if (!m->names || !m->group)
+		return EXIT_FAILURE;
+	for (int i = 0; i < m->nr_events; i++) {
+		m->names[i] = strdup(m->plan->events[i].name);
+		if (!m->names[i])
+			return EXIT_FAILURE;
+		m->group[i] = m->plan->events[i].group;
+	}
+	return 0;
+}
+
+int measurement_setup(const struct measure_opts *o, struct measurement *m)
+{
+	char err[EVENT_ERR_LEN];
+	int n, ret;
+
+	if (o->events) {
+		n = event_list_split(o->events, &m->names);
+		if (n == -EINVAL) {
+			pr_err("-e '%s': empty event in the list", o->events);
+			return EXIT_USAGE;
+		}
+		if (n < 0)
+			return EXIT_FAILURE;
+		m->nr_events = n;
+		if (n > CGTMA_MAX_EVENTS) {
+			pr_err("-e: %d events; cgtma counts at most %d per run", n,
+			       CGTMA_MAX_EVENTS);
+			return EXIT_USAGE;
+		}
+		/* Like perf stat: each event on its own, multiplexed by the kernel as needed. */
+		m->group = calloc(n, sizeof(*m->group));
+		if (!m->group)
+			return EXIT_FAILURE;
+		for (int i = 0; i < n; i++)
+			m->group[i] = i;
+	} else {
+		ret = plan_from_model(o, m);
+		if (ret)
+			return ret;
+	}
+
+	/*
+	 * A model's libpfm4 names are those of one PMU table: encode with that table whatever
+	 * libpfm4 would detect here (it misses Emerald Rapids and most Zen 4, and knows nothing
+	 * of a model picked for another machine). A user's own LIBPFM_FORCE_PMU wins.
+	 */
+	if (m->model && model__libpfm4_pmu(m->model))
+		setenv("LIBPFM_FORCE_PMU", model__libpfm4_pmu(m->model), 0);
+
+	m->attrs = calloc(m->nr_events, sizeof(*m->attrs));
+	if (!m->attrs)
+		return EXIT_FAILURE;
+	for (int i = 0; i < m->nr_events; i++) {
+		const char *spec = m->plan ? m->plan->events[i].encoding : m->names[i];
+
+		if (event_parse(spec, &m->attrs[i], err, sizeof(err))) {
+			if (m->plan)
+				pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
+				       model__name(m->model), spec, err);
+			else
+				pr_err("event '%s': %s", spec, err);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+void measurement_release(struct measurement *m)
+{
+	plan__free(m->plan);
+	model__free(m->model);
+	if (m->names)
+		for (int i = 0; i < m->nr_events; i++)
+			free(m->names[i]);
+	free(m->names);
+	free(m->attrs);
+	free(m->group);
+}
+

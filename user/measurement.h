@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a run counts: the events of a Top-Down model's plan (the model detected from the CPU,
+ * or named, or loaded from a file), or the events of an -e list; each encoded for
+ * perf_event_open and assigned to a group. Shared by live runs and `cgtma list-events`.
+ */
+#ifndef CGTMA_MEASUREMENT_H
+#define CGTMA_MEASUREMENT_H
+
+#include <stdbool.h>
+#include <linux/perf_event.h>
+
+#include "model.h"
+
+#define EXIT_USAGE 2
+
+struct measure_opts {
+	const char *events;		/* -e list; NULL: a model's events */
+	const char *model;		/* --model */
+	const char *model_file;		/* --model-file */
+	int level;			/* 0: 1 */
+	int perf_metrics;		/* 1, 0, or -1 to detect */
+	int smt;			/* 1, 0, or -1 to detect */
+};
+
+struct measurement {
+	struct model *model;
+	struct plan *plan;
+	int nr_events;
+	char **names;
+	struct perf_event_attr *attrs;
+	int *group;
+	bool perf_metrics;
+	bool smt;
+	int level;
+};
+
+/*
+ * Chooses and plans. Prints what is wrong and returns the exit code to use: 0, EXIT_USAGE
+ * for bad input (an unknown event or model, a level the model lacks) or EXIT_FAILURE.
+ */
+int measurement_setup(const struct measure_opts *o, struct measurement *m);
+void measurement_release(struct measurement *m);
+
+#endif
