@@ -25,6 +25,7 @@ static void usage(FILE *f)
 "Usage: cgtma [OPTIONS] [-- COMMAND [ARGS...]]\n"
 "       cgtma compute --model M [-l N] COUNTS.json\n"
 "       cgtma list-events [--model M] [-l N] [--json]\n"
+"       cgtma report FILE [OPTIONS]\n"
 "\n"
 "Top-Down (TMA) breakdown per cgroup, measured in the kernel with eBPF: why one container's\n"
 "workload is slow (frontend, bad speculation, backend memory or core, retiring), while\n"
@@ -58,7 +59,12 @@ static void usage(FILE *f)
 "\n"
 "Output:\n"
 "  -j, --json              one JSON object per interval and line\n"
-
+"  -x, --csv SEP           toplev's CSV (-x,): system-wide the same columns as toplev;\n"
+"                          per cgroup, the cgroup path in the CPUs column\n"
+"      --cdm DIR           crucible (Common Data Model) metric files in DIR\n"
+"      --prometheus [ADDR:]PORT\n"
+"                          serve /metrics for Prometheus (on 127.0.0.1 unless ADDR)\n"
+"      --record FILE       keep every interval's raw counts for `cgtma report`\n"
 "  -v, --verbose           show nodes below threshold, idle cgroups, libbpf's warnings\n"
 "  -h, --help              this help\n"
 "  -V, --version\n"
@@ -122,6 +128,9 @@ enum {
 	OPT_SMT,
 	OPT_NO_SMT,
 	OPT_MAX_CGROUPS,
+	OPT_CDM,
+	OPT_PROMETHEUS,
+	OPT_RECORD,
 };
 
 static const struct option long_options[] = {
@@ -143,6 +152,10 @@ static const struct option long_options[] = {
 	{ "per-cpu", no_argument, NULL, 'A' },
 	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
 	{ "json", no_argument, NULL, 'j' },
+	{ "csv", required_argument, NULL, 'x' },
+	{ "cdm", required_argument, NULL, OPT_CDM },
+	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
+	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -178,7 +191,7 @@ static int profile(int argc, char **argv)
 		return 1;
 	o.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aAjvhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aAjx:vhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'G':
 			cgroups[o.nr_cgroups++] = optarg;
@@ -235,6 +248,18 @@ static int profile(int argc, char **argv)
 			o.out.json = true;
 			log_set_json(true);
 			break;
+		case 'x':
+			o.out.csv_sep = optarg;
+			break;
+		case OPT_CDM:
+			o.out.cdm_dir = optarg;
+			break;
+		case OPT_PROMETHEUS:
+			o.out.prometheus = optarg;
+			break;
+		case OPT_RECORD:
+			o.out.record = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -253,6 +278,10 @@ static int profile(int argc, char **argv)
 	}
 	if (o.measure.events && (o.measure.model || o.measure.model_file)) {
 		pr_err("-e replaces the model's events: give either -e or --model/--model-file");
+		goto usage_error;
+	}
+	if (o.out.json && o.out.csv_sep) {
+		pr_err("--json and -x both write to stdout: give one");
 		goto usage_error;
 	}
 	if (o.measure.model && o.measure.model_file) {
@@ -279,6 +308,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "compute", cmd_compute },
 		{ "list-events", cmd_list_events },
+		{ "report", cmd_report },
 	};
 
 	/* Output may go to a pipe; line-buffer it so intervals arrive as they end. */

@@ -53,5 +53,28 @@ void output_close(struct output *o);
 int output_text_open(FILE *f, struct output **o);
 /* One JSON object per line per interval. */
 int output_json_open(FILE *f, struct output **o);
+/* -x SEP: toplev's CSV (user/output_csv.c says how each column is filled). */
+int output_csv_open(FILE *f, const char *sep, struct output **o);
+/*
+ * --cdm DIR: crucible's metric-data-cgtma.json and .csv in DIR (created when missing),
+ * opened here: a path that cannot be written fails now, printed naming it.
+ */
+int output_cdm_open(const char *dir, struct output **o);
+/*
+ * --prometheus [ADDR:]PORT: serves /metrics (Prometheus text format) on ADDR, 127.0.0.1 unless
+ * given, from a server thread; the page is rebuilt at each interval. -EINVAL (printed) when
+ * listen is not [ADDR:]PORT; another -errno, printed naming ADDR:PORT, when it cannot serve.
+ */
+int output_prometheus_open(const char *listen, struct output **o);
+/* The page a Prometheus sink serves now, NUL-terminated; the caller frees it (for tests). */
+char *output_prometheus_page(struct output *o);
+
+/*
+ * --record FILE: creates FILE (printing why it cannot), writes the header at begin, then one
+ * record per interval and the summary (format: record.h).
+ */
+int output_record_open(const char *path, struct output **o);
+/* report --html FILE: collects the intervals and writes one page at the end. */
+int output_html_open(const char *path, struct output **o);
 
 #endif

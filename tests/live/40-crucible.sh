@@ -1,0 +1,227 @@
+#!/bin/bash
+# cgtma as a crucible tool, and --cdm's files against every rule of crucible's Common Data
+# Model (/work/shared/reference/README.md section 6).
+#
+# 1. The harness's sequence: tools/crucible/cgtma-start in a tool directory with a cgroup
+#    glob as its param (--arg=value, as rickshaw renders params), a workload in that cgroup,
+#    cgtma-stop, then, as rickshaw-post-process-tools does, postprocess/ and metric-data-* at
+#    the root deleted, postprocess/ made again and cgtma-post-process run there. The published
+#    pair must pass every rule and hold the workload's cgroup and the system.
+# 2. A killed run (kill -9 mid-run): the files must still pass and hold every interval that
+#    was printed before the kill (bar one it may have died writing).
+# 3. Faults: a read-only --cdm directory and a path under a file end cgtma with exit 1, the
+#    path and the reason, before any interval; a full disk (a 64k tmpfs) mid-run does not:
+#    cgtma goes on with its other output to the end, exits 0, says once what it could not
+#    write (and at the end how much), and the files keep whole rows only.
+# 4. When `cgtma report` works: a --record replayed with --cdm passes the same rules.
+. "$(dirname "$0")/lib.sh"
+
+TOOLS=$(cd "$(dirname "$0")/../../tools/crucible" && pwd)
+command -v python3 >/dev/null || skip "python3 is not installed (crucible's post-process needs it)"
+grep -qw tmpfs /proc/filesystems || skip "no tmpfs"
+
+cg_make W/w1
+cg_make W/w2
+W=$(cg_path W)
+
+# The name keys CDM's metric_desc index knows, as listed in the reference (the harness
+# adds cstype, csid, hostname, engine-* and the like itself: a tool must not).
+NAME_KEYS='["cgroup","container","pod","cpu","core","package","die","thread","node","socket",
+	"pid","tid","cmd","id","type","level","domain","num"]'
+
+# validate DIR: the pair in DIR passes every CDM rule; prints what breaks one.
+validate() {
+	local dir=$1 json=$1/metric-data-cgtma.json csv=$1/metric-data-cgtma.csv errs
+	[ -f "$json" ] && [ -f "$csv" ] || fail "$dir: no metric-data-cgtma.json and .csv pair"
+	jq -e --argjson keys "$NAME_KEYS" '
+		type == "array" and
+		([.[].idx] | length == (unique | length)) and
+		all(.[];
+			(keys == ["desc", "idx", "names"]) and
+			(.idx | type == "number" and . == floor and . >= 0) and
+			(.desc | type == "object" and
+				(keys - ["source", "class", "type", "default-aggregation"] == []) and
+				has("source") and has("class") and has("type") and
+				all(.[]; type == "string" and length > 0) and
+				((.["default-aggregation"] // "sum") | IN("sum", "avg", "max", "min"))) and
+			(.names | type == "object" and (keys - $keys == []) and
+				all(.[]; type == "string" and length > 0)))
+	' "$json" >/dev/null || fail "$json breaks the JSON rules: $(head -c 600 "$json")"
+	[ ! -s "$csv" ] || [ -z "$(tail -c 1 "$csv")" ] || fail "$csv: its last row is cut"
+	errs=$(jq -Rnr --slurpfile j "$json" '
+		($j[0] | map(.idx)) as $ids |
+		[inputs] | to_entries | map(
+			.key as $n | .value | split(",") as $f |
+			if ($f | length) != 4 then "line \($n + 1): \($f | length) fields: \(.)"
+			elif ($f[0:3] | all(test("^[0-9]+$")) | not) then "line \($n + 1): not integers: \(.)"
+			elif ($f[3] | test("^-?[0-9]+(\\.[0-9]+)?$") | not) then "line \($n + 1): value \($f[3])"
+			else {n: ($n + 1), idx: ($f[0] | tonumber), b: ($f[1] | tonumber),
+			      e: ($f[2] | tonumber)} end) |
+		(.[] | strings),
+		(map(objects) |
+			(.[] | select(.b > .e) | "line \(.n): begin \(.b) after end \(.e)"),
+			(.[] | select(.idx | IN($ids[]) | not) | "line \(.n): idx \(.idx) not in the JSON"),
+			(group_by(.idx)[] | sort_by(.n) | . as $r |
+				range(1; length) | select($r[.].b != $r[. - 1].e + 1) |
+				"line \($r[.].n): idx \($r[.].idx) begins at \($r[.].b), not \($r[. - 1].e + 1)"))
+	' "$csv")
+	[ -z "$errs" ] || fail "$csv breaks the CSV rules: $(echo "$errs" | head -5)"
+}
+
+# series_idx DIR TYPE CGROUP: the idx of that series, or nothing.
+series_idx() {
+	jq -r --arg t "$2" --arg c "$3" \
+		'.[] | select(.desc.type == $t and .names.cgroup == $c) | .idx' "$1/metric-data-cgtma.json"
+}
+
+# A series every model has: busy CPUs (sw) or the level-1 retiring share.
+main_type() {
+	if jq -e 'any(.[]; .desc.type == "cpu-utilization")' "$1/metric-data-cgtma.json" >/dev/null; then
+		echo cpu-utilization
+	else
+		echo retiring
+	fi
+}
+
+# --- 1. the harness's sequence -------------------------------------------------------------
+tool=$TMP/run/tool-data/profiler-1/profiler-1-cgtma-1/cgtma
+mkdir -p "$tool"
+cd "$tool" || fail "cd $tool"
+CGTMA=$(readlink -f "$CGTMA") "$TOOLS/cgtma-start" "--cgroup=$W/w*" --interval=0.2 --level=1 ||
+	fail "cgtma-start failed: $(cat cgtma-start-stderrout.txt)"
+pid=$(cat cgtma-pid.txt)
+kill -0 "$pid" 2>/dev/null || fail "cgtma is not running after cgtma-start"
+usage() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/W/w1/cpu.stat"; }
+u0=$(usage)
+t0=$(date +%s%3N)
+cg_run W/w1 "$WORKLOAD" spin 1200 || fail "workload"
+t1=$(date +%s%3N)
+u1=$(usage)
+sleep 0.3
+"$TOOLS/cgtma-stop" "--cgroup=$W/w*" --interval=0.2 --level=1 ||
+	fail "cgtma-stop failed: $(cat cgtma-stop-stderrout.txt)"
+! kill -0 "$pid" 2>/dev/null || fail "cgtma still runs after cgtma-stop"
+grep -q "summary" <(xz -dc cgtma-stdout.jsonl.xz 2>/dev/null || cat cgtma-stdout.jsonl) ||
+	fail "cgtma did not end with its summary (stopped cleanly?)"
+validate "$tool/cgtma-data"
+
+# What rickshaw-post-process-tools does before it runs the script.
+mkdir -p postprocess && touch postprocess/stale metric-data-stale.json metric-data-stale.csv
+rm -rf postprocess && mkdir postprocess && rm -f metric-data-* post-process-output.txt
+(cd "$tool" && "$TOOLS/cgtma-post-process" >postprocess/post-process-output.txt 2>&1) ||
+	fail "cgtma-post-process failed: $(cat postprocess/post-process-output.txt)"
+pp=$tool/postprocess
+validate "$pp"
+[ "$(jq length "$pp/metric-data-cgtma.json")" -gt 0 ] || fail "no series published"
+jq -e 'all(.[]; .desc.source == "cgtma" and (.desc.type | test("^[a-z0-9]+(-[a-z0-9]+)*$")))' \
+	"$pp/metric-data-cgtma.json" >/dev/null || fail "source or type style"
+type=$(main_type "$pp")
+sys=$(series_idx "$pp" "$type" /)
+w1=$(series_idx "$pp" "$type" "$W/w1")
+[ -n "$sys" ] || fail "no $type series for the system (cgroup /)"
+[ -n "$w1" ] || fail "no $type series for $W/w1: $(jq -c '[.[].names] | unique' "$pp/metric-data-cgtma.json")"
+# The system's series spans the workload; every published idx has rows.
+jq -Rne --argjson i "$sys" --argjson t0 "$t0" --argjson t1 "$t1" '
+	[inputs | split(",") | map(tonumber) | select(.[0] == $i)] |
+	(.[0][1] <= $t0) and (.[-1][2] >= $t1)' "$pp/metric-data-cgtma.csv" >/dev/null ||
+	fail "the system's $type rows do not span the workload ($t0..$t1 ms)"
+jq -Rne --slurpfile j "$pp/metric-data-cgtma.json" \
+	'[inputs | split(",")[0] | tonumber] | unique == ($j[0] | map(.idx) | sort)' \
+	"$pp/metric-data-cgtma.csv" >/dev/null || fail "published series without rows"
+if [ "$type" = cpu-utilization ] && [ -n "$u0" ] && [ -n "$u1" ]; then
+	# w1's busy CPUs over time add up to the CPU time the kernel charged it (cpu.stat).
+	cpu_s=$(jq -Rnr --argjson i "$w1" '[inputs | split(",") | map(tonumber) | select(.[0] == $i) |
+		.[3] * (.[2] - .[1] + 1) / 1000] | add' "$pp/metric-data-cgtma.csv")
+	awk -v got="$cpu_s" -v want="$(((u1 - u0)))" 'BEGIN {
+		want /= 1e6; d = got - want; if (d < 0) d = -d; exit !(want > 0.05 && d <= 0.2 * want + 0.02) }' ||
+		fail "$W/w1: the CDM rows say $cpu_s CPU-seconds, cpu.stat $(((u1 - u0))) us"
+fi
+cd "$TMP" || fail "cd"
+
+# --- 2. a killed run ------------------------------------------------------------------------
+"$CGTMA" -G "$W/w1" -G "$W/w2" -I 100 --cdm "$TMP/killed" --json >"$TMP/killed.jsonl" \
+	2>"$TMP/killed.err" &
+kpid=$!
+cg_run W/w2 "$WORKLOAD" spin 3000 &
+spin=$!
+for ((i = 0; i < 200; i++)); do
+	[ "$(grep -c '"rows"' "$TMP/killed.jsonl")" -ge 8 ] && break
+	kill -0 "$kpid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/killed.err")"
+	sleep 0.05
+done
+kill -9 "$kpid"
+wait "$kpid" 2>/dev/null
+kill "$spin" 2>/dev/null
+wait "$spin" 2>/dev/null
+validate "$TMP/killed"
+n_json=$(grep -c '"rows"' "$TMP/killed.jsonl")
+type=$(main_type "$TMP/killed")
+sys=$(series_idx "$TMP/killed" "$type" /)
+[ -n "$sys" ] || fail "killed run: no system series"
+# The interval ends the CSV holds, against the times of the JSON lines printed first.
+ends=$(jq -Rnr --argjson i "$sys" '[inputs | split(",") | select(.[0] == ($i | tostring)) | .[2]] | join(" ")' \
+	"$TMP/killed/metric-data-cgtma.csv")
+times=$(jq -r 'select(.rows) | .time * 1000 | round' "$TMP/killed.jsonl" | tr '\n' ' ')
+n_cdm=$(wc -w <<<"$ends")
+[ "$n_cdm" -ge $((n_json - 1)) ] && [ "$n_cdm" -le "$n_json" ] && [ "$n_cdm" -ge 7 ] ||
+	fail "killed run: $n_cdm intervals in the CSV, $n_json printed"
+[ "$ends" = "$(cut -d' ' -f1-"$n_cdm" <<<"$times" | sed 's/ *$//')" ] ||
+	fail "killed run: CSV ends '$ends' are not the printed intervals '$times'"
+
+# --- 3. faults -------------------------------------------------------------------------------
+mkdir "$TMP/ro" "$TMP/full"
+mount -t tmpfs -o ro,size=64k tmpfs "$TMP/ro" || skip "cannot mount a tmpfs"
+on_exit umount "$TMP/ro"
+touch "$TMP/afile"
+for bad in "$TMP/ro" "$TMP/ro/sub" "$TMP/afile/sub"; do
+	"$CGTMA" -I 100 -d 2 --cdm "$bad" --json >"$TMP/bad.out" 2>"$TMP/bad.err"
+	rc=$?
+	[ $rc -eq 1 ] || fail "--cdm $bad: exit $rc, not 1"
+	grep -q "$bad" "$TMP/bad.err" || fail "--cdm $bad: the message does not name it: $(cat "$TMP/bad.err")"
+	grep -qE "Read-only file system|Not a directory" "$TMP/bad.err" ||
+		fail "--cdm $bad: no reason: $(cat "$TMP/bad.err")"
+	! grep -q '"rows"' "$TMP/bad.out" || fail "--cdm $bad: intervals were printed before failing"
+done
+
+mount -t tmpfs -o size=64k tmpfs "$TMP/full" || skip "cannot mount a tmpfs"
+on_exit umount "$TMP/full"
+# Leave about 16k: it fills within the first second or so.
+head -c 48k /dev/zero >"$TMP/full/filler" || fail "cannot fill the tmpfs"
+cg_run W/w1 "$WORKLOAD" spin 4000 &
+spin=$!
+"$CGTMA" -G "$W/w1" -G "$W/w2" -A -I 20 -d 3 --cdm "$TMP/full/cdm" --json \
+	>"$TMP/full.jsonl" 2>"$TMP/full.err"
+rc=$?
+kill "$spin" 2>/dev/null
+wait "$spin" 2>/dev/null
+[ $rc -eq 0 ] || fail "full disk: exit $rc: $(cat "$TMP/full.err")"
+csv=$TMP/full/cdm/metric-data-cgtma.csv
+n=$(grep -c '"rows"' "$TMP/full.jsonl")
+[ "$n" -ge 50 ] || fail "full disk: only $n intervals printed (cgtma stopped profiling?)"
+jq -se 'map(select(.summary == true)) | length == 1' "$TMP/full.jsonl" >/dev/null ||
+	fail "full disk: no summary"
+[ "$(grep -c "cannot write" "$TMP/full.err")" -eq 1 ] ||
+	fail "full disk: not exactly one error: $(cat "$TMP/full.err")"
+grep -q "cannot write '$csv': No space left on device" "$TMP/full.err" ||
+	grep -q "cannot write '$TMP/full/cdm/metric-data-cgtma.json': No space left on device" "$TMP/full.err" ||
+	fail "full disk: the error does not name the file and the reason: $(cat "$TMP/full.err")"
+grep -qE "[0-9]+ interval\(s\) and [0-9]+ new series could not be written" "$TMP/full.err" ||
+	fail "full disk: no report of what was not written: $(cat "$TMP/full.err")"
+validate "$TMP/full/cdm"
+written=$(jq -Rn '[inputs | split(",")[2]] | unique | length' "$csv")
+[ "$written" -ge 1 ] && [ "$written" -lt "$n" ] ||
+	fail "full disk: $written of $n intervals in the CSV (the disk never filled?)"
+
+# --- 4. cgtma report --cdm (when record/replay is there) -----------------------------------
+if "$CGTMA" report --help >/dev/null 2>&1 && "$CGTMA" --help 2>&1 | grep -q -- --record; then
+	if "$CGTMA" -G "$W/w1" -I 100 -d 1 --record "$TMP/rec.cgtma" >/dev/null 2>"$TMP/rec.err"; then
+		"$CGTMA" report "$TMP/rec.cgtma" --cdm "$TMP/replayed" >/dev/null 2>"$TMP/rep.err" ||
+			fail "cgtma report --cdm failed: $(cat "$TMP/rep.err")"
+		validate "$TMP/replayed"
+		[ "$(jq length "$TMP/replayed/metric-data-cgtma.json")" -gt 0 ] ||
+			fail "cgtma report --cdm: no series"
+	else
+		echo "note: --record failed, report check not run: $(cat "$TMP/rec.err")"
+	fi
+fi
+echo "ok"

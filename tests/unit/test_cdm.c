@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --cdm: crucible's metric files. Synthetic intervals (the spr plan from a vector's counts,
+ * the sw model, -e events) go through the sink; after every interval the pair on disk must
+ * follow every rule of CDM (the reference README, section 6): a JSON array of
+ * {idx, desc{source, class, type, default-aggregation}, names{...}} with no other keys and
+ * known name keys, CSV rows "idx,begin,end,value" of integer milliseconds whose idx is in
+ * the JSON, begin <= end, each series' next begin its previous end + 1, no NaN or Inf.
+ * Then what the rows say: node series in percent with crucible's toplev type names, the
+ * system as cgroup "/", a node not counted skipped and covered by the next row, and writes
+ * that fail (a file size limit stands in for a full disk) cut back to whole intervals,
+ * reported once, and retried.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "commands.h"
+#include "output.h"
+#include "record.h"
+#include "synth.h"
+#include "test.h"
+
+#define MAX_ROWS 100000
+
+struct row {
+	long idx;
+	long long begin, end;
+	double value;
+};
+
+struct files {
+	json_object *json;
+	struct row *rows;
+	int nr_rows;
+};
+
+static void files_free(struct files *f)
+{
+	json_object_put(f->json);
+	free(f->rows);
+	memset(f, 0, sizeof(*f));
+}
+
+static bool known_name(const char *k)
+{
+	static const char *const keys[] = { "cgroup", "cpu" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(k, keys[i]))
+			return true;
+	return false;
+}
+
+static json_object *entry_of(json_object *arr, long idx)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *ji;
+
+		if (json_object_object_get_ex(e, "idx", &ji) && json_object_get_int64(ji) == idx)
+			return e;
+	}
+	return NULL;
+}
+
+/* Parses one "idx,begin,end,value" line strictly: four fields, integers, a finite value. */
+static bool parse_row(const char *line, size_t len, struct row *r)
+{
+	char buf[256], *end;
+	const char *f[4];
+	int n = 1;
+
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	f[0] = buf;
+	for (char *p = buf; *p; p++)
+		if (*p == ',') {
+			if (n == 4)
+				return false;
+			*p = '\0';
+			f[n++] = p + 1;
+		}
+	if (n != 4)
+		return false;
+	for (int i = 0; i < 3; i++) {
+		if (!*f[i] || strspn(f[i], "0123456789") != strlen(f[i]))
+			return false;
+	}
+	r->idx = strtol(f[0], NULL, 10);
+	r->begin = strtoll(f[1], NULL, 10);
+	r->end = strtoll(f[2], NULL, 10);
+	r->value = strtod(f[3], &end);
+	return *f[3] && !*end && isfinite(r->value) && !strpbrk(f[3], "eEnN");
+}
+
+/* Reads the pair and checks every CDM rule; false (with CHECK failures) when one breaks. */
+static bool read_files(const char *dir, struct files *out)
+{
+	char path[4096];
+	char *csv;
+	int fails = test_failures;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "%s/metric-data-cgtma.json", dir);
+	out->json = json_object_from_file(path);
+	CHECK(out->json && json_object_is_type(out->json, json_type_array), "%s: not an array", path);
+	if (!out->json)
+		return false;
+	for (size_t i = 0; i < json_object_array_length(out->json); i++) {
+		json_object *e = json_object_array_get_idx(out->json, i), *desc, *names, *v;
+		int nkeys = 0;
+
+		CHECK(json_object_object_length(e) == 3 && json_object_object_get_ex(e, "idx", &v) &&
+		      json_object_is_type(v, json_type_int) && json_object_object_get_ex(e, "desc", &desc) &&
+		      json_object_object_get_ex(e, "names", &names),
+		      "entry %zu: not {idx, desc, names}", i);
+		if (!json_object_object_get_ex(e, "desc", &desc) ||
+		    !json_object_object_get_ex(e, "names", &names))
+			continue;
+		json_object_object_foreach(desc, k, dv) {
+			CHECK(!strcmp(k, "source") || !strcmp(k, "class") || !strcmp(k, "type") ||
+			      !strcmp(k, "default-aggregation"), "entry %zu: desc key '%s'", i, k);
+			CHECK(json_object_is_type(dv, json_type_string), "entry %zu: %s not a string", i, k);
+			nkeys++;
+		}
+		CHECK(json_object_object_get_ex(desc, "source", &v) && json_object_object_get_ex(desc, "class", &v) &&
+		      json_object_object_get_ex(desc, "type", &v), "entry %zu: desc lacks a key", i);
+		if (json_object_object_get_ex(desc, "default-aggregation", &v)) {
+			const char *a = json_object_get_string(v);
+
+			CHECK(!strcmp(a, "sum") || !strcmp(a, "avg") || !strcmp(a, "max") || !strcmp(a, "min"),
+			      "entry %zu: aggregation '%s'", i, a);
+		}
+		json_object_object_foreach(names, nk, nv) {
+			CHECK(known_name(nk), "entry %zu: name key '%s'", i, nk);
+			CHECK(json_object_is_type(nv, json_type_string), "entry %zu: name %s not a string", i, nk);
+		}
+		CHECK(entry_of(out->json, (long)i) != NULL, "no idx %zu", i);
+	}
+
+	snprintf(path, sizeof(path), "%s/metric-data-cgtma.csv", dir);
+	csv = synth_read_file(path);
+	CHECK(csv != NULL, "%s: cannot read", path);
+	if (!csv)
+		return false;
+	CHECK(!*csv || csv[strlen(csv) - 1] == '\n', "%s: a cut last line", path);
+	out->rows = calloc(MAX_ROWS, sizeof(*out->rows));
+	for (const char *p = csv; out->rows && *p && out->nr_rows < MAX_ROWS;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		struct row *r = &out->rows[out->nr_rows];
+
+		CHECK(parse_row(p, len, r), "%s: bad row '%.*s'", path, (int)len, p);
+		CHECK(r->begin <= r->end, "row %d: begin %lld > end %lld", out->nr_rows, r->begin, r->end);
+		CHECK(entry_of(out->json, r->idx) != NULL, "row %d: idx %ld not in the JSON",
+		      out->nr_rows, r->idx);
+		/* The series' previous row ends just before. */
+		for (int k = out->nr_rows - 1; k >= 0; k--)
+			if (out->rows[k].idx == r->idx) {
+				CHECK(r->begin == out->rows[k].end + 1,
+				      "idx %ld: begin %lld after end %lld", r->idx, r->begin, out->rows[k].end);
+				break;
+			}
+		out->nr_rows++;
+		p += len + (nl ? 1 : 0);
+	}
+	free(csv);
+	return test_failures == fails;
+}
+
+/* The idx of the series (type, cgroup[, cpu]), or -1. */
+static long find_idx(json_object *arr, const char *type, const char *cgroup, const char *cpu)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *desc, *names, *t, *c, *p, *ji;
+
+		json_object_object_get_ex(e, "desc", &desc);
+		json_object_object_get_ex(e, "names", &names);
+		json_object_object_get_ex(e, "idx", &ji);
+		if (!json_object_object_get_ex(desc, "type", &t) || strcmp(json_object_get_string(t), type))
+			continue;
+		if (!json_object_object_get_ex(names, "cgroup", &c) ||
+		    strcmp(json_object_get_string(c), cgroup))
+			continue;
+		if (cpu ? !json_object_object_get_ex(names, "cpu", &p) ||
+			      strcmp(json_object_get_string(p), cpu) :
+			  json_object_object_get_ex(names, "cpu", &p))
+			continue;
+		return json_object_get_int64(ji);
+	}
+	return -1;
+}
+
+static const char *desc_str(json_object *arr, long idx, const char *key)
+{
+	json_object *desc, *v;
+
+	if (!json_object_object_get_ex(entry_of(arr, idx), "desc", &desc) ||
+	    !json_object_object_get_ex(desc, key, &v))
+		return "";
+	return json_object_get_string(v);
+}
+
+static int rows_of(const struct files *f, long idx, struct row *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < f->nr_rows; i++)
+		if (f->rows[i].idx == idx && n < max)
+			out[n++] = f->rows[i];
+	return n;
+}
+
+static double exp_value_pct(json_object *expected, const char *full)
+{
+	json_object *e, *v;
+
+	if (!json_object_object_get_ex(expected, full, &e) ||
+	    !json_object_object_get_ex(e, "value", &v))
+		return NAN;
+	return json_object_get_double(v) * 100;
+}
+
+static char *make_dir(void)
+{
+	char tmpl[] = "/tmp/cgtma-test-cdm.XXXXXX";
+	char *d = mkdtemp(tmpl);
+
+	return d ? strdup(d) : NULL;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		printf("# cannot remove %s\n", dir);
+}
+
+static int emit(struct output *o, const struct run *run, const struct interval *iv)
+{
+	return o->ops->interval(o, run, iv);
+}
+
+/*
+ * The spr tree: four intervals; a cgroup that appears in the second, is not counted in the
+ * third and counted again in the fourth; the root next to the system in the fourth.
+ */
+static void check_nodes(void)
+{
+	json_object *all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *vec, *counts, *expected;
+	struct interval iv[4] = {};
+	struct output *o = NULL;
+	struct files f = {};
+	struct row r[8];
+	struct synth sy;
+	char *dir = make_dir();
+	long long start_ms, end_ms[4];
+	long idx, idx_a;
+
+	vec = all ? json_object_array_get_idx(all, 0) : NULL;
+	if (!dir || !vec || !json_object_object_get_ex(vec, "counts", &counts) ||
+	    !json_object_object_get_ex(vec, "expected", &expected) ||
+	    synth_open(&sy, "spr", 2, true, NULL, 0)) {
+		CHECK(0, "setup");
+		json_object_put(all);
+		free(dir);
+		return;
+	}
+	start_ms = llround(sy.run.start_time * 1000);
+	for (int i = 0; i < 4; i++) {
+		struct scope *s;
+
+		iv[i].interval_s = 1;
+		iv[i].time = sy.run.start_time + 1.0 + i + 0.0004 * i;
+		end_ms[i] = llround(iv[i].time * 1000);
+		CHECK(synth_scope(&sy, &iv[i], SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
+		if (i == 0)
+			continue;
+		s = synth_scope(&sy, &iv[i], SCOPE_CGROUP, "/a \"quoted\"\\x", -1, counts, 2);
+		if (s && i == 2)
+			for (int k = 0; k < sy.run.nr_events; k++)
+				s->sum[k].running = 0;	/* enabled, never on a counter */
+		if (i == 3)
+			CHECK(synth_scope(&sy, &iv[i], SCOPE_CGROUP, "/", -1, counts, 1) != NULL, "root");
+		interval_sort(&iv[i]);
+		CHECK_INT(report_derive(&sy.run, &iv[i]), 0);
+	}
+	CHECK_INT(report_derive(&sy.run, &iv[0]), 0);
+
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	/* Valid before any interval: "[]" and an empty CSV. */
+	CHECK(read_files(dir, &f), "empty pair");
+	CHECK_INT(json_object_array_length(f.json), 0);
+	CHECK_INT(f.nr_rows, 0);
+	files_free(&f);
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	CHECK(o->ops->summary == NULL, "a summary is no interval: not written");
+
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(emit(o, &sy.run, &iv[i]), 0);
+		CHECK(read_files(dir, &f), "after interval %d", i);
+		if (i < 3)
+			files_free(&f);
+	}
+	/* Level 1 and 2 nodes of the system and the cgroup, nothing else. */
+	CHECK_INT(json_object_array_length(f.json), 2 * sy.plan->nr_nodes);
+	{
+		static const char *const crucible[] = { "frontend-bound", "bad-speculation",
+			"backend-bound", "retiring", "memory-bound", "core-bound" };
+
+		for (size_t k = 0; k < sizeof(crucible) / sizeof(crucible[0]); k++)
+			CHECK(find_idx(f.json, crucible[k], "/", NULL) >= 0, "no %s", crucible[k]);
+		CHECK(find_idx(f.json, "fetch-latency", "/", NULL) >= 0, "no fetch-latency");
+		CHECK(find_idx(f.json, "l1-bound", "/", NULL) < 0, "level 3 at -l 2");
+	}
+	idx = find_idx(f.json, "backend-bound", "/", NULL);
+	CHECK_STR(desc_str(f.json, idx, "source"), "cgtma");
+	CHECK_STR(desc_str(f.json, idx, "class"), "count");
+	CHECK_STR(desc_str(f.json, idx, "default-aggregation"), "avg");
+	/* The system: every interval, from the run's start, chained; the root once. */
+	CHECK_INT(rows_of(&f, idx, r, 8), 4);
+	CHECK_INT(r[0].begin, start_ms);
+	for (int i = 0; i < 4; i++)
+		CHECK_INT(r[i].end, end_ms[i]);
+	CHECK_NEAR(r[0].value, exp_value_pct(expected, "Backend_Bound"), 1e-5);
+	/* The cgroup: from the second interval's start; none in the third; the fourth's row
+	 * covers the third's time too. */
+	idx_a = find_idx(f.json, "memory-bound", "/a \"quoted\"\\x", NULL);
+	CHECK(idx_a >= 0, "the cgroup's memory-bound");
+	CHECK_INT(rows_of(&f, idx_a, r, 8), 2);
+	CHECK_INT(r[0].begin, end_ms[0] + 1);
+	CHECK_INT(r[0].end, end_ms[1]);
+	CHECK_INT(r[1].begin, end_ms[1] + 1);
+	CHECK_INT(r[1].end, end_ms[3]);
+	CHECK_NEAR(r[1].value, exp_value_pct(expected, "Backend_Bound.Memory_Bound"), 1e-5);
+	files_free(&f);
+	output_close(o);
+out:
+	for (int i = 0; i < 4; i++)
+		interval_free(&iv[i]);
+	synth_close(&sy);
+	json_object_put(all);
+	remove_dir(dir);
+	free(dir);
+}
+
+/* sw's flat metrics per CPU: their units, classes, aggregations; names cgroup and cpu. */
+static void check_metrics(void)
+{
+	struct interval iv = { .interval_s = 2 };
+	struct output *o = NULL;
+	struct files f = {};
+	struct row r[4];
+	struct synth sy;
+	char *dir = make_dir();
+	long idx;
+
+	if (!dir || synth_open(&sy, "sw", 1, false, NULL, 0)) {
+		CHECK(0, "setup");
+		free(dir);
+		return;
+	}
+	sy.run.per_cpu = true;
+	iv.time = sy.run.start_time + 2;
+	for (int k = 0; k < 3; k++) {
+		struct scope *s = interval_add_scope(&iv, &sy.run, k == 0 ? SCOPE_SYSTEM :
+						     k == 1 ? SCOPE_CPU : SCOPE_CGROUP,
+						     k == 2 ? "/x" : NULL, k == 0 ? -1 : 0);
+
+		for (int i = 0; s && i < sy.run.nr_events; i++)
+			s->sum[i] = (struct cgtma_count){ 1000, 2 * SYNTH_ENABLED, 2 * SYNTH_ENABLED };
+		if (s)
+			s->sum[synth_event(&sy, "cpu-clock")].counter = 3000000000ULL;
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	CHECK_INT(emit(o, &sy.run, &iv), 0);
+	output_close(o);
+	CHECK(read_files(dir, &f), "sw files");
+	CHECK_INT(json_object_array_length(f.json), 3 * 4);
+	idx = find_idx(f.json, "cpu-utilization", "/", "all");
+	CHECK(idx >= 0, "system cpu-utilization, cpu all");
+	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
+	CHECK_STR(desc_str(f.json, idx, "default-aggregation"), "sum");
+	CHECK_INT(rows_of(&f, idx, r, 4), 1);
+	CHECK_NEAR(r[0].value, 1.5, 1e-9);
+	CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000));
+	idx = find_idx(f.json, "context-switches", "/", "0");
+	CHECK(idx >= 0, "CPU 0's context-switches");
+	CHECK_INT(rows_of(&f, idx, r, 4), 1);
+	CHECK_NEAR(r[0].value, 500.0, 1e-9);
+	CHECK(find_idx(f.json, "page-faults", "/x", "0") >= 0, "the cgroup's page-faults on CPU 0");
+	files_free(&f);
+out:
+	interval_free(&iv);
+	synth_close(&sy);
+	remove_dir(dir);
+	free(dir);
+}
+
+/* -e: events as rates; names made types; a start not given by begin() still chains. */
+static void check_events(void)
+{
+	static const char *const events[] = { "syscalls:sys_enter_getppid", "cpu/event=0x3c/",
+					      "never" };
+	struct interval iv[2] = { { .interval_s = 0.5 }, { .interval_s = 0.5 } };
+	struct output *o = NULL;
+	struct files f = {};
+	struct row r[4];
+	struct synth sy;
+	char *dir = make_dir();
+	long idx;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 3), 0);
+	for (int k = 0; k < 2; k++) {
+		struct scope *s = interval_add_scope(&iv[k], &sy.run, SCOPE_SYSTEM, NULL, -1);
+
+		iv[k].time = sy.run.start_time + 0.5 * (k + 1);
+		if (s) {
+			s->sum[0] = (struct cgtma_count){ 100, 10, 10 };
+			s->sum[1] = (struct cgtma_count){ 7, 10, 5 };
+			s->sum[2] = (struct cgtma_count){ 0, 10, 0 };
+		}
+		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+	}
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	sy.run.start_time = 0;	/* as if unknown: the first interval's length gives it */
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	CHECK_INT(emit(o, &sy.run, &iv[0]), 0);
+	CHECK_INT(emit(o, &sy.run, &iv[1]), 0);
+	output_close(o);
+	CHECK(read_files(dir, &f), "-e files");
+	CHECK_INT(json_object_array_length(f.json), 2);
+	idx = find_idx(f.json, "syscalls-sys-enter-getppid", "/", NULL);
+	CHECK(idx >= 0, "getppid series");
+	CHECK_INT(rows_of(&f, idx, r, 4), 2);
+	CHECK_NEAR(r[0].value, 200.0, 1e-9);
+	CHECK_INT(r[0].end - r[0].begin + 1, 500);
+	idx = find_idx(f.json, "cpu-event-0x3c", "/", NULL);
+	CHECK(idx >= 0, "raw event series");
+	CHECK_INT(rows_of(&f, idx, r, 4), 2);
+	CHECK_NEAR(r[0].value, 28.0, 1e-9);
+	files_free(&f);
+out:
+	for (int k = 0; k < 2; k++)
+		interval_free(&iv[k]);
+	synth_close(&sy);
+	remove_dir(dir);
+	free(dir);
+}
+
+static int count_str(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; hay && (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/*
+ * A full disk, as a file size limit: writes fail partway; the CSV keeps whole intervals,
+ * one error names the file, the sink returns 0 (the run goes on), the end says what was
+ * lost, and writing resumes when there is room again.
+ */
+static void check_full(void)
+{
+	struct interval iv = { .interval_s = 1 };
+	struct output *o = NULL;
+	struct files f = {};
+	struct capture cap;
+	struct rlimit old, lim;
+	struct synth sy;
+	struct stat st;
+	char *dir = make_dir(), *err_text, path[4200];
+	off_t one;
+	int nr_before;
+
+	if (!dir || synth_open(&sy, "sw", 1, false, NULL, 0)) {
+		CHECK(0, "setup");
+		free(dir);
+		return;
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	snprintf(path, sizeof(path), "%s/metric-data-cgtma.csv", dir);
+	{
+		struct scope *s = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
+
+		for (int i = 0; s && i < sy.run.nr_events; i++)
+			s->sum[i] = (struct cgtma_count){ 123456789, SYNTH_ENABLED, SYNTH_ENABLED };
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	iv.time = sy.run.start_time + 1;
+	CHECK_INT(emit(o, &sy.run, &iv), 0);
+	CHECK_INT(stat(path, &st), 0);
+	one = st.st_size;
+	CHECK(one > 0, "one interval written");
+
+	/* Room for a bit more than half an interval. */
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = one + one / 2 + 7;
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	capture_begin(&cap, 2);
+	for (int k = 2; k <= 4; k++) {
+		iv.time = sy.run.start_time + k;
+		CHECK_INT(emit(o, &sy.run, &iv), 0);
+	}
+	err_text = capture_end(&cap);
+	CHECK_INT(count_str(err_text, "cannot write"), 1);
+	CHECK(strstr(err_text, path) && strstr(err_text, strerror(EFBIG)),
+	      "the error names the file and the reason: '%s'", err_text);
+	free(err_text);
+	CHECK_INT(stat(path, &st), 0);
+	CHECK_INT(st.st_size, one);
+	CHECK(read_files(dir, &f), "valid while full");
+	nr_before = f.nr_rows;
+	files_free(&f);
+
+	/* Room again: the next interval is written, its rows cover the lost time. */
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &old), 0);
+	capture_begin(&cap, 2);
+	iv.time = sy.run.start_time + 5;
+	CHECK_INT(emit(o, &sy.run, &iv), 0);
+	output_close(o);
+	err_text = capture_end(&cap);
+	CHECK(strstr(err_text, "written again") != NULL, "resumed: '%s'", err_text);
+	CHECK(strstr(err_text, "3 interval(s)") != NULL, "the end says what was lost: '%s'",
+	      err_text);
+	free(err_text);
+	CHECK(read_files(dir, &f), "valid after");
+	CHECK_INT(f.nr_rows, 2 * nr_before);
+	if (f.nr_rows == 2 * nr_before) {
+		CHECK_INT(f.rows[nr_before].begin, llround((sy.run.start_time + 1) * 1000) + 1);
+		CHECK_INT(f.rows[nr_before].end, llround((sy.run.start_time + 5) * 1000));
+	}
+	files_free(&f);
+out:
+	signal(SIGXFSZ, SIG_DFL);
+	interval_free(&iv);
+	synth_close(&sy);
+	remove_dir(dir);
+	free(dir);
+}
+
+/* A path that cannot be a directory fails at open, naming it. */
+static void check_unwritable(void)
+{
+	char *dir = make_dir(), file[4200], sub[4300], made[4400];
+	struct output *o = NULL;
+	struct capture cap;
+	char *err_text;
+	FILE *f;
+
+	if (!dir) {
+		CHECK(0, "setup");
+		return;
+	}
+	snprintf(file, sizeof(file), "%s/plain", dir);
+	snprintf(sub, sizeof(sub), "%s/sub", file);
+	f = fopen(file, "w");
+	if (f)
+		fclose(f);
+	capture_begin(&cap, 2);
+	CHECK_INT(output_cdm_open(sub, &o), -ENOTDIR);
+	CHECK_INT(output_cdm_open(file, &o), -ENOTDIR);
+	err_text = capture_end(&cap);
+	CHECK(strstr(err_text, sub) && strstr(err_text, strerror(ENOTDIR)),
+	      "names the path and the reason: '%s'", err_text);
+	free(err_text);
+	/* A directory that does not exist yet is made. */
+	snprintf(sub, sizeof(sub), "%s/new", dir);
+	CHECK_INT(output_cdm_open(sub, &o), 0);
+	output_close(o);
+	snprintf(made, sizeof(made), "%s/metric-data-cgtma.json", sub);
+	CHECK(access(made, R_OK) == 0, "%s made", made);
+	remove_dir(dir);
+	free(dir);
+}
+
+/*
+ * Top-Down node series through `cgtma report FILE --cdm DIR`: synthetic spr intervals
+ * recorded with the --record sink, replayed by the report command.
+ */
+static void check_report(void)
+{
+	json_object *all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *vec, *counts, *expected;
+	struct interval iv[3] = {};
+	struct output *o = NULL;
+	struct files f = {};
+	struct capture cap, cap_err;
+	struct row r[8];
+	struct synth sy;
+	char *dir = make_dir(), rec[4200], out[4200], *text;
+	char *argv[5] = { "report", rec, "--cdm", out, NULL };
+	long idx;
+
+	vec = all ? json_object_array_get_idx(all, 0) : NULL;
+	if (!dir || !vec || !json_object_object_get_ex(vec, "counts", &counts) ||
+	    !json_object_object_get_ex(vec, "expected", &expected) ||
+	    synth_open(&sy, "spr", 2, true, NULL, 0)) {
+		CHECK(0, "setup");
+		json_object_put(all);
+		free(dir);
+		return;
+	}
+	snprintf(rec, sizeof(rec), "%s/run.cgtma", dir);
+	snprintf(out, sizeof(out), "%s/cdm", dir);
+	for (int i = 0; i < 3; i++) {
+		iv[i].interval_s = 1;
+		iv[i].time = sy.run.start_time + 1 + i;
+		iv[i].summary = i == 2;
+		CHECK(synth_scope(&sy, &iv[i], SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
+		CHECK(synth_scope(&sy, &iv[i], SCOPE_CGROUP, "/bench", -1, counts, 3) != NULL, "scope");
+		CHECK_INT(report_derive(&sy.run, &iv[i]), 0);
+	}
+	CHECK_INT(output_record_open(rec, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT((iv[i].summary ? o->ops->summary : o->ops->interval)(o, &sy.run, &iv[i]), 0);
+	output_close(o);
+
+	capture_begin(&cap, 1);
+	capture_begin(&cap_err, 2);
+	CHECK_INT(cmd_report(4, argv), 0);
+	text = capture_end(&cap_err);
+	CHECK(!strstr(text, "error") && !strstr(text, "cannot"), "report said: %s", text);
+	free(text);
+	text = capture_end(&cap);
+	free(text);
+	CHECK(read_files(out, &f), "report --cdm files");
+	CHECK_INT(json_object_array_length(f.json), 2 * sy.plan->nr_nodes);
+	idx = find_idx(f.json, "core-bound", "/bench", NULL);
+	CHECK(idx >= 0, "the cgroup's core-bound");
+	CHECK_INT(rows_of(&f, idx, r, 8), 2);
+	CHECK_NEAR(r[1].value, exp_value_pct(expected, "Backend_Bound.Core_Bound"), 1e-5);
+	CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000));
+	CHECK_INT(r[1].end, llround((sy.run.start_time + 2) * 1000));
+	idx = find_idx(f.json, "frontend-bound", "/", NULL);
+	CHECK(idx >= 0 && rows_of(&f, idx, r, 8) == 2, "the system's frontend-bound, twice");
+	files_free(&f);
+out:
+	for (int i = 0; i < 3; i++)
+		interval_free(&iv[i]);
+	synth_close(&sy);
+	json_object_put(all);
+	remove_dir(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	check_nodes();
+	check_metrics();
+	check_events();
+	check_full();
+	check_unwritable();
+	check_report();
+	return test_done("cdm");
+}

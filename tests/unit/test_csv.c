@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * -x: toplev's CSV. Synthetic intervals with the spr plan, computed from the vectors'
+ * counts, must print what toplev prints for the same counts: the expected lines are built
+ * from each vector's expected values, threshold flags and bottleneck (checked against the
+ * toplev command line, see tests/vectors) and toplev's format rules (tl_output.py OutputCSV,
+ * tl_uval.py): "%.1f" of the percentage, "% Domain" with " <" below threshold, "<==", Stddev
+ * "0.0", Multiplex as Python prints perf's percentage, the description on the bottleneck's
+ * row only, once per run. One vector's lines are also spelled out literally.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "capture.h"
+#include "output.h"
+#include "synth.h"
+#include "test.h"
+
+#define MAX_TEXT (1 << 20)
+
+static int nr_vectors;
+
+/* Renders the intervals (the last may be a summary) with a fresh sink. */
+static char *render(const char *sep, const struct run *run, struct interval **ivs, int n)
+{
+	FILE *f = tmpfile();
+	struct output *o = NULL;
+	char *text;
+
+	if (!f || output_csv_open(f, sep, &o))
+		return NULL;
+	if (o->ops->begin)
+		CHECK_INT(o->ops->begin(o, run), 0);
+	for (int i = 0; i < n; i++) {
+		int (*fn)(struct output *, const struct run *, const struct interval *) =
+			ivs[i]->summary ? o->ops->summary : o->ops->interval;
+
+		CHECK_INT(fn(o, run, ivs[i]), 0);
+	}
+	output_close(o);
+	text = synth_slurp(f);
+	fclose(f);
+	return text;
+}
+
+/* The text's line n (0-based) into buf; false past the end. */
+static bool line_at(const char *text, int n, char *buf, size_t len)
+{
+	const char *p = text, *e;
+
+	for (; n > 0 && p; n--) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p || !*p)
+		return false;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	snprintf(buf, len, "%.*s", (int)(e - p), p);
+	return true;
+}
+
+static int count_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/* toplev's unit: "%" and the domain, "Estimated" shortened to "est", " <" when below. */
+static void expected_unit(const char *domain, bool below, char *buf, size_t len)
+{
+	char d[128];
+	const char *e = strstr(domain, "Estimated");
+
+	if (e)
+		snprintf(d, sizeof(d), "%.*sest%s", (int)(e - domain), domain, e + 9);
+	else
+		snprintf(d, sizeof(d), "%s", domain);
+	snprintf(buf, len, "%% %s%s", d, below ? " <" : "");
+}
+
+/* toplev's obj_desc(): up to the first '.', then "..". */
+static void expected_desc(const char *desc, char *buf, size_t len)
+{
+	const char *dot = strchr(desc, '.');
+
+	if (dot)
+		snprintf(buf, len, "%.*s..", (int)(dot - desc + 1), desc);
+	else
+		snprintf(buf, len, "%s", desc);
+}
+
+static bool exp_thresh(json_object *expected, const char *full)
+{
+	json_object *e, *t;
+
+	return json_object_object_get_ex(expected, full, &e) &&
+	       json_object_object_get_ex(e, "thresh", &t) && json_object_get_boolean(t);
+}
+
+static double exp_value(json_object *expected, const char *full)
+{
+	json_object *e, *v;
+
+	if (!json_object_object_get_ex(expected, full, &e) ||
+	    !json_object_object_get_ex(e, "value", &v))
+		return NAN;
+	return json_object_get_double(v);
+}
+
+/*
+ * One vector: an interval ending 1.5 s into the run and the summary, at -l 3, with and
+ * without -v. Returns the rendered text (without -v) for more checks, or NULL.
+ */
+static char *check_vector(const char *file, int idx, json_object *vec, bool verbose)
+{
+	json_object *counts, *expected, *jbn, *jpm;
+	struct interval iv = { .interval_s = 1 }, sum = { .interval_s = 1, .summary = true };
+	struct interval *ivs[] = { &iv, &sum };
+	const char *bn = NULL;
+	char *text = NULL, want[2048], got[2048], unit[160], desc[1024];
+	bool desc_shown = false;
+	struct synth sy;
+	int line = 1;
+
+	if (!json_object_object_get_ex(vec, "counts", &counts) ||
+	    !json_object_object_get_ex(vec, "expected", &expected))
+		return NULL;
+	if (json_object_object_get_ex(vec, "bottleneck", &jbn) && jbn)
+		bn = json_object_get_string(jbn);
+	json_object_object_get_ex(vec, "perf_metrics", &jpm);
+	if (synth_open(&sy, "spr", 3, jpm && json_object_get_boolean(jpm), NULL, 0)) {
+		CHECK(0, "%s[%d]: no spr plan", file, idx);
+		return NULL;
+	}
+	sy.run.verbose = verbose;
+	iv.time = sy.run.start_time + 1.5;
+	sum.time = iv.time;
+	if (!synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1) ||
+	    !synth_scope(&sy, &sum, SCOPE_SYSTEM, NULL, -1, counts, 1)) {
+		CHECK(0, "%s[%d]: counts missing or not whole", file, idx);
+		goto out;
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(report_derive(&sy.run, &sum), 0);
+	text = render(",", &sy.run, ivs, 2);
+	CHECK(text != NULL, "%s[%d]: nothing rendered", file, idx);
+	if (!text)
+		goto out;
+	nr_vectors++;
+
+	CHECK(line_at(text, 0, got, sizeof(got)) &&
+	      !strcmp(got, "Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle"),
+	      "header: '%s'", got);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < sy.plan->nr_nodes; i++) {
+			const struct plan_node *n = &sy.plan->nodes[i];
+			bool above = exp_thresh(expected, n->full_name);
+			bool is_bn = bn && !strcmp(bn, n->full_name);
+
+			if (!above && !verbose)
+				continue;
+			expected_unit(n->domain, !above, unit, sizeof(unit));
+			desc[0] = '\0';
+			/* No child printed above threshold; the first time only. */
+			if (is_bn && !desc_shown) {
+				bool child = false;
+
+				for (int k = 0; k < sy.plan->nr_nodes; k++)
+					if (sy.plan->nodes[k].parent == i &&
+					    exp_thresh(expected, sy.plan->nodes[k].full_name))
+						child = true;
+				if (!child) {
+					expected_desc(n->desc, desc, sizeof(desc));
+					desc_shown = true;
+				}
+			}
+			snprintf(want, sizeof(want), "%s,%s,%.1f,%s,%s,,0.0,100.0,%s,",
+				 pass ? "SUMMARY" : "1.5", n->full_name,
+				 exp_value(expected, n->full_name) * 100, unit, desc,
+				 is_bn ? "<==" : "");
+			CHECK(line_at(text, line, got, sizeof(got)), "%s[%d]: line %d missing",
+			      file, idx, line);
+			CHECK(!strcmp(got, want), "%s[%d]%s line %d:\n     got  '%s'\n     want '%s'",
+			      file, idx, verbose ? " -v" : "", line, got, want);
+			line++;
+		}
+	}
+	CHECK(line_at(text, line, got, sizeof(got)) && !strncmp(got, "# cgtma model spr on Test CPU", 29),
+	      "%s[%d]: footer: '%s'", file, idx, got);
+	CHECK_INT(count_lines(text), line + 1);
+	/* Exactly one bottleneck mark per pass when toplev has one, none otherwise. */
+	{
+		int marks = 0;
+
+		for (const char *p = text; (p = strstr(p, ",<==,")); p++)
+			marks++;
+		CHECK_INT(marks, bn ? 2 : 0);
+	}
+out:
+	interval_free(&iv);
+	interval_free(&sum);
+	synth_close(&sy);
+	if (verbose) {
+		free(text);
+		text = NULL;
+	}
+	return text;
+}
+
+static void check_vectors(const char *file)
+{
+	char path[256];
+	json_object *vecs;
+
+	snprintf(path, sizeof(path), "tests/vectors/%s", file);
+	vecs = json_object_from_file(path);
+	CHECK(vecs && json_object_is_type(vecs, json_type_array), "%s: not readable", path);
+	if (!vecs)
+		return;
+	for (size_t i = 0; i < json_object_array_length(vecs); i++) {
+		json_object *vec = json_object_array_get_idx(vecs, i);
+
+		free(check_vector(file, (int)i, vec, false));
+		free(check_vector(file, (int)i, vec, true));
+	}
+	json_object_put(vecs);
+}
+
+/* The first spr perf-metrics vector, as toplev -l3 -x, -I prints it, spelled out. */
+static void check_literal(void)
+{
+	static const char *const want[] = {
+		"Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle",
+		"1.5,Bad_Speculation,37.1,% Slots,,,0.0,100.0,,",
+		"1.5,Bad_Speculation.Branch_Mispredicts,12.8,% Slots,,,0.0,100.0,,",
+		"1.5,Bad_Speculation.Branch_Mispredicts.Other_Mispredicts,19.1,% Slots,,,0.0,100.0,,",
+		"1.5,Bad_Speculation.Machine_Clears,24.3,% Slots,,,0.0,100.0,,",
+		"1.5,Backend_Bound,39.9,% Slots,,,0.0,100.0,,",
+		"1.5,Backend_Bound.Memory_Bound.L1_Bound,22.8,% Stalls,,,0.0,100.0,,",
+		"1.5,Backend_Bound.Core_Bound,29.5,% Slots,,,0.0,100.0,,",
+		"1.5,Backend_Bound.Core_Bound.Serializing_Operation,40.5,% Clocks,"
+		"Cycles stalled on serializing instructions (e...,,0.0,100.0,<==,",
+		"1.5,Backend_Bound.Core_Bound.Ports_Utilization,16.3,% Clocks,,,0.0,100.0,,",
+		"1.5,Retiring.Heavy_Operations.Microcode_Sequencer,53.7,% Slots,,,0.0,100.0,,",
+		"SUMMARY,Bad_Speculation,37.1,% Slots,,,0.0,100.0,,",
+	};
+	json_object *vecs = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	char *text, got[2048];
+
+	if (!vecs) {
+		CHECK(0, "no spr-perf-metrics.json");
+		return;
+	}
+	text = check_vector("spr-perf-metrics.json", 0, json_object_array_get_idx(vecs, 0), false);
+	for (size_t i = 0; text && i < sizeof(want) / sizeof(want[0]); i++) {
+		CHECK(line_at(text, (int)i, got, sizeof(got)) && !strcmp(got, want[i]),
+		      "line %zu:\n     got  '%s'\n     want '%s'", i, got, want[i]);
+	}
+	free(text);
+	json_object_put(vecs);
+}
+
+static json_object *first_vector(const char *file, json_object **all)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "tests/vectors/%s", file);
+	*all = json_object_from_file(path);
+	return *all ? json_object_array_get_idx(*all, 0) : NULL;
+}
+
+/*
+ * Per cgroup and per CPU: the CPUs column, the scopes' labels, quoting, idle markers,
+ * multiplexing, a scope not counted, and the header that comes again when a cgroup first
+ * appears in a run that printed the system alone.
+ */
+static void check_scopes(void)
+{
+	json_object *all, *vec = first_vector("spr-perf-metrics.json", &all), *counts;
+	struct interval a = { .interval_s = 1 }, b = { .interval_s = 1 };
+	struct interval *ivs[] = { &a, &b };
+	struct scope *s, *busy, *idle, *half;
+	char *text, got[2048];
+	struct synth sy;
+	int dstall;
+
+	if (!vec || !json_object_object_get_ex(vec, "counts", &counts) ||
+	    synth_open(&sy, "spr", 3, true, NULL, 0)) {
+		CHECK(0, "no vector or plan");
+		json_object_put(all);
+		return;
+	}
+	sy.run.verbose = true;
+	/* a: the system alone, 2 s in; b: with cgroups and a CPU, 3 s in. */
+	a.time = sy.run.start_time + 2;
+	b.time = sy.run.start_time + 3;
+	CHECK(synth_scope(&sy, &a, SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
+	CHECK(synth_scope(&sy, &b, SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
+	CHECK(synth_scope(&sy, &b, SCOPE_CPU, NULL, 1, counts, 1) != NULL, "scope");
+	busy = synth_scope(&sy, &b, SCOPE_CGROUP, "/busy,one", -1, counts, 1);
+	idle = synth_scope(&sy, &b, SCOPE_CGROUP, "/idle", -1, counts, 1);
+	half = synth_scope(&sy, &b, SCOPE_CGROUP, "/half", 0, counts, 1);
+	s = interval_add_scope(&b, &sy.run, SCOPE_CGROUP, "/notcounted", -1);
+	CHECK(busy && idle && half && s, "scopes");
+	if (!busy || !idle || !half || !s)
+		goto out;
+	/* Idle: 1% of the busiest cgroup's cycles. */
+	for (int i = 0; i < sy.run.nr_events; i++)
+		idle->sum[i].counter /= 100;
+	/* ICache_Misses reads ICACHE_DATA.STALLS, which ran half the time. */
+	dstall = synth_event(&sy, "ICACHE_DATA.STALLS");
+	CHECK(dstall >= 0, "no ICACHE_DATA.STALLS in the plan");
+	if (dstall >= 0)
+		synth_multiplex(half, dstall, 1.0 / 3);
+	/* Enabled, never running: no value, no rows. */
+	for (int i = 0; i < sy.run.nr_events; i++)
+		s->sum[i].enabled = SYNTH_ENABLED;
+	interval_sort(&b);
+	CHECK_INT(report_derive(&sy.run, &a), 0);
+	CHECK_INT(report_derive(&sy.run, &b), 0);
+
+	text = render(",", &sy.run, ivs, 2);
+	CHECK(text != NULL, "nothing rendered");
+	if (!text)
+		goto out;
+	CHECK(line_at(text, 0, got, sizeof(got)) &&
+	      !strcmp(got, "Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle"),
+	      "header: '%s'", got);
+	CHECK(line_at(text, 1, got, sizeof(got)) && !strncmp(got, "2.0,Frontend_Bound,", 19),
+	      "first row: '%s'", got);
+	/* -v: every node of the system, then the header again, with the CPUs column. */
+	CHECK(line_at(text, 1 + sy.plan->nr_nodes, got, sizeof(got)) &&
+	      !strcmp(got, "Timestamp,CPUs,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle"),
+	      "second header: '%s'", got);
+	CHECK(strstr(text, "\n3.0,system,Frontend_Bound,") != NULL, "system row");
+	CHECK(strstr(text, "\n3.0,CPU1,Frontend_Bound,") != NULL, "CPU row");
+	CHECK(strstr(text, "\n3.0,\"/busy,one\",Frontend_Bound,") != NULL,
+	      "a cgroup with the separator in it is quoted");
+	CHECK(strstr(text, "\n3.0,/half@CPU0,Frontend_Bound,") != NULL, "cgroup per CPU");
+	CHECK(strstr(text, "/notcounted") == NULL, "a scope not counted has no rows");
+	/* Idle marks: the idle cgroup only (2 cgroup scopes; the per-CPU one is its own kind). */
+	CHECK(strstr(text, "\n3.0,/idle,Frontend_Bound,") != NULL, "idle cgroup row");
+	{
+		char *p = strstr(text, "\n3.0,/idle,Frontend_Bound,");
+		char *q = strstr(text, "\n3.0,\"/busy,one\",Frontend_Bound,");
+		char *r = strstr(text, "\n3.0,system,Frontend_Bound,");
+
+		CHECK(p && line_at(p + 1, 0, got, sizeof(got)) && got[strlen(got) - 1] == 'Y',
+		      "idle mark: '%s'", got);
+		CHECK(q && line_at(q + 1, 0, got, sizeof(got)) && got[strlen(got) - 1] == ',',
+		      "busy: '%s'", got);
+		CHECK(r && line_at(r + 1, 0, got, sizeof(got)) && got[strlen(got) - 1] == ',',
+		      "system: '%s'", got);
+	}
+	/* Multiplex per node: ICache_Misses ran a third of the time, ITLB_Misses all of it. */
+	{
+		char *p = strstr(text, "\n3.0,/half@CPU0,Frontend_Bound.Fetch_Latency.ICache_Misses,");
+		char *q = strstr(text, "\n3.0,/half@CPU0,Frontend_Bound.Fetch_Latency.ITLB_Misses,");
+
+		CHECK(p && line_at(p + 1, 0, got, sizeof(got)) && strstr(got, ",0.0,33.33,"),
+		      "multiplex 33.33: '%s'", p ? got : "(no row)");
+		CHECK(q && line_at(q + 1, 0, got, sizeof(got)) && strstr(got, ",0.0,100.0,"),
+		      "multiplex 100.0: '%s'", q ? got : "(no row)");
+	}
+	free(text);
+
+	/* Another separator: the comma in the path needs no quotes any more. */
+	text = render(";", &sy.run, ivs, 2);
+	CHECK(text && strstr(text, "\n3.0;/busy,one;Frontend_Bound;"), "';' separator");
+	CHECK(text && strstr(text, "Timestamp;CPUs;Area;Value;Unit;"), "';' header");
+	free(text);
+out:
+	interval_free(&a);
+	interval_free(&b);
+	synth_close(&sy);
+	json_object_put(all);
+}
+
+/* Flat metrics (sw) and plain events (-e): one row each, their unit, zeros with -v only. */
+static void check_flat(void)
+{
+	static const char *const events[] = { "cpu-clock", "context-switches", "weird,\"ev\"" };
+	struct interval iv = { .interval_s = 2 };
+	struct interval *ivs[] = { &iv };
+	struct synth sy;
+	struct scope *s;
+	char *text;
+
+	CHECK_INT(synth_open(&sy, "sw", 1, false, NULL, 0), 0);
+	iv.time = sy.run.start_time + 0.375;
+	s = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
+	for (int i = 0; s && i < sy.run.nr_events; i++) {
+		s->sum[i].enabled = s->sum[i].running = 2 * SYNTH_ENABLED;
+		s->sum[i].counter = 0;
+	}
+	if (s) {
+		s->sum[synth_event(&sy, "cpu-clock")].counter = 3000000000ULL;	/* 1.5 CPUs */
+		s->sum[synth_event(&sy, "context-switches")].counter = 2001;
+		/* page-faults ran a quarter of the time: 400 counted, 1600 scaled */
+		s->sum[synth_event(&sy, "page-faults")].counter = 400;
+		s->sum[synth_event(&sy, "page-faults")].running = SYNTH_ENABLED / 2;
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(",", &sy.run, ivs, 1);
+	CHECK(text && !strcmp(text,
+		"Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle\n"
+		"0.375,CPU_Utilization,1.5,CPUs,,,0.0,100.0,,\n"
+		"0.375,Context_Switches,1000.5,/s,,,0.0,100.0,,\n"
+		"0.375,Page_Faults,800.0,/s,,,0.0,25.0,,\n"),
+	      "sw rows:\n%s", text ? text : "(null)");
+	free(text);
+	sy.run.verbose = true;
+	text = render(",", &sy.run, ivs, 1);
+	CHECK(text && strstr(text, "\n0.375,CPU_Migrations,0.0,/s,,,0.0,100.0,,\n"),
+	      "-v shows a zero metric:\n%s", text ? text : "(null)");
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 3), 0);
+	iv.time = sy.run.start_time + 1;
+	iv.interval_s = 1;
+	s = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
+	if (s) {
+		s->sum[0] = (struct cgtma_count){ 5, 10, 5 };
+		s->sum[1] = (struct cgtma_count){ 0, 10, 10 };
+		s->sum[2] = (struct cgtma_count){ 7, 10, 10 };
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(",", &sy.run, ivs, 1);
+	CHECK(text && !strcmp(text,
+		"Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle\n"
+		"1.0,cpu-clock,10.0,Count,,,0.0,50.0,,\n"
+		"1.0,\"weird,\"\"ev\"\"\",7.0,Count,,,0.0,100.0,,\n"),
+	      "-e rows:\n%s", text ? text : "(null)");
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+
+	{
+		struct output *o = NULL;
+		struct capture cap;
+		char *err;
+
+		capture_begin(&cap, 2);
+		CHECK_INT(output_csv_open(stdout, "", &o), -EINVAL);
+		err = capture_end(&cap);
+		CHECK(err && strstr(err, "-x: the separator is empty"), "message: %s", err);
+		free(err);
+	}
+}
+
+int main(void)
+{
+	check_vectors("spr-perf-metrics.json");
+	check_vectors("spr-generic.json");
+	check_vectors("spr-zeros.json");
+	CHECK(nr_vectors >= 4, "only %d vectors rendered", nr_vectors);
+	printf("# %d vectors rendered\n", nr_vectors);
+	check_literal();
+	check_scopes();
+	check_flat();
+	return test_done("csv");
+}

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The --prometheus sink: [ADDR:]PORT parsing and its errors, the page built from synthetic
+ * intervals (families, labels and their escaping, counters carried across intervals, values
+ * not counted left out, a removed cgroup dropping out), a real model's tree on the page, and
+ * what the HTTP server answers.
+ * Serves on a free loopback port; needs no root.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "output.h"
+#include "report.h"
+#include "synth.h"
+#include "test.h"
+
+static const char *const event_names[] = { "cpu-clock", "ev\"2" };
+
+static struct plan_node nodes[] = {
+	{ .name = "Frontend_Bound", .full_name = "Frontend_Bound", .level = 1, .parent = -1 },
+	{ .name = "Fetch_Latency", .full_name = "Frontend_Bound.Fetch_Latency", .level = 2,
+	  .parent = 0 },
+};
+
+static struct plan_metric metrics[] = {
+	{ .name = "CPU_Utilization", .unit = "CPUs", .desc = "Busy CPUs\\cores\non average" },
+	{ .name = "Cycles_per_Second", .unit = "/s", .desc = "Cycles per second" },
+	{ .name = "IPC", .unit = "insn/cycle", .desc = "Instructions per cycle" },
+	/* The same family name as the first once in snake case: left out. */
+	{ .name = "CPU utilization", .unit = "CPUs", .desc = "a duplicate" },
+};
+
+static struct plan plan = {
+	.nr_events = 2,
+	.nr_nodes = 2,
+	.nodes = nodes,
+	.nr_metrics = 4,
+	.metrics = metrics,
+};
+
+static const struct run run = {
+	.model = "test",
+	.plan = &plan,
+	.nr_events = 2,
+	.event_names = event_names,
+	.level = 2,
+	.interval_ms = 1000,
+	.kernel = "6.1.0",
+	.cpu = "Test \"CPU\" @ 2\\GHz",
+};
+
+#define N2 { NAN, NAN }
+#define N4 { NAN, NAN, NAN, NAN }
+
+/* count[e] < 0: not counted (enabled, never running); NAN: idle. */
+struct scope_spec {
+	enum scope_kind kind;
+	const char *cgroup;
+	int cpu;
+	bool removed;
+	double count[2];
+	double node[2];		/* NAN: not counted */
+	double metric[4];	/* NAN: not counted */
+};
+
+static void add_scope(struct interval *iv, const struct scope_spec *sp)
+{
+	struct scope *s = interval_add_scope(iv, &run, sp->kind, sp->cgroup, sp->cpu);
+	struct tma_result *t;
+
+	CHECK(s != NULL, "interval_add_scope failed");
+	if (!s)
+		return;
+	s->removed = sp->removed;
+	for (int e = 0; e < 2; e++) {
+		if (isnan(sp->count[e])) {
+			s->state[e] = COUNT_IDLE;
+			s->count[e] = 0;
+			s->multiplex[e] = NAN;
+		} else if (sp->count[e] < 0) {
+			s->state[e] = COUNT_NOT_COUNTED;
+			s->count[e] = NAN;
+			s->multiplex[e] = 0;
+		} else {
+			s->state[e] = COUNT_OK;
+			s->count[e] = sp->count[e];
+			s->multiplex[e] = e == 0 ? 1 : 0.5;
+			s->ran = true;
+		}
+	}
+	t = &s->tma;
+	t->value = calloc(3, sizeof(*t->value));
+	t->counted = calloc(3, sizeof(*t->counted));
+	t->above = calloc(3, sizeof(*t->above));
+	t->metric = calloc(5, sizeof(*t->metric));
+	t->metric_counted = calloc(5, sizeof(*t->metric_counted));
+	t->bottleneck = -1;
+	s->has_tma = true;
+	CHECK(t->value && t->counted && t->above && t->metric && t->metric_counted, "calloc");
+	for (int n = 0; n < 2; n++) {
+		t->value[n] = sp->node[n];
+		t->counted[n] = !isnan(sp->node[n]);
+	}
+	for (int m = 0; m < 4; m++) {
+		t->metric[m] = sp->metric[m];
+		t->metric_counted[m] = !isnan(sp->metric[m]);
+	}
+}
+
+static void make_interval(struct interval *iv, const struct scope_spec *specs, int n)
+{
+	memset(iv, 0, sizeof(*iv));
+	iv->time = 1700000000;
+	iv->interval_s = 1;
+	iv->has_bpf_stats = true;
+	iv->bpf_run_time_ns = 1500000;
+	iv->bpf_run_cnt = 42;
+	for (int i = 0; i < n; i++)
+		add_scope(iv, &specs[i]);
+}
+
+static bool has_line(const char *page, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = page; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+#define CHECK_LINE(page, line) CHECK(has_line(page, line), "no line '%s' in:\n%s", line, page)
+#define CHECK_NO_LINE(page, line) CHECK(!has_line(page, line), "line '%s' in:\n%s", line, page)
+#define CHECK_NOT_IN(page, text) CHECK(!strstr(page, text), "'%s' in:\n%s", text, page)
+
+/*
+ * What promtool checks first: every sample's family was declared just before with one HELP
+ * and one TYPE, each family once, no empty family.
+ */
+static void check_structure(const char *page)
+{
+	char fam[256] = "", seen[4096] = " ";
+	int samples = -1;
+
+	for (const char *l = page; *l; l = strchr(l, '\n') + 1) {
+		const char *end = strchr(l, '\n');
+		char name[260];
+		size_t n;
+
+		CHECK(end != NULL, "the page does not end with a newline");
+		if (!end)
+			return;
+		if (!strncmp(l, "# HELP ", 7)) {
+			CHECK(samples != 0, "family %s has no sample", fam);
+			n = strcspn(l + 7, " ");
+			snprintf(fam, sizeof(fam), "%.*s", (int)n, l + 7);
+			snprintf(name, sizeof(name), " %s ", fam);
+			CHECK(!strstr(seen, name), "family %s twice", fam);
+			strncat(seen, name + 1, sizeof(seen) - strlen(seen) - 1);
+			samples = 0;
+		} else if (!strncmp(l, "# TYPE ", 7)) {
+			CHECK(!strncmp(l + 7, fam, strlen(fam)) && l[7 + strlen(fam)] == ' ',
+			      "TYPE of another family than HELP: %.*s", (int)(end - l), l);
+		} else {
+			n = strcspn(l, "{ ");
+			CHECK(n == strlen(fam) && !strncmp(l, fam, n),
+			      "sample outside its family %s: %.*s", fam, (int)(end - l), l);
+			CHECK(!strstr(l, "NaN") || strstr(l, "NaN") > end, "NaN: %.*s",
+			      (int)(end - l), l);
+			samples++;
+		}
+	}
+	CHECK(samples != 0, "family %s has no sample", fam);
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* The whole answer to one HTTP/1.0 request (the server closes after it), or NULL. */
+static char *http_get(int port, const char *method, const char *path)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	size_t len = 0, cap = 1 << 16;
+	char req[256], *buf = malloc(cap);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ssize_t n;
+
+	if (!buf || fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)))
+		goto fail;
+	snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n", method, path);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		goto fail;
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap *= 2);
+
+			if (!nb)
+				goto fail;
+			buf = nb;
+		}
+	}
+	buf[len] = '\0';
+	close(fd);
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static void test_bad_listen(void)
+{
+	static const char *const bad[] = {
+		"", "abc", "0", "65536", "99999999999999999999", "-1", "+9100", " 9100", "9100x",
+		"127.0.0.1:", ":9100", "127.0.0.1:0", "::1:9100", "[::1]", "[::1:9100", "[]:9100",
+		"[::1]9100", "1.2.3.4:5:6",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct output *o = NULL;
+		struct capture c;
+		char *err;
+		int ret;
+
+		capture_begin(&c, 2);
+		ret = output_prometheus_open(bad[i], &o);
+		err = capture_end(&c);
+		CHECK(ret == -EINVAL, "'%s': got %d, want -EINVAL", bad[i], ret);
+		CHECK(err && strstr(err, "--prometheus '") && strstr(err, bad[i]) &&
+			      strstr(err, "[ADDR:]PORT") &&
+			      strchr(err, '\n') == err + strlen(err) - 1,
+		      "'%s': the message is '%s'", bad[i], err ? err : "");
+		if (!ret)
+			output_close(o);
+		free(err);
+	}
+}
+
+static void test_port_in_use(int port)
+{
+	struct output *o = NULL;
+	struct capture c;
+	char listen[64], want[128], *err;
+	int ret;
+
+	/* A second server on the same port: the error names the address and the reason. */
+	snprintf(listen, sizeof(listen), "%d", port);
+	capture_begin(&c, 2);
+	ret = output_prometheus_open(listen, &o);
+	err = capture_end(&c);
+	CHECK_INT(ret, -EADDRINUSE);
+	snprintf(want, sizeof(want),
+		 "cgtma: cannot serve Prometheus on 127.0.0.1:%d: Address already in use\n", port);
+	CHECK_STR(err, want);
+	free(err);
+	if (!ret)
+		output_close(o);
+}
+
+static void test_page(void)
+{
+	/* Interval 1: the system, a cgroup with every character that needs escaping, one that
+	 * stays, one removed in this interval, one that ran nothing (idle). */
+	const struct scope_spec iv1[] = {
+		{ SCOPE_SYSTEM, NULL, -1, false, { 3000, -1 }, { 0.25, NAN },
+		  { 2.5, 1e9, NAN, 7 } },
+		{ SCOPE_CGROUP, "/q\"uo\\te\nnl", -1, false, { 1000.4, 10 }, { 0.5, 0.125 },
+		  { 1, 2, 3, 4 } },
+		{ SCOPE_CGROUP, "/stays", -1, false, { 400, 4 }, N2, { 0.4, NAN, NAN, NAN } },
+		{ SCOPE_CGROUP, "/gone", -1, true, { 600, 6 }, { 0.75, 0.5 }, N4 },
+		{ SCOPE_CGROUP, "/idle", -1, false, N2, N2, N4 },
+	};
+	/* Interval 2: /gone is no more; /stays ran again, now counting the second event; a
+	 * path removed and made again in this interval (two scopes, one label set). */
+	const struct scope_spec iv2[] = {
+		{ SCOPE_CGROUP, "/stays", -1, false, { 100, 2 }, { 0.5, NAN },
+		  { 0.1, NAN, NAN, NAN } },
+		{ SCOPE_SYSTEM, NULL, -1, false, { 2000, 20 }, { 0.3, 0.1 }, { 2, 1, 1, 1 } },
+		{ SCOPE_CGROUP, "/again", -1, false, { 5, 1 }, { 0.9, NAN },
+		  { 0.9, NAN, NAN, NAN } },
+		{ SCOPE_CGROUP, "/again", -1, true, { 7, 1 }, { 0.1, NAN },
+		  { 0.1, NAN, NAN, NAN } },
+		{ SCOPE_CGROUP, "/gone2", -1, true, { 70, 7 }, N2, N4 },
+	};
+	/* Interval 3, per CPU: /again goes on from both scopes' counts; a new cgroup where
+	 * /gone2 was starts from zero. */
+	const struct scope_spec iv3[] = {
+		{ SCOPE_SYSTEM, NULL, -1, false, { 10, 1 }, N2, N4 },
+		{ SCOPE_CPU, NULL, 1, false, { 10, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/again", -1, false, { 8, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/again", 1, false, { 8, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/gone2", -1, false, { 3, 0 }, N2, N4 },
+	};
+	struct interval iv;
+	struct output *o = NULL;
+	struct capture c;
+	char listen[32], *page, *warn, *http;
+	int port = free_port(), ret;
+
+	CHECK(port > 0, "no free port");
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	ret = output_prometheus_open(listen, &o);
+	CHECK_INT(ret, 0);
+	if (ret)
+		return;
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "prometheus %s", listen);
+		CHECK_STR(o->name, name);
+	}
+	page = output_prometheus_page(o);
+	CHECK_STR(page, "");	/* before the run starts: an empty page, not an error */
+	free(page);
+
+	test_port_in_use(port);
+
+	capture_begin(&c, 2);
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	warn = capture_end(&c);
+	CHECK_STR(warn, "cgtma: warning: prometheus: metric 'CPU utilization' has no distinct "
+			"name (cgtma_metric_cpu_utilization_cpus); left out\n");
+	free(warn);
+	page = output_prometheus_page(o);
+	CHECK_LINE(page, "# TYPE cgtma_run_info gauge");
+	CHECK_LINE(page, "cgtma_run_info{model=\"test\",cpu_model=\"Test \\\"CPU\\\" @ 2\\\\GHz\","
+			 "kernel=\"6.1.0\",level=\"2\"} 1");
+	CHECK_NOT_IN(page, "cgtma_events_total");
+	check_structure(page);
+	free(page);
+
+	make_interval(&iv, iv1, sizeof(iv1) / sizeof(iv1[0]));
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	interval_free(&iv);	/* the sink keeps nothing of it */
+	page = output_prometheus_page(o);
+	check_structure(page);
+	CHECK_LINE(page, "# TYPE cgtma_events_total counter");
+	CHECK_LINE(page, "cgtma_interval_seconds 1.000000");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} 3000");
+	/* Not counted: no sample (never NaN); idle: a zero count. */
+	CHECK_NOT_IN(page, "cgtma_events_total{scope=\"system\",event=\"ev\\\"2\"}");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/q\\\"uo\\\\te\\nnl\","
+			 "event=\"cpu-clock\"} 1000");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/q\\\"uo\\\\te\\nnl\","
+			 "event=\"ev\\\"2\"} 10");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/idle\","
+			 "event=\"cpu-clock\"} 0");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/gone\","
+			 "event=\"cpu-clock\"} 600");
+	CHECK_LINE(page, "# TYPE cgtma_multiplex_ratio gauge");
+	CHECK_LINE(page, "cgtma_multiplex_ratio{scope=\"system\",event=\"ev\\\"2\"} 0");
+	CHECK_LINE(page, "cgtma_multiplex_ratio{scope=\"cgroup\",cgroup=\"/stays\","
+			 "event=\"ev\\\"2\"} 0.5");
+	CHECK_NOT_IN(page, "cgtma_multiplex_ratio{scope=\"cgroup\",cgroup=\"/idle\"");
+	CHECK_LINE(page, "# TYPE cgtma_topdown_ratio gauge");
+	CHECK_LINE(page, "cgtma_topdown_ratio{scope=\"system\",node=\"Frontend_Bound\","
+			 "level=\"1\"} 0.25");
+	CHECK_NOT_IN(page, "cgtma_topdown_ratio{scope=\"system\","
+			 "node=\"Frontend_Bound.Fetch_Latency\"");
+	CHECK_LINE(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/gone\","
+			 "node=\"Frontend_Bound.Fetch_Latency\",level=\"2\"} 0.5");
+	CHECK_NOT_IN(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/stays\"");
+	/* One family per model metric, its unit in the name, its description the HELP. */
+	CHECK_LINE(page, "# HELP cgtma_metric_cpu_utilization_cpus Busy CPUs\\\\cores\\non average "
+			 "[CPUs] (model metric CPU_Utilization, last interval).");
+	CHECK_LINE(page, "# TYPE cgtma_metric_cpu_utilization_cpus gauge");
+	CHECK_LINE(page, "cgtma_metric_cpu_utilization_cpus{scope=\"system\"} 2.5");
+	CHECK_LINE(page, "cgtma_metric_cpu_utilization_cpus{scope=\"cgroup\","
+			 "cgroup=\"/stays\"} 0.4");
+	CHECK_LINE(page, "cgtma_metric_cycles_per_second{scope=\"system\"} 1000000000");
+	CHECK_LINE(page, "# TYPE cgtma_metric_ipc_insn_per_cycle gauge");
+	CHECK_NOT_IN(page, "cgtma_metric_ipc_insn_per_cycle{scope=\"system\"}");
+	CHECK_NOT_IN(page, "a duplicate");
+	CHECK_LINE(page, "cgtma_bpf_run_seconds_total 0.001500000");
+	CHECK_LINE(page, "cgtma_bpf_runs_total 42");
+	CHECK_NOT_IN(page, "NaN");
+
+	/* The same page over HTTP, with the text format's content type. */
+	http = http_get(port, "GET", "/metrics");
+	CHECK(http && !strncmp(http, "HTTP/1.", 7) && !strncmp(http + 8, " 200 ", 5),
+	      "GET /metrics: %s", http ? http : "(no answer)");
+	CHECK(http &&
+	      strstr(http, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+	      "GET /metrics: %s", http ? http : "(no answer)");
+	CHECK(http && strstr(http, "\r\n\r\n") && !strcmp(strstr(http, "\r\n\r\n") + 4, page),
+	      "GET /metrics: the body differs from the page");
+	free(http);
+	http = http_get(port, "GET", "/nope");
+	CHECK(http && !strncmp(http + 8, " 404 ", 5), "GET /nope: %s", http ? http : "(none)");
+	free(http);
+	http = http_get(port, "DELETE", "/metrics");
+	CHECK(http && !strncmp(http + 8, " 405 ", 5) && strstr(http, "\r\nAllow: GET, HEAD\r\n"),
+	      "DELETE /metrics: %s", http ? http : "(none)");
+	free(http);
+	free(page);
+
+	make_interval(&iv, iv2, sizeof(iv2) / sizeof(iv2[0]));
+	iv.interval_s = 0.5;
+	iv.has_bpf_stats = false;
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	check_structure(page);
+	CHECK_LINE(page, "cgtma_interval_seconds 0.500000");
+	/* Counters go on from where they were; one counted for the first time starts. */
+	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} 5000");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"ev\\\"2\"} 20");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/stays\","
+			 "event=\"cpu-clock\"} 500");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/stays\","
+			 "event=\"ev\\\"2\"} 6");
+	/* The removed cgroup was on the last page only; those not reported now are gone too. */
+	CHECK_NOT_IN(page, "cgroup=\"/gone\"");
+	CHECK_NOT_IN(page, "/idle");
+	CHECK_NOT_IN(page, "/q\\\"uo");
+	/* One label set, one series: both scopes' counts, the live scope's gauges. */
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/again\","
+			 "event=\"cpu-clock\"} 12");
+	CHECK_LINE(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/again\","
+			 "node=\"Frontend_Bound\",level=\"1\"} 0.9");
+	CHECK_NOT_IN(page, "node=\"Frontend_Bound\",level=\"1\"} 0.1");
+	CHECK_NOT_IN(page, "cgtma_bpf_");
+	free(page);
+
+	make_interval(&iv, iv3, sizeof(iv3) / sizeof(iv3[0]));
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	check_structure(page);
+	/* The live /again carried on; a cgroup on one CPU is its own series. */
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/again\","
+			 "event=\"cpu-clock\"} 20");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/again\",cpu=\"1\","
+			 "event=\"cpu-clock\"} 8");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cpu\",cpu=\"1\",event=\"ev\\\"2\"} 1");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} 5010");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/gone2\","
+			 "event=\"cpu-clock\"} 3");
+	CHECK_NOT_IN(page, "/stays");
+	/* Families without a sample are left out whole. */
+	CHECK_NOT_IN(page, "cgtma_topdown_ratio");
+	CHECK_NOT_IN(page, "cgtma_metric_");
+	free(page);
+
+	output_close(o);
+	/* Closed: the port is free again. */
+	ret = output_prometheus_open(listen, &o);
+	CHECK_INT(ret, 0);
+	if (!ret)
+		output_close(o);
+}
+
+/*
+ * A real model's Top-Down tree (spr, three levels, one vector's counts) for the system and a
+ * cgroup: every node the tree computed is on the page with its level and value, the family
+ * once, and the vector's level-2 nodes are there by their full names.
+ */
+static void test_real_model(void)
+{
+	json_object *all = json_object_from_file("tests/vectors/spr-generic.json"), *counts;
+	struct interval iv = { .interval_s = 1 };
+	struct output *o = NULL;
+	struct synth sy;
+	char listen[32], line[512], *page = NULL;
+	int samples = 0, want = 0;
+
+	CHECK(all && json_object_object_get_ex(json_object_array_get_idx(all, 0), "counts",
+					       &counts), "no tests/vectors/spr-generic.json");
+	if (!all)
+		return;
+	CHECK_INT(synth_open(&sy, "spr", 3, false, NULL, 0), 0);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
+	CHECK_INT(output_prometheus_open(listen, &o), 0);
+	CHECK(synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1) &&
+	      synth_scope(&sy, &iv, SCOPE_CGROUP, "/c", -1, counts, 1), "synth_scope");
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	if (o) {
+		CHECK_INT(o->ops->begin(o, &sy.run), 0);
+		CHECK_INT(o->ops->interval(o, &sy.run, &iv), 0);
+		page = output_prometheus_page(o);
+	}
+	for (int i = 0; page && i < iv.nr_scopes; i++) {
+		const struct scope *sc = &iv.scopes[i];
+
+		for (int n = 0; n < sy.plan->nr_nodes; n++) {
+			if (!sc->tma.counted[n])
+				continue;
+			snprintf(line, sizeof(line),
+				 "cgtma_topdown_ratio{scope=\"%s\"%s,node=\"%s\",level=\"%d\"} %.10g",
+				 sc->kind == SCOPE_SYSTEM ? "system" : "cgroup",
+				 sc->kind == SCOPE_SYSTEM ? "" : ",cgroup=\"/c\"",
+				 sy.plan->nodes[n].full_name, sy.plan->nodes[n].level,
+				 sc->tma.value[n]);
+			CHECK_LINE(page, line);
+			want++;
+		}
+	}
+	for (const char *l = page; l && (l = strstr(l, "\ncgtma_topdown_ratio{")); l++)
+		samples++;
+	CHECK(want > 20 && samples == want, "%d node samples, want %d (> 20)", samples, want);
+	if (page) {
+		check_structure(page);
+		CHECK_LINE(page, "# TYPE cgtma_topdown_ratio gauge");
+		CHECK(strstr(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/c\","
+				   "node=\"Backend_Bound.Memory_Bound\",level=\"2\"} "),
+		      "no Backend_Bound.Memory_Bound for /c");
+	}
+	free(page);
+	interval_free(&iv);
+	if (o)
+		output_close(o);
+	synth_close(&sy);
+	json_object_put(all);
+}
+
+int main(void)
+{
+	test_bad_listen();
+	test_page();
+	test_real_model();
+	return test_done("prometheus");
+}

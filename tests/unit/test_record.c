@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Record files: what the writer puts in, the reader gives back bit for bit (header, times,
+ * every scope's sums), and the Top-Down tree derived from it is the live one; a file cut at
+ * any byte of its last record, or with a byte flipped, gives an error naming the record and
+ * still every record before it; `cgtma report` plans shallower levels from the recorded
+ * events and refuses deeper ones, naming what was not counted.
+ *
+ * The data is a real spr vector (tests/vectors/spr-generic.json) with the spr model's text.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <json-c/json.h>
+
+#include "capture.h"
+#include "commands.h"
+#include "record.h"
+#include "test.h"
+
+#define VECTOR "tests/vectors/spr-generic.json"
+#define MODEL_FILE "user/models/spr.json"
+#define NR_INTERVALS 5
+
+static char dir[] = "/tmp/cgtma-test-record.XXXXXX";
+
+struct fixture {
+	struct model *model;
+	struct plan *plan;
+	char *model_text;
+	const char **names;
+	double *base;			/* the vector's count per plan event */
+	struct run run;
+	struct interval iv[NR_INTERVALS + 1];	/* the last is the summary */
+};
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc(n + 1);
+		if (buf && fread(buf, 1, n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		if (buf) {
+			buf[n] = '\0';
+			if (len)
+				*len = n;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static void put_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	CHECK(f && fwrite(data, 1, len, f) == len && fclose(f) == 0, "cannot write %s", path);
+}
+
+/* The spr plan at level, and per event its count in the vector's first entry. */
+static int fixture_init(struct fixture *fx, int level)
+{
+	struct model_options mo = { .level = level };
+	json_object *vec, *counts, *v;
+
+	memset(fx, 0, sizeof(*fx));
+	fx->model_text = slurp(MODEL_FILE, NULL);
+	if (!fx->model_text || model__load_builtin("spr", &fx->model) ||
+	    plan__new(fx->model, &mo, &fx->plan))
+		return -1;
+	vec = json_object_from_file(VECTOR);
+	if (!vec || !json_object_object_get_ex(json_object_array_get_idx(vec, 0), "counts",
+					       &counts))
+		return -1;
+	fx->names = calloc(fx->plan->nr_events, sizeof(*fx->names));
+	fx->base = calloc(fx->plan->nr_events, sizeof(*fx->base));
+	for (int e = 0; e < fx->plan->nr_events; e++) {
+		fx->names[e] = fx->plan->events[e].name;
+		fx->base[e] = json_object_object_get_ex(counts, fx->names[e], &v) ?
+				      json_object_get_double(v) : 0;
+	}
+	json_object_put(vec);
+
+	fx->run.model = "spr";
+	fx->run.model_source = fx->model_text;
+	fx->run.plan = fx->plan;
+	fx->run.nr_events = fx->plan->nr_events;
+	fx->run.event_names = fx->names;
+	fx->run.level = level;
+	fx->run.start_time = 1767225600.123456789;
+	fx->run.interval_ms = 1000;
+	fx->run.hostname = "host-a";
+	fx->run.kernel = "6.1.0-test";
+	fx->run.cpu = "Test CPU @ 3.0GHz";
+	fx->run.per_cpu = true;
+	fx->run.cgroups = true;
+
+	/* System, a cgroup, the cgroup on CPU 1 and a removed one; counts drifting. */
+	for (int i = 0; i <= NR_INTERVALS; i++) {
+		struct interval *iv = &fx->iv[i];
+		struct scope *s[4];
+
+		iv->summary = i == NR_INTERVALS;
+		iv->time = fx->run.start_time + (i + 1) * 1.000123456789;
+		iv->interval_s = iv->summary ? NR_INTERVALS * 1.0001 : 1.000123456789 + i * 1e-7;
+		iv->has_bpf_stats = i % 2;
+		iv->bpf_run_time_ns = 123456789ULL * (i + 1);
+		iv->bpf_run_cnt = 1000 + i;
+		s[0] = interval_add_scope(iv, &fx->run, SCOPE_SYSTEM, NULL, -1);
+		s[1] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", -1);
+		s[2] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", 1);
+		s[3] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/gone", -1);
+		if (!s[0] || !s[1] || !s[2] || !s[3])
+			return -1;
+		s[3]->removed = i == 2;
+		for (int e = 0; e < fx->plan->nr_events; e++)
+			for (int k = 0; k < 4; k++) {
+				double f = 1.0 / (k + 1) * (1 + 0.1 * i) * (1 + 0.01 * e);
+
+				s[k]->sum[e].counter = (__u64)(fx->base[e] * f);
+				if (k == 0)	/* beyond a double's 53 bits */
+					s[k]->sum[e].counter += 1ULL << 60;
+				s[k]->sum[e].enabled = 1000000000ULL + 17 * e + i;
+				/* The cgroup on CPU 1 multiplexed; one event never ran. */
+				s[k]->sum[e].running = k == 2 ? 600000000ULL + e :
+						       s[k]->sum[e].enabled;
+				if (k == 2 && e == 3)
+					s[k]->sum[e].running = 0;
+			}
+		if (report_derive(&fx->run, iv))
+			return -1;
+	}
+	return 0;
+}
+
+static void fixture_release(struct fixture *fx)
+{
+	for (int i = 0; i <= NR_INTERVALS; i++)
+		interval_free(&fx->iv[i]);
+	free(fx->names);
+	free(fx->base);
+	free(fx->model_text);
+	plan__free(fx->plan);
+	model__free(fx->model);
+}
+
+static int write_record(const struct fixture *fx, const char *path)
+{
+	struct output *o;
+	int err = output_record_open(path, &o);
+
+	if (err)
+		return err;
+	err = o->ops->begin(o, &fx->run);
+	for (int i = 0; i <= NR_INTERVALS && !err; i++)
+		err = (fx->iv[i].summary ? o->ops->summary : o->ops->interval)(o, &fx->run,
+									      &fx->iv[i]);
+	output_close(o);
+	return err;
+}
+
+static bool same_double(double a, double b)
+{
+	return memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+static void check_header(const struct fixture *fx, const struct record_header *h)
+{
+	CHECK_INT(h->version, RECORD_VERSION);
+	CHECK_STR(h->hostname, "host-a");
+	CHECK_STR(h->kernel, "6.1.0-test");
+	CHECK_STR(h->cpu, "Test CPU @ 3.0GHz");
+	CHECK_STR(h->model, "spr");
+	CHECK(h->model_source && h->model_source_len == strlen(fx->model_text) &&
+	      memcmp(h->model_source, fx->model_text, h->model_source_len) == 0,
+	      "the model's text differs");
+	CHECK(same_double(h->start_time, fx->run.start_time), "start %.17g", h->start_time);
+	CHECK_INT(h->interval_ms, 1000);
+	CHECK_INT(h->level, fx->run.level);
+	CHECK(h->has_plan && h->per_cpu && h->cgroups && !h->perf_metrics && !h->smt, "flags");
+	CHECK_INT(h->nr_events, fx->plan->nr_events);
+	for (int e = 0; e < h->nr_events && e < fx->plan->nr_events; e++) {
+		CHECK_STR(h->event_names[e], fx->plan->events[e].name);
+		CHECK_STR(h->encodings[e], fx->plan->events[e].encoding);
+		CHECK_INT(h->group[e], fx->plan->events[e].group);
+		CHECK_INT(h->fixed[e], fx->plan->events[e].fixed);
+	}
+}
+
+/* iv, as read back, against the original: bit for bit, and derived the same. */
+static void check_interval(const struct fixture *fx, const struct interval *want,
+			   struct interval *got)
+{
+	const struct plan *p = fx->plan;
+	int n = fx->plan->nr_events;
+
+	CHECK_INT(got->summary, want->summary);
+	CHECK(same_double(got->time, want->time), "time %.17g", got->time);
+	CHECK(same_double(got->interval_s, want->interval_s), "interval %.17g", got->interval_s);
+	CHECK_INT(got->has_bpf_stats, want->has_bpf_stats);
+	CHECK_INT(got->bpf_run_time_ns, want->bpf_run_time_ns);
+	CHECK_INT(got->bpf_run_cnt, want->bpf_run_cnt);
+	CHECK_INT(got->nr_scopes, want->nr_scopes);
+	if (got->nr_scopes != want->nr_scopes)
+		return;
+	CHECK(report_derive(&fx->run, got) == 0, "derive");
+	for (int s = 0; s < got->nr_scopes; s++) {
+		const struct scope *a = &want->scopes[s], *b = &got->scopes[s];
+
+		CHECK_INT(b->kind, a->kind);
+		CHECK_INT(b->cpu, a->cpu);
+		CHECK_INT(b->removed, a->removed);
+		CHECK((!a->cgroup && !b->cgroup) || (a->cgroup && b->cgroup &&
+						     !strcmp(a->cgroup, b->cgroup)),
+		      "scope %d cgroup", s);
+		CHECK(memcmp(a->sum, b->sum, n * sizeof(*a->sum)) == 0, "scope %d sums", s);
+		CHECK(memcmp(a->count, b->count, n * sizeof(*a->count)) == 0, "scope %d counts", s);
+		CHECK(a->has_tma && b->has_tma && a->tma.bottleneck == b->tma.bottleneck &&
+		      memcmp(a->tma.value, b->tma.value, p->nr_nodes * sizeof(double)) == 0 &&
+		      memcmp(a->tma.metric, b->tma.metric, p->nr_metrics * sizeof(double)) == 0,
+		      "scope %d: the tree differs", s);
+	}
+}
+
+/* Reads path: how many intervals (and summary) came back, and the end's code. */
+static int read_all(const struct fixture *fx, const char *path, int *nread,
+		    struct record_error *e)
+{
+	struct record_reader *r;
+	struct interval iv = {};
+	int err;
+
+	*nread = 0;
+	memset(e, 0, sizeof(*e));
+	err = record_reader__open(path, &r, e);
+	if (err)
+		return err;
+	while ((err = record_reader__next(r, &iv, e)) > 0) {
+		if (fx && *nread <= NR_INTERVALS)
+			check_interval(fx, &fx->iv[*nread], &iv);
+		(*nread)++;
+	}
+	interval_free(&iv);
+	record_reader__close(r);
+	return err;
+}
+
+static void test_crc(void)
+{
+	unsigned char buf[1000];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 7 + 3);
+	for (size_t n = 0; n <= sizeof(buf); n += 37)
+		CHECK_INT(record_crc32(0, buf, n), crc32(0, buf, n));
+	CHECK_INT(record_crc32(record_crc32(0, buf, 100), buf + 100, 200), crc32(0, buf, 300));
+}
+
+static void test_round_trip(const struct fixture *fx, const char *path)
+{
+	struct record_reader *r;
+	struct record_error e;
+	int n, err;
+
+	CHECK_INT(write_record(fx, path), 0);
+	CHECK_INT(record_reader__open(path, &r, &e), 0);
+	if (r) {
+		check_header(fx, record_reader__header(r));
+		record_reader__close(r);
+	}
+	err = read_all(fx, path, &n, &e);
+	CHECK_INT(err, 0);
+	CHECK_INT(n, NR_INTERVALS + 1);
+}
+
+/* Offsets of the records: [0] the header record, then each interval and the summary. */
+static int record_offsets(const char *data, size_t len, long *off, int max)
+{
+	size_t pos = RECORD_FILE_HEAD;
+	int n = 0;
+
+	while (pos + RECORD_HEAD <= len && n < max) {
+		uint32_t plen = (unsigned char)data[pos + 4] | (unsigned char)data[pos + 5] << 8 |
+				(unsigned char)data[pos + 6] << 16 |
+				(uint32_t)(unsigned char)data[pos + 7] << 24;
+
+		off[n++] = pos;
+		pos += RECORD_HEAD + plen + 4;
+	}
+	return n;
+}
+
+static void test_truncation(const struct fixture *fx, const char *path)
+{
+	char cut[300];
+	size_t len;
+	char *data = slurp(path, &len);
+	long off[NR_INTERVALS + 2];
+	struct record_error e;
+	int n, err, fails = 0;
+
+	CHECK(data, "cannot read %s", path);
+	if (!data)
+		return;
+	CHECK_INT(record_offsets(data, len, off, NR_INTERVALS + 2), NR_INTERVALS + 2);
+	snprintf(cut, sizeof(cut), "%s.cut", path);
+
+	/* Every length from one byte short of the end down to the start of the summary. */
+	put_file(cut, data, len);
+	for (size_t at = len - 1; at >= (size_t)off[NR_INTERVALS + 1]; at--) {
+		CHECK(truncate(cut, at) == 0, "truncate %s: %s", cut, strerror(errno));
+		/* Contents are checked once below; here, that they all come back. */
+		err = read_all(at == len - 1 ? fx : NULL, cut, &n, &e);
+		if (err != -EBADMSG || n != NR_INTERVALS || e.index != NR_INTERVALS + 1 ||
+		    e.offset != off[NR_INTERVALS + 1] ||
+		    !strstr(e.what, at == (size_t)off[NR_INTERVALS + 1] ?
+					    "ends before the summary" : "truncated")) {
+			if (fails++ < 5)
+				CHECK(0, "cut at %zu: err %d, %d read, record %ld at %lld: %s", at,
+				      err, n, e.index, e.offset, e.what);
+		}
+	}
+	CHECK_INT(fails, 0);
+
+	/* Cut inside the third interval: the first two come back. */
+	put_file(cut, data, off[3] + 20);
+	CHECK_INT(read_all(fx, cut, &n, &e), -EBADMSG);
+	CHECK_INT(n, 2);
+	CHECK_INT(e.index, 3);
+	CHECK_INT(e.offset, off[3]);
+
+	/* Cut inside the header record, and inside the file's head. */
+	put_file(cut, data, off[0] + 5);
+	CHECK_INT(read_all(NULL, cut, &n, &e), -EBADMSG);
+	CHECK(strstr(e.what, "truncated") && e.index == 0, "%s", e.what);
+	put_file(cut, data, 10);
+	CHECK_INT(read_all(NULL, cut, &n, &e), -EBADMSG);
+	CHECK(strstr(e.what, "truncated"), "%s", e.what);
+	free(data);
+	unlink(cut);
+}
+
+static void test_corruption(const struct fixture *fx, const char *path)
+{
+	char bad[300];
+	size_t len;
+	char *data = slurp(path, &len);
+	long off[NR_INTERVALS + 2];
+	struct record_error e;
+	int n;
+
+	if (!data)
+		return;
+	record_offsets(data, len, off, NR_INTERVALS + 2);
+	snprintf(bad, sizeof(bad), "%s.bad", path);
+
+	/* A flipped bit in the payload of interval 3. */
+	data[off[3] + RECORD_HEAD + 40] ^= 0x10;
+	put_file(bad, data, len);
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, 2);
+	CHECK_INT(e.index, 3);
+	CHECK_INT(e.offset, off[3]);
+	CHECK_STR(e.what, "bad checksum");
+	data[off[3] + RECORD_HEAD + 40] ^= 0x10;
+
+	/* In a length: the head's own checksum says so, rather than "truncated". */
+	data[off[2] + 5] ^= 0x01;
+	put_file(bad, data, len);
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, 1);
+	CHECK(strstr(e.what, "bad checksum in the record's head"), "%s", e.what);
+	data[off[2] + 5] ^= 0x01;
+
+	/* In the tag. */
+	data[off[4]] = 'X';
+	put_file(bad, data, len);
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, 3);
+	CHECK(strstr(e.what, "not a record"), "%s", e.what);
+	data[off[4]] = 'C';
+
+	/* In the header record: nothing can be read. */
+	data[off[0] + RECORD_HEAD + 3] ^= 0xff;
+	put_file(bad, data, len);
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK(e.index == 0 && strstr(e.what, "bad checksum"), "%ld %s", e.index, e.what);
+	data[off[0] + RECORD_HEAD + 3] ^= 0xff;
+
+	/* Not a record file; a newer format. */
+	data[0] = 'X';
+	put_file(bad, data, len);
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK(strstr(e.what, "not a cgtma record file"), "%s", e.what);
+	data[0] = 'C';
+	data[8] = 2;
+	put_file(bad, data, len);
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK(strstr(e.what, "version 2"), "%s", e.what);
+	data[8] = RECORD_VERSION;
+
+	/* A record after the summary, and an interval repeated (its sequence number). */
+	data = realloc(data, len + (off[2] - off[1]));
+	memcpy(data + len, data + off[1], off[2] - off[1]);
+	put_file(bad, data, len + (off[2] - off[1]));
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, NR_INTERVALS + 1);
+	CHECK(strstr(e.what, "after the summary"), "%s", e.what);
+	put_file(bad, data, off[2]);
+	{
+		FILE *f = fopen(bad, "ab");
+
+		fwrite(data + off[1], 1, off[2] - off[1], f);
+		fclose(f);
+	}
+	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, 1);
+	CHECK(strstr(e.what, "interval 1 where 2 was next"), "%s", e.what);
+	free(data);
+	unlink(bad);
+}
+
+/* An -e run: no plan, no model text; the event names are what matters. */
+static void test_events_run(const char *path)
+{
+	static const char *const names[] = { "cpu-clock", "sched:sched_switch" };
+	struct run run = {
+		.model = "events", .nr_events = 2, .event_names = names, .level = 1,
+		.hostname = "h", .kernel = "k", .cpu = "c", .interval_ms = 250,
+	};
+	struct interval iv = { .time = 2, .interval_s = 0.25 };
+	struct record_reader *r = NULL;
+	struct record_error e;
+	struct output *o;
+	struct scope *s;
+	int err;
+
+	s = interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1);
+	if (!s)
+		return;
+	s->sum[1] = (struct cgtma_count){ 5, 6, 3 };
+	CHECK_INT(output_record_open(path, &o), 0);
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	iv.summary = true;
+	CHECK_INT(o->ops->summary(o, &run, &iv), 0);
+	output_close(o);
+
+	iv.summary = false;
+	CHECK_INT(record_reader__open(path, &r, &e), 0);
+	if (!r)
+		return;
+	CHECK(!record_reader__header(r)->has_plan && !record_reader__header(r)->model_source,
+	      "an -e record has no plan and no model text");
+	CHECK_STR(record_reader__header(r)->encodings[1], "sched:sched_switch");
+	err = record_reader__next(r, &iv, &e);
+	CHECK_INT(err, 1);
+	CHECK(iv.nr_scopes == 1 && iv.scopes[0].sum[1].running == 3, "sums");
+	CHECK_INT(record_reader__next(r, &iv, &e), 1);
+	CHECK(iv.summary, "the summary");
+	CHECK_INT(record_reader__next(r, &iv, &e), 0);
+	record_reader__close(r);
+	interval_free(&iv);
+}
+
+static void test_unwritable(void)
+{
+	struct capture c;
+	struct output *o = NULL;
+	char *msg;
+	int err;
+
+	capture_begin(&c, 2);
+	err = output_record_open("/nonexistent-dir/x.cgtma", &o);
+	msg = capture_end(&c);
+	CHECK_INT(err, -ENOENT);
+	CHECK(msg && strstr(msg, "'/nonexistent-dir/x.cgtma'") &&
+	      strstr(msg, "No such file or directory"), "message: %s", msg ? msg : "");
+	free(msg);
+}
+
+/* cgtma report on a level-2 record: -l 1 maps the events, -l 3 needs uncounted ones. */
+static int run_report(const char *path, const char *level, char **out, char **err_out)
+{
+	char *argv[] = { "report", (char *)path, "--json", "-l", (char *)level, NULL };
+	struct capture co, ce;
+	int ret;
+
+	capture_begin(&co, 1);
+	capture_begin(&ce, 2);
+	ret = cmd_report(5, argv);
+	*err_out = capture_end(&ce);
+	*out = capture_end(&co);
+	return ret;
+}
+
+static void test_report_levels(const char *path)
+{
+	struct fixture fx2;
+	char *out = NULL, *err = NULL;
+	int ret;
+
+	CHECK_INT(fixture_init(&fx2, 2), 0);
+	CHECK_INT(write_record(&fx2, path), 0);
+
+	ret = run_report(path, "1", &out, &err);
+	CHECK_INT(ret, 0);
+	/* Every interval and the summary, with level-1 nodes only. */
+	{
+		int lines = 0;
+
+		for (char *p = out; p && (p = strchr(p, '\n')); p++)
+			lines++;
+		CHECK_INT(lines, NR_INTERVALS + 1);
+	}
+	CHECK(out && strstr(out, "\"Backend_Bound\":") && !strstr(out, "Memory_Bound"),
+	      "level-1 nodes only: %.300s", out ? out : "");
+	free(out);
+	free(err);
+
+	ret = run_report(path, "3", &out, &err);
+	CHECK_INT(ret, 2);
+	CHECK(err && strstr(err, "level 3 needs events the run did not count") &&
+	      strstr(err, "recorded level 2"), "stderr: %s", err ? err : "");
+	free(out);
+	free(err);
+
+	ret = run_report("/nonexistent-dir/x.cgtma", "1", &out, &err);
+	CHECK_INT(ret, 1);
+	CHECK(err && strstr(err, "/nonexistent-dir/x.cgtma") && strstr(err, "No such file"),
+	      "stderr: %s", err ? err : "");
+	free(out);
+	free(err);
+	fixture_release(&fx2);
+}
+
+int main(void)
+{
+	struct fixture fx;
+	char path[256], path2[256];
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/run.cgtma", dir);
+	snprintf(path2, sizeof(path2), "%s/other.cgtma", dir);
+
+	test_crc();
+	CHECK_INT(fixture_init(&fx, 3), 0);
+	test_round_trip(&fx, path);
+	test_truncation(&fx, path);
+	test_corruption(&fx, path);
+	fixture_release(&fx);
+	test_events_run(path2);
+	test_unwritable();
+	test_report_levels(path2);
+
+	unlink(path);
+	unlink(path2);
+	rmdir(dir);
+	return test_done("record");
+}

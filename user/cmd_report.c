@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgtma report FILE: every output of a live run, recomputed from a --record file. The model
+ * is the one recorded (its JSON text travels in the file), planned again at the level asked
+ * for; each recorded interval goes through report_derive() and the same sinks a live run
+ * feeds, so `report --json` prints what the live `--json` printed. Needs no BPF and no PMU.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "log.h"
+#include "measurement.h"
+#include "output.h"
+#include "record.h"
+#include "report.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: cgtma report FILE [--json | -x SEP] [-l N] [--cdm DIR] [--html OUT.html] [-v]\n"
+"\n"
+"Recomputes the intervals and the summary of a run recorded with `cgtma --record FILE`,\n"
+"from its raw counts and the model it recorded; on any machine, without BPF or a PMU.\n"
+"\n"
+"  -j, --json          one JSON object per interval and line, as the live --json\n"
+"  -x, --csv SEP       toplev's CSV, as the live -x\n"
+"      --cdm DIR       crucible (Common Data Model) metric files in DIR\n"
+"      --html FILE     one self-contained page: charts per cgroup over time; alone, it\n"
+"                      prints nothing else\n"
+"  -l, --level N       Top-Down levels (default: as recorded); deeper than recorded needs\n"
+"                      events the run did not count\n"
+"  -v, --verbose       show nodes below threshold and idle cgroups\n"
+"  -h, --help          this help\n"
+"\n"
+"A cut or damaged file is reported up to the damage, then the error; the exit status is 1.\n"
+"Exit status: 0 success, 1 failure (or a damaged file), 2 bad usage.\n"
+"\n"
+"Examples:\n"
+"  cgtma -G /bench -d 60 --record bench.cgtma && cgtma report bench.cgtma -l 1\n"
+"  cgtma report bench.cgtma --json | jq .rows[0].nodes\n"
+"  cgtma report bench.cgtma --html bench.html\n");
+}
+
+struct report_args {
+	const char *file;
+	struct output_opts out;
+	int level;		/* 0: as recorded */
+	bool verbose;
+	bool help;
+};
+
+static int parse_args(int argc, char **argv, struct report_args *a)
+{
+	enum { OPT_CDM = 256, OPT_HTML };
+	static const struct option long_options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", required_argument, NULL, 'x' },
+		{ "cdm", required_argument, NULL, OPT_CDM },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "level", required_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jx:l:vh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			a->out.json = true;
+			log_set_json(true);
+			break;
+		case 'x':
+			a->out.csv_sep = optarg;
+			break;
+		case OPT_CDM:
+			a->out.cdm_dir = optarg;
+			break;
+		case OPT_HTML:
+			a->out.html = optarg;
+			break;
+		case 'l':
+			errno = 0;
+			a->level = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || a->level < 1 || a->level > 6) {
+				pr_err("--level '%s': expected 1 to 6", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'v':
+			a->verbose = true;
+			break;
+		case 'h':
+			a->help = true;
+			return 0;
+		default:
+			fprintf(stderr, "Try 'cgtma report --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		pr_err("report: no record file (see 'cgtma report --help')");
+		return EXIT_USAGE;
+	}
+	if (optind + 1 < argc) {
+		pr_err("report: one record file, not '%s' too", argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	a->file = argv[optind];
+	if (a->out.json && a->out.csv_sep) {
+		pr_err("--json and -x both write to stdout: give one");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+struct replay {
+	const char *file;
+	struct record_reader *reader;
+	const struct record_header *h;
+	struct model *model;
+	struct plan *plan;
+	int *map;			/* run event -> recorded event */
+	const char **names;
+	struct run run;
+	struct output *outputs[OUTPUTS_MAX];
+	int nr_outputs;
+};
+
+static void print_damage(const char *file, const struct record_error *e)
+{
+	if (e->offset < RECORD_FILE_HEAD)
+		pr_err("%s: %s", file, e->what);
+	else
+		pr_err("%s: record %ld at byte %lld: %s", file, e->index, e->offset, e->what);
+}
+
+static int load_model(struct replay *rp)
+{
+	const struct record_header *h = rp->h;
+	char origin[4200];
+	int err;
+
+	if (h->model_source) {
+		snprintf(origin, sizeof(origin), "%s (the recorded model '%s')", rp->file,
+			 h->model);
+		err = model__load_string(origin, h->model_source, h->model_source_len,
+					 &rp->model);
+		return err ? EXIT_FAILURE : 0;
+	}
+	/* Written by a cgtma that did not record the model's text: the built-in one. */
+	err = model__load_builtin(h->model, &rp->model);
+	if (err) {
+		pr_err("%s: the record has no model text and '%s' is not a built-in model",
+		       rp->file, h->model);
+		return EXIT_FAILURE;
+	}
+	pr_warn("%s: the record has no model text: using this cgtma's built-in model '%s'",
+		rp->file, h->model);
+	return 0;
+}
+
+/* Which recorded event each of the plan's events is; names the ones never counted. */
+static int map_events(struct replay *rp, int level)
+{
+	const struct record_header *h = rp->h;
+	const struct plan *p = rp->plan;
+	char missing[1024] = "";
+	int nr_missing = 0;
+
+	rp->map = calloc(p->nr_events, sizeof(*rp->map));
+	rp->names = calloc(p->nr_events, sizeof(*rp->names));
+	if (!rp->map || !rp->names)
+		return EXIT_FAILURE;
+	for (int i = 0; i < p->nr_events; i++) {
+		rp->names[i] = p->events[i].name;
+		rp->map[i] = -1;
+		for (int k = 0; k < h->nr_events && rp->map[i] < 0; k++)
+			if (strcmp(h->event_names[k], p->events[i].name) == 0)
+				rp->map[i] = k;
+		if (rp->map[i] >= 0)
+			continue;
+		if (nr_missing < 8)
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 "%s%s", nr_missing ? ", " : "", p->events[i].name);
+		nr_missing++;
+	}
+	if (!nr_missing)
+		return 0;
+	if (nr_missing > 8)
+		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+			 " and %d more", nr_missing - 8);
+	pr_err("%s: level %d needs events the run did not count (it recorded level %d): %s",
+	       rp->file, level, h->level, missing);
+	return EXIT_USAGE;
+}
+
+static int setup_plan(struct replay *rp, int level)
+{
+	const struct record_header *h = rp->h;
+	struct model_options mo = {};
+	int max_level, err;
+
+	err = load_model(rp);
+	if (err)
+		return err;
+	max_level = model__max_level(rp->model);
+	if (max_level && level > max_level) {
+		pr_err("level %d: model '%s' has levels 1 to %d", level, model__name(rp->model),
+		       max_level);
+		return EXIT_USAGE;
+	}
+	mo.level = max_level ? level : 1;
+	mo.perf_metrics = h->perf_metrics;
+	mo.smt = h->smt;
+	mo.reserved_counters = h->reserved_counters;
+	err = plan__new(rp->model, &mo, &rp->plan);
+	if (err)
+		return EXIT_FAILURE;
+	return map_events(rp, level);
+}
+
+static int setup_run(struct replay *rp, const struct report_args *a)
+{
+	const struct record_header *h = rp->h;
+	struct run *run = &rp->run;
+	int level = a->level ? a->level : h->level;
+	int err;
+
+	if (h->has_plan) {
+		err = setup_plan(rp, level);
+		if (err)
+			return err;
+		run->plan = rp->plan;
+		run->nr_events = rp->plan->nr_events;
+		run->event_names = rp->names;
+	} else {
+		if (a->level) {
+			pr_err("-l: %s recorded events (-e), not a Top-Down model", rp->file);
+			return EXIT_USAGE;
+		}
+		run->nr_events = h->nr_events;
+		run->event_names = (const char *const *)h->event_names;
+	}
+	run->model = h->model;
+	run->model_source = h->model_source;
+	run->level = level;
+	run->perf_metrics = h->perf_metrics;
+	run->smt = h->smt;
+	run->verbose = a->verbose;
+	run->per_cpu = h->per_cpu;
+	run->cgroups = h->cgroups;
+	run->start_time = h->start_time;
+	run->interval_ms = h->interval_ms;
+	run->hostname = h->hostname ? h->hostname : "";
+	run->kernel = h->kernel ? h->kernel : "";
+	run->cpu = h->cpu ? h->cpu : "";
+	return 0;
+}
+
+static int open_outputs(struct replay *rp, const struct report_args *a)
+{
+	const struct output_opts *oo = &a->out;
+	int err;
+
+	/* --html alone is a file to write, not a reason to print the intervals too. */
+	if (oo->html && !oo->json && !oo->csv_sep && !oo->cdm_dir) {
+		err = output_html_open(oo->html, &rp->outputs[0]);
+		if (err)
+			return EXIT_FAILURE;
+		rp->nr_outputs = 1;
+	} else if (outputs_open(oo, rp->outputs, &rp->nr_outputs)) {
+		return EXIT_FAILURE;
+	}
+	for (int i = 0; i < rp->nr_outputs; i++) {
+		struct output *o = rp->outputs[i];
+
+		err = o->ops->begin ? o->ops->begin(o, &rp->run) : 0;
+		if (err) {
+			pr_err("output %s: %s", o->name, strerror(-err));
+			return EXIT_FAILURE;
+		}
+	}
+	return 0;
+}
+
+/* The recorded sums of the plan's events, derived as a live interval is. */
+static int replay_interval(struct replay *rp, const struct interval *rec, struct interval *iv)
+{
+	int n = rp->run.nr_events;
+
+	interval_clear(iv);
+	iv->time = rec->time;
+	iv->interval_s = rec->interval_s;
+	iv->summary = rec->summary;
+	iv->has_bpf_stats = rec->has_bpf_stats;
+	iv->bpf_run_time_ns = rec->bpf_run_time_ns;
+	iv->bpf_run_cnt = rec->bpf_run_cnt;
+	for (int i = 0; i < rec->nr_scopes; i++) {
+		const struct scope *from = &rec->scopes[i];
+		struct scope *s = interval_add_scope(iv, &rp->run, from->kind, from->cgroup,
+						     from->cpu);
+
+		if (!s)
+			return -ENOMEM;
+		s->removed = from->removed;
+		for (int k = 0; k < n; k++)
+			s->sum[k] = from->sum[rp->map ? rp->map[k] : k];
+	}
+	return report_derive(&rp->run, iv);
+}
+
+static int emit(struct replay *rp, const struct interval *iv)
+{
+	int ret = 0;
+
+	for (int i = 0; i < rp->nr_outputs; i++) {
+		struct output *o = rp->outputs[i];
+		int (*fn)(struct output *, const struct run *, const struct interval *) =
+			iv->summary ? o->ops->summary : o->ops->interval;
+		int err = fn ? fn(o, &rp->run, iv) : 0;
+
+		if (err) {
+			pr_err("output %s: %s", o->name, strerror(-err));
+			ret = EXIT_FAILURE;
+		}
+	}
+	return ret;
+}
+
+static int replay_all(struct replay *rp)
+{
+	struct interval rec = {}, iv = {};
+	struct record_error e;
+	long index = 0;
+	int ret = 0, err;
+
+	while ((err = record_reader__next(rp->reader, &rec, &e)) > 0) {
+		index++;
+		err = replay_interval(rp, &rec, &iv);
+		if (err) {
+			pr_err("%s: record %ld: cannot compute the interval: %s", rp->file, index,
+			       strerror(-err));
+			ret = EXIT_FAILURE;
+			break;
+		}
+		if (emit(rp, &iv))
+			ret = EXIT_FAILURE;
+	}
+	if (err == -EBADMSG) {
+		print_damage(rp->file, &e);
+		ret = EXIT_FAILURE;
+	} else if (err < 0 && ret == 0) {
+		pr_err("cannot read record '%s': %s", rp->file, strerror(-err));
+		ret = EXIT_FAILURE;
+	}
+	interval_free(&rec);
+	interval_free(&iv);
+	return ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = {};
+	struct replay rp = {};
+	struct record_error e;
+	int ret, err;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret || a.help) {
+		if (a.help)
+			usage(stdout);
+		return ret;
+	}
+	rp.file = a.file;
+	err = record_reader__open(a.file, &rp.reader, &e);
+	if (err == -EBADMSG) {
+		print_damage(a.file, &e);
+		return EXIT_FAILURE;
+	}
+	if (err) {
+		pr_err("cannot open record '%s': %s", a.file, strerror(-err));
+		return EXIT_FAILURE;
+	}
+	rp.h = record_reader__header(rp.reader);
+	ret = setup_run(&rp, &a);
+	if (!ret)
+		ret = open_outputs(&rp, &a);
+	if (!ret)
+		ret = replay_all(&rp);
+
+	for (int i = 0; i < rp.nr_outputs; i++)
+		output_close(rp.outputs[i]);
+	free(rp.map);
+	free(rp.names);
+	plan__free(rp.plan);
+	model__free(rp.model);
+	record_reader__close(rp.reader);
+	return ret;
+}

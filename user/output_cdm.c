@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --cdm DIR: crucible's Common Data Model metric files, DIR/metric-data-cgtma.json and
+ * DIR/metric-data-cgtma.csv (the rules: /work/shared/reference/README.md section 6).
+ *
+ * The JSON is an array with one entry per series:
+ *   {"idx": N, "desc": {"source": "cgtma", "class": C, "type": T, "default-aggregation": A},
+ *    "names": {"cgroup": P [, "cpu": "N"|"all"]}}
+ * The CSV has one row per series and interval, "idx,begin,end,value", no header.
+ *
+ * Series:
+ * - every reported Top-Down node (levels 1..-l), type the node's name in lower-case
+ *   kebab style as crucible's toplev integration named them (Frontend_Bound is
+ *   frontend-bound, Memory_Bound memory-bound, L1_Bound l1-bound), value in percent, class
+ *   "count", default-aggregation "avg" (percentages of different scopes do not add up);
+ * - every flat metric (sw: CPU_Utilization is cpu-utilization, Context_Switches
+ *   context-switches), value in the metric's unit; class "throughput" and aggregation
+ *   "sum" for rates (unit "/s") and CPUs, which add up across scopes, else "count"/"avg";
+ * - with -e, every event as a rate: count per second, type the event's name in the same
+ *   style, "throughput"/"sum".
+ * A type that would repeat another (a model file whose short names collide) uses the full
+ * name (backend-bound-memory-bound-l1-bound).
+ *
+ * Names: "cgroup" holds the cgroup path; the system is the root cgroup "/", which holds
+ * every task. Both keys are ones CDM's index knows, and giving every series the same keys
+ * keeps "cgroup" (and "cpu") a breakout dimension for all series of a type: CDM offers
+ * breakouts only on names every matching series has. The root tracked explicitly (-G /) is
+ * the same series, written once. With --per-cpu every series also has "cpu": the CPU's
+ * number, or "all" for a scope summed over CPUs.
+ *
+ * Times are integer milliseconds since the Unix epoch, both ends inclusive. An interval
+ * begins one millisecond after the previous one ended (the first at the run's start) and
+ * ends at its end. A series' first row begins where its interval begins; every later row
+ * begins one millisecond after that series' previous row ended, so that each series covers
+ * its time without gaps or overlaps, as CDM's queries need. An interval where a series has
+ * no value (a node not counted: a cgroup that did not run, an event that never got a
+ * counter) writes no row for it; the series' next row then covers that time too, as
+ * toolbox's CDMMetrics does. Values are never NaN or Inf: such a value is skipped alike.
+ *
+ * Writing: at open, an empty CSV and "[]", so that the pair is valid from the start. Each
+ * interval's rows are appended with one write as the interval ends (a killed run keeps what
+ * it had). When an interval brings new series, the JSON is written whole to a temporary
+ * file and renamed over the old one before their rows are appended: every idx of the CSV is
+ * always in the JSON. A failed write (a full disk) does not stop the run: the CSV is cut
+ * back to its last whole interval, the error is printed once naming the file, the next
+ * intervals try again, and at the end cgtma says how many intervals were not written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "output.h"
+
+#define CDM_SOURCE "cgtma"
+#define CDM_JSON "metric-data-cgtma.json"
+#define CDM_CSV "metric-data-cgtma.csv"
+#define CDM_TMP ".metric-data-cgtma.json.tmp"
+
+enum what { W_NODE, W_METRIC, W_EVENT };
+
+struct series {
+	enum what what;
+	int index;			/* node, metric or event */
+	char *cgroup;
+	int cpu;			/* >= 0; CPU_ALL; CPU_NONE (no "cpu" name) */
+	long long last_end;		/* of its last row written */
+	bool has_row;
+	long seen;			/* the interval that last gave it a value */
+};
+
+#define CPU_NONE (-1)
+#define CPU_ALL (-2)
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+struct cdm {
+	char *dir, *json_path, *csv_path, *tmp_path;
+	int csv_fd;
+	off_t csv_size;			/* whole intervals written */
+
+	int nr_types;			/* per node, then metric, then event */
+	char **types;
+	int node0, metric0, event0;	/* offsets into types */
+
+	struct series *series;
+	int nr_series, cap_series;
+	int *slots;			/* open addressing: hash -> series index + 1 */
+	int nr_slots;
+	struct buf json;		/* the entries, without the brackets */
+
+	bool started;			/* begin() gave the run's start */
+	long long prev_end;		/* the last interval's end */
+	long nr_intervals;
+
+	/* What could not be written, said once when it starts and once at the end. */
+	bool failing;
+	bool said_failure, said_resumed;
+	long lost_intervals;
+	long lost_series;
+};
+
+/* --- small helpers --------------------------------------------------------------------- */
+
+static int buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+static int buf_str(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+static int buf_json_str(struct buf *b, const char *s)
+{
+	char esc[8];
+	int err = buf_add(b, "\"", 1);
+
+	for (; *s && !err; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\') {
+			esc[0] = '\\';
+			esc[1] = ch;
+			err = buf_add(b, esc, 2);
+		} else if (ch < 0x20) {
+			snprintf(esc, sizeof(esc), "\\u%04x", ch);
+			err = buf_add(b, esc, 6);
+		} else {
+			err = buf_add(b, (const char *)&ch, 1);
+		}
+	}
+	return err ?: buf_add(b, "\"", 1);
+}
+
+/* Lower-case kebab style: "Backend_Bound.L1_Bound" -> "backend-bound-l1-bound". */
+static char *kebab(const char *name)
+{
+	size_t n = strlen(name), o = 0;
+	char *s = malloc(n + 1);
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char ch = name[i];
+
+		if (ch >= 'A' && ch <= 'Z')
+			ch += 'a' - 'A';
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+			ch = '-';
+		if (ch == '-' && (o == 0 || s[o - 1] == '-'))
+			continue;
+		s[o++] = ch;
+	}
+	while (o > 0 && s[o - 1] == '-')
+		o--;
+	s[o] = '\0';
+	if (!o) {
+		free(s);
+		return strdup("unnamed");
+	}
+	return s;
+}
+
+/*
+ * A value as CDM reads it: a plain decimal, no exponent, six decimals at most, trailing
+ * zeros dropped ("24.318211", "0", "1520").
+ */
+static const char *fmt_value(double v, char *buf, size_t len)
+{
+	char *end;
+
+	snprintf(buf, len, "%.6f", v);
+	end = buf + strlen(buf) - 1;
+	while (*end == '0')
+		*end-- = '\0';
+	if (*end == '.')
+		*end = '\0';
+	if (!strcmp(buf, "-0"))
+		snprintf(buf, len, "0");
+	return buf;
+}
+
+/* Said once a run: a disk that stays nearly full could otherwise fail every other interval. */
+static void report_failure(struct cdm *c, const char *path, int err)
+{
+	bool said = c->said_failure;
+
+	c->failing = true;
+	c->said_failure = true;
+	if (said)
+		return;
+	pr_err("cannot write '%s': %s; profiling goes on, the CDM files keep what was written, "
+	       "and the next intervals are tried again", path, strerror(-err));
+}
+
+/* --- types ------------------------------------------------------------------------------ */
+
+static bool type_used(const struct cdm *c, int upto, const char *t)
+{
+	for (int i = 0; i < upto; i++)
+		if (c->types[i] && !strcmp(c->types[i], t))
+			return true;
+	return false;
+}
+
+/* A type for entry i: kebab(name), else kebab(full), else with a number appended. */
+static int set_type(struct cdm *c, int i, const char *name, const char *full)
+{
+	char *t = kebab(name);
+
+	if (t && type_used(c, i, t) && full) {
+		free(t);
+		t = kebab(full);
+	}
+	for (int k = 2; t && type_used(c, i, t); k++) {
+		char *n;
+
+		if (asprintf(&n, "%s-%d", t, k) < 0)
+			n = NULL;
+		free(t);
+		t = n;
+	}
+	if (!t)
+		return -ENOMEM;
+	c->types[i] = t;
+	return 0;
+}
+
+static int make_types(struct cdm *c, const struct run *run)
+{
+	const struct plan *p = run->plan;
+	int nodes = p ? p->nr_nodes : 0, metrics = p ? p->nr_metrics : 0;
+	int events = p ? 0 : run->nr_events;
+	int err = 0;
+
+	c->nr_types = nodes + metrics + events;
+	c->types = calloc(c->nr_types + 1, sizeof(*c->types));
+	if (!c->types)
+		return -ENOMEM;
+	c->node0 = 0;
+	c->metric0 = nodes;
+	c->event0 = nodes + metrics;
+	for (int i = 0; i < nodes && !err; i++)
+		err = set_type(c, c->node0 + i, p->nodes[i].name, p->nodes[i].full_name);
+	for (int i = 0; i < metrics && !err; i++)
+		err = set_type(c, c->metric0 + i, p->metrics[i].name, NULL);
+	for (int i = 0; i < events && !err; i++)
+		err = set_type(c, c->event0 + i, run->event_names[i], NULL);
+	return err;
+}
+
+static const char *series_type(const struct cdm *c, const struct series *s)
+{
+	switch (s->what) {
+	case W_NODE:
+		return c->types[c->node0 + s->index];
+	case W_METRIC:
+		return c->types[c->metric0 + s->index];
+	default:
+		return c->types[c->event0 + s->index];
+	}
+}
+
+/* Rates and CPU counts add up across scopes; percentages and ratios do not. */
+static bool additive(const struct run *run, const struct series *s)
+{
+	const char *unit;
+	size_t n;
+
+	if (s->what == W_EVENT)
+		return true;
+	if (s->what == W_NODE)
+		return false;
+	unit = run->plan->metrics[s->index].unit;
+	if (!unit)
+		return false;
+	n = strlen(unit);
+	return !strcmp(unit, "CPUs") || (n >= 2 && !strcmp(unit + n - 2, "/s"));
+}
+
+/* --- series ----------------------------------------------------------------------------- */
+
+static uint64_t series_hash(enum what w, int index, const char *cgroup, int cpu)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	h = (h ^ (uint64_t)w) * 1099511628211ULL;
+	h = (h ^ (uint64_t)(unsigned int)index) * 1099511628211ULL;
+	h = (h ^ (uint64_t)(unsigned int)cpu) * 1099511628211ULL;
+	for (const char *p = cgroup; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+static int find_series(const struct cdm *c, enum what w, int index, const char *cgroup, int cpu)
+{
+	if (!c->nr_slots)
+		return -1;
+	for (uint64_t h = series_hash(w, index, cgroup, cpu);; h++) {
+		int k = c->slots[h & (c->nr_slots - 1)];
+		const struct series *s;
+
+		if (!k)
+			return -1;
+		s = &c->series[k - 1];
+		if (s->what == w && s->index == index && s->cpu == cpu && !strcmp(s->cgroup, cgroup))
+			return k - 1;
+	}
+}
+
+static void slot_insert(struct cdm *c, int i)
+{
+	const struct series *s = &c->series[i];
+	uint64_t h = series_hash(s->what, s->index, s->cgroup, s->cpu);
+
+	while (c->slots[h & (c->nr_slots - 1)])
+		h++;
+	c->slots[h & (c->nr_slots - 1)] = i + 1;
+}
+
+static int rehash(struct cdm *c)
+{
+	int n = 256;
+
+	while (n < 4 * c->nr_series)
+		n *= 2;
+	free(c->slots);
+	c->slots = calloc(n, sizeof(*c->slots));
+	if (!c->slots) {
+		c->nr_slots = 0;
+		return -ENOMEM;
+	}
+	c->nr_slots = n;
+	for (int i = 0; i < c->nr_series; i++)
+		slot_insert(c, i);
+	return 0;
+}
+
+static int add_series(struct cdm *c, enum what w, int index, const char *cgroup, int cpu)
+{
+	struct series *s;
+
+	if (c->nr_series == c->cap_series) {
+		int cap = c->cap_series ? 2 * c->cap_series : 256;
+		struct series *n = realloc(c->series, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->series = n;
+		c->cap_series = cap;
+	}
+	s = &c->series[c->nr_series];
+	memset(s, 0, sizeof(*s));
+	s->what = w;
+	s->index = index;
+	s->cpu = cpu;
+	s->seen = -1;
+	s->cgroup = strdup(cgroup);
+	if (!s->cgroup)
+		return -ENOMEM;
+	c->nr_series++;
+	if (2 * c->nr_series > c->nr_slots)
+		return rehash(c);
+	slot_insert(c, c->nr_series - 1);
+	return 0;
+}
+
+/* Forgets the series from index nr on (their JSON could not be written). */
+static void drop_series(struct cdm *c, int nr)
+{
+	while (c->nr_series > nr)
+		free(c->series[--c->nr_series].cgroup);
+	rehash(c);
+}
+
+static int series_json(const struct cdm *c, const struct run *run, int i, struct buf *b)
+{
+	const struct series *s = &c->series[i];
+	bool add = additive(run, s);
+	char head[96];
+	int err;
+
+	snprintf(head, sizeof(head), "%s\n{\"idx\": %d, \"desc\": {\"source\": \"%s\", ",
+		 i ? "," : "", i, CDM_SOURCE);
+	err = buf_str(b, head);
+	err = err ?: buf_str(b, add ? "\"class\": \"throughput\", " : "\"class\": \"count\", ");
+	err = err ?: buf_str(b, "\"type\": ");
+	err = err ?: buf_json_str(b, series_type(c, s));
+	err = err ?: buf_str(b, add ? ", \"default-aggregation\": \"sum\"}, " :
+				      ", \"default-aggregation\": \"avg\"}, ");
+	err = err ?: buf_str(b, "\"names\": {\"cgroup\": ");
+	err = err ?: buf_json_str(b, s->cgroup);
+	if (!err && s->cpu != CPU_NONE) {
+		char cpu[32];
+
+		if (s->cpu == CPU_ALL)
+			snprintf(cpu, sizeof(cpu), "all");
+		else
+			snprintf(cpu, sizeof(cpu), "%d", s->cpu);
+		err = buf_str(b, ", \"cpu\": ");
+		err = err ?: buf_json_str(b, cpu);
+	}
+	return err ?: buf_str(b, "}}");
+}
+
+/* --- files ------------------------------------------------------------------------------ */
+
+static int write_all(int fd, const char *p, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= w;
+		off += w;
+	}
+	return 0;
+}
+
+/* The JSON, written whole beside the old one and renamed over it. */
+static int write_json(struct cdm *c, const char *entries, size_t len)
+{
+	int fd, err;
+
+	fd = open(c->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, "[", 1, 0);
+	err = err ?: write_all(fd, entries, len, 1);
+	err = err ?: write_all(fd, "\n]\n", 3, 1 + len);
+	if (!err && fdatasync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(c->tmp_path, c->json_path))
+		err = -errno;
+	if (err)
+		unlink(c->tmp_path);
+	return err;
+}
+
+/* --- the sink --------------------------------------------------------------------------- */
+
+static const char *scope_cgroup(const struct scope *s)
+{
+	return s->kind == SCOPE_CGROUP ? s->cgroup : "/";
+}
+
+static int scope_cpu(const struct run *run, const struct scope *s)
+{
+	if (!run->per_cpu)
+		return CPU_NONE;
+	return s->cpu >= 0 ? s->cpu : CPU_ALL;
+}
+
+struct pending {
+	int series;
+	double value;
+};
+
+/* The values of one scope that exist: (kind, index, value). */
+static int scope_values(const struct run *run, const struct scope *s, double interval_s,
+			int (*fn)(void *, enum what, int, double), void *ctx)
+{
+	const struct plan *p = run->plan;
+	int err = 0;
+
+	if (!p) {
+		for (int i = 0; i < run->nr_events && !err; i++) {
+			double v = s->count[i] / interval_s;
+
+			if (s->state[i] != COUNT_NOT_COUNTED && isfinite(v))
+				err = fn(ctx, W_EVENT, i, v);
+		}
+		return err;
+	}
+	for (int i = 0; i < p->nr_nodes && !err; i++)
+		if (s->tma.counted[i] && isfinite(s->tma.value[i] * 100))
+			err = fn(ctx, W_NODE, i, s->tma.value[i] * 100);
+	for (int i = 0; i < p->nr_metrics && !err; i++)
+		if (s->tma.metric_counted[i] && isfinite(s->tma.metric[i]))
+			err = fn(ctx, W_METRIC, i, s->tma.metric[i]);
+	return err;
+}
+
+struct collect {
+	struct cdm *c;
+	const struct scope *scope;
+	const char *cgroup;
+	int cpu;
+	struct pending *rows;
+	int nr_rows, cap_rows;
+};
+
+static int collect_value(void *ctx, enum what w, int index, double v)
+{
+	struct collect *cl = ctx;
+	struct cdm *c = cl->c;
+	int i = find_series(c, w, index, cl->cgroup, cl->cpu), err;
+
+	if (i < 0) {
+		err = add_series(c, w, index, cl->cgroup, cl->cpu);
+		if (err)
+			return err;
+		i = c->nr_series - 1;
+	}
+	/* The same series twice in one interval (the root next to the system): once. */
+	if (c->series[i].seen == c->nr_intervals)
+		return 0;
+	c->series[i].seen = c->nr_intervals;
+	if (cl->nr_rows == cl->cap_rows) {
+		int cap = cl->cap_rows ? 2 * cl->cap_rows : 256;
+		struct pending *n = realloc(cl->rows, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		cl->rows = n;
+		cl->cap_rows = cap;
+	}
+	cl->rows[cl->nr_rows].series = i;
+	cl->rows[cl->nr_rows].value = v;
+	cl->nr_rows++;
+	return 0;
+}
+
+/* Adds the new series' entries to the JSON and writes it; on failure forgets them. */
+static int publish_series(struct cdm *c, const struct run *run, int old_nr)
+{
+	size_t old_len = c->json.len;
+	int err = 0;
+
+	for (int i = old_nr; i < c->nr_series && !err; i++)
+		err = series_json(c, run, i, &c->json);
+	if (!err)
+		err = write_json(c, c->json.p, c->json.len);
+	if (err) {
+		c->json.len = old_len;
+		if (c->json.p)
+			c->json.p[old_len] = '\0';
+		c->lost_series += c->nr_series - old_nr;
+		drop_series(c, old_nr);
+		if (err != -ENOMEM)
+			report_failure(c, c->json_path, err);
+	}
+	return err;
+}
+
+static int cdm_interval(struct output *o, const struct run *run, const struct interval *iv)
+{
+	struct cdm *c = o->priv;
+	struct collect cl = { .c = c };
+	struct buf rows = {};
+	long long end = llround(iv->time * 1000), ibegin;
+	int old_nr = c->nr_series, err = 0;
+	bool failed_now = false;
+
+	if (!c->started) {
+		c->prev_end = end - llround(iv->interval_s * 1000);
+		c->started = true;
+	}
+	ibegin = c->prev_end + 1;
+	/* A last interval shorter than a millisecond, or the clock stepped back. */
+	if (end < ibegin)
+		end = ibegin;
+
+	for (int i = 0; i < iv->nr_scopes && !err; i++) {
+		cl.scope = &iv->scopes[i];
+		cl.cgroup = scope_cgroup(cl.scope);
+		cl.cpu = scope_cpu(run, cl.scope);
+		err = scope_values(run, cl.scope, iv->interval_s > 0 ? iv->interval_s : 1,
+				   collect_value, &cl);
+	}
+	if (err)
+		goto out;
+	if (c->nr_series > old_nr && publish_series(c, run, old_nr)) {
+		int k = 0;
+
+		/* Their rows go with them. */
+		failed_now = true;
+		for (int i = 0; i < cl.nr_rows; i++)
+			if (cl.rows[i].series < old_nr)
+				cl.rows[k++] = cl.rows[i];
+		cl.nr_rows = k;
+	}
+
+	for (int i = 0; i < cl.nr_rows && !err; i++) {
+		struct series *s = &c->series[cl.rows[i].series];
+		char line[160], num[64];
+
+		snprintf(line, sizeof(line), "%d,%lld,%lld,%s\n", cl.rows[i].series,
+			 s->has_row ? s->last_end + 1 : ibegin, end,
+			 fmt_value(cl.rows[i].value, num, sizeof(num)));
+		err = buf_str(&rows, line);
+	}
+	if (err)
+		goto out;
+	if (rows.len) {
+		err = write_all(c->csv_fd, rows.p, rows.len, c->csv_size);
+		if (err) {
+			/* No half rows: back to the last whole interval. */
+			if (ftruncate(c->csv_fd, c->csv_size))
+				pr_err("cannot cut '%s' back to its last whole interval: %s",
+				       c->csv_path, strerror(errno));
+			c->lost_intervals++;
+			failed_now = true;
+			report_failure(c, c->csv_path, err);
+			err = 0;
+		} else {
+			c->csv_size += rows.len;
+			for (int i = 0; i < cl.nr_rows; i++) {
+				c->series[cl.rows[i].series].last_end = end;
+				c->series[cl.rows[i].series].has_row = true;
+			}
+		}
+	}
+	if (!err && c->failing && !failed_now && rows.len && !c->said_resumed) {
+		c->said_resumed = true;
+		pr_notice("'%s' is written again (%ld interval(s) and %ld new series could not be)",
+			  c->csv_path, c->lost_intervals, c->lost_series);
+	}
+	if (!err && !failed_now && rows.len)
+		c->failing = false;
+out:
+	c->prev_end = end;
+	c->nr_intervals++;
+	free(cl.rows);
+	free(rows.p);
+	/* Write failures are this sink's to report (once); the run goes on. */
+	return err == -ENOMEM ? err : 0;
+}
+
+static int cdm_begin(struct output *o, const struct run *run)
+{
+	struct cdm *c = o->priv;
+
+	if (run->start_time > 0) {
+		c->prev_end = llround(run->start_time * 1000) - 1;
+		c->started = true;
+	}
+	return make_types(c, run);
+}
+
+static void cdm_close(struct output *o)
+{
+	struct cdm *c = o->priv;
+
+	if (!c)
+		return;
+	if (c->lost_intervals || c->lost_series)
+		pr_warn("%s: %ld interval(s) and %ld new series could not be written; the files "
+		       "hold the rest", c->dir, c->lost_intervals, c->lost_series);
+	if (c->csv_fd >= 0)
+		close(c->csv_fd);
+	for (int i = 0; i < c->nr_series; i++)
+		free(c->series[i].cgroup);
+	free(c->series);
+	free(c->slots);
+	for (int i = 0; i < c->nr_types; i++)
+		free(c->types[i]);
+	free(c->types);
+	free(c->json.p);
+	free(c->dir);
+	free(c->json_path);
+	free(c->csv_path);
+	free(c->tmp_path);
+	free(c);
+	o->priv = NULL;
+}
+
+static const struct output_ops cdm_ops = {
+	.begin = cdm_begin,
+	.interval = cdm_interval,
+	.close = cdm_close,
+};
+
+static int cdm_files(struct cdm *c, const char *dir)
+{
+	struct stat st;
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		err = -errno;
+		pr_err("--cdm: cannot create directory '%s': %s", dir, strerror(-err));
+		return err;
+	}
+	if (stat(dir, &st)) {
+		err = -errno;
+		pr_err("--cdm: cannot use directory '%s': %s", dir, strerror(-err));
+		return err;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		pr_err("--cdm: cannot use directory '%s': %s", dir, strerror(ENOTDIR));
+		return -ENOTDIR;
+	}
+	/* An empty pair first: valid files from the start, and a path that cannot be written
+	 * fails now, before profiling starts. */
+	err = write_json(c, "", 0);
+	if (err) {
+		pr_err("--cdm: cannot write '%s': %s", c->json_path, strerror(-err));
+		return err;
+	}
+	c->csv_fd = open(c->csv_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (c->csv_fd < 0) {
+		err = -errno;
+		pr_err("--cdm: cannot write '%s': %s", c->csv_path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+int output_cdm_open(const char *dir, struct output **op)
+{
+	struct output *o = calloc(1, sizeof(*o));
+	struct cdm *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!o || !c) {
+		free(o);
+		free(c);
+		return -ENOMEM;
+	}
+	c->csv_fd = -1;
+	o->ops = &cdm_ops;
+	o->name = "cdm";
+	o->priv = c;
+	c->dir = strdup(dir);
+	c->json_path = path_join(dir, CDM_JSON);
+	c->csv_path = path_join(dir, CDM_CSV);
+	c->tmp_path = path_join(dir, CDM_TMP);
+	err = c->dir && c->json_path && c->csv_path && c->tmp_path ? cdm_files(c, dir) : -ENOMEM;
+	if (err) {
+		output_close(o);
+		return err;
+	}
+	*op = o;
+	return 0;
+}

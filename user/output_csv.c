@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * -x SEP / --csv SEP: toplev's CSV (toplev -x SEP -I MS -l N), so that scripts written for
+ * toplev read cgtma's output unchanged. The format, as pmu-tools' tl_output.py (OutputCSV)
+ * and tl_uval.py print it:
+ *
+ *   [Timestamp,][CPUs,]Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle
+ *
+ * - the header once, on the first line; "# cgtma ..." as the last line (toplev's version
+ *   footer), lines a CSV reader of toplev's output already skips;
+ * - Timestamp: seconds since the run started, as toplev prints perf's interval time (the
+ *   shortest form of the number: "1.5", "2.0"); cgtma always runs in intervals, so it is
+ *   always there, and the summary at the end is printed with SUMMARY in it, as
+ *   toplev -I --summary prints its final output;
+ * - CPUs: only when there is more than the system scope. "CPU3" for a CPU (-A), as toplev's
+ *   per-CPU label; the cgroup path for a cgroup ("/a/b", "/a/b@CPU3" with -A); "system" for
+ *   the whole machine next to them. System-wide only, the column is absent: toplev's
+ *   columns exactly;
+ * - Area: the node's full name (Backend_Bound.Memory_Bound.L1_Bound);
+ * - Value: percent with one decimal (nodes), the value with one decimal (metrics, counts);
+ * - Unit: "% " + the node's domain, toplev's way ("Slots_Estimated" is "Slots_est"), then
+ *   " <" when the node is below its threshold (printed only with -v, as toplev does);
+ * - Description: toplev's default: only on the bottleneck's row when none of its children
+ *   is printed, the first sentence, and only the first time in the run;
+ * - Sample: empty (cgtma does not sample); Stddev: "0.0" (one measurement, toplev's value
+ *   without -r);
+ * - Multiplex: the percentage of time the node's least-counted input event ran, rounded to
+ *   two decimals as perf reports it to toplev, printed as Python prints that float ("100.0",
+ *   "33.33");
+ * - Bottleneck: "<==" on the bottleneck's row;
+ * - Idle: "Y" on a scope whose cycles are below 5% of the busiest scope of its kind (CPUs,
+ *   cgroups, cgroups per CPU), toplev's idle marker; never on the system row.
+ *
+ * Rows of a scope follow the model's tree order (toplev --no-sort: cgtma's models carry no
+ * metric groups to sort by). A node not counted in an interval has no row.
+ *
+ * Models without nodes: one row per flat metric (sw: CPU_Utilization, Context_Switches, ...)
+ * with the metric's unit ("CPUs", "/s"), and with -e one row per event, Unit "Count",
+ * Value the count in the interval, Multiplex that event's own. Like toplev's metrics, a
+ * value of exactly 0 is shown only with -v.
+ *
+ * Fields are quoted as Python's csv module does: when they hold the separator, a quote or
+ * a line break, with quotes doubled.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "output.h"
+
+/* toplev's IDLE_MARKER_THRESHOLD: less than 5% of the busiest's cycles. */
+#define IDLE_FRACTION 0.05
+
+enum { F_TS, F_CPUS, F_AREA, F_VALUE, F_UNIT, F_DESC, F_SAMPLE, F_STDDEV, F_MUX, F_BN, F_IDLE,
+       NR_FIELDS };
+
+struct csv {
+	char *sep;
+	bool header_done;
+	bool cpus_column;
+	int cycles;			/* event index for the idle marker, or -1 */
+	char **descs_shown;		/* toplev prints each description once per run */
+	int nr_descs_shown, cap_descs_shown;
+	char *line;			/* one interval's text */
+	size_t line_len;
+	FILE *buf;
+};
+
+/* --- formatting ---------------------------------------------------------------------- */
+
+/*
+ * A number as Python prints a float parsed from "%.{decimals}f": trailing zeros dropped,
+ * one kept after the point. For such numbers that is Python's shortest repr.
+ */
+static const char *py_float(double v, int decimals, char *buf, size_t len)
+{
+	char *dot, *end;
+
+	snprintf(buf, len, "%.*f", decimals, v);
+	dot = strchr(buf, '.');
+	if (!dot)
+		return buf;
+	end = buf + strlen(buf) - 1;
+	while (end > dot + 1 && *end == '0')
+		*end-- = '\0';
+	return buf;
+}
+
+static void put_field(FILE *f, const char *s, const char *sep)
+{
+	bool quote = false;
+
+	for (const char *p = s; *p && !quote; p++)
+		quote = strchr(sep, *p) || *p == '"' || *p == '\n' || *p == '\r';
+	if (!quote) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void put_row(struct csv *c, const char *const *fields)
+{
+	bool first = true;
+
+	for (int i = 0; i < NR_FIELDS; i++) {
+		if (i == F_CPUS && !c->cpus_column)
+			continue;
+		if (!first)
+			fputs(c->sep, c->buf);
+		put_field(c->buf, fields[i], c->sep);
+		first = false;
+	}
+	fputc('\n', c->buf);
+}
+
+static void put_header(struct csv *c)
+{
+	static const char *const header[NR_FIELDS] = {
+		"Timestamp", "CPUs", "Area", "Value", "Unit", "Description", "Sample", "Stddev",
+		"Multiplex", "Bottleneck", "Idle",
+	};
+
+	put_row(c, header);
+	c->header_done = true;
+}
+
+/* "Slots_Estimated" -> "Slots_est", as toplev's obj_domain(). */
+static void node_unit(const struct plan_node *n, bool below, char *buf, size_t len)
+{
+	static const char *const abbrev[][2] = { { "Estimated", "est" }, { "Calculated", "calc" } };
+	char dom[128] = "";
+
+	if (n->domain) {
+		snprintf(dom, sizeof(dom), "%s", n->domain);
+		for (size_t k = 0; k < sizeof(abbrev) / sizeof(abbrev[0]); k++) {
+			const char *p = strstr(n->domain, abbrev[k][0]);
+			size_t off = p ? (size_t)(p - n->domain) : sizeof(dom);
+
+			if (off < sizeof(dom)) {
+				snprintf(dom + off, sizeof(dom) - off, "%s%s", abbrev[k][1],
+					 p + strlen(abbrev[k][0]));
+				break;
+			}
+		}
+	}
+	snprintf(buf, len, "%%%s%s%s", *dom ? " " : "", dom, below ? " <" : "");
+}
+
+/* toplev's obj_desc(): the first sentence and "..", whitespace runs made one space. */
+static void short_desc(const char *desc, char *buf, size_t len)
+{
+	const char *dot = strchr(desc, '.');
+	size_t n = dot ? (size_t)(dot - desc) + 1 : strlen(desc), o = 0;
+	bool space = false;
+
+	for (size_t i = 0; i < n && o + 3 < len; i++) {
+		if (isspace((unsigned char)desc[i])) {
+			space = true;
+			continue;
+		}
+		if (space && o < len - 4)
+			buf[o++] = ' ';
+		space = false;
+		buf[o++] = desc[i];
+	}
+	if (space && o < len - 4)
+		buf[o++] = ' ';
+	if (dot && o + 2 < len) {
+		buf[o++] = '.';
+		buf[o++] = '.';
+	}
+	buf[o] = '\0';
+}
+
+/* Whether the text was printed before in this run; remembers it when not. */
+static bool desc_seen(struct csv *c, const char *text)
+{
+	for (int i = 0; i < c->nr_descs_shown; i++)
+		if (!strcmp(c->descs_shown[i], text))
+			return true;
+	if (c->nr_descs_shown == c->cap_descs_shown) {
+		int cap = c->cap_descs_shown ? 2 * c->cap_descs_shown : 16;
+		char **n = realloc(c->descs_shown, cap * sizeof(*n));
+
+		if (!n)
+			return false;
+		c->descs_shown = n;
+		c->cap_descs_shown = cap;
+	}
+	c->descs_shown[c->nr_descs_shown] = strdup(text);
+	if (c->descs_shown[c->nr_descs_shown])
+		c->nr_descs_shown++;
+	return false;
+}
+
+/* --- what a row says --------------------------------------------------------------- */
+
+/* The smallest multiplex fraction among the events (NAN when none ran). */
+static double deps_multiplex(const struct scope *s, const int *events, int nr)
+{
+	double m = NAN;
+
+	for (int k = 0; k < nr; k++) {
+		double x = s->multiplex[events[k]];
+
+		if (!isnan(x) && (isnan(m) || x < m))
+			m = x;
+	}
+	return m;
+}
+
+/*
+ * toplev's Multiplex for a node or metric: the minimum over the events its formula read,
+ * as perf's percentage with two decimals. A node clamped to its maxval is toplev's maxval
+ * constant, fully counted.
+ */
+static const char *multiplex_field(const struct run *run, const struct scope *s, bool metric,
+				   int i, char *buf, size_t len)
+{
+	const int *events;
+	double m;
+	int nr;
+
+	if (metric) {
+		nr = plan__metric_events(run->plan, i, &events);
+		m = deps_multiplex(s, events, nr);
+	} else if (s->tma.value[i] == run->plan->nodes[i].maxval) {
+		m = 1;
+	} else {
+		nr = plan__node_events(run->plan, i, &events);
+		m = deps_multiplex(s, events, nr);
+	}
+	if (isnan(m))
+		m = 1;	/* a formula of constants: toplev's plain float, 100.0 */
+	return py_float(round(m * 10000) / 100, 2, buf, len);
+}
+
+/*
+ * The event toplev's idle detection would use (its is_cycles(): cycles or slots), or, for
+ * the software model, the CPU time.
+ */
+static int cycles_event(const struct run *run)
+{
+	static const char *const names[] = {
+		"CPU_CLK_UNHALTED.THREAD", "CPU_CLK_UNHALTED.THREAD_P", "CPU_CLK_UNHALTED.CORE",
+		"ls_not_halted_cyc", "cycles", "cpu-cycles", "TOPDOWN.SLOTS", "slots",
+		"cpu-clock", "task-clock",
+	};
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		for (int i = 0; i < run->nr_events; i++)
+			if (!strcasecmp(run->event_names[i], names[k]))
+				return i;
+	return -1;
+}
+
+static int scope_class(const struct scope *s)
+{
+	if (s->kind == SCOPE_SYSTEM)
+		return 0;
+	if (s->kind == SCOPE_CPU)
+		return 1;
+	return s->cpu < 0 ? 2 : 3;
+}
+
+/* Idle markers for every scope of the interval (toplev's find_idle_keys per kind). */
+static void mark_idle(const struct csv *c, const struct interval *iv, bool *idle)
+{
+	double max[4] = { 0 };
+	int nr[4] = { 0 };
+
+	memset(idle, 0, iv->nr_scopes * sizeof(*idle));
+	if (c->cycles < 0)
+		return;
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		const struct scope *s = &iv->scopes[i];
+		double v = s->state[c->cycles] == COUNT_OK ? s->count[c->cycles] : 0;
+		int k = scope_class(s);
+
+		nr[k]++;
+		if (v > max[k])
+			max[k] = v;
+	}
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		const struct scope *s = &iv->scopes[i];
+		double v = s->state[c->cycles] == COUNT_OK ? s->count[c->cycles] : 0;
+		int k = scope_class(s);
+
+		/* One scope of a kind, or none busy: toplev marks nothing. */
+		idle[i] = k != 0 && nr[k] > 1 && max[k] > 0 && v < max[k] * IDLE_FRACTION;
+	}
+}
+
+static const char *cpus_field(const struct scope *s, char *buf, size_t len)
+{
+	switch (s->kind) {
+	case SCOPE_SYSTEM:
+		return "system";
+	case SCOPE_CPU:
+		snprintf(buf, len, "CPU%d", s->cpu);
+		return buf;
+	case SCOPE_CGROUP:
+		if (s->cpu < 0)
+			return s->cgroup;
+		snprintf(buf, len, "%s@CPU%d", s->cgroup, s->cpu);
+		return buf;
+	}
+	return "";
+}
+
+/* Whether a direct child of node i is printed above its threshold (toplev children_over). */
+static bool child_printed(const struct plan *p, const struct scope *s, int i)
+{
+	for (int k = i + 1; k < p->nr_nodes; k++)
+		if (p->nodes[k].parent == i && s->tma.counted[k] && s->tma.above[k])
+			return true;
+	return false;
+}
+
+static void scope_rows(struct csv *c, const struct run *run, const struct scope *s,
+		       const char **f)
+{
+	const struct plan *p = run->plan;
+	char value[64], unit[160], desc[1024], mux[32];
+
+	f[F_SAMPLE] = "";
+	f[F_STDDEV] = "0.0";
+	if (!p) {
+		for (int i = 0; i < run->nr_events; i++) {
+			if (s->state[i] == COUNT_NOT_COUNTED || !isfinite(s->count[i]))
+				continue;
+			if (s->count[i] == 0 && !run->verbose)
+				continue;
+			f[F_AREA] = run->event_names[i];
+			snprintf(value, sizeof(value), "%.1f", s->count[i]);
+			f[F_VALUE] = value;
+			f[F_UNIT] = "Count";
+			f[F_DESC] = "";
+			f[F_MUX] = isnan(s->multiplex[i]) ? "" :
+				   py_float(round(s->multiplex[i] * 10000) / 100, 2, mux,
+					    sizeof(mux));
+			f[F_BN] = "";
+			put_row(c, f);
+		}
+		return;
+	}
+	for (int i = 0; i < p->nr_nodes; i++) {
+		const struct plan_node *n = &p->nodes[i];
+		bool bn = s->tma.bottleneck == i;
+
+		if (!s->tma.counted[i] || !isfinite(s->tma.value[i]))
+			continue;
+		if (!s->tma.above[i] && !run->verbose)
+			continue;
+		snprintf(value, sizeof(value), "%.1f", s->tma.value[i] * 100);
+		node_unit(n, !s->tma.above[i], unit, sizeof(unit));
+		desc[0] = '\0';
+		if (bn && n->desc && !child_printed(p, s, i)) {
+			short_desc(n->desc, desc, sizeof(desc));
+			if (desc_seen(c, desc))
+				desc[0] = '\0';
+		}
+		f[F_AREA] = n->full_name;
+		f[F_VALUE] = value;
+		f[F_UNIT] = unit;
+		f[F_DESC] = desc;
+		f[F_MUX] = multiplex_field(run, s, false, i, mux, sizeof(mux));
+		f[F_BN] = bn ? "<==" : "";
+		put_row(c, f);
+	}
+	for (int i = 0; i < p->nr_metrics; i++) {
+		const struct plan_metric *m = &p->metrics[i];
+
+		if (!s->tma.metric_counted[i] || !isfinite(s->tma.metric[i]))
+			continue;
+		if (s->tma.metric[i] == 0 && !run->verbose)
+			continue;
+		snprintf(value, sizeof(value), "%.1f", s->tma.metric[i]);
+		f[F_AREA] = m->name;
+		f[F_VALUE] = value;
+		f[F_UNIT] = m->unit ? m->unit : "Metric";
+		f[F_DESC] = "";
+		f[F_MUX] = multiplex_field(run, s, true, i, mux, sizeof(mux));
+		f[F_BN] = "";
+		put_row(c, f);
+	}
+}
+
+static int csv_write(struct output *o, const struct run *run, const struct interval *iv)
+{
+	struct csv *c = o->priv;
+	const char *f[NR_FIELDS];
+	char ts[64], cpus[4200];
+	bool *idle = NULL;
+	bool cpus_needed = run->per_cpu;
+	int err = 0;
+
+	for (int i = 0; i < iv->nr_scopes; i++)
+		if (iv->scopes[i].kind != SCOPE_SYSTEM)
+			cpus_needed = true;
+	if (iv->nr_scopes) {
+		idle = calloc(iv->nr_scopes, sizeof(*idle));
+		if (!idle)
+			return -ENOMEM;
+		mark_idle(c, iv, idle);
+	}
+
+	c->buf = open_memstream(&c->line, &c->line_len);
+	if (!c->buf) {
+		free(idle);
+		return -errno;
+	}
+	/*
+	 * The column set is fixed by the first interval; a cgroup that appears later in a
+	 * system-only run (a glob that matched nothing yet) brings the CPUs column, with a
+	 * header line that says so.
+	 */
+	if (!c->header_done || (cpus_needed && !c->cpus_column)) {
+		c->cpus_column = c->cpus_column || cpus_needed;
+		put_header(c);
+	}
+	f[F_TS] = iv->summary ? "SUMMARY" :
+				py_float(iv->time - run->start_time, 9, ts, sizeof(ts));
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		f[F_CPUS] = cpus_field(&iv->scopes[i], cpus, sizeof(cpus));
+		f[F_IDLE] = idle[i] ? "Y" : "";
+		scope_rows(c, run, &iv->scopes[i], f);
+	}
+	if (iv->summary)
+		fprintf(c->buf, "# cgtma model %s on %s [%s]\n", run->model,
+			run->cpu && *run->cpu ? run->cpu : "unknown CPU",
+			run->kernel && *run->kernel ? run->kernel : "unknown kernel");
+	free(idle);
+	if (fclose(c->buf)) {
+		c->buf = NULL;
+		free(c->line);
+		c->line = NULL;
+		return -ENOMEM;
+	}
+	c->buf = NULL;
+	/* One interval, one write: a reader never sees half of it. */
+	if (fwrite(c->line, 1, c->line_len, o->f) != c->line_len || fflush(o->f))
+		err = errno ? -errno : -EIO;
+	free(c->line);
+	c->line = NULL;
+	return err;
+}
+
+static int csv_begin(struct output *o, const struct run *run)
+{
+	struct csv *c = o->priv;
+
+	c->cycles = cycles_event(run);
+	return 0;
+}
+
+static void csv_close(struct output *o)
+{
+	struct csv *c = o->priv;
+
+	if (!c)
+		return;
+	for (int i = 0; i < c->nr_descs_shown; i++)
+		free(c->descs_shown[i]);
+	free(c->descs_shown);
+	free(c->sep);
+	free(c);
+	o->priv = NULL;
+}
+
+static const struct output_ops csv_ops = {
+	.begin = csv_begin,
+	.interval = csv_write,
+	.summary = csv_write,
+	.close = csv_close,
+};
+
+int output_csv_open(FILE *f, const char *sep, struct output **op)
+{
+	struct output *o;
+	struct csv *c;
+
+	if (!sep || !*sep) {
+		pr_err("-x: the separator is empty");
+		return -EINVAL;
+	}
+	o = calloc(1, sizeof(*o));
+	c = calloc(1, sizeof(*c));
+	if (!o || !c || !(c->sep = strdup(sep))) {
+		free(o);
+		free(c);
+		return -ENOMEM;
+	}
+	c->cycles = -1;
+	o->ops = &csv_ops;
+	o->name = "csv";
+	o->f = f;
+	o->priv = c;
+	*op = o;
+	return 0;
+}

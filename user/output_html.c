@@ -1,0 +1,1389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report --html FILE: one self-contained page (inline CSS and SVG, no script, nothing
+ * fetched) with the run's metadata and, per scope (the system and every cgroup), one chart:
+ *
+ *   - level 1 of the Top-Down tree as a stacked area over time, 0-100 % of the slots;
+ *   - level 2 under it: each level-1 band split among its children, each child in a shade
+ *     of its parent's color, so the two charts line up (legends give the whole run's values);
+ *   - the bottleneck over time as a strip in the color of the bottleneck (or of its level-2
+ *     ancestor), named where the name fits;
+ *   - the fraction of the time the counters ran, where it was below 100 %.
+ *
+ * A model without nodes (the software model) or an -e run gets one line chart per metric
+ * (or event rate) instead. Intervals where a scope existed but ran nothing, or its events
+ * were not counted, are hatched; before a cgroup appeared or after it went, the chart is
+ * blank. Per-CPU scopes are not charted. Long runs are averaged into at most MAX_POINTS
+ * points per chart, weighted by interval length.
+ *
+ * Every chart is <svg class="cgtma-chart" data-kind="system|cgroup" data-scope="LABEL">.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "record.h"
+
+#define MAX_POINTS 600
+#define MAX_FLAT 16		/* metrics or events charted in the flat view */
+#define MAX_TREE_COLS 64	/* level-1 and level-2 nodes charted */
+
+/* Geometry of a chart, in SVG pixels. */
+#define CHART_W 1100
+#define PLOT_X 64
+#define PLOT_W 740
+#define LEGEND_X (PLOT_X + PLOT_W + 22)
+#define TREE_H 190
+#define STRIP_H 22
+#define MUX_H 50
+#define FLAT_H 90
+#define TITLE_H 22
+#define GAP 16
+#define AXIS_H 30
+
+enum { ST_ABSENT, ST_IDLE, ST_RAN };
+
+struct html_col {
+	char *name;
+	char *unit;
+	int level;		/* 1 or 2 in the tree view; 0 in the flat view */
+	int parent;		/* level 2: the column of its level-1 parent, or -1 */
+	int index;		/* plan node, metric or event */
+	char color[8];
+};
+
+struct html_series {
+	char *label;
+	bool system;
+	bool removed;
+	unsigned char *state;	/* per interval: ST_* */
+	double *val;		/* per interval and column; NAN when not counted */
+	int *bn;		/* per interval: plan node, or -1 */
+	double *mux;		/* per interval: the least multiplex fraction, NAN when idle */
+	bool has_summary;
+	bool sum_ran;
+	double *sum_val;
+	int sum_bn;
+	double sum_mux;
+};
+
+struct html_sink {
+	FILE *f;
+	char *path;
+	bool written;
+	char *name;		/* "html PATH" */
+
+	/* The run. */
+	char *model, *host, *kernel, *cpu;
+	double start_time;
+	int interval_ms, level;
+	bool perf_metrics, smt, per_cpu;
+	bool tree;		/* Top-Down nodes, else flat series */
+	bool events;		/* flat series of event rates (-e) */
+	int nr_cols;
+	struct html_col *cols;
+	int nr_nodes;
+	char **node_name;	/* every plan node, for the bottleneck */
+	int *node_col;		/* its column, or its level-2/level-1 ancestor's */
+
+	int nr_iv, cap_iv;
+	double *t0, *t1;	/* seconds since the start */
+	bool has_summary;
+	double summary_s;
+
+	int nr_series, cap_series;
+	struct html_series *series;
+	int *slots;		/* open addressing on the label: index + 1 */
+	int nr_slots;
+};
+
+/* --- colors ------------------------------------------------------------------------- */
+
+static const struct {
+	const char *node;
+	const char *color;
+} known_colors[] = {
+	{ "Frontend_Bound", "#4e79a7" },
+	{ "Bad_Speculation", "#e15759" },
+	{ "Backend_Bound", "#f28e2b" },
+	{ "Retiring", "#59a14f" },
+};
+
+static const char *const palette[] = {
+	"#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac",
+	"#4e79a7", "#e15759", "#f28e2b", "#59a14f",
+};
+
+static void parse_rgb(const char *hex, int rgb[3])
+{
+	unsigned int v = strtoul(hex + 1, NULL, 16);
+
+	rgb[0] = v >> 16 & 0xff;
+	rgb[1] = v >> 8 & 0xff;
+	rgb[2] = v & 0xff;
+}
+
+/* The parent's color, darker (t < 0) or lighter (t > 0). */
+static void shade(const char *parent, double t, char out[8])
+{
+	int rgb[3];
+
+	parse_rgb(parent, rgb);
+	for (int i = 0; i < 3; i++)
+		rgb[i] = t < 0 ? rgb[i] * (1 + t) + 0.5 : rgb[i] + (255 - rgb[i]) * t + 0.5;
+	snprintf(out, 8, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+/* Dark text on light fills, white on dark ones. */
+static const char *text_on(const char *fill)
+{
+	int rgb[3];
+
+	parse_rgb(fill, rgb);
+	return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 150 ? "#222" : "#fff";
+}
+
+/* --- collecting --------------------------------------------------------------------- */
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static int add_col(struct html_sink *h, const char *name, const char *unit, int level,
+		   int parent, int index)
+{
+	struct html_col *c = &h->cols[h->nr_cols];
+
+	c->name = strdup(name);
+	c->unit = unit ? strdup(unit) : NULL;
+	if (!c->name || (unit && !c->unit)) {
+		free(c->name);
+		free(c->unit);
+		return -ENOMEM;
+	}
+	c->level = level;
+	c->parent = parent;
+	c->index = index;
+	h->nr_cols++;
+	return 0;
+}
+
+static void color_tree(struct html_sink *h)
+{
+	int next = 0;
+
+	for (int i = 0; i < h->nr_cols; i++) {
+		struct html_col *c = &h->cols[i];
+		const char *color = NULL;
+
+		if (c->level != 1)
+			continue;
+		for (size_t k = 0; k < sizeof(known_colors) / sizeof(known_colors[0]); k++)
+			if (strcmp(c->name, known_colors[k].node) == 0)
+				color = known_colors[k].color;
+		if (!color)
+			color = palette[next++ % (sizeof(palette) / sizeof(palette[0]))];
+		snprintf(c->color, sizeof(c->color), "%s", color);
+	}
+	for (int i = 0; i < h->nr_cols; i++) {
+		struct html_col *c = &h->cols[i];
+		int n = 0, k = 0;
+
+		if (c->level != 2)
+			continue;
+		for (int j = 0; j < h->nr_cols; j++) {
+			if (h->cols[j].level == 2 && h->cols[j].parent == c->parent) {
+				if (j < i)
+					k++;
+				n++;
+			}
+		}
+		shade(h->cols[c->parent].color, n == 1 ? 0 : -0.3 + 0.65 * k / (n - 1), c->color);
+	}
+}
+
+static int html_begin(struct output *o, const struct run *run)
+{
+	struct html_sink *h = o->priv;
+	const struct plan *p = run->plan;
+	int *node_to_col = NULL, err = -ENOMEM;
+
+	h->model = dup_or_empty(run->model);
+	h->host = dup_or_empty(run->hostname);
+	h->kernel = dup_or_empty(run->kernel);
+	h->cpu = dup_or_empty(run->cpu);
+	if (!h->model || !h->host || !h->kernel || !h->cpu)
+		return -ENOMEM;
+	h->start_time = run->start_time;
+	h->interval_ms = run->interval_ms;
+	h->level = run->level;
+	h->perf_metrics = run->perf_metrics;
+	h->smt = run->smt;
+	h->per_cpu = run->per_cpu;
+	h->tree = p && p->nr_nodes;
+	h->events = !p || (!p->nr_nodes && !p->nr_metrics);
+
+	if (h->tree) {
+		h->cols = calloc(p->nr_nodes, sizeof(*h->cols));
+		h->node_name = calloc(p->nr_nodes, sizeof(*h->node_name));
+		h->node_col = calloc(p->nr_nodes, sizeof(*h->node_col));
+		node_to_col = calloc(p->nr_nodes, sizeof(*node_to_col));
+		if (!h->cols || !h->node_name || !h->node_col || !node_to_col)
+			goto out;
+		h->nr_nodes = p->nr_nodes;
+		/* Plan nodes are in tree order: a parent comes before its children. */
+		for (int i = 0; i < p->nr_nodes; i++) {
+			const struct plan_node *n = &p->nodes[i];
+
+			h->node_name[i] = strdup(n->name);
+			if (!h->node_name[i])
+				goto out;
+			node_to_col[i] = -1;
+			if (n->level <= 2 && h->nr_cols < MAX_TREE_COLS) {
+				int parent = -1;
+
+				if (n->level == 2 && n->parent >= 0)
+					parent = node_to_col[n->parent];
+
+				if (add_col(h, n->name, NULL, n->level, parent, i))
+					goto out;
+				node_to_col[i] = h->nr_cols - 1;
+			}
+			h->node_col[i] = node_to_col[i] >= 0 ? node_to_col[i] :
+					 n->parent >= 0 ? h->node_col[n->parent] : -1;
+		}
+		color_tree(h);
+	} else {
+		int n = h->events ? run->nr_events : p->nr_metrics;
+
+		if (n > MAX_FLAT)
+			n = MAX_FLAT;
+		h->cols = calloc(n, sizeof(*h->cols));
+		if (!h->cols)
+			goto out;
+		for (int i = 0; i < n; i++) {
+			if (h->events)
+				err = add_col(h, run->event_names[i], "/s", 0, -1, i);
+			else
+				err = add_col(h, p->metrics[i].name, p->metrics[i].unit, 0, -1, i);
+			if (err)
+				goto out;
+			snprintf(h->cols[i].color, sizeof(h->cols[i].color), "%s",
+				 palette[(i + 6) % (sizeof(palette) / sizeof(palette[0]))]);
+		}
+	}
+	err = 0;
+out:
+	free(node_to_col);
+	return err;
+}
+
+static unsigned int hash_label(const char *s)
+{
+	uint32_t v = 2166136261u;
+
+	while (*s)
+		v = (v ^ (unsigned char)*s++) * 16777619u;
+	return v;
+}
+
+static int grow_slots(struct html_sink *h)
+{
+	int n = 64;
+
+	while (n < 4 * h->nr_series)
+		n *= 2;
+	free(h->slots);
+	h->slots = calloc(n, sizeof(*h->slots));
+	if (!h->slots)
+		return -ENOMEM;
+	h->nr_slots = n;
+	for (int i = 0; i < h->nr_series; i++) {
+		unsigned int k = hash_label(h->series[i].label) & (n - 1);
+
+		while (h->slots[k])
+			k = (k + 1) & (n - 1);
+		h->slots[k] = i + 1;
+	}
+	return 0;
+}
+
+/* The series of a scope, created (empty so far) on first sight. */
+static struct html_series *find_series(struct html_sink *h, const char *label, bool system)
+{
+	struct html_series *s;
+	size_t n;
+
+	if (h->nr_slots) {
+		for (unsigned int k = hash_label(label) & (h->nr_slots - 1); h->slots[k];
+		     k = (k + 1) & (h->nr_slots - 1))
+			if (strcmp(h->series[h->slots[k] - 1].label, label) == 0)
+				return &h->series[h->slots[k] - 1];
+	}
+	if (h->nr_series == h->cap_series) {
+		int cap = h->cap_series ? 2 * h->cap_series : 16;
+		struct html_series *ns = realloc(h->series, cap * sizeof(*ns));
+
+		if (!ns)
+			return NULL;
+		h->series = ns;
+		h->cap_series = cap;
+	}
+	s = &h->series[h->nr_series];
+	memset(s, 0, sizeof(*s));
+	n = h->cap_iv ? h->cap_iv : 1;
+	s->label = strdup(label);
+	s->system = system;
+	s->state = calloc(n, sizeof(*s->state));
+	s->val = malloc(n * (h->nr_cols ? h->nr_cols : 1) * sizeof(*s->val));
+	s->bn = malloc(n * sizeof(*s->bn));
+	s->mux = malloc(n * sizeof(*s->mux));
+	s->sum_val = calloc(h->nr_cols ? h->nr_cols : 1, sizeof(*s->sum_val));
+	if (!s->label || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val) {
+		free(s->label);
+		free(s->state);
+		free(s->val);
+		free(s->bn);
+		free(s->mux);
+		free(s->sum_val);
+		return NULL;
+	}
+	h->nr_series++;
+	if (2 * h->nr_series > h->nr_slots) {
+		if (grow_slots(h))
+			return NULL;
+	} else {
+		unsigned int k = hash_label(label) & (h->nr_slots - 1);
+
+		while (h->slots[k])
+			k = (k + 1) & (h->nr_slots - 1);
+		h->slots[k] = h->nr_series;
+	}
+	return s;
+}
+
+/* Room for one more interval in the time line and in every series. */
+static int grow_intervals(struct html_sink *h)
+{
+	int cap = h->cap_iv ? 2 * h->cap_iv : 64, cols = h->nr_cols ? h->nr_cols : 1;
+	double *t0 = realloc(h->t0, cap * sizeof(*t0)), *t1;
+
+	if (!t0)
+		return -ENOMEM;
+	h->t0 = t0;
+	t1 = realloc(h->t1, cap * sizeof(*t1));
+	if (!t1)
+		return -ENOMEM;
+	h->t1 = t1;
+	for (int i = 0; i < h->nr_series; i++) {
+		struct html_series *s = &h->series[i];
+		unsigned char *st = realloc(s->state, cap);
+		double *val, *mux;
+		int *bn;
+
+		if (!st)
+			return -ENOMEM;
+		s->state = st;
+		memset(st + h->cap_iv, 0, cap - h->cap_iv);
+		val = realloc(s->val, (size_t)cap * cols * sizeof(*val));
+		if (!val)
+			return -ENOMEM;
+		s->val = val;
+		bn = realloc(s->bn, cap * sizeof(*bn));
+		if (!bn)
+			return -ENOMEM;
+		s->bn = bn;
+		mux = realloc(s->mux, cap * sizeof(*mux));
+		if (!mux)
+			return -ENOMEM;
+		s->mux = mux;
+	}
+	h->cap_iv = cap;
+	return 0;
+}
+
+/* The least multiplex fraction of the events counted (those never running are hatched). */
+static double least_multiplex(const struct run *run, const struct scope *sc)
+{
+	double m = NAN;
+
+	for (int i = 0; i < run->nr_events; i++)
+		if (sc->state[i] == COUNT_OK && (isnan(m) || sc->multiplex[i] < m))
+			m = sc->multiplex[i];
+	return m;
+}
+
+/* The columns' values for one scope: NAN where not counted. */
+static void scope_values(const struct html_sink *h, const struct run *run,
+			 const struct scope *sc, double interval_s, double *val, int *bn)
+{
+	*bn = -1;
+	for (int c = 0; c < h->nr_cols; c++) {
+		int k = h->cols[c].index;
+
+		val[c] = NAN;
+		if (!sc->ran)
+			continue;
+		if (h->tree && sc->has_tma && sc->tma.counted[k])
+			val[c] = sc->tma.value[k];
+		else if (!h->tree && !h->events && sc->has_tma && sc->tma.metric_counted[k])
+			val[c] = sc->tma.metric[k];
+		else if (h->events && sc->state[k] == COUNT_OK && interval_s > 0)
+			val[c] = sc->count[k] / interval_s;
+	}
+	if (h->tree && sc->ran && sc->has_tma)
+		*bn = sc->tma.bottleneck;
+}
+
+static bool charted(const struct scope *sc)
+{
+	return sc->kind == SCOPE_SYSTEM || (sc->kind == SCOPE_CGROUP && sc->cpu < 0);
+}
+
+static int html_interval(struct output *o, const struct run *run, const struct interval *iv)
+{
+	struct html_sink *h = o->priv;
+	int k = h->nr_iv, cols = h->nr_cols ? h->nr_cols : 1;
+
+	if (h->nr_iv == h->cap_iv && grow_intervals(h))
+		return -ENOMEM;
+	h->t1[k] = iv->time - h->start_time;
+	h->t0[k] = h->t1[k] - iv->interval_s;
+	if (h->t0[k] < 0)
+		h->t0[k] = 0;
+	h->nr_iv++;
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		const struct scope *sc = &iv->scopes[i];
+		struct html_series *s;
+
+		if (!charted(sc))
+			continue;
+		s = find_series(h, sc->kind == SCOPE_SYSTEM ? "system" : sc->cgroup,
+				sc->kind == SCOPE_SYSTEM);
+		if (!s)
+			return -ENOMEM;
+		s->state[k] = sc->ran ? ST_RAN : ST_IDLE;
+		s->removed |= sc->removed;
+		scope_values(h, run, sc, iv->interval_s, &s->val[(size_t)k * cols], &s->bn[k]);
+		s->mux[k] = least_multiplex(run, sc);
+	}
+	return 0;
+}
+
+/* --- drawing ------------------------------------------------------------------------ */
+
+/* What is drawn: intervals, or averages over buckets of them in a long run. */
+struct point {
+	double t0, t1;
+	unsigned char state;
+	int bn;
+	double mux;
+	double *val;
+};
+
+struct view {
+	const struct html_sink *h;
+	const struct html_series *s;
+	int n;
+	struct point *pts;
+	double *vals;
+	double tmax;
+	int id;			/* the chart's number, for unique pattern ids */
+};
+
+static double xpos(const struct view *v, double t)
+{
+	return PLOT_X + (v->tmax > 0 ? t / v->tmax : 0) * PLOT_W;
+}
+
+static int build_view(struct view *v, const struct html_sink *h, const struct html_series *s)
+{
+	int per = (h->nr_iv + MAX_POINTS - 1) / MAX_POINTS, cols = h->nr_cols ? h->nr_cols : 1;
+
+	if (per < 1)
+		per = 1;
+	v->h = h;
+	v->s = s;
+	v->n = (h->nr_iv + per - 1) / per;
+	v->pts = calloc(v->n ? v->n : 1, sizeof(*v->pts));
+	v->vals = calloc((size_t)(v->n ? v->n : 1) * cols, sizeof(*v->vals));
+	if (!v->pts || !v->vals)
+		return -ENOMEM;
+	v->tmax = h->nr_iv ? h->t1[h->nr_iv - 1] : 0;
+	for (int p = 0; p < v->n; p++) {
+		struct point *pt = &v->pts[p];
+		int a = p * per, b = a + per < h->nr_iv ? a + per : h->nr_iv;
+		int best = 0;
+
+		pt->t0 = h->t0[a];
+		pt->t1 = h->t1[b - 1];
+		pt->val = &v->vals[(size_t)p * cols];
+		pt->bn = -1;
+		pt->mux = NAN;
+		for (int i = a; i < b; i++) {
+			if (s->state[i] > pt->state)
+				pt->state = s->state[i];
+			if (s->state[i] == ST_RAN && !isnan(s->mux[i]) &&
+			    (isnan(pt->mux) || s->mux[i] < pt->mux))
+				pt->mux = s->mux[i];
+		}
+		for (int c = 0; c < h->nr_cols; c++) {
+			double sum = 0, w = 0;
+
+			for (int i = a; i < b; i++) {
+				double x = s->val[(size_t)i * cols + c], len = h->t1[i] - h->t0[i];
+
+				if (s->state[i] == ST_RAN && isfinite(x)) {
+					sum += x * (len > 0 ? len : 1);
+					w += len > 0 ? len : 1;
+				}
+			}
+			pt->val[c] = w > 0 ? sum / w : NAN;
+		}
+		/* The bucket's bottleneck: the one most often named in it. */
+		for (int i = a; i < b; i++) {
+			int cnt = 0;
+
+			if (s->state[i] != ST_RAN || s->bn[i] < 0)
+				continue;
+			for (int j = a; j < b; j++)
+				cnt += s->state[j] == ST_RAN && s->bn[j] == s->bn[i];
+			if (cnt > best) {
+				best = cnt;
+				pt->bn = s->bn[i];
+			}
+		}
+	}
+	return 0;
+}
+
+static void view_release(struct view *v)
+{
+	free(v->pts);
+	free(v->vals);
+}
+
+static void html_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+static void fmt_time(double t, double span, char *buf, size_t len)
+{
+	long s = lround(t);
+
+	if (span < 120)
+		snprintf(buf, len, "%g s", round(t * 100) / 100);
+	else if (span < 3600)
+		snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+}
+
+static double time_step(double span)
+{
+	static const double steps[] = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30,
+					60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 21600,
+					43200, 86400 };
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (span / steps[i] <= 10)
+			return steps[i];
+	return span / 10;
+}
+
+/* Vertical grid lines over [y, y + hgt], labelled under it when labels. */
+static void time_grid(FILE *f, const struct view *v, double y, double hgt, bool labels)
+{
+	double step = time_step(v->tmax);
+	char buf[32];
+
+	if (!(v->tmax > 0))
+		return;
+	for (double t = 0; t <= v->tmax + step * 1e-6; t += step) {
+		double x = xpos(v, t);
+
+		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			"y2=\"%.1f\"/>\n", x, y, x, y + hgt);
+		if (!labels)
+			continue;
+		fmt_time(t, v->tmax, buf, sizeof(buf));
+		fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s"
+			"</text>\n", x, y + hgt + 14, buf);
+	}
+}
+
+static void panel_title(FILE *f, double y, const char *title, const char *unit)
+{
+	fprintf(f, "<text class=\"ptitle\" x=\"%d\" y=\"%.1f\">", PLOT_X, y - 6);
+	html_escape(f, title);
+	if (unit && *unit) {
+		fputs(" <tspan class=\"unit\">(", f);
+		html_escape(f, unit);
+		fputs(")</tspan>", f);
+	}
+	fputs("</text>\n", f);
+}
+
+/* The hatch over points where the scope existed but nothing was counted. */
+static void idle_hatch(FILE *f, const struct view *v, double y, double hgt,
+		       bool (*valid)(const struct view *, const struct point *, const void *),
+		       const void *arg)
+{
+	for (int p = 0; p < v->n; p++) {
+		const struct point *pt = &v->pts[p];
+
+		if (pt->state == ST_ABSENT || valid(v, pt, arg))
+			continue;
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"url(#idle%d)\"/>\n", xpos(v, pt->t0), y,
+			xpos(v, pt->t1) - xpos(v, pt->t0), hgt, v->id);
+	}
+}
+
+static double clamp01(double x)
+{
+	return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/*
+ * A band of a stacked panel. Level 1: a node. Level 2: each level-1 node's band split among
+ * its children in proportion to their values (a childless node keeps its whole band; one
+ * whose children are all 0 too, as "rest"). Measured level-2 values need not add up to their
+ * parent's (toplev's formulas clamp, and differ per path); split this way, level 2 lines up
+ * with level 1 and the legend gives the values themselves.
+ */
+struct band {
+	int col;
+	bool rest;		/* the parent's band when its children add up to nothing */
+};
+
+static int panel_bands(const struct html_sink *h, int level, struct band *out)
+{
+	int n = 0;
+
+	for (int c = 0; c < h->nr_cols; c++) {
+		bool has_child = false;
+
+		if (h->cols[c].level != 1)
+			continue;
+		for (int k = 0; level == 2 && k < h->nr_cols; k++)
+			has_child |= h->cols[k].level == 2 && h->cols[k].parent == c;
+		out[n++] = (struct band){ .col = c, .rest = has_child };
+		for (int k = 0; has_child && k < h->nr_cols; k++)
+			if (h->cols[k].level == 2 && h->cols[k].parent == c)
+				out[n++] = (struct band){ .col = k };
+	}
+	return n;
+}
+
+static double children_sum(const struct html_sink *h, const struct point *pt, int parent)
+{
+	double sum = 0;
+
+	for (int k = 0; k < h->nr_cols; k++)
+		if (h->cols[k].level == 2 && h->cols[k].parent == parent)
+			sum += clamp01(pt->val[k]);
+	return sum;
+}
+
+static double band_height(const struct html_sink *h, const struct point *pt,
+			  const struct band *b)
+{
+	const struct html_col *c = &h->cols[b->col];
+	double sum;
+
+	if (c->level == 1 && !b->rest)
+		return clamp01(pt->val[b->col]);
+	sum = children_sum(h, pt, c->level == 1 ? b->col : c->parent);
+	if (b->rest)
+		return sum > 0 ? 0 : clamp01(pt->val[b->col]);
+	return sum > 0 ? clamp01(pt->val[c->parent]) * clamp01(pt->val[b->col]) / sum : 0;
+}
+
+struct stack_arg {
+	const struct band *bands;
+	int n;
+};
+
+static bool stack_valid(const struct view *v, const struct point *pt, const void *arg)
+{
+	const struct stack_arg *sa = arg;
+
+	if (pt->state != ST_RAN)
+		return false;
+	for (int i = 0; i < sa->n; i++)
+		if (!isfinite(pt->val[sa->bands[i].col]))
+			return false;
+	return true;
+}
+
+static void y_axis_pct(FILE *f, double y, double hgt, int step)
+{
+	for (int pct = 0; pct <= 100; pct += step) {
+		double yy = y + hgt - hgt * pct / 100.0;
+
+		fprintf(f, "<line class=\"%s\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
+			pct ? "grid" : "axis", PLOT_X, yy, PLOT_X + PLOT_W, yy);
+		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%d %%"
+			"</text>\n", PLOT_X - 6, yy + 4, pct);
+	}
+}
+
+/* A swatch, a name and (when finite) a value in percent, right-aligned. */
+static void legend_item(FILE *f, double y, const char *color, const char *pattern_id,
+			const char *name, int indent, double value)
+{
+	fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"11\" height=\"11\" fill=\"%s%s%s\" "
+		"stroke=\"#666\" stroke-width=\"0.5\"/>\n", LEGEND_X + indent, y - 9,
+		pattern_id ? "url(#" : "", pattern_id ? pattern_id : color, pattern_id ? ")" : "");
+	fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%.1f\">", LEGEND_X + indent + 16, y);
+	html_escape(f, name);
+	fputs("</text>\n", f);
+	if (isfinite(value))
+		fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
+			"%.1f %%</text>\n", CHART_W - 8, y, value * 100);
+}
+
+/* A stacked area panel, 0 to 100 % of the slots, with its legend on the right. */
+static void stacked_panel(FILE *f, const struct view *v, double y, int level, const char *title)
+{
+	const struct html_sink *h = v->h;
+	const struct html_series *s = v->s;
+	struct band bands[2 * MAX_TREE_COLS];
+	struct stack_arg sa = { bands, 0 };
+	char pid[32];
+	double ly, step;
+	int entries = 0;
+
+	sa.n = panel_bands(h, level, bands);
+	panel_title(f, y, title, "% of pipeline slots");
+	fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
+		PLOT_X, y, PLOT_W, TREE_H);
+	for (int p = 0; p < v->n;) {
+		int q = p;
+
+		if (!stack_valid(v, &v->pts[p], &sa)) {
+			p++;
+			continue;
+		}
+		while (q < v->n && stack_valid(v, &v->pts[q], &sa))
+			q++;
+		/* Points p..q-1: one polygon per band, the upper edge forward, the lower back. */
+		for (int b = 0; b < sa.n; b++) {
+			fprintf(f, "<path fill=\"%s\" d=\"", h->cols[bands[b].col].color);
+			for (int pass = 0; pass < 2; pass++) {
+				for (int i = 0; i <= q - p + 1; i++) {
+					int k = pass ? q - p + 1 - i : i;
+					int idx = k == 0 ? p : k == q - p + 1 ? q - 1 : p + k - 1;
+					const struct point *pt = &v->pts[idx];
+					double t = k == 0 ? pt->t0 : k == q - p + 1 ? pt->t1 :
+							    (pt->t0 + pt->t1) / 2;
+					double top = 0;
+
+					for (int j = 0; j < b + !pass; j++)
+						top += band_height(h, pt, &bands[j]);
+					fprintf(f, "%s%.1f,%.1f", i == 0 && pass == 0 ? "M" : "L",
+						xpos(v, t), y + TREE_H - TREE_H * clamp01(top));
+				}
+			}
+			fputs("Z\"/>\n", f);
+		}
+		p = q;
+	}
+	snprintf(pid, sizeof(pid), "idle%d", v->id);
+	idle_hatch(f, v, y, TREE_H, stack_valid, &sa);
+	y_axis_pct(f, y, TREE_H, 25);
+	time_grid(f, v, y, TREE_H, true);
+
+	/* The legend, top band first as the stack reads, with the whole run's values. */
+	for (int b = 0; b < sa.n; b++)
+		entries += !bands[b].rest;
+	step = entries + (level == 1) > 12 ? (double)TREE_H / (entries + (level == 1)) : 16;
+	fprintf(f, "<text class=\"legend head\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
+		"whole run</text>\n", CHART_W - 8, y - 6);
+	ly = y + 10;
+	for (int b = sa.n - 1; b >= 0; b--) {
+		const struct html_col *c = &h->cols[bands[b].col];
+
+		if (bands[b].rest)
+			continue;
+		legend_item(f, ly, c->color, NULL, c->name, c->level == 2 ? 12 : 0,
+			    s->has_summary && s->sum_ran ? s->sum_val[bands[b].col] : NAN);
+		ly += step;
+	}
+	if (level == 1)
+		legend_item(f, ly, NULL, pid, "idle or not counted", 0, NAN);
+}
+
+static void bottleneck_strip(FILE *f, const struct view *v, double y)
+{
+	const struct html_sink *h = v->h;
+
+	panel_title(f, y, "Bottleneck", NULL);
+	fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
+		PLOT_X, y, PLOT_W, STRIP_H);
+	for (int p = 0; p < v->n;) {
+		const struct point *pt = &v->pts[p];
+		int q = p + 1, bn = pt->bn;
+		const char *fill;
+		double x0, x1;
+
+		if (pt->state == ST_ABSENT) {
+			p++;
+			continue;
+		}
+		while (q < v->n && v->pts[q].state == pt->state && v->pts[q].bn == bn)
+			q++;
+		x0 = xpos(v, pt->t0);
+		x1 = xpos(v, v->pts[q - 1].t1);
+		if (pt->state != ST_RAN) {
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+				"fill=\"url(#idle%d)\"/>\n", x0, y, x1 - x0, STRIP_H, v->id);
+			p = q;
+			continue;
+		}
+		fill = bn >= 0 && h->node_col[bn] >= 0 ? h->cols[h->node_col[bn]].color : "#e6e6e6";
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\">"
+			"<title>", x0, y, x1 - x0, STRIP_H, fill);
+		html_escape(f, bn >= 0 ? h->node_name[bn] : "no node above its threshold");
+		fputs("</title></rect>\n", f);
+		/* Named as far as the name fits (about 6.3 px a character at 11 px). */
+		if (bn >= 0 && x1 - x0 >= 40) {
+			int fit = (x1 - x0 - 8) / 6.3, len = strlen(h->node_name[bn]);
+			char name[64];
+
+			if (fit > 60)
+				fit = 60;
+			if (len <= fit)
+				snprintf(name, sizeof(name), "%s", h->node_name[bn]);
+			else
+				snprintf(name, sizeof(name), "%.*s\u2026", fit - 1,
+					 h->node_name[bn]);
+			fprintf(f, "<text class=\"strip\" x=\"%.1f\" y=\"%.1f\" "
+				"text-anchor=\"middle\" fill=\"%s\">", (x0 + x1) / 2,
+				y + STRIP_H / 2 + 4, text_on(fill));
+			html_escape(f, name);
+			fputs("</text>\n", f);
+		}
+		p = q;
+	}
+	time_grid(f, v, y, STRIP_H, false);
+}
+
+static bool any_multiplexed(const struct view *v)
+{
+	for (int p = 0; p < v->n; p++)
+		if (v->pts[p].state == ST_RAN && v->pts[p].mux < 0.995)
+			return true;
+	return false;
+}
+
+static bool mux_valid(const struct view *v, const struct point *pt, const void *arg)
+{
+	return pt->state == ST_RAN && !isnan(pt->mux);
+}
+
+/* A line (and a light area under it) through the finite values, broken at gaps. */
+static void line_series(FILE *f, const struct view *v, double y, double hgt, double ymax,
+			const char *color, double (*get)(const struct point *, const void *),
+			const void *arg)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (int p = 0; p < v->n;) {
+			int q = p;
+
+			if (!isfinite(get(&v->pts[p], arg))) {
+				p++;
+				continue;
+			}
+			while (q < v->n && isfinite(get(&v->pts[q], arg)))
+				q++;
+			if (pass == 0)
+				fprintf(f, "<path fill=\"%s\" fill-opacity=\"0.18\" d=\"M%.1f,%.1f",
+					color, xpos(v, v->pts[p].t0), y + hgt);
+			else
+				fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
+					"stroke-linejoin=\"round\" d=\"", color);
+			for (int i = p; i <= q; i++) {
+				const struct point *pt = &v->pts[i < q ? i : q - 1];
+				double t = i < q ? (pt->t0 + pt->t1) / 2 : pt->t1;
+				double yv = y + hgt - hgt * clamp01(get(pt, arg) / ymax);
+
+				if (i == p)
+					fprintf(f, "%s%.1f,%.1f", pass ? "M" : "L",
+						xpos(v, pt->t0), yv);
+				fprintf(f, "L%.1f,%.1f", xpos(v, t), yv);
+			}
+			if (pass == 0)
+				fprintf(f, "L%.1f,%.1fZ", xpos(v, v->pts[q - 1].t1), y + hgt);
+			fputs("\"/>\n", f);
+			p = q;
+		}
+	}
+}
+
+static double get_mux(const struct point *pt, const void *arg)
+{
+	return pt->state == ST_RAN ? pt->mux : NAN;
+}
+
+static void mux_panel(FILE *f, const struct view *v, double y)
+{
+	panel_title(f, y, "Counted", "% of the time the counters ran");
+	fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
+		PLOT_X, y, PLOT_W, MUX_H);
+	line_series(f, v, y, MUX_H, 1, "#555", get_mux, NULL);
+	idle_hatch(f, v, y, MUX_H, mux_valid, NULL);
+	y_axis_pct(f, y, MUX_H, 50);
+	time_grid(f, v, y, MUX_H, true);
+}
+
+static double nice_ceil(double x)
+{
+	double e, m;
+
+	if (!(x > 0))
+		return 1;
+	e = pow(10, floor(log10(x)));
+	m = x / e;
+	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * e;
+}
+
+static void fmt_value(double v, char *buf, size_t len)
+{
+	double a = fabs(v);
+
+	if (a >= 1e9)
+		snprintf(buf, len, "%.3g G", v / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, len, "%.3g M", v / 1e6);
+	else if (a >= 1e4)
+		snprintf(buf, len, "%.3g k", v / 1e3);
+	else
+		snprintf(buf, len, "%.3g", v);
+}
+
+struct col_arg {
+	int col;
+};
+
+static double get_col(const struct point *pt, const void *arg)
+{
+	const struct col_arg *ca = arg;
+
+	return pt->state == ST_RAN ? pt->val[ca->col] : NAN;
+}
+
+static bool col_valid(const struct view *v, const struct point *pt, const void *arg)
+{
+	return isfinite(get_col(pt, arg));
+}
+
+/* Beside a flat panel: the whole run's value, and the highest interval. */
+static void flat_stats(FILE *f, const struct view *v, double y, int c)
+{
+	const struct html_sink *h = v->h;
+	const struct html_series *s = v->s;
+	const char *unit = h->cols[c].unit ? h->cols[c].unit : "";
+	double max = NAN;
+	char buf[32];
+	int cols = h->nr_cols ? h->nr_cols : 1;
+
+	for (int i = 0; i < h->nr_iv; i++) {
+		double x = s->state[i] == ST_RAN ? s->val[(size_t)i * cols + c] : NAN;
+
+		if (isfinite(x) && (isnan(max) || x > max))
+			max = x;
+	}
+	fprintf(f, "<text class=\"legend head\" x=\"%d\" y=\"%.1f\">whole run</text>\n",
+		LEGEND_X, y + 12);
+	if (s->has_summary && s->sum_ran && isfinite(s->sum_val[c]))
+		fmt_value(s->sum_val[c], buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "not counted");
+	fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\">%s ", LEGEND_X, y + 28, buf);
+	html_escape(f, isfinite(s->sum_val[c]) ? unit : "");
+	fputs("</text>\n", f);
+	fprintf(f, "<text class=\"legend head\" x=\"%d\" y=\"%.1f\">highest interval</text>\n",
+		LEGEND_X, y + 50);
+	if (isfinite(max))
+		fmt_value(max, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "not counted");
+	fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\">%s ", LEGEND_X, y + 66, buf);
+	html_escape(f, isfinite(max) ? unit : "");
+	fputs("</text>\n", f);
+}
+
+static void flat_panel(FILE *f, const struct view *v, double y, int c)
+{
+	const struct html_col *col = &v->h->cols[c];
+	struct col_arg ca = { c };
+	double vmax = 0, ymax;
+	char buf[32];
+
+	for (int p = 0; p < v->n; p++) {
+		double x = get_col(&v->pts[p], &ca);
+
+		if (isfinite(x) && x > vmax)
+			vmax = x;
+	}
+	ymax = nice_ceil(vmax);
+	panel_title(f, y, col->name, col->unit);
+	fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
+		PLOT_X, y, PLOT_W, FLAT_H);
+	line_series(f, v, y, FLAT_H, ymax, col->color, get_col, &ca);
+	idle_hatch(f, v, y, FLAT_H, col_valid, &ca);
+	for (int i = 0; i <= 2; i++) {
+		double yy = y + FLAT_H - FLAT_H * i / 2.0;
+
+		fprintf(f, "<line class=\"%s\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
+			i ? "grid" : "axis", PLOT_X, yy, PLOT_X + PLOT_W, yy);
+		fmt_value(ymax * i / 2, buf, sizeof(buf));
+		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
+			"</text>\n", PLOT_X - 6, yy + 4, buf);
+	}
+	time_grid(f, v, y, FLAT_H, true);
+	flat_stats(f, v, y, c);
+}
+
+static void summary_line(FILE *f, const struct html_sink *h, const struct html_series *s)
+{
+	char buf[32];
+	int shown = 0;
+
+	fputs("<p class=\"summary\">", f);
+	if (!s->has_summary) {
+		fputs("no summary: the record ends before the run did", f);
+	} else if (!s->sum_ran) {
+		fputs("did not run", f);
+	} else {
+		for (int c = 0; c < h->nr_cols; c++) {
+			const struct html_col *col = &h->cols[c];
+
+			if (h->tree && col->level != 1)
+				continue;
+			fputs(shown++ ? " &middot; " : "", f);
+			if (h->tree)
+				fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>",
+					col->color);
+			html_escape(f, col->name);
+			if (!isfinite(s->sum_val[c]))
+				fputs(" <b>not counted</b>", f);
+			else if (h->tree)
+				fprintf(f, " <b>%.1f %%</b>", s->sum_val[c] * 100);
+			else {
+				fmt_value(s->sum_val[c], buf, sizeof(buf));
+				fprintf(f, " <b>%s</b> ", buf);
+				html_escape(f, col->unit ? col->unit : "");
+			}
+		}
+		if (h->tree) {
+			fputs(" &mdash; bottleneck <b>", f);
+			html_escape(f, s->sum_bn >= 0 ? h->node_name[s->sum_bn] : "none");
+			fputs("</b>", f);
+		}
+		if (!isnan(s->sum_mux) && s->sum_mux < 0.995)
+			fprintf(f, " &mdash; counted %.0f %% of the time", s->sum_mux * 100);
+	}
+	if (s->removed)
+		fputs(" &mdash; removed during the run", f);
+	fputs(" <span class=\"over\">(over the whole run)</span></p>\n", f);
+}
+
+static bool has_level2(const struct html_sink *h)
+{
+	for (int c = 0; c < h->nr_cols; c++)
+		if (h->cols[c].level == 2)
+			return true;
+	return false;
+}
+
+static int write_chart(FILE *f, const struct html_sink *h, const struct html_series *s, int id)
+{
+	struct view v = { .id = id };
+	bool mux, level2 = h->tree && h->level >= 2 && has_level2(h);
+	double y = TITLE_H;
+	int height;
+
+	if (build_view(&v, h, s)) {
+		view_release(&v);
+		return -ENOMEM;
+	}
+	mux = any_multiplexed(&v);
+	if (h->tree) {
+		height = TITLE_H + TREE_H + AXIS_H + (level2 ? TITLE_H + TREE_H + AXIS_H : 0) +
+			 TITLE_H + STRIP_H + GAP;
+	} else {
+		height = h->nr_cols * (TITLE_H + FLAT_H + AXIS_H);
+	}
+	if (mux)
+		height += TITLE_H + MUX_H + AXIS_H;
+
+	fputs("<section class=\"scope\">\n<h2>", f);
+	html_escape(f, s->system ? "System (every CPU, all tasks)" : s->label);
+	fputs("</h2>\n", f);
+	summary_line(f, h, s);
+	fprintf(f, "<svg class=\"cgtma-chart\" data-kind=\"%s\" data-scope=\"",
+		s->system ? "system" : "cgroup");
+	html_escape(f, s->label);
+	fprintf(f, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", CHART_W,
+		height, CHART_W, height);
+	fprintf(f, "<defs><pattern id=\"idle%d\" width=\"6\" height=\"6\" "
+		"patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+		"<rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/>"
+		"<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c8c8c8\" stroke-width=\"2\"/>"
+		"</pattern></defs>\n", id);
+	if (h->tree) {
+		stacked_panel(f, &v, y, 1, "Level 1");
+		y += TREE_H + AXIS_H + TITLE_H;
+		if (level2) {
+			stacked_panel(f, &v, y, 2,
+				      "Level 2, each level-1 band split among its children");
+			y += TREE_H + AXIS_H + TITLE_H;
+		}
+		bottleneck_strip(f, &v, y);
+		y += STRIP_H + GAP + TITLE_H;
+	} else {
+		for (int c = 0; c < h->nr_cols; c++) {
+			flat_panel(f, &v, y, c);
+			y += FLAT_H + AXIS_H + TITLE_H;
+		}
+	}
+	if (mux)
+		mux_panel(f, &v, y);
+	fputs("</svg>\n</section>\n", f);
+	view_release(&v);
+	return 0;
+}
+
+static int series_cmp(const void *a, const void *b)
+{
+	const struct html_series *x = a, *y = b;
+
+	if (x->system != y->system)
+		return x->system ? -1 : 1;
+	return strcmp(x->label, y->label);
+}
+
+static const char page_style[] =
+	"body{font-family:'DejaVu Sans',Verdana,sans-serif;color:#222;background:#fafafa;"
+	"margin:20px;max-width:1140px}\n"
+	"h1{font-size:22px;margin:0 0 10px}\n"
+	"h2{font-size:16px;margin:0 0 4px;font-family:'DejaVu Sans Mono',monospace}\n"
+	"table.meta{border-collapse:collapse;font-size:13px;margin-bottom:14px}\n"
+	"table.meta th{text-align:left;color:#666;font-weight:normal;padding:2px 14px 2px 0}\n"
+	"table.meta td{padding:2px 0}\n"
+	"section.scope{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px 16px;"
+	"margin:0 0 16px}\n"
+	"p.summary{font-size:13px;margin:0 0 6px}\n"
+	"p.note{font-size:12px;color:#666}\n"
+	".over{color:#888}\n"
+	"span.sw{display:inline-block;width:10px;height:10px;margin-right:4px;"
+	"border:1px solid #666}\n"
+	"svg.cgtma-chart{display:block}\n"
+	"svg .plot{fill:#fff;stroke:#bbb}\n"
+	"svg .grid{stroke:#000;stroke-opacity:0.12}\n"
+	"svg .axis{stroke:#888}\n"
+	"svg text{font-family:'DejaVu Sans',Verdana,sans-serif}\n"
+	"svg .tick{font-size:11px;fill:#555}\n"
+	"svg .ptitle{font-size:13px;font-weight:bold;fill:#333}\n"
+	"svg .unit{font-weight:normal;fill:#777}\n"
+	"svg .legend{font-size:12px;fill:#333}\n"
+	"svg .num{font-variant-numeric:tabular-nums}\n"
+	"svg .head{font-size:11px;fill:#888}\n"
+	"svg .strip{font-size:11px}\n";
+
+static void meta_row(FILE *f, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void meta_row(FILE *f, const char *name, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(f, "<tr><th>%s</th><td>", name);
+	html_escape(f, buf);
+	fputs("</td></tr>\n", f);
+}
+
+static int write_page(struct html_sink *h)
+{
+	FILE *f = h->f;
+	char when[64] = "";
+	time_t t = (time_t)h->start_time;
+	struct tm tm;
+	int err = 0, nr_cgroups = 0;
+
+	qsort(h->series, h->nr_series, sizeof(*h->series), series_cmp);
+	for (int i = 0; i < h->nr_series; i++)
+		nr_cgroups += !h->series[i].system;
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", f);
+	fputs("<title>cgtma report: ", f);
+	html_escape(f, h->host);
+	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", page_style);
+	fputs("<h1>cgtma report</h1>\n<table class=\"meta\">\n", f);
+	meta_row(f, "Host", "%s", h->host);
+	meta_row(f, "Kernel", "%s", h->kernel);
+	meta_row(f, "CPU", "%s", h->cpu);
+	if (h->tree)
+		meta_row(f, "Model", "%s, level %d%s, SMT %s", h->model, h->level,
+			 h->perf_metrics ? ", perf-metrics" : "", h->smt ? "on" : "off");
+	else
+		meta_row(f, "Model", "%s%s", h->model,
+			 h->events ? " (event counts per second)" : " (metrics only)");
+	meta_row(f, "Started", "%s", when);
+	meta_row(f, "Intervals", "%d of %d ms", h->nr_iv, h->interval_ms);
+	meta_row(f, "Duration", "%.1f s", h->has_summary ? h->summary_s :
+					   h->nr_iv ? h->t1[h->nr_iv - 1] : 0.0);
+	meta_row(f, "Scopes", "the system and %d cgroup%s", nr_cgroups,
+		 nr_cgroups == 1 ? "" : "s");
+	fputs("</table>\n", f);
+	if (h->per_cpu)
+		fputs("<p class=\"note\">Per-CPU scopes were recorded but are not charted.</p>\n",
+		      f);
+	if (h->nr_iv > MAX_POINTS)
+		fprintf(f, "<p class=\"note\">%d intervals: each chart shows averages over about "
+			"%d intervals.</p>\n", h->nr_iv, (h->nr_iv + MAX_POINTS - 1) / MAX_POINTS);
+	if (!h->nr_iv)
+		fputs("<p class=\"note\">The record holds no interval.</p>\n", f);
+	for (int i = 0; i < h->nr_series && !err; i++)
+		err = write_chart(f, h, &h->series[i], i);
+	fputs("</body>\n</html>\n", f);
+	if (!err && (ferror(f) || fflush(f)))
+		err = errno ? -errno : -EIO;
+	h->written = true;
+	return err;
+}
+
+static int html_summary(struct output *o, const struct run *run, const struct interval *iv)
+{
+	struct html_sink *h = o->priv;
+
+	h->has_summary = true;
+	h->summary_s = iv->interval_s;
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		const struct scope *sc = &iv->scopes[i];
+		struct html_series *s;
+
+		if (!charted(sc))
+			continue;
+		s = find_series(h, sc->kind == SCOPE_SYSTEM ? "system" : sc->cgroup,
+				sc->kind == SCOPE_SYSTEM);
+		if (!s)
+			return -ENOMEM;
+		s->has_summary = true;
+		s->sum_ran = sc->ran;
+		scope_values(h, run, sc, iv->interval_s, s->sum_val, &s->sum_bn);
+		s->sum_mux = least_multiplex(run, sc);
+	}
+	return write_page(h);
+}
+
+static void html_close(struct output *o)
+{
+	struct html_sink *h = o->priv;
+	int err = 0;
+
+	/* No summary (a cut record): the page shows what there was. */
+	if (!h->written && h->model)
+		err = write_page(h);
+	if (fclose(h->f) && !err)
+		err = -errno;
+	if (err)
+		pr_err("cannot write '%s': %s", h->path, strerror(-err));
+	for (int i = 0; i < h->nr_series; i++) {
+		struct html_series *s = &h->series[i];
+
+		free(s->label);
+		free(s->state);
+		free(s->val);
+		free(s->bn);
+		free(s->mux);
+		free(s->sum_val);
+	}
+	for (int c = 0; c < h->nr_cols; c++) {
+		free(h->cols[c].name);
+		free(h->cols[c].unit);
+	}
+	for (int i = 0; i < h->nr_nodes; i++)
+		free(h->node_name[i]);
+	free(h->node_name);
+	free(h->node_col);
+	free(h->cols);
+	free(h->series);
+	free(h->slots);
+	free(h->t0);
+	free(h->t1);
+	free(h->model);
+	free(h->host);
+	free(h->kernel);
+	free(h->cpu);
+	free(h->path);
+	free(h->name);
+	free(h);
+}
+
+static const struct output_ops html_ops = {
+	.begin = html_begin,
+	.interval = html_interval,
+	.summary = html_summary,
+	.close = html_close,
+};
+
+int output_html_open(const char *path, struct output **op)
+{
+	struct html_sink *h = calloc(1, sizeof(*h));
+	struct output *o = calloc(1, sizeof(*o));
+	int err = -ENOMEM;
+
+	if (!h || !o)
+		goto fail;
+	h->path = strdup(path);
+	if (!h->path || asprintf(&h->name, "html %s", path) < 0) {
+		h->name = NULL;
+		goto fail;
+	}
+	h->f = fopen(path, "w");
+	if (!h->f) {
+		err = -errno;
+		pr_err("cannot create '%s': %s", path, strerror(-err));
+		goto fail;
+	}
+	o->ops = &html_ops;
+	o->name = h->name;
+	o->priv = h;
+	*op = o;
+	return 0;
+fail:
+	if (h) {
+		free(h->path);
+		free(h->name);
+	}
+	free(h);
+	free(o);
+	return err;
+}

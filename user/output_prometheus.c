@@ -1,0 +1,900 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --prometheus [ADDR:]PORT: serves /metrics in the Prometheus text format (version 0.0.4)
+ * from libmicrohttpd's own thread. The page is built at the end of every interval and swapped
+ * in under a mutex, so a scrape always sees one whole interval and a slow client never holds
+ * up the interval loop. The families:
+ *
+ *   cgtma_run_info{model,cpu_model,kernel,level}                      gauge, always 1
+ *   cgtma_interval_seconds                                            gauge
+ *   cgtma_events_total{scope,[cgroup,][cpu,]event}                    counter
+ *   cgtma_multiplex_ratio{scope,[cgroup,][cpu,]event}                 gauge 0..1
+ *   cgtma_topdown_ratio{scope,[cgroup,][cpu,]node,level}              gauge 0..1
+ *   cgtma_metric_<name>[_<unit>]{scope,[cgroup,][cpu,]}               gauge, one per model metric
+ *   cgtma_bpf_run_seconds_total, cgtma_bpf_runs_total                 counters
+ *
+ * scope is "system", "cpu" or "cgroup", as in --json; with --per-cpu a cgroup's series on one
+ * CPU carry a cpu label too, so {scope="cgroup",cpu=""} selects the whole-cgroup ones.
+ *
+ * Counters are the sums of the intervals' scaled counts since the start, kept per series here:
+ * they never go back while the series exists. A value that was not counted (an event that never
+ * got a counter, a node computed from one) is left out of the page, not written as NaN. A
+ * removed cgroup's series are on the page of the interval that saw it go and on no later one,
+ * so Prometheus marks them stale at its next scrape and the page does not grow with churn.
+ *
+ * The model's metrics are one family each rather than one family with a metric label: their
+ * units differ (CPUs, events per second, instructions per cycle), and a family's samples should
+ * share a unit so that sum() and avg() over its labels mean something.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <microhttpd.h>
+
+#include "log.h"
+#include "output.h"
+
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define PROM_DEFAULT_ADDR "127.0.0.1"
+
+/* --- a growing text buffer ---------------------------------------------------------- */
+
+struct sbuf {
+	char *buf;
+	size_t len, cap;
+	bool oom;		/* an append failed: the text is incomplete */
+};
+
+static void sb_grow(struct sbuf *sb, size_t more)
+{
+	size_t cap = sb->cap ? sb->cap : 4096;
+	char *nb;
+
+	if (sb->oom || sb->len + more + 1 <= sb->cap)
+		return;
+	while (cap < sb->len + more + 1)
+		cap *= 2;
+	nb = realloc(sb->buf, cap);
+	if (!nb) {
+		sb->oom = true;
+		return;
+	}
+	sb->buf = nb;
+	sb->cap = cap;
+}
+
+static void sb_putn(struct sbuf *sb, const char *s, size_t n)
+{
+	sb_grow(sb, n);
+	if (sb->oom)
+		return;
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+static void sb_puts(struct sbuf *sb, const char *s)
+{
+	sb_putn(sb, s, strlen(s));
+}
+
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		sb->oom = true;
+		return;
+	}
+	sb_grow(sb, n);
+	if (sb->oom)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += n;
+}
+
+/*
+ * The exposition format's escapes: in a label value backslash, double quote and newline; in
+ * HELP text backslash and newline.
+ */
+static void sb_escaped(struct sbuf *sb, const char *s, bool quote)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			sb_puts(sb, "\\\\");
+		else if (*s == '\n')
+			sb_puts(sb, "\\n");
+		else if (*s == '"' && quote)
+			sb_puts(sb, "\\\"");
+		else
+			sb_putn(sb, s, 1);
+	}
+}
+
+/* --- series kept across intervals --------------------------------------------------- */
+
+/* One scope as Prometheus sees it: its label set, and its counters' totals. */
+struct series {
+	enum scope_kind kind;
+	int cpu;
+	char *cgroup;
+	double *total;			/* per event: scaled counts summed since the start */
+	bool *counted;			/* per event: counted at least once */
+	const struct scope *now;	/* this interval's scope: gauges come from it */
+	bool removed;			/* its cgroup is gone: on this page, then dropped */
+};
+
+struct prom {
+	pthread_mutex_t lock;
+	struct MHD_Response *page;	/* what /metrics answers; replaced under lock */
+	const char *page_text;		/* its body, owned by the response */
+	size_t page_len;
+	struct MHD_Daemon *daemon;
+	char where[300];		/* "ADDR:PORT", for messages */
+	char name[320];			/* the output's name: "prometheus ADDR:PORT" */
+
+	int nr_events;
+	struct series *series;		/* sorted by label set (key_cmp) */
+	int nr_series;
+	int nr_metrics;
+	char **metric_family;		/* per plan metric: family name, NULL if left out */
+	bool prepared;
+};
+
+static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, enum scope_kind k2,
+		   const char *c2, int cpu2)
+{
+	if (k1 != k2)
+		return k1 < k2 ? -1 : 1;
+	if (k1 == SCOPE_CGROUP) {
+		int c = strcmp(c1, c2);
+
+		if (c)
+			return c;
+	}
+	return cpu1 < cpu2 ? -1 : cpu1 > cpu2;
+}
+
+/* Scopes by label set; of equal ones (a path removed and made again) the removed first. */
+static int scope_ptr_cmp(const void *a, const void *b)
+{
+	const struct scope *x = *(const struct scope *const *)a;
+	const struct scope *y = *(const struct scope *const *)b;
+	int c = key_cmp(x->kind, x->cgroup, x->cpu, y->kind, y->cgroup, y->cpu);
+
+	return c ? c : (int)y->removed - (int)x->removed;
+}
+
+static void series_release(struct series *s)
+{
+	free(s->cgroup);
+	free(s->total);
+	free(s->counted);
+}
+
+static int series_init(struct series *s, const struct scope *sc, int nr_events)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = sc->kind;
+	s->cpu = sc->cpu;
+	s->cgroup = sc->cgroup ? strdup(sc->cgroup) : NULL;
+	s->total = calloc(nr_events + 1, sizeof(*s->total));
+	s->counted = calloc(nr_events + 1, sizeof(*s->counted));
+	if ((sc->cgroup && !s->cgroup) || !s->total || !s->counted) {
+		series_release(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void series_add(struct series *s, const struct scope *sc, int nr_events)
+{
+	for (int i = 0; i < nr_events; i++) {
+		if (sc->state[i] == COUNT_NOT_COUNTED)
+			continue;
+		/* Whole events, as the other outputs print them; 0 when the scope was idle. */
+		s->total[i] += (double)llround(sc->count[i]);
+		s->counted[i] = true;
+	}
+}
+
+/*
+ * Matches this interval's scopes with the series kept so far (both sorted by label set):
+ * a series whose scope is back carries its totals on, one with no scope now is dropped, and
+ * a new scope starts a series at zero. Scopes that share a label set (a cgroup removed and made
+ * again under the same path) share a series. On failure nothing kept has changed.
+ */
+static int series_update(struct prom *p, const struct interval *iv)
+{
+	int n = iv->nr_scopes, nr_next = 0, old = 0, err = -ENOMEM;
+	const struct scope **sorted;
+	struct series *next;
+	int *slot, *from;
+
+	sorted = malloc((n + 1) * sizeof(*sorted));
+	slot = malloc((n + 1) * sizeof(*slot));	/* per sorted scope: its series in next */
+	from = malloc((n + 1) * sizeof(*from));	/* per series in next: the old one, or -1 */
+	next = calloc(n + 1, sizeof(*next));
+	if (!sorted || !slot || !from || !next)
+		goto out;
+	for (int i = 0; i < n; i++)
+		sorted[i] = &iv->scopes[i];
+	qsort(sorted, n, sizeof(*sorted), scope_ptr_cmp);
+
+	/* First the new series, so that a failed allocation leaves p as it was. */
+	for (int i = 0; i < n; i++) {
+		const struct scope *sc = sorted[i];
+		int c = 1;
+
+		if (nr_next && !key_cmp(sorted[i - 1]->kind, sorted[i - 1]->cgroup,
+					sorted[i - 1]->cpu, sc->kind, sc->cgroup, sc->cpu)) {
+			slot[i] = nr_next - 1;
+			continue;
+		}
+		while (old < p->nr_series) {
+			const struct series *o = &p->series[old];
+
+			c = key_cmp(o->kind, o->cgroup, o->cpu, sc->kind, sc->cgroup, sc->cpu);
+			if (c >= 0)
+				break;
+			old++;
+		}
+		if (c == 0) {
+			from[nr_next] = old++;
+		} else {
+			from[nr_next] = -1;
+			if (series_init(&next[nr_next], sc, p->nr_events)) {
+				for (int k = 0; k < nr_next; k++)
+					if (from[k] < 0)
+						series_release(&next[k]);
+				goto out;
+			}
+		}
+		slot[i] = nr_next++;
+	}
+
+	/* Then the kept ones move over, and those not reported any more go. */
+	old = 0;
+	for (int k = 0; k < nr_next; k++) {
+		if (from[k] < 0)
+			continue;
+		for (; old < from[k]; old++)
+			series_release(&p->series[old]);
+		next[k] = p->series[old++];
+	}
+	for (; old < p->nr_series; old++)
+		series_release(&p->series[old]);
+	free(p->series);
+	p->series = next;
+	p->nr_series = nr_next;
+	next = NULL;
+
+	/* Removed scopes sort first: the live one of a label set gives the gauges. */
+	for (int i = 0; i < n; i++) {
+		struct series *s = &p->series[slot[i]];
+
+		series_add(s, sorted[i], p->nr_events);
+		s->now = sorted[i];
+		s->removed = sorted[i]->removed;
+	}
+	err = 0;
+out:
+	free(sorted);
+	free(slot);
+	free(from);
+	free(next);
+	return err;
+}
+
+/* After the page is built: removed cgroups leave, and no series points into iv any more. */
+static void series_drop_removed(struct prom *p)
+{
+	int n = 0;
+
+	for (int i = 0; i < p->nr_series; i++) {
+		if (p->series[i].removed) {
+			series_release(&p->series[i]);
+			continue;
+		}
+		p->series[i].now = NULL;
+		p->series[n++] = p->series[i];
+	}
+	p->nr_series = n;
+}
+
+/* --- the page ------------------------------------------------------------------------ */
+
+/* A word separator, unless at the start or after one. */
+static void sb_sep(struct sbuf *sb)
+{
+	if (sb->len && sb->buf[sb->len - 1] != '_')
+		sb_puts(sb, "_");
+}
+
+/* s in snake case: CPU_Utilization is cpu_utilization, insn/cycle insn_per_cycle. */
+static void metric_name_part(struct sbuf *sb, const char *s)
+{
+	bool sep = false;
+
+	for (; *s; s++) {
+		char c = tolower((unsigned char)*s);
+
+		if (isalnum((unsigned char)c)) {
+			if (sep)
+				sb_sep(sb);
+			sb_putn(sb, &c, 1);
+			sep = false;
+			continue;
+		}
+		sep = true;
+		if (c == '/' || c == '%') {
+			sb_sep(sb);
+			sb_puts(sb, c == '/' ? "per" : "percent");
+		}
+	}
+}
+
+/* Family names for the model's metrics: cgtma_metric_<name>[_<unit>]. */
+static char *metric_family_name(const struct plan_metric *m)
+{
+	struct sbuf name = {}, unit = {};
+	char *ret = NULL;
+
+	sb_puts(&name, "cgtma_metric_");
+	metric_name_part(&name, m->name);
+	if (m->unit && m->unit[0]) {
+		metric_name_part(&unit, !strcmp(m->unit, "/s") ? "per second" : m->unit);
+		/* Cycles_per_Second in /s: ..._cycles_per_second, not _per_second twice. */
+		if (unit.len && !unit.oom &&
+		    !(name.len > unit.len && name.buf[name.len - unit.len - 1] == '_' &&
+		      !strcmp(name.buf + name.len - unit.len, unit.buf))) {
+			sb_puts(&name, "_");
+			sb_puts(&name, unit.buf);
+		}
+	}
+	if (!name.oom && !unit.oom)
+		ret = name.buf;
+	else
+		free(name.buf);
+	free(unit.buf);
+	return ret;
+}
+
+static bool family_name_taken(const struct prom *p, int upto, const char *name)
+{
+	for (int i = 0; i < upto; i++)
+		if (p->metric_family[i] && !strcmp(p->metric_family[i], name))
+			return true;
+	return false;
+}
+
+static int prepare(struct prom *p, const struct run *run)
+{
+	int n = run->plan ? run->plan->nr_metrics : 0;
+
+	for (int i = 0; i < p->nr_metrics; i++)	/* a retry after a failure */
+		free(p->metric_family[i]);
+	free(p->metric_family);
+	p->nr_metrics = 0;
+	p->nr_events = run->nr_events;
+	p->metric_family = calloc(n + 1, sizeof(*p->metric_family));
+	if (!p->metric_family)
+		return -ENOMEM;
+	p->nr_metrics = n;
+	for (int i = 0; i < n; i++) {
+		const struct plan_metric *m = &run->plan->metrics[i];
+		char *name = metric_family_name(m);
+
+		if (!name)
+			return -ENOMEM;
+		/* Names that differ only in case or punctuation would merge two families. */
+		if (!strcmp(name, "cgtma_metric_") || family_name_taken(p, i, name)) {
+			pr_warn("prometheus: metric '%s' has no distinct name (%s); left out",
+				m->name, name);
+			free(name);
+			continue;
+		}
+		p->metric_family[i] = name;
+	}
+	p->prepared = true;
+	return 0;
+}
+
+static void family_header(struct sbuf *sb, const char *name, const char *type, const char *help)
+{
+	sb_printf(sb, "# HELP %s ", name);
+	sb_escaped(sb, help, false);
+	sb_printf(sb, "\n# TYPE %s %s\n", name, type);
+}
+
+/* Opens a sample's label set with the scope labels; the caller closes it. */
+static void scope_labels(struct sbuf *sb, const struct series *s)
+{
+	static const char *const kinds[] = { "system", "cpu", "cgroup" };
+
+	sb_printf(sb, "{scope=\"%s\"", kinds[s->kind]);
+	if (s->kind == SCOPE_CGROUP) {
+		sb_puts(sb, ",cgroup=\"");
+		sb_escaped(sb, s->cgroup, true);
+		sb_puts(sb, "\"");
+	}
+	if (s->cpu >= 0)
+		sb_printf(sb, ",cpu=\"%d\"", s->cpu);
+}
+
+static void sample_value(struct sbuf *sb, double v)
+{
+	sb_printf(sb, "} %.10g\n", v);
+}
+
+/* A family with no sample is left out, header and all. */
+static void family_end(struct sbuf *sb, size_t start, int samples)
+{
+	if (!samples && !sb->oom) {
+		sb->len = start;
+		sb->buf[start] = '\0';
+	}
+}
+
+static void render_events(struct sbuf *sb, const struct prom *p, const struct run *run)
+{
+	size_t start = sb->len;
+	int samples = 0;
+
+	family_header(sb, "cgtma_events_total", "counter",
+		      "Events counted since cgtma started, each interval's count scaled for "
+		      "multiplexing (cpu-clock and task-clock count nanoseconds).");
+	for (int i = 0; i < p->nr_series; i++) {
+		const struct series *s = &p->series[i];
+
+		for (int e = 0; e < p->nr_events; e++) {
+			if (!s->counted[e])
+				continue;
+			sb_puts(sb, "cgtma_events_total");
+			scope_labels(sb, s);
+			sb_puts(sb, ",event=\"");
+			sb_escaped(sb, run->event_names[e], true);
+			sb_printf(sb, "\"} %.0f\n", s->total[e]);
+			samples++;
+		}
+	}
+	family_end(sb, start, samples);
+
+	start = sb->len;
+	samples = 0;
+	family_header(sb, "cgtma_multiplex_ratio", "gauge",
+		      "Fraction of the last interval's enabled time the event was counted "
+		      "(running / enabled; 1: no multiplexing). Absent when the scope was idle.");
+	for (int i = 0; i < p->nr_series; i++) {
+		const struct series *s = &p->series[i];
+
+		for (int e = 0; e < p->nr_events; e++) {
+			if (!isfinite(s->now->multiplex[e]))
+				continue;
+			sb_puts(sb, "cgtma_multiplex_ratio");
+			scope_labels(sb, s);
+			sb_puts(sb, ",event=\"");
+			sb_escaped(sb, run->event_names[e], true);
+			sb_puts(sb, "\"");
+			sample_value(sb, s->now->multiplex[e]);
+			samples++;
+		}
+	}
+	family_end(sb, start, samples);
+}
+
+static void render_tma(struct sbuf *sb, const struct prom *p, const struct run *run)
+{
+	const struct plan *plan = run->plan;
+	size_t start = sb->len;
+	int samples = 0;
+
+	if (!plan)
+		return;
+	family_header(sb, "cgtma_topdown_ratio", "gauge",
+		      "Top-Down fraction of the node in the last interval (node is the full path "
+		      "in the tree). Absent when an event it needs was not counted.");
+	for (int i = 0; i < p->nr_series; i++) {
+		const struct series *s = &p->series[i];
+		const struct tma_result *t = &s->now->tma;
+
+		if (!s->now->has_tma)
+			continue;
+		for (int n = 0; n < plan->nr_nodes; n++) {
+			if (!t->counted[n] || !isfinite(t->value[n]))
+				continue;
+			sb_puts(sb, "cgtma_topdown_ratio");
+			scope_labels(sb, s);
+			sb_puts(sb, ",node=\"");
+			sb_escaped(sb, plan->nodes[n].full_name, true);
+			sb_printf(sb, "\",level=\"%d\"", plan->nodes[n].level);
+			sample_value(sb, t->value[n]);
+			samples++;
+		}
+	}
+	family_end(sb, start, samples);
+
+	for (int m = 0; m < p->nr_metrics; m++) {
+		const struct plan_metric *pm = &plan->metrics[m];
+		const char *name = p->metric_family[m];
+		char help[1024];
+
+		if (!name)
+			continue;
+		start = sb->len;
+		samples = 0;
+		snprintf(help, sizeof(help), "%s%s%s%s (model metric %s, last interval).",
+			 pm->desc ? pm->desc : pm->name, pm->unit && pm->unit[0] ? " [" : "",
+			 pm->unit ? pm->unit : "", pm->unit && pm->unit[0] ? "]" : "", pm->name);
+		family_header(sb, name, "gauge", help);
+		for (int i = 0; i < p->nr_series; i++) {
+			const struct series *s = &p->series[i];
+			const struct tma_result *t = &s->now->tma;
+
+			if (!s->now->has_tma || !t->metric_counted[m] || !isfinite(t->metric[m]))
+				continue;
+			sb_puts(sb, name);
+			scope_labels(sb, s);
+			sample_value(sb, t->metric[m]);
+			samples++;
+		}
+		family_end(sb, start, samples);
+	}
+}
+
+static void render(struct sbuf *sb, const struct prom *p, const struct run *run,
+		   const struct interval *iv)
+{
+	family_header(sb, "cgtma_run_info", "gauge",
+		      "What cgtma measures: the model (\"events\" with -e), the CPU, the kernel "
+		      "and the deepest Top-Down level reported; the value is always 1.");
+	sb_puts(sb, "cgtma_run_info{model=\"");
+	sb_escaped(sb, run->model ? run->model : "", true);
+	sb_puts(sb, "\",cpu_model=\"");
+	sb_escaped(sb, run->cpu ? run->cpu : "", true);
+	sb_puts(sb, "\",kernel=\"");
+	sb_escaped(sb, run->kernel ? run->kernel : "", true);
+	sb_printf(sb, "\",level=\"%d\"} 1\n", run->level);
+	if (!iv)
+		return;
+
+	family_header(sb, "cgtma_interval_seconds", "gauge",
+		      "Length of the last interval, the one the gauges describe.");
+	sb_printf(sb, "cgtma_interval_seconds %.6f\n", iv->interval_s);
+	render_events(sb, p, run);
+	render_tma(sb, p, run);
+	if (iv->has_bpf_stats) {
+		family_header(sb, "cgtma_bpf_run_seconds_total", "counter",
+			      "Time cgtma's sched_switch BPF program ran in the kernel, since it "
+			      "was loaded (kernel BPF statistics): cgtma's own overhead.");
+		sb_printf(sb, "cgtma_bpf_run_seconds_total %.9f\n", iv->bpf_run_time_ns / 1e9);
+		family_header(sb, "cgtma_bpf_runs_total", "counter",
+			      "Runs of cgtma's sched_switch BPF program since it was loaded.");
+		sb_printf(sb, "cgtma_bpf_runs_total %llu\n", (unsigned long long)iv->bpf_run_cnt);
+	}
+}
+
+/* Makes sb's text the page scrapes get from now on; the buffer is taken, even on failure. */
+static int publish(struct prom *p, struct sbuf *sb)
+{
+	struct MHD_Response *r, *old;
+
+	if (sb->oom) {
+		free(sb->buf);
+		return -ENOMEM;
+	}
+	r = MHD_create_response_from_buffer_with_free_callback(sb->len, sb->buf, free);
+	if (!r) {
+		free(sb->buf);
+		return -ENOMEM;
+	}
+	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE) !=
+	    MHD_YES) {
+		MHD_destroy_response(r);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&p->lock);
+	old = p->page;
+	p->page = r;
+	p->page_text = sb->buf;
+	p->page_len = sb->len;
+	pthread_mutex_unlock(&p->lock);
+	/* Responses are reference counted: one being sent lives until it is sent. */
+	if (old)
+		MHD_destroy_response(old);
+	return 0;
+}
+
+/* --- HTTP ---------------------------------------------------------------------------- */
+
+static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned int status,
+				     const char *text, const char *allow)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Runs on libmicrohttpd's thread. */
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
+{
+	static int first_call;
+	struct prom *p = cls;
+	enum MHD_Result ret;
+
+	/* Answered once the request is read whole: an early answer closes the connection. */
+	if (!*con_cls) {
+		*con_cls = &first_call;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;	/* a body is not for us: ignore it */
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return answer_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n",
+				     "GET, HEAD");
+	if (!strcmp(url, "/"))
+		return answer_static(conn, MHD_HTTP_OK, "cgtma: metrics are at /metrics\n", NULL);
+	if (strcmp(url, "/metrics"))
+		return answer_static(conn, MHD_HTTP_NOT_FOUND, "not found; try /metrics\n", NULL);
+	/* Queuing takes a reference: the response outlives a swap that follows. */
+	pthread_mutex_lock(&p->lock);
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, p->page);
+	pthread_mutex_unlock(&p->lock);
+	return ret;
+}
+
+/* --- [ADDR:]PORT --------------------------------------------------------------------- */
+
+/*
+ * PORT, ADDR:PORT or [IPv6]:PORT into host and port; -EINVAL, with the reason printed,
+ * when it is none of them.
+ */
+static int parse_listen(const char *listen, char *host, size_t hostlen, char *port,
+			size_t portlen)
+{
+	const char *colon, *ps;
+	size_t hl = 0;
+	char *end;
+	long v;
+
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+
+		if (!close || close[1] != ':' || close == listen + 1)
+			goto bad;
+		hl = close - listen - 1;
+		if (hl >= hostlen)
+			goto bad;
+		memcpy(host, listen + 1, hl);
+		ps = close + 2;
+	} else {
+		colon = strrchr(listen, ':');
+		if (colon) {
+			hl = colon - listen;
+			/* An IPv6 address needs brackets; no address at all is no ADDR. */
+			if (!hl || hl >= hostlen || memchr(listen, ':', hl))
+				goto bad;
+			memcpy(host, listen, hl);
+			ps = colon + 1;
+		} else {
+			hl = strlen(PROM_DEFAULT_ADDR);
+			memcpy(host, PROM_DEFAULT_ADDR, hl);
+			ps = listen;
+		}
+	}
+	host[hl] = '\0';
+	errno = 0;
+	v = strtol(ps, &end, 10);
+	if (!isdigit((unsigned char)ps[0]) || *end || errno || v < 1 || v > 65535)
+		goto bad;
+	snprintf(port, portlen, "%ld", v);
+	return 0;
+bad:
+	pr_err("--prometheus '%s': expected [ADDR:]PORT (PORT from 1 to 65535, an IPv6 ADDR in "
+	       "brackets)", listen);
+	return -EINVAL;
+}
+
+/* A socket listening on host:port, or -errno with the reason printed. */
+static int listen_on(struct prom *p, const char *host, const char *port, int *family)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
+	int fd = -1, one = 1, err, gai;
+
+	gai = getaddrinfo(host, port, &hints, &ai);
+	if (gai) {
+		pr_err("cannot serve Prometheus on %s: %s", p->where,
+		       gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+		return -EADDRNOTAVAIL;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* A restart finds the port free though the last run's connections linger. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+		err = -errno;
+		goto fail;
+	}
+	*family = ai->ai_family;
+	freeaddrinfo(ai);
+	return fd;
+fail:
+	pr_err("cannot serve Prometheus on %s: %s", p->where, strerror(-err));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return err;
+}
+
+/* --- the sink ------------------------------------------------------------------------ */
+
+static int prom_begin(struct output *o, const struct run *run)
+{
+	struct prom *p = o->priv;
+	struct sbuf sb = {};
+	int err;
+
+	if (!p->prepared) {
+		err = prepare(p, run);
+		if (err)
+			return err;
+	}
+	render(&sb, p, run, NULL);
+	return publish(p, &sb);
+}
+
+static int prom_interval(struct output *o, const struct run *run, const struct interval *iv)
+{
+	struct prom *p = o->priv;
+	struct sbuf sb = {};
+	int err;
+
+	if (!p->prepared) {
+		err = prepare(p, run);
+		if (err)
+			return err;
+	}
+	err = series_update(p, iv);
+	if (err)
+		return err;
+	render(&sb, p, run, iv);
+	err = publish(p, &sb);
+	series_drop_removed(p);
+	return err;
+}
+
+static void prom_close(struct output *o)
+{
+	struct prom *p = o->priv;
+
+	if (!p)
+		return;
+	/* Joins the server thread: no scrape runs after this. */
+	if (p->daemon)
+		MHD_stop_daemon(p->daemon);
+	if (p->page)
+		MHD_destroy_response(p->page);
+	for (int i = 0; i < p->nr_series; i++)
+		series_release(&p->series[i]);
+	free(p->series);
+	for (int i = 0; i < p->nr_metrics; i++)
+		free(p->metric_family[i]);
+	free(p->metric_family);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static const struct output_ops prom_ops = {
+	.begin = prom_begin,
+	.interval = prom_interval,
+	/* The summary has no place on the page: counters already hold the run's totals. */
+	.close = prom_close,
+};
+
+int output_prometheus_open(const char *listen, struct output **op)
+{
+	char host[256], port[8];
+	struct output *o;
+	struct prom *p;
+	struct sbuf sb = {};
+	int fd, family = AF_INET, err;
+
+	err = parse_listen(listen, host, sizeof(host), port, sizeof(port));
+	if (err)
+		return err;
+	o = calloc(1, sizeof(*o));
+	p = calloc(1, sizeof(*p));
+	if (!o || !p) {
+		free(o);
+		free(p);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	snprintf(p->where, sizeof(p->where), strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+	snprintf(p->name, sizeof(p->name), "prometheus %s", p->where);
+	o->ops = &prom_ops;
+	o->name = p->name;
+	o->priv = p;
+
+	/* Until the first interval ends, a scrape gets an empty page, not an error. */
+	sb_puts(&sb, "");
+	err = publish(p, &sb);
+	if (err)
+		goto fail;
+
+	/*
+	 * The socket is ours so that a failure says why (MHD_start_daemon only says that it
+	 * failed); MHD closes it when stopped. The server thread inherits the signal mask of
+	 * the caller, which keeps SIGINT and friends for the interval loop.
+	 */
+	fd = listen_on(p, host, port, &family);
+	if (fd < 0) {
+		err = fd;
+		goto fail;
+	}
+	p->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+					     (family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				     0, NULL, NULL, answer, p,
+				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+				     /* Idle keep-alive and stuck clients go after 10 s. */
+				     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				     MHD_OPTION_CONNECTION_LIMIT, 64u,
+				     MHD_OPTION_END);
+	if (!p->daemon) {
+		err = -EIO;
+		close(fd);	/* MHD leaves a socket it was given open when it fails */
+		pr_err("cannot serve Prometheus on %s: libmicrohttpd failed to start", p->where);
+		goto fail;
+	}
+	*op = o;
+	return 0;
+fail:
+	output_close(o);
+	return err;
+}
+
+char *output_prometheus_page(struct output *o)
+{
+	struct prom *p = o->priv;
+	char *copy;
+
+	pthread_mutex_lock(&p->lock);
+	copy = malloc(p->page_len + 1);
+	if (copy) {
+		memcpy(copy, p->page_text, p->page_len);
+		copy[p->page_len] = '\0';
+	}
+	pthread_mutex_unlock(&p->lock);
+	return copy;
+}

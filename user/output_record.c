@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --record FILE: the run's raw sums, one checksummed record per interval (format in
+ * record.h). Each record is built in memory and written with one write(), so whatever kills
+ * the run, the file holds whole records up to the last interval and at most one cut one.
+ *
+ * Only libc is used here (and pr_err), so that test helpers can build a record without the
+ * rest of cgtma.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "record.h"
+#include "version.h"
+
+struct recbuf {
+	unsigned char *p;
+	size_t len, cap;
+	bool failed;		/* an allocation failed: the record is not written */
+};
+
+struct record_sink {
+	int fd;
+	bool broken;		/* a record failed: the file ends there, nothing more goes in */
+	unsigned int seq;
+	int nr_events;
+	char name[];		/* "record PATH" */
+};
+
+uint32_t record_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	static uint32_t table[256];
+	const unsigned char *p = buf;
+
+	if (!table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	crc = ~crc;
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+static void put(struct recbuf *b, const void *data, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		unsigned char *np;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->failed = true;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static void put_u8(struct recbuf *b, unsigned int v)
+{
+	unsigned char c = v;
+
+	put(b, &c, 1);
+}
+
+static void le32(unsigned char *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+static void put_u32(struct recbuf *b, uint32_t v)
+{
+	unsigned char c[4];
+
+	le32(c, v);
+	put(b, c, sizeof(c));
+}
+
+static void put_u64(struct recbuf *b, uint64_t v)
+{
+	put_u32(b, (uint32_t)v);
+	put_u32(b, (uint32_t)(v >> 32));
+}
+
+static void put_f64(struct recbuf *b, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	put_u64(b, bits);
+}
+
+static void put_str(struct recbuf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	put_u32(b, n);
+	if (n)
+		put(b, s, n);
+}
+
+/* Starts a record: its tag, then a length and the head's checksum filled in by finish(). */
+static void start(struct recbuf *b, char type)
+{
+	char tag[4] = { 'C', 'G', 'R', type };
+
+	b->len = 0;
+	b->failed = false;
+	put(b, tag, sizeof(tag));
+	put_u32(b, 0);
+	put_u32(b, 0);
+}
+
+static int finish(struct recbuf *b)
+{
+	size_t payload;
+
+	if (b->failed)
+		return -ENOMEM;
+	payload = b->len - RECORD_HEAD;
+	if (payload > RECORD_MAX)
+		return -E2BIG;
+	le32(b->p + 4, payload);
+	le32(b->p + 8, record_crc32(0, b->p, 8));
+	put_u32(b, record_crc32(0, b->p + RECORD_HEAD, payload));
+	return b->failed ? -ENOMEM : 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Writes the record in b. After any failure the sink writes nothing more: the file then ends
+ * at the last whole record (or in a cut one), which a reader reports, rather than going on
+ * with a hole in the sequence.
+ */
+static int emit(struct record_sink *rs, struct recbuf *b)
+{
+	int err = finish(b);
+
+	if (!err)
+		err = write_all(rs->fd, b->p, b->len);
+	if (err)
+		rs->broken = true;
+	free(b->p);
+	return err;
+}
+
+static int record_begin(struct output *o, const struct run *run)
+{
+	struct record_sink *rs = o->priv;
+	const struct plan *p = run->plan;
+	unsigned char head[RECORD_FILE_HEAD] = RECORD_MAGIC;
+	struct recbuf b = {};
+	int err;
+
+	head[8] = RECORD_VERSION;
+	rs->nr_events = run->nr_events;
+	err = write_all(rs->fd, head, sizeof(head));
+	if (err) {
+		rs->broken = true;
+		return err;
+	}
+	start(&b, 'H');
+	put_str(&b, CGTMA_VERSION);
+	put_str(&b, run->hostname);
+	put_str(&b, run->kernel);
+	put_str(&b, run->cpu);
+	put_f64(&b, run->start_time);
+	put_u32(&b, run->interval_ms);
+	put_str(&b, run->model);
+	put_str(&b, run->model_source);
+	put_u32(&b, run->level);
+	put_u8(&b, run->perf_metrics);
+	put_u8(&b, run->smt);
+	put_u8(&b, run->per_cpu);
+	put_u8(&b, run->cgroups);
+	put_u8(&b, p != NULL);
+	put_u32(&b, p ? p->opts.reserved_counters : 0);
+	put_u32(&b, run->nr_events);
+	for (int i = 0; i < run->nr_events; i++) {
+		put_str(&b, run->event_names[i]);
+		put_str(&b, p ? p->events[i].encoding : run->event_names[i]);
+		put_u32(&b, p ? p->events[i].group : i);
+		put_u8(&b, p ? p->events[i].fixed : 0);
+	}
+	return emit(rs, &b);
+}
+
+static int record_interval(struct output *o, const struct run *run, const struct interval *iv)
+{
+	struct record_sink *rs = o->priv;
+	struct recbuf b = {};
+
+	if (rs->broken)
+		return 0;	/* said once, when it broke */
+	start(&b, iv->summary ? 'S' : 'I');
+	put_u32(&b, ++rs->seq);
+	put_f64(&b, iv->time);
+	put_f64(&b, iv->interval_s);
+	put_u8(&b, iv->has_bpf_stats);
+	put_u64(&b, iv->bpf_run_time_ns);
+	put_u64(&b, iv->bpf_run_cnt);
+	put_u32(&b, rs->nr_events);
+	put_u32(&b, iv->nr_scopes);
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		const struct scope *s = &iv->scopes[i];
+
+		put_u8(&b, s->kind);
+		put_u8(&b, s->removed);
+		put_u32(&b, (uint32_t)s->cpu);
+		put_str(&b, s->kind == SCOPE_CGROUP ? s->cgroup : NULL);
+		for (int e = 0; e < rs->nr_events; e++) {
+			put_u64(&b, s->sum[e].counter);
+			put_u64(&b, s->sum[e].enabled);
+			put_u64(&b, s->sum[e].running);
+		}
+	}
+	return emit(rs, &b);
+}
+
+static void record_close(struct output *o)
+{
+	struct record_sink *rs = o->priv;
+
+	/* Intervals are in the page cache as they end; this is for a crash of the machine. */
+	if (!rs->broken)
+		fdatasync(rs->fd);
+	close(rs->fd);
+	free(rs);
+}
+
+static const struct output_ops record_ops = {
+	.begin = record_begin,
+	.interval = record_interval,
+	.summary = record_interval,
+	.close = record_close,
+};
+
+int output_record_open(const char *path, struct output **op)
+{
+	size_t len = strlen("record ") + strlen(path) + 1;
+	struct record_sink *rs = calloc(1, sizeof(*rs) + len);
+	struct output *o = calloc(1, sizeof(*o));
+	int err;
+
+	if (!rs || !o) {
+		free(rs);
+		free(o);
+		return -ENOMEM;
+	}
+	rs->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (rs->fd < 0) {
+		err = -errno;
+		pr_err("cannot create record file '%s': %s", path, strerror(-err));
+		free(rs);
+		free(o);
+		return err;
+	}
+	snprintf(rs->name, len, "record %s", path);
+	o->ops = &record_ops;
+	o->name = rs->name;
+	o->priv = rs;
+	*op = o;
+	return 0;
+}

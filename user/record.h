@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
+ * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
+ *
+ * The format is binary, little-endian, version 1:
+ *
+ *   file     := "CGTMAREC" u32:version u32:0  record*
+ *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
+ *               tag: "CGRH" header (first), "CGRI" interval, "CGRS" summary (last)
+ *               head-crc: CRC-32 (zlib's) of tag and len; crc: CRC-32 of the payload
+ *   str      := u32:len bytes[len]                     (no NUL; len 0 is "none")
+ *   header   := str:cgtma-version str:host str:kernel str:cpu f64:start-time u32:interval-ms
+ *               str:model str:model-json u32:level u8:perf-metrics u8:smt u8:per-cpu
+ *               u8:cgroups u8:has-plan u32:reserved-counters u32:nr-events
+ *               (str:name str:encoding u32:group u8:fixed){nr-events}
+ *   interval := u32:seq f64:time f64:interval-s u8:has-bpf-stats u64:bpf-run-time-ns
+ *               u64:bpf-run-cnt u32:nr-events u32:nr-scopes scope{nr-scopes}
+ *   scope    := u8:kind u8:removed i32:cpu str:cgroup (u64:counter u64:enabled
+ *               u64:running){nr-events}
+ *
+ * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
+ * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
+ * leaves every earlier record intact, and a reader finds a cut or damaged record by its
+ * length and checksums and still returns everything before it. The head's own checksum
+ * tells a damaged length from a file cut short.
+ */
+#ifndef CGTMA_RECORD_H
+#define CGTMA_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output.h"
+#include "report.h"
+
+#define RECORD_MAGIC "CGTMAREC"
+#define RECORD_VERSION 1
+#define RECORD_FILE_HEAD 16		/* magic, version, reserved */
+#define RECORD_HEAD 12			/* tag, len, head-crc */
+#define RECORD_MAX (1u << 30)		/* a larger len is damage, not data */
+
+/* CRC-32 as zlib computes it (crc32(0, ...) and chained). */
+uint32_t record_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* What a record's header says: the run, as it was measured. */
+struct record_header {
+	unsigned int version;
+	char *cgtma_version;
+	char *hostname;
+	char *kernel;
+	char *cpu;
+	double start_time;
+	int interval_ms;
+	char *model;			/* "events" for an -e run */
+	char *model_source;		/* the model's JSON text; NULL when not recorded */
+	size_t model_source_len;
+	int level;
+	bool perf_metrics;
+	bool smt;
+	bool per_cpu;
+	bool cgroups;			/* -G or --all-cgroups were given */
+	bool has_plan;			/* false for an -e run */
+	int reserved_counters;
+	int nr_events;
+	char **event_names;
+	char **encodings;
+	int *group;
+	bool *fixed;
+};
+
+/* Where and why reading stopped before the end. */
+struct record_error {
+	long index;			/* record number: 0 the header, 1 the first interval */
+	long long offset;		/* byte offset of that record in the file */
+	char what[160];			/* "truncated", "bad checksum", ... */
+};
+
+struct record_reader;
+
+/*
+ * Opens path and reads its header. Returns 0; -EBADMSG when the file is not a record or its
+ * header is damaged (e says how); or -errno when it cannot be read.
+ */
+int record_reader__open(const char *path, struct record_reader **rp, struct record_error *e);
+const struct record_header *record_reader__header(const struct record_reader *r);
+/*
+ * The next interval (or, last, the summary: iv->summary) into iv, cleared first: scopes with
+ * sums per recorded event, nothing derived. Returns 1 with one, 0 at the end of a complete
+ * file (after the summary), -EBADMSG at damage (e says where: nothing after it is read) or
+ * -errno (-ENOMEM, a read error).
+ */
+int record_reader__next(struct record_reader *r, struct interval *iv, struct record_error *e);
+void record_reader__close(struct record_reader *r);
+
+#endif

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading record files (format in record.h) for `cgtma report`. Every record is checked
+ * (head checksum, length, payload checksum, then the payload's own structure) before
+ * anything of it is returned; the first damaged record ends the reading, and the error
+ * names it by number and byte offset.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "record.h"
+
+/* Sanity limits: a payload that passes its checksum but claims more is not from cgtma. */
+#define RECORD_MAX_EVENTS 4096
+
+/* The fuzzer explores what lies behind the checksums, which it could not forge. */
+#ifdef CGTMA_FUZZING
+#define SKIP_CHECKSUMS 1
+#else
+#define SKIP_CHECKSUMS 0
+#endif
+
+struct record_reader {
+	FILE *f;
+	long long offset;		/* of the next record */
+	long index;			/* number of the next record */
+	unsigned int seq;		/* intervals and summary read */
+	bool summary_read;
+	bool failed;			/* an error was returned: nothing more is read */
+	struct record_header h;
+	struct run run;			/* the recorded events, for interval_add_scope() */
+	unsigned char *buf;
+	size_t cap;
+};
+
+/* A bounds-checked walk through a payload. */
+struct cursor {
+	const unsigned char *p;
+	size_t left;
+	bool short_read;
+};
+
+static const unsigned char *take(struct cursor *c, size_t n)
+{
+	const unsigned char *p = c->p;
+
+	if (c->short_read || n > c->left) {
+		c->short_read = true;
+		return NULL;
+	}
+	c->p += n;
+	c->left -= n;
+	return p;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static unsigned int get_u8(struct cursor *c)
+{
+	const unsigned char *p = take(c, 1);
+
+	return p ? *p : 0;
+}
+
+static uint32_t get_u32(struct cursor *c)
+{
+	const unsigned char *p = take(c, 4);
+
+	return p ? rd32(p) : 0;
+}
+
+static uint64_t get_u64(struct cursor *c)
+{
+	const unsigned char *p = take(c, 8);
+
+	return p ? rd32(p) | (uint64_t)rd32(p + 4) << 32 : 0;
+}
+
+static double get_f64(struct cursor *c)
+{
+	uint64_t bits = get_u64(c);
+	double v;
+
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+/* A NUL-terminated copy (NULL for an empty string, or when the payload ends). */
+static char *get_str(struct cursor *c, size_t *len, bool *nomem)
+{
+	uint32_t n = get_u32(c);
+	const unsigned char *p = take(c, n);
+	char *s;
+
+	if (len)
+		*len = n;
+	if (!p || !n)
+		return NULL;
+	s = malloc((size_t)n + 1);
+	if (!s) {
+		*nomem = true;
+		return NULL;
+	}
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}
+
+static int damage(struct record_reader *r, struct record_error *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int damage(struct record_reader *r, struct record_error *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->index = r->index;
+	e->offset = r->offset;
+	va_start(ap, fmt);
+	vsnprintf(e->what, sizeof(e->what), fmt, ap);
+	va_end(ap);
+	r->failed = true;
+	return -EBADMSG;
+}
+
+static int read_error(struct record_reader *r)
+{
+	r->failed = true;
+	return errno ? -errno : -EIO;
+}
+
+/*
+ * The next record, checked: 1 with *type and the payload in r->buf (len bytes); 0 at the end
+ * of the file on a record boundary; -EBADMSG or -errno.
+ */
+static int read_record(struct record_reader *r, char *type, size_t *len, struct record_error *e)
+{
+	unsigned char head[RECORD_HEAD];
+	struct stat st;
+	uint32_t n;
+	size_t got;
+
+	errno = 0;
+	got = fread(head, 1, sizeof(head), r->f);
+	if (got < sizeof(head) && ferror(r->f))
+		return read_error(r);
+	if (got == 0)
+		return 0;
+	if (got < sizeof(head))
+		return damage(r, e, "truncated (the file ends %zu bytes into the record's %d-byte "
+			      "head)", got, RECORD_HEAD);
+	if (memcmp(head, "CGR", 3))
+		return damage(r, e, "not a record (bad tag %02x %02x %02x %02x)", head[0], head[1],
+			      head[2], head[3]);
+	if (record_crc32(0, head, 8) != rd32(head + 8) && !SKIP_CHECKSUMS)
+		return damage(r, e, "bad checksum in the record's head (its type or length is "
+			      "damaged)");
+	n = rd32(head + 4);
+	if (n > RECORD_MAX)
+		return damage(r, e, "bad length %u", n);
+	/* Known short before allocating for it. */
+	if (fstat(fileno(r->f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    r->offset + RECORD_HEAD + n + 4 > st.st_size)
+		return damage(r, e, "truncated (the file ends %lld of %u bytes into the record)",
+			      (long long)st.st_size - r->offset, n + RECORD_HEAD + 4);
+	if (r->cap < (size_t)n + 4) {
+		unsigned char *nb = realloc(r->buf, (size_t)n + 4);
+
+		if (!nb) {
+			r->failed = true;
+			return -ENOMEM;
+		}
+		r->buf = nb;
+		r->cap = (size_t)n + 4;
+	}
+	got = fread(r->buf, 1, (size_t)n + 4, r->f);
+	if (got < (size_t)n + 4 && ferror(r->f))
+		return read_error(r);
+	if (got < (size_t)n + 4)
+		return damage(r, e, "truncated (the file ends %zu of %u bytes into the record)",
+			      got + RECORD_HEAD, n + RECORD_HEAD + 4);
+	if (record_crc32(0, r->buf, n) != rd32(r->buf + n) && !SKIP_CHECKSUMS)
+		return damage(r, e, "bad checksum");
+	if (head[3] != 'H' && head[3] != 'I' && head[3] != 'S')
+		return damage(r, e, "unknown record type '%c'", head[3]);
+	*type = head[3];
+	*len = n;
+	return 1;
+}
+
+/* Moves past the record just parsed. */
+static void advance(struct record_reader *r, size_t len)
+{
+	r->offset += RECORD_HEAD + len + 4;
+	r->index++;
+}
+
+static int parse_header(struct record_reader *r, size_t len, struct record_error *e)
+{
+	struct cursor c = { .p = r->buf, .left = len };
+	struct record_header *h = &r->h;
+	bool nomem = false;
+	uint32_t n;
+
+	h->cgtma_version = get_str(&c, NULL, &nomem);
+	h->hostname = get_str(&c, NULL, &nomem);
+	h->kernel = get_str(&c, NULL, &nomem);
+	h->cpu = get_str(&c, NULL, &nomem);
+	h->start_time = get_f64(&c);
+	h->interval_ms = (int)get_u32(&c);
+	h->model = get_str(&c, NULL, &nomem);
+	h->model_source = get_str(&c, &h->model_source_len, &nomem);
+	h->level = (int)get_u32(&c);
+	h->perf_metrics = get_u8(&c);
+	h->smt = get_u8(&c);
+	h->per_cpu = get_u8(&c);
+	h->cgroups = get_u8(&c);
+	h->has_plan = get_u8(&c);
+	h->reserved_counters = (int)get_u32(&c);
+	n = get_u32(&c);
+	if (nomem)
+		return -ENOMEM;
+	if (c.short_read)
+		return damage(r, e, "malformed header (it ends before the event list)");
+	if (!h->model)
+		return damage(r, e, "malformed header (no model name)");
+	if (n == 0 || n > RECORD_MAX_EVENTS)
+		return damage(r, e, "malformed header (%u events)", n);
+	h->event_names = calloc(n, sizeof(*h->event_names));
+	h->encodings = calloc(n, sizeof(*h->encodings));
+	h->group = calloc(n, sizeof(*h->group));
+	h->fixed = calloc(n, sizeof(*h->fixed));
+	if (!h->event_names || !h->encodings || !h->group || !h->fixed)
+		return -ENOMEM;
+	h->nr_events = n;
+	for (uint32_t i = 0; i < n; i++) {
+		h->event_names[i] = get_str(&c, NULL, &nomem);
+		h->encodings[i] = get_str(&c, NULL, &nomem);
+		h->group[i] = (int)get_u32(&c);
+		h->fixed[i] = get_u8(&c);
+		if (nomem)
+			return -ENOMEM;
+		if (c.short_read || !h->event_names[i])
+			return damage(r, e, "malformed header (event %u of %u)", i + 1, n);
+	}
+	if (c.left)
+		return damage(r, e, "malformed header (%zu bytes left over)", c.left);
+	r->run.nr_events = n;
+	r->run.event_names = (const char *const *)h->event_names;
+	return 0;
+}
+
+int record_reader__open(const char *path, struct record_reader **rp, struct record_error *e)
+{
+	struct record_reader *r = calloc(1, sizeof(*r));
+	unsigned char head[RECORD_FILE_HEAD];
+	size_t len, got;
+	char type;
+	int err;
+
+	*rp = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->f = fopen(path, "rb");
+	if (!r->f) {
+		err = -errno;
+		free(r);
+		return err;
+	}
+	errno = 0;
+	got = fread(head, 1, sizeof(head), r->f);
+	if (got < sizeof(head) && ferror(r->f)) {
+		err = read_error(r);
+		goto fail;
+	}
+	if (got < 8 || memcmp(head, RECORD_MAGIC, 8)) {
+		err = damage(r, e, "not a cgtma record file (no '%s' at its start)", RECORD_MAGIC);
+		goto fail;
+	}
+	if (got < sizeof(head)) {
+		err = damage(r, e, "truncated (in the file's %d-byte head)", RECORD_FILE_HEAD);
+		goto fail;
+	}
+	r->h.version = rd32(head + 8);
+	if (r->h.version != RECORD_VERSION) {
+		err = damage(r, e, "record format version %u; this cgtma reads version %d",
+			     r->h.version, RECORD_VERSION);
+		goto fail;
+	}
+	r->offset = RECORD_FILE_HEAD;
+	err = read_record(r, &type, &len, e);
+	if (err == 0)
+		err = damage(r, e, "truncated (the file ends before the header record)");
+	if (err < 0)
+		goto fail;
+	if (type != 'H') {
+		err = damage(r, e, "the first record is not the header");
+		goto fail;
+	}
+	err = parse_header(r, len, e);
+	if (err)
+		goto fail;
+	advance(r, len);
+	*rp = r;
+	return 0;
+fail:
+	record_reader__close(r);
+	return err;
+}
+
+const struct record_header *record_reader__header(const struct record_reader *r)
+{
+	return &r->h;
+}
+
+static int parse_interval(struct record_reader *r, size_t len, struct interval *iv,
+			  struct record_error *e)
+{
+	struct cursor c = { .p = r->buf, .left = len };
+	int n = r->h.nr_events;
+	uint32_t seq, nr_events, nr_scopes;
+	size_t min_scope;
+	bool nomem = false;
+
+	seq = get_u32(&c);
+	iv->time = get_f64(&c);
+	iv->interval_s = get_f64(&c);
+	iv->has_bpf_stats = get_u8(&c);
+	iv->bpf_run_time_ns = get_u64(&c);
+	iv->bpf_run_cnt = get_u64(&c);
+	nr_events = get_u32(&c);
+	nr_scopes = get_u32(&c);
+	if (c.short_read)
+		return damage(r, e, "malformed interval (it ends before its scopes)");
+	if (seq != r->seq + 1)
+		return damage(r, e, "interval %u where %u was next (a record is missing)", seq,
+			      r->seq + 1);
+	if (nr_events != (uint32_t)n)
+		return damage(r, e, "malformed interval (%u events, the header has %d)", nr_events,
+			      n);
+	min_scope = 10 + 24 * (size_t)n;
+	if (nr_scopes > c.left / min_scope)
+		return damage(r, e, "malformed interval (%u scopes in %zu bytes)", nr_scopes,
+			      c.left);
+	for (uint32_t i = 0; i < nr_scopes; i++) {
+		unsigned int kind = get_u8(&c), removed = get_u8(&c);
+		int cpu = (int)get_u32(&c);
+		char *cgroup = get_str(&c, NULL, &nomem);
+		struct scope *s;
+
+		if (nomem)
+			return -ENOMEM;
+		if (c.short_read || kind > SCOPE_CGROUP || cpu < -1 ||
+		    (kind == SCOPE_CGROUP) != (cgroup != NULL) ||
+		    (kind == SCOPE_CPU && cpu < 0) || (kind == SCOPE_SYSTEM && cpu != -1)) {
+			free(cgroup);
+			return damage(r, e, "malformed interval (scope %u of %u)", i + 1,
+				      nr_scopes);
+		}
+		s = interval_add_scope(iv, &r->run, kind, cgroup, cpu);
+		free(cgroup);
+		if (!s)
+			return -ENOMEM;
+		s->removed = removed;
+		for (int k = 0; k < n; k++) {
+			s->sum[k].counter = get_u64(&c);
+			s->sum[k].enabled = get_u64(&c);
+			s->sum[k].running = get_u64(&c);
+		}
+		if (c.short_read)
+			return damage(r, e, "malformed interval (scope %u of %u)", i + 1,
+				      nr_scopes);
+	}
+	if (c.left)
+		return damage(r, e, "malformed interval (%zu bytes left over)", c.left);
+	r->seq = seq;
+	return 0;
+}
+
+int record_reader__next(struct record_reader *r, struct interval *iv, struct record_error *e)
+{
+	size_t len;
+	char type;
+	int err;
+
+	interval_clear(iv);
+	iv->summary = false;
+	if (r->failed)
+		return -EINVAL;
+	err = read_record(r, &type, &len, e);
+	if (err < 0)
+		return err;
+	if (err == 0)
+		return r->summary_read ? 0 :
+			damage(r, e, "the file ends before the summary (the run did not finish, "
+			       "or the file was cut)");
+	if (r->summary_read)
+		return damage(r, e, "a record after the summary");
+	if (type == 'H')
+		return damage(r, e, "a second header record");
+	err = parse_interval(r, len, iv, e);
+	if (err) {
+		r->failed = true;
+		interval_clear(iv);
+		return err;
+	}
+	iv->summary = type == 'S';
+	r->summary_read = iv->summary;
+	advance(r, len);
+	return 1;
+}
+
+void record_reader__close(struct record_reader *r)
+{
+	struct record_header *h;
+
+	if (!r)
+		return;
+	h = &r->h;
+	if (r->f)
+		fclose(r->f);
+	free(h->cgtma_version);
+	free(h->hostname);
+	free(h->kernel);
+	free(h->cpu);
+	free(h->model);
+	free(h->model_source);
+	for (int i = 0; i < h->nr_events; i++) {
+		free(h->event_names[i]);
+		free(h->encodings[i]);
+	}
+	free(h->event_names);
+	free(h->encodings);
+	free(h->group);
+	free(h->fixed);
+	free(r->buf);
+	free(r);
+}
