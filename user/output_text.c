@@ -75,13 +75,27 @@ static int pad_to(const char *text, int width)
 	return n > 1 ? n : 1;
 }
 
+/* The name column: as wide as the plan's longest indented node name, plus a gap. */
+static int name_width(const struct plan *p)
+{
+	int w = 0;
+
+	for (int i = 0; i < p->nr_nodes; i++) {
+		int n = 2 * p->nodes[i].level + (int)strlen(p->nodes[i].name);
+
+		if (n > w)
+			w = n;
+	}
+	return w + 2;
+}
+
 static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 {
 	const struct plan *p = run->plan;
 	char label[512], fitted[LABEL_MAX + 1];
 	double mux = scope_multiplex(run, s);
 	bool *shown = calloc(p->nr_nodes + 1, sizeof(*shown));
-	int printed = 0;
+	int printed = 0, width = name_width(p);
 
 	fprintf(f, "%s", fit_label(scope_label(s, label, sizeof(label)), fitted, LABEL_MAX));
 	if (s->removed)
@@ -104,7 +118,7 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 		shown[i] = false;
 		if (!s->tma.counted[i]) {
 			if (run->verbose)
-				fprintf(f, "%*s%-*s %9s\n", indent, "", 36 - indent, name,
+				fprintf(f, "%*s%-*s %9s\n", indent, "", width - indent, name,
 					"not counted");
 			continue;
 		}
@@ -112,7 +126,7 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 			continue;
 		mux = node_multiplex(run, s, i);
 		shown[i] = true;
-		fprintf(f, "%*s%-*s %7.1f %% %s", indent, "", 36 - indent, name,
+		fprintf(f, "%*s%-*s %7.1f %% %s", indent, "", width - indent, name,
 			s->tma.value[i] * 100, n->domain ? n->domain : "");
 		if (!s->tma.above[i] || s->tma.bottleneck == i || mux < 0.995)
 			fprintf(f, "%*s%-3s", pad_to(n->domain, 17), "",

@@ -18,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 
 EV=cpu-clock
-gated=()
+started=()
 NCPU=$(getconf _NPROCESSORS_ONLN)
 
 # perf_cgroup_users: other perf sessions with per-cgroup events, as "pid command".
@@ -39,23 +39,17 @@ cg_make A/A1
 cg_make B
 A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B)
 
-# gate NAME REL CMD...: CMD waits in its own cgroup on a FIFO, then moves into REL and runs.
-gate() {
-	local name=$1 rel=$2
-	shift 2
-	cg_make "gate-$name"
-	mkfifo "$TMP/gate-$name" || fail "mkfifo"
-	cg_run "gate-$name" sh -c 'read x < "$0"; exec "$@"' "$TMP/gate-$name" \
-		"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@" &
-	gated+=($!)
+# start REL CMD...: runs CMD in cgroup REL in the background.
+start() {
+	cg_run "$@" &
+	started+=($!)
 }
-open_gate() { echo go >"$TMP/gate-$1"; }
-wait_gated() {
+wait_started() {
 	local p
-	for p in "${gated[@]}"; do
+	for p in "${started[@]}"; do
 		wait "$p" || fail "a workload failed (exit $?)"
 	done
-	gated=()
+	started=()
 }
 wait_lines() {
 	local i
@@ -72,16 +66,15 @@ wait_lines() {
 run() {
 	local name=$1 out=$TMP/out-$1 rc
 	shift
-	gate "$name-a" A "$WORKLOAD" spin 1200
-	gate "$name-a1" A/A1 "$WORKLOAD" spin 1200
-	gate "$name-b" B "$WORKLOAD" spin 1200
 	: >"$out"
 	"$CGTMA" -e $EV --json "$@" >"$out" 2>"$TMP/err" &
 	cgtma_pid=$!
 	on_exit "kill -9 $cgtma_pid"
 	wait_lines "$out" 1
-	open_gate "$name-a" & open_gate "$name-a1" & open_gate "$name-b" &
-	wait_gated
+	start A "$WORKLOAD" spin 1200
+	start A/A1 "$WORKLOAD" spin 1200
+	start B "$WORKLOAD" spin 1200
+	wait_started
 	wait $cgtma_pid
 	rc=$?
 	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"

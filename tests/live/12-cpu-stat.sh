@@ -131,5 +131,5 @@ u1=$(usage_usec C) st=$(($(steal_usec) - st0))
 wait_lines "$out" $(($(wc -l <"$out") + 1))
 stop_cgtma
 agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
-	": the slice in which the task moved was charged to the cgroup it moved to, whole"
+	": the slice in which the task moved went to the wrong cgroup"
 echo ok

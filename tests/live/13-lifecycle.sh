@@ -14,30 +14,11 @@
 
 EV=syscalls:sys_enter_getppid
 N1=30000 N2=20000 NO=25000 NR=40000 NK=60000
-gated=()
 
 cg_make keep
 cg_make rm
 KEEP=$(cg_path keep) RM=$(cg_path rm) NEW1=$(cg_path new-1) NEW2=$(cg_path new-2)
 
-# gate NAME REL CMD...: CMD waits in its own cgroup on a FIFO, then moves into REL and runs;
-# blocking there ends its slice, so the slice in which it moves holds only its own work.
-gate() {
-	local name=$1 rel=$2
-	shift 2
-	cg_make "gate-$name"
-	mkfifo "$TMP/gate-$name" || fail "mkfifo"
-	cg_run "gate-$name" sh -c 'read x < "$0"; exec "$@"' "$TMP/gate-$name" \
-		"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@" &
-	gate_pid[$name]=$!
-}
-declare -A gate_pid=()
-open_gate() { echo go >"$TMP/gate-$1"; }
-# run_gated NAME: opens the gate and waits for the workload, which must succeed.
-run_gated() {
-	open_gate "$1"
-	wait "${gate_pid[$1]}" || fail "workload $1 failed (exit $?)"
-}
 wait_lines() {
 	local i
 	for ((i = 0; i < 200; i++)); do
@@ -59,13 +40,6 @@ remove() {
 	fail "cannot remove cgroup $1: $(rmdir "$CG_ROOT/$CG_BASE/$1" 2>&1)"
 }
 
-# All gates first: their cgroups are created before cgtma starts.
-gate keep keep "$WORKLOAD" getppid $NK 250
-gate rm rm "$WORKLOAD" getppid $NR 30
-gate new1 new-1 "$WORKLOAD" getppid $N1
-gate new2 new-2 "$WORKLOAD" getppid $N2
-gate other other-1 "$WORKLOAD" getppid $NO
-
 out=$TMP/out
 : >"$out"
 "$CGTMA" -e $EV -I 250 --json -G "$CG_BASE/new-*" -G "$KEEP" -G "$RM" >"$out" 2>"$TMP/err" &
@@ -75,8 +49,9 @@ wait_lines "$out" 1
 grep -q "matches no cgroup yet" "$TMP/err" ||
 	fail "no warning about the glob matching nothing: $(cat "$TMP/err")"
 
-open_gate keep &	# about 2.5 s of work, in ten bursts
-run_gated rm
+cg_run keep "$WORKLOAD" getppid $NK 250 &	# about 2.5 s of work, in ten bursts
+keep_pid=$!
+cg_run rm "$WORKLOAD" getppid $NR 30 || fail "workload rm failed"
 next_line 2
 t_rm=$(now)
 remove rm
@@ -85,14 +60,14 @@ t_rm_done=$(now)
 # Born after start: the work starts right after the mkdir, well inside one interval.
 next_line
 mkdir "$CG_ROOT/$CG_BASE/new-1" || fail "mkdir new-1"
-run_gated new1
+cg_run new-1 "$WORKLOAD" getppid $N1 || fail "workload new-1 failed"
 mkdir "$CG_ROOT/$CG_BASE/new-2" || fail "mkdir new-2"
-run_gated new2
+cg_run new-2 "$WORKLOAD" getppid $N2 || fail "workload new-2 failed"
 remove new-2
 mkdir "$CG_ROOT/$CG_BASE/other-1" || fail "mkdir other-1"
-run_gated other
+cg_run other-1 "$WORKLOAD" getppid $NO || fail "workload other-1 failed"
 
-wait "${gate_pid[keep]}" || fail "workload keep failed"
+wait $keep_pid || fail "workload keep failed"
 next_line 2
 kill -0 $cgtma_pid 2>/dev/null || fail "cgtma is gone after the removals: $(cat "$TMP/err")"
 kill -INT $cgtma_pid
@@ -121,7 +96,7 @@ for c in "keep $KEEP $NK" "rm $RM $NR" "new-1 $NEW1 $N1" "new-2 $NEW2 $N2"; do
 	[ "$t" = "$3" ] || fail "$1 has '$t' on the summary, want $3"
 done
 
-# Only the tracked cgroups ever appear: not other-1, not the gates.
+# Only the tracked cgroups ever appear: not other-1.
 extra=$(jq -r -s --arg k "$KEEP" --arg r "$RM" --arg n1 "$NEW1" --arg n2 "$NEW2" \
 	'[.[].rows[] | select(.scope == "cgroup") | .cgroup] | unique | .[] |
 	 select(. != $k and . != $r and . != $n1 and . != $n2)' "$out")

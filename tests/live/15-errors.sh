@@ -9,7 +9,14 @@
 . "$(dirname "$0")/lib.sh"
 
 cg_make A
-touch "$TMP/not-a-dir"
+HEADER=$(dirname "$0")/../../bpf/cgtma.h
+# limit NAME: a #define of bpf/cgtma.h, the limits' one source.
+limit() {
+	local v
+	v=$(awk -v n="$1" '$1 == "#define" && $2 == n { print $3 }' "$HEADER")
+	[[ $v =~ ^[0-9]+$ ]] || fail "cannot read $1 from $HEADER"
+	echo "$v"
+}
 
 # expect RC REGEX ARGS...: cgtma ARGS exits RC and writes exactly one line to stderr,
 # starting "cgtma: " and matching REGEX (extended, case-sensitive).
@@ -35,7 +42,9 @@ expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/nope': No such file or directory
 	-e cpu-clock -d 1 -G "$CG_ROOT/$CG_BASE/nope"
 expect 2 "Not a directory" -e cpu-clock -d 1 -G "$CG_BASE/cgroup.procs"
 expect 2 "'\.' and '\.\.' are not allowed" -e cpu-clock -d 1 -G "$CG_BASE/../x"
-expect 2 "16 levels deep.*15" -e cpu-clock -d 1 -G a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p
+max_level=$(limit CGTMA_MAX_LEVEL)
+deep=$(printf 'l%d/' $(seq 0 "$max_level"))
+expect 2 "$((max_level + 1)) levels deep.*$max_level" -e cpu-clock -d 1 -G "${deep%/}"
 # Without -e, too: the model's notice may come first, the error is the last line.
 timeout 30 "$CGTMA" -d 1 -G "$CG_BASE/nope" >/dev/null 2>"$TMP/err"
 rc=$?
@@ -62,9 +71,7 @@ expect 2 "(-e|--events).*(-M|--model)" -e cpu-clock -M sw -d 1
 expect 2 "--json.*-x|-x.*--json" -e cpu-clock --json -x , -d 1
 
 # Too many events: one more than CGTMA_MAX_EVENTS is refused; exactly that many run.
-max=$(awk '$1 == "#define" && $2 == "CGTMA_MAX_EVENTS" { print $3 }' \
-	"$(dirname "$0")/../../bpf/cgtma.h")
-[[ $max =~ ^[0-9]+$ ]] || fail "cannot read CGTMA_MAX_EVENTS from bpf/cgtma.h"
+max=$(limit CGTMA_MAX_EVENTS)
 tps=$(ls "$(awk '$(NF-2) == "tracefs" { print $5; exit }' /proc/self/mountinfo)/events/syscalls" \
 	2>/dev/null | grep '^sys_enter_' | head -n "$max" | sed 's/^/syscalls:/' | paste -sd,)
 if [ "$(echo "$tps" | tr , '\n' | grep -c .)" = "$max" ]; then
