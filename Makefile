@@ -58,6 +58,9 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
+# Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
+# intermediate and deleted after each build.
+.SECONDARY:
 .PHONY: all test check unit-tests san-tests fuzz-tests live-tests run bench install uninstall \
 	vmlinux deps test-deps clean
 

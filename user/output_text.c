@@ -43,6 +43,12 @@ static double scope_multiplex(const struct run *run, const struct scope *s)
 	return m;
 }
 
+/* Idle cgroups would bury the busy ones; -v shows them. */
+static bool hidden(const struct run *run, const struct scope *s)
+{
+	return s->kind == SCOPE_CGROUP && !s->ran && !s->removed && !run->verbose;
+}
+
 /* Long cgroup paths keep their end, where the container's name is. */
 static const char *fit_label(const char *label, char *buf, size_t width)
 {
@@ -209,7 +215,7 @@ static void print_table(FILE *f, const struct run *run, const struct interval *i
 	for (int i = 0; i < iv->nr_scopes; i++) {
 		const struct scope *s = &iv->scopes[i];
 
-		if (s->kind == SCOPE_CGROUP && !s->ran && !run->verbose && !s->removed)
+		if (hidden(run, s))
 			continue;
 		fprintf(f, "%-*s", w, fit_label(scope_label(s, label, sizeof(label)), fitted, w));
 		for (int c = 0; c < ncol; c++) {
@@ -236,19 +242,21 @@ static void print_table(FILE *f, const struct run *run, const struct interval *i
 
 static int text_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
+	int idle = 0;
+
 	print_header(o->f, run, iv);
 	if (run->plan && run->plan->nr_nodes) {
-		for (int i = 0; i < iv->nr_scopes; i++) {
-			const struct scope *s = &iv->scopes[i];
-
-			/* Idle cgroups would bury the busy ones; -v shows them. */
-			if (s->kind == SCOPE_CGROUP && !s->ran && !s->removed && !run->verbose)
-				continue;
-			print_tree(o->f, run, s);
-		}
+		for (int i = 0; i < iv->nr_scopes; i++)
+			if (!hidden(run, &iv->scopes[i]))
+				print_tree(o->f, run, &iv->scopes[i]);
 	} else {
 		print_table(o->f, run, iv);
 	}
+	for (int i = 0; i < iv->nr_scopes; i++)
+		idle += hidden(run, &iv->scopes[i]) && iv->scopes[i].cpu < 0;
+	if (idle)
+		fprintf(o->f, "(%d tracked cgroup%s did not run; -v shows %s)\n", idle,
+			idle > 1 ? "s" : "", idle > 1 ? "them" : "it");
 	fputc('\n', o->f);
 	return fflush(o->f) ? -errno : 0;
 }

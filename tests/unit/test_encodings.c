@@ -28,11 +28,13 @@ struct expected {
 
 static struct expected *table;
 static int nr_table;
+static json_object *table_json;	/* owns the strings in table */
 
 static int load_table(void)
 {
 	json_object *arr = json_object_from_file(TABLE);
 
+	table_json = arr;
 	if (!arr || !json_object_is_type(arr, json_type_array))
 		return -1;
 	nr_table = json_object_array_length(arr);
@@ -53,7 +55,6 @@ static int load_table(void)
 		json_object_object_get_ex(o, "config1", &v);
 		table[i].config1 = strtoull(json_object_get_string(v), NULL, 0);
 	}
-	/* The strings live as long as arr: never put, this process is short. */
 	return table ? 0 : -1;
 }
 
@@ -140,5 +141,7 @@ int main(void)
 	}
 	CHECK_INT(failed, 0);
 	CHECK(models >= 8, "only %d built-in models", models);
+	free(table);
+	json_object_put(table_json);
 	return test_done("encodings");
 }
