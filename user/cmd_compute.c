@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "commands.h"
+#include "jsonfile.h"
 #include "log.h"
 #include "model_internal.h"
 
@@ -165,12 +166,15 @@ static int parse_args(int argc, char **argv, struct compute_args *a)
 	return 0;
 }
 
-static int read_all(const char *path, char **out, size_t *len)
+/* The counts file ('-': stdin): one JSON object of event name -> number. */
+static int read_counts(const char *path, json_object **out)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	size_t size = 0, alloc = 0;
-	char *buf = NULL;
-	int err = 0;
+	struct json_parse_error e;
+	json_object *obj = NULL;
+	size_t len = 0;
+	char *buf;
+	int err;
 
 	*out = NULL;
 	if (!f) {
@@ -178,73 +182,19 @@ static int read_all(const char *path, char **out, size_t *len)
 		pr_err("compute: cannot open '%s': %s", path, strerror(-err));
 		return err;
 	}
-	for (;;) {
-		size_t n;
-
-		if (size + 1 >= alloc) {
-			char *nbuf;
-
-			alloc = alloc ? alloc * 2 : 65536;
-			if (alloc > COUNTS_MAX_SIZE) {
-				err = -EFBIG;
-				break;
-			}
-			nbuf = realloc(buf, alloc);
-			if (!nbuf) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = nbuf;
-		}
-		n = fread(buf + size, 1, alloc - size - 1, f);
-		size += n;
-		if (n)
-			continue;
-		if (ferror(f))
-			err = -EIO;
-		break;
-	}
+	err = json_read(f, COUNTS_MAX_SIZE, &buf, &len);
 	if (f != stdin)
 		fclose(f);
 	if (err) {
 		pr_err("compute: cannot read '%s': %s", path, strerror(-err));
-		free(buf);
 		return err;
 	}
-	buf[size] = 0;
-	*out = buf;
-	*len = size;
-	return 0;
-}
-
-/* The counts file: one JSON object of event name -> number. */
-static int read_counts(const char *path, json_object **out)
-{
-	struct json_tokener *tok;
-	json_object *obj = NULL;
-	size_t len = 0, end;
-	char *buf;
-	int err;
-
-	*out = NULL;
-	err = read_all(path, &buf, &len);
-	if (err)
-		return err;
-	tok = json_tokener_new();
-	if (!tok) {
-		free(buf);
-		return -ENOMEM;
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	obj = len <= 0x7fffffff ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
-	end = json_tokener_get_parse_end(tok);
-	while (obj && end < len && buf[end] && strchr(" \t\r\n", buf[end]))
-		end++;
-	if (!obj || end < len) {
-		pr_err("compute: '%s' is not valid JSON (%s near byte %zu)", path,
-		       obj ? "data after the object" : json_tokener_error_desc(json_tokener_get_error(tok)),
-		       end);
-		err = -EINVAL;
+	err = json_parse_strict(buf, len, &obj, &e);
+	free(buf);
+	if (err == -EINVAL) {
+		pr_err("compute: '%s' is not valid JSON (line %d: %s)", path, e.line, e.what);
+	} else if (err) {
+		pr_err("compute: cannot parse '%s': %s", path, strerror(-err));
 	} else if (!json_object_is_type(obj, json_type_object)) {
 		pr_err("compute: '%s' must hold one JSON object (event name -> count)", path);
 		err = -EINVAL;
@@ -258,8 +208,6 @@ static int read_counts(const char *path, json_object **out)
 			}
 		}
 	}
-	json_tokener_free(tok);
-	free(buf);
 	if (err) {
 		json_object_put(obj);
 		return err;
@@ -302,61 +250,70 @@ static bool counts_have_perf_metrics(const struct model *m, json_object *counts)
 	return true;
 }
 
-static void print_json_string(const char *s)
+/*
+ * Full precision, so that the value read back is the computed double: json-c's default
+ * format is %.17g. JSON has no NaN.
+ */
+static json_object *number_or_null(double v, bool valid)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
+	return valid && isfinite(v) ? json_object_new_double(v) : NULL;
+}
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+static json_object *string_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static int print_json(const struct plan *p, const struct tma_result *r)
+{
+	json_object *root = json_object_new_object(), *nodes = json_object_new_array();
+	json_object *metrics = p->nr_metrics ? json_object_new_array() : NULL, *o;
+	const char *text;
+	int i, err = 0;
+
+	if (!root || !nodes || (p->nr_metrics && !metrics)) {
+		json_object_put(nodes);
+		json_object_put(metrics);
+		err = -ENOMEM;
+		goto out;
 	}
-	putchar('"');
-}
-
-/* Full precision, so that the value read back is the computed double; JSON has no NaN. */
-static void print_json_number(double v, bool valid)
-{
-	if (valid && isfinite(v))
-		printf("%.17g", v);
-	else
-		printf("null");
-}
-
-static void print_json(const struct plan *p, const struct tma_result *r)
-{
-	int i;
-
-	printf("{\"model\": ");
-	print_json_string(model__name(p->model));
-	printf(", \"nodes\": [");
+	json_object_object_add(root, "model", json_object_new_string(model__name(p->model)));
+	json_object_object_add(root, "nodes", nodes);
 	for (i = 0; i < p->nr_nodes; i++) {
-		printf("%s{\"name\": ", i ? ", " : "");
-		print_json_string(p->nodes[i].full_name);
-		printf(", \"value\": ");
-		print_json_number(r->value[i], r->counted[i]);
-		printf(", \"thresh\": %s, \"bottleneck\": %s}", r->above[i] ? "true" : "false",
-		       i == r->bottleneck ? "true" : "false");
-	}
-	printf("]");
-	if (p->nr_metrics) {
-		printf(", \"metrics\": [");
-		for (i = 0; i < p->nr_metrics; i++) {
-			printf("%s{\"name\": ", i ? ", " : "");
-			print_json_string(p->metrics[i].name);
-			printf(", \"value\": ");
-			print_json_number(r->metric[i], r->metric_counted[i]);
-			printf(", \"unit\": ");
-			print_json_string(p->metrics[i].unit);
-			printf("}");
+		o = json_object_new_object();
+		if (!o || json_object_array_add(nodes, o)) {
+			json_object_put(o);
+			err = -ENOMEM;
+			goto out;
 		}
-		printf("]");
+		json_object_object_add(o, "name", json_object_new_string(p->nodes[i].full_name));
+		json_object_object_add(o, "value", number_or_null(r->value[i], r->counted[i]));
+		json_object_object_add(o, "thresh", json_object_new_boolean(r->above[i]));
+		json_object_object_add(o, "bottleneck", json_object_new_boolean(i == r->bottleneck));
 	}
-	printf("}\n");
+	if (metrics)
+		json_object_object_add(root, "metrics", metrics);
+	for (i = 0; i < p->nr_metrics; i++) {
+		o = json_object_new_object();
+		if (!o || json_object_array_add(metrics, o)) {
+			json_object_put(o);
+			err = -ENOMEM;
+			goto out;
+		}
+		json_object_object_add(o, "name", json_object_new_string(p->metrics[i].name));
+		json_object_object_add(o, "value", number_or_null(r->metric[i],
+								  r->metric_counted[i]));
+		json_object_object_add(o, "unit", string_or_null(p->metrics[i].unit));
+	}
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+						    JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text)
+		err = -ENOMEM;
+	else if (printf("%s\n", text) < 0 || fflush(stdout))
+		err = errno ? -errno : -EIO;
+out:
+	json_object_put(root);
+	return err;
 }
 
 /* toplev's look: the value in percent of the node's domain ("% Slots"), then the marks. */
@@ -456,10 +413,15 @@ static int compute(const struct compute_args *a)
 		pr_err("compute: %s", strerror(-err));
 		goto out;
 	}
-	if (a->json)
-		print_json(p, &r);
-	else
+	if (a->json) {
+		err = print_json(p, &r);
+		if (err) {
+			pr_err("compute: cannot print the result: %s", strerror(-err));
+			goto out;
+		}
+	} else {
 		print_table(p, &r);
+	}
 	ret = 0;
 out:
 	tma_result__release(&r);

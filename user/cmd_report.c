@@ -127,6 +127,7 @@ struct replay {
 	struct model *model;
 	struct plan *plan;
 	int *map;			/* run event -> recorded event */
+	struct cgtma_count *sums;	/* one scope's sums, while they are reordered */
 	const char **names;
 	struct run run;
 	struct output *outputs[OUTPUTS_MAX];
@@ -176,7 +177,8 @@ static int map_events(struct replay *rp, int level)
 
 	rp->map = calloc(p->nr_events, sizeof(*rp->map));
 	rp->names = calloc(p->nr_events, sizeof(*rp->names));
-	if (!rp->map || !rp->names)
+	rp->sums = calloc(p->nr_events, sizeof(*rp->sums));
+	if (!rp->map || !rp->names || !rp->sums)
 		return EXIT_FAILURE;
 	for (int i = 0; i < p->nr_events; i++) {
 		rp->names[i] = p->events[i].name;
@@ -190,6 +192,12 @@ static int map_events(struct replay *rp, int level)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 				 "%s%s", nr_missing ? ", " : "", p->events[i].name);
 		nr_missing++;
+	}
+	/* Each recorded scope's sums are reordered in place: the plan names no event twice. */
+	if (!nr_missing && p->nr_events > h->nr_events) {
+		pr_err("%s: the model's plan has %d events for the %d recorded", rp->file,
+		       p->nr_events, h->nr_events);
+		return EXIT_FAILURE;
 	}
 	if (!nr_missing)
 		return 0;
@@ -264,93 +272,55 @@ static int setup_run(struct replay *rp, const struct report_args *a)
 	return 0;
 }
 
-static int open_outputs(struct replay *rp, const struct report_args *a)
+static int open_outputs(struct replay *rp, struct report_args *a)
 {
-	const struct output_opts *oo = &a->out;
-	int err;
+	struct output_opts *oo = &a->out;
 
 	/* --html alone is a file to write, not a reason to print the intervals too. */
-	if (oo->html && !oo->json && !oo->csv_sep && !oo->cdm_dir) {
-		err = output_html_open(oo->html, &rp->outputs[0]);
-		if (err)
-			return EXIT_FAILURE;
-		rp->nr_outputs = 1;
-	} else if (outputs_open(oo, rp->outputs, &rp->nr_outputs)) {
+	oo->no_stdout = oo->html && !oo->json && !oo->csv_sep && !oo->cdm_dir;
+	if (outputs_open(oo, rp->outputs, &rp->nr_outputs))
 		return EXIT_FAILURE;
-	}
-	for (int i = 0; i < rp->nr_outputs; i++) {
-		struct output *o = rp->outputs[i];
-
-		err = o->ops->begin ? o->ops->begin(o, &rp->run) : 0;
-		if (err) {
-			pr_err("output %s: %s", o->name, strerror(-err));
-			return EXIT_FAILURE;
-		}
-	}
+	/* A sink that cannot start would only fail at every interval: stop here. */
+	if (outputs_begin(rp->outputs, rp->nr_outputs, &rp->run))
+		return EXIT_FAILURE;
 	return 0;
 }
 
-/* The recorded sums of the plan's events, derived as a live interval is. */
-static int replay_interval(struct replay *rp, const struct interval *rec, struct interval *iv)
+/*
+ * The recorded interval as a live one of the plan: each scope's sums reordered in place into
+ * the plan's events (the first run.nr_events of them), then derived.
+ */
+static int replay_interval(struct replay *rp, struct interval *rec)
 {
 	int n = rp->run.nr_events;
 
-	interval_clear(iv);
-	iv->time = rec->time;
-	iv->interval_s = rec->interval_s;
-	iv->summary = rec->summary;
-	iv->has_bpf_stats = rec->has_bpf_stats;
-	iv->bpf_run_time_ns = rec->bpf_run_time_ns;
-	iv->bpf_run_cnt = rec->bpf_run_cnt;
-	for (int i = 0; i < rec->nr_scopes; i++) {
-		const struct scope *from = &rec->scopes[i];
-		struct scope *s = interval_add_scope(iv, &rp->run, from->kind, from->cgroup,
-						     from->cpu);
+	for (int i = 0; rp->map && i < rec->nr_scopes; i++) {
+		struct scope *s = &rec->scopes[i];
 
-		if (!s)
-			return -ENOMEM;
-		s->removed = from->removed;
 		for (int k = 0; k < n; k++)
-			s->sum[k] = from->sum[rp->map ? rp->map[k] : k];
+			rp->sums[k] = s->sum[rp->map[k]];
+		memcpy(s->sum, rp->sums, n * sizeof(*s->sum));
 	}
-	return report_derive(&rp->run, iv);
-}
-
-static int emit(struct replay *rp, const struct interval *iv)
-{
-	int ret = 0;
-
-	for (int i = 0; i < rp->nr_outputs; i++) {
-		struct output *o = rp->outputs[i];
-		int (*fn)(struct output *, const struct run *, const struct interval *) =
-			iv->summary ? o->ops->summary : o->ops->interval;
-		int err = fn ? fn(o, &rp->run, iv) : 0;
-
-		if (err) {
-			pr_err("output %s: %s", o->name, strerror(-err));
-			ret = EXIT_FAILURE;
-		}
-	}
-	return ret;
+	return report_derive(&rp->run, rec);
 }
 
 static int replay_all(struct replay *rp)
 {
-	struct interval rec = {}, iv = {};
+	struct interval rec = {};
 	struct record_error e;
 	long index = 0;
 	int ret = 0, err;
 
 	while ((err = record_reader__next(rp->reader, &rec, &e)) > 0) {
 		index++;
-		err = replay_interval(rp, &rec, &iv);
+		err = replay_interval(rp, &rec);
 		if (err) {
 			pr_err("%s: record %ld: cannot compute the interval: %s", rp->file, index,
 			       strerror(-err));
 			ret = EXIT_FAILURE;
 			break;
 		}
-		if (emit(rp, &iv))
+		if (outputs_emit(rp->outputs, rp->nr_outputs, &rp->run, &rec))
 			ret = EXIT_FAILURE;
 	}
 	if (err == -EBADMSG) {
@@ -361,11 +331,10 @@ static int replay_all(struct replay *rp)
 		ret = EXIT_FAILURE;
 	}
 	interval_free(&rec);
-	interval_free(&iv);
 	return ret;
 }
 
-int cmd_report(int argc, char **argv)
+static int report(int argc, char **argv)
 {
 	struct report_args a = {};
 	struct replay rp = {};
@@ -398,9 +367,19 @@ int cmd_report(int argc, char **argv)
 	for (int i = 0; i < rp.nr_outputs; i++)
 		output_close(rp.outputs[i]);
 	free(rp.map);
+	free(rp.sums);
 	free(rp.names);
 	plan__free(rp.plan);
 	model__free(rp.model);
 	record_reader__close(rp.reader);
+	return ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	int ret = report(argc, argv);
+
+	/* --json made errors JSON lines for this command only. */
+	log_set_json(false);
 	return ret;
 }

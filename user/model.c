@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "jsonfile.h"
 #include "log.h"
 #include "model_internal.h"
 #include "models_table.h"
@@ -962,54 +963,17 @@ static int check_references(struct loader *ld)
 
 /* --- the file ----------------------------------------------------------------------------- */
 
-static int json_line(const char *json, size_t offset)
-{
-	int line = 1;
-	size_t i;
-
-	for (i = 0; i < offset; i++)
-		line += json[i] == '\n';
-	return line;
-}
-
 static int parse_json(const struct loader *ld, const char *json, size_t len, json_object **out)
 {
-	struct json_tokener *tok;
-	enum json_tokener_error jerr;
-	json_object *obj;
-	size_t end;
-	const char *nul = len ? memchr(json, 0, len) : NULL;
+	struct json_parse_error e;
+	int err;
 
-	*out = NULL;
-	if (!len)
-		return lerr(ld, "line 1: unexpected end of the file");
-	if (nul)
-		return lerr(ld, "line %d: NUL byte in the file", json_line(json, nul - json));
 	if (len > MODEL_MAX_FILE_SIZE)
 		return lerr(ld, "larger than %d bytes", MODEL_MAX_FILE_SIZE);
-	tok = json_tokener_new();
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	obj = json_tokener_parse_ex(tok, json, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (!obj) {
-		if (jerr == json_tokener_continue || jerr == json_tokener_success)
-			return lerr(ld, "line %d: unexpected end of the file", json_line(json, len));
-		return lerr(ld, "line %d: invalid JSON: %s", json_line(json, end),
-			    json_tokener_error_desc(jerr));
-	}
-	for (; end < len; end++) {
-		if (json[end] != ' ' && json[end] != '\t' && json[end] != '\n' && json[end] != '\r') {
-			json_object_put(obj);
-			return lerr(ld, "line %d: unexpected data after the JSON object",
-				    json_line(json, end));
-		}
-	}
-	*out = obj;
-	return 0;
+	err = json_parse_strict(json, len, out, &e);
+	if (err == -EINVAL)
+		return lerr(ld, "line %d: %s", e.line, e.what);
+	return err;
 }
 
 static int load(struct loader *ld, json_object *top)
@@ -1144,35 +1108,19 @@ int model__load_file(const char *path, struct model **mp)
 	}
 	if (fstat(fileno(f), &st)) {
 		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
+	} else if (!S_ISREG(st.st_mode)) {
 		pr_err("model file '%s' is not a regular file", path);
-		goto out_closed;
+		fclose(f);
+		return -EINVAL;
+	} else {
+		err = json_read(f, MODEL_MAX_FILE_SIZE, &buf, &len);
 	}
-	if (st.st_size > MODEL_MAX_FILE_SIZE) {
-		err = -EFBIG;
-		goto out;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	len = fread(buf, 1, st.st_size, f);
-	if (ferror(f)) {
-		err = -EIO;
-		goto out;
-	}
-	buf[len] = 0;
-out:
-	if (err)
-		pr_err("cannot read model file '%s': %s", path, strerror(-err));
-out_closed:
 	fclose(f);
-	if (!err)
-		err = model__load_string(path, buf, len, mp);
+	if (err) {
+		pr_err("cannot read model file '%s': %s", path, strerror(-err));
+		return err;
+	}
+	err = model__load_string(path, buf, len, mp);
 	free(buf);
 	return err;
 }

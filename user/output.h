@@ -27,6 +27,7 @@ struct output {
 	const char *name;	/* for messages: "json", "cdm /path" */
 	FILE *f;
 	void *priv;
+	bool lost;		/* set by the sink: it could not write everything it was given */
 };
 
 /* Which sinks a run (or `cgtma report`) writes to. */
@@ -37,17 +38,27 @@ struct output_opts {
 	const char *prometheus;	/* --prometheus [ADDR:]PORT */
 	const char *record;	/* --record FILE */
 	const char *html;	/* report --html FILE */
+	bool no_stdout;		/* no view on stdout, not even the terminal's (report --html
+				 * alone); --json and -x are then ignored */
 };
 
 #define OUTPUTS_MAX 6
 
 /*
- * Opens the sinks the options ask for: the terminal view unless --json or -x takes stdout,
- * plus any files or servers. Prints what failed (naming the path or port) and returns
- * -errno; on success *n sinks are in outs.
+ * Opens the sinks the options ask for: the terminal view unless --json or -x takes stdout
+ * (or no_stdout leaves it empty), plus any files or servers. Prints what failed (naming the
+ * path or port) and returns -errno; on success *n sinks are in outs.
  */
 int outputs_open(const struct output_opts *oo, struct output **outs, int *n);
 void output_close(struct output *o);
+
+/*
+ * Calls every sink's begin, or its interval or summary callback (iv->summary says which).
+ * A failing sink is printed, naming it and the reason, and the others still get the
+ * interval. Returns 0, or the first error: the run goes on, and fails at its end.
+ */
+int outputs_begin(struct output **outs, int n, const struct run *run);
+int outputs_emit(struct output **outs, int n, const struct run *run, const struct interval *iv);
 
 /* The terminal view: a table of counts or metrics, or the Top-Down tree per scope. */
 int output_text_open(FILE *f, struct output **o);

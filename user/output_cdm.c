@@ -53,9 +53,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
+#include "hashmap.h"
 #include "log.h"
 #include "output.h"
+#include "strbuf.h"
 
 #define CDM_SOURCE "cgtma"
 #define CDM_JSON "metric-data-cgtma.json"
@@ -67,6 +70,8 @@ enum what { W_NODE, W_METRIC, W_EVENT };
 struct series {
 	enum what what;
 	int index;			/* node, metric or event */
+	int type;			/* its entry in types */
+	int place;			/* its (cgroup, cpu) in places */
 	char *cgroup;
 	int cpu;			/* >= 0; CPU_ALL; CPU_NONE (no "cpu" name) */
 	long long last_end;		/* of its last row written */
@@ -76,11 +81,6 @@ struct series {
 
 #define CPU_NONE (-1)
 #define CPU_ALL (-2)
-
-struct buf {
-	char *p;
-	size_t len, cap;
-};
 
 struct cdm {
 	char *dir, *json_path, *csv_path, *tmp_path;
@@ -93,9 +93,14 @@ struct cdm {
 
 	struct series *series;
 	int nr_series, cap_series;
-	int *slots;			/* open addressing: hash -> series index + 1 */
-	int nr_slots;
-	struct buf json;		/* the entries, without the brackets */
+	/*
+	 * A series is found by its (cgroup, cpu), numbered in places on first sight, and its
+	 * type: the key is place << 32 | type.
+	 */
+	struct hashmap places;		/* "CPU CGROUP" -> number */
+	int nr_places;
+	struct hashmap index;		/* key -> series */
+	struct strbuf json;		/* the entries, without the brackets */
 
 	bool started;			/* begin() gave the run's start */
 	long long prev_end;		/* the last interval's end */
@@ -109,53 +114,6 @@ struct cdm {
 };
 
 /* --- small helpers --------------------------------------------------------------------- */
-
-static int buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-static int buf_str(struct buf *b, const char *s)
-{
-	return buf_add(b, s, strlen(s));
-}
-
-static int buf_json_str(struct buf *b, const char *s)
-{
-	char esc[8];
-	int err = buf_add(b, "\"", 1);
-
-	for (; *s && !err; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\') {
-			esc[0] = '\\';
-			esc[1] = ch;
-			err = buf_add(b, esc, 2);
-		} else if (ch < 0x20) {
-			snprintf(esc, sizeof(esc), "\\u%04x", ch);
-			err = buf_add(b, esc, 6);
-		} else {
-			err = buf_add(b, (const char *)&ch, 1);
-		}
-	}
-	return err ?: buf_add(b, "\"", 1);
-}
 
 /* Lower-case kebab style: "Backend_Bound.L1_Bound" -> "backend-bound-l1-bound". */
 static char *kebab(const char *name)
@@ -274,15 +232,15 @@ static int make_types(struct cdm *c, const struct run *run)
 	return err;
 }
 
-static const char *series_type(const struct cdm *c, const struct series *s)
+static int type_of(const struct cdm *c, enum what w, int index)
 {
-	switch (s->what) {
+	switch (w) {
 	case W_NODE:
-		return c->types[c->node0 + s->index];
+		return c->node0 + index;
 	case W_METRIC:
-		return c->types[c->metric0 + s->index];
+		return c->metric0 + index;
 	default:
-		return c->types[c->event0 + s->index];
+		return c->event0 + index;
 	}
 }
 
@@ -305,63 +263,31 @@ static bool additive(const struct run *run, const struct series *s)
 
 /* --- series ----------------------------------------------------------------------------- */
 
-static uint64_t series_hash(enum what w, int index, const char *cgroup, int cpu)
+static uint64_t series_key(int place, int type)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	h = (h ^ (uint64_t)w) * 1099511628211ULL;
-	h = (h ^ (uint64_t)(unsigned int)index) * 1099511628211ULL;
-	h = (h ^ (uint64_t)(unsigned int)cpu) * 1099511628211ULL;
-	for (const char *p = cgroup; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return h;
+	return (uint64_t)place << 32 | (uint32_t)type;
 }
 
-static int find_series(const struct cdm *c, enum what w, int index, const char *cgroup, int cpu)
+/* The number of a (cgroup, cpu), given one on first sight; -ENOMEM. */
+static int find_place(struct cdm *c, const char *cgroup, int cpu)
 {
-	if (!c->nr_slots)
-		return -1;
-	for (uint64_t h = series_hash(w, index, cgroup, cpu);; h++) {
-		int k = c->slots[h & (c->nr_slots - 1)];
-		const struct series *s;
+	struct strbuf key = STRBUF_INIT;
+	int place, err;
 
-		if (!k)
-			return -1;
-		s = &c->series[k - 1];
-		if (s->what == w && s->index == index && s->cpu == cpu && !strcmp(s->cgroup, cgroup))
-			return k - 1;
-	}
-}
-
-static void slot_insert(struct cdm *c, int i)
-{
-	const struct series *s = &c->series[i];
-	uint64_t h = series_hash(s->what, s->index, s->cgroup, s->cpu);
-
-	while (c->slots[h & (c->nr_slots - 1)])
-		h++;
-	c->slots[h & (c->nr_slots - 1)] = i + 1;
-}
-
-static int rehash(struct cdm *c)
-{
-	int n = 256;
-
-	while (n < 4 * c->nr_series)
-		n *= 2;
-	free(c->slots);
-	c->slots = calloc(n, sizeof(*c->slots));
-	if (!c->slots) {
-		c->nr_slots = 0;
+	strbuf_addf(&key, "%d %s", cpu, cgroup);
+	if (key.failed)
 		return -ENOMEM;
+	place = hashmap_get_str(&c->places, key.buf);
+	if (place < 0) {
+		err = hashmap_put_str(&c->places, key.buf, c->nr_places);
+		place = err ? err : c->nr_places++;
 	}
-	c->nr_slots = n;
-	for (int i = 0; i < c->nr_series; i++)
-		slot_insert(c, i);
-	return 0;
+	strbuf_release(&key);
+	return place;
 }
 
-static int add_series(struct cdm *c, enum what w, int index, const char *cgroup, int cpu)
+static int add_series(struct cdm *c, enum what w, int index, int place, const char *cgroup,
+		      int cpu)
 {
 	struct series *s;
 
@@ -378,54 +304,71 @@ static int add_series(struct cdm *c, enum what w, int index, const char *cgroup,
 	memset(s, 0, sizeof(*s));
 	s->what = w;
 	s->index = index;
+	s->type = type_of(c, w, index);
+	s->place = place;
 	s->cpu = cpu;
 	s->seen = -1;
 	s->cgroup = strdup(cgroup);
-	if (!s->cgroup)
+	if (!s->cgroup || hashmap_put_u64(&c->index, series_key(place, s->type), c->nr_series)) {
+		free(s->cgroup);
 		return -ENOMEM;
+	}
 	c->nr_series++;
-	if (2 * c->nr_series > c->nr_slots)
-		return rehash(c);
-	slot_insert(c, c->nr_series - 1);
 	return 0;
 }
 
 /* Forgets the series from index nr on (their JSON could not be written). */
 static void drop_series(struct cdm *c, int nr)
 {
-	while (c->nr_series > nr)
-		free(c->series[--c->nr_series].cgroup);
-	rehash(c);
+	while (c->nr_series > nr) {
+		struct series *s = &c->series[--c->nr_series];
+
+		hashmap_del_u64(&c->index, series_key(s->place, s->type));
+		free(s->cgroup);
+	}
 }
 
-static int series_json(const struct cdm *c, const struct run *run, int i, struct buf *b)
+/* Appends series i's entry to b: a line of its own, after a comma unless it is the first. */
+static int series_json(const struct cdm *c, const struct run *run, int i, struct strbuf *b)
 {
 	const struct series *s = &c->series[i];
 	bool add = additive(run, s);
-	char head[96];
-	int err;
+	json_object *entry = json_object_new_object();
+	json_object *desc = json_object_new_object();
+	json_object *names = json_object_new_object();
+	const char *text = NULL;
+	char cpu[32];
 
-	snprintf(head, sizeof(head), "%s\n{\"idx\": %d, \"desc\": {\"source\": \"%s\", ",
-		 i ? "," : "", i, CDM_SOURCE);
-	err = buf_str(b, head);
-	err = err ?: buf_str(b, add ? "\"class\": \"throughput\", " : "\"class\": \"count\", ");
-	err = err ?: buf_str(b, "\"type\": ");
-	err = err ?: buf_json_str(b, series_type(c, s));
-	err = err ?: buf_str(b, add ? ", \"default-aggregation\": \"sum\"}, " :
-				      ", \"default-aggregation\": \"avg\"}, ");
-	err = err ?: buf_str(b, "\"names\": {\"cgroup\": ");
-	err = err ?: buf_json_str(b, s->cgroup);
-	if (!err && s->cpu != CPU_NONE) {
-		char cpu[32];
-
-		if (s->cpu == CPU_ALL)
-			snprintf(cpu, sizeof(cpu), "all");
-		else
-			snprintf(cpu, sizeof(cpu), "%d", s->cpu);
-		err = buf_str(b, ", \"cpu\": ");
-		err = err ?: buf_json_str(b, cpu);
+	if (entry && desc && names) {
+		json_object_object_add(entry, "idx", json_object_new_int(i));
+		json_object_object_add(desc, "source", json_object_new_string(CDM_SOURCE));
+		json_object_object_add(desc, "class",
+				       json_object_new_string(add ? "throughput" : "count"));
+		json_object_object_add(desc, "type", json_object_new_string(c->types[s->type]));
+		json_object_object_add(desc, "default-aggregation",
+				       json_object_new_string(add ? "sum" : "avg"));
+		json_object_object_add(names, "cgroup", json_object_new_string(s->cgroup));
+		if (s->cpu != CPU_NONE) {
+			if (s->cpu == CPU_ALL)
+				snprintf(cpu, sizeof(cpu), "all");
+			else
+				snprintf(cpu, sizeof(cpu), "%d", s->cpu);
+			json_object_object_add(names, "cpu", json_object_new_string(cpu));
+		}
+		json_object_object_add(entry, "desc", desc);
+		json_object_object_add(entry, "names", names);
+		desc = names = NULL;
+		text = json_object_to_json_string_ext(entry, JSON_C_TO_STRING_PLAIN |
+							     JSON_C_TO_STRING_NOSLASHESCAPE);
 	}
-	return err ?: buf_str(b, "}}");
+	if (text) {
+		strbuf_addstr(b, i ? ",\n" : "\n");
+		strbuf_addstr(b, text);
+	}
+	json_object_put(entry);
+	json_object_put(desc);
+	json_object_put(names);
+	return !text || b->failed ? -ENOMEM : 0;
 }
 
 /* --- files ------------------------------------------------------------------------------ */
@@ -520,6 +463,7 @@ struct collect {
 	const struct scope *scope;
 	const char *cgroup;
 	int cpu;
+	int place;			/* of (cgroup, cpu); -1 until a value needs it */
 	struct pending *rows;
 	int nr_rows, cap_rows;
 };
@@ -528,10 +472,16 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 {
 	struct collect *cl = ctx;
 	struct cdm *c = cl->c;
-	int i = find_series(c, w, index, cl->cgroup, cl->cpu), err;
+	int i, err;
 
+	if (cl->place < 0) {
+		cl->place = find_place(c, cl->cgroup, cl->cpu);
+		if (cl->place < 0)
+			return cl->place;
+	}
+	i = hashmap_get_u64(&c->index, series_key(cl->place, type_of(c, w, index)));
 	if (i < 0) {
-		err = add_series(c, w, index, cl->cgroup, cl->cpu);
+		err = add_series(c, w, index, cl->place, cl->cgroup, cl->cpu);
 		if (err)
 			return err;
 		i = c->nr_series - 1;
@@ -564,11 +514,9 @@ static int publish_series(struct cdm *c, const struct run *run, int old_nr)
 	for (int i = old_nr; i < c->nr_series && !err; i++)
 		err = series_json(c, run, i, &c->json);
 	if (!err)
-		err = write_json(c, c->json.p, c->json.len);
+		err = write_json(c, c->json.buf, c->json.len);
 	if (err) {
-		c->json.len = old_len;
-		if (c->json.p)
-			c->json.p[old_len] = '\0';
+		strbuf_setlen(&c->json, old_len);
 		c->lost_series += c->nr_series - old_nr;
 		drop_series(c, old_nr);
 		if (err != -ENOMEM)
@@ -581,7 +529,7 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 {
 	struct cdm *c = o->priv;
 	struct collect cl = { .c = c };
-	struct buf rows = {};
+	struct strbuf rows = STRBUF_INIT;
 	long long end = llround(iv->time * 1000), ibegin;
 	int old_nr = c->nr_series, err = 0;
 	bool failed_now = false;
@@ -599,6 +547,7 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 		cl.scope = &iv->scopes[i];
 		cl.cgroup = scope_cgroup(cl.scope);
 		cl.cpu = scope_cpu(run, cl.scope);
+		cl.place = -1;
 		err = scope_values(run, cl.scope, iv->interval_s > 0 ? iv->interval_s : 1,
 				   collect_value, &cl);
 	}
@@ -614,20 +563,21 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 				cl.rows[k++] = cl.rows[i];
 		cl.nr_rows = k;
 	}
+	/* Every series is in the JSON now: publish_series() forgets those it cannot write. */
+	old_nr = c->nr_series;
 
 	for (int i = 0; i < cl.nr_rows && !err; i++) {
 		struct series *s = &c->series[cl.rows[i].series];
-		char line[160], num[64];
+		char num[400];		/* "%.6f" of the largest double */
 
-		snprintf(line, sizeof(line), "%d,%lld,%lld,%s\n", cl.rows[i].series,
-			 s->has_row ? s->last_end + 1 : ibegin, end,
-			 fmt_value(cl.rows[i].value, num, sizeof(num)));
-		err = buf_str(&rows, line);
+		err = strbuf_addf(&rows, "%d,%lld,%lld,%s\n", cl.rows[i].series,
+				  s->has_row ? s->last_end + 1 : ibegin, end,
+				  fmt_value(cl.rows[i].value, num, sizeof(num)));
 	}
 	if (err)
 		goto out;
 	if (rows.len) {
-		err = write_all(c->csv_fd, rows.p, rows.len, c->csv_size);
+		err = write_all(c->csv_fd, rows.buf, rows.len, c->csv_size);
 		if (err) {
 			/* No half rows: back to the last whole interval. */
 			if (ftruncate(c->csv_fd, c->csv_size))
@@ -653,11 +603,17 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 	if (!err && !failed_now && rows.len)
 		c->failing = false;
 out:
+	/* Series found before a failure that kept them out of the JSON go, or rows would
+	 * name them later. */
+	if (c->nr_series > old_nr)
+		drop_series(c, old_nr);
 	c->prev_end = end;
 	c->nr_intervals++;
 	free(cl.rows);
-	free(rows.p);
-	/* Write failures are this sink's to report (once); the run goes on. */
+	strbuf_release(&rows);
+	/* Write failures are this sink's to report (once); the run goes on, and fails at its end. */
+	if (c->lost_intervals || c->lost_series)
+		o->lost = true;
 	return err == -ENOMEM ? err : 0;
 }
 
@@ -686,11 +642,12 @@ static void cdm_close(struct output *o)
 	for (int i = 0; i < c->nr_series; i++)
 		free(c->series[i].cgroup);
 	free(c->series);
-	free(c->slots);
+	hashmap_clear(&c->places);
+	hashmap_clear(&c->index);
 	for (int i = 0; i < c->nr_types; i++)
 		free(c->types[i]);
 	free(c->types);
-	free(c->json.p);
+	strbuf_release(&c->json);
 	free(c->dir);
 	free(c->json_path);
 	free(c->csv_path);

@@ -12,10 +12,11 @@
  *   shortest form of the number: "1.5", "2.0"); cgtma always runs in intervals, so it is
  *   always there, and the summary at the end is printed with SUMMARY in it, as
  *   toplev -I --summary prints its final output;
- * - CPUs: only when there is more than the system scope. "CPU3" for a CPU (-A), as toplev's
- *   per-CPU label; the cgroup path for a cgroup ("/a/b", "/a/b@CPU3" with -A); "system" for
- *   the whole machine next to them. System-wide only, the column is absent: toplev's
- *   columns exactly;
+ * - CPUs: when the run can report more than the system scope (-A, -G or --all-cgroups),
+ *   decided at the start, so that every row has the same columns even while -G matches
+ *   nothing yet. "CPU3" for a CPU (-A), as toplev's per-CPU label; the cgroup path for a
+ *   cgroup ("/a/b", "/a/b@CPU3" with -A); "system" for the whole machine next to them.
+ *   System-wide only, the column is absent: toplev's columns exactly;
  * - Area: the node's full name (Backend_Bound.Memory_Bound.L1_Bound);
  * - Value: percent with one decimal (nodes), the value with one decimal (metrics, counts);
  * - Unit: "% " + the node's domain, toplev's way ("Slots_Estimated" is "Slots_est"), then
@@ -205,20 +206,6 @@ static bool desc_seen(struct csv *c, const char *text)
 
 /* --- what a row says --------------------------------------------------------------- */
 
-/* The smallest multiplex fraction among the events (NAN when none ran). */
-static double deps_multiplex(const struct scope *s, const int *events, int nr)
-{
-	double m = NAN;
-
-	for (int k = 0; k < nr; k++) {
-		double x = s->multiplex[events[k]];
-
-		if (!isnan(x) && (isnan(m) || x < m))
-			m = x;
-	}
-	return m;
-}
-
 /*
  * toplev's Multiplex for a node or metric: the minimum over the events its formula read,
  * as perf's percentage with two decimals. A node clamped to its maxval is toplev's maxval
@@ -233,12 +220,12 @@ static const char *multiplex_field(const struct run *run, const struct scope *s,
 
 	if (metric) {
 		nr = plan__metric_events(run->plan, i, &events);
-		m = deps_multiplex(s, events, nr);
+		m = scope_multiplex(s, run, events, nr);
 	} else if (s->tma.value[i] == run->plan->nodes[i].maxval) {
 		m = 1;
 	} else {
 		nr = plan__node_events(run->plan, i, &events);
-		m = deps_multiplex(s, events, nr);
+		m = scope_multiplex(s, run, events, nr);
 	}
 	if (isnan(m))
 		m = 1;	/* a formula of constants: toplev's plain float, 100.0 */
@@ -402,12 +389,8 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 	const char *f[NR_FIELDS];
 	char ts[64], cpus[4200];
 	bool *idle = NULL;
-	bool cpus_needed = run->per_cpu;
 	int err = 0;
 
-	for (int i = 0; i < iv->nr_scopes; i++)
-		if (iv->scopes[i].kind != SCOPE_SYSTEM)
-			cpus_needed = true;
 	if (iv->nr_scopes) {
 		idle = calloc(iv->nr_scopes, sizeof(*idle));
 		if (!idle)
@@ -420,15 +403,8 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 		free(idle);
 		return -errno;
 	}
-	/*
-	 * The column set is fixed by the first interval; a cgroup that appears later in a
-	 * system-only run (a glob that matched nothing yet) brings the CPUs column, with a
-	 * header line that says so.
-	 */
-	if (!c->header_done || (cpus_needed && !c->cpus_column)) {
-		c->cpus_column = c->cpus_column || cpus_needed;
+	if (!c->header_done)
 		put_header(c);
-	}
 	f[F_TS] = iv->summary ? "SUMMARY" :
 				py_float(iv->time - run->start_time, 9, ts, sizeof(ts));
 	for (int i = 0; i < iv->nr_scopes; i++) {
@@ -449,6 +425,7 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 	}
 	c->buf = NULL;
 	/* One interval, one write: a reader never sees half of it. */
+	errno = 0;
 	if (fwrite(c->line, 1, c->line_len, o->f) != c->line_len || fflush(o->f))
 		err = errno ? -errno : -EIO;
 	free(c->line);
@@ -461,6 +438,7 @@ static int csv_begin(struct output *o, const struct run *run)
 	struct csv *c = o->priv;
 
 	c->cycles = cycles_event(run);
+	c->cpus_column = run->per_cpu || run->cgroups;
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hashmap.h"
 #include "log.h"
 #include "record.h"
 
@@ -99,8 +100,7 @@ struct html_sink {
 
 	int nr_series, cap_series;
 	struct html_series *series;
-	int *slots;		/* open addressing on the label: index + 1 */
-	int nr_slots;
+	struct hashmap index;	/* label -> series */
 };
 
 /* --- colors ------------------------------------------------------------------------- */
@@ -285,48 +285,15 @@ out:
 	return err;
 }
 
-static unsigned int hash_label(const char *s)
-{
-	uint32_t v = 2166136261u;
-
-	while (*s)
-		v = (v ^ (unsigned char)*s++) * 16777619u;
-	return v;
-}
-
-static int grow_slots(struct html_sink *h)
-{
-	int n = 64;
-
-	while (n < 4 * h->nr_series)
-		n *= 2;
-	free(h->slots);
-	h->slots = calloc(n, sizeof(*h->slots));
-	if (!h->slots)
-		return -ENOMEM;
-	h->nr_slots = n;
-	for (int i = 0; i < h->nr_series; i++) {
-		unsigned int k = hash_label(h->series[i].label) & (n - 1);
-
-		while (h->slots[k])
-			k = (k + 1) & (n - 1);
-		h->slots[k] = i + 1;
-	}
-	return 0;
-}
-
 /* The series of a scope, created (empty so far) on first sight. */
 static struct html_series *find_series(struct html_sink *h, const char *label, bool system)
 {
 	struct html_series *s;
+	int i = hashmap_get_str(&h->index, label);
 	size_t n;
 
-	if (h->nr_slots) {
-		for (unsigned int k = hash_label(label) & (h->nr_slots - 1); h->slots[k];
-		     k = (k + 1) & (h->nr_slots - 1))
-			if (strcmp(h->series[h->slots[k] - 1].label, label) == 0)
-				return &h->series[h->slots[k] - 1];
-	}
+	if (i >= 0)
+		return &h->series[i];
 	if (h->nr_series == h->cap_series) {
 		int cap = h->cap_series ? 2 * h->cap_series : 16;
 		struct html_series *ns = realloc(h->series, cap * sizeof(*ns));
@@ -346,7 +313,8 @@ static struct html_series *find_series(struct html_sink *h, const char *label, b
 	s->bn = malloc(n * sizeof(*s->bn));
 	s->mux = malloc(n * sizeof(*s->mux));
 	s->sum_val = calloc(h->nr_cols ? h->nr_cols : 1, sizeof(*s->sum_val));
-	if (!s->label || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val) {
+	if (!s->label || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val ||
+	    hashmap_put_str(&h->index, label, h->nr_series)) {
 		free(s->label);
 		free(s->state);
 		free(s->val);
@@ -356,16 +324,6 @@ static struct html_series *find_series(struct html_sink *h, const char *label, b
 		return NULL;
 	}
 	h->nr_series++;
-	if (2 * h->nr_series > h->nr_slots) {
-		if (grow_slots(h))
-			return NULL;
-	} else {
-		unsigned int k = hash_label(label) & (h->nr_slots - 1);
-
-		while (h->slots[k])
-			k = (k + 1) & (h->nr_slots - 1);
-		h->slots[k] = h->nr_series;
-	}
 	return s;
 }
 
@@ -407,17 +365,6 @@ static int grow_intervals(struct html_sink *h)
 	}
 	h->cap_iv = cap;
 	return 0;
-}
-
-/* The least multiplex fraction of the events counted (those never running are hatched). */
-static double least_multiplex(const struct run *run, const struct scope *sc)
-{
-	double m = NAN;
-
-	for (int i = 0; i < run->nr_events; i++)
-		if (sc->state[i] == COUNT_OK && (isnan(m) || sc->multiplex[i] < m))
-			m = sc->multiplex[i];
-	return m;
 }
 
 /* The columns' values for one scope: NAN where not counted. */
@@ -472,7 +419,7 @@ static int html_interval(struct output *o, const struct run *run, const struct i
 		s->state[k] = sc->ran ? ST_RAN : ST_IDLE;
 		s->removed |= sc->removed;
 		scope_values(h, run, sc, iv->interval_s, &s->val[(size_t)k * cols], &s->bn[k]);
-		s->mux[k] = least_multiplex(run, sc);
+		s->mux[k] = scope_multiplex(sc, run, NULL, 0);
 	}
 	return 0;
 }
@@ -1005,6 +952,7 @@ static void flat_stats(FILE *f, const struct view *v, double y, int c)
 	double max = NAN;
 	char buf[32];
 	int cols = h->nr_cols ? h->nr_cols : 1;
+	bool whole;
 
 	for (int i = 0; i < h->nr_iv; i++) {
 		double x = s->state[i] == ST_RAN ? s->val[(size_t)i * cols + c] : NAN;
@@ -1014,12 +962,13 @@ static void flat_stats(FILE *f, const struct view *v, double y, int c)
 	}
 	fprintf(f, "<text class=\"legend head\" x=\"%d\" y=\"%.1f\">whole run</text>\n",
 		LEGEND_X, y + 12);
-	if (s->has_summary && s->sum_ran && isfinite(s->sum_val[c]))
+	whole = s->has_summary && s->sum_ran && isfinite(s->sum_val[c]);
+	if (whole)
 		fmt_value(s->sum_val[c], buf, sizeof(buf));
 	else
 		snprintf(buf, sizeof(buf), "not counted");
 	fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\">%s ", LEGEND_X, y + 28, buf);
-	html_escape(f, isfinite(s->sum_val[c]) ? unit : "");
+	html_escape(f, whole ? unit : "");
 	fputs("</text>\n", f);
 	fprintf(f, "<text class=\"legend head\" x=\"%d\" y=\"%.1f\">highest interval</text>\n",
 		LEGEND_X, y + 50);
@@ -1176,7 +1125,8 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 
 static int series_cmp(const void *a, const void *b)
 {
-	const struct html_series *x = a, *y = b;
+	const struct html_series *x = *(const struct html_series *const *)a;
+	const struct html_series *y = *(const struct html_series *const *)b;
 
 	if (x->system != y->system)
 		return x->system ? -1 : 1;
@@ -1234,10 +1184,17 @@ static int write_page(struct html_sink *h)
 	time_t t = (time_t)h->start_time;
 	struct tm tm;
 	int err = 0, nr_cgroups = 0;
+	/* The system first, then the cgroups by path; the series stay where the index says. */
+	const struct html_series **order = malloc((h->nr_series + 1) * sizeof(*order));
 
-	qsort(h->series, h->nr_series, sizeof(*h->series), series_cmp);
-	for (int i = 0; i < h->nr_series; i++)
+	h->written = true;
+	if (!order)
+		return -ENOMEM;
+	for (int i = 0; i < h->nr_series; i++) {
+		order[i] = &h->series[i];
 		nr_cgroups += !h->series[i].system;
+	}
+	qsort(order, h->nr_series, sizeof(*order), series_cmp);
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 
@@ -1271,11 +1228,12 @@ static int write_page(struct html_sink *h)
 	if (!h->nr_iv)
 		fputs("<p class=\"note\">The record holds no interval.</p>\n", f);
 	for (int i = 0; i < h->nr_series && !err; i++)
-		err = write_chart(f, h, &h->series[i], i);
+		err = write_chart(f, h, order[i], i);
+	free(order);
 	fputs("</body>\n</html>\n", f);
+	errno = 0;
 	if (!err && (ferror(f) || fflush(f)))
 		err = errno ? -errno : -EIO;
-	h->written = true;
 	return err;
 }
 
@@ -1298,7 +1256,7 @@ static int html_summary(struct output *o, const struct run *run, const struct in
 		s->has_summary = true;
 		s->sum_ran = sc->ran;
 		scope_values(h, run, sc, iv->interval_s, s->sum_val, &s->sum_bn);
-		s->sum_mux = least_multiplex(run, sc);
+		s->sum_mux = scope_multiplex(sc, run, NULL, 0);
 	}
 	return write_page(h);
 }
@@ -1335,7 +1293,7 @@ static void html_close(struct output *o)
 	free(h->node_col);
 	free(h->cols);
 	free(h->series);
-	free(h->slots);
+	hashmap_clear(&h->index);
 	free(h->t0);
 	free(h->t1);
 	free(h->model);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -20,14 +21,28 @@ static json_object *number_or_null(double v)
 	return isfinite(v) ? json_object_new_double(v) : NULL;
 }
 
+/*
+ * A scaled count as a whole number. A heavily multiplexed event can scale past what an int64
+ * holds (llround is undefined there): such a count is the int64's limit.
+ */
+static json_object *count_json(double v)
+{
+	if (!isfinite(v))
+		return NULL;
+	if (v >= 0x1p63)
+		return json_object_new_int64(INT64_MAX);
+	if (v < -0x1p63)
+		return json_object_new_int64(INT64_MIN);
+	return json_object_new_int64(llround(v));
+}
+
 static json_object *scope_json(const struct run *run, const struct scope *s)
 {
-	static const char *const kinds[] = { "system", "cpu", "cgroup" };
 	json_object *row = json_object_new_object();
 	json_object *counts = json_object_new_object();
 	json_object *mux = json_object_new_object();
 
-	json_object_object_add(row, "scope", json_object_new_string(kinds[s->kind]));
+	json_object_object_add(row, "scope", json_object_new_string(scope_kind_name(s->kind)));
 	if (s->kind == SCOPE_CGROUP)
 		json_object_object_add(row, "cgroup", json_object_new_string(s->cgroup));
 	if (s->cpu >= 0)
@@ -36,7 +51,7 @@ static json_object *scope_json(const struct run *run, const struct scope *s)
 		json_object *c = NULL;
 
 		if (s->state[i] != COUNT_NOT_COUNTED)
-			c = json_object_new_int64(llround(s->count[i]));
+			c = count_json(s->count[i]);
 		json_object_object_add(counts, run->event_names[i], c);
 		json_object_object_add(mux, run->event_names[i], number_or_null(s->multiplex[i]));
 	}
@@ -91,8 +106,10 @@ static int write_record(struct output *o, const struct run *run, const struct in
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
 						    JSON_C_TO_STRING_NOSLASHESCAPE);
 	/* One write per line, then flush: a reader never sees half an object. */
-	if (fprintf(o->f, "%s\n", text) < 0 || fflush(o->f))
-		err = -errno;
+	if (!text)
+		err = -ENOMEM;
+	else if (fprintf(o->f, "%s\n", text) < 0 || fflush(o->f))
+		err = errno ? -errno : -EIO;
 	json_object_put(root);
 	return err;
 }

@@ -5,7 +5,7 @@
  * in under a mutex, so a scrape always sees one whole interval and a slow client never holds
  * up the interval loop. The families:
  *
- *   cgtma_run_info{model,cpu_model,kernel,level}                      gauge, always 1
+ *   cgtma_run_info{model,cpu_model,kernel[,level]}                    gauge, always 1
  *   cgtma_interval_seconds                                            gauge
  *   cgtma_events_total{scope,[cgroup,][cpu,]event}                    counter
  *   cgtma_multiplex_ratio{scope,[cgroup,][cpu,]event}                 gauge 0..1
@@ -32,7 +32,6 @@
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -41,87 +40,26 @@
 
 #include "log.h"
 #include "output.h"
+#include "strbuf.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define PROM_DEFAULT_ADDR "127.0.0.1"
-
-/* --- a growing text buffer ---------------------------------------------------------- */
-
-struct sbuf {
-	char *buf;
-	size_t len, cap;
-	bool oom;		/* an append failed: the text is incomplete */
-};
-
-static void sb_grow(struct sbuf *sb, size_t more)
-{
-	size_t cap = sb->cap ? sb->cap : 4096;
-	char *nb;
-
-	if (sb->oom || sb->len + more + 1 <= sb->cap)
-		return;
-	while (cap < sb->len + more + 1)
-		cap *= 2;
-	nb = realloc(sb->buf, cap);
-	if (!nb) {
-		sb->oom = true;
-		return;
-	}
-	sb->buf = nb;
-	sb->cap = cap;
-}
-
-static void sb_putn(struct sbuf *sb, const char *s, size_t n)
-{
-	sb_grow(sb, n);
-	if (sb->oom)
-		return;
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *sb, const char *s)
-{
-	sb_putn(sb, s, strlen(s));
-}
-
-static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		sb->oom = true;
-		return;
-	}
-	sb_grow(sb, n);
-	if (sb->oom)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, n + 1, fmt, ap);
-	va_end(ap);
-	sb->len += n;
-}
 
 /*
  * The exposition format's escapes: in a label value backslash, double quote and newline; in
  * HELP text backslash and newline.
  */
-static void sb_escaped(struct sbuf *sb, const char *s, bool quote)
+static void sb_escaped(struct strbuf *sb, const char *s, bool quote)
 {
 	for (; *s; s++) {
 		if (*s == '\\')
-			sb_puts(sb, "\\\\");
+			strbuf_addstr(sb, "\\\\");
 		else if (*s == '\n')
-			sb_puts(sb, "\\n");
+			strbuf_addstr(sb, "\\n");
 		else if (*s == '"' && quote)
-			sb_puts(sb, "\\\"");
+			strbuf_addstr(sb, "\\\"");
 		else
-			sb_putn(sb, s, 1);
+			strbuf_add(sb, s, 1);
 	}
 }
 
@@ -148,13 +86,14 @@ struct prom {
 	char name[320];			/* the output's name: "prometheus ADDR:PORT" */
 
 	int nr_events;
-	struct series *series;		/* sorted by label set (key_cmp) */
+	struct series *series;		/* in interval_sort()'s order (key_cmp) */
 	int nr_series;
 	int nr_metrics;
 	char **metric_family;		/* per plan metric: family name, NULL if left out */
 	bool prepared;
 };
 
+/* Label sets in interval_sort()'s order: the kind, then the cgroup's path, then the CPU. */
 static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, enum scope_kind k2,
 		   const char *c2, int cpu2)
 {
@@ -167,16 +106,6 @@ static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, enum scope_kind
 			return c;
 	}
 	return cpu1 < cpu2 ? -1 : cpu1 > cpu2;
-}
-
-/* Scopes by label set; of equal ones (a path removed and made again) the removed first. */
-static int scope_ptr_cmp(const void *a, const void *b)
-{
-	const struct scope *x = *(const struct scope *const *)a;
-	const struct scope *y = *(const struct scope *const *)b;
-	int c = key_cmp(x->kind, x->cgroup, x->cpu, y->kind, y->cgroup, y->cpu);
-
-	return c ? c : (int)y->removed - (int)x->removed;
 }
 
 static void series_release(struct series *s)
@@ -207,41 +136,45 @@ static void series_add(struct series *s, const struct scope *sc, int nr_events)
 		if (sc->state[i] == COUNT_NOT_COUNTED)
 			continue;
 		/* Whole events, as the other outputs print them; 0 when the scope was idle. */
-		s->total[i] += (double)llround(sc->count[i]);
+		s->total[i] += round(sc->count[i]);
 		s->counted[i] = true;
 	}
 }
 
+static int scope_key_cmp(const struct scope *x, const struct scope *y)
+{
+	return key_cmp(x->kind, x->cgroup, x->cpu, y->kind, y->cgroup, y->cpu);
+}
+
 /*
- * Matches this interval's scopes with the series kept so far (both sorted by label set):
- * a series whose scope is back carries its totals on, one with no scope now is dropped, and
- * a new scope starts a series at zero. Scopes that share a label set (a cgroup removed and made
- * again under the same path) share a series. On failure nothing kept has changed.
+ * Matches this interval's scopes with the series kept so far, both in interval_sort()'s
+ * order (a run's intervals come sorted): a series whose scope is back carries its totals on,
+ * one with no scope now is dropped, and a new scope starts a series at zero. Scopes that share
+ * a label set (a cgroup removed and made again under the same path) share a series, whose
+ * gauges come from the live one. -EINVAL when the scopes are not in order; on failure nothing
+ * kept has changed.
  */
 static int series_update(struct prom *p, const struct interval *iv)
 {
 	int n = iv->nr_scopes, nr_next = 0, old = 0, err = -ENOMEM;
-	const struct scope **sorted;
 	struct series *next;
 	int *slot, *from;
 
-	sorted = malloc((n + 1) * sizeof(*sorted));
-	slot = malloc((n + 1) * sizeof(*slot));	/* per sorted scope: its series in next */
+	for (int i = 1; i < n; i++)
+		if (scope_key_cmp(&iv->scopes[i - 1], &iv->scopes[i]) > 0)
+			return -EINVAL;
+	slot = malloc((n + 1) * sizeof(*slot));	/* per scope: its series in next */
 	from = malloc((n + 1) * sizeof(*from));	/* per series in next: the old one, or -1 */
 	next = calloc(n + 1, sizeof(*next));
-	if (!sorted || !slot || !from || !next)
+	if (!slot || !from || !next)
 		goto out;
-	for (int i = 0; i < n; i++)
-		sorted[i] = &iv->scopes[i];
-	qsort(sorted, n, sizeof(*sorted), scope_ptr_cmp);
 
 	/* First the new series, so that a failed allocation leaves p as it was. */
 	for (int i = 0; i < n; i++) {
-		const struct scope *sc = sorted[i];
+		const struct scope *sc = &iv->scopes[i];
 		int c = 1;
 
-		if (nr_next && !key_cmp(sorted[i - 1]->kind, sorted[i - 1]->cgroup,
-					sorted[i - 1]->cpu, sc->kind, sc->cgroup, sc->cpu)) {
+		if (i && !scope_key_cmp(&iv->scopes[i - 1], sc)) {
 			slot[i] = nr_next - 1;
 			continue;
 		}
@@ -283,17 +216,20 @@ static int series_update(struct prom *p, const struct interval *iv)
 	p->nr_series = nr_next;
 	next = NULL;
 
-	/* Removed scopes sort first: the live one of a label set gives the gauges. */
 	for (int i = 0; i < n; i++) {
+		const struct scope *sc = &iv->scopes[i];
 		struct series *s = &p->series[slot[i]];
+		bool first = !i || slot[i - 1] != slot[i];
 
-		series_add(s, sorted[i], p->nr_events);
-		s->now = sorted[i];
-		s->removed = sorted[i]->removed;
+		series_add(s, sc, p->nr_events);
+		/* Of a label set's scopes, the live one gives the gauges. */
+		if (first || (s->removed && !sc->removed)) {
+			s->now = sc;
+			s->removed = sc->removed;
+		}
 	}
 	err = 0;
 out:
-	free(sorted);
 	free(slot);
 	free(from);
 	free(next);
@@ -319,14 +255,14 @@ static void series_drop_removed(struct prom *p)
 /* --- the page ------------------------------------------------------------------------ */
 
 /* A word separator, unless at the start or after one. */
-static void sb_sep(struct sbuf *sb)
+static void sb_sep(struct strbuf *sb)
 {
 	if (sb->len && sb->buf[sb->len - 1] != '_')
-		sb_puts(sb, "_");
+		strbuf_addstr(sb, "_");
 }
 
 /* s in snake case: CPU_Utilization is cpu_utilization, insn/cycle insn_per_cycle. */
-static void metric_name_part(struct sbuf *sb, const char *s)
+static void metric_name_part(struct strbuf *sb, const char *s)
 {
 	bool sep = false;
 
@@ -336,14 +272,14 @@ static void metric_name_part(struct sbuf *sb, const char *s)
 		if (isalnum((unsigned char)c)) {
 			if (sep)
 				sb_sep(sb);
-			sb_putn(sb, &c, 1);
+			strbuf_add(sb, &c, 1);
 			sep = false;
 			continue;
 		}
 		sep = true;
 		if (c == '/' || c == '%') {
 			sb_sep(sb);
-			sb_puts(sb, c == '/' ? "per" : "percent");
+			strbuf_addstr(sb, c == '/' ? "per" : "percent");
 		}
 	}
 }
@@ -351,27 +287,27 @@ static void metric_name_part(struct sbuf *sb, const char *s)
 /* Family names for the model's metrics: cgtma_metric_<name>[_<unit>]. */
 static char *metric_family_name(const struct plan_metric *m)
 {
-	struct sbuf name = {}, unit = {};
-	char *ret = NULL;
+	struct strbuf name = STRBUF_INIT, unit = STRBUF_INIT;
 
-	sb_puts(&name, "cgtma_metric_");
+	strbuf_addstr(&name, "cgtma_metric_");
 	metric_name_part(&name, m->name);
 	if (m->unit && m->unit[0]) {
 		metric_name_part(&unit, !strcmp(m->unit, "/s") ? "per second" : m->unit);
 		/* Cycles_per_Second in /s: ..._cycles_per_second, not _per_second twice. */
-		if (unit.len && !unit.oom &&
+		if (unit.len && !unit.failed &&
 		    !(name.len > unit.len && name.buf[name.len - unit.len - 1] == '_' &&
 		      !strcmp(name.buf + name.len - unit.len, unit.buf))) {
-			sb_puts(&name, "_");
-			sb_puts(&name, unit.buf);
+			strbuf_addstr(&name, "_");
+			strbuf_addstr(&name, unit.buf);
 		}
 	}
-	if (!name.oom && !unit.oom)
-		ret = name.buf;
-	else
-		free(name.buf);
-	free(unit.buf);
-	return ret;
+	if (unit.failed) {
+		strbuf_release(&unit);
+		strbuf_release(&name);
+		return NULL;
+	}
+	strbuf_release(&unit);
+	return strbuf_detach(&name, NULL);
 }
 
 static bool family_name_taken(const struct prom *p, int upto, const char *name)
@@ -414,43 +350,39 @@ static int prepare(struct prom *p, const struct run *run)
 	return 0;
 }
 
-static void family_header(struct sbuf *sb, const char *name, const char *type, const char *help)
+static void family_header(struct strbuf *sb, const char *name, const char *type, const char *help)
 {
-	sb_printf(sb, "# HELP %s ", name);
+	strbuf_addf(sb, "# HELP %s ", name);
 	sb_escaped(sb, help, false);
-	sb_printf(sb, "\n# TYPE %s %s\n", name, type);
+	strbuf_addf(sb, "\n# TYPE %s %s\n", name, type);
 }
 
 /* Opens a sample's label set with the scope labels; the caller closes it. */
-static void scope_labels(struct sbuf *sb, const struct series *s)
+static void scope_labels(struct strbuf *sb, const struct series *s)
 {
-	static const char *const kinds[] = { "system", "cpu", "cgroup" };
-
-	sb_printf(sb, "{scope=\"%s\"", kinds[s->kind]);
+	strbuf_addf(sb, "{scope=\"%s\"", scope_kind_name(s->kind));
 	if (s->kind == SCOPE_CGROUP) {
-		sb_puts(sb, ",cgroup=\"");
+		strbuf_addstr(sb, ",cgroup=\"");
 		sb_escaped(sb, s->cgroup, true);
-		sb_puts(sb, "\"");
+		strbuf_addstr(sb, "\"");
 	}
 	if (s->cpu >= 0)
-		sb_printf(sb, ",cpu=\"%d\"", s->cpu);
+		strbuf_addf(sb, ",cpu=\"%d\"", s->cpu);
 }
 
-static void sample_value(struct sbuf *sb, double v)
+static void sample_value(struct strbuf *sb, double v)
 {
-	sb_printf(sb, "} %.10g\n", v);
+	strbuf_addf(sb, "} %.10g\n", v);
 }
 
 /* A family with no sample is left out, header and all. */
-static void family_end(struct sbuf *sb, size_t start, int samples)
+static void family_end(struct strbuf *sb, size_t start, int samples)
 {
-	if (!samples && !sb->oom) {
-		sb->len = start;
-		sb->buf[start] = '\0';
-	}
+	if (!samples && !sb->failed)
+		strbuf_setlen(sb, start);
 }
 
-static void render_events(struct sbuf *sb, const struct prom *p, const struct run *run)
+static void render_events(struct strbuf *sb, const struct prom *p, const struct run *run)
 {
 	size_t start = sb->len;
 	int samples = 0;
@@ -464,11 +396,11 @@ static void render_events(struct sbuf *sb, const struct prom *p, const struct ru
 		for (int e = 0; e < p->nr_events; e++) {
 			if (!s->counted[e])
 				continue;
-			sb_puts(sb, "cgtma_events_total");
+			strbuf_addstr(sb, "cgtma_events_total");
 			scope_labels(sb, s);
-			sb_puts(sb, ",event=\"");
+			strbuf_addstr(sb, ",event=\"");
 			sb_escaped(sb, run->event_names[e], true);
-			sb_printf(sb, "\"} %.0f\n", s->total[e]);
+			strbuf_addf(sb, "\"} %.0f\n", s->total[e]);
 			samples++;
 		}
 	}
@@ -485,11 +417,11 @@ static void render_events(struct sbuf *sb, const struct prom *p, const struct ru
 		for (int e = 0; e < p->nr_events; e++) {
 			if (!isfinite(s->now->multiplex[e]))
 				continue;
-			sb_puts(sb, "cgtma_multiplex_ratio");
+			strbuf_addstr(sb, "cgtma_multiplex_ratio");
 			scope_labels(sb, s);
-			sb_puts(sb, ",event=\"");
+			strbuf_addstr(sb, ",event=\"");
 			sb_escaped(sb, run->event_names[e], true);
-			sb_puts(sb, "\"");
+			strbuf_addstr(sb, "\"");
 			sample_value(sb, s->now->multiplex[e]);
 			samples++;
 		}
@@ -497,7 +429,7 @@ static void render_events(struct sbuf *sb, const struct prom *p, const struct ru
 	family_end(sb, start, samples);
 }
 
-static void render_tma(struct sbuf *sb, const struct prom *p, const struct run *run)
+static void render_tma(struct strbuf *sb, const struct prom *p, const struct run *run)
 {
 	const struct plan *plan = run->plan;
 	size_t start = sb->len;
@@ -517,11 +449,11 @@ static void render_tma(struct sbuf *sb, const struct prom *p, const struct run *
 		for (int n = 0; n < plan->nr_nodes; n++) {
 			if (!t->counted[n] || !isfinite(t->value[n]))
 				continue;
-			sb_puts(sb, "cgtma_topdown_ratio");
+			strbuf_addstr(sb, "cgtma_topdown_ratio");
 			scope_labels(sb, s);
-			sb_puts(sb, ",node=\"");
+			strbuf_addstr(sb, ",node=\"");
 			sb_escaped(sb, plan->nodes[n].full_name, true);
-			sb_printf(sb, "\",level=\"%d\"", plan->nodes[n].level);
+			strbuf_addf(sb, "\",level=\"%d\"", plan->nodes[n].level);
 			sample_value(sb, t->value[n]);
 			samples++;
 		}
@@ -547,7 +479,7 @@ static void render_tma(struct sbuf *sb, const struct prom *p, const struct run *
 
 			if (!s->now->has_tma || !t->metric_counted[m] || !isfinite(t->metric[m]))
 				continue;
-			sb_puts(sb, name);
+			strbuf_addstr(sb, name);
 			scope_labels(sb, s);
 			sample_value(sb, t->metric[m]);
 			samples++;
@@ -556,50 +488,55 @@ static void render_tma(struct sbuf *sb, const struct prom *p, const struct run *
 	}
 }
 
-static void render(struct sbuf *sb, const struct prom *p, const struct run *run,
+static void render(struct strbuf *sb, const struct prom *p, const struct run *run,
 		   const struct interval *iv)
 {
 	family_header(sb, "cgtma_run_info", "gauge",
 		      "What cgtma measures: the model (\"events\" with -e), the CPU, the kernel "
-		      "and the deepest Top-Down level reported; the value is always 1.");
-	sb_puts(sb, "cgtma_run_info{model=\"");
+		      "and, with a Top-Down tree, the deepest level reported; the value is "
+		      "always 1.");
+	strbuf_addstr(sb, "cgtma_run_info{model=\"");
 	sb_escaped(sb, run->model ? run->model : "", true);
-	sb_puts(sb, "\",cpu_model=\"");
+	strbuf_addstr(sb, "\",cpu_model=\"");
 	sb_escaped(sb, run->cpu ? run->cpu : "", true);
-	sb_puts(sb, "\",kernel=\"");
+	strbuf_addstr(sb, "\",kernel=\"");
 	sb_escaped(sb, run->kernel ? run->kernel : "", true);
-	sb_printf(sb, "\",level=\"%d\"} 1\n", run->level);
+	strbuf_addstr(sb, "\"");
+	/* The level means something only with a Top-Down tree: not with -e or flat metrics. */
+	if (run->plan && run->plan->nr_nodes)
+		strbuf_addf(sb, ",level=\"%d\"", run->level);
+	strbuf_addstr(sb, "} 1\n");
 	if (!iv)
 		return;
 
 	family_header(sb, "cgtma_interval_seconds", "gauge",
 		      "Length of the last interval, the one the gauges describe.");
-	sb_printf(sb, "cgtma_interval_seconds %.6f\n", iv->interval_s);
+	strbuf_addf(sb, "cgtma_interval_seconds %.6f\n", iv->interval_s);
 	render_events(sb, p, run);
 	render_tma(sb, p, run);
 	if (iv->has_bpf_stats) {
 		family_header(sb, "cgtma_bpf_run_seconds_total", "counter",
 			      "Time cgtma's sched_switch BPF program ran in the kernel, since it "
 			      "was loaded (kernel BPF statistics): cgtma's own overhead.");
-		sb_printf(sb, "cgtma_bpf_run_seconds_total %.9f\n", iv->bpf_run_time_ns / 1e9);
+		strbuf_addf(sb, "cgtma_bpf_run_seconds_total %.9f\n", iv->bpf_run_time_ns / 1e9);
 		family_header(sb, "cgtma_bpf_runs_total", "counter",
 			      "Runs of cgtma's sched_switch BPF program since it was loaded.");
-		sb_printf(sb, "cgtma_bpf_runs_total %llu\n", (unsigned long long)iv->bpf_run_cnt);
+		strbuf_addf(sb, "cgtma_bpf_runs_total %llu\n", (unsigned long long)iv->bpf_run_cnt);
 	}
 }
 
 /* Makes sb's text the page scrapes get from now on; the buffer is taken, even on failure. */
-static int publish(struct prom *p, struct sbuf *sb)
+static int publish(struct prom *p, struct strbuf *sb)
 {
 	struct MHD_Response *r, *old;
+	size_t len;
+	char *text = strbuf_detach(sb, &len);
 
-	if (sb->oom) {
-		free(sb->buf);
+	if (!text)
 		return -ENOMEM;
-	}
-	r = MHD_create_response_from_buffer_with_free_callback(sb->len, sb->buf, free);
+	r = MHD_create_response_from_buffer_with_free_callback(len, text, free);
 	if (!r) {
-		free(sb->buf);
+		free(text);
 		return -ENOMEM;
 	}
 	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE) !=
@@ -610,8 +547,8 @@ static int publish(struct prom *p, struct sbuf *sb)
 	pthread_mutex_lock(&p->lock);
 	old = p->page;
 	p->page = r;
-	p->page_text = sb->buf;
-	p->page_len = sb->len;
+	p->page_text = text;
+	p->page_len = len;
 	pthread_mutex_unlock(&p->lock);
 	/* Responses are reference counted: one being sent lives until it is sent. */
 	if (old)
@@ -762,7 +699,7 @@ fail:
 static int prom_begin(struct output *o, const struct run *run)
 {
 	struct prom *p = o->priv;
-	struct sbuf sb = {};
+	struct strbuf sb = STRBUF_INIT;
 	int err;
 
 	if (!p->prepared) {
@@ -777,7 +714,7 @@ static int prom_begin(struct output *o, const struct run *run)
 static int prom_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct prom *p = o->priv;
-	struct sbuf sb = {};
+	struct strbuf sb = STRBUF_INIT;
 	int err;
 
 	if (!p->prepared) {
@@ -827,7 +764,7 @@ int output_prometheus_open(const char *listen, struct output **op)
 	char host[256], port[8];
 	struct output *o;
 	struct prom *p;
-	struct sbuf sb = {};
+	struct strbuf sb = STRBUF_INIT;
 	int fd, family = AF_INET, err;
 
 	err = parse_listen(listen, host, sizeof(host), port, sizeof(port));
@@ -848,7 +785,6 @@ int output_prometheus_open(const char *listen, struct output **op)
 	o->priv = p;
 
 	/* Until the first interval ends, a scrape gets an empty page, not an error. */
-	sb_puts(&sb, "");
 	err = publish(p, &sb);
 	if (err)
 		goto fail;

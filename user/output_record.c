@@ -3,9 +3,6 @@
  * --record FILE: the run's raw sums, one checksummed record per interval (format in
  * record.h). Each record is built in memory and written with one write(), so whatever kills
  * the run, the file holds whole records up to the last interval and at most one cut one.
- *
- * Only libc is used here (and pr_err), so that test helpers can build a record without the
- * rest of cgtma.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,16 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "log.h"
 #include "record.h"
+#include "strbuf.h"
 #include "version.h"
-
-struct recbuf {
-	unsigned char *p;
-	size_t len, cap;
-	bool failed;		/* an allocation failed: the record is not written */
-};
 
 struct record_sink {
 	int fd;
@@ -34,51 +27,15 @@ struct record_sink {
 
 uint32_t record_crc32(uint32_t crc, const void *buf, size_t len)
 {
-	static uint32_t table[256];
-	const unsigned char *p = buf;
-
-	if (!table[1]) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-			table[i] = c;
-		}
-	}
-	crc = ~crc;
-	while (len--)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	return crc32_z(crc, buf, len);
 }
 
-static void put(struct recbuf *b, const void *data, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		unsigned char *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->failed = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-}
-
-static void put_u8(struct recbuf *b, unsigned int v)
+/* The put_* appends are not checked one by one: finish() sees the buffer's failure. */
+static void put_u8(struct strbuf *b, unsigned int v)
 {
 	unsigned char c = v;
 
-	put(b, &c, 1);
+	strbuf_add(b, &c, 1);
 }
 
 static void le32(unsigned char *p, uint32_t v)
@@ -89,21 +46,21 @@ static void le32(unsigned char *p, uint32_t v)
 	p[3] = v >> 24;
 }
 
-static void put_u32(struct recbuf *b, uint32_t v)
+static void put_u32(struct strbuf *b, uint32_t v)
 {
 	unsigned char c[4];
 
 	le32(c, v);
-	put(b, c, sizeof(c));
+	strbuf_add(b, c, sizeof(c));
 }
 
-static void put_u64(struct recbuf *b, uint64_t v)
+static void put_u64(struct strbuf *b, uint64_t v)
 {
 	put_u32(b, (uint32_t)v);
 	put_u32(b, (uint32_t)(v >> 32));
 }
 
-static void put_f64(struct recbuf *b, double v)
+static void put_f64(struct strbuf *b, double v)
 {
 	uint64_t bits;
 
@@ -111,28 +68,27 @@ static void put_f64(struct recbuf *b, double v)
 	put_u64(b, bits);
 }
 
-static void put_str(struct recbuf *b, const char *s)
+static void put_str(struct strbuf *b, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 
 	put_u32(b, n);
 	if (n)
-		put(b, s, n);
+		strbuf_add(b, s, n);
 }
 
 /* Starts a record: its tag, then a length and the head's checksum filled in by finish(). */
-static void start(struct recbuf *b, char type)
+static void start(struct strbuf *b, char type)
 {
 	char tag[4] = { 'C', 'G', 'R', type };
 
-	b->len = 0;
-	b->failed = false;
-	put(b, tag, sizeof(tag));
+	strbuf_setlen(b, 0);
+	strbuf_add(b, tag, sizeof(tag));
 	put_u32(b, 0);
 	put_u32(b, 0);
 }
 
-static int finish(struct recbuf *b)
+static int finish(struct strbuf *b)
 {
 	size_t payload;
 
@@ -141,9 +97,9 @@ static int finish(struct recbuf *b)
 	payload = b->len - RECORD_HEAD;
 	if (payload > RECORD_MAX)
 		return -E2BIG;
-	le32(b->p + 4, payload);
-	le32(b->p + 8, record_crc32(0, b->p, 8));
-	put_u32(b, record_crc32(0, b->p + RECORD_HEAD, payload));
+	le32((unsigned char *)b->buf + 4, payload);
+	le32((unsigned char *)b->buf + 8, record_crc32(0, b->buf, 8));
+	put_u32(b, record_crc32(0, b->buf + RECORD_HEAD, payload));
 	return b->failed ? -ENOMEM : 0;
 }
 
@@ -169,15 +125,15 @@ static int write_all(int fd, const void *buf, size_t len)
  * at the last whole record (or in a cut one), which a reader reports, rather than going on
  * with a hole in the sequence.
  */
-static int emit(struct record_sink *rs, struct recbuf *b)
+static int emit(struct record_sink *rs, struct strbuf *b)
 {
 	int err = finish(b);
 
 	if (!err)
-		err = write_all(rs->fd, b->p, b->len);
+		err = write_all(rs->fd, b->buf, b->len);
 	if (err)
 		rs->broken = true;
-	free(b->p);
+	strbuf_release(b);
 	return err;
 }
 
@@ -186,7 +142,7 @@ static int record_begin(struct output *o, const struct run *run)
 	struct record_sink *rs = o->priv;
 	const struct plan *p = run->plan;
 	unsigned char head[RECORD_FILE_HEAD] = RECORD_MAGIC;
-	struct recbuf b = {};
+	struct strbuf b = STRBUF_INIT;
 	int err;
 
 	head[8] = RECORD_VERSION;
@@ -225,7 +181,7 @@ static int record_begin(struct output *o, const struct run *run)
 static int record_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct record_sink *rs = o->priv;
-	struct recbuf b = {};
+	struct strbuf b = STRBUF_INIT;
 
 	if (rs->broken)
 		return 0;	/* said once, when it broke */

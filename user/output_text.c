@@ -32,17 +32,6 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 	fputc('\n', f);
 }
 
-/* The smallest multiplex fraction among the scope's events that ran. */
-static double scope_multiplex(const struct run *run, const struct scope *s)
-{
-	double m = NAN;
-
-	for (int i = 0; i < run->nr_events; i++)
-		if (!isnan(s->multiplex[i]) && (isnan(m) || s->multiplex[i] < m))
-			m = s->multiplex[i];
-	return m;
-}
-
 /* Idle cgroups would bury the busy ones; -v shows them. */
 static bool hidden(const struct run *run, const struct scope *s)
 {
@@ -65,12 +54,8 @@ static double node_multiplex(const struct run *run, const struct scope *s, int n
 {
 	const int *events;
 	int nr = plan__node_events(run->plan, node, &events);
-	double m = NAN;
 
-	for (int k = 0; k < nr; k++)
-		if (!isnan(s->multiplex[events[k]]) && (isnan(m) || s->multiplex[events[k]] < m))
-			m = s->multiplex[events[k]];
-	return m;
+	return scope_multiplex(s, run, events, nr);
 }
 
 /* Spaces that bring a string of the domain column to width (at least one). */
@@ -99,7 +84,7 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 {
 	const struct plan *p = run->plan;
 	char label[512], fitted[LABEL_MAX + 1];
-	double mux = scope_multiplex(run, s);
+	double mux = scope_multiplex(s, run, NULL, 0);
 	bool *shown = calloc(p->nr_nodes + 1, sizeof(*shown));
 	int printed = 0, width = name_width(p);
 

@@ -41,7 +41,7 @@
 #define RECORD_HEAD 12			/* tag, len, head-crc */
 #define RECORD_MAX (1u << 30)		/* a larger len is damage, not data */
 
-/* CRC-32 as zlib computes it (crc32(0, ...) and chained). */
+/* zlib's CRC-32 (crc32(0, ...), chained as zlib chains it): the one the format specifies. */
 uint32_t record_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* What a record's header says: the run, as it was measured. */

@@ -133,6 +133,32 @@ void interval_sort(struct interval *iv)
 	qsort(iv->scopes, iv->nr_scopes, sizeof(*iv->scopes), scope_cmp);
 }
 
+double scope_multiplex(const struct scope *s, const struct run *run, const int *events, int nr)
+{
+	double m = NAN;
+
+	if (!events)
+		nr = run->nr_events;
+	for (int k = 0; k < nr; k++) {
+		int e = events ? events[k] : k;
+
+		if (s->state[e] != COUNT_IDLE && (isnan(m) || s->multiplex[e] < m))
+			m = s->multiplex[e];
+	}
+	return m;
+}
+
+const char *scope_kind_name(enum scope_kind kind)
+{
+	static const char *const names[] = {
+		[SCOPE_SYSTEM] = "system",
+		[SCOPE_CPU] = "cpu",
+		[SCOPE_CGROUP] = "cgroup",
+	};
+
+	return names[kind];
+}
+
 const char *scope_label(const struct scope *s, char *buf, size_t len)
 {
 	switch (s->kind) {

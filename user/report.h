@@ -82,6 +82,16 @@ void interval_free(struct interval *iv);
 /* Orders scopes for printing: system, CPUs, then cgroups by path (and CPU). */
 void interval_sort(struct interval *iv);
 
+/*
+ * The smallest fraction of its enabled time that any of these events ran in the scope (all
+ * events when events is NULL); events that were never enabled there do not count. NAN when
+ * none was enabled. An event enabled but never running gives 0.
+ */
+double scope_multiplex(const struct scope *s, const struct run *run, const int *events, int nr);
+
+/* "system", "cpu" or "cgroup", as JSON lines and Prometheus labels name the kinds. */
+const char *scope_kind_name(enum scope_kind kind);
+
 /* A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3". */
 const char *scope_label(const struct scope *s, char *buf, size_t len);
 

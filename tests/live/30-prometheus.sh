@@ -1,7 +1,8 @@
 #!/bin/bash
 # --prometheus: a real Prometheus server (Debian's) scrapes cgtma on loopback every second.
 # Asserts that
-#   - the page passes `promtool check metrics`;
+#   - the page passes `promtool check metrics`; cgtma_run_info has no level for the
+#     software model (no Top-Down tree);
 #   - Prometheus holds the test cgroup's cpu-clock counter: after a spinning workload, the
 #     value cgtma serves, to the nanosecond, which lies between the cgroup's CPU time
 #     (cpu.stat usage_usec) and the workload's wall time; the cgroup's CPU_Utilization gauge
@@ -69,6 +70,10 @@ grep -qF "cgtma_events_total{scope=\"cgroup\",cgroup=\"$SPIN\",event=\"cpu-clock
 	"$TMP/page.txt" || die "no cpu-clock counter for $SPIN"
 curl -sfI "$METRICS" | grep -qi '^content-type: text/plain; version=0.0.4' ||
 	die "/metrics is not served as text/plain; version=0.0.4"
+# The software model has no Top-Down tree: no level label in cgtma_run_info.
+grep -q '^cgtma_run_info{model="sw",cpu_model=".*",kernel=".*"} 1$' "$TMP/page.txt" &&
+	! grep -q '^cgtma_run_info{.*level=' "$TMP/page.txt" ||
+	die "cgtma_run_info: $(grep '^cgtma_run_info' "$TMP/page.txt")"
 
 # --- Prometheus scrapes it -------------------------------------------------------------
 cat >"$TMP/prometheus.yml" <<EOF

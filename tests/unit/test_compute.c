@@ -113,6 +113,19 @@ static void test_usage(void)
 	result_free(&r);
 }
 
+static const struct {
+	const char *text;
+	size_t len;
+	const char *msg;
+} bad_texts[] = {
+#define TEXT(s) s, sizeof(s) - 1
+	{ TEXT(""), "(line 1: unexpected end of the file)" },
+	{ TEXT("{\"TOPDOWN.SLOTS\": 12}\n\n x"), "(line 3: invalid JSON" },
+	{ TEXT("{\"TOPDOWN.SLOTS\": 12}\n\0"), "(line 2: NUL byte in the file)" },
+	{ TEXT("{\"TOPDOWN.SLOTS\":\n"), "(line 2: unexpected end of the file)" },
+#undef TEXT
+};
+
 static void test_errors(void)
 {
 	json_object *bad;
@@ -173,6 +186,21 @@ static void test_errors(void)
 	CHECK_INT(r.rc, 1);
 	CHECK(strstr(r.err, "no count for event"), "%s", r.err);
 	result_free(&r);
+
+	/* Text that is not one JSON object: the line, as model files say it. */
+	for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
+		FILE *f = fopen(TMP_COUNTS, "w");
+
+		if (!f)
+			continue;
+		fwrite(bad_texts[i].text, 1, bad_texts[i].len, f);
+		fclose(f);
+		r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
+		CHECK_INT(r.rc, 1);
+		CHECK(strstr(r.err, "is not valid JSON") && strstr(r.err, bad_texts[i].msg) &&
+		      lines(r.err) == 1, "text %zu: %s", i, r.err);
+		result_free(&r);
+	}
 }
 
 /* The JSON output of vector 0 of a file: the vector's values, flags and bottleneck. */
@@ -248,18 +276,18 @@ static void test_json(void)
 				     "--perf-metrics", "--no-smt", TMP_COUNTS, NULL });
 }
 
-/* Every digit a double needs to read back the same, and the exact layout. */
+/* Every digit a double needs to read back the same, and the exact layout (json-c's plain). */
 static void test_json_format(void)
 {
+	static const char want[] = "{\"model\":\"spr\",\"nodes\":[{\"name\":\"Frontend_Bound\","
+				   "\"value\":0.10897812900789075,\"thresh\":false,"
+				   "\"bottleneck\":false},{\"name\":\"Bad_Speculation\",";
 	struct result r;
 
 	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, NULL));
 	r = compute((const char *[]){ "--model", "spr", "--json", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
-	CHECK(!strncmp(r.out, "{\"model\": \"spr\", \"nodes\": [{\"name\": \"Frontend_Bound\", "
-			      "\"value\": 0.10897812900789075, \"thresh\": false, "
-			      "\"bottleneck\": false}, {\"name\": \"Bad_Speculation\", ", 151),
-	      "%s", r.out);
+	CHECK(!strncmp(r.out, want, sizeof(want) - 1), "%s", r.out);
 	result_free(&r);
 }
 

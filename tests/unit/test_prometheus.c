@@ -124,6 +124,8 @@ static void make_interval(struct interval *iv, const struct scope_spec *specs, i
 	iv->bpf_run_cnt = 42;
 	for (int i = 0; i < n; i++)
 		add_scope(iv, &specs[i]);
+	/* As a run gives them to the sinks. */
+	interval_sort(iv);
 }
 
 static bool has_line(const char *page, const char *line)
@@ -534,10 +536,96 @@ static void test_real_model(void)
 	json_object_put(all);
 }
 
+/*
+ * An -e run (no model): no Top-Down level in cgtma_run_info. A count scaled past what an
+ * int64 holds still adds up. Scopes out of interval_sort()'s order are refused. Of two scopes
+ * with one label set, the live one gives the gauges, whichever comes first.
+ */
+static void test_events_run(void)
+{
+	static const struct run erun = {
+		.model = "events",
+		.nr_events = 2,
+		.event_names = event_names,
+		.interval_ms = 1000,
+		.kernel = "6.1.0",
+		.cpu = "Test CPU",
+	};
+	const struct scope_spec huge[] = {
+		{ SCOPE_SYSTEM, NULL, -1, false, { 2e19, 1 }, N2, N4 },
+	};
+	const struct scope_spec unsorted[] = {
+		{ SCOPE_CGROUP, "/b", -1, false, { 1, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/a", -1, false, { 1, 1 }, N2, N4 },
+	};
+	const struct scope_spec live_last[] = {
+		{ SCOPE_CGROUP, "/x", -1, true, { 1, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/x", -1, false, { 2, 1 }, N2, N4 },
+	};
+	const struct scope_spec live_first[] = {
+		{ SCOPE_CGROUP, "/x", -1, false, { 4, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/x", -1, true, { 8, 1 }, N2, N4 },
+	};
+	struct interval iv;
+	struct output *o = NULL;
+	char listen[32], *page;
+
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
+	CHECK_INT(output_prometheus_open(listen, &o), 0);
+	if (!o)
+		return;
+	CHECK_INT(o->ops->begin(o, &erun), 0);
+	page = output_prometheus_page(o);
+	CHECK_LINE(page, "cgtma_run_info{model=\"events\",cpu_model=\"Test CPU\","
+			 "kernel=\"6.1.0\"} 1");
+	CHECK_NOT_IN(page, "level=");
+	free(page);
+
+	make_interval(&iv, huge, 1);
+	CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+	CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} "
+			 "40000000000000000000");
+	check_structure(page);
+	free(page);
+
+	/* Not sorted: the page stays as it was. */
+	memset(&iv, 0, sizeof(iv));
+	for (int i = 0; i < 2; i++)
+		add_scope(&iv, &unsorted[i]);
+	CHECK_INT(o->ops->interval(o, &erun, &iv), -EINVAL);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	CHECK_NOT_IN(page, "/b");
+	free(page);
+
+	/* Both orders are interval_sort()'s: the label set is equal. */
+	memset(&iv, 0, sizeof(iv));
+	for (int i = 0; i < 2; i++)
+		add_scope(&iv, &live_last[i]);
+	CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+	interval_free(&iv);
+	memset(&iv, 0, sizeof(iv));
+	for (int i = 0; i < 2; i++)
+		add_scope(&iv, &live_first[i]);
+	CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	/* The counts of all four scopes; the live ones stayed: on the page, not removed. */
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/x\","
+			 "event=\"cpu-clock\"} 15");
+	check_structure(page);
+	free(page);
+	output_close(o);
+}
+
 int main(void)
 {
 	test_bad_listen();
 	test_page();
 	test_real_model();
+	test_events_run();
 	return test_done("prometheus");
 }

@@ -546,6 +546,80 @@ static void test_report_levels(const char *path)
 	fixture_release(&fx2);
 }
 
+/*
+ * What `cgtma report` feeds the views: a count scaled past an int64 is the int64's limit in
+ * --json (not what llround makes of it); a cgroup one of whose events was enabled but never
+ * ran was counted 0 % of the time (the multiplex rule every view shares); --html alone
+ * prints nothing on stdout.
+ */
+static void test_report_views(const char *path)
+{
+	static const char *const names[] = { "cpu-clock", "instructions" };
+	struct run run = {
+		.model = "events", .nr_events = 2, .event_names = names, .level = 1,
+		.hostname = "h", .kernel = "k", .cpu = "c", .interval_ms = 1000,
+		.start_time = 1, .cgroups = true,
+	};
+	struct interval iv = { .time = 2, .interval_s = 1 };
+	char html[300], *argv[] = { "report", (char *)path, "--json", NULL };
+	char *argv_html[] = { "report", (char *)path, "--html", html, NULL };
+	char *out = NULL, *err = NULL, *page;
+	struct capture co, ce;
+	struct output *o;
+	struct scope *s, *c;
+	int ret;
+
+	snprintf(html, sizeof(html), "%s.html", path);
+	s = interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1);
+	c = interval_add_scope(&iv, &run, SCOPE_CGROUP, "/c", -1);
+	if (!s || !c) {
+		CHECK(0, "interval_add_scope");
+		interval_free(&iv);
+		return;
+	}
+	/* Ran a nanosecond of 4 s: scaled 4e27. */
+	s->sum[0] = (struct cgtma_count){ 1000000000000000000ULL, 4000000000ULL, 1 };
+	s->sum[1] = (struct cgtma_count){ 10, 10, 10 };
+	c->sum[0] = (struct cgtma_count){ 500000000, 1000000000, 1000000000 };
+	c->sum[1] = (struct cgtma_count){ 0, 1000000000, 0 };
+	CHECK_INT(output_record_open(path, &o), 0);
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	iv.summary = true;
+	CHECK_INT(o->ops->summary(o, &run, &iv), 0);
+	output_close(o);
+	interval_free(&iv);
+
+	capture_begin(&co, 1);
+	capture_begin(&ce, 2);
+	ret = cmd_report(3, argv);
+	err = capture_end(&ce);
+	out = capture_end(&co);
+	CHECK_INT(ret, 0);
+	CHECK(out && strstr(out, "\"counts\":{\"cpu-clock\":9223372036854775807,"),
+	      "a count past int64: %s", out ? out : "");
+	free(out);
+	free(err);
+
+	capture_begin(&co, 1);
+	capture_begin(&ce, 2);
+	ret = cmd_report(4, argv_html);
+	err = capture_end(&ce);
+	out = capture_end(&co);
+	CHECK_INT(ret, 0);
+	CHECK_STR(out, "");
+	CHECK_STR(err, "");
+	page = slurp(html, NULL);
+	CHECK(page && strstr(page, "data-kind=\"cgroup\" data-scope=\"/c\""), "no chart of /c");
+	CHECK(page && strstr(page, "<h2>/c</h2>\n<p class=\"summary\">") &&
+	      strstr(strstr(page, "<h2>/c</h2>"), "counted 0 % of the time"),
+	      "/c: an event never ran, yet: %.2000s", page ? strstr(page, "<h2>/c</h2>") : "");
+	free(page);
+	free(out);
+	free(err);
+	unlink(html);
+}
+
 int main(void)
 {
 	struct fixture fx;
@@ -567,6 +641,7 @@ int main(void)
 	test_events_run(path2);
 	test_unwritable();
 	test_report_levels(path2);
+	test_report_views(path2);
 
 	unlink(path);
 	unlink(path2);
