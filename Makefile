@@ -15,7 +15,6 @@ CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
-PKG_CONFIG ?= pkg-config
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -110,17 +109,17 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS) $(OUTPUT)/models_table.h
 
 $(OUTPUT)/cgtma: $(OUTPUT)/user/cgtma.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # --- tests -------------------------------------------------------------------------------
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $< $(LIB_OBJS) $(LIBS) -o $@
 
 $(OUTPUT)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
 $(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKELS) $(OUTPUT)/models_table.h
 	$(call msg,CC-SAN,$@)
@@ -182,12 +181,15 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/cgtma
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cgtma
 
+# Through a temporary file: a failing bpftool must not leave the checked-in header empty.
 vmlinux:
 	$(call msg,GEN,vmlinux/vmlinux.h)
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
+	$(Q)mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(SAN)/user/*.d $(SAN)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/*.d \
+	$(SAN)/user/*.d $(SAN)/tests/*.d)

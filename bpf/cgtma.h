@@ -52,22 +52,19 @@ struct cgtma_snapshot {
 	__u64 valid[CGTMA_MAX_EVENTS / 64];
 	__u64 owner;
 	__u64 owner_id;
-	__u64 busy;	/* being updated: a nested flush (an IPI) leaves it alone */
-	__u64 read_ns;	/* CLOCK_MONOTONIC of the last reading: what an interval spans */
+	__u64 busy;	/* being updated: a nested call leaves it alone */
 };
 
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */
 struct cgtma_new_cgroup {
 	__u64 id;
-	__u32 level;
-	__u32 pad;
 	char path[CGTMA_PATH_MAX];	/* relative to the v2 root, starts with '/' */
 };
 
 /* Per-CPU statistics of the BPF side itself (index into the stats array). */
 enum cgtma_stat {
-	CGTMA_STAT_SWITCHES,		/* sched_switch hook runs */
-	CGTMA_STAT_SAME_CGROUP,		/* of which: next in the same cgroup, nothing read */
+	CGTMA_STAT_SLICES,		/* slices charged at a switch between cgroups */
+	CGTMA_STAT_UNSEEN,		/* of which: began with a switch the hook never saw */
 	CGTMA_STAT_READ_ERRORS,		/* bpf_perf_event_read_value() failures */
 	CGTMA_STAT_NEW_DROPPED,		/* new cgroups not recorded: pending maps full */
 	CGTMA_STAT_MAX,

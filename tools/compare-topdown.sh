@@ -1,7 +1,9 @@
 #!/bin/bash
-# Compares cgtma's system-wide level-1 Top-Down with Linux perf's over the same run, on a
-# machine with a hardware PMU. Both count at once for the same seconds while a steady load
-# (or whatever the machine is doing) runs; the whole-run values are compared node by node.
+# Compares cgtma's system-wide level-1 Top-Down with Linux perf's on a machine with a
+# hardware PMU. The tools count one after another, each for the same seconds, on the same
+# steady load (LOAD COMMAND, started first and kept running): counting at once, they would
+# multiplex each other on the one slots/perf-metrics resource Intel has. The whole-run
+# values are compared node by node.
 #
 #   tools/compare-topdown.sh [-b CGTMA] [-d SECONDS] [-m MODEL] [-- LOAD COMMAND...]
 #
@@ -57,26 +59,21 @@ if [ $# -gt 0 ]; then
 	sleep 1
 fi
 
-# Both start together and stop after the same time.
+# One after another on the same load.
 "$cgtma" ${model:+--model "$model"} -l 1 --json -I $((seconds * 1000)) -d "$seconds" \
-	>"$tmp/cgtma.jsonl" 2>"$tmp/cgtma.err" &
-cgtma_pid=$!
-perf stat -a -M "$group" -j -o "$tmp/perf.json" sleep "$seconds" 2>"$tmp/perf.err" &
-perf_pid=$!
-toplev_pid=""
+	>"$tmp/cgtma.jsonl" 2>"$tmp/cgtma.err" || { cat "$tmp/cgtma.err" >&2; exit 1; }
+perf stat -a -M "$group" -j -o "$tmp/perf.json" sleep "$seconds" 2>"$tmp/perf.err" ||
+	{ cat "$tmp/perf.err" >&2; exit 1; }
+toplev_ran=""
 if command -v toplev >/dev/null && [ "$vendor" = GenuineIntel ]; then
-	toplev -l1 -a -x, -o "$tmp/toplev.csv" sleep "$seconds" >/dev/null 2>&1 &
-	toplev_pid=$!
+	toplev -l1 -a -x, -o "$tmp/toplev.csv" sleep "$seconds" >/dev/null 2>&1 && toplev_ran=1
 fi
-wait $cgtma_pid || { cat "$tmp/cgtma.err" >&2; exit 1; }
-wait $perf_pid || { cat "$tmp/perf.err" >&2; exit 1; }
-[ -n "$toplev_pid" ] && wait "$toplev_pid"
 
 summary=$(grep '"summary":true' "$tmp/cgtma.jsonl" | tail -n 1)
 [ -n "$summary" ] || { echo "compare-topdown: cgtma printed no summary" >&2; exit 1; }
 echo "model: $(jq -r .model <<<"$summary"), $seconds s, perf stat -M $group"
 printf '%-18s %10s %10s %10s' node cgtma perf diff
-[ -n "$toplev_pid" ] && printf ' %10s %10s' toplev diff
+[ -n "$toplev_ran" ] && printf ' %10s %10s' toplev diff
 echo
 for pair in $map; do
 	node=${pair%%=*} metric=${pair#*=}
@@ -92,7 +89,7 @@ for pair in $map; do
 	else
 		printf '%-18s %9s%% %10s %10s' "$node" "$ours" "-" "-"
 	fi
-	if [ -n "$toplev_pid" ]; then
+	if [ -n "$toplev_ran" ]; then
 		# toplev -x, system-wide without -I: Area,Value,Unit,... (Area is the node name)
 		tl=$(awk -F, -v n="$node" '$1 == n { print $2; exit }' "$tmp/toplev.csv")
 		[ -n "$tl" ] && printf ' %9s%% %+10.1f' "$tl" "$(awk -v a="$ours" -v b="$tl" 'BEGIN { print a - b }')"

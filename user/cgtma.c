@@ -54,7 +54,8 @@ static void usage(FILE *f)
 "  -d, --duration S        stop after S seconds (default: at Ctrl-C or the command's end)\n"
 "  -a, --all-cpus          count every CPU (the default; accepted for perf compatibility)\n"
 "  -A, --per-cpu           also break down per CPU (and each cgroup per CPU)\n"
-"      --max-cgroups N     cgroups the kernel maps can hold (default 16384)\n"
+"      --max-cgroups N     cgroups the kernel maps can hold (default 16384; 1024 before\n"
+"                          Linux 6.1, where the maps are preallocated)\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -181,14 +182,16 @@ static int profile(int argc, char **argv)
 		.interval_ms = 1000,
 		.depth = 3,
 		.measure = { .perf_metrics = -1, .smt = -1 },
-		.max_cgroups = 16384,
+		.max_cgroups = 0,	/* the collector's default for this kernel */
 	};
 	const char **cgroups;
 	int c, ret;
 
 	cgroups = calloc(argc, sizeof(*cgroups));
-	if (!cgroups)
+	if (!cgroups) {
+		pr_err("out of memory");
 		return 1;
+	}
 	o.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aAjx:vhV", long_options, NULL)) != -1) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -13,6 +14,9 @@
 #include "collector.h"
 #include "log.h"
 #include "cgtma.skel.h"
+
+/* Cgroups read per batch lookup. */
+#define READ_BATCH 64
 
 struct collector {
 	struct cgtma *skel;
@@ -22,6 +26,7 @@ struct collector {
 	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
 	size_t value_size;	/* nr_events * sizeof(struct cgtma_count) */
 	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
+	void *batch;		/* values of one batch lookup, kept between intervals */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 };
 
@@ -29,8 +34,7 @@ static bool libbpf_verbose;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !libbpf_verbose) ||
-	    (level == LIBBPF_WARN && !libbpf_verbose))
+	if (level == LIBBPF_DEBUG || !libbpf_verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -62,6 +66,21 @@ static int parse_online(bool *online, int nr_cpus)
 		p = *end == ',' ? end + 1 : end;
 	}
 	return 0;
+}
+
+/*
+ * Before 6.1 the kernel warns (WARN_ONCE, a splat in dmesg) when a raw tracepoint program,
+ * as flush_slice is, uses a hash map that allocates at run time, and PREEMPT_RT kernels
+ * refuse it: there, the maps are preallocated.
+ */
+static bool kernel_before_6_1(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major < 6 || (major == 6 && minor < 1);
 }
 
 /* CapEff from /proc/self/status: perf and BPF need CAP_PERFMON+CAP_BPF or CAP_SYS_ADMIN. */
@@ -176,7 +195,8 @@ static bool probe_batch(struct collector *c)
 int collector__open(const struct collector_opts *o, struct collector **cp)
 {
 	struct collector *c;
-	int err;
+	int err, max_cgroups;
+	bool prealloc;
 
 	if (o->nr_events < 1 || o->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("%d events requested; the limit is %d", o->nr_events,
@@ -233,11 +253,19 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->skel->rodata->max_level = o->max_level;
 	c->skel->rodata->tracked_levels = o->tracked_levels;
 	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
+	prealloc = kernel_before_6_1();
+	max_cgroups = o->max_cgroups ? o->max_cgroups : prealloc ? 1024 : 16384;
+	if (prealloc &&
+	    ((err = bpf_map__set_map_flags(c->skel->maps.cgroup_counts, 0)) ||
+	     (err = bpf_map__set_map_flags(c->skel->maps.new_cgroups, 0)))) {
+		pr_err("cannot size the BPF maps: %s", strerror(-err));
+		goto cleanup;
+	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->value_size)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, o->max_cgroups)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, o->max_cgroups))) {
+	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
 		goto cleanup;
 	}
@@ -289,6 +317,13 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 				strerror(errno));
 	}
 	c->batch_ok = probe_batch(c);
+	if (c->batch_ok) {
+		c->batch = malloc((size_t)c->nr_cpus * c->value_size * READ_BATCH);
+		if (!c->batch) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	*cp = c;
 	return 0;
 
@@ -311,6 +346,7 @@ void collector__destroy(struct collector *c)
 				close(c->fds[i]);
 	free(c->fds);
 	free(c->online);
+	free(c->batch);
 	free(c);
 }
 
@@ -339,8 +375,9 @@ int collector__flush(struct collector *c)
 			/* A CPU gone offline since start has no slice to flush. */
 			if (err == -ENXIO)
 				continue;
-			pr_err("cannot flush CPU %d: %s (needs Linux 5.10+)", cpu,
-				strerror(-err));
+			pr_err("cannot flush CPU %d: %s%s", cpu, strerror(-err),
+			       err == -EINVAL || err == -EOPNOTSUPP ?
+				       " (running a program on a given CPU needs Linux 5.10+)" : "");
 			return err;
 		}
 	}
@@ -349,18 +386,11 @@ int collector__flush(struct collector *c)
 
 int collector__read_times(struct collector *c, __u64 *out)
 {
-	struct cgtma_snapshot *snaps = calloc(c->nr_cpus, sizeof(*snaps));
 	__u32 zero = 0;
-	int err = 0;
 
-	if (!snaps)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.snapshots), &zero, snaps))
-		err = -errno;
-	for (int cpu = 0; !err && cpu < c->nr_cpus; cpu++)
-		out[cpu] = snaps[cpu].read_ns;
-	free(snaps);
-	return err;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.read_times), &zero, out))
+		return -errno;
+	return 0;
 }
 
 int collector__track(struct collector *c, __u64 id)
@@ -408,26 +438,15 @@ int collector__read_cpus(struct collector *c, struct cgtma_count *out)
 	return 0;
 }
 
-int collector__read_cgroup(struct collector *c, __u64 id, struct cgtma_count *out)
-{
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cgroup_counts), &id, out))
-		return -errno;
-	return 0;
-}
-
-#define READ_BATCH 64
-
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 	size_t per_key = c->nr_cpus * c->value_size;
 	__u64 keys[READ_BATCH], in_batch, out_batch;
-	char *values = malloc(per_key * READ_BATCH);
+	char *values = c->batch;
 	bool first = true, done = false;
 	int err = 0;
 
-	if (!values)
-		return -ENOMEM;
 	while (!done && !err) {
 		__u32 count = READ_BATCH;
 
@@ -444,7 +463,6 @@ static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void 
 		in_batch = out_batch;
 		first = false;
 	}
-	free(values);
 	return err;
 }
 

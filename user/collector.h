@@ -21,7 +21,8 @@ struct collector_opts {
 	const struct perf_event_attr *attrs;	/* per event */
 	const int *group;			/* per event; a group's events are consecutive */
 	const char *const *names;		/* per event, for messages */
-	int max_cgroups;			/* tracked cgroups the maps hold */
+	int max_cgroups;			/* tracked cgroups the maps hold; 0: 16384,
+						 * or 1024 where they are preallocated */
 	__u32 max_level;			/* deepest level a tracked cgroup can have */
 	__u64 tracked_levels;			/* bit L: level L can hold tracked cgroups */
 	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
@@ -55,7 +56,6 @@ int collector__untrack(struct collector *c, __u64 id);
 
 /* Cumulative counts, per CPU: out[cpu * nr_events + event]. */
 int collector__read_cpus(struct collector *c, struct cgtma_count *out);
-int collector__read_cgroup(struct collector *c, __u64 id, struct cgtma_count *out);
 
 /*
  * Every tracked cgroup at once, with batch lookups where the kernel has them (5.6+).

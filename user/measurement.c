@@ -10,14 +10,23 @@
 #include "log.h"
 #include "measurement.h"
 
+static int out_of_memory(void)
+{
+	pr_err("out of memory");
+	return EXIT_FAILURE;
+}
+
 static int load_model(const struct measure_opts *o, struct model **mp)
 {
 	const char *name = o->model, *notice = NULL, *why = NULL;
 	struct cpu_id id;
 	int err;
 
-	if (o->model_file)
-		return model__load_file(o->model_file, mp) ? EXIT_USAGE : 0;
+	if (o->model_file) {
+		/* A file that does not parse is bad input; one that cannot be read, a failure. */
+		err = model__load_file(o->model_file, mp);
+		return !err ? 0 : err == -EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+	}
 	if (!name) {
 		if (!cpu_has_pmu(&why)) {
 			pr_notice("no hardware PMU: %s; using the software model 'sw'", why);
@@ -88,11 +97,11 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	m->names = calloc(m->nr_events, sizeof(*m->names));
 	m->group = calloc(m->nr_events, sizeof(*m->group));
 	if (!m->names || !m->group)
-		return EXIT_FAILURE;
+		return out_of_memory();
 	for (int i = 0; i < m->nr_events; i++) {
 		m->names[i] = strdup(m->plan->events[i].name);
 		if (!m->names[i])
-			return EXIT_FAILURE;
+			return out_of_memory();
 		m->group[i] = m->plan->events[i].group;
 	}
 	return 0;
@@ -110,8 +119,15 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 			return EXIT_USAGE;
 		}
 		if (n < 0)
-			return EXIT_FAILURE;
+			return out_of_memory();
 		m->nr_events = n;
+		/* Each event names a JSON key and a Prometheus series: twice would clash. */
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < i; j++)
+				if (!strcmp(m->names[i], m->names[j])) {
+					pr_err("-e: '%s' is given twice", m->names[i]);
+					return EXIT_USAGE;
+				}
 		if (n > CGTMA_MAX_EVENTS) {
 			pr_err("-e: %d events; cgtma counts at most %d per run", n,
 			       CGTMA_MAX_EVENTS);
@@ -120,7 +136,7 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 		/* Like perf stat: each event on its own, multiplexed by the kernel as needed. */
 		m->group = calloc(n, sizeof(*m->group));
 		if (!m->group)
-			return EXIT_FAILURE;
+			return out_of_memory();
 		for (int i = 0; i < n; i++)
 			m->group[i] = i;
 	} else {
@@ -139,7 +155,7 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 
 	m->attrs = calloc(m->nr_events, sizeof(*m->attrs));
 	if (!m->attrs)
-		return EXIT_FAILURE;
+		return out_of_memory();
 	for (int i = 0; i < m->nr_events; i++) {
 		const char *spec = m->plan ? m->plan->events[i].encoding : m->names[i];
 

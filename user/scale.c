@@ -3,17 +3,13 @@
 
 #include "scale.h"
 
-static __u64 sub_or_zero(__u64 a, __u64 b)
-{
-	return a >= b ? a - b : 0;
-}
-
 void count_delta(struct cgtma_count *d, const struct cgtma_count *now,
 		 const struct cgtma_count *before)
 {
-	d->counter = sub_or_zero(now->counter, before->counter);
-	d->enabled = sub_or_zero(now->enabled, before->enabled);
-	d->running = sub_or_zero(now->running, before->running);
+	/* Unsigned: a value that wrapped past 2^64 still gives the right difference. */
+	d->counter = now->counter - before->counter;
+	d->enabled = now->enabled - before->enabled;
+	d->running = now->running - before->running;
 }
 
 void count_add(struct cgtma_count *sum, const struct cgtma_count *d)

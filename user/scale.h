@@ -11,7 +11,10 @@
 
 #include "cgtma.h"
 
-/* d = now - before, field by field; a field that went backwards gives 0, not a wrap. */
+/*
+ * d = now - before, field by field, modulo 2^64: each per-CPU value only grows, and a sum of
+ * them over CPUs may wrap; the modular difference is right in both cases.
+ */
 void count_delta(struct cgtma_count *d, const struct cgtma_count *now,
 		 const struct cgtma_count *before);
 

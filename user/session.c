@@ -14,6 +14,7 @@
 #include "cgroups.h"
 #include "collector.h"
 #include "cpu.h"
+#include "hashmap.h"
 #include "log.h"
 #include "measurement.h"
 #include "model.h"
@@ -27,6 +28,7 @@ struct tracked {
 	__u64 id;
 	char *path;
 	bool present;			/* found by this interval's rescan */
+	bool refused;			/* the maps were full: warned about once, not counted */
 	bool gone;			/* removed: reported once, kept for the summary */
 	bool read;			/* its counts were read this interval */
 	struct cgtma_count *prev;	/* cumulative at the last read: per event, or per CPU */
@@ -47,8 +49,7 @@ struct session {
 
 	struct tracked *tracked;
 	int nr_tracked, cap_tracked;
-	int *slots;			/* open addressing: id -> index + 1 */
-	int nr_slots;
+	struct hashmap ids;		/* cgroup id -> index into tracked */
 
 	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
@@ -59,6 +60,7 @@ struct session {
 	pid_t child;
 	int child_status;
 	bool child_done;
+	bool output_failed;		/* some interval could not be written: exit 1 */
 };
 
 static double mono_now(void)
@@ -90,13 +92,20 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 	if (!o->nr_cgroups && !o->all_cgroups)
 		return 0;
 	ret = cgroup_v2_root(s->root, sizeof(s->root));
-	if (ret) {
+	if (ret == -ENOENT) {
 		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo)");
 		return EXIT_FAILURE;
 	}
-	s->patterns = calloc(o->nr_cgroups + 1, sizeof(*s->patterns));
-	if (!s->patterns)
+	if (ret) {
+		pr_err("cannot find the cgroup v2 mount in /proc/self/mountinfo: %s",
+		       strerror(-ret));
 		return EXIT_FAILURE;
+	}
+	s->patterns = calloc(o->nr_cgroups + 1, sizeof(*s->patterns));
+	if (!s->patterns) {
+		pr_err("out of memory");
+		return EXIT_FAILURE;
+	}
 	for (int i = 0; i < o->nr_cgroups; i++) {
 		__u64 id;
 		int level;
@@ -122,8 +131,10 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 			}
 		}
 		s->patterns[s->nr_patterns] = strdup(path);
-		if (!s->patterns[s->nr_patterns])
+		if (!s->patterns[s->nr_patterns]) {
+			pr_err("out of memory");
 			return EXIT_FAILURE;
+		}
 		s->nr_patterns++;
 		*levels |= 1ULL << level;
 		if ((__u32)level > *max_level)
@@ -148,47 +159,9 @@ static bool wanted(const struct session *s, const char *path)
 	return false;
 }
 
-static unsigned int slot_of(const struct session *s, __u64 id)
-{
-	return (unsigned int)((id * 0x9E3779B97F4A7C15ULL) >> 32) & (s->nr_slots - 1);
-}
-
 static int find_tracked(const struct session *s, __u64 id)
 {
-	if (!s->nr_slots)
-		return -1;
-	for (unsigned int h = slot_of(s, id);; h = (h + 1) & (s->nr_slots - 1)) {
-		if (!s->slots[h])
-			return -1;
-		if (s->tracked[s->slots[h] - 1].id == id)
-			return s->slots[h] - 1;
-	}
-}
-
-static void slot_insert(struct session *s, int idx)
-{
-	unsigned int h = slot_of(s, s->tracked[idx].id);
-
-	while (s->slots[h])
-		h = (h + 1) & (s->nr_slots - 1);
-	s->slots[h] = idx + 1;
-}
-
-/* Keeps the table at most half full. */
-static int grow_slots(struct session *s)
-{
-	int n = 64;
-
-	while (n < 4 * s->nr_tracked)
-		n *= 2;
-	free(s->slots);
-	s->slots = calloc(n, sizeof(*s->slots));
-	if (!s->slots)
-		return -ENOMEM;
-	s->nr_slots = n;
-	for (int i = 0; i < s->nr_tracked; i++)
-		slot_insert(s, i);
-	return 0;
+	return hashmap_get_u64(&s->ids, id);
 }
 
 /*
@@ -199,15 +172,15 @@ static int track(struct session *s, __u64 id, const char *path)
 {
 	size_t shape = (size_t)s->stride * s->m.nr_events;
 	struct tracked *t;
+	bool refused = false;
 	int err;
 
 	err = collector__track(s->col, id);
 	if (err == -E2BIG) {
-		pr_warn("cannot track cgroup '%s': --max-cgroups %d reached", path,
-			s->o->max_cgroups);
-		return 0;
-	}
-	if (err) {
+		/* Remembered as refused, so that the next rescan does not warn again. */
+		pr_warn("cannot track cgroup '%s': the maps are full (see --max-cgroups)", path);
+		refused = true;
+	} else if (err) {
 		pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
 		return err;
 	}
@@ -227,18 +200,18 @@ static int track(struct session *s, __u64 id, const char *path)
 	t->prev = calloc(shape, sizeof(*t->prev));
 	t->delta = calloc(shape, sizeof(*t->delta));
 	t->total = calloc(shape, sizeof(*t->total));
-	if (!t->path || !t->prev || !t->delta || !t->total) {
+	t->present = true;
+	t->refused = refused;
+	err = !t->path || !t->prev || !t->delta || !t->total ? -ENOMEM :
+	      hashmap_put_u64(&s->ids, id, s->nr_tracked);
+	if (err) {
 		free(t->path);
 		free(t->prev);
 		free(t->delta);
 		free(t->total);
-		return -ENOMEM;
+		return err;
 	}
-	t->present = true;
 	s->nr_tracked++;
-	if (2 * s->nr_tracked > s->nr_slots)
-		return grow_slots(s);
-	slot_insert(s, s->nr_tracked - 1);
 	return 0;
 }
 
@@ -268,7 +241,7 @@ static int rescan_cb(const char *path, __u64 id, void *ctx)
  * Finds what the patterns match now. A tracked cgroup that no longer matches is gone. The
  * root ("-G /") is never gone.
  */
-static int rescan(struct session *s)
+static void rescan(struct session *s)
 {
 	int err = 0;
 
@@ -284,7 +257,6 @@ static int rescan(struct session *s)
 			s->tracked[i].present = true;
 		pr_warn("cannot rescan cgroups under %s: %s", s->root, strerror(-err));
 	}
-	return 0;
 }
 
 /* Cgroups born since the last interval, counted by the BPF side since their mkdir. */
@@ -312,20 +284,31 @@ static int adopt_new_cgroups(struct session *s)
 
 /* --- reading ------------------------------------------------------------------------- */
 
-static void take_deltas(struct session *s, struct cgtma_count *prev, struct cgtma_count *delta,
-			struct cgtma_count *total, const struct cgtma_count *per_cpu)
+/* delta = now - prev and total += delta, per CPU and event; prev becomes now. */
+static void per_cpu_deltas(const struct session *s, struct cgtma_count *prev,
+			   struct cgtma_count *delta, struct cgtma_count *total,
+			   const struct cgtma_count *now)
+{
+	for (int k = 0; k < s->nr_cpus * s->m.nr_events; k++) {
+		count_delta(&delta[k], &now[k], &prev[k]);
+		count_add(&total[k], &delta[k]);
+		prev[k] = now[k];
+	}
+}
+
+/*
+ * A cgroup's counts: per CPU with --per-cpu; otherwise summed over CPUs first, which keeps
+ * one value per event instead of one per CPU. The sums wrap like the counters do, and the
+ * difference of two wrapped sums is still the sum of the per-CPU deltas (modulo 2^64).
+ */
+static void take_deltas(const struct session *s, struct cgtma_count *prev,
+			struct cgtma_count *delta, struct cgtma_count *total,
+			const struct cgtma_count *per_cpu)
 {
 	int n = s->m.nr_events;
 
 	if (s->o->per_cpu) {
-		for (int c = 0; c < s->nr_cpus; c++)
-			for (int i = 0; i < n; i++) {
-				const struct cgtma_count *now = &per_cpu[c * n + i];
-
-				count_delta(&delta[c * n + i], now, &prev[c * n + i]);
-				count_add(&total[c * n + i], &delta[c * n + i]);
-				prev[c * n + i] = *now;
-			}
+		per_cpu_deltas(s, prev, delta, total, per_cpu);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -345,7 +328,7 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	int i = find_tracked(s, id);
 
 	/* Unknown: the mkdir hook added it after we emptied new_cgroups; next time. */
-	if (i < 0 || s->tracked[i].gone)
+	if (i < 0 || s->tracked[i].gone || s->tracked[i].refused)
 		return 0;
 	take_deltas(s, s->tracked[i].prev, s->tracked[i].delta, s->tracked[i].total, per_cpu);
 	s->tracked[i].read = true;
@@ -354,20 +337,14 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 
 static int read_counts(struct session *s)
 {
-	int n = s->m.nr_events, err;
+	int err;
 
 	err = collector__read_cpus(s->col, s->cpu_now);
 	if (err) {
 		pr_err("cannot read the per-CPU counts: %s", strerror(-err));
 		return err;
 	}
-	for (int c = 0; c < s->nr_cpus; c++)
-		for (int i = 0; i < n; i++) {
-			count_delta(&s->cpu_delta[c * n + i], &s->cpu_now[c * n + i],
-				    &s->cpu_prev[c * n + i]);
-			count_add(&s->cpu_total[c * n + i], &s->cpu_delta[c * n + i]);
-		}
-	memcpy(s->cpu_prev, s->cpu_now, sizeof(*s->cpu_now) * s->nr_cpus * n);
+	per_cpu_deltas(s, s->cpu_prev, s->cpu_delta, s->cpu_total, s->cpu_now);
 
 	for (int i = 0; i < s->nr_tracked; i++)
 		s->tracked[i].read = false;
@@ -437,17 +414,11 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 	return report_derive(&s->run, iv);
 }
 
+/* A sink that fails is told about and the run goes on; it fails at its end. */
 static void emit(struct session *s, const struct interval *iv)
 {
-	for (int i = 0; i < s->nr_outputs; i++) {
-		struct output *o = s->outputs[i];
-		int (*fn)(struct output *, const struct run *, const struct interval *) =
-			iv->summary ? o->ops->summary : o->ops->interval;
-		int err = fn ? fn(o, &s->run, iv) : 0;
-
-		if (err)
-			pr_err("output %s: %s", o->name, strerror(-err));
-	}
+	if (outputs_emit(s->outputs, s->nr_outputs, &s->run, iv))
+		s->output_failed = true;
 }
 
 /*
@@ -477,6 +448,16 @@ static int do_interval(struct session *s)
 	double now;
 	int err;
 
+	/*
+	 * Which cgroups first (a walk of the hierarchy can take milliseconds); then flush and
+	 * read back to back, so the counts cover what the reading times say.
+	 */
+	if (s->nr_patterns || s->o->all_cgroups) {
+		err = adopt_new_cgroups(s);
+		if (err)
+			return err;
+		rescan(s);
+	}
 	err = collector__flush(s->col);
 	if (err)
 		return err;
@@ -487,14 +468,6 @@ static int do_interval(struct session *s)
 	if (collector__read_times(s->col, s->read_now) == 0) {
 		iv.interval_s = counted_span(s, s->read_prev, s->read_now, iv.interval_s);
 		memcpy(s->read_prev, s->read_now, sizeof(*s->read_now) * s->nr_cpus);
-	}
-
-	if (s->nr_patterns || s->o->all_cgroups) {
-		err = adopt_new_cgroups(s);
-		if (!err)
-			err = rescan(s);
-		if (err)
-			return err;
 	}
 	err = read_counts(s);
 	if (err)
@@ -542,9 +515,10 @@ static void report_bpf_stats(struct session *s)
 	if (collector__read_stats(s->col, st))
 		return;
 	if (s->o->verbose)
-		pr_notice("BPF: %llu context switches, %llu of them within one cgroup (nothing read)",
-			  (unsigned long long)st[CGTMA_STAT_SWITCHES],
-			  (unsigned long long)st[CGTMA_STAT_SAME_CGROUP]);
+		pr_notice("BPF: %llu slices charged at switches between cgroups, %llu of them begun "
+			  "by a switch the sched_switch tracepoint did not report",
+			  (unsigned long long)st[CGTMA_STAT_SLICES],
+			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
 	if (st[CGTMA_STAT_READ_ERRORS])
 		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
 			(unsigned long long)st[CGTMA_STAT_READ_ERRORS]);
@@ -613,17 +587,21 @@ static int baseline(struct session *s)
 /* Runs the command once counting has started, as perf stat does. */
 static int start_command(struct session *s, const sigset_t *old_mask)
 {
-	int pipefd[2], child_err = 0;
+	int pipefd[2], child_err = 0, err;
 	ssize_t n;
 
 	if (pipe2(pipefd, O_CLOEXEC)) {
-		pr_err("cannot create a pipe: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		pr_err("cannot create a pipe: %s", strerror(-err));
+		return err;
 	}
 	s->child = fork();
 	if (s->child < 0) {
-		pr_err("cannot fork: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		pr_err("cannot fork to run '%s': %s", s->o->command[0], strerror(-err));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
 	}
 	if (s->child == 0) {
 		int e;
@@ -659,6 +637,28 @@ static bool reap_child(struct session *s)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Told to stop while the command runs: so is the command, SIGTERM, then SIGKILL if it has
+ * not exited after a few seconds (a command that ignores SIGTERM must not keep cgtma alive
+ * with every signal blocked).
+ */
+static void stop_command(struct session *s)
+{
+	const struct timespec step = { .tv_nsec = 100 * 1000 * 1000 };
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	kill(s->child, SIGTERM);
+	for (int i = 0; i < 50 && !reap_child(s); i++)
+		sigtimedwait(&chld, NULL, &step);
+	if (!s->child_done) {
+		kill(s->child, SIGKILL);
+		if (waitpid(s->child, &s->child_status, 0) == s->child)
+			s->child_done = true;
+	}
 }
 
 static int loop(struct session *s, const sigset_t *waitset)
@@ -714,7 +714,7 @@ static void session_release(struct session *s)
 		free(s->tracked[t].total);
 	}
 	free(s->tracked);
-	free(s->slots);
+	hashmap_clear(&s->ids);
 	for (int i = 0; i < s->nr_patterns; i++)
 		free(s->patterns[i]);
 	free(s->patterns);
@@ -782,8 +782,10 @@ int session_run(const struct session_opts *o)
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
 	s.read_now = calloc(s.nr_cpus, sizeof(*s.read_now));
 	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total || !s.read_first ||
-	    !s.read_prev || !s.read_now)
+	    !s.read_prev || !s.read_now) {
+		pr_err("out of memory");
 		goto cleanup;
+	}
 
 	s.run.model = s.m.model ? model__name(s.m.model) : "events";
 	s.run.model_source = s.m.model ? model__source(s.m.model) : NULL;
@@ -805,9 +807,8 @@ int session_run(const struct session_opts *o)
 
 	if (start_tracking(&s) || baseline(&s))
 		goto cleanup;
-	for (int i = 0; i < s.nr_outputs; i++)
-		if (s.outputs[i]->ops->begin && s.outputs[i]->ops->begin(s.outputs[i], &s.run))
-			goto cleanup;
+	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
+		goto cleanup;
 	if (o->command && start_command(&s, &old))
 		goto cleanup;
 
@@ -816,17 +817,31 @@ int session_run(const struct session_opts *o)
 	report_bpf_stats(&s);
 
 	if (s.child > 0) {
-		if (!s.child_done) {
-			/* We were told to stop; so is the command. */
-			kill(s.child, SIGTERM);
-			waitpid(s.child, &s.child_status, 0);
-		}
-		if (ret == 0)
+		if (!s.child_done)
+			stop_command(&s);
+		if (ret == 0 && s.child_done)
 			ret = WIFEXITED(s.child_status) ? WEXITSTATUS(s.child_status) :
 							  128 + WTERMSIG(s.child_status);
 	}
+	/* The sinks say what they could not write as they close; then the run's verdict. */
+	for (int i = 0; i < s.nr_outputs; i++) {
+		s.output_failed |= s.outputs[i]->lost;
+		output_close(s.outputs[i]);
+	}
+	s.nr_outputs = 0;
+	if (s.output_failed) {
+		pr_err("some output could not be written (see above)");
+		ret = EXIT_FAILURE;
+	}
 cleanup:
 	session_release(&s);
+	/* A signal that came while stopping was taken as the stop: do not die of it now. */
+	{
+		const struct timespec zero = {};
+
+		while (sigtimedwait(&block, NULL, &zero) > 0)
+			;
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }

@@ -126,7 +126,7 @@ agree B "$(clock_usec "$out" "$B")" $((u1_b - u0_b)) $st
 start_cgtma "$TMP/out2" -I 1000 -G "$C"
 sleep 0.5
 u0=$(usage_usec C) st0=$(steal_usec)
-cg_run C "$WORKLOAD" spin 1000 || fail "the workload failed"
+cg_run C "$WORKLOAD" spin 2000 || fail "the workload failed"
 u1=$(usage_usec C) st=$(($(steal_usec) - st0))
 wait_lines "$out" $(($(wc -l <"$out") + 1))
 stop_cgtma

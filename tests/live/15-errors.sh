@@ -69,6 +69,20 @@ expect 2 "--depth '?0'?" --all-cgroups --depth 0 -e cpu-clock -d 1
 expect 2 "--max-cgroups '?0'?" --max-cgroups 0 -e cpu-clock -d 1
 expect 2 "(-e|--events).*(-M|--model)" -e cpu-clock -M sw -d 1
 expect 2 "--json.*-x|-x.*--json" -e cpu-clock --json -x , -d 1
+# The same event twice would be one JSON key and two clashing Prometheus series.
+expect 2 "'cpu-clock' is given twice" -e cpu-clock,context-switches,cpu-clock -d 1
+
+# --- an output that cannot be written: profiling goes on, the run fails ---------------------
+timeout 30 "$CGTMA" -e cpu-clock -I 200 -d 0.5 --json >/dev/full 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] || fail "cgtma --json >/dev/full: exit $rc, want 1; stderr: $(cat "$TMP/err")"
+grep -q "output json: No space left on device" "$TMP/err" ||
+	fail "cgtma --json >/dev/full: no error naming the output: $(cat "$TMP/err")"
+[ "$(grep -c "output json" "$TMP/err")" -ge 3 ] ||
+	fail "cgtma --json >/dev/full stopped at the first failure: $(cat "$TMP/err")"
+tail -n1 "$TMP/err" | grep -q "some output could not be written" ||
+	fail "cgtma --json >/dev/full: no final error line: $(cat "$TMP/err")"
+echo "exit 1: cgtma --json >/dev/full: $(tail -n1 "$TMP/err")"
 
 # Too many events: one more than CGTMA_MAX_EVENTS is refused; exactly that many run.
 max=$(limit CGTMA_MAX_EVENTS)

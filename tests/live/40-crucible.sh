@@ -11,8 +11,8 @@
 #    was printed before the kill (bar one it may have died writing).
 # 3. Faults: a read-only --cdm directory and a path under a file end cgtma with exit 1, the
 #    path and the reason, before any interval; a full disk (a 64k tmpfs) mid-run does not:
-#    cgtma goes on with its other output to the end, exits 0, says once what it could not
-#    write (and at the end how much), and the files keep whole rows only.
+#    cgtma goes on with its other output to the end, says once what it could not write (and
+#    at the end how much), exits 1 as data was lost, and the files keep whole rows only.
 # 4. When `cgtma report` works: a --record replayed with --cdm passes the same rules.
 . "$(dirname "$0")/lib.sh"
 
@@ -194,7 +194,9 @@ spin=$!
 rc=$?
 kill "$spin" 2>/dev/null
 wait "$spin" 2>/dev/null
-[ $rc -eq 0 ] || fail "full disk: exit $rc: $(cat "$TMP/full.err")"
+[ $rc -eq 1 ] || fail "full disk: exit $rc, want 1 (data was lost): $(cat "$TMP/full.err")"
+tail -n1 "$TMP/full.err" | grep -q "some output could not be written" ||
+	fail "full disk: the run's last word is not the failure: $(cat "$TMP/full.err")"
 csv=$TMP/full/cdm/metric-data-cgtma.csv
 n=$(grep -c '"rows"' "$TMP/full.jsonl")
 [ "$n" -ge 50 ] || fail "full disk: only $n intervals printed (cgtma stopped profiling?)"

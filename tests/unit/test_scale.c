@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Counter arithmetic: deltas of cumulative readings (never wrapping), sums, scaling for
+ * Counter arithmetic: deltas of cumulative readings (modulo 2^64), sums, scaling for
  * multiplexing with its edge cases (running = 0, enabled = 0, running > enabled), and how a
  * scope's raw sums become counts and states in report_derive().
  */
@@ -39,11 +39,14 @@ static void test_delta(void)
 	count_delta(&d, &now, &before);
 	check_count(&d, 1500, 2000, 1000);
 
-	/* A field that went backwards (a map entry re-created) gives 0, not ~2^64. */
+	/*
+	 * A sum over CPUs that wrapped past 2^64 between two readings: the difference is still
+	 * what was added (a clamp to 0 would drop a whole interval of a long run).
+	 */
 	now = C(10, 2000, 1000);
-	before = C(20, 1000, 1500);
+	before = C(~0ULL - 9, 1000, ~0ULL);
 	count_delta(&d, &now, &before);
-	check_count(&d, 0, 1000, 0);
+	check_count(&d, 20, 1000, 1001);
 
 	/* The full 64-bit range, no overflow in the subtraction. */
 	now = C(~0ULL, ~0ULL, ~0ULL);
