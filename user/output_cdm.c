@@ -37,7 +37,8 @@
  * counter) writes no row for it; the series' next row then covers that time too, as
  * toolbox's CDMMetrics does. Values are never NaN or Inf: such a value is skipped alike.
  *
- * Writing: at open, an empty CSV and "[]", so that the pair is valid from the start. Each
+ * Writing: at begin (counting has started), an empty CSV and "[]", so that the pair is
+ * valid from then on. Each
  * interval's rows are appended with one write as the interval ends (a killed run keeps what
  * it had). When an interval brings new series, the JSON is written whole to a temporary
  * file and renamed over the old one before their rows are appended: every idx of the CSV is
@@ -617,10 +618,31 @@ out:
 	return err == -ENOMEM ? err : 0;
 }
 
+/* An empty pair first: valid files from the start of counting. */
+static int cdm_create(struct cdm *c)
+{
+	int err = write_json(c, "", 0);
+
+	if (err) {
+		pr_err("--cdm: cannot write '%s': %s", c->json_path, strerror(-err));
+		return err;
+	}
+	c->csv_fd = open(c->csv_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (c->csv_fd < 0) {
+		err = -errno;
+		pr_err("--cdm: cannot write '%s': %s", c->csv_path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 static int cdm_begin(struct output *o, const struct run *run)
 {
 	struct cdm *c = o->priv;
+	int err = cdm_create(c);
 
+	if (err)
+		return err;
 	if (run->start_time > 0) {
 		c->prev_end = llround(run->start_time * 1000) - 1;
 		c->started = true;
@@ -665,7 +687,7 @@ static const struct output_ops cdm_ops = {
 static int cdm_files(struct cdm *c, const char *dir)
 {
 	struct stat st;
-	int err;
+	int err, fd;
 
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		err = -errno;
@@ -681,19 +703,19 @@ static int cdm_files(struct cdm *c, const char *dir)
 		pr_err("--cdm: cannot use directory '%s': %s", dir, strerror(ENOTDIR));
 		return -ENOTDIR;
 	}
-	/* An empty pair first: valid files from the start, and a path that cannot be written
-	 * fails now, before profiling starts. */
-	err = write_json(c, "", 0);
-	if (err) {
+	/*
+	 * A directory that cannot be written fails now, before profiling starts; the files
+	 * themselves appear only once counting has started (cdm_begin): tools that wait for
+	 * them, as crucible's start script does, must not go ahead any earlier.
+	 */
+	fd = open(c->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
 		pr_err("--cdm: cannot write '%s': %s", c->json_path, strerror(-err));
 		return err;
 	}
-	c->csv_fd = open(c->csv_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (c->csv_fd < 0) {
-		err = -errno;
-		pr_err("--cdm: cannot write '%s': %s", c->csv_path, strerror(-err));
-		return err;
-	}
+	close(fd);
+	unlink(c->tmp_path);
 	return 0;
 }
 

@@ -262,7 +262,7 @@ static void check_nodes(void)
 	struct files f = {};
 	struct row r[8];
 	struct synth sy;
-	char *dir = make_dir();
+	char *dir = make_dir(), early[4096];
 	long long start_ms, end_ms[4];
 	long idx, idx_a;
 
@@ -299,12 +299,15 @@ static void check_nodes(void)
 	CHECK_INT(output_cdm_open(dir, &o), 0);
 	if (!o)
 		goto out;
-	/* Valid before any interval: "[]" and an empty CSV. */
+	/* No files before counting starts (crucible's start script waits for them)... */
+	snprintf(early, sizeof(early), "%s/metric-data-cgtma.json", dir);
+	CHECK(access(early, F_OK) != 0, "%s exists before begin", early);
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	/* ...and valid from then on, before any interval: "[]" and an empty CSV. */
 	CHECK(read_files(dir, &f), "empty pair");
 	CHECK_INT(json_object_array_length(f.json), 0);
 	CHECK_INT(f.nr_rows, 0);
 	files_free(&f);
-	CHECK_INT(o->ops->begin(o, &sy.run), 0);
 	CHECK(o->ops->summary == NULL, "a summary is no interval: not written");
 
 	for (int i = 0; i < 4; i++) {
@@ -588,9 +591,18 @@ static void check_unwritable(void)
 	CHECK(strstr(err_text, sub) && strstr(err_text, strerror(ENOTDIR)),
 	      "names the path and the reason: '%s'", err_text);
 	free(err_text);
-	/* A directory that does not exist yet is made. */
+	/* A directory that does not exist yet is made, and holds the pair once counting
+	 * starts. */
 	snprintf(sub, sizeof(sub), "%s/new", dir);
 	CHECK_INT(output_cdm_open(sub, &o), 0);
+	CHECK(access(sub, W_OK) == 0, "%s made", sub);
+	if (o) {
+		struct synth sy2;
+
+		CHECK_INT(synth_open(&sy2, "sw", 1, false, NULL, 0), 0);
+		CHECK_INT(o->ops->begin(o, &sy2.run), 0);
+		synth_close(&sy2);
+	}
 	output_close(o);
 	snprintf(made, sizeof(made), "%s/metric-data-cgtma.json", sub);
 	CHECK(access(made, R_OK) == 0, "%s made", made);
