@@ -17,31 +17,7 @@ cg_make A/A1
 cg_make B
 A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B)
 
-# start REL CMD...: runs CMD in cgroup REL in the background, as cgexec does (the task moves
-# itself into the cgroup, then execs).
-start() {
-	cg_run "$@" &
-	started+=($!)
-}
-# wait_started: waits for every started workload; each must succeed.
-wait_started() {
-	local p
-	for p in "${started[@]}"; do
-		wait "$p" || fail "a workload failed (exit $?)"
-	done
-	started=()
-}
 
-# wait_lines FILE N: until FILE has N lines (cgtma is alive and counting).
-wait_lines() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
-		sleep 0.05
-	done
-	fail "cgtma wrote fewer than $2 lines in 10 s"
-}
 
 # sum FILE CGROUP [CPU]: a cgroup's count summed over the interval lines.
 sum() {
@@ -69,11 +45,11 @@ run_case() {
 	cgtma_pid=$!
 	on_exit "kill -9 $cgtma_pid"
 	wait_lines "$out" 1
-	start A/A1 "$WORKLOAD" getppid $N1 40
-	start A/A1 "$WORKLOAD" getppid $N2 60
-	start A/A1 "$WORKLOAD" spin 700
-	start B "$WORKLOAD" getppid $M 50
-	wait_started
+	cg_start A/A1 "$WORKLOAD" getppid $N1 40
+	cg_start A/A1 "$WORKLOAD" getppid $N2 60
+	cg_start A/A1 "$WORKLOAD" spin 700
+	cg_start B "$WORKLOAD" getppid $M 50
+	cg_wait
 	# One more interval after the work, then stop mid-interval.
 	wait_lines "$out" $(($(wc -l <"$out") + 1))
 	kill -INT $cgtma_pid

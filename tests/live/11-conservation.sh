@@ -39,27 +39,6 @@ cg_make A/A1
 cg_make B
 A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B)
 
-# start REL CMD...: runs CMD in cgroup REL in the background.
-start() {
-	cg_run "$@" &
-	started+=($!)
-}
-wait_started() {
-	local p
-	for p in "${started[@]}"; do
-		wait "$p" || fail "a workload failed (exit $?)"
-	done
-	started=()
-}
-wait_lines() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
-		sleep 0.05
-	done
-	fail "cgtma wrote fewer than $2 lines in 10 s"
-}
 
 # run NAME CGTMA-ARGS...: runs cgtma (-d ends it) with three spinners started after its
 # first interval; checks the exit status and the JSON stream.
@@ -71,10 +50,10 @@ run() {
 	cgtma_pid=$!
 	on_exit "kill -9 $cgtma_pid"
 	wait_lines "$out" 1
-	start A "$WORKLOAD" spin 1200
-	start A/A1 "$WORKLOAD" spin 1200
-	start B "$WORKLOAD" spin 1200
-	wait_started
+	cg_start A "$WORKLOAD" spin 1200
+	cg_start A/A1 "$WORKLOAD" spin 1200
+	cg_start B "$WORKLOAD" spin 1200
+	cg_wait
 	wait $cgtma_pid
 	rc=$?
 	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"

@@ -54,15 +54,6 @@ wait_gated() {
 	done
 	gated=()
 }
-wait_lines() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
-		sleep 0.05
-	done
-	fail "cgtma wrote fewer than $2 lines in 10 s"
-}
 start_cgtma() {
 	out=$1
 	shift

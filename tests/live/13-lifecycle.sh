@@ -19,15 +19,6 @@ cg_make keep
 cg_make rm
 KEEP=$(cg_path keep) RM=$(cg_path rm) NEW1=$(cg_path new-1) NEW2=$(cg_path new-2)
 
-wait_lines() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
-		sleep 0.05
-	done
-	fail "cgtma wrote fewer than $2 lines in 10 s"
-}
 next_line() { wait_lines "$out" $(($(wc -l <"$out") + ${1:-1})); }
 now() { date +%s.%N; }
 # remove REL: rmdir, retried while the exited workload is still being released (EBUSY).

@@ -13,15 +13,6 @@ N=50000
 cg_make A
 A=$(cg_path A)
 
-wait_lines() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
-		sleep 0.05
-	done
-	fail "cgtma wrote fewer than $2 lines in 10 s"
-}
 # check_stream FILE: every line a JSON object, exactly one summary, the last line.
 check_stream() {
 	jq -e -R 'fromjson | type == "object"' "$1" >/dev/null || fail "$1: a line is not whole JSON"

@@ -7,6 +7,10 @@
 #   fail MSG      ends the test as failed
 #   cg_make REL   creates $CG_ROOT/$CG_BASE/REL;  cg_path REL  its canonical cgroup path
 #   cg_run REL CMD...   runs CMD inside that cgroup (waits for it)
+#   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
+#                 succeed
+#   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
+#                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
 set -u
 CGTMA=${CGTMA_BUILD:-build}/cgtma
@@ -25,6 +29,7 @@ CG_ROOT=$(awk '$(NF-2) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/
 CG_BASE="cgtma-test-$$-$RANDOM"
 TMP=$(mktemp -d /tmp/cgtma-test.XXXXXX)
 _exit_cmds=()
+_started=()
 
 on_exit() { _exit_cmds+=("$*"); }
 
@@ -47,3 +52,20 @@ trap 'exit 130' INT TERM
 cg_make() { mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"; }
 cg_path() { echo "/$CG_BASE${1:+/$1}"; }
 cg_run() { local rel=$1; shift; "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@"; }
+cg_start() { cg_run "$@" & _started+=($!); }
+cg_wait() {
+	local p
+	for p in "${_started[@]}"; do
+		wait "$p" || fail "a workload failed (exit $?)"
+	done
+	_started=()
+}
+wait_lines() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
+		sleep 0.05
+	done
+	fail "cgtma wrote fewer than $2 lines in 10 s"
+}
