@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "events.h"
 #include "mounts.h"
@@ -162,7 +163,9 @@ static int pmu_format(const char *pmu, const char *term, char *format, size_t le
 	snprintf(path, sizeof(path), "%s/%s/format/%s", event_sysfs_root, pmu, term);
 	if (read_small_file(path, format, len) == 0)
 		return 0;
-	if (strcmp(pmu, "cpu") != 0)
+	/* The built-in layout stands in for a missing PMU only, not for a term it lacks. */
+	snprintf(path, sizeof(path), "%s/%s", event_sysfs_root, pmu);
+	if (strcmp(pmu, "cpu") != 0 || access(path, F_OK) == 0)
 		return -ENOENT;
 	for (size_t i = 0; i < sizeof(x86_core_format) / sizeof(x86_core_format[0]); i++) {
 		if (strcmp(x86_core_format[i].term, term) == 0) {

@@ -277,6 +277,8 @@ static void test_sysfs(void)
 	/* sysfs's layout wins over the built-in one: here event is 8 bits only. */
 	CHECK_BAD("cpu/event=0x1a0/", -EINVAL, "does not fit term 'event' (config:0-7)");
 	CHECK_BAD("uncore_imc_0/event=1,any/", -ENOENT, "unknown term 'any' for PMU 'uncore_imc_0'");
+	/* A cpu PMU in sysfs without an 'any' format (AMD's): no built-in stand-in for it. */
+	CHECK_BAD("cpu/event=0x3c,any/", -ENOENT, "unknown term 'any' for PMU 'cpu'");
 	/* An alias is not a term with a value, and aliases do not nest. */
 	CHECK_BAD("cpu/topdown-fe-bound=1/", -ENOENT, "unknown term 'topdown-fe-bound'");
 	CHECK_BAD("cpu/nested/", -ENOENT, "unknown term 'topdown-fe-bound'");
