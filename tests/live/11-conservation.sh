@@ -21,19 +21,7 @@ EV=cpu-clock
 started=()
 NCPU=$(getconf _NPROCESSORS_ONLN)
 
-# perf_cgroup_users: other perf sessions with per-cgroup events, as "pid command".
-perf_cgroup_users() {
-	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
-}
-p=$(perf_cgroup_users) && skip "another perf session counts per-cgroup events: $p"
-# Sessions that come and go (benchmarks) are noted while the test runs; a failure while one
-# ran is a skip.
-while :; do perf_cgroup_users; sleep 0.1; done >"$TMP/perf-seen" 2>/dev/null &
-on_exit "kill $!"
-perf_seen() {
-	[ -s "$TMP/perf-seen" ] &&
-		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
-}
+watch_perf_cgroup_sessions
 
 cg_make A/A1
 cg_make B

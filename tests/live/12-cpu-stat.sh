@@ -17,18 +17,7 @@ EV=cpu-clock
 gated=()
 SPIN_MS=1500
 
-perf_cgroup_users() {
-	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
-}
-p=$(perf_cgroup_users) && skip "another perf session counts per-cgroup events: $p"
-# Sessions that come and go (benchmarks) are noted while the test runs; a failure while one
-# ran is a skip.
-while :; do perf_cgroup_users; sleep 0.1; done >"$TMP/perf-seen" 2>/dev/null &
-on_exit "kill $!"
-perf_seen() {
-	[ -s "$TMP/perf-seen" ] &&
-		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
-}
+watch_perf_cgroup_sessions
 
 cg_make A/A1
 cg_make B

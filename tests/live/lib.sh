@@ -12,6 +12,9 @@
 #   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
 #                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
+#   watch_perf_cgroup_sessions   skips now if another perf session counts per-cgroup events
+#                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
+#                 perf_seen then skips a failing check if one ran meanwhile
 set -u
 CGTMA=${CGTMA_BUILD:-build}/cgtma
 WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
@@ -68,4 +71,17 @@ wait_lines() {
 		sleep 0.05
 	done
 	fail "cgtma wrote fewer than $2 lines in 10 s"
+}
+perf_cgroup_users() {
+	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
+}
+watch_perf_cgroup_sessions() {
+	local p
+	p=$(perf_cgroup_users) && skip "another perf session counts per-cgroup events: $p"
+	while :; do perf_cgroup_users; sleep 0.1; done >"$TMP/perf-seen" 2>/dev/null &
+	on_exit "kill $!"
+}
+perf_seen() {
+	[ -s "$TMP/perf-seen" ] &&
+		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
 }
