@@ -286,8 +286,10 @@ out:
 }
 
 /* The series of a scope, created (empty so far) on first sight. */
-static struct html_series *find_series(struct html_sink *h, const char *label, bool system)
+static struct html_series *find_series(struct html_sink *h, const struct scope *sc)
 {
+	bool system = sc->kind == SCOPE_SYSTEM;
+	const char *label = system ? "system" : sc->cgroup;
 	struct html_series *s;
 	int i = hashmap_get_str(&h->index, label);
 	size_t n;
@@ -412,8 +414,7 @@ static int html_interval(struct output *o, const struct run *run, const struct i
 
 		if (!charted(sc))
 			continue;
-		s = find_series(h, sc->kind == SCOPE_SYSTEM ? "system" : sc->cgroup,
-				sc->kind == SCOPE_SYSTEM);
+		s = find_series(h, sc);
 		if (!s)
 			return -ENOMEM;
 		s->state[k] = sc->ran ? ST_RAN : ST_IDLE;
@@ -1249,8 +1250,7 @@ static int html_summary(struct output *o, const struct run *run, const struct in
 
 		if (!charted(sc))
 			continue;
-		s = find_series(h, sc->kind == SCOPE_SYSTEM ? "system" : sc->cgroup,
-				sc->kind == SCOPE_SYSTEM);
+		s = find_series(h, sc);
 		if (!s)
 			return -ENOMEM;
 		s->has_summary = true;

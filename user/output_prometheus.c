@@ -318,9 +318,13 @@ static bool family_name_taken(const struct prom *p, int upto, const char *name)
 	return false;
 }
 
+/* The metric families, once per run: whichever of begin or interval comes first. */
 static int prepare(struct prom *p, const struct run *run)
 {
 	int n = run->plan ? run->plan->nr_metrics : 0;
+
+	if (p->prepared)
+		return 0;
 
 	for (int i = 0; i < p->nr_metrics; i++)	/* a retry after a failure */
 		free(p->metric_family[i]);
@@ -702,11 +706,9 @@ static int prom_begin(struct output *o, const struct run *run)
 	struct strbuf sb = STRBUF_INIT;
 	int err;
 
-	if (!p->prepared) {
-		err = prepare(p, run);
-		if (err)
-			return err;
-	}
+	err = prepare(p, run);
+	if (err)
+		return err;
 	render(&sb, p, run, NULL);
 	return publish(p, &sb);
 }
@@ -717,11 +719,9 @@ static int prom_interval(struct output *o, const struct run *run, const struct i
 	struct strbuf sb = STRBUF_INIT;
 	int err;
 
-	if (!p->prepared) {
-		err = prepare(p, run);
-		if (err)
-			return err;
-	}
+	err = prepare(p, run);
+	if (err)
+		return err;
 	err = series_update(p, iv);
 	if (err)
 		return err;
