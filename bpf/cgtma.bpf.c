@@ -5,11 +5,13 @@
  * Every CPU keeps a snapshot of its events and the cgroup that owns the slice in progress.
  * When the next task is in another cgroup than the previous one, the events are read, the
  * deltas since the snapshot are added to the CPU's total and to the previous task's cgroup
- * and each of its tracked ancestors, and the next task's cgroup owns the new slice (the
- * owner is what the other ends of a slice charge). Switches inside one cgroup read nothing: the
- * slice simply continues. The slice also ends when the running task moves to another cgroup
- * (cgroup_attach_task), so the time before the move stays with the old one, and at each
- * interval's end, when user space runs flush_slice on every CPU with BPF_PROG_TEST_RUN.
+ * and each of its tracked ancestors, and the next task's cgroup owns the new slice.
+ * Switches inside one cgroup read nothing: the slice simply continues. The slice also ends
+ * when the running task moves to another cgroup (cgroup_attach_task), so the time before
+ * the move stays with the old one, and at each interval's end, when user space runs
+ * flush_slice on every CPU with BPF_PROG_TEST_RUN. A switch and a flush charge the cgroup
+ * of the task running when the slice ends; only a self-move charges the owner, the cgroup
+ * the task has just left. The owner also tells when a switch went unreported.
  *
  * GPL: bpf_perf_event_read_value() is a GPL-only helper.
  */
@@ -260,29 +262,10 @@ static __always_inline void slice_done(struct cgtma_snapshot *snap)
 	WRITE_ONCE(snap->busy, 0);
 }
 
-/*
- * Ends this CPU's slice where its owner is only known from the snapshot (flush, attach):
- * charges the owner and starts a slice owned by next_owner.
- */
-static __always_inline void end_slice(struct cgtma_snapshot *snap, struct cgroup *next_owner)
+static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup *cg)
 {
-	struct cgtma_counts *delta = read_slice(snap);
-	struct cgroup *owner;
-	__u64 owner_id;
-
-	if (!delta)
-		return;
-	owner = (struct cgroup *)snap->owner;
-	owner_id = snap->owner_id;
-	snap->owner = (__u64)next_owner;
-	snap->owner_id = next_owner ? BPF_CORE_READ(next_owner, kn, id) : 0;
-	/*
-	 * The owner outlives its slice, except when its running task was moved away by another
-	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
-	 */
-	if (owner && BPF_CORE_READ(owner, kn, id) == owner_id)
-		charge_cgroup(owner, delta);
-	slice_done(snap);
+	snap->owner = (__u64)cg;
+	snap->owner_id = cg ? BPF_CORE_READ(cg, kn, id) : 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -305,10 +288,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	/*
 	 * The slice is prev's cgroup's. Every switch-in, flush and self-move makes the running
 	 * task's cgroup the owner, so the two differ when the slice began with a switch this
-	 * hook never saw: some kernels skip the sched_switch tracepoint for some switches (seen
-	 * on 6.18 in a VM, for the init process's threads; the kernel's own trace event misses
-	 * them too). prev ran for most of such a slice: it takes it, and the count says how
-	 * often attribution was this approximate.
+	 * hook never saw: some kernels do not report every switch (seen on 6.18 in a VM, for
+	 * switches away from the init process's threads; the kernel's own trace event misses
+	 * them too), and the owner is then the cgroup of the task switched away from. prev ran
+	 * for all of such a slice but the unseen task's short run before it: prev takes it,
+	 * and the count says how often attribution was this approximate. (A running task moved
+	 * by another CPU also lands here; the move's time is unknown, its new cgroup takes it.)
 	 */
 	if (snap->owner && snap->owner != (__u64)prev_cg)
 		stat_inc(CGTMA_STAT_UNSEEN);
@@ -320,14 +305,29 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
-/* Run on each CPU by user space: charges the slice running there up to now. */
+/*
+ * Run on each CPU by user space: charges the slice running there up to now to the running
+ * task's cgroup, by the same rule as on_switch. The owner differs when an unseen switch put
+ * the task here: charging the owner would hand the task's whole run since then, up to an
+ * interval, to whatever ran before it.
+ */
 SEC("raw_tp")
 int flush_slice(void *ctx)
 {
+	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct cgtma_counts *delta;
 
-	if (snap)
-		end_slice(snap, task_cgroup((struct task_struct *)bpf_get_current_task()));
+	if (!snap || !cur)
+		return 0;
+	delta = read_slice(snap);
+	if (!delta)
+		return 0;
+	if (snap->owner && snap->owner != (__u64)cur)
+		stat_inc(CGTMA_STAT_UNSEEN);
+	set_owner(snap, cur);
+	charge_cgroup(cur, delta);
+	slice_done(snap);
 	return 0;
 }
 
@@ -342,9 +342,26 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 {
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
+	struct cgtma_counts *delta;
+	struct cgroup *owner;
+	__u64 owner_id;
 
-	if (snap && (__u64)cur != snap->owner)
-		end_slice(snap, cur);
+	if (!snap || (__u64)cur == snap->owner)
+		return 0;
+	delta = read_slice(snap);
+	if (!delta)
+		return 0;
+	/* The task's old cgroup is gone from the task: the owner is the only record of it. */
+	owner = (struct cgroup *)snap->owner;
+	owner_id = snap->owner_id;
+	set_owner(snap, cur);
+	/*
+	 * The owner outlives its slice, except when its running task was moved away by another
+	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
+	 */
+	if (owner && BPF_CORE_READ(owner, kn, id) == owner_id)
+		charge_cgroup(owner, delta);
+	slice_done(snap);
 	return 0;
 }
 

@@ -64,7 +64,8 @@ struct cgtma_new_cgroup {
 /* Per-CPU statistics of the BPF side itself (index into the stats array). */
 enum cgtma_stat {
 	CGTMA_STAT_SLICES,		/* slices charged at a switch between cgroups */
-	CGTMA_STAT_UNSEEN,		/* of which: began with a switch the hook never saw */
+	CGTMA_STAT_UNSEEN,		/* slices (ended at a switch or flush) begun by a
+					 * switch the hook never saw */
 	CGTMA_STAT_READ_ERRORS,		/* bpf_perf_event_read_value() failures */
 	CGTMA_STAT_NEW_DROPPED,		/* new cgroups not recorded: pending maps full */
 	CGTMA_STAT_MAX,

@@ -515,8 +515,9 @@ static void report_bpf_stats(struct session *s)
 	if (collector__read_stats(s->col, st))
 		return;
 	if (s->o->verbose)
-		pr_notice("BPF: %llu slices charged at switches between cgroups, %llu of them begun "
-			  "by a switch the sched_switch tracepoint did not report",
+		pr_notice("BPF: %llu slices charged at switches between cgroups; %llu slices "
+			  "(at switches or flushes) began with a switch the sched_switch "
+			  "tracepoint did not report",
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
 	if (st[CGTMA_STAT_READ_ERRORS])

@@ -8,6 +8,12 @@
 # into the cgroup (writing cgroup.procs) and runs there. Moving is not a context switch; the
 # cgroup's cpu-clock must still not include what the CPU did before the move.
 #
+# Last, a running task moved by another process (`echo $PID > cgroup.procs` from a shell),
+# right after an interval ends: nothing on its CPU marks the move, so the slice in progress
+# ends at the next switch or flush and goes to the cgroup the task is in then. Only the
+# milliseconds between the flush and the move may land in the wrong cgroup, never the rest
+# of the interval after it.
+#
 # cpu-clock may exceed usage_usec by the time the hypervisor stole meanwhile (/proc/stat's
 # steal): cpu-clock runs on through it, the scheduler's clock does not. Skipped while another
 # perf session counts per-cgroup events (see 11-conservation).
@@ -112,4 +118,35 @@ wait_lines "$out" $(($(wc -l <"$out") + 1))
 stop_cgtma
 agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
 	": the slice in which the task moved went to the wrong cgroup"
+
+# --- a running task moved from D1 to D2 by this shell -------------------------------------
+# The spinner alone on the last CPU and this shell and cgtma on the first, so that the move
+# is not followed by a switch on the spinner's CPU: the slice ends at the flush.
+last_cpu=$(($(nproc) - 1))
+[ $last_cpu -ge 1 ] || { echo ok; exit 0; }
+taskset -pc 0 $$ >/dev/null || fail "cannot pin the test shell to CPU 0"
+cg_make D1
+cg_make D2
+D1=$(cg_path D1) D2=$(cg_path D2)
+start_cgtma "$TMP/out3" -I 1000 -G "$D1" -G "$D2"
+u0_d1=$(usage_usec D1) u0_d2=$(usage_usec D2) st0=$(steal_usec)
+taskset -c $last_cpu "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/D1" "$WORKLOAD" spin 5500 &
+spinner=$!
+# Three interval ends later it has spun in D1 for 2 to 3 s; move it as soon as the third
+# interval's line is out, so the flush that ended it was some 10 to 40 ms ago (to land in
+# D2: well within 3 % of either side).
+n=$(($(wc -l <"$out") + 3))
+for ((i = 0; i < 1000; i++)); do
+	[ "$(wc -l <"$out")" -ge $n ] && break
+	sleep 0.005
+done
+echo $spinner >"$CG_ROOT/$CG_BASE/D2/cgroup.procs" || fail "cannot move the spinner to D2"
+wait $spinner || fail "the spinner failed"
+u1_d1=$(usage_usec D1) u1_d2=$(usage_usec D2) st=$(($(steal_usec) - st0))
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+stop_cgtma
+agree "D1 (moved away while running)" "$(clock_usec "$out" "$D1")" $((u1_d1 - u0_d1)) $st \
+	": the time after the move stayed with the old cgroup"
+agree "D2 (moved in while running)" "$(clock_usec "$out" "$D2")" $((u1_d2 - u0_d2)) $st \
+	": the time after the move did not reach the new cgroup"
 echo ok
