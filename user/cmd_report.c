@@ -37,6 +37,7 @@ static void usage(FILE *f)
 "  -h, --help          this help\n"
 "\n"
 "A cut or damaged file is reported up to the damage, then the error; the exit status is 1.\n"
+"Intervals the live run could not write (a full disk) are missing, with a warning.\n"
 "Exit status: 0 success, 1 failure (or a damaged file), 2 bad usage.\n"
 "\n"
 "Examples:\n"
@@ -323,6 +324,9 @@ static int replay_all(struct replay *rp)
 		if (outputs_emit(rp->outputs, rp->nr_outputs, &rp->run, &rec))
 			ret = EXIT_FAILURE;
 	}
+	if (record_reader__missing(rp->reader))
+		pr_warn("%s: %ld interval(s) are not in the record: cgtma could not write them "
+			"(a full disk) and went on", rp->file, record_reader__missing(rp->reader));
 	if (err == -EBADMSG) {
 		print_damage(rp->file, &e);
 		ret = EXIT_FAILURE;

@@ -3,6 +3,8 @@
  * --record FILE: the run's raw sums, one checksummed record per interval (format in
  * record.h). Each record is built in memory and written with one write(), so whatever kills
  * the run, the file holds whole records up to the last interval and at most one cut one.
+ * A write that fails (a full disk) is cut back to the last whole record and the run goes on;
+ * once writes succeed again, a gap record says which intervals are missing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +21,14 @@
 
 struct record_sink {
 	int fd;
-	bool broken;		/* a record failed: the file ends there, nothing more goes in */
-	unsigned int seq;
+	bool broken;		/* nothing more goes in: no header, or a cut write stayed */
+	bool said_failure, said_resumed;
+	off_t size;		/* where the last whole record ends */
+	unsigned int seq;	/* the last interval's number, written or not */
+	unsigned int gap_first;	/* the first interval not written since the last one that was */
+	long lost;		/* intervals not written */
 	int nr_events;
+	const char *path;
 	char name[];		/* "record PATH" */
 };
 
@@ -121,20 +128,77 @@ static int write_all(int fd, const void *buf, size_t len)
 }
 
 /*
- * Writes the record in b. After any failure the sink writes nothing more: the file then ends
- * at the last whole record (or in a cut one), which a reader reports, rather than going on
- * with a hole in the sequence.
+ * Cuts a failed write back to the last whole record, so that the next one starts on a record
+ * boundary; if that fails too, the file ends in a cut record and nothing more is written.
  */
-static int emit(struct record_sink *rs, struct strbuf *b)
+static void cut_back(struct record_sink *rs)
 {
-	int err = finish(b);
+	if (ftruncate(rs->fd, rs->size) == 0 && lseek(rs->fd, rs->size, SEEK_SET) == rs->size)
+		return;
+	pr_err("cannot cut '%s' back to its last whole record: %s; nothing more is recorded",
+	       rs->path, strerror(errno));
+	rs->broken = true;
+}
 
-	if (!err)
-		err = write_all(rs->fd, b->buf, b->len);
+/* Writes the records in a, then b (if any): both or, cut back, neither. */
+static int write_records(struct record_sink *rs, struct strbuf *a, struct strbuf *b)
+{
+	int err = finish(a);
+
+	if (!err && b)
+		err = finish(b);
 	if (err)
-		rs->broken = true;
+		return err;
+	err = write_all(rs->fd, a->buf, a->len);
+	if (!err && b)
+		err = write_all(rs->fd, b->buf, b->len);
+	if (err) {
+		cut_back(rs);
+		return err;
+	}
+	rs->size += a->len + (b ? b->len : 0);
+	return 0;
+}
+
+/* An interval or the summary; a gap record first when earlier ones could not be written. */
+static int emit(struct output *o, struct strbuf *b)
+{
+	struct record_sink *rs = o->priv;
+	struct strbuf gap = STRBUF_INIT;
+	int err;
+
+	if (rs->gap_first) {
+		start(&gap, 'G');
+		put_u32(&gap, rs->gap_first);
+		put_u32(&gap, rs->seq - rs->gap_first);
+	}
+	err = rs->gap_first ? write_records(rs, &gap, b) : write_records(rs, b, NULL);
+	strbuf_release(&gap);
 	strbuf_release(b);
-	return err;
+	if (err == -ENOMEM || err == -E2BIG) {
+		rs->broken = true;
+		return err;
+	}
+	if (err) {
+		/* This sink's to report (once); the run goes on, and fails at its end. */
+		rs->lost++;
+		o->lost = true;
+		if (!rs->gap_first)
+			rs->gap_first = rs->seq;
+		if (!rs->said_failure)
+			pr_err("cannot write '%s': %s; profiling goes on, the record keeps what was "
+			       "written, and the next intervals are tried again", rs->path,
+			       strerror(-err));
+		rs->said_failure = true;
+		return 0;
+	}
+	if (rs->gap_first && !rs->said_resumed) {
+		rs->said_resumed = true;
+		pr_notice("'%s' is written again (%ld interval(s) could not be)", rs->path,
+			  rs->lost);
+	}
+	rs->gap_first = 0;
+	return 0;
 }
 
 static int record_begin(struct output *o, const struct run *run)
@@ -152,6 +216,7 @@ static int record_begin(struct output *o, const struct run *run)
 		rs->broken = true;
 		return err;
 	}
+	rs->size = sizeof(head);
 	start(&b, 'H');
 	put_str(&b, CGTMA_VERSION);
 	put_str(&b, run->hostname);
@@ -175,7 +240,12 @@ static int record_begin(struct output *o, const struct run *run)
 		put_u32(&b, p ? p->events[i].group : i);
 		put_u8(&b, p ? p->events[i].fixed : 0);
 	}
-	return emit(rs, &b);
+	/* Without its header a record is nothing: this failure ends the sink. */
+	err = write_records(rs, &b, NULL);
+	strbuf_release(&b);
+	if (err)
+		rs->broken = true;
+	return err;
 }
 
 static int record_interval(struct output *o, const struct run *run, const struct interval *iv)
@@ -183,8 +253,11 @@ static int record_interval(struct output *o, const struct run *run, const struct
 	struct record_sink *rs = o->priv;
 	struct strbuf b = STRBUF_INIT;
 
-	if (rs->broken)
-		return 0;	/* said once, when it broke */
+	if (rs->broken) {
+		rs->lost++;	/* said once, when it broke */
+		return 0;
+	}
+	/* Numbered whether or not it gets written: a reader sees the gap. */
 	start(&b, iv->summary ? 'S' : 'I');
 	put_u32(&b, ++rs->seq);
 	put_f64(&b, iv->time);
@@ -207,13 +280,16 @@ static int record_interval(struct output *o, const struct run *run, const struct
 			put_u64(&b, s->sum[e].running);
 		}
 	}
-	return emit(rs, &b);
+	return emit(o, &b);
 }
 
 static void record_close(struct output *o)
 {
 	struct record_sink *rs = o->priv;
 
+	if (rs->lost)
+		pr_warn("%s: %ld interval(s) could not be written; the file holds the rest "
+			"(cgtma report says which are missing)", rs->path, rs->lost);
 	/* Intervals are in the page cache as they end; this is for a crash of the machine. */
 	if (!rs->broken)
 		fdatasync(rs->fd);
@@ -249,6 +325,7 @@ int output_record_open(const char *path, struct output **op)
 		return err;
 	}
 	snprintf(rs->name, len, "record %s", path);
+	rs->path = rs->name + strlen("record ");
 	o->ops = &record_ops;
 	o->name = rs->name;
 	o->priv = rs;

@@ -7,7 +7,8 @@
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
- *               tag: "CGRH" header (first), "CGRI" interval, "CGRS" summary (last)
+ *               tag: "CGRH" header (first), "CGRI" interval, "CGRS" summary (last),
+ *                    "CGRG" gap (before the first interval written after a failed write)
  *               head-crc: CRC-32 (zlib's) of tag and len; crc: CRC-32 of the payload
  *   str      := u32:len bytes[len]                     (no NUL; len 0 is "none")
  *   header   := str:cgtma-version str:host str:kernel str:cpu f64:start-time u32:interval-ms
@@ -18,6 +19,7 @@
  *               u64:bpf-run-cnt u32:nr-events u32:nr-scopes scope{nr-scopes}
  *   scope    := u8:kind u8:removed i32:cpu str:cgroup (u64:counter u64:enabled
  *               u64:running){nr-events}
+ *   gap      := u32:first-seq u32:count   (intervals that could not be written: disk full)
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
@@ -92,6 +94,8 @@ const struct record_header *record_reader__header(const struct record_reader *r)
  * -errno (-ENOMEM, a read error).
  */
 int record_reader__next(struct record_reader *r, struct interval *iv, struct record_error *e);
+/* How many intervals the gap records read so far say are missing (the writer failed). */
+long record_reader__missing(const struct record_reader *r);
 void record_reader__close(struct record_reader *r);
 
 #endif

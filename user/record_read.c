@@ -28,7 +28,8 @@ struct record_reader {
 	FILE *f;
 	long long offset;		/* of the next record */
 	long index;			/* number of the next record */
-	unsigned int seq;		/* intervals and summary read */
+	unsigned int seq;		/* intervals and summary read or missing */
+	long missing;			/* intervals the writer could not write (gap records) */
 	bool summary_read;
 	bool failed;			/* an error was returned: nothing more is read */
 	struct record_header h;
@@ -187,7 +188,7 @@ static int read_record(struct record_reader *r, char *type, size_t *len, struct 
 			      got + RECORD_HEAD, n + RECORD_HEAD + 4);
 	if (record_crc32(0, r->buf, n) != rd32(r->buf + n) && !SKIP_CHECKSUMS)
 		return damage(r, e, "bad checksum");
-	if (head[3] != 'H' && head[3] != 'I' && head[3] != 'S')
+	if (head[3] != 'H' && head[3] != 'I' && head[3] != 'S' && head[3] != 'G')
 		return damage(r, e, "unknown record type '%c'", head[3]);
 	*type = head[3];
 	*len = n;
@@ -383,8 +384,30 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	return 0;
 }
 
+/* A gap record: the intervals it names are skipped, and counted. */
+static int parse_gap(struct record_reader *r, size_t len, struct record_error *e)
+{
+	struct cursor c = { .p = r->buf, .left = len };
+	uint32_t first = get_u32(&c), count = get_u32(&c);
+
+	if (c.short_read || c.left)
+		return damage(r, e, "malformed gap record (%zu bytes, not 8)", len);
+	if (first != r->seq + 1 || count == 0 || count > UINT32_MAX - r->seq)
+		return damage(r, e, "a gap of %u interval(s) from %u where %u was next", count,
+			      first, r->seq + 1);
+	r->seq += count;
+	r->missing += count;
+	return 0;
+}
+
+long record_reader__missing(const struct record_reader *r)
+{
+	return r->missing;
+}
+
 int record_reader__next(struct record_reader *r, struct interval *iv, struct record_error *e)
 {
+	bool after_gap = false;
 	size_t len;
 	char type;
 	int err;
@@ -394,8 +417,20 @@ int record_reader__next(struct record_reader *r, struct interval *iv, struct rec
 	if (r->failed)
 		return -EINVAL;
 	err = read_record(r, &type, &len, e);
+	/* A gap is followed by the interval written after it, never by another gap. */
+	if (err > 0 && type == 'G' && !r->summary_read) {
+		err = parse_gap(r, len, e);
+		if (err)
+			return err;
+		advance(r, len);
+		after_gap = true;
+		err = read_record(r, &type, &len, e);
+	}
 	if (err < 0)
 		return err;
+	if (err > 0 && type == 'G')
+		return damage(r, e, after_gap ? "two gap records in a row" :
+						"a record after the summary");
 	if (err == 0)
 		return r->summary_read ? 0 :
 			damage(r, e, "the file ends before the summary (the run did not finish, "

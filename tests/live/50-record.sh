@@ -7,7 +7,9 @@
 # default model with -x, (toplev's CSV, byte for byte too). Then the file cut short and with
 # a byte flipped: the intervals before the damage are printed, then "FILE: record N at byte
 # B: truncated|bad checksum", exit 1. An unwritable --record path fails before the first
-# interval, naming the path and the reason.
+# interval, naming the path and the reason. A disk that fills mid-run and frees again: the
+# run goes on, says what it could not write and exits 1; report prints every interval that
+# was written as live and warns how many are missing.
 . "$(dirname "$0")/lib.sh"
 
 cg_make rec
@@ -130,4 +132,52 @@ grep -qF "$TMP/no-such-dir/x.cgtma" "$TMP/u.err" && grep -q "No such file or dir
 	"$TMP/u.err" || fail "unwritable --record said: $(cat "$TMP/u.err")"
 jq -e 'select(.rows)' "$TMP/u.out" >/dev/null 2>&1 &&
 	fail "unwritable --record: intervals were printed before failing"
+
+# --- a full disk mid-run ------------------------------------------------------------------
+# A 64k tmpfs with one 4k page left: the record fills it within half a second. When cgtma
+# says so, a few intervals later, the filler goes.
+grep -qw tmpfs /proc/filesystems || skip "no tmpfs for the full-disk check (the rest passed)"
+mkdir "$TMP/full"
+mount -t tmpfs -o size=64k tmpfs "$TMP/full" ||
+	skip "cannot mount a tmpfs for the full-disk check (the rest passed)"
+on_exit umount "$TMP/full"
+head -c 60k /dev/zero >"$TMP/full/filler" || fail "cannot fill the tmpfs"
+R=$TMP/full/r.cgtma
+"$CGTMA" -G "$CG" -e cpu-clock -I 20 -d 4 --json --record "$R" >"$TMP/full.out" \
+	2>"$TMP/full.err" &
+cgtma_pid=$!
+for ((i = 0; i < 100; i++)); do
+	grep -q "cannot write" "$TMP/full.err" && break
+	sleep 0.05
+done
+grep -q "cannot write" "$TMP/full.err" || fail "the record never filled the disk: $(cat "$TMP/full.err")"
+sleep 0.3
+rm "$TMP/full/filler"
+rc=0
+wait $cgtma_pid || rc=$?
+[ $rc -eq 1 ] || fail "full disk: exit $rc, want 1 (intervals were lost): $(cat "$TMP/full.err")"
+[ "$(grep -c "cannot write" "$TMP/full.err")" -eq 1 ] &&
+	grep -qF "cannot write '$R': No space left on device" "$TMP/full.err" ||
+	fail "full disk: not one error naming the file and the reason: $(cat "$TMP/full.err")"
+grep -qF "'$R' is written again" "$TMP/full.err" ||
+	fail "full disk: no word that writing resumed: $(cat "$TMP/full.err")"
+lost=$(sed -n "s|.*$R: \([0-9]*\) interval(s) could not be written.*|\1|p" "$TMP/full.err")
+[ -n "$lost" ] && [ "$lost" -ge 5 ] || fail "full disk: lost '$lost' intervals: $(cat "$TMP/full.err")"
+tail -n1 "$TMP/full.err" | grep -q "some output could not be written" ||
+	fail "full disk: the run's last word is not the failure: $(cat "$TMP/full.err")"
+
+rc=0
+"$CGTMA" report "$R" --json >"$TMP/full.report" 2>"$TMP/full.rerr" || rc=$?
+[ $rc -eq 0 ] || fail "report of the resumed record: exit $rc: $(cat "$TMP/full.rerr")"
+grep -qF "$R: $lost interval(s) are not in the record" "$TMP/full.rerr" ||
+	fail "report does not say that $lost intervals are missing: $(cat "$TMP/full.rerr")"
+# The live stream also carries the errors as JSON lines; the intervals are those with rows.
+grep '"rows"' "$TMP/full.out" >"$TMP/full.live"
+nlive=$(grep -c . "$TMP/full.live") nrep=$(grep -c . "$TMP/full.report")
+[ "$nrep" -eq $((nlive - lost)) ] ||
+	fail "report printed $nrep lines; the live run $nlive, of which $lost were not written"
+grep -Fxvf "$TMP/full.live" "$TMP/full.report" >"$TMP/full.extra"
+[ -s "$TMP/full.extra" ] && fail "report lines the live run did not print: $(head -c 300 "$TMP/full.extra")"
+[ "$(tail -n1 "$TMP/full.report")" = "$(tail -n1 "$TMP/full.live")" ] ||
+	fail "the replayed summary differs from the live one"
 exit 0

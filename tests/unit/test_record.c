@@ -432,6 +432,122 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	unlink(bad);
 }
 
+static void put_le32(char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (char)(v >> (8 * i));
+}
+
+/* Renumbers the interval record at off (its payload starts with the number) and reseals it. */
+static void renumber(char *data, long off, uint32_t seq)
+{
+	uint32_t plen = (unsigned char)data[off + 4] | (unsigned char)data[off + 5] << 8 |
+			(unsigned char)data[off + 6] << 16 |
+			(uint32_t)(unsigned char)data[off + 7] << 24;
+
+	put_le32(data + off + RECORD_HEAD, seq);
+	put_le32(data + off + RECORD_HEAD + plen,
+		 record_crc32(0, data + off + RECORD_HEAD, plen));
+}
+
+/* A gap record of payload length len (8 when well formed) at p; returns its size. */
+static size_t gap_record(char *p, uint32_t len, uint32_t first, uint32_t count)
+{
+	memcpy(p, "CGRG", 4);
+	put_le32(p + 4, len);
+	put_le32(p + 8, record_crc32(0, p, 8));
+	put_le32(p + RECORD_HEAD, first);
+	put_le32(p + RECORD_HEAD + 4, count);
+	put_le32(p + RECORD_HEAD + len, record_crc32(0, p + RECORD_HEAD, len));
+	return RECORD_HEAD + len + 4;
+}
+
+/*
+ * The file a run leaves when intervals 2 and 3 could not be written (a full disk): interval
+ * 1, a gap record, then intervals 4 on. Built from the fixture's file, whose intervals come
+ * back in order; the gap's numbers are skipped and counted. Then gaps that do not fit.
+ */
+static void test_gaps(const struct fixture *fx, const char *path)
+{
+	size_t len, glen, at;
+	char *data = slurp(path, &len), *gapped;
+	long off[NR_INTERVALS + 2];
+	struct record_reader *r;
+	struct record_error e = {};
+	struct interval iv = {};
+	char bad[300];
+	int n = 0, err;
+
+	if (!data)
+		return;
+	CHECK_INT(record_offsets(data, len, off, NR_INTERVALS + 2), NR_INTERVALS + 2);
+	snprintf(bad, sizeof(bad), "%s.gap", path);
+	gapped = malloc(len + 3 * 24);
+	if (!gapped) {
+		free(data);
+		return;
+	}
+	/* Header and interval 1; the gap of 2; the rest renumbered from 4. */
+	memcpy(gapped, data, off[2]);
+	at = off[2];
+	glen = gap_record(gapped + at, 8, 2, 2);
+	at += glen;
+	memcpy(gapped + at, data + off[2], len - off[2]);
+	for (int i = 2; i <= NR_INTERVALS + 1; i++)
+		renumber(gapped, off[i] + glen, i + 2);
+	put_file(bad, gapped, len + glen);
+
+	CHECK_INT(record_reader__open(bad, &r, &e), 0);
+	if (r) {
+		while ((err = record_reader__next(r, &iv, &e)) > 0) {
+			if (n <= NR_INTERVALS)
+				check_interval(fx, &fx->iv[n], &iv);
+			n++;
+		}
+		CHECK(err == 0, "a file with a gap: %d, %s", err, e.what);
+		CHECK_INT(n, NR_INTERVALS + 1);
+		CHECK_INT(record_reader__missing(r), 2);
+		record_reader__close(r);
+	}
+	interval_free(&iv);
+
+	/* A gap that does not start at the next number. */
+	gap_record(gapped + off[2], 8, 3, 2);
+	put_file(bad, gapped, len + glen);
+	CHECK_INT(read_all(NULL, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, 1);
+	CHECK_STR(e.what, "a gap of 2 interval(s) from 3 where 2 was next");
+	/* An empty one. */
+	gap_record(gapped + off[2], 8, 2, 0);
+	put_file(bad, gapped, len + glen);
+	CHECK_INT(read_all(NULL, bad, &n, &e), -EBADMSG);
+	CHECK_STR(e.what, "a gap of 0 interval(s) from 2 where 2 was next");
+	/* Two in a row: the second takes the place of interval 4. */
+	memcpy(gapped, data, off[2]);
+	at = off[2] + gap_record(gapped + off[2], 8, 2, 1);
+	at += gap_record(gapped + at, 8, 3, 1);
+	put_file(bad, gapped, at);
+	CHECK_INT(read_all(NULL, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, 1);
+	CHECK_STR(e.what, "two gap records in a row");
+	/* Malformed: 4 bytes. */
+	at = off[2] + gap_record(gapped + off[2], 4, 2, 0);
+	put_file(bad, gapped, at);
+	CHECK_INT(read_all(NULL, bad, &n, &e), -EBADMSG);
+	CHECK_STR(e.what, "malformed gap record (4 bytes, not 8)");
+	/* After the summary. */
+	memcpy(gapped, data, len);
+	at = len + gap_record(gapped + len, 8, NR_INTERVALS + 2, 1);
+	put_file(bad, gapped, at);
+	CHECK_INT(read_all(NULL, bad, &n, &e), -EBADMSG);
+	CHECK_INT(n, NR_INTERVALS + 1);
+	CHECK_STR(e.what, "a record after the summary");
+
+	free(gapped);
+	free(data);
+	unlink(bad);
+}
+
 /* An -e run: no plan, no model text; the event names are what matters. */
 static void test_events_run(const char *path)
 {
@@ -637,6 +753,7 @@ int main(void)
 	test_round_trip(&fx, path);
 	test_truncation(&fx, path);
 	test_corruption(&fx, path);
+	test_gaps(&fx, path);
 	fixture_release(&fx);
 	test_events_run(path2);
 	test_unwritable();
