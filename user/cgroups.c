@@ -140,14 +140,19 @@ static int walk(const char *root, char *path, size_t len, int level, int depth, 
 	if (!d)	/* removed while we walk: not an error */
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d)) && !ret) {
-		__u64 id;
+		__u64 id = de->d_ino;
 
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
 		if (plen + 1 + strlen(de->d_name) + 1 > len)
 			continue;
 		snprintf(path + plen, len - plen, "%s%s", plen > 1 ? "/" : "", de->d_name);
-		if (cgroup_id(root, path, &id) == 0) {
+		/*
+		 * kernfs gives a cgroup's id as the inode number in readdir as in stat, so a walk
+		 * of thousands of cgroups every interval needs no stat each. A 32-bit kernel cuts
+		 * inode numbers to 32 bits: there, stat's is the one BPF sees too.
+		 */
+		if (sizeof(long) == 8 || cgroup_id(root, path, &id) == 0) {
 			ret = cb(path, id, ctx);
 			if (!ret && level + 1 < depth)
 				ret = walk(root, path, len, level + 1, depth, cb, ctx);
