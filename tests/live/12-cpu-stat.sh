@@ -129,7 +129,11 @@ agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
 # The spinner alone on the last CPU and this shell and cgtma on the first, so that the move
 # is not followed by a switch on the spinner's CPU: the slice ends at the flush.
 last_cpu=$(($(nproc) - 1))
-[ $last_cpu -ge 1 ] || { echo ok; exit 0; }
+if [ $last_cpu -lt 1 ]; then
+	echo "note: one CPU: the check of a task moved while running needs two; not run"
+	echo ok
+	exit 0
+fi
 taskset -pc 0 $$ >/dev/null || fail "cannot pin the test shell to CPU 0"
 cg_make D1
 cg_make D2
