@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "log.h"
 #include "model.h"
+#include "options.h"
 #include "session.h"
 #include "version.h"
 
@@ -84,26 +85,6 @@ static void usage(FILE *f)
 "Exit status: 0 success, 1 failure, 2 bad usage; with -- COMMAND, the command's.\n");
 }
 
-static int parse_int(const char *opt, const char *s, long min, long max, const char *unit,
-		     int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max) {
-		if (!errno && end != s && !*end && v < min)
-			pr_err("%s %ld: the minimum is %ld%s", opt, v, min, unit);
-		else
-			pr_err("%s '%s': expected an integer from %ld to %ld%s", opt, s, min, max,
-			       unit);
-		return -EINVAL;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 static int list_models(void)
 {
 	const char *const *names = model__builtin_names();
@@ -120,14 +101,9 @@ static int list_models(void)
 }
 
 enum {
-	OPT_ALL_CGROUPS = 256,
+	OPT_ALL_CGROUPS = OPT_COMMAND_FIRST,
 	OPT_DEPTH,
-	OPT_MODEL_FILE,
 	OPT_LIST_MODELS,
-	OPT_PERF_METRICS,
-	OPT_NO_PERF_METRICS,
-	OPT_SMT,
-	OPT_NO_SMT,
 	OPT_MAX_CGROUPS,
 	OPT_CDM,
 	OPT_PROMETHEUS,
@@ -139,14 +115,8 @@ static const struct option long_options[] = {
 	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "events", required_argument, NULL, 'e' },
-	{ "model", required_argument, NULL, 'M' },
-	{ "model-file", required_argument, NULL, OPT_MODEL_FILE },
+	MODEL_LONG_OPTIONS,
 	{ "list-models", no_argument, NULL, OPT_LIST_MODELS },
-	{ "level", required_argument, NULL, 'l' },
-	{ "perf-metrics", no_argument, NULL, OPT_PERF_METRICS },
-	{ "no-perf-metrics", no_argument, NULL, OPT_NO_PERF_METRICS },
-	{ "smt", no_argument, NULL, OPT_SMT },
-	{ "no-smt", no_argument, NULL, OPT_NO_SMT },
 	{ "interval", required_argument, NULL, 'I' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "all-cpus", no_argument, NULL, 'a' },
@@ -195,6 +165,11 @@ static int profile(int argc, char **argv)
 	o.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aAjx:vhV", long_options, NULL)) != -1) {
+		ret = model_opt(&o.measure, c, optarg);
+		if (ret < 0)
+			goto usage_error;
+		if (ret)
+			continue;
 		switch (c) {
 		case 'G':
 			cgroups[o.nr_cgroups++] = optarg;
@@ -203,35 +178,17 @@ static int profile(int argc, char **argv)
 			o.all_cgroups = true;
 			break;
 		case OPT_DEPTH:
-			if (parse_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.depth))
+			if (opt_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.depth))
 				goto usage_error;
 			break;
 		case 'e':
 			o.measure.events = optarg;
 			break;
-		case 'M':
-			o.measure.model = optarg;
-			break;
-		case OPT_MODEL_FILE:
-			o.measure.model_file = optarg;
-			break;
 		case OPT_LIST_MODELS:
 			free(cgroups);
 			return list_models();
-		case 'l':
-			if (parse_int("--level", optarg, 1, 6, "", &o.measure.level))
-				goto usage_error;
-			break;
-		case OPT_PERF_METRICS:
-		case OPT_NO_PERF_METRICS:
-			o.measure.perf_metrics = c == OPT_PERF_METRICS;
-			break;
-		case OPT_SMT:
-		case OPT_NO_SMT:
-			o.measure.smt = c == OPT_SMT;
-			break;
 		case 'I':
-			if (parse_int("--interval", optarg, 10, INT_MAX / 1000, " ms", &o.interval_ms))
+			if (opt_int("--interval", optarg, 10, INT_MAX / 1000, " ms", &o.interval_ms))
 				goto usage_error;
 			break;
 		case 'd':
@@ -244,7 +201,7 @@ static int profile(int argc, char **argv)
 			o.per_cpu = true;
 			break;
 		case OPT_MAX_CGROUPS:
-			if (parse_int("--max-cgroups", optarg, 1, 1 << 20, "", &o.max_cgroups))
+			if (opt_int("--max-cgroups", optarg, 1, 1 << 20, "", &o.max_cgroups))
 				goto usage_error;
 			break;
 		case 'j':

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "log.h"
 #include "measurement.h"
+#include "options.h"
 
 static void usage(FILE *f)
 {
@@ -80,15 +81,8 @@ static void print_json(const struct measurement *m)
 
 int cmd_list_events(int argc, char **argv)
 {
-	enum { OPT_MODEL_FILE = 256, OPT_PM, OPT_NO_PM, OPT_SMT, OPT_NO_SMT };
 	static const struct option long_options[] = {
-		{ "model", required_argument, NULL, 'M' },
-		{ "model-file", required_argument, NULL, OPT_MODEL_FILE },
-		{ "level", required_argument, NULL, 'l' },
-		{ "perf-metrics", no_argument, NULL, OPT_PM },
-		{ "no-perf-metrics", no_argument, NULL, OPT_NO_PM },
-		{ "smt", no_argument, NULL, OPT_SMT },
-		{ "no-smt", no_argument, NULL, OPT_NO_SMT },
+		MODEL_LONG_OPTIONS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -96,33 +90,16 @@ int cmd_list_events(int argc, char **argv)
 	struct measure_opts mo = { .perf_metrics = -1, .smt = -1 };
 	struct measurement m = {};
 	bool json = false;
-	char *end;
 	int c, ret;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "M:l:jh", long_options, NULL)) != -1) {
+		ret = model_opt(&mo, c, optarg);
+		if (ret < 0)
+			return EXIT_USAGE;
+		if (ret)
+			continue;
 		switch (c) {
-		case 'M':
-			mo.model = optarg;
-			break;
-		case OPT_MODEL_FILE:
-			mo.model_file = optarg;
-			break;
-		case 'l':
-			mo.level = strtol(optarg, &end, 10);
-			if (*end || mo.level < 1 || mo.level > 6) {
-				pr_err("--level '%s': expected 1 to 6", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_PM:
-		case OPT_NO_PM:
-			mo.perf_metrics = c == OPT_PM;
-			break;
-		case OPT_SMT:
-		case OPT_NO_SMT:
-			mo.smt = c == OPT_SMT;
-			break;
 		case 'j':
 			json = true;
 			log_set_json(true);

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "log.h"
 #include "measurement.h"
+#include "options.h"
 #include "output.h"
 #include "record.h"
 #include "report.h"
@@ -67,7 +68,6 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	char *end;
 	int c;
 
 	optind = 1;
@@ -87,12 +87,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->out.html = optarg;
 			break;
 		case 'l':
-			errno = 0;
-			a->level = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || a->level < 1 || a->level > 6) {
-				pr_err("--level '%s': expected 1 to 6", optarg);
+			if (opt_int("--level", optarg, 1, LEVEL_MAX, "", &a->level))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'v':
 			a->verbose = true;

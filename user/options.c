@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "options.h"
+
+int opt_int(const char *opt, const char *s, long min, long max, const char *unit, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		if (!errno && end != s && !*end && v < min)
+			pr_err("%s %ld: the minimum is %ld%s", opt, v, min, unit);
+		else
+			pr_err("%s '%s': expected an integer from %ld to %ld%s", opt, s, min, max,
+			       unit);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int model_opt(struct measure_opts *mo, int c, const char *arg)
+{
+	switch (c) {
+	case 'M':
+		mo->model = arg;
+		return 1;
+	case OPT_MODEL_FILE:
+		mo->model_file = arg;
+		return 1;
+	case 'l':
+		return opt_int("--level", arg, 1, LEVEL_MAX, "", &mo->level) ? -EINVAL : 1;
+	case OPT_PERF_METRICS:
+	case OPT_NO_PERF_METRICS:
+		mo->perf_metrics = c == OPT_PERF_METRICS;
+		return 1;
+	case OPT_SMT:
+	case OPT_NO_SMT:
+		mo->smt = c == OPT_SMT;
+		return 1;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Option values, and the model options that the live run and `cgtma list-events` share:
+ * one parser for both, one message per mistake.
+ */
+#ifndef CGTMA_OPTIONS_H
+#define CGTMA_OPTIONS_H
+
+#include <getopt.h>
+
+#include "measurement.h"
+
+/* The deepest -l/--level a live run, a report or list-events takes. */
+#define LEVEL_MAX 6
+
+/* getopt values of the model options without a letter; a command's own start after them. */
+enum {
+	OPT_MODEL_FILE = 0x100,
+	OPT_PERF_METRICS,
+	OPT_NO_PERF_METRICS,
+	OPT_SMT,
+	OPT_NO_SMT,
+	OPT_COMMAND_FIRST,
+};
+
+/* --model/-M, --model-file, --level/-l, --[no-]perf-metrics, --[no-]smt */
+#define MODEL_LONG_OPTIONS                                                 \
+	{ "model", required_argument, NULL, 'M' },                         \
+	{ "model-file", required_argument, NULL, OPT_MODEL_FILE },         \
+	{ "level", required_argument, NULL, 'l' },                         \
+	{ "perf-metrics", no_argument, NULL, OPT_PERF_METRICS },           \
+	{ "no-perf-metrics", no_argument, NULL, OPT_NO_PERF_METRICS },     \
+	{ "smt", no_argument, NULL, OPT_SMT },                             \
+	{ "no-smt", no_argument, NULL, OPT_NO_SMT }
+
+/*
+ * s as an integer from min to max into *out: 0; or -EINVAL after saying what is wrong, with
+ * opt's name (unit, such as " ms", follows the bounds in the message).
+ */
+int opt_int(const char *opt, const char *s, long min, long max, const char *unit, int *out);
+
+/*
+ * Takes getopt's c (with its argument) into mo when it is a model option: 1; 0 when it is
+ * not one; -EINVAL for a bad value, said.
+ */
+int model_opt(struct measure_opts *mo, int c, const char *arg);
+
+#endif
