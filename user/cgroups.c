@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,9 +72,12 @@ int cgroup_level(const char *path)
 	return level;
 }
 
+/* As shell globs: no wildcard crosses '/' or matches a leading '.'. */
+#define MATCH_FLAGS (FNM_PATHNAME | FNM_PERIOD)
+
 bool cgroup_match(const char *pattern, const char *path)
 {
-	return fnmatch(pattern, path, FNM_PATHNAME) == 0;
+	return fnmatch(pattern, path, MATCH_FLAGS) == 0;
 }
 
 int cgroup_id(const char *root, const char *path, __u64 *id)
@@ -93,11 +96,78 @@ int cgroup_id(const char *root, const char *path, __u64 *id)
 	return 0;
 }
 
+/*
+ * The id of a directory entry of the cgroup v2 tree: kernfs gives a cgroup's id as the inode
+ * number in readdir as in stat, so matching thousands of cgroups every interval needs no
+ * stat each. A 32-bit kernel cuts inode numbers to 32 bits: there, stat's is the one BPF
+ * sees too.
+ */
+static int entry_id(const char *root, const char *path, const struct dirent *de, __u64 *id)
+{
+	if (sizeof(long) == 8) {
+		*id = de->d_ino;
+		return 0;
+	}
+	return cgroup_id(root, path, id);
+}
+
+/*
+ * Matches the pattern's components from rest on (no leading '/') below path, a cgroup
+ * relative to root ("" for the root itself): one directory read per component with
+ * wildcards, none for a literal one.
+ */
+static int expand(const char *root, char *path, size_t cap, const char *rest, cgroup_cb cb,
+		  void *ctx)
+{
+	const char *slash = strchr(rest, '/');
+	size_t n = slash ? (size_t)(slash - rest) : strlen(rest), plen = strlen(path);
+	char comp[NAME_MAX + 1], full[4096];
+	struct dirent *de;
+	int ret = 0;
+	__u64 id;
+	DIR *d;
+
+	if (n > NAME_MAX)
+		return 0;	/* longer than any name: matches nothing */
+	memcpy(comp, rest, n);
+	comp[n] = '\0';
+	if (!strpbrk(comp, "*?[\\")) {
+		if (plen + 1 + n + 1 > cap)
+			return -ENAMETOOLONG;
+		snprintf(path + plen, cap - plen, "/%s", comp);
+		if (slash)
+			ret = expand(root, path, cap, slash + 1, cb, ctx);
+		else if (cgroup_id(root, path, &id) == 0)
+			ret = cb(path, id, ctx);
+		path[plen] = '\0';
+		return ret;
+	}
+	if ((size_t)snprintf(full, sizeof(full), "%s%s", root, path) >= sizeof(full))
+		return -ENAMETOOLONG;
+	d = opendir(full);
+	if (!d)	/* gone, not a directory, or unreadable: nothing matches there */
+		return errno == ENOMEM ? -ENOMEM : 0;
+	while ((de = readdir(d)) && !ret) {
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fnmatch(comp, de->d_name, FNM_PERIOD) != 0)
+			continue;
+		if (plen + 1 + strlen(de->d_name) + 1 > cap)
+			continue;
+		snprintf(path + plen, cap - plen, "/%s", de->d_name);
+		if (slash)
+			ret = expand(root, path, cap, slash + 1, cb, ctx);
+		else if (entry_id(root, path, de, &id) == 0)
+			ret = cb(path, id, ctx);
+		path[plen] = '\0';
+	}
+	closedir(d);
+	return ret;
+}
+
 int cgroup_expand(const char *root, const char *pattern, cgroup_cb cb, void *ctx)
 {
-	char full[4096];
-	size_t rlen = strlen(root);
-	glob_t g;
+	char path[4096] = "";
 	int ret;
 	__u64 id;
 
@@ -107,23 +177,8 @@ int cgroup_expand(const char *root, const char *pattern, cgroup_cb cb, void *ctx
 			return 0;
 		return ret ? ret : cb(pattern, id, ctx);
 	}
-	if ((size_t)snprintf(full, sizeof(full), "%s%s", root, pattern) >= sizeof(full))
-		return -ENAMETOOLONG;
-	ret = glob(full, GLOB_ONLYDIR, NULL, &g);
-	if (ret == GLOB_NOMATCH)
-		return 0;
-	if (ret)
-		return ret == GLOB_NOSPACE ? -ENOMEM : -EIO;
-	ret = 0;
-	for (size_t i = 0; i < g.gl_pathc && !ret; i++) {
-		const char *rel = g.gl_pathv[i] + rlen;
-
-		/* GLOB_ONLYDIR is a hint: files such as cgroup.procs can still match. */
-		if (cgroup_id(root, rel, &id) == 0)
-			ret = cb(rel, id, ctx);
-	}
-	globfree(&g);
-	return ret;
+	return expand(root, path, sizeof(path), pattern[0] == '/' ? pattern + 1 : pattern, cb,
+		      ctx);
 }
 
 static int walk(const char *root, char *path, size_t len, int level, int depth, cgroup_cb cb,
@@ -140,19 +195,14 @@ static int walk(const char *root, char *path, size_t len, int level, int depth, 
 	if (!d)	/* removed while we walk: not an error */
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d)) && !ret) {
-		__u64 id = de->d_ino;
+		__u64 id;
 
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
 		if (plen + 1 + strlen(de->d_name) + 1 > len)
 			continue;
 		snprintf(path + plen, len - plen, "%s%s", plen > 1 ? "/" : "", de->d_name);
-		/*
-		 * kernfs gives a cgroup's id as the inode number in readdir as in stat, so a walk
-		 * of thousands of cgroups every interval needs no stat each. A 32-bit kernel cuts
-		 * inode numbers to 32 bits: there, stat's is the one BPF sees too.
-		 */
-		if (sizeof(long) == 8 || cgroup_id(root, path, &id) == 0) {
+		if (entry_id(root, path, de, &id) == 0) {
 			ret = cb(path, id, ctx);
 			if (!ret && level + 1 < depth)
 				ret = walk(root, path, len, level + 1, depth, cb, ctx);

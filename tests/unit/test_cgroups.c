@@ -183,6 +183,10 @@ static void test_level_match(void)
 	      "suffix must match");
 	CHECK(!cgroup_match("/system.slice/docker-*.scope", "/system.slice/docker-a/b.scope"),
 	      "star does not cross '/' in a name");
+	/* As the rescan's expansion: a hidden name is not matched by a wildcard, by name it is. */
+	CHECK(!cgroup_match("/a/*", "/a/.hidden"), "star does not match a leading '.'");
+	CHECK(!cgroup_match("/*/b", "/.x/b"), "nor in the middle");
+	CHECK(cgroup_match("/a/.hid*", "/a/.hidden"), "a leading '.' given literally");
 	CHECK(cgroup_match("/new-?", "/new-1"), "question mark");
 	CHECK(!cgroup_match("/new-?", "/new-10"), "question mark is one character");
 	CHECK(cgroup_match("/pod[0-9]", "/pod7"), "class");
@@ -364,6 +368,11 @@ static void test_expand(void)
 	memset(&s, 0, sizeof(s));
 	CHECK_INT(cgroup_expand(root, "/a/new-?", seen_cb, &s), 0);
 	CHECK_STR(seen_sorted(&s), "/a/new-1 /a/new-2");
+	/* A hidden name matches when its '.' is given, as cgroup_match() has it. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(cgroup_expand(root, "/a/.hid*", seen_cb, &s), 0);
+	CHECK_STR(seen_sorted(&s), "/a/.hidden");
+	check_ids(&s);
 	/* Files never match: cgroup.procs is not a cgroup. */
 	memset(&s, 0, sizeof(s));
 	CHECK_INT(cgroup_expand(root, "/*", seen_cb, &s), 0);
