@@ -11,7 +11,9 @@
 #     the same events for the same cgroups, as a ratio to no profiler in the same round.
 #     Configurations alternate within every round, their order rotating from round to round;
 #     figures are medians over the rounds with their min..max.
-#  3. The targets, met or not, and the figures as a Markdown table for README.
+#  3. cgtma's own CPU time per interval (flush, map reads, glob rescan, computing, printing),
+#     tracking 10 and N cgroups.
+#  4. The targets, met or not, and the figures as a Markdown table for README.
 #
 # Prints figures and never fails on timing: exit 1 only when something could not run; a
 # machine that cannot run it at all (not root, no cgroup v2, no BTF) prints SKIP, exit 0.
@@ -309,6 +311,29 @@ done
 [ -t 2 ] && printf '\r%40s\r' '' >&2
 elapsed=$((SECONDS - start))
 
+# --- cgtma's own cost per interval ----------------------------------------------------------
+# CPU time (user + system, from bash's `time`) of cgtma in a short and a long run, tracking a
+# group's cgroups through a glob (so every interval rescans them) and writing JSON lines to
+# /dev/null; the difference over the extra intervals is the cost of one, with the start-up
+# (BPF load and verification) left out.
+US_INTERVAL=200 US_SHORT=2 US_LONG=6
+us_cpu() {
+	local TIMEFORMAT='%U %S' t
+	t=$({ time "$CGTMA" -e cpu-clock -G "$BASE/$1/*" --max-cgroups "$MAX_CGROUPS" \
+		-I $US_INTERVAL -d "$2" -j >/dev/null 2>"$TMP/err" </dev/null; } 2>&1) ||
+		die "cgtma -G '$BASE/$1/*' -d $2 failed: $(cat "$TMP/err")"
+	awk '{ print $1 + $2 }' <<<"$t"
+}
+for ((r = 1; r <= ROUNDS; r++)); do
+	for group in small large; do
+		short=$(us_cpu "$group" $US_SHORT)
+		long=$(us_cpu "$group" $US_LONG)
+		awk -v g="$group" -v a="$short" -v b="$long" \
+			-v n=$(((US_LONG - US_SHORT) * 1000 / US_INTERVAL)) \
+			'BEGIN { printf "%s %.3f\n", g, (b - a) * 1000 / n }' >>"$TMP/us"
+	done
+done
+
 # --- figures ------------------------------------------------------------------------------
 
 # Numbers on stdin -> "median min max".
@@ -386,6 +411,22 @@ if awk -v x="$shared" 'BEGIN { exit !(x > 1.1) }'; then
 fi
 echo
 
+echo "cgtma's own CPU time per interval (user + system; a long run's over a short one's," \
+	"so start-up is left out), -e cpu-clock -I $US_INTERVAL --json, median of $ROUNDS" \
+	"[min .. max]"
+declare -A US
+for group in small large; do
+	read -r med lo hi < <(awk -v g="$group" '$1 == g { print $2 }' "$TMP/us" | stats)
+	US[$group]=$med
+	tracked=10
+	[ "$group" = large ] && tracked=$NR_LARGE
+	printf '  %5s tracked cgroups  %7.2f ms  [%.2f .. %.2f]  (%.1f %% of one CPU)\n' \
+		"$tracked" "$med" "$lo" "$hi" "$(awk -v m="$med" -v i=$US_INTERVAL \
+		'BEGIN { print m / i * 100 }')"
+done
+echo "  (each interval: flush every CPU, read the maps, rescan the glob, compute, print)"
+echo
+
 verdict() { if [ "$1" = 1 ]; then echo met; else echo "NOT MET"; fi; }
 same=${OVH[cgtma same]}
 t1=$(awk -v x="$same" 'BEGIN { print (x <= 1.02) }')
@@ -445,6 +486,12 @@ printf '| Same cgroup | %s | %s | cgtma at most +2 %%: %s |\n' "$(pct "$same")" 
 	"$(pct "${OVH[perf same]}")" "$(verdict "$t1")"
 printf '| Two cgroups (every switch crosses) | %s | %s | cgtma below perf: %s |\n' \
 	"$(pct "${OVH[cgtma cross]}")" "$(pct "${OVH[perf cross]}")" "$(verdict "$t2")"
+echo
+echo "cgtma's own CPU time per interval (-e cpu-clock -I $US_INTERVAL --json; median of $ROUNDS):"
+echo
+echo "| Tracked cgroups | 10 | $NR_LARGE |"
+echo "|---|---|---|"
+printf '| CPU time per interval | %.2f ms | %.2f ms |\n' "${US[small]}" "${US[large]}"
 echo
 echo "Linux $(uname -r), $(online_cpus | wc -l) CPUs, perf $perf_version; software and" \
 	"tracepoint events only."
