@@ -80,6 +80,11 @@ bool cgroup_match(const char *pattern, const char *path)
 	return fnmatch(pattern, path, MATCH_FLAGS) == 0;
 }
 
+bool cgroup_is_hidden(const char *path)
+{
+	return strstr(path, "/.") != NULL;
+}
+
 int cgroup_id(const char *root, const char *path, __u64 *id)
 {
 	char full[4096];
@@ -97,18 +102,14 @@ int cgroup_id(const char *root, const char *path, __u64 *id)
 }
 
 /*
- * The id of a directory entry of the cgroup v2 tree: kernfs gives a cgroup's id as the inode
- * number in readdir as in stat, so matching thousands of cgroups every interval needs no
- * stat each. A 32-bit kernel cuts inode numbers to 32 bits: there, stat's is the one BPF
- * sees too.
+ * The id of a directory entry of the cgroup v2 tree. A cgroup's id is its kernfs node id,
+ * which kernfs gives as the inode number in readdir as in stat (cgroup_id() relies on the
+ * same, and on a 64-bit kernel it is the whole id): matching thousands of cgroups every
+ * interval needs no stat each.
  */
-static int entry_id(const char *root, const char *path, const struct dirent *de, __u64 *id)
+static __u64 entry_id(const struct dirent *de)
 {
-	if (sizeof(long) == 8) {
-		*id = de->d_ino;
-		return 0;
-	}
-	return cgroup_id(root, path, id);
+	return de->d_ino;
 }
 
 /*
@@ -121,17 +122,20 @@ static int expand(const char *root, char *path, size_t cap, const char *rest, cg
 {
 	const char *slash = strchr(rest, '/');
 	size_t n = slash ? (size_t)(slash - rest) : strlen(rest), plen = strlen(path);
-	char comp[NAME_MAX + 1], full[4096];
+	char comp[4096], full[4096];
 	struct dirent *de;
 	int ret = 0;
 	__u64 id;
 	DIR *d;
 
-	if (n > NAME_MAX)
-		return 0;	/* longer than any name: matches nothing */
+	/* A pattern component may be longer than the names it matches ("[0-9a-f]..."). */
+	if (n >= sizeof(comp))
+		return -ENAMETOOLONG;
 	memcpy(comp, rest, n);
 	comp[n] = '\0';
 	if (!strpbrk(comp, "*?[\\")) {
+		if (n > NAME_MAX)
+			return 0;	/* longer than any name: matches nothing */
 		if (plen + 1 + n + 1 > cap)
 			return -ENAMETOOLONG;
 		snprintf(path + plen, cap - plen, "/%s", comp);
@@ -145,8 +149,10 @@ static int expand(const char *root, char *path, size_t cap, const char *rest, cg
 	if ((size_t)snprintf(full, sizeof(full), "%s%s", root, path) >= sizeof(full))
 		return -ENAMETOOLONG;
 	d = opendir(full);
-	if (!d)	/* gone, not a directory, or unreadable: nothing matches there */
-		return errno == ENOMEM ? -ENOMEM : 0;
+	/* Gone or not a directory: nothing matches there. Any other failure is the caller's
+	 * to report: a scan that could not read is not one that found the cgroups removed. */
+	if (!d)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	while ((de = readdir(d)) && !ret) {
 		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -157,8 +163,8 @@ static int expand(const char *root, char *path, size_t cap, const char *rest, cg
 		snprintf(path + plen, cap - plen, "/%s", de->d_name);
 		if (slash)
 			ret = expand(root, path, cap, slash + 1, cb, ctx);
-		else if (entry_id(root, path, de, &id) == 0)
-			ret = cb(path, id, ctx);
+		else
+			ret = cb(path, entry_id(de), ctx);
 		path[plen] = '\0';
 	}
 	closedir(d);
@@ -195,18 +201,14 @@ static int walk(const char *root, char *path, size_t len, int level, int depth, 
 	if (!d)	/* removed while we walk: not an error */
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d)) && !ret) {
-		__u64 id;
-
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
 		if (plen + 1 + strlen(de->d_name) + 1 > len)
 			continue;
 		snprintf(path + plen, len - plen, "%s%s", plen > 1 ? "/" : "", de->d_name);
-		if (entry_id(root, path, de, &id) == 0) {
-			ret = cb(path, id, ctx);
-			if (!ret && level + 1 < depth)
-				ret = walk(root, path, len, level + 1, depth, cb, ctx);
-		}
+		ret = cb(path, entry_id(de), ctx);
+		if (!ret && level + 1 < depth)
+			ret = walk(root, path, len, level + 1, depth, cb, ctx);
 		path[plen] = '\0';
 	}
 	closedir(d);

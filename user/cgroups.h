@@ -28,8 +28,14 @@ bool cgroup_is_pattern(const char *path);
 /* Depth of a canonical path: "/" is 0, "/a" is 1, "/a/b" is 2. */
 int cgroup_level(const char *path);
 
-/* fnmatch() of a canonical pattern against a canonical path; '*' does not cross '/'. */
+/*
+ * fnmatch() of a canonical pattern against a canonical path, as cgroup_expand() matches:
+ * no wildcard crosses '/' or matches a leading '.'.
+ */
 bool cgroup_match(const char *pattern, const char *path);
+
+/* Whether a canonical path has a hidden component (".name"), which cgroup_walk() skips. */
+bool cgroup_is_hidden(const char *path);
 
 /* The v2 id (the directory's inode number) of a canonical path. 0 or -errno. */
 int cgroup_id(const char *root, const char *path, __u64 *id);

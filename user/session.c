@@ -151,7 +151,9 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 
 static bool wanted(const struct session *s, const char *path)
 {
-	if (s->o->all_cgroups && cgroup_level(path) <= s->o->depth && strcmp(path, "/") != 0)
+	/* As the walk of the rescan will find it (or not). */
+	if (s->o->all_cgroups && cgroup_level(path) <= s->o->depth && strcmp(path, "/") != 0 &&
+	    !cgroup_is_hidden(path))
 		return true;
 	for (int i = 0; i < s->nr_patterns; i++)
 		if (cgroup_match(s->patterns[i], path))

@@ -187,6 +187,8 @@ static void test_level_match(void)
 	CHECK(!cgroup_match("/a/*", "/a/.hidden"), "star does not match a leading '.'");
 	CHECK(!cgroup_match("/*/b", "/.x/b"), "nor in the middle");
 	CHECK(cgroup_match("/a/.hid*", "/a/.hidden"), "a leading '.' given literally");
+	CHECK(cgroup_is_hidden("/a/.hidden") && cgroup_is_hidden("/.x/b"), "hidden");
+	CHECK(!cgroup_is_hidden("/a/b.c") && !cgroup_is_hidden("/"), "not hidden");
 	CHECK(cgroup_match("/new-?", "/new-1"), "question mark");
 	CHECK(!cgroup_match("/new-?", "/new-10"), "question mark is one character");
 	CHECK(cgroup_match("/pod[0-9]", "/pod7"), "class");
@@ -368,6 +370,16 @@ static void test_expand(void)
 	memset(&s, 0, sizeof(s));
 	CHECK_INT(cgroup_expand(root, "/a/new-?", seen_cb, &s), 0);
 	CHECK_STR(seen_sorted(&s), "/a/new-1 /a/new-2");
+	/* A wildcard component longer than any name can still match one. */
+	memset(&s, 0, sizeof(s));
+	{
+		char pat[400] = "/a/[";
+
+		memset(pat + 4, 'n', 300);
+		strcpy(pat + 304, "]ew-?");
+		CHECK_INT(cgroup_expand(root, pat, seen_cb, &s), 0);
+		CHECK_STR(seen_sorted(&s), "/a/new-1 /a/new-2");
+	}
 	/* A hidden name matches when its '.' is given, as cgroup_match() has it. */
 	memset(&s, 0, sizeof(s));
 	CHECK_INT(cgroup_expand(root, "/a/.hid*", seen_cb, &s), 0);
