@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "log.h"
@@ -38,7 +39,8 @@ static void usage(FILE *f)
 "  -h, --help          this help\n"
 "\n"
 "A cut or damaged file is reported up to the damage, then the error; the exit status is 1.\n"
-"Intervals the live run could not write (a full disk) are missing, with a warning.\n"
+"Intervals the live run could not write (a full disk) are missing, with a warning\n"
+"saying where.\n"
 "Exit status: 0 success, 1 failure (or a damaged file), 2 bad usage.\n"
 "\n"
 "Examples:\n"
@@ -57,7 +59,7 @@ struct report_args {
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-	enum { OPT_CDM = 256, OPT_HTML };
+	enum { OPT_CDM = OPT_COMMAND_FIRST, OPT_HTML };
 	static const struct option long_options[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "csv", required_argument, NULL, 'x' },
@@ -305,24 +307,35 @@ static int replay_all(struct replay *rp)
 {
 	struct interval rec = {};
 	struct record_error e;
-	long index = 0;
+	long index = 0, missing = 0;
 	int ret = 0, err;
 
 	while ((err = record_reader__next(rp->reader, &rec, &e)) > 0) {
 		index++;
+		/* Said where they are missing, as the outputs go on past the gap. */
+		if (record_reader__missing(rp->reader) > missing) {
+			char when[32];
+			time_t t = (time_t)rec.time;
+
+			strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
+			pr_warn("%s: %ld interval(s) missing before the one ending at %s: the live "
+				"run could not write them", rp->file,
+				record_reader__missing(rp->reader) - missing, when);
+			missing = record_reader__missing(rp->reader);
+		}
 		err = replay_interval(rp, &rec);
 		if (err) {
-			pr_err("%s: record %ld: cannot compute the interval: %s", rp->file, index,
-			       strerror(-err));
+			pr_err("%s: interval %ld in the file: cannot compute it: %s", rp->file,
+			       index, strerror(-err));
 			ret = EXIT_FAILURE;
 			break;
 		}
 		if (outputs_emit(rp->outputs, rp->nr_outputs, &rp->run, &rec))
 			ret = EXIT_FAILURE;
 	}
-	if (record_reader__missing(rp->reader))
-		pr_warn("%s: %ld interval(s) are not in the record: cgtma could not write them "
-			"(a full disk) and went on", rp->file, record_reader__missing(rp->reader));
+	if (missing)
+		pr_warn("%s: %ld interval(s) are not in the record: the live run could not write "
+			"them and went on", rp->file, missing);
 	if (err == -EBADMSG) {
 		print_damage(rp->file, &e);
 		ret = EXIT_FAILURE;

@@ -176,6 +176,7 @@ static int emit(struct output *o, struct strbuf *b)
 	strbuf_release(&gap);
 	strbuf_release(b);
 	if (err == -ENOMEM || err == -E2BIG) {
+		rs->lost++;
 		rs->broken = true;
 		return err;
 	}
@@ -287,9 +288,12 @@ static void record_close(struct output *o)
 {
 	struct record_sink *rs = o->priv;
 
-	if (rs->lost)
+	if (rs->lost && rs->broken)
+		pr_warn("%s: %ld interval(s) could not be written; the file ends where "
+			"recording stopped", rs->path, rs->lost);
+	else if (rs->lost)
 		pr_warn("%s: %ld interval(s) could not be written; the file holds the rest "
-			"(cgtma report says which are missing)", rs->path, rs->lost);
+			"(cgtma report says where they are missing)", rs->path, rs->lost);
 	/* Intervals are in the page cache as they end; this is for a crash of the machine. */
 	if (!rs->broken)
 		fdatasync(rs->fd);

@@ -20,6 +20,8 @@
  *   scope    := u8:kind u8:removed i32:cpu str:cgroup (u64:counter u64:enabled
  *               u64:running){nr-events}
  *   gap      := u32:first-seq u32:count   (intervals that could not be written: disk full)
+ *               Gap records came after the first files of version 1; a reader older than
+ *               them reports a file that has one as damaged at the gap.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run

@@ -10,7 +10,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -548,6 +550,68 @@ static void test_gaps(const struct fixture *fx, const char *path)
 	unlink(bad);
 }
 
+/*
+ * The writer on a disk that fills and frees again, without root: RLIMIT_FSIZE (SIGXFSZ
+ * ignored) makes writes past a size fail with EFBIG, the first of them halfway through a
+ * record. Intervals 2 and 3 cannot be written; after the limit is lifted, 4 and the summary
+ * are, behind a gap record. The reader gets 0, 1, 4 and the summary, each as written, and
+ * counts 2 missing; nothing of the cut writes is left in the file.
+ */
+static void test_writer_resumes(const struct fixture *fx, const char *path)
+{
+	struct rlimit old, lim;
+	struct record_reader *r = NULL;
+	struct record_error e = {};
+	struct interval iv = {};
+	struct output *o;
+	struct capture c;
+	struct stat st;
+	const int want[] = { 0, 1, 4, NR_INTERVALS };
+	char *msg;
+	int n = 0, err;
+
+	if (getrlimit(RLIMIT_FSIZE, &old) || output_record_open(path, &o)) {
+		CHECK(0, "set-up: %s", strerror(errno));
+		return;
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK_INT(o->ops->begin(o, &fx->run), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_INT(o->ops->interval(o, &fx->run, &fx->iv[i]), 0);
+	CHECK_INT(stat(path, &st), 0);
+	lim = old;
+	lim.rlim_cur = st.st_size + 10;
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	capture_begin(&c, 2);
+	for (int i = 2; i < 4; i++)
+		CHECK_INT(o->ops->interval(o, &fx->run, &fx->iv[i]), 0);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(o->lost, "the sink says it lost intervals");
+	CHECK_INT(o->ops->interval(o, &fx->run, &fx->iv[4]), 0);
+	CHECK_INT(o->ops->summary(o, &fx->run, &fx->iv[NR_INTERVALS]), 0);
+	output_close(o);
+	msg = capture_end(&c);
+	signal(SIGXFSZ, SIG_DFL);
+	CHECK(msg && strstr(msg, "File too large") && strstr(msg, "is written again (2 interval(s)") &&
+	      strstr(msg, "2 interval(s) could not be written"), "messages: %s", msg ? msg : "");
+	free(msg);
+
+	CHECK_INT(record_reader__open(path, &r, &e), 0);
+	if (!r)
+		return;
+	while ((err = record_reader__next(r, &iv, &e)) > 0) {
+		if (n < 4)
+			check_interval(fx, &fx->iv[want[n]], &iv);
+		n++;
+	}
+	CHECK(err == 0, "reading the resumed file: %d, %s", err, e.what);
+	CHECK_INT(n, 4);
+	CHECK_INT(record_reader__missing(r), 2);
+	record_reader__close(r);
+	interval_free(&iv);
+	unlink(path);
+}
+
 /* An -e run: no plan, no model text; the event names are what matters. */
 static void test_events_run(const char *path)
 {
@@ -754,6 +818,7 @@ int main(void)
 	test_truncation(&fx, path);
 	test_corruption(&fx, path);
 	test_gaps(&fx, path);
+	test_writer_resumes(&fx, path2);
 	fixture_release(&fx);
 	test_events_run(path2);
 	test_unwritable();
