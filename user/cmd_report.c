@@ -307,21 +307,21 @@ static int replay_all(struct replay *rp)
 {
 	struct interval rec = {};
 	struct record_error e;
-	long index = 0, missing = 0;
+	long index = 0, missing = 0, now_missing;
 	int ret = 0, err;
 
 	while ((err = record_reader__next(rp->reader, &rec, &e)) > 0) {
 		index++;
 		/* Said where they are missing, as the outputs go on past the gap. */
-		if (record_reader__missing(rp->reader) > missing) {
+		now_missing = record_reader__missing(rp->reader);
+		if (now_missing > missing) {
 			char when[32];
 			time_t t = (time_t)rec.time;
 
 			strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
 			pr_warn("%s: %ld interval(s) missing before the one ending at %s: the live "
-				"run could not write them", rp->file,
-				record_reader__missing(rp->reader) - missing, when);
-			missing = record_reader__missing(rp->reader);
+				"run could not write them", rp->file, now_missing - missing, when);
+			missing = now_missing;
 		}
 		err = replay_interval(rp, &rec);
 		if (err) {

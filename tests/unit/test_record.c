@@ -288,15 +288,19 @@ static void test_round_trip(const struct fixture *fx, const char *path)
 }
 
 /* Offsets of the records: [0] the header record, then each interval and the summary. */
+static uint32_t get_le32(const char *p)
+{
+	return (unsigned char)p[0] | (unsigned char)p[1] << 8 | (unsigned char)p[2] << 16 |
+	       (uint32_t)(unsigned char)p[3] << 24;
+}
+
 static int record_offsets(const char *data, size_t len, long *off, int max)
 {
 	size_t pos = RECORD_FILE_HEAD;
 	int n = 0;
 
 	while (pos + RECORD_HEAD <= len && n < max) {
-		uint32_t plen = (unsigned char)data[pos + 4] | (unsigned char)data[pos + 5] << 8 |
-				(unsigned char)data[pos + 6] << 16 |
-				(uint32_t)(unsigned char)data[pos + 7] << 24;
+		uint32_t plen = get_le32(data + pos + 4);
 
 		off[n++] = pos;
 		pos += RECORD_HEAD + plen + 4;
@@ -443,9 +447,7 @@ static void put_le32(char *p, uint32_t v)
 /* Renumbers the interval record at off (its payload starts with the number) and reseals it. */
 static void renumber(char *data, long off, uint32_t seq)
 {
-	uint32_t plen = (unsigned char)data[off + 4] | (unsigned char)data[off + 5] << 8 |
-			(unsigned char)data[off + 6] << 16 |
-			(uint32_t)(unsigned char)data[off + 7] << 24;
+	uint32_t plen = get_le32(data + off + 4);
 
 	put_le32(data + off + RECORD_HEAD, seq);
 	put_le32(data + off + RECORD_HEAD + plen,
