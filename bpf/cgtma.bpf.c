@@ -11,7 +11,8 @@
  * the move stays with the old one, and at each interval's end, when user space runs
  * flush_slice on every CPU with BPF_PROG_TEST_RUN. A switch and a flush charge the cgroup
  * of the task running when the slice ends; only a self-move charges the owner, the cgroup
- * the task has just left. The owner also tells when a switch went unreported.
+ * the task has just left, and so does a switch or flush that lands inside one (between the
+ * move and its tracepoint). The owner also tells when a switch went unreported.
  *
  * GPL: bpf_perf_event_read_value() is a GPL-only helper.
  */
@@ -119,6 +120,50 @@ static __always_inline void stat_inc(__u32 which)
 
 	if (v)
 		(*v)++;
+}
+
+/*
+ * cgroup_mutex, held by every task that moves tasks between cgroups from before the move
+ * until after the cgroup_attach_task tracepoint. Weak: kernels without CONFIG_KALLSYMS_ALL
+ * do not name data symbols, and it is then 0.
+ */
+extern const void cgroup_mutex __ksym __weak;
+
+/* PREEMPT_RT kernels build struct mutex on an rt_mutex. */
+struct mutex___rt {
+	struct rt_mutex_base rtmutex;
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether task holds cgroup_mutex. A task switched away or flushed while it holds it and its
+ * cgroup differs from the slice's owner is inside a self-move: past the change of its
+ * css_set, not yet at the tracepoint, which fires only after the migration has dropped
+ * css_set_lock, run the controllers' attach callbacks and dropped the lock once more. On
+ * kernels with full preemption (preempt=full, PREEMPT_RT) a switch at one of those unlocks
+ * is common, and the flush's IPI can land there on any kernel. The owner, the cgroup the
+ * task has just left, takes the slice then: it ran there but for microseconds. (A task
+ * that holds the mutex for another reason, switched away after a switch the hook did not
+ * see, gives its slice to that stale owner: both are rare.)
+ */
+static __always_inline bool holds_cgroup_mutex(struct task_struct *task)
+{
+	unsigned long owner = 0, off;
+
+	if (!&cgroup_mutex)
+		return false;
+	if (bpf_core_field_exists(struct mutex, owner))
+		off = bpf_core_field_offset(struct mutex, owner);
+	else
+		off = bpf_core_field_offset(struct mutex___rt, rtmutex.owner);
+	bpf_probe_read_kernel(&owner, sizeof(owner), (const char *)&cgroup_mutex + off);
+	/* The low bits are flags (waiters, handoff) on both kinds of mutex. */
+	return (owner & ~7UL) == (unsigned long)task;
+}
+
+/* Whether owner (a struct cgroup pointer in the snapshot) is still the cgroup of owner_id. */
+static __always_inline bool owner_alive(__u64 owner, __u64 owner_id)
+{
+	return owner && BPF_CORE_READ((struct cgroup *)owner, kn, id) == owner_id;
 }
 
 /* struct cgroup embeds its css first, but let CO-RE say where. */
@@ -295,11 +340,17 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	 * and the count says how often attribution was this approximate. (A running task moved
 	 * by another CPU also lands here; the move's time is unknown, its new cgroup takes it.)
 	 */
-	if (snap->owner && snap->owner != (__u64)prev_cg)
-		stat_inc(CGTMA_STAT_UNSEEN);
+	if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
+		/* Inside prev's self-move: the slice is the old cgroup's (see above). */
+		if (owner_alive(snap->owner, snap->owner_id))
+			charge_cgroup((struct cgroup *)snap->owner, delta);
+	} else {
+		if (snap->owner && snap->owner != (__u64)prev_cg)
+			stat_inc(CGTMA_STAT_UNSEEN);
+		charge_cgroup_btf(prev_cg, delta);
+	}
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_cg->kn->id;
-	charge_cgroup_btf(prev_cg, delta);
 	slice_done(snap);
 	stat_inc(CGTMA_STAT_SLICES);
 	return 0;
@@ -323,6 +374,17 @@ int flush_slice(void *ctx)
 	delta = read_slice(snap);
 	if (!delta)
 		return 0;
+	if (snap->owner && snap->owner != (__u64)cur &&
+	    holds_cgroup_mutex((struct task_struct *)bpf_get_current_task())) {
+		/*
+		 * Inside a self-move: the old cgroup's, and it stays the owner, so that the
+		 * tracepoint still ends the move's slice there.
+		 */
+		if (owner_alive(snap->owner, snap->owner_id))
+			charge_cgroup((struct cgroup *)snap->owner, delta);
+		slice_done(snap);
+		return 0;
+	}
 	if (snap->owner && snap->owner != (__u64)cur)
 		stat_inc(CGTMA_STAT_UNSEEN);
 	set_owner(snap, cur);
@@ -338,9 +400,8 @@ int flush_slice(void *ctx)
  * task. Moves of other tasks, and on v1 hierarchies, end nothing here; a running task moved
  * by another CPU is settled where its slice ends (on_switch, flush_slice).
  *
- * The tracepoint fires after the move; a flush or preemption in the few microseconds
- * between the move and here sees the new cgroup, and charges it the slice by the rule of
- * an unseen switch. That costs the old cgroup its last slice once in some 10^5 moves.
+ * The tracepoint fires after the move; a flush or a switch in between charges the owner
+ * (holds_cgroup_mutex), and a switch makes the new cgroup the owner: nothing is left here.
  */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task)
@@ -365,7 +426,7 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	 * The owner outlives its slice, except when its running task was moved away by another
 	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
 	 */
-	if (owner && BPF_CORE_READ(owner, kn, id) == owner_id)
+	if (owner_alive((__u64)owner, owner_id))
 		charge_cgroup(owner, delta);
 	slice_done(snap);
 	return 0;

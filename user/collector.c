@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -68,6 +70,17 @@ static int parse_online(bool *online, int nr_cpus)
 	return 0;
 }
 
+/* Whether the running kernel's release is older than major.minor (unknown: older). */
+static bool kernel_before(int want_major, int want_minor)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major < want_major || (major == want_major && minor < want_minor);
+}
+
 /*
  * Before 6.1 the kernel warns (WARN_ONCE, a splat in dmesg) when a raw tracepoint program,
  * as flush_slice is, uses a hash map that allocates at run time, and PREEMPT_RT kernels
@@ -75,28 +88,110 @@ static int parse_online(bool *online, int nr_cpus)
  */
 static bool kernel_before_6_1(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major < 6 || (major == 6 && minor < 1);
+	return kernel_before(6, 1);
 }
 
-/* CapEff from /proc/self/status: perf and BPF need CAP_PERFMON+CAP_BPF or CAP_SYS_ADMIN. */
-static bool has_privileges(void)
+/* CapEff from /proc/self/status; 0 when it cannot be read. */
+static unsigned long long effective_caps(void)
 {
 	unsigned long long eff = 0;
 	char line[256];
 	FILE *f = fopen("/proc/self/status", "re");
 
 	if (!f)
-		return geteuid() == 0;
+		return geteuid() == 0 ? ~0ULL : 0;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "CapEff: %llx", &eff) == 1)
 			break;
 	fclose(f);
-	return (eff & (1ULL << 21)) || ((eff & (1ULL << 38)) && (eff & (1ULL << 39)));
+	return eff;
+}
+
+#define CAP_BIT(n) (1ULL << (n))
+#define CAP_SYS_ADMIN_BIT CAP_BIT(21)
+#define CAP_PERFMON_BIT CAP_BIT(38)
+#define CAP_BPF_BIT CAP_BIT(39)
+#define CAP_SYS_RESOURCE_BIT CAP_BIT(24)
+
+/* perf and BPF need CAP_PERFMON+CAP_BPF or CAP_SYS_ADMIN. */
+static bool has_privileges(void)
+{
+	unsigned long long eff = effective_caps();
+
+	return (eff & CAP_SYS_ADMIN_BIT) || ((eff & CAP_PERFMON_BIT) && (eff & CAP_BPF_BIT));
+}
+
+/* kernel.perf_event_paranoid, or -1 when it cannot be read. */
+static int perf_event_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Whether /proc/kallsyms gives this process the address of a kernel symbol, as libbpf needs
+ * to resolve the BPF side's __ksym externs: data symbols need CONFIG_KALLSYMS_ALL, and
+ * addresses read as 0 without CAP_SYSLOG (or perf_event_paranoid <= 1).
+ */
+static bool kallsyms_has(const char *name)
+{
+	char line[512], sym[256];
+	unsigned long long addr;
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx %*c %255s", &addr, sym) == 2 && addr &&
+			strcmp(sym, name) == 0;
+	fclose(f);
+	return found;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * With -v: what the verifier did with each loaded program. verified_insns is there from
+ * Linux 5.16; before it, the load time is all there is to show how hard it worked.
+ */
+static void report_load(const struct collector *c, double load_s)
+{
+	struct bpf_program *prog;
+	char line[1024];
+	int n = 0;
+
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_program__autoload(prog) ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		if (len >= offsetof(struct bpf_prog_info, verified_insns) +
+			   sizeof(info.verified_insns) && info.verified_insns)
+			n += snprintf(line + n, sizeof(line) - n, "%s%s %u", n ? ", " : "",
+				      bpf_program__name(prog), info.verified_insns);
+		else
+			n += snprintf(line + n, sizeof(line) - n, "%s%s (kernel before 5.16)",
+				      n ? ", " : "", bpf_program__name(prog));
+		if (n >= (int)sizeof(line))
+			break;
+	}
+	pr_notice("BPF: loaded in %.3f s; verified instructions: %s", load_s, line);
 }
 
 /* CPUs x events descriptors: a big machine at level 3 passes the usual soft limit of 1024. */
@@ -124,6 +219,14 @@ static const char *perf_open_hint(int err)
 		return " (the CPU or kernel does not support this event; is there a hardware PMU?)";
 	case EACCES:
 	case EPERM:
+		/*
+		 * Debian's kernels (a patch of theirs) treat perf_event_paranoid 3 as "only
+		 * CAP_SYS_ADMIN opens perf events": CAP_PERFMON no longer suffices there.
+		 */
+		if (perf_event_paranoid() > 2 && !(effective_caps() & CAP_SYS_ADMIN_BIT))
+			return " (kernel.perf_event_paranoid is above 2, where Debian's kernels "
+			       "let only CAP_SYS_ADMIN open perf events: run as root, or set "
+			       "sysctl kernel.perf_event_paranoid=2 for CAP_PERFMON to suffice)";
 		return " (needs root, or CAP_PERFMON and CAP_BPF)";
 	case EINVAL:
 		return " (bad encoding for this PMU, or a group it cannot schedule)";
@@ -195,6 +298,7 @@ static bool probe_batch(struct collector *c)
 int collector__open(const struct collector_opts *o, struct collector **cp)
 {
 	struct collector *c;
+	struct timespec t0;
 	int err, max_cgroups;
 	bool prealloc;
 
@@ -270,11 +374,27 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		goto cleanup;
 	}
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = cgtma__load(c->skel);
+	if (err == -EPERM && kernel_before(5, 11) && !(effective_caps() & CAP_SYS_RESOURCE_BIT)) {
+		/* Memory cgroup accounting of BPF memory came in 5.11; before, RLIMIT_MEMLOCK. */
+		pr_err("cannot load the BPF program: %s (before Linux 5.11 BPF maps count "
+		       "against RLIMIT_MEMLOCK, and raising it needs CAP_SYS_RESOURCE: run as "
+		       "root, add CAP_SYS_RESOURCE, or raise it with ulimit -l unlimited)",
+		       strerror(-err));
+		goto cleanup;
+	}
 	if (err) {
 		pr_err("cannot load the BPF program: %s%s", strerror(-err),
 			o->verbose ? "" : " (run with -v to see the verifier's log)");
 		goto cleanup;
+	}
+	if (o->verbose) {
+		report_load(c, seconds_since(&t0));
+		if (!kallsyms_has("cgroup_mutex"))
+			pr_notice("BPF: /proc/kallsyms has no address for cgroup_mutex (a kernel "
+				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
+				  "task's move to another cgroup charges the new one");
 	}
 
 	raise_fd_limit(c->nr_cpus * o->nr_events + 256);
