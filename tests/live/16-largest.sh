@@ -1,0 +1,89 @@
+#!/bin/bash
+# The largest configuration cgtma accepts must load and count exactly on every kernel: the
+# verifier's limits differ between 5.10 and 6.18, and this is where a level-3 model with deep
+# cgroups would first fail on a user's machine. 128 events (tracepoints stand in for PMU
+# events: the BPF side reads them the same way), cgroups tracked at every level down to 15
+# (a chain of explicit paths, a glob matching at the deepest level, and --all-cgroups
+# --depth 15 over all of them), and -v, which must print the verifier's work per program
+# (verified_insns from 5.16, the load time before).
+#
+# Exact check: a workload at level 15 makes N getppid() calls; every tracked cgroup on its
+# path, root included, counts exactly N of them, and a sibling chain counts none.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N=30000
+MAX_EVENTS=128
+
+tracefs=$(awk '$(NF-2) == "tracefs" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$tracefs" ] || tracefs=/sys/kernel/tracing
+[ -d "$tracefs/events/syscalls" ] || skip "no syscall tracepoints under $tracefs/events"
+
+# 127 more tracepoints from the syscall entries, the one that is checked first.
+events=$EV
+n=1
+for d in "$tracefs"/events/syscalls/sys_enter_*; do
+	e=syscalls:$(basename "$d")
+	[ "$e" = "$EV" ] && continue
+	[ -r "$d/id" ] || continue
+	events+=",$e"
+	n=$((n + 1))
+	[ $n -eq $MAX_EVENTS ] && break
+done
+[ $n -eq $MAX_EVENTS ] || skip "only $n syscall tracepoints here, $MAX_EVENTS needed"
+
+# CG_BASE is level 1: a chain of 14 below it reaches level 15, the deepest cgtma tracks.
+chain="" sib=""
+args=(-G "$(cg_path)")
+for ((l = 2; l <= 15; l++)); do
+	chain+="${chain:+/}L$l"
+	args+=(-G "$(cg_path "$chain")")
+done
+sib=${chain%/*}/S15
+cg_make "$chain"
+cg_make "$sib"
+deep=$(cg_path "$chain")
+args+=(-G "$(cg_path "${chain%/*}")/*")
+
+out=$TMP/out
+"$CGTMA" -v -e "$events" -I 200 --json --all-cgroups --depth 15 "${args[@]}" \
+	>"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 1
+cg_run "$chain" "$WORKLOAD" getppid $N 50 || fail "the workload failed"
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+kill -INT $cgtma_pid
+wait $cgtma_pid
+rc=$?
+[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+
+verified=$(grep '^cgtma: BPF: loaded in' "$TMP/err") ||
+	fail "-v did not say what the verifier did: $(cat "$TMP/err")"
+echo "$verified"
+echo "$verified" | grep -qE 'on_switch ([0-9]+|\(kernel before 5\.16\))' ||
+	fail "no verifier figure for on_switch: $verified"
+
+[ "$(jq -s '[.[] | select(.summary != true)] | .[0].rows[0].counts | length' "$out")" = $MAX_EVENTS ] ||
+	fail "the rows do not have $MAX_EVENTS events"
+sum() {
+	jq -s --arg cg "$1" --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
+		add // 0' "$out"
+}
+p=$chain
+while :; do
+	got=$(sum "$(cg_path "$p")")
+	[ "$got" = $N ] || fail "$(cg_path "$p"): $got getppid calls counted, want exactly $N"
+	[ "$p" = "${p%/*}" ] && break
+	p=${p%/*}
+done
+got=$(sum "$(cg_path)")
+[ "$got" = $N ] || fail "$(cg_path): $got getppid calls counted, want exactly $N"
+got=$(sum "$(cg_path "$sib")")
+[ "$got" = 0 ] || fail "$(cg_path "$sib") (the sibling): $got getppid calls, want 0"
+[ "$(jq -s --arg cg "$deep" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and .cgroup == $cg)] | length' "$out")" -gt 0 ] ||
+	fail "the level-15 cgroup has no rows"
+echo "$MAX_EVENTS events, 15 levels: exactly $N at each of the 15 cgroups on the path, 0 beside it"
+echo ok

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Flushes at the shortest interval (-I 10) under heavy switching, with tasks moving
+# themselves between cgroups all the while: the flush's IPI lands inside the hooks' own
+# updates wherever the kernel lets it (on PREEMPT_RT the cgroup hooks run preemptible, and
+# the busy flag is what keeps a nested update from tearing the slice), inside self-moves
+# (between the move and its tracepoint), and between switches. Whatever nests, every
+# getppid() call is counted once, in the cgroup that made it:
+#   - a ping-pong between A and B on every CPU keeps cross-cgroup switches going;
+#   - a mover makes K calls in D1, then K in D2, R times each, moving itself before each
+#     batch (as cgexec does): D1 and D2 get exactly R * K each;
+#   - a steady caller in C makes exactly N.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+PINGPONG=${CGTMA_BUILD:-build}/tests/pingpong
+[ -x "$PINGPONG" ] || fail "no $PINGPONG: build first (make $PINGPONG)"
+R=100 K=1000 N=100000
+
+for g in A B C D1 D2; do cg_make $g; done
+D1=$(cg_path D1) D2=$(cg_path D2) C=$(cg_path C)
+
+out=$TMP/out
+: >"$out"
+"$CGTMA" -e "$EV,context-switches" -I 10 --json -G "$D1" -G "$D2" -G "$C" -G "$(cg_path A)" \
+	>"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 1
+
+pp=()
+for ((cpu = 0; cpu < $(nproc); cpu++)); do
+	"$PINGPONG" -c $cpu -n 100000000 -w 0 -A "$CG_ROOT/$CG_BASE/A" -B "$CG_ROOT/$CG_BASE/B" \
+		>/dev/null 2>&1 &
+	pp+=($!)
+done
+on_exit "kill ${pp[*]}"
+cg_start C "$WORKLOAD" getppid $N 20
+for ((i = 0; i < R; i++)); do
+	cg_run D1 "$WORKLOAD" getppid $K || fail "the mover failed in D1"
+	cg_run D2 "$WORKLOAD" getppid $K || fail "the mover failed in D2"
+done
+cg_wait
+kill "${pp[@]}" 2>/dev/null
+wait_lines "$out" $(($(wc -l <"$out") + 2))
+kill -INT $cgtma_pid
+wait $cgtma_pid
+rc=$?
+[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+
+sum() {
+	jq -s --arg cg "$1" --arg ev "$2" '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
+		add // 0' "$out"
+}
+intervals=$(jq -s '[.[] | select(.summary != true)] | length' "$out")
+switches=$(sum "$(cg_path A)" context-switches)
+echo "$intervals intervals; A switched $switches times"
+[ "$intervals" -ge 20 ] || fail "only $intervals intervals: the flushes did not run at 10 ms"
+[ "$switches" -ge 1000 ] || fail "only $switches switches in A: the ping-pong did not run"
+for g in D1 D2; do
+	got=$(sum "$(cg_path $g)" "$EV")
+	[ "$got" = $((R * K)) ] || fail "$g: $got getppid calls counted, want exactly $((R * K))"
+done
+got=$(sum "$C" "$EV")
+[ "$got" = $N ] || fail "C: $got getppid calls counted, want exactly $N"
+echo "exact: D1 and D2 $((R * K)) each over $((2 * R)) moves, C $N"
+echo ok
