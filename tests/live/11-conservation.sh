@@ -21,6 +21,15 @@ EV=cpu-clock
 started=()
 NCPU=$(getconf _NPROCESSORS_ONLN)
 
+# Under an emulator (tests/vm sets CGTMA_EMULATION=tcg) the vCPUs take turns on one host
+# thread, and a CPU's clock advances in bursts against the interval's wall time: the timing
+# checks (cpu-clock against CPUs x interval) then allow 10 %. The equalities stay exact.
+pct=2
+if [ -n "${CGTMA_EMULATION:-}" ]; then
+	pct=10
+	echo "note: under emulation ($CGTMA_EMULATION) the timing checks allow 10 %, not 2 %"
+fi
+
 watch_perf_cgroup_sessions
 
 cg_make A/A1
@@ -55,13 +64,13 @@ run() {
 # the first line where it does not.
 check() {
 	local bad
-	bad=$(jq -c --arg ev $EV --arg root / --argjson ncpu "$NCPU" \
+	bad=$(jq -c --arg ev $EV --arg root / --argjson ncpu "$NCPU" --argjson tol "0.$(printf %02d $pct)" \
 		--arg a "$A" --arg a1 "$A1" --arg b "$B" "
 		def c(s): [.rows[] | select(s)][0].counts[\$ev];
 		def sys: c(.scope == \"system\");
 		def cg(\$p): c(.scope == \"cgroup\" and .cgroup == \$p and .cpu == null);
 		def cpus: [.rows[] | select(.scope == \"cpu\")];
-		def near(\$x; \$want): (\$x - \$want | fabs) <= 0.02 * \$want;
+		def near(\$x; \$want): (\$x - \$want | fabs) <= \$tol * \$want;
 		select(.summary != true) |
 		(0.05 * \$ncpu * .interval * 1e9) as \$eps |
 		def same(\$x; \$y): (\$x - \$y | fabs) <= \$eps;
@@ -76,9 +85,9 @@ check() {
 run percpu --per-cpu -I 250 -d 2.5 -G / -G "$A" -G "$A1" -G "$B"
 check percpu '(cpus | length) == $ncpu' "not one row per online CPU"
 check percpu 'sys == (cpus | map(.counts[$ev]) | add)' "system != sum over CPUs"
-check percpu 'near(sys; $ncpu * .interval * 1e9)' "system not within 2 % of CPUs x interval"
+check percpu 'near(sys; $ncpu * .interval * 1e9)' "system not within $pct % of CPUs x interval"
 check percpu '. as $l | all(cpus[]; near(.counts[$ev]; $l.interval * 1e9))' \
-	"a CPU not within 2 % of the interval"
+	"a CPU not within $pct % of the interval"
 check percpu 'same(cg($root); sys)' "root != system"
 check percpu '. as $l | all(cpus[]; .cpu as $c | same(.counts[$ev];
 	$l.rows[] | select(.scope == "cgroup" and .cgroup == "/" and .cpu == $c) | .counts[$ev]))' \
@@ -102,7 +111,7 @@ jq -e -s --arg ev $EV '
 
 # Totals only: the same conservation without the per-CPU path.
 run totals -I 200 -d 2 -G /
-check totals 'near(sys; $ncpu * .interval * 1e9)' "system not within 2 % of CPUs x interval"
+check totals 'near(sys; $ncpu * .interval * 1e9)' "system not within $pct % of CPUs x interval"
 check totals 'same(cg($root); sys)' "root != system"
 check totals '[.rows[] | select(.scope == "cpu")] | length == 0' "cpu rows without --per-cpu"
 echo ok
