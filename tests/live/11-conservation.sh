@@ -64,13 +64,13 @@ run() {
 # the first line where it does not.
 check() {
 	local bad
-	bad=$(jq -c --arg ev $EV --arg root / --argjson ncpu "$NCPU" --argjson tol "0.$(printf %02d $pct)" \
+	bad=$(jq -c --arg ev $EV --arg root / --argjson ncpu "$NCPU" --argjson pct $pct \
 		--arg a "$A" --arg a1 "$A1" --arg b "$B" "
 		def c(s): [.rows[] | select(s)][0].counts[\$ev];
 		def sys: c(.scope == \"system\");
 		def cg(\$p): c(.scope == \"cgroup\" and .cgroup == \$p and .cpu == null);
 		def cpus: [.rows[] | select(.scope == \"cpu\")];
-		def near(\$x; \$want): (\$x - \$want | fabs) <= \$tol * \$want;
+		def near(\$x; \$want): (\$x - \$want | fabs) <= \$pct / 100 * \$want;
 		select(.summary != true) |
 		(0.05 * \$ncpu * .interval * 1e9) as \$eps |
 		def same(\$x; \$y): (\$x - \$y | fabs) <= \$eps;
