@@ -93,7 +93,9 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 		return 0;
 	ret = cgroup_v2_root(s->root, sizeof(s->root));
 	if (ret == -ENOENT) {
-		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo)");
+		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): "
+		       "-G and --all-cgroups need it; mount it (mount -t cgroup2 none DIR) or "
+		       "boot with systemd.unified_cgroup_hierarchy=1");
 		return EXIT_FAILURE;
 	}
 	if (ret) {

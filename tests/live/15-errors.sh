@@ -114,6 +114,29 @@ jq -e 'has("error") and (.error | test("cannot open cgroup"))' "$TMP/out" >/dev/
 expect 1 "cannot run '/nonexistent/command': No such file or directory" \
 	-e cpu-clock -I 100 -- /nonexistent/command
 
+# No cgroup v2 mounted, as on a v1-only machine: a mount namespace of its own without the
+# cgroup2 mounts. The whole machine is still counted; -G and --all-cgroups need v2.
+if unshare --mount --propagation private true 2>/dev/null; then
+	nov2() {
+		unshare --mount --propagation private sh -c '
+			awk "\$(NF-2) == \"cgroup2\" { print \$5 }" /proc/self/mountinfo | sort -r |
+				while read -r m; do umount -l "$m" || exit 1; done
+			exec "$@"' sh "$CGTMA" "$@" >"$TMP/out" 2>"$TMP/err"
+	}
+	nov2 -e cpu-clock -I 100 -d 0.3 -G /
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
+		grep -q "^cgtma: cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): -G and --all-cgroups need it" "$TMP/err" ||
+		fail "without cgroup v2, -G /: exit $rc, want 1, and one line: $(cat "$TMP/err")"
+	echo "exit $rc: without cgroup v2: cgtma -G /: $(cat "$TMP/err")"
+	nov2 -e cpu-clock -I 100 -d 0.3 --json
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(tail -n1 "$TMP/out" | jq .summary)" = true ] ||
+		fail "without cgroup v2, the whole machine: exit $rc, want 0: $(cat "$TMP/err")"
+else
+	echo "unshare --mount does not work here: the case without cgroup v2 is not run"
+fi
+
 # Not root: as nobody, no capabilities. The binary must be reachable by nobody.
 command -v setpriv >/dev/null || skip "setpriv is not installed"
 pub=$(mktemp -d /tmp/cgtma-nobody.XXXXXX)
