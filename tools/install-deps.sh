@@ -3,6 +3,7 @@
 #
 #   tools/install-deps.sh build   what `make` needs (compilers, libbpf, libpfm4, json-c, ...)
 #   tools/install-deps.sh test    the above, plus what `make test` and `make bench` run
+#   tools/install-deps.sh vm      the above, plus what `make test-kernels` boots guests with
 #
 # Debian 12 (bookworm) is the reference; package names are Debian's. Without root, it lists
 # what is missing and the command to install it, and fails.
@@ -17,11 +18,17 @@ build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-
 # iproute2, procps, util-linux and curl are what the tests drive workloads with.
 test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chromium
 	fonts-dejavu-core"
+# The kernel matrix (tests/vm/): QEMU runs the guests, debootstrap builds their root file
+# system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
+# and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.
+vm_pkgs="qemu-system-x86 debootstrap debian-archive-keyring kmod busybox-static cpio e2fsprogs"
 
 case "$what" in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
-*) echo "usage: $0 build|test" >&2; exit 2 ;;
+# The host's own row of the matrix is the live suite: the test packages too.
+vm) pkgs="$build_pkgs $test_pkgs $vm_pkgs" ;;
+*) echo "usage: $0 build|test|vm" >&2; exit 2 ;;
 esac
 
 missing=""
