@@ -1,0 +1,759 @@
+# Sourced by tests/vm/run-kernel.sh and tests/vm/test-kernels.sh: the kernel matrix's
+# cache, Debian packages, root image, initramfs, QEMU and the report.
+#
+# Everything lives under one cache directory outside the clone, $CGTMA_VMTEST_CACHE
+# (default /var/cache/cgtma-vmtest):
+#   apt/SUITE/        a private apt configuration per suite (sources.list, lists, cache)
+#   debs/             the kernel packages as downloaded
+#   kernels/FAMILY.pkg  the package chosen for a family (5.10, 6.1, 6.1-rt, 6.12)
+#   kernels/PKG/      the package extracted, depmod run, and its initramfs
+#   rootfs/           the guests' root image (built once, booted with snapshot=on)
+#   results/ROW/      the last run of each row: console.log, meta, out/ (what the guest wrote)
+# A second run downloads and builds nothing; CGTMA_VMTEST_REFRESH=1 asks the archive again
+# for the newest kernel of each family.
+set -u
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=$(cd "$VM_DIR/../.." && pwd)
+CACHE=${CGTMA_VMTEST_CACHE:-/var/cache/cgtma-vmtest}
+# Host-side limit of one boot: the live suite takes 190-220 s under TCG; a guest still
+# running after this long has hung.
+VM_TIMEOUT=${CGTMA_VMTEST_TIMEOUT:-1500}
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+# The rows, in the order they run and are shown.
+ALL_ROWS="host 5.10 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
+
+# The guests' root: what cgtma links, what the live tests run (tests/live/*.sh), python3 for
+# crucible's post-process (40-crucible) and prometheus (30-prometheus: 19 MB, a minute of
+# the suite). Not perf (no live test runs it) nor chromium (51-html says so and skips).
+ROOTFS_SUITE=bookworm
+ROOTFS_PKGS="libbpf1 libelf1 zlib1g libpfm4 libjson-c5 libmicrohttpd12 jq iproute2 procps
+	util-linux curl xz-utils kmod bash python3 prometheus"
+# Raised when the image's content changes in a way the package list does not show.
+ROOTFS_REV=1
+
+# Modules the initramfs loads, with what modules.dep says they need: the PCI transport, the
+# root disk, ext4 and the checksum it asks the crypto API for at mount time (metadata_csum),
+# 9p over virtio for the shared trees, and an entropy source so that early getrandom()
+# callers do not wait. Built-in ones (modules.builtin) are left out.
+INITRD_MODULES="virtio_pci virtio_blk crc32c_generic crc32c_intel ext4 9pnet_virtio 9p virtio_rng"
+# Of those, the boot cannot go on without these.
+INITRD_REQUIRED="virtio_pci virtio_blk ext4 9pnet_virtio 9p"
+
+vm_err() { echo "cgtma vm: $*" >&2; }
+vm_say() { echo "vm: $*"; }
+
+# 75s, 3m05s
+vm_dur() {
+	local s=$1
+	if [ "$s" -lt 60 ]; then echo "${s}s"; else printf '%dm%02ds\n' $((s / 60)) $((s % 60)); fi
+}
+
+# row_def ROW: R_FAMILY (a kernel family, or host), R_CMDLINE (added to the kernel's command
+# line), R_LAYOUT (v2, hybrid or v1: the cgroup mounts), R_MODE (suite: the live tests;
+# nocgroup2: the one check of a machine without cgroup v2). Fails on an unknown row.
+row_def() {
+	R_FAMILY= R_CMDLINE= R_LAYOUT=v2 R_MODE=suite
+	case $1 in
+	host) R_FAMILY=host R_LAYOUT=host ;;
+	5.10) R_FAMILY=5.10 ;;
+	6.1) R_FAMILY=6.1 ;;
+	6.1-full) R_FAMILY=6.1 R_CMDLINE=preempt=full ;;
+	6.1-rt) R_FAMILY=6.1-rt ;;
+	6.1-hybrid) R_FAMILY=6.1 R_LAYOUT=hybrid ;;
+	6.1-nocgroup2) R_FAMILY=6.1 R_LAYOUT=v1 R_MODE=nocgroup2 ;;
+	6.12) R_FAMILY=6.12 ;;
+	*) return 1 ;;
+	esac
+}
+
+# family_def FAMILY: F_SUITE (the Debian release that ships it) and F_RE (the package names
+# that qualify; the newest version among them wins).
+family_def() {
+	case $1 in
+	5.10) F_SUITE=bullseye F_RE='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
+	6.1) F_SUITE=bookworm F_RE='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
+	6.1-rt) F_SUITE=bookworm F_RE='^linux-image-6\.1\.0-[0-9]+-rt-amd64$' ;;
+	6.12) F_SUITE=trixie F_RE='^linux-image-6\.12\.[0-9]+[^-]*-amd64$' ;;
+	*) return 1 ;;
+	esac
+}
+
+# The mirrors this machine's apt uses, read now (never written into the tree): MIRROR for
+# the releases, SEC_MIRROR for their -security suites. deb822 .sources files and one-line
+# sources.list both count; CGTMA_VMTEST_MIRROR and CGTMA_VMTEST_SECURITY_MIRROR override.
+host_mirrors() {
+	[ -n "${MIRROR:-}" ] && return 0
+	local found
+	found=$(
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -r "$f" ] || continue
+			# One stanza per paragraph; Types must name deb, Enabled must not be no.
+			awk 'function flush() {
+					if (types ~ /(^| )deb( |$)/ && enabled != "no")
+						for (i = 1; i <= nu; i++)
+							print (suites ~ /-security/ ? "sec" : "main"), u[i]
+					types = suites = enabled = ""; nu = 0
+				}
+				/^[ \t]*$/ { flush(); next }
+				/^Types:/ { types = substr($0, 7) }
+				/^Suites:/ { suites = substr($0, 8) }
+				/^Enabled:/ { enabled = $2 }
+				/^URIs:/ { for (i = 2; i <= NF; i++) u[++nu] = $i }
+				END { flush() }' "$f"
+		done
+		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			sed -e 's/\[[^]]*\]//' |
+			awk '$1 == "deb" { print ($3 ~ /-security/ ? "sec" : "main"), $2 }'
+	)
+	MIRROR=${CGTMA_VMTEST_MIRROR:-$(awk '$1 == "main" { print $2; exit }' <<<"$found")}
+	SEC_MIRROR=${CGTMA_VMTEST_SECURITY_MIRROR:-$(awk '$1 == "sec" { print $2; exit }' <<<"$found")}
+	MIRROR=${MIRROR%/} SEC_MIRROR=${SEC_MIRROR%/}
+	if [ -z "$MIRROR" ]; then
+		vm_err "no Debian mirror: /etc/apt/sources.list{,.d/*} name none; set CGTMA_VMTEST_MIRROR"
+		return 1
+	fi
+}
+
+# apt_setup SUITE: APT=(options) for apt-get and apt-cache that read only this suite and
+# its -security suite, from this directory: the machine's own sources stay untouched.
+apt_setup() {
+	local suite=$1 d=$CACHE/apt/$1
+	host_mirrors || return 1
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" || return 1
+	{
+		echo "deb [signed-by=$KEYRING] $MIRROR $suite main"
+		[ -n "$SEC_MIRROR" ] && echo "deb [signed-by=$KEYRING] $SEC_MIRROR $suite-security main"
+	} >"$d/sources.list"
+	# Sandbox::User=root: the cache belongs to root, not to _apt.
+	APT=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=-
+		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache"
+		-o APT::Architecture=amd64 -o APT::Architectures=amd64 -o APT::Sandbox::User=root)
+}
+
+# apt_update SUITE: fetches the suite's package lists, once per run and only when asked to
+# or when there are none yet.
+apt_update() {
+	local suite=$1 d=$CACHE/apt/$1 log
+	apt_setup "$suite" || return 1
+	[ -e "$d/updated" ] && [ -z "${CGTMA_VMTEST_REFRESH:-}" ] && return 0
+	[ -e "$d/updated.$$" ] && return 0
+	vm_say "apt: package lists of $suite (+security) from $MIRROR${SEC_MIRROR:+ and $SEC_MIRROR}"
+	if ! log=$(apt-get "${APT[@]}" -q update 2>&1); then
+		vm_err "apt-get update for $suite failed:"
+		printf '%s\n' "$log" | tail -n 5 >&2
+		return 1
+	fi
+	touch "$d/updated" "$d/updated.$$"
+}
+
+# resolve_kernel FAMILY: K_PKG, the package chosen for it (kept in kernels/FAMILY.pkg so
+# that a later run asks nobody).
+resolve_kernel() {
+	local fam=$1 f=$CACHE/kernels/$1.pkg names n v best= bestv=
+	family_def "$fam" || { vm_err "kernel family '$fam': unknown"; return 2; }
+	if [ -s "$f" ] && [ -z "${CGTMA_VMTEST_REFRESH:-}" ]; then
+		K_PKG=$(cat "$f")
+		return 0
+	fi
+	apt_update "$F_SUITE" || return 1
+	names=$(apt-cache "${APT[@]}" pkgnames linux-image- | grep -E "$F_RE")
+	for n in $names; do
+		v=$(apt-cache "${APT[@]}" show --no-all-versions "$n" 2>/dev/null |
+			awk '/^Version:/ { print $2; exit }')
+		[ -n "$v" ] || continue
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$bestv"; then
+			best=$n bestv=$v
+		fi
+	done
+	if [ -z "$best" ]; then
+		vm_err "kernel $fam: no package matching $F_RE in $F_SUITE or $F_SUITE-security"
+		return 1
+	fi
+	mkdir -p "$CACHE/kernels" && echo "$best" >"$f" || return 1
+	K_PKG=$best
+	vm_say "kernel $fam: $best ($bestv)"
+}
+
+# fetch_kernel FAMILY: the family's package downloaded and extracted, with depmod run (the
+# package leaves that to its postinst). Sets K_PKG, K_DEBVER, K_VER (uname -r), K_IMAGE,
+# K_MODDIR, K_CONFIG.
+fetch_kernel() {
+	local fam=$1 dir deb tmp log base
+	resolve_kernel "$fam" || return
+	dir=$CACHE/kernels/$K_PKG
+	if [ ! -e "$dir/kernel.env" ]; then
+		mkdir -p "$CACHE/debs" || return 1
+		deb=$(ls "$CACHE/debs/${K_PKG}_"*.deb 2>/dev/null | tail -n1)
+		if [ -z "$deb" ]; then
+			family_def "$fam"
+			apt_update "$F_SUITE" || return 1
+			tmp=$CACHE/debs/tmp.$$
+			rm -rf "$tmp" && mkdir -p "$tmp" || return 1
+			vm_say "apt: downloading $K_PKG"
+			if ! log=$(cd "$tmp" && apt-get "${APT[@]}" -q download "$K_PKG" 2>&1); then
+				vm_err "downloading $K_PKG failed:"
+				printf '%s\n' "$log" | tail -n 5 >&2
+				rm -rf "$tmp"
+				return 1
+			fi
+			mv "$tmp"/*.deb "$CACHE/debs/" && rm -rf "$tmp" || return 1
+			deb=$(ls "$CACHE/debs/${K_PKG}_"*.deb | tail -n1)
+		fi
+		tmp=$dir.tmp.$$
+		rm -rf "$tmp" && mkdir -p "$tmp/root" || return 1
+		dpkg-deb -x "$deb" "$tmp/root" || { vm_err "$deb: dpkg-deb -x failed"; return 1; }
+		# bookworm's packages put modules in /lib/modules, trixie's in /usr/lib/modules.
+		K_MODDIR=$(ls -d "$tmp"/root/lib/modules/* "$tmp"/root/usr/lib/modules/* 2>/dev/null | head -n1)
+		K_VER=${K_MODDIR##*/}
+		K_IMAGE=$tmp/root/boot/vmlinuz-$K_VER
+		if [ -z "$K_MODDIR" ] || [ ! -f "$K_IMAGE" ]; then
+			vm_err "$deb: no boot/vmlinuz-VERSION and lib/modules/VERSION in the package"
+			return 1
+		fi
+		base=${K_MODDIR%/lib/modules/*}
+		depmod -b "$base" "$K_VER" || { vm_err "$K_PKG: depmod failed"; return 1; }
+		K_DEBVER=$(dpkg-deb -f "$deb" Version)
+		{
+			printf 'K_VER=%q\nK_DEBVER=%q\n' "$K_VER" "$K_DEBVER"
+			printf 'K_IMAGE=%q\n' "$dir/root/boot/vmlinuz-$K_VER"
+			printf 'K_MODDIR=%q\n' "$dir/${K_MODDIR#"$tmp"/}"
+			printf 'K_CONFIG=%q\n' "$dir/root/boot/config-$K_VER"
+		} >"$tmp/kernel.env"
+		rm -rf "$dir" && mv "$tmp" "$dir" || return 1
+	fi
+	. "$dir/kernel.env"
+}
+
+# build_initrd: K_INITRD, the initramfs of the kernel fetch_kernel set up: busybox, the
+# modules of INITRD_MODULES and what they need, decompressed (busybox's insmod reads plain
+# ELF) and numbered in load order, and tests/vm/initramfs-init as /init. Named after a hash
+# of what goes in, so an edit of the init script or the list makes a new one.
+build_initrd() {
+	local kdir=$CACHE/kernels/$K_PKG key tmp m p n=0 order
+	key=$({ cat "$VM_DIR/initramfs-init"; echo "$INITRD_MODULES"; sha256sum /bin/busybox; } |
+		sha256sum | cut -c1-12)
+	K_INITRD=$kdir/initrd-$key.cpio.gz
+	[ -s "$K_INITRD" ] && return 0
+	[ -x /bin/busybox ] && /bin/busybox --list | grep -qx switch_root || {
+		vm_err "/bin/busybox: missing or without switch_root (tools/install-deps.sh vm installs busybox-static)"
+		return 1
+	}
+	order=$(modules_in_order "$K_MODDIR" $INITRD_MODULES) || return 1
+	tmp=$kdir/initrd.tmp.$$
+	rm -rf "$tmp" && mkdir -p "$tmp/bin" "$tmp/modules" || return 1
+	cp /bin/busybox "$tmp/bin/" && cp "$VM_DIR/initramfs-init" "$tmp/init" && chmod 755 "$tmp/init" ||
+		return 1
+	for p in $order; do
+		n=$((n + 1))
+		m=$(printf '%02d-%s.ko' $n "$(basename "${p%%.ko*}")")
+		case $p in
+		*.ko) cp "$K_MODDIR/$p" "$tmp/modules/$m" ;;
+		*.ko.xz) xz -dc "$K_MODDIR/$p" >"$tmp/modules/$m" ;;
+		*.ko.zst) zstd -qdc "$K_MODDIR/$p" >"$tmp/modules/$m" ;;
+		*.ko.gz) gzip -dc "$K_MODDIR/$p" >"$tmp/modules/$m" ;;
+		*) false ;;
+		esac || { vm_err "$K_MODDIR/$p: cannot copy or decompress it"; return 1; }
+	done
+	(cd "$tmp" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$K_INITRD.tmp" &&
+		mv "$K_INITRD.tmp" "$K_INITRD" && rm -rf "$tmp"
+}
+
+# modules_in_order MODDIR NAME...: the module files (relative to MODDIR) to load for NAMEs,
+# each after what it needs (modules.dep lists every dependency: a depth-first walk gives
+# the order). Built-in modules are skipped; a missing one fails only if INITRD_REQUIRED
+# names it.
+modules_in_order() {
+	local moddir=$1
+	shift
+	awk -v want="$*" -v required="$INITRD_REQUIRED" -v dir="$moddir" '
+		function norm(p) { sub(/.*\//, "", p); sub(/\.ko.*/, "", p); gsub(/-/, "_", p); return p }
+		function visit(p,   i, n, d) {
+			if (p in seen) return
+			seen[p] = 1
+			n = split(deps[p], d, " ")
+			for (i = 1; i <= n; i++) visit(d[i])
+			print p
+		}
+		FILENAME ~ /modules.builtin$/ { builtin[norm($1)] = 1; next }
+		{ p = $1; sub(/:$/, "", p); path[norm(p)] = p; $1 = ""; deps[p] = $0 }
+		END {
+			n = split(want, w, " ")
+			for (i = 1; i <= n; i++) {
+				if (w[i] in builtin) continue
+				if (!(w[i] in path)) {
+					if ((" " required " ") ~ (" " w[i] " ")) {
+						print "cgtma vm: " dir ": module " w[i] " is neither built in nor in modules.dep" > "/dev/stderr"
+						bad = 1
+					}
+					continue
+				}
+				visit(path[w[i]])
+			}
+			exit bad
+		}' "$moddir/modules.builtin" "$moddir/modules.dep"
+}
+
+# build_rootfs: ROOTFS, the guests' root image: debootstrap --variant=minbase of
+# ROOTFS_SUITE with ROOTFS_PKGS, made into an ext4 image with room to spare (the guest's
+# writes go to QEMU's snapshot, the image itself never changes).
+build_rootfs() {
+	local key tmp log mb t0=$SECONDS
+	key=$(echo "$ROOTFS_SUITE $ROOTFS_PKGS $ROOTFS_REV" | sha256sum | cut -c1-12)
+	ROOTFS=$CACHE/rootfs/$ROOTFS_SUITE-$key.img
+	[ -s "$ROOTFS" ] && return 0
+	command -v debootstrap >/dev/null && command -v mkfs.ext4 >/dev/null || {
+		vm_err "debootstrap or mkfs.ext4 missing (tools/install-deps.sh vm installs them)"
+		return 1
+	}
+	host_mirrors || return 1
+	tmp=$CACHE/rootfs/tmp.$$
+	rm -rf "$tmp" && mkdir -p "$tmp" || return 1
+	vm_say "rootfs: debootstrap $ROOTFS_SUITE (minbase + $(echo $ROOTFS_PKGS | wc -w) packages) from $MIRROR"
+	if ! debootstrap --variant=minbase --include="$(echo $ROOTFS_PKGS | tr ' ' ,)" \
+		"$ROOTFS_SUITE" "$tmp/root" "$MIRROR" >"$tmp/debootstrap.log" 2>&1; then
+		vm_err "debootstrap $ROOTFS_SUITE failed (log: $tmp/debootstrap.log):"
+		tail -n 8 "$tmp/debootstrap.log" >&2
+		return 1
+	fi
+	# Mount points for the shared trees; no package lists or .debs in the image.
+	mkdir -p "$tmp/root/cgtma" "$tmp/root/results" &&
+		rm -rf "$tmp"/root/var/cache/apt/archives/*.deb "$tmp"/root/var/lib/apt/lists/* &&
+		echo cgtma-vm >"$tmp/root/etc/hostname" || return 1
+	mb=$(du -sm "$tmp/root" | cut -f1)
+	truncate -s $((mb + 1536))M "$tmp/root.img" &&
+		mkfs.ext4 -q -F -L cgtma-root -d "$tmp/root" "$tmp/root.img" || {
+		vm_err "mkfs.ext4 of $tmp/root.img failed"
+		return 1
+	}
+	mkdir -p "$CACHE/rootfs" && mv "$tmp/root.img" "$ROOTFS" && rm -rf "$tmp" || return 1
+	vm_say "rootfs: $ROOTFS ($((mb))M of files, $(vm_dur $((SECONDS - t0))))"
+}
+
+# choose_accel KERNEL_IMAGE: ACCEL (kvm or tcg), ACCEL_ARGS and ACCEL_WHY. KVM only if a
+# tiny guest (this kernel, an initramfs that prints a line and powers off) reaches user
+# space under it in time: /dev/kvm may be a software hypervisor that cannot boot a stock
+# kernel (reference README section 8). CGTMA_VMTEST_ACCEL=kvm|tcg decides without a probe.
+choose_accel() {
+	local image=$1 d=$CACHE/probe rc out
+	case ${CGTMA_VMTEST_ACCEL:-} in
+	kvm | tcg) ACCEL=$CGTMA_VMTEST_ACCEL ACCEL_WHY=${CGTMA_VMTEST_ACCEL_WHY:-"CGTMA_VMTEST_ACCEL=$ACCEL"} ;;
+	'')
+		if [ ! -w /dev/kvm ]; then
+			ACCEL=tcg ACCEL_WHY="no writable /dev/kvm"
+		else
+			mkdir -p "$d/root/bin" || return 1
+			cp /bin/busybox "$d/root/bin/" &&
+				printf '#!/bin/busybox sh\n/bin/busybox echo cgtma-probe: user space\n/bin/busybox poweroff -f\n' \
+					>"$d/root/init" && chmod 755 "$d/root/init" &&
+				(cd "$d/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$d/probe.cpio.gz" ||
+				return 1
+			rm -f "$d/console.log"
+			out=$(timeout -k 5 60 qemu-system-x86_64 -accel kvm -cpu host -m 256 -smp 1 \
+				-nographic -monitor none -no-reboot -serial "file:$d/console.log" \
+				-kernel "$image" -initrd "$d/probe.cpio.gz" \
+				-append "console=ttyS0 panic=-1 loglevel=3" </dev/null 2>&1)
+			rc=$?
+			if grep -q 'cgtma-probe: user space' "$d/console.log" 2>/dev/null; then
+				ACCEL=kvm ACCEL_WHY="a probe guest reached user space under KVM"
+			elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+				ACCEL=tcg ACCEL_WHY="the KVM probe guest did not reach user space in 60 s"
+			else
+				ACCEL=tcg
+				ACCEL_WHY="the KVM probe failed, qemu exit $rc: $(printf '%s' "$out" | grep -v '^$' | head -n1)"
+			fi
+		fi
+		;;
+	*) vm_err "CGTMA_VMTEST_ACCEL='$CGTMA_VMTEST_ACCEL': expected kvm or tcg"; return 2 ;;
+	esac
+	if [ "$ACCEL" = kvm ]; then
+		ACCEL_ARGS=(-accel kvm -cpu host)
+	else
+		# thread=single: multi-threaded TCG hung with soft lockups while a BPF program
+		# attached (QEMU misses the kernel's live code patching; reference section 8).
+		ACCEL_ARGS=(-accel tcg,thread=single -cpu max)
+	fi
+	export CGTMA_VMTEST_ACCEL=$ACCEL CGTMA_VMTEST_ACCEL_WHY=$ACCEL_WHY
+}
+
+# Kernel messages that mean the kernel is in trouble, whoever caused it.
+KLOG_RE='BUG: |WARNING: |Oops|Kernel panic|general protection fault|hard LOCKUP|soft lockup|detected stall|self-detected stall|blocked for more than|segfault at|Kernel BUG'
+
+# klog_scan FILE...: the lines of the kernel's log that match KLOG_RE (the console carries
+# them even when the guest hangs before its dmesg is saved).
+klog_scan() {
+	cat "$@" 2>/dev/null | tr -d '\r' | grep -E "$KLOG_RE" | sed 's/^\[ *[0-9.]*\] //' | awk '!seen[$0]++'
+}
+
+# resolve_tests [TEST...]: TEST_FILES (paths relative to the checkout) and TEST_NAMES of the
+# live tests named (12, 12-cpu-stat, 12-cpu-stat.sh or tests/live/12-cpu-stat.sh); all of
+# them when none is named. Fails (status 2) on a name that is no test.
+resolve_tests() {
+	local t m
+	TEST_FILES=() TEST_NAMES=()
+	[ $# -gt 0 ] || set -- "$SRC"/tests/live/[0-9]*.sh
+	for t in "$@"; do
+		t=${t##*/}
+		t=${t%.sh}
+		m=$(cd "$SRC" && ls -d tests/live/"$t".sh tests/live/"$t"-*.sh 2>/dev/null)
+		if [ "$(printf '%s' "$m" | grep -c .)" != 1 ]; then
+			vm_err "live test '$t': ${m:+ambiguous ($(echo $m))}${m:-no tests/live/$t.sh}"
+			return 2
+		fi
+		TEST_FILES+=("$m")
+		TEST_NAMES+=("$(basename "$m" .sh)")
+	done
+}
+
+# vm_lock: this cache is used by one run at a time (its results/ and the files it builds).
+# A run started by another (test-kernels.sh) inherits the lock.
+vm_lock() {
+	[ -n "${CGTMA_VMTEST_LOCKED:-}" ] && return 0
+	mkdir -p "$CACHE" || { vm_err "cannot create the cache directory $CACHE"; return 1; }
+	exec 9>"$CACHE/lock"
+	flock -n 9 || { vm_err "$CACHE: another run holds $CACHE/lock"; return 1; }
+	export CGTMA_VMTEST_LOCKED=1
+}
+
+# prepare_row ROW: what booting ROW needs, fetched or built once: the root image, the
+# kernel, its initramfs.
+prepare_row() {
+	row_def "$1" || { vm_err "kernel '$1': unknown (one of: $ALL_ROWS)"; return 2; }
+	[ "$R_FAMILY" = host ] && return 0
+	build_rootfs && fetch_kernel "$R_FAMILY" && build_initrd
+}
+
+# A QEMU option value: commas doubled.
+qarg() { printf '%s' "${1//,/,,}"; }
+
+# show_new FILE: prints the lines FILE gained since the last call (complete lines only);
+# SHOWN holds how many were shown, SHOW_FILTER the command that prints them.
+show_new() {
+	local total
+	[ -f "$1" ] || return 0
+	total=$(wc -l <"$1")
+	[ "$total" -gt "$SHOWN" ] || return 0
+	sed -n "$((SHOWN + 1)),${total}p" "$1" | tr -d '\r' | $SHOW_FILTER
+	SHOWN=$total
+}
+show_all() { sed 's/^/  | /'; }
+show_results() { grep -E '^(ok   |SKIP |FAIL )' | sed "s/^/  [$ROW] /"; }
+
+# run_row ROW VERBOSE BUILD [TEST_FILE...]: one row of the matrix, start to end, into
+# $CACHE/results/ROW: boots the kernel (or, for host, runs the suite here), then writes
+# cells ("COLUMN STATUS" lines: boot, klog, each test, nocg2), skip/TEST, fail/COLUMN and
+# meta. VERBOSE=1 shows the guest's console as it comes, 0 only the test results. Returns
+# 1 if a cell is FAIL.
+run_row() {
+	ROW=$1
+	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS pid rc cmdline done_at= why=
+	shift 3
+	row_def "$ROW" || return 2
+	rm -rf "$res" && mkdir -p "$res/out" "$res/skip" "$res/fail" || return 1
+	local sha0 sha1 m_pkg= m_debver= m_accel=
+	sha0=$(sha256sum <"$SRC/$build/cgtma" | cut -c1-16)
+	SHOWN=0
+	if [ "$R_FAMILY" = host ]; then
+		local up0
+		up0=$(cut -d' ' -f1 /proc/uptime)
+		(cd "$SRC" && exec tests/run-live.sh "$SRC/$build" "$@") >"$res/out/live.log" 2>&1 &
+		pid=$!
+		[ "$verbose" = 1 ] && SHOW_FILTER=show_all || SHOW_FILTER=show_results
+		while kill -0 $pid 2>/dev/null; do show_new "$res/out/live.log"; sleep 2; done
+		wait $pid
+		echo $? >"$res/out/rc"
+		show_new "$res/out/live.log"
+		uname -r >"$res/out/uname"
+		uname -v >"$res/out/uname-v"
+		cat /sys/kernel/debug/sched/preempt >"$res/out/preempt" 2>/dev/null || rm -f "$res/out/preempt"
+		# The kernel's messages since the suite started.
+		dmesg | awk -v t="$up0" '{ s = $0; sub(/^\[ */, "", s); split(s, a, "]"); if (a[1] + 0 >= t) print }' \
+			>"$res/out/dmesg"
+		echo done >"$res/out/done"
+	else
+		fetch_kernel "$R_FAMILY" && build_initrd && build_rootfs || return 1
+		m_pkg=$K_PKG m_debver=$K_DEBVER m_accel=$ACCEL
+		{
+			printf 'ROW=%q\nLAYOUT=%q\nMODE=%q\nBUILD=%q\n' "$ROW" "$R_LAYOUT" "$R_MODE" "$build"
+			printf 'TESTS=%q\n' "$*"
+			printf 'EMULATION=%q\n' "$([ "$ACCEL" = tcg ] && echo tcg)"
+		} >"$res/out/guest.conf"
+		cmdline="console=ttyS0,115200 loglevel=5 panic=1"
+		[ "$ACCEL" = tcg ] && cmdline="$cmdline tsc=reliable"
+		cmdline="$cmdline${R_CMDLINE:+ $R_CMDLINE}"
+		timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m 2048 -smp 2 \
+			-nographic -monitor none -no-reboot -nic none \
+			-serial "file:$(qarg "$res/console.log")" \
+			-kernel "$(qarg "$K_IMAGE")" -initrd "$(qarg "$K_INITRD")" -append "$cmdline" \
+			-drive "file=$(qarg "$ROOTFS"),if=virtio,format=raw,snapshot=on" \
+			-fsdev "local,id=src,path=$(qarg "$SRC"),security_model=none,readonly=on,multidevs=remap" \
+			-device virtio-9p-pci,fsdev=src,mount_tag=src \
+			-fsdev "local,id=res,path=$(qarg "$res/out"),security_model=none" \
+			-device virtio-9p-pci,fsdev=res,mount_tag=results \
+			-fsdev "local,id=mod,path=$(qarg "$K_MODDIR"),security_model=none,readonly=on" \
+			-device virtio-9p-pci,fsdev=mod,mount_tag=modules \
+			-device virtio-rng-pci </dev/null >"$res/qemu.log" 2>&1 &
+		pid=$!
+		vm_say "$ROW: booting $K_VER under $ACCEL ($cmdline), console: $res/console.log"
+		if [ "$verbose" = 1 ]; then
+			SHOW_FILTER=show_all
+			local watched=$res/console.log
+		else
+			SHOW_FILTER=show_results
+			local watched=$res/out/live.log
+		fi
+		while kill -0 $pid 2>/dev/null; do
+			show_new "$watched"
+			# A guest that wrote its results powers off at once; one that does not within
+			# a minute hangs in its shutdown.
+			if [ -e "$res/out/done" ]; then
+				: "${done_at:=$SECONDS}"
+				if [ $((SECONDS - done_at)) -gt 60 ]; then
+					why="the guest finished but did not power off within 60 s"
+					kill $pid
+				fi
+			fi
+			sleep 2
+		done
+		wait $pid
+		rc=$?
+		show_new "$watched"
+		if [ -n "$why" ]; then
+			:
+		elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+			why="hung: no power-off within $VM_TIMEOUT s (CGTMA_VMTEST_TIMEOUT)"
+		elif [ -s "$res/out/error" ]; then
+			why="the guest's set-up failed: $(head -n1 "$res/out/error")"
+		elif [ ! -e "$res/out/done" ]; then
+			why="the guest stopped before the end (qemu exit $rc)"
+			local p
+			p=$(tr -d '\r' <"$res/console.log" | grep -m1 -E 'Kernel panic|cgtma initramfs:')
+			[ -n "$p" ] && why="$why: $p"
+			[ -s "$res/qemu.log" ] && why="$why; qemu: $(head -n1 "$res/qemu.log")"
+		fi
+	fi
+	sha1=$(sha256sum <"$SRC/$build/cgtma" | cut -c1-16)
+	collect_row "$res" "$why" "$@"
+	{
+		printf 'ROW=%q\nWALL=%q\nSHA0=%q\nSHA1=%q\n' "$ROW" $((SECONDS - t0)) "$sha0" "$sha1"
+		printf 'PKG=%q\nDEBVER=%q\nACCEL=%q\nCMDLINE=%q\n' "$m_pkg" "$m_debver" "$m_accel" \
+			"${cmdline:-}"
+		printf 'MODE_TEXT=%q\n' "$(row_mode_text)"
+	} >"$res/meta"
+	! grep -q ' FAIL$' "$res/cells"
+}
+
+# collect_row RES WHY [TEST_FILE...]: RES/cells and the details behind each cell, from what
+# the row left in RES (WHY: why the boot failed, empty when it did not).
+collect_row() {
+	local res=$1 why=$2 t n st where
+	shift 2
+	: >"$res/cells"
+	if [ "$R_FAMILY" != host ]; then
+		if [ -z "$why" ]; then
+			echo "boot ok" >>"$res/cells"
+		else
+			echo "boot FAIL" >>"$res/cells"
+			{ echo "$why"; echo "last console lines ($res/console.log):"
+				tr -d '\r' <"$res/console.log" 2>/dev/null | tail -n 30; } >"$res/fail/boot"
+		fi
+	fi
+	klog_scan "$res/out/dmesg" "$res/console.log" >"$res/klog"
+	if [ -s "$res/klog" ]; then
+		echo "klog FAIL" >>"$res/cells"
+		{ echo "the kernel reported trouble (full log: $res/out/dmesg, console: $res/console.log):"
+			head -n 30 "$res/klog"; } >"$res/fail/klog"
+	else
+		echo "klog ok" >>"$res/cells"
+	fi
+	if [ "$R_MODE" = nocgroup2 ]; then
+		collect_nocgroup2 "$res" "$why"
+		return
+	fi
+	# run-live.sh prints "ok   NAME", "SKIP NAME: REASON", or a failing test's last 40
+	# lines and then "FAIL NAME (exit N)".
+	where=
+	[ -f "$res/console.log" ] && where="; console: $res/console.log"
+	[ -f "$res/out/live.log" ] && awk -v dir="$res" -v where="$where" '
+		/^ok   [^ ]+$/ { print $2, "ok"; nb = 0; next }
+		/^SKIP [^ ]+: / {
+			name = $2; sub(/:$/, "", name); why = $0; sub(/^SKIP [^ ]+: /, "", why)
+			print name, "skip"; print why > (dir "/skip/" name); close(dir "/skip/" name)
+			nb = 0; next
+		}
+		/^FAIL [^ ]+ \(exit [0-9]+\)$/ {
+			f = dir "/fail/" $2; print $2, "FAIL"
+			print "(its output: " dir "/out/live.log" where ")" > f
+			for (i = (nb > 30 ? nb - 30 : 0) + 1; i <= nb; i++) print b[i] > f
+			print > f; close(f); nb = 0; next
+		}
+		/^live tests: / { next }
+		{ b[++nb] = $0 }' "$res/out/live.log" >"$res/tests.cells"
+	for t in "$@"; do
+		n=$(basename "$t" .sh)
+		st=$(awk -v n="$n" '$1 == n { print $2 }' "$res/tests.cells" 2>/dev/null | tail -n1)
+		if [ -z "$st" ] && [ -n "$why" ]; then
+			st=n/r
+		elif [ -z "$st" ]; then
+			st=FAIL
+			echo "no result line for $n in $res/out/live.log" >"$res/fail/$n"
+		fi
+		echo "$n $st" >>"$res/cells"
+	done
+}
+
+# collect_nocgroup2 RES WHY: the check of a machine without cgroup v2 passes iff cgtma
+# exited 1 and said "cgroup v2" on stderr; its stderr is kept verbatim for the report.
+collect_nocgroup2() {
+	local res=$1 why=$2 rc err
+	if [ ! -e "$res/out/check.rc" ]; then
+		[ -n "$why" ] && echo "nocg2 n/r" >>"$res/cells" && return
+		echo "nocg2 FAIL" >>"$res/cells"
+		echo "the guest wrote no check.rc" >"$res/fail/nocg2"
+		return
+	fi
+	rc=$(cat "$res/out/check.rc")
+	err=$(cat "$res/out/check.err")
+	printf 'cgtma -e cpu-clock -I 100 -d 1 without cgroup2: exit %s, stderr:\n%s\n' "$rc" \
+		"${err:-(empty)}" >"$res/note"
+	if [ "$rc" = 1 ] && grep -qF "cgroup v2" "$res/out/check.err"; then
+		echo "nocg2 ok" >>"$res/cells"
+	else
+		echo "nocg2 FAIL" >>"$res/cells"
+		{ echo "want exit 1 and \"cgroup v2\" on stderr (its output: $res/out/check.out, .err); got:"
+			cat "$res/note"
+			echo "stdout:"; head -n 10 "$res/out/check.out"; } >"$res/fail/nocg2"
+	fi
+}
+
+# row_mode_text: how ROW's kernel ran: the preemption mode in force (from debugfs on a
+# PREEMPT_DYNAMIC kernel, else the kernel's version string and configuration) and the
+# cgroup layout.
+row_mode_text() {
+	local res=$CACHE/results/$ROW p= layout
+	[ -s "$res/out/preempt" ] && p=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' "$res/out/preempt")
+	if [ -z "$p" ]; then
+		if grep -q PREEMPT_RT "$res/out/uname-v" 2>/dev/null; then
+			p=rt
+		elif [ "$R_FAMILY" != host ] && [ -r "${K_CONFIG:-}" ]; then
+			p=$(awk -F'[_=]' '/^CONFIG_PREEMPT_(NONE|VOLUNTARY|RT)=y$|^CONFIG_PREEMPT=y$/ {
+				print ($3 == "y" ? "full" : tolower($3)) }' "$K_CONFIG" | tail -n1)
+		fi
+	fi
+	case $R_LAYOUT in
+	v2) layout=cgroup2 ;;
+	hybrid) layout="hybrid cgroups" ;;
+	v1) layout="cgroup v1 only" ;;
+	host)
+		case $(awk '$(NF-2) == "cgroup2" { print $5; exit }' /proc/self/mountinfo) in
+		/sys/fs/cgroup) layout=cgroup2 ;;
+		'') layout="cgroup v1 only" ;;
+		*) layout="hybrid cgroups" ;;
+		esac
+		;;
+	esac
+	echo "${p:+preempt=$p, }$layout"
+}
+
+# vm_report ROW...: the table (a row per kernel, a column per check), then every skip's
+# reason, the nocgroup2 check's stderr, and each failure's last lines. Returns 1 if any cell
+# is FAIL.
+vm_report() {
+	local row res cols=() c hdr w line cell failed=0 total=0
+	local -A seen=()
+	for row in "$@"; do
+		[ -f "$CACHE/results/$row/cells" ] || continue
+		while read -r c _; do
+			[ -n "${seen[$c]:-}" ] || { seen[$c]=1; cols+=("$c"); }
+		done <"$CACHE/results/$row/cells"
+	done
+	# boot and klog first, the tests in their order, the nocgroup2 check last.
+	mapfile -t cols < <(printf '%s\n' "${cols[@]}" | awk '
+		{ k = $0 == "setup" ? 0 : $0 == "boot" ? 1 : $0 == "klog" ? 2 : $0 == "nocg2" ? 4 : 3; print k, $0 }' |
+		sort -k1,1n -k2,2 | cut -d' ' -f2)
+	echo
+	# Tab-separated first, then padded to the widest cell of each column.
+	{
+		printf 'kernel\tuname -r\tmode\ttime'
+		for c in "${cols[@]}"; do printf '\t%s' "${c%%-*}"; done
+		echo
+		for row in "$@"; do
+			res=$CACHE/results/$row
+			[ -f "$res/meta" ] || { printf '%s\t(no result)\n' "$row"; continue; }
+			(
+				. "$res/meta"
+				printf '%s\t%s\t%s\t%s' "$row" "$(cat "$res/out/uname" 2>/dev/null || echo '?')" \
+					"$MODE_TEXT" "$(vm_dur "$WALL")"
+				for c in "${cols[@]}"; do
+					cell=$(awk -v c="$c" '$1 == c { print $2 }' "$res/cells")
+					printf '\t%s' "${cell:--}"
+				done
+				echo
+			)
+		done
+	} | awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
+			n[NR] = NF }
+		END { for (r = 1; r <= NR; r++) { line = ""
+				for (i = 1; i <= n[r]; i++) line = line sprintf(i == 4 ? "%" w[i] "s  " : "%-" w[i] "s  ", c[r, i])
+				sub(/ +$/, "", line); print line } }'
+	for row in "$@"; do
+		res=$CACHE/results/$row
+		[ -f "$res/meta" ] && ! grep -q ' FAIL$' "$res/cells" || failed=1
+		[ -f "$res/meta" ] && total=$((total + $(. "$res/meta"; echo "$WALL")))
+	done
+	echo
+	line=
+	for c in "${cols[@]}"; do
+		case $c in
+		setup) line="$line setup=its kernel and root image were fetched and built;" ;;
+		boot) line="$line boot=the guest booted, ran and powered off;" ;;
+		klog) line="$line klog=no BUG/WARNING/Oops/lockup/stall/segfault in the kernel's log;" ;;
+		nocg2) line="$line nocg2=cgtma without cgroup2 exits 1 naming cgroup v2;" ;;
+		*) line="$line ${c%%-*}=$c;" ;;
+		esac
+	done
+	echo "columns:${line%;}"
+	echo "cells: ok, FAIL, skip, n/r (not reached: the boot failed first), - (does not apply)"
+	# Each skip reason once, with the rows that gave it.
+	local skips
+	skips=$(for row in "$@"; do
+		for f in "$CACHE/results/$row"/skip/*; do
+			[ -f "$f" ] && printf '%s\t%s\t%s\n' "${f##*/}" "$(head -n1 "$f")" "$row"
+		done
+	done | awk -F'\t' '{ k = $1 ": " $2; if (!(k in rows)) order[++n] = k; rows[k] = rows[k] " " $3 }
+		END { for (i = 1; i <= n; i++) print "  " order[i] "  [" substr(rows[order[i]], 2) "]" }')
+	[ -n "$skips" ] && printf '\nskipped:\n%s\n' "$skips"
+	for row in "$@"; do
+		res=$CACHE/results/$row
+		[ -s "$res/note" ] && { printf '\n%s: ' "$row"; cat "$res/note"; }
+		(. "$res/meta" && [ "${SHA0:-}" != "${SHA1:-}" ] &&
+			printf '\n%s: build/cgtma changed while it ran (%s, then %s)\n' "$row" "$SHA0" "$SHA1")
+	done
+	for row in "$@"; do
+		res=$CACHE/results/$row
+		for f in "$res"/fail/*; do
+			[ -f "$f" ] || continue
+			printf '\nFAIL %s %s\n' "$row" "${f##*/}"
+			sed 's/^/    /' "$f"
+		done
+	done
+	echo
+	echo "wall time of the rows: $(vm_dur $total); results and logs in $CACHE/results/KERNEL/"
+	return $failed
+}
+
+# vm_build_dir DIR: DIR relative to the checkout (the guests see the checkout only), after
+# checking that it holds the binaries.
+vm_build_dir() {
+	local abs rel
+	abs=$(cd "$SRC" && readlink -f "$1") && rel=$(realpath --relative-to="$SRC" "$abs") || return 2
+	case $rel in
+	../* | ..) vm_err "build directory $1: outside the checkout $SRC, which is all the guests see"; return 2 ;;
+	esac
+	[ -x "$abs/cgtma" ] && [ -x "$abs/tests/workload" ] || {
+		vm_err "build directory $1: no cgtma or tests/workload (make all $1/tests/workload $1/tests/pingpong $1/tests/mkrecord)"
+		return 2
+	}
+	echo "$rel"
+}

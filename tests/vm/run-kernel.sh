@@ -1,0 +1,54 @@
+#!/bin/bash
+# Boots one kernel of the matrix under QEMU and runs live tests in it against the binaries
+# built here; the quick way to try one test on one kernel while developing.
+#
+#   tests/vm/run-kernel.sh [-b BUILD_DIR] KERNEL [TEST...]
+#
+#   KERNEL  5.10, 6.1, 6.1-full (preempt=full), 6.1-rt (PREEMPT_RT), 6.1-hybrid (cgroup v1
+#           beside cgroup2 at /sys/fs/cgroup/unified), 6.1-nocgroup2 (v1 only: one check,
+#           no live tests), 6.12, or host (no VM: the suite on this machine)
+#   TEST    a live test, as 12, 12-cpu-stat or tests/live/12-cpu-stat.sh; default all
+#   -b      the build directory, inside this checkout (default build)
+#
+# e.g.  tests/vm/run-kernel.sh 6.1-full 12-cpu-stat
+#       CGTMA_VMTEST_ACCEL=tcg tests/vm/run-kernel.sh 5.10 10 15
+#
+# Shows the guest's console as it comes, then the row's table. The console log and what the
+# guest wrote stay in $CGTMA_VMTEST_CACHE/results/KERNEL/ (default /var/cache/cgtma-vmtest).
+# The first run downloads the kernel and builds the root image (tests/vm/lib.sh says what
+# the cache holds); later ones boot in seconds. Environment: CGTMA_VMTEST_CACHE,
+# CGTMA_VMTEST_TIMEOUT (seconds per boot, default 1500), CGTMA_VMTEST_ACCEL (kvm or tcg:
+# skip the KVM probe), CGTMA_VMTEST_REFRESH=1 (ask the archive for newer kernels),
+# CGTMA_VMTEST_MIRROR and CGTMA_VMTEST_SECURITY_MIRROR (instead of this machine's apt's).
+#
+# Exit status: 0 every check passed, 1 one failed (or the set-up did), 2 bad usage.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+usage() { echo "usage: $0 [-b BUILD_DIR] KERNEL [TEST...]  (KERNEL: $ALL_ROWS)" >&2; exit 2; }
+build=build
+while getopts b:h o; do
+	case $o in
+	b) build=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || usage
+row=$1
+shift
+row_def "$row" || { vm_err "kernel '$row': unknown (one of: $ALL_ROWS)"; exit 2; }
+[ "$R_MODE" = nocgroup2 ] && [ $# -gt 0 ] &&
+	{ vm_err "$row runs one fixed check, not live tests: name no test"; exit 2; }
+resolve_tests "$@" || exit 2
+build=$(vm_build_dir "$build") || exit 2
+[ "$(id -u)" = 0 ] || { vm_err "needs root (QEMU's 9p shares, debootstrap, BPF in the host row)"; exit 1; }
+
+vm_lock || exit 1
+prepare_row "$row" || exit 1
+if [ "$R_FAMILY" != host ]; then
+	choose_accel "$K_IMAGE" || exit
+	vm_say "accelerator: $ACCEL ($ACCEL_WHY)"
+fi
+run_row "$row" 1 "$build" "${TEST_FILES[@]}"
+vm_report "$row"

@@ -1,0 +1,81 @@
+#!/bin/bash
+# The kernel matrix (`make test-kernels`): the live tests on Debian's distribution kernels,
+# each booted under QEMU against the binaries built here, and on this machine's own kernel;
+# then one table, kernel x test.
+#
+#   tests/vm/test-kernels.sh [-b BUILD_DIR] [-t "TEST..."] [KERNEL...]
+#   make test-kernels [KERNELS="5.10 6.1"] [TESTS="10 12"]
+#
+#   KERNEL  host (this machine, no VM), 5.10 (bullseye), 6.1 (bookworm), 6.1-full (the same
+#           with preempt=full), 6.1-rt (PREEMPT_RT), 6.1-hybrid (v1 hierarchies beside
+#           cgroup2 at /sys/fs/cgroup/unified), 6.1-nocgroup2 (v1 only: instead of the
+#           suite, `cgtma -e cpu-clock -I 100 -d 1` must exit 1 naming cgroup v2), 6.12
+#           (trixie); default all, in that order
+#   -t      only these live tests (as run-kernel.sh takes them)
+#
+# First everything is fetched and built (the newest kernel package of each family through a
+# private apt configuration, a debootstrap'd root image, an initramfs per kernel; once, in
+# the cache: see tests/vm/lib.sh), then KVM is probed, then the rows run one after another
+# (under TCG a row takes about 4 minutes). One row: tests/vm/run-kernel.sh.
+#
+# Exit status: 0 when every kernel passed every check that applies to it, 1 otherwise,
+# 2 bad usage.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+usage() { echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2; exit 2; }
+build=build tests=
+while getopts b:t:h o; do
+	case $o in
+	b) build=$OPTARG ;;
+	t) tests=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+rows=("$@")
+[ ${#rows[@]} -gt 0 ] || read -ra rows <<<"$ALL_ROWS"
+for r in "${rows[@]}"; do
+	row_def "$r" || { vm_err "kernel '$r': unknown (one of: $ALL_ROWS)"; exit 2; }
+done
+# shellcheck disable=SC2086
+resolve_tests $tests || exit 2
+build=$(vm_build_dir "$build") || exit 2
+[ "$(id -u)" = 0 ] || { vm_err "needs root (QEMU's 9p shares, debootstrap, BPF in the host row)"; exit 1; }
+vm_lock || exit 1
+
+t0=$SECONDS
+vm_say "kernel matrix: ${rows[*]}; cache $CACHE; build/cgtma $(sha256sum <"$SRC/$build/cgtma" | cut -c1-16)"
+# A row whose set-up fails is reported as such; the others still run.
+setup_failed=()
+first_image=
+for r in "${rows[@]}"; do
+	if prepare_row "$r"; then
+		[ "$R_FAMILY" != host ] && [ -z "$first_image" ] && first_image=$K_IMAGE
+	else
+		setup_failed+=("$r")
+	fi
+done
+vm_say "set-up: $(vm_dur $((SECONDS - t0)))"
+if [ -n "$first_image" ]; then
+	choose_accel "$first_image" || exit
+	vm_say "accelerator: $ACCEL ($ACCEL_WHY)"
+fi
+
+for r in "${rows[@]}"; do
+	if printf '%s\n' "${setup_failed[@]}" | grep -qxF -- "$r"; then
+		res=$CACHE/results/$r
+		rm -rf "$res" && mkdir -p "$res/out" "$res/fail"
+		echo "setup FAIL" >"$res/cells"
+		echo "fetching or building what this kernel needs failed (see the messages above)" >"$res/fail/setup"
+		printf 'ROW=%q\nWALL=0\nMODE_TEXT=%q\n' "$r" "set-up failed" >"$res/meta"
+		continue
+	fi
+	vm_say "== $r"
+	run_row "$r" 0 "$build" "${TEST_FILES[@]}"
+	vm_say "== $r: $(vm_dur "$(. "$CACHE/results/$r/meta"; echo "$WALL")")"
+done
+vm_report "${rows[@]}"
+rc=$?
+vm_say "total: $(vm_dur $((SECONDS - t0)))"
+exit $rc
