@@ -5,6 +5,8 @@
 #   make test         install missing packages (Debian), build, run every test
 #   make run          install missing packages, build, profile the machine for 5 x 1 s
 #   make bench        overhead figures (prints numbers, never fails on timing)
+#   make test-kernels the live tests in Debian's kernels under QEMU and on this one, one table
+#                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
 #   make install      install the binary and man-less docs under $(PREFIX)
 #   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   V=1               show the commands
@@ -60,8 +62,8 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
 # intermediate and deleted after each build.
 .SECONDARY:
-.PHONY: all test check unit-tests san-tests fuzz-tests live-tests run bench install uninstall \
-	vmlinux deps test-deps clean
+.PHONY: all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
+	uninstall vmlinux deps test-deps vm-deps clean
 
 all: $(OUTPUT)/cgtma
 
@@ -141,6 +143,9 @@ deps:
 test-deps:
 	$(Q)tools/install-deps.sh test
 
+vm-deps:
+	$(Q)tools/install-deps.sh vm
+
 unit-tests: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
@@ -152,6 +157,13 @@ fuzz-tests:
 
 live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
 	$(Q)tests/run-live.sh $(OUTPUT)
+
+# The same live tests in each kernel of the matrix, booted under QEMU (tests/vm/). Installs
+# its packages in a step of its own, like `make test`.
+test-kernels: vm-deps
+	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
+	$(call msg,VM-TEST,$(or $(KERNELS),every kernel))
+	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") $(KERNELS)
 
 # Everything, in the order a failure is cheapest to read.
 check: all
