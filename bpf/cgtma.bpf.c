@@ -313,23 +313,23 @@ static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup
 	snap->owner_id = cg ? BPF_CORE_READ(cg, kn, id) : 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/*
+ * A switch from prev (the task running here until now) to next in another cgroup: the
+ * slice ends and is charged to prev's cgroup, and next's cgroup owns the new one. Both
+ * switch hooks, the sched_switch tracepoint and the cgroup-switches perf event, end here.
+ */
+static __always_inline void end_slice_at_switch(struct task_struct *prev, struct cgroup *prev_cg,
+						struct cgroup *next_cg, __u64 next_id)
 {
-	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
-	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp, *next_cg = next->cgroups->dfl_cgrp;
 	struct cgtma_snapshot *snap;
 	struct cgtma_counts *delta;
 
-	/* Both tasks in one cgroup: the slice just goes on. Nothing else on this path. */
-	if (next_cg == prev_cg)
-		return 0;
 	snap = this_cpu_snapshot();
 	if (!snap)
-		return 0;
+		return;
 	delta = read_slice(snap);
 	if (!delta)
-		return 0;
+		return;
 	/*
 	 * The slice is prev's cgroup's. Every switch-in, flush and self-move makes the running
 	 * task's cgroup the owner, so the two differ when the slice began with a switch this
@@ -350,9 +350,49 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		charge_cgroup_btf(prev_cg, delta);
 	}
 	snap->owner = (__u64)next_cg;
-	snap->owner_id = next_cg->kn->id;
+	snap->owner_id = next_id;
 	slice_done(snap);
 	stat_inc(CGTMA_STAT_SLICES);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
+	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp, *next_cg = next->cgroups->dfl_cgrp;
+
+	/* Both tasks in one cgroup: the slice just goes on. Nothing else on this path. */
+	if (next_cg != prev_cg)
+		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
+	return 0;
+}
+
+/*
+ * The other switch hook: a per-CPU cgroup-switches software event (Linux 5.13+) with this
+ * program on every overflow of a sample period of 1. The kernel emits it from
+ * perf_event_task_sched_out() only when prev's and next's perf_event cgroups differ, so
+ * switches inside a cgroup run no BPF at all. Where the event is emitted, `current` is still
+ * prev, and __schedule() has already made next the run queue's curr; prev's run queue is
+ * reached through its sched entity's cfs_rq, which every task has with
+ * CONFIG_FAIR_GROUP_SCHED (user space checks the fields in the kernel's BTF; the per-CPU
+ * runqueues variable itself is not a symbol on kernels without CONFIG_KALLSYMS_ALL).
+ *
+ * The kernel compares the perf_event controller's cgroups. On the v2 hierarchy that
+ * controller is implicit in every cgroup, so the event fires exactly at v2 cgroup changes;
+ * bound to a v1 hierarchy it would miss v2 switches inside one v1 perf_event cgroup, and
+ * user space then uses the tracepoint. The comparison below still skips a switch whose v2
+ * cgroups are equal, which nothing in that setup produces.
+ */
+SEC("perf_event")
+int on_cgroup_switch(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *prev = bpf_get_current_task_btf();
+	struct task_struct *next = BPF_CORE_READ(prev, se.cfs_rq, rq, curr);
+	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp;
+	struct cgroup *next_cg = BPF_CORE_READ(next, cgroups, dfl_cgrp);
+
+	if (next_cg && next_cg != prev_cg)
+		end_slice_at_switch(prev, prev_cg, next_cg, BPF_CORE_READ(next_cg, kn, id));
 	return 0;
 }
 

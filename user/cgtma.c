@@ -57,6 +57,11 @@ static void usage(FILE *f)
 "  -A, --per-cpu           also break down per CPU (and each cgroup per CPU)\n"
 "      --max-cgroups N     cgroups the kernel maps can hold (default 16384; 1024 before\n"
 "                          Linux 6.1, where the maps are preallocated)\n"
+"      --switch-hook HOOK  where slices end at switches between cgroups: perf-event (the\n"
+"                          cgroup-switches event, 5.13+: nothing runs at switches inside a\n"
+"                          cgroup), tracepoint (sched_switch, every switch), or auto (the\n"
+"                          default: perf-event where it sees every v2 switch; -v says\n"
+"                          which); the environment's CGTMA_SWITCH_HOOK sets the default\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -108,6 +113,7 @@ enum {
 	OPT_CDM,
 	OPT_PROMETHEUS,
 	OPT_RECORD,
+	OPT_SWITCH_HOOK,
 };
 
 static const struct option long_options[] = {
@@ -122,6 +128,7 @@ static const struct option long_options[] = {
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "per-cpu", no_argument, NULL, 'A' },
 	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
+	{ "switch-hook", required_argument, NULL, OPT_SWITCH_HOOK },
 	{ "json", no_argument, NULL, 'j' },
 	{ "csv", required_argument, NULL, 'x' },
 	{ "cdm", required_argument, NULL, OPT_CDM },
@@ -154,9 +161,14 @@ static int profile(int argc, char **argv)
 		.measure = { .perf_metrics = -1, .smt = -1 },
 		.max_cgroups = 0,	/* the collector's default for this kernel */
 	};
-	const char **cgroups;
+	const char **cgroups, *env_hook;
 	int c, ret;
 
+	env_hook = getenv("CGTMA_SWITCH_HOOK");
+	if (env_hook && *env_hook && switch_hook_parse(env_hook, &o.switch_hook)) {
+		pr_err("CGTMA_SWITCH_HOOK '%s': expected auto, tracepoint or perf-event", env_hook);
+		return 2;
+	}
 	cgroups = calloc(argc, sizeof(*cgroups));
 	if (!cgroups) {
 		pr_err("out of memory");
@@ -203,6 +215,13 @@ static int profile(int argc, char **argv)
 		case OPT_MAX_CGROUPS:
 			if (opt_int("--max-cgroups", optarg, 1, 1 << 20, "", &o.max_cgroups))
 				goto usage_error;
+			break;
+		case OPT_SWITCH_HOOK:
+			if (switch_hook_parse(optarg, &o.switch_hook)) {
+				pr_err("--switch-hook '%s': expected auto, tracepoint or perf-event",
+					optarg);
+				goto usage_error;
+			}
 			break;
 		case 'j':
 			o.out.json = true;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "collector.h"
@@ -30,6 +31,9 @@ struct collector {
 	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
 	void *batch;		/* values of one batch lookup, kept between intervals */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
+	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
+	int *switch_fds;	/* per possible CPU with the perf-event hook, -1 where none */
+	struct bpf_link **switch_links;	/* the same, the program attached to each */
 };
 
 static bool libbpf_verbose;
@@ -237,6 +241,200 @@ static const char *perf_open_hint(int err)
 	}
 }
 
+int switch_hook_parse(const char *s, enum switch_hook *out)
+{
+	static const char *const names[] = {
+		[SWITCH_HOOK_AUTO] = "auto",
+		[SWITCH_HOOK_TRACEPOINT] = "tracepoint",
+		[SWITCH_HOOK_PERF_EVENT] = "perf-event",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i]) == 0) {
+			*out = (enum switch_hook)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t;
+	const struct btf_member *m;
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Why the cgroup-switches hook would not see every switch between v2 cgroups here, or would
+ * not find the next task; NULL when it is exact. The event itself is probed by opening it.
+ */
+static const char *perf_hook_unfit(void)
+{
+	static char why[160];
+	char line[256], name[64];
+	int hierarchy, nr, enabled;
+	const char *ret = "the kernel has no perf_event cgroup controller "
+			  "(CONFIG_CGROUP_PERF): the cgroup-switches event never fires";
+	struct btf *btf;
+	bool fair_groups;
+	FILE *f;
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return "cannot read the kernel's BTF";
+	fair_groups = btf_has_member(btf, "sched_entity", "cfs_rq") &&
+		      btf_has_member(btf, "cfs_rq", "rq");
+	btf__free(btf);
+	if (!fair_groups)
+		return "the kernel has no CONFIG_FAIR_GROUP_SCHED: the hook cannot find the next task";
+
+	/* The event compares perf_event cgroups: they are v2's only if the controller is. */
+	f = fopen("/proc/cgroups", "re");
+	if (!f)
+		return "cannot read /proc/cgroups";
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %d %d %d", name, &hierarchy, &nr, &enabled) != 4 ||
+		    strcmp(name, "perf_event") != 0)
+			continue;
+		if (!enabled) {
+			ret = "the perf_event cgroup controller is disabled (cgroup_disable=)";
+		} else if (hierarchy != 0) {
+			snprintf(why, sizeof(why), "the perf_event controller is bound to cgroup v1 "
+				 "hierarchy %d: the cgroup-switches event compares its cgroups, not "
+				 "v2's", hierarchy);
+			ret = why;
+		} else {
+			ret = NULL;
+		}
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Opens the cgroup-switches event on every online CPU, sample period 1. */
+static int open_switch_events(struct collector *c, char *why, size_t len)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CGROUP_SWITCHES,
+		.sample_period = 1,
+	};
+
+	c->switch_fds = malloc(sizeof(*c->switch_fds) * c->nr_cpus);
+	c->switch_links = calloc(c->nr_cpus, sizeof(*c->switch_links));
+	if (!c->switch_fds || !c->switch_links) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		c->switch_fds[cpu] = -1;
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		int err;
+
+		if (!c->online[cpu])
+			continue;
+		c->switch_fds[cpu] = perf_event_open(&attr, cpu, -1);
+		if (c->switch_fds[cpu] >= 0)
+			continue;
+		err = errno;
+		if (err == ENOENT || err == EINVAL)
+			snprintf(why, len, "the kernel has no cgroup-switches event (Linux 5.13+)");
+		else
+			snprintf(why, len, "cannot open the cgroup-switches event on CPU %d: %s%s",
+				 cpu, strerror(err), perf_open_hint(err));
+		return -err;
+	}
+	return 0;
+}
+
+static void close_switch_events(struct collector *c)
+{
+	for (int cpu = 0; c->switch_links && cpu < c->nr_cpus; cpu++)
+		bpf_link__destroy(c->switch_links[cpu]);
+	for (int cpu = 0; c->switch_fds && cpu < c->nr_cpus; cpu++)
+		if (c->switch_fds[cpu] >= 0)
+			close(c->switch_fds[cpu]);
+	free(c->switch_links);
+	free(c->switch_fds);
+	c->switch_links = NULL;
+	c->switch_fds = NULL;
+}
+
+/*
+ * Picks the switch hook before the load, so that the verifier sees only the program in use:
+ * the perf-event one where it is exact, unless the tracepoint is asked for.
+ */
+static int choose_switch_hook(struct collector *c, const struct collector_opts *o)
+{
+	char why[256] = "";
+	const char *unfit;
+
+	c->hook = SWITCH_HOOK_TRACEPOINT;
+	if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
+		unfit = perf_hook_unfit();
+		if (unfit)
+			snprintf(why, sizeof(why), "%s", unfit);
+		else if (open_switch_events(c, why, sizeof(why)) == 0)
+			c->hook = SWITCH_HOOK_PERF_EVENT;
+		if (c->hook != SWITCH_HOOK_PERF_EVENT)
+			close_switch_events(c);
+	}
+	if (o->switch_hook == SWITCH_HOOK_PERF_EVENT && c->hook != SWITCH_HOOK_PERF_EVENT) {
+		pr_err("--switch-hook=perf-event: %s", why);
+		return -EOPNOTSUPP;
+	}
+	if (o->verbose) {
+		if (c->hook == SWITCH_HOOK_PERF_EVENT)
+			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
+				  "only at switches between cgroups)");
+		else
+			pr_notice("switch hook: tracepoint (sched_switch: BPF runs at every "
+				  "switch)%s%s", *why ? ": " : "", why);
+	}
+	bpf_program__set_autoload(c->hook == SWITCH_HOOK_PERF_EVENT ? c->skel->progs.on_switch :
+				  c->skel->progs.on_cgroup_switch, false);
+	return 0;
+}
+
+static int attach_switch_hook(struct collector *c)
+{
+	int err;
+
+	if (c->hook == SWITCH_HOOK_TRACEPOINT) {
+		c->skel->links.on_switch = bpf_program__attach(c->skel->progs.on_switch);
+		if (!c->skel->links.on_switch) {
+			err = -errno;
+			pr_err("cannot attach to sched_switch: %s", strerror(-err));
+			return err;
+		}
+		return 0;
+	}
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		if (c->switch_fds[cpu] < 0)
+			continue;
+		c->switch_links[cpu] = bpf_program__attach_perf_event(c->skel->progs.on_cgroup_switch,
+								      c->switch_fds[cpu]);
+		if (!c->switch_links[cpu]) {
+			err = -errno;
+			pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int open_events(struct collector *c, const struct collector_opts *o)
 {
 	int map_fd = bpf_map__fd(c->skel->maps.events);
@@ -374,6 +572,10 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		goto cleanup;
 	}
 
+	err = choose_switch_hook(c, o);
+	if (err)
+		goto cleanup;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = cgtma__load(c->skel);
 	if (err == -EPERM && kernel_before(5, 11) && !(effective_caps() & CAP_SYS_RESOURCE_BIT)) {
@@ -406,12 +608,9 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	 * Attach, then flush: a CPU's first reading only starts its slice, so nothing that ran
 	 * before attach is attributed; the flush starts the CPUs that have not switched yet.
 	 */
-	c->skel->links.on_switch = bpf_program__attach(c->skel->progs.on_switch);
-	if (!c->skel->links.on_switch) {
-		err = -errno;
-		pr_err("cannot attach to sched_switch: %s", strerror(-err));
+	err = attach_switch_hook(c);
+	if (err)
 		goto cleanup;
-	}
 	c->skel->links.on_cgroup_attach = bpf_program__attach(c->skel->progs.on_cgroup_attach);
 	if (!c->skel->links.on_cgroup_attach) {
 		err = -errno;
@@ -457,6 +656,7 @@ void collector__destroy(struct collector *c)
 	if (!c)
 		return;
 	/* Links and programs first, so nothing reads the events while they close. */
+	close_switch_events(c);
 	cgtma__destroy(c->skel);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
@@ -650,9 +850,17 @@ int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.on_switch), &info, &len))
+	struct bpf_program *prog = c->hook == SWITCH_HOOK_PERF_EVENT ?
+				   c->skel->progs.on_cgroup_switch : c->skel->progs.on_switch;
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return -errno;
 	*run_time_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
 	return 0;
+}
+
+enum switch_hook collector__switch_hook(const struct collector *c)
+{
+	return c->hook;
 }

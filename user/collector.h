@@ -16,6 +16,16 @@
 
 struct collector;
 
+/* Where slices end at a switch between cgroups. */
+enum switch_hook {
+	SWITCH_HOOK_AUTO,		/* perf-event where it is exact, else tracepoint */
+	SWITCH_HOOK_TRACEPOINT,		/* tp_btf/sched_switch: runs at every switch */
+	SWITCH_HOOK_PERF_EVENT,		/* cgroup-switches (5.13+): runs at cgroup switches */
+};
+
+/* "auto", "tracepoint", "perf-event" -> 0 and *out; -EINVAL for anything else. */
+int switch_hook_parse(const char *s, enum switch_hook *out);
+
 struct collector_opts {
 	int nr_events;				/* 1..CGTMA_MAX_EVENTS */
 	const struct perf_event_attr *attrs;	/* per event */
@@ -28,6 +38,7 @@ struct collector_opts {
 	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
 	bool verbose;				/* libbpf's warnings and the verifier log */
 	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
+	enum switch_hook switch_hook;
 };
 
 /*
@@ -70,9 +81,12 @@ int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out)
 /* The BPF side's own counters, summed over CPUs. */
 int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
 
+/* The switch hook in use: SWITCH_HOOK_TRACEPOINT or SWITCH_HOOK_PERF_EVENT. */
+enum switch_hook collector__switch_hook(const struct collector *c);
+
 /*
- * Time spent in the sched_switch hook: counted while opts.bpf_stats holds the kernel's
- * statistics on, or while kernel.bpf_stats_enabled is 1.
+ * Time spent in the switch hook: counted while opts.bpf_stats holds the kernel's statistics
+ * on, or while kernel.bpf_stats_enabled is 1.
  */
 int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_cnt);
 

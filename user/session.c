@@ -520,8 +520,8 @@ static void report_bpf_stats(struct session *s)
 		return;
 	if (s->o->verbose)
 		pr_notice("BPF: %llu slices charged at switches between cgroups; %llu slices "
-			  "(at switches or flushes) began with a switch the sched_switch "
-			  "tracepoint did not report",
+			  "(at switches or flushes) began with a switch the switch hook "
+			  "did not see",
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
 	if (st[CGTMA_STAT_READ_ERRORS])
@@ -765,6 +765,7 @@ int session_run(const struct session_opts *o)
 	co.names = (const char *const *)s.m.names;
 	co.max_cgroups = o->max_cgroups;
 	co.verbose = o->verbose;
+	co.switch_hook = o->switch_hook;
 	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "collector.h"
 #include "measurement.h"
 #include "output.h"
 
@@ -20,6 +21,7 @@ struct session_opts {
 	int depth;			/* --depth for --all-cgroups */
 	struct measure_opts measure;	/* model or -e, level, perf-metrics, SMT */
 	int max_cgroups;
+	enum switch_hook switch_hook;	/* --switch-hook */
 	char **command;			/* after --; NULL-terminated, or NULL */
 };
 

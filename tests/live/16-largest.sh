@@ -5,7 +5,7 @@
 # events: the BPF side reads them the same way), cgroups tracked at every level down to 15
 # (a chain of explicit paths, a glob matching at the deepest level, and --all-cgroups
 # --depth 15 over all of them), and -v, which must print the verifier's work per program
-# (verified_insns from 5.16, the load time before).
+# (verified_insns from 5.16, the load time before), once with each switch hook.
 #
 # Exact check: a workload at level 15 makes N getppid() calls; every tracked cgroup on its
 # path, root included, counts exactly N of them, and a sibling chain counts none.
@@ -45,45 +45,53 @@ cg_make "$sib"
 deep=$(cg_path "$chain")
 args+=(-G "$(cg_path "${chain%/*}")/*")
 
-out=$TMP/out
-"$CGTMA" -v -e "$events" -I 200 --json --all-cgroups --depth 15 "${args[@]}" \
-	>"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
-cg_run "$chain" "$WORKLOAD" getppid $N 50 || fail "the workload failed"
-wait_lines "$out" $(($(wc -l <"$out") + 1))
-kill -INT $cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-
-verified=$(grep '^cgtma: BPF: loaded in' "$TMP/err") ||
-	fail "-v did not say what the verifier did: $(cat "$TMP/err")"
-echo "$verified"
-echo "$verified" | grep -qE 'on_switch ([0-9]+|\(kernel before 5\.16\))' ||
-	fail "no verifier figure for on_switch: $verified"
-
-[ "$(jq -s '[.[] | select(.summary != true)] | .[0].rows[0].counts | length' "$out")" = $MAX_EVENTS ] ||
-	fail "the rows do not have $MAX_EVENTS events"
+# run HOOK: one run with that switch hook; the checks below read $out.
+run() {
+	out=$TMP/out-$1
+	"$CGTMA" -v --switch-hook "$1" -e "$events" -I 200 --json --all-cgroups --depth 15 \
+		"${args[@]}" >"$out" 2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+	cg_run "$chain" "$WORKLOAD" getppid $N 50 || fail "the workload failed"
+	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	kill -INT $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "$1: cgtma exited $rc: $(cat "$TMP/err")"
+	hook=$(sed -n 's/^cgtma: switch hook: \([a-z-]*\).*/\1/p' "$TMP/err")
+	verified=$(grep '^cgtma: BPF: loaded in' "$TMP/err") ||
+		fail "-v did not say what the verifier did: $(cat "$TMP/err")"
+	echo "$1 ($hook): $verified"
+	echo "$verified" | grep -qE ' on_(cgroup_)?switch ([0-9]+|\(kernel before 5\.16\))' ||
+		fail "no verifier figure for the switch hook: $verified"
+}
 sum() {
 	jq -s --arg cg "$1" --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
 		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
 		add // 0' "$out"
 }
-p=$chain
-while :; do
-	got=$(sum "$(cg_path "$p")")
-	[ "$got" = $N ] || fail "$(cg_path "$p"): $got getppid calls counted, want exactly $N"
-	[ "$p" = "${p%/*}" ] && break
-	p=${p%/*}
+check() {
+	[ "$(jq -s '[.[] | select(.summary != true)] | .[0].rows[0].counts | length' "$out")" = $MAX_EVENTS ] ||
+		fail "$1: the rows do not have $MAX_EVENTS events"
+	p=$chain
+	while :; do
+		got=$(sum "$(cg_path "$p")")
+		[ "$got" = $N ] || fail "$1: $(cg_path "$p"): $got getppid calls counted, want exactly $N"
+		[ "$p" = "${p%/*}" ] && break
+		p=${p%/*}
+	done
+	got=$(sum "$(cg_path)")
+	[ "$got" = $N ] || fail "$1: $(cg_path): $got getppid calls counted, want exactly $N"
+	got=$(sum "$(cg_path "$sib")")
+	[ "$got" = 0 ] || fail "$1: $(cg_path "$sib") (the sibling): $got getppid calls, want 0"
+	[ "$(jq -s --arg cg "$deep" '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cgroup == $cg)] | length' "$out")" -gt 0 ] ||
+		fail "$1: the level-15 cgroup has no rows"
+}
+for h in tracepoint auto; do
+	run $h
+	check $h
 done
-got=$(sum "$(cg_path)")
-[ "$got" = $N ] || fail "$(cg_path): $got getppid calls counted, want exactly $N"
-got=$(sum "$(cg_path "$sib")")
-[ "$got" = 0 ] || fail "$(cg_path "$sib") (the sibling): $got getppid calls, want 0"
-[ "$(jq -s --arg cg "$deep" '[.[] | select(.summary != true) | .rows[] |
-	select(.scope == "cgroup" and .cgroup == $cg)] | length' "$out")" -gt 0 ] ||
-	fail "the level-15 cgroup has no rows"
 echo "$MAX_EVENTS events, 15 levels: exactly $N at each of the 15 cgroups on the path, 0 beside it"
 echo ok
