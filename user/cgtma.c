@@ -87,7 +87,8 @@ static void usage(FILE *f)
 "  cgtma -G /bench -- uperf -m profile.xml profile a command's run\n"
 "\n"
 "Needs root (or CAP_PERFMON and CAP_BPF) and a kernel with BTF, Linux 5.10 or later.\n"
-"Exit status: 0 success, 1 failure, 2 bad usage; with -- COMMAND, the command's.\n");
+"Exit status: 0 success, 1 failure, 2 bad usage; with -- COMMAND, the command's (127:\n"
+"not found, 126: found but not run, as in a shell).\n");
 }
 
 static int list_models(void)

@@ -60,6 +60,7 @@ struct session {
 	pid_t child;
 	int child_status;
 	bool child_done;
+	int exec_errno;		/* why the command could not be run, 0 if it could */
 	bool output_failed;		/* some interval could not be written: exit 1 */
 };
 
@@ -626,6 +627,7 @@ static int start_command(struct session *s, const sigset_t *old_mask)
 	if (n == sizeof(child_err)) {
 		waitpid(s->child, NULL, 0);
 		s->child = 0;
+		s->exec_errno = child_err;
 		pr_err("cannot run '%s': %s", s->o->command[0], strerror(child_err));
 		return -child_err;
 	}
@@ -815,8 +817,12 @@ int session_run(const struct session_opts *o)
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
 		goto cleanup;
-	if (o->command && start_command(&s, &old))
+	if (o->command && start_command(&s, &old)) {
+		/* As shells and perf stat: 127 for a command not found, 126 for one not run. */
+		if (s.exec_errno)
+			ret = s.exec_errno == ENOENT || s.exec_errno == ENOTDIR ? 127 : 126;
 		goto cleanup;
+	}
 
 	ret = loop(&s, &block);
 	emit_summary(&s);

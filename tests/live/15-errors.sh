@@ -111,8 +111,15 @@ jq -e 'has("error") and (.error | test("cannot open cgroup"))' "$TMP/out" >/dev/
 	fail "--json: the error is not a JSON line on stdout: $(cat "$TMP/out")"
 
 # --- failures at run time: 1 ----------------------------------------------------------------
-expect 1 "cannot run '/nonexistent/command': No such file or directory" \
+# A command that cannot be run: the shell's 127 (not found) and 126 (found, not run).
+expect 127 "cannot run '/nonexistent/command': No such file or directory" \
 	-e cpu-clock -I 100 -- /nonexistent/command
+expect 127 "cannot run 'cgtma-no-such-command': No such file or directory" \
+	-e cpu-clock -I 100 -- cgtma-no-such-command
+printf 'not a program\n' >"$TMP/not-exec"
+chmod 644 "$TMP/not-exec"
+expect 126 "cannot run '$TMP/not-exec': Permission denied" -e cpu-clock -I 100 -- "$TMP/not-exec"
+expect 126 "cannot run '$TMP': Permission denied" -e cpu-clock -I 100 -- "$TMP"
 
 # No cgroup v2 mounted, as on a v1-only machine: a mount namespace of its own without the
 # cgroup2 mounts. The whole machine is still counted; -G and --all-cgroups need v2.
