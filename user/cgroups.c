@@ -18,6 +18,40 @@ int cgroup_v2_root(char *path, size_t len)
 	return mount_find(NULL, "cgroup2", path, len);
 }
 
+/*
+ * Refuses what fnmatch() would take silently but no user means: a '[' that no ']' closes in
+ * its component (matched as a plain '['), and '**', which a shell's globstar reads as any
+ * depth while fnmatch() reads it as '*' within one level.
+ */
+static int check_glob(const char *comp, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (comp[i] == '*' && i + 1 < n && comp[i + 1] == '*') {
+			snprintf(err, errlen, "'**' is not supported: a wildcard matches within "
+				 "one level, so write one '*' per level");
+			return -EINVAL;
+		}
+		if (comp[i] != '[')
+			continue;
+		/* A ']' right after '[' or '[!' (or '[^') is a member, not the end. */
+		j = i + 1;
+		if (j < n && (comp[j] == '!' || comp[j] == '^'))
+			j++;
+		if (j < n && comp[j] == ']')
+			j++;
+		while (j < n && comp[j] != ']')
+			j++;
+		if (j >= n) {
+			snprintf(err, errlen, "'[' is not closed by ']' within its level");
+			return -EINVAL;
+		}
+		i = j;
+	}
+	return 0;
+}
+
 int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, char *err,
 		     size_t errlen)
 {
@@ -45,6 +79,8 @@ int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, c
 			snprintf(err, errlen, "'.' and '..' are not allowed in cgroup paths");
 			return -EINVAL;
 		}
+		if (check_glob(p, n, err, errlen))
+			return -EINVAL;
 		if (o > 1)
 			out[o++] = '/';
 		if (o + n + 1 > len)

@@ -16,7 +16,8 @@ int cgroup_v2_root(char *path, size_t len);
 
 /*
  * A -G argument in canonical form: an absolute path under root has root stripped; anything
- * else is taken relative to root. "//" and trailing '/' are folded, "." and ".." refused.
+ * else is taken relative to root. "//" and trailing '/' are folded, "." and ".." refused,
+ * and so are malformed globs: a '[' not closed within its level, and '**'.
  * Returns 0 or -EINVAL (with the reason in err) / -ENAMETOOLONG.
  */
 int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, char *err,

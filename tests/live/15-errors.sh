@@ -42,6 +42,10 @@ expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/nope': No such file or directory
 	-e cpu-clock -d 1 -G "$CG_ROOT/$CG_BASE/nope"
 expect 2 "Not a directory" -e cpu-clock -d 1 -G "$CG_BASE/cgroup.procs"
 expect 2 "'\.' and '\.\.' are not allowed" -e cpu-clock -d 1 -G "$CG_BASE/../x"
+# Malformed globs name the pattern instead of waiting for a cgroup that cannot match.
+expect 2 "cgroup '$CG_BASE/\[': '\[' is not closed by '\]' within its level" \
+	-e cpu-clock -d 1 -G "$CG_BASE/["
+expect 2 "cgroup '$CG_BASE/\*\*': '\*\*' is not supported" -e cpu-clock -d 1 -G "$CG_BASE/**"
 max_level=$(limit CGTMA_MAX_LEVEL)
 deep=$(printf 'l%d/' $(seq 0 "$max_level"))
 expect 2 "$((max_level + 1)) levels deep.*$max_level" -e cpu-clock -d 1 -G "${deep%/}"

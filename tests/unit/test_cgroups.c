@@ -149,6 +149,41 @@ static void test_normalize(void)
 	CHECK_INT(cgroup_normalize(r, "/sys/fs/cgroup/..", out, sizeof(out), err, sizeof(err)),
 		  -EINVAL);
 	CHECK_INT(cgroup_normalize(r, "a/.", out, sizeof(out), err, sizeof(err)), -EINVAL);
+	/* Malformed globs: an unclosed '[' and '**' are refused, well-formed sets pass. */
+	{
+		static const struct {
+			const char *arg, *want;	/* want: the normalized path, or NULL */
+			const char *reason;	/* part of the error when refused */
+		} globs[] = {
+			{ "x/[", NULL, "'[' is not closed" },
+			{ "x/[ab", NULL, "'[' is not closed" },
+			{ "x/[!]", NULL, "'[' is not closed" },
+			{ "x/[a/b]", NULL, "'[' is not closed" },
+			{ "x/**", NULL, "'**' is not supported" },
+			{ "a**b/c", NULL, "'**' is not supported" },
+			{ "x/[ab]", "/x/[ab]", NULL },
+			{ "x/[]]", "/x/[]]", NULL },
+			{ "x/[!]a]*", "/x/[!]a]*", NULL },
+			{ "x/*/y*", "/x/*/y*", NULL },
+			{ "x/a]", "/x/a]", NULL },
+		};
+
+		for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
+			int r_ = cgroup_normalize(r, globs[i].arg, out, sizeof(out), err,
+						  sizeof(err));
+
+			if (globs[i].want) {
+				CHECK(r_ == 0, "'%s': returned %d (%s)", globs[i].arg, r_, err);
+				p = out;
+				CHECK_STR(p, globs[i].want);
+			} else {
+				CHECK(r_ == -EINVAL, "'%s': returned %d, want -EINVAL", globs[i].arg,
+				      r_);
+				CHECK(strstr(err, globs[i].reason) != NULL, "'%s': reason '%s'",
+				      globs[i].arg, err);
+			}
+		}
+	}
 	/* Output buffers too small. */
 	CHECK_INT(cgroup_normalize(r, "abcdefgh", out, 8, err, sizeof(err)), -ENAMETOOLONG);
 	CHECK_INT(cgroup_normalize(r, "abcdefg", out, 9, err, sizeof(err)), 0);
