@@ -38,6 +38,8 @@ static const char usage_text[] =
 	"  --json              print {\"model\": ..., \"nodes\": [...], \"metrics\": [...]}\n"
 	"\n"
 	"A node is shown with '<' when below its threshold, '<==' marks the bottleneck.\n"
+	"Counts are finite and not negative. Exit status: 0 success, 2 bad usage or bad input\n"
+	"(a file missing, too large or malformed, an event without a count), 1 other failures.\n"
 	"\n"
 	"examples:\n"
 	"  cgtma compute --model spr -l 3 counts.json\n"
@@ -200,9 +202,20 @@ static int read_counts(const char *path, json_object **out)
 		err = -EINVAL;
 	} else {
 		json_object_object_foreach(obj, key, val) {
+			double d;
+
 			if (!json_object_is_type(val, json_type_int) &&
 			    !json_object_is_type(val, json_type_double)) {
 				pr_err("compute: '%s': the count of '%s' is not a number", path, key);
+				err = -EINVAL;
+				break;
+			}
+			/* json-c reads 1e400 as infinity: no counter holds that, or less than 0. */
+			d = json_object_get_double(val);
+			if (!isfinite(d) || d < 0) {
+				pr_err("compute: '%s': the count of '%s' is %s (%s): counts are finite "
+				       "and not negative", path, key, d < 0 ? "negative" : "not finite",
+				       json_object_to_json_string(val));
 				err = -EINVAL;
 				break;
 			}
@@ -370,11 +383,12 @@ static int compute(const struct compute_args *a)
 	int i, err, ret = 1;
 
 	err = load_model(a, &m);
-	if (err)
+	if (!err)
+		err = read_counts(a->counts, &counts);
+	if (err) {
+		ret = json_input_exit_code(err);
 		goto out;
-	err = read_counts(a->counts, &counts);
-	if (err)
-		goto out;
+	}
 	if (a->perf_metrics == 1 && !model__has_perf_metrics(m)) {
 		ret = usage_error("model '%s' has no perf-metrics path", model__name(m));
 		goto out;
@@ -399,6 +413,7 @@ static int compute(const struct compute_args *a)
 			       "perf-metrics %s)",
 			       a->counts, p->events[i].name, model__name(m), o.level,
 			       o.perf_metrics ? "on" : "off");
+			ret = 2;
 			goto out;
 		}
 		values[i] = json_object_get_double(v);

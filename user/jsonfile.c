@@ -21,6 +21,11 @@ int json_read(FILE *f, size_t max, char **text, size_t *len)
 	return *text ? 0 : -ENOMEM;
 }
 
+int json_input_exit_code(int err)
+{
+	return err == -EIO || err == -ENOMEM ? 1 : 2;
+}
+
 static int line_of(const char *text, size_t offset)
 {
 	int line = 1;

@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "events.h"
 #include "log.h"
+#include "jsonfile.h"
 #include "measurement.h"
 
 static int out_of_memory(void)
@@ -23,9 +24,8 @@ static int load_model(const struct measure_opts *o, struct model **mp)
 	int err;
 
 	if (o->model_file) {
-		/* A file that does not parse is bad input; one that cannot be read, a failure. */
 		err = model__load_file(o->model_file, mp);
-		return !err ? 0 : err == -EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+		return err ? json_input_exit_code(err) : 0;
 	}
 	if (!name) {
 		if (!cpu_has_pmu(&why)) {

@@ -181,6 +181,7 @@ static int get_int(const struct loader *ld, const char *where, json_object *obj,
 	return json_to_int(ld, where, key, v, min, max, out);
 }
 
+/* A model's quantity (a constant, a latency, a limit): finite and not negative. */
 static int json_to_number(const struct loader *ld, const char *where, const char *key,
 			  json_object *v, double *out)
 {
@@ -191,6 +192,8 @@ static int json_to_number(const struct loader *ld, const char *where, const char
 	*out = json_object_get_double(v);
 	if (!isfinite(*out))
 		return lerr(ld, "%s: '%s' is not a finite number", where, key);
+	if (*out < 0)
+		return lerr(ld, "%s: '%s' is negative (%g)", where, key, *out);
 	return 0;
 }
 
@@ -536,8 +539,6 @@ static int load_events(struct loader *ld, json_object *arr)
 			err = dup_string(ld, where, e, "sysfs", &ev->sysfs);
 		if (!err && json_object_object_get_ex(e, "retire_latency", &v)) {
 			err = json_to_number(ld, where, "retire_latency", v, &ev->retire_latency);
-			if (!err && ev->retire_latency < 0)
-				err = lerr(ld, "%s: 'retire_latency' is negative", where);
 		}
 		if (err)
 			return err;

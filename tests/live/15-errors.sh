@@ -42,6 +42,15 @@ expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/nope': No such file or directory
 	-e cpu-clock -d 1 -G "$CG_ROOT/$CG_BASE/nope"
 expect 2 "Not a directory" -e cpu-clock -d 1 -G "$CG_BASE/cgroup.procs"
 expect 2 "'\.' and '\.\.' are not allowed" -e cpu-clock -d 1 -G "$CG_BASE/../x"
+# Model files that cannot be used are bad input, whatever is wrong with them.
+truncate -s 200M "$TMP/big.json"
+expect 2 "cannot read model file '$TMP/big.json': File too large" --model-file "$TMP/big.json" -d 1
+printf '{"name": "t", "description": "d", "vendor": "generic", "source": "s", "match": [],
+ "pmu": {"generic_counters": 4}, "constants": {"W": -4}, "events": []}' >"$TMP/neg.json"
+expect 2 "model '$TMP/neg.json': constants: 'W' is negative \\(-4\\)" --model-file "$TMP/neg.json" -d 1
+expect 2 "cannot open model file '$TMP/none.json': No such file or directory" \
+	--model-file "$TMP/none.json" -d 1
+rm -f "$TMP/big.json"
 # Malformed globs name the pattern instead of waiting for a cgroup that cannot match.
 expect 2 "cgroup '$CG_BASE/\[': '\[' is not closed by '\]' within its level" \
 	-e cpu-clock -d 1 -G "$CG_BASE/["

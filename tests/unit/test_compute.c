@@ -132,19 +132,19 @@ static void test_errors(void)
 	struct result r;
 
 	r = compute((const char *[]){ "--model", "nosuch", "x.json", NULL });
-	CHECK_INT(r.rc, 1);
+	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "no built-in model 'nosuch'"), "%s", r.err);
 	result_free(&r);
 
 	r = compute((const char *[]){ "--model", "spr", "tests/no/such.json", NULL });
-	CHECK_INT(r.rc, 1);
+	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "cannot open 'tests/no/such.json': No such file"), "%s", r.err);
 	result_free(&r);
 
 	/* a missing event is named; under --json the error is JSON on stdout too */
 	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, "ARITH."));
 	r = compute((const char *[]){ "--model", "spr", "-l", "3", "--json", TMP_COUNTS, NULL });
-	CHECK_INT(r.rc, 1);
+	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "no count for event 'ARITH.DIV_ACTIVE'"), "%s", r.err);
 	CHECK(!strncmp(r.out, "{\"error\":", 9) && lines(r.out) == 1, "%s", r.out);
 	result_free(&r);
@@ -158,7 +158,7 @@ static void test_errors(void)
 	/* --model and --model-file disagreeing */
 	r = compute((const char *[]){ "--model", "skx", "--model-file", "user/models/spr.json",
 				      TMP_COUNTS, NULL });
-	CHECK_INT(r.rc, 1);
+	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "holds model 'spr', not 'skx'"), "%s", r.err);
 	result_free(&r);
 
@@ -167,7 +167,7 @@ static void test_errors(void)
 	json_object_to_file(TMP_COUNTS, bad);
 	json_object_put(bad);
 	r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
-	CHECK_INT(r.rc, 1);
+	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "must hold one JSON object"), "%s", r.err);
 	result_free(&r);
 
@@ -175,7 +175,7 @@ static void test_errors(void)
 	json_object_to_file(TMP_COUNTS, bad);
 	json_object_put(bad);
 	r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
-	CHECK_INT(r.rc, 1);
+	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "the count of 'TOPDOWN.SLOTS' is not a number"), "%s", r.err);
 	result_free(&r);
 
@@ -183,9 +183,35 @@ static void test_errors(void)
 	json_object_to_file(TMP_COUNTS, bad);
 	json_object_put(bad);
 	r = compute((const char *[]){ "--model", "spr", "--json", TMP_COUNTS, NULL });
-	CHECK_INT(r.rc, 1);
+	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "no count for event"), "%s", r.err);
 	result_free(&r);
+
+	/* Impossible counts, named: negative, and 1e400 (json-c reads it as infinity). */
+	{
+		static const struct {
+			const char *text, *msg;
+		} impossible[] = {
+			{ "{\"TOPDOWN.SLOTS\": -5}", "the count of 'TOPDOWN.SLOTS' is negative (-5)" },
+			{ "{\"TOPDOWN.SLOTS\": -0.5}", "the count of 'TOPDOWN.SLOTS' is negative" },
+			{ "{\"TOPDOWN.SLOTS\": 1e400}", "the count of 'TOPDOWN.SLOTS' is not finite" },
+			{ "{\"TOPDOWN.SLOTS\": -1e400}", "the count of 'TOPDOWN.SLOTS' is" },
+		};
+
+		for (size_t i = 0; i < sizeof(impossible) / sizeof(impossible[0]); i++) {
+			FILE *f = fopen(TMP_COUNTS, "w");
+
+			if (!f)
+				continue;
+			fputs(impossible[i].text, f);
+			fclose(f);
+			r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
+			CHECK_INT(r.rc, 2);
+			CHECK(strstr(r.err, impossible[i].msg) && lines(r.err) == 1, "%s: %s",
+			      impossible[i].text, r.err);
+			result_free(&r);
+		}
+	}
 
 	/* Text that is not one JSON object: the line, as model files say it. */
 	for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
@@ -196,7 +222,7 @@ static void test_errors(void)
 		fwrite(bad_texts[i].text, 1, bad_texts[i].len, f);
 		fclose(f);
 		r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
-		CHECK_INT(r.rc, 1);
+		CHECK_INT(r.rc, 2);
 		CHECK(strstr(r.err, "is not valid JSON") && strstr(r.err, bad_texts[i].msg) &&
 		      lines(r.err) == 1, "text %zu: %s", i, r.err);
 		result_free(&r);

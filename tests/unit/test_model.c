@@ -107,6 +107,14 @@ static const struct {
 	{ HEAD PMU(4) EVENTS("{\"name\": \"A\", \"encoding\": \"x\", \"retire_latency\": -1}")
 		  NODES(),
 	  "event 'A': 'retire_latency' is negative" },
+	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
+	  "\"match\": [], \"pmu\": {\"generic_counters\": 4}, \"constants\": {\"W\": -4}, "
+	  "\"events\": []}",
+	  "constants: 'W' is negative (-4)" },
+	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
+	  "\"match\": [], \"pmu\": {\"generic_counters\": 4}, \"constants\": {\"W\": 1e400}, "
+	  "\"events\": []}",
+	  "constants: 'W' is not a finite number" },
 	{ HEAD PMU(4) EVENTS("{\"name\": \"A\\u0000\", \"encoding\": \"x\"}") NODES(),
 	  "events[0]: 'name' contains a NUL character" },
 	/* match */
