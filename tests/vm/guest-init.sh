@@ -27,7 +27,7 @@ setup_failed() {
 }
 finish() {
 	dmesg >$R/dmesg 2>&1
-	echo done >$R/done
+	echo 'done' >$R/done
 	sync
 	umount $R 2>/dev/null
 	echo o >/proc/sysrq-trigger

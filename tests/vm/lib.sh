@@ -9,6 +9,7 @@
 #   kernels/PKG/      the package extracted, depmod run, and its initramfs
 #   rootfs/           the guests' root image (built once, booted with snapshot=on)
 #   results/ROW/      the last run of each row: console.log, meta, out/ (what the guest wrote)
+#   tree/             the copy of the checkout the last run shared with its guests
 # A second run downloads and builds nothing; CGTMA_VMTEST_REFRESH=1 asks the archive again
 # for the newest kernel of each family.
 set -u
@@ -16,8 +17,8 @@ set -u
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$VM_DIR/../.." && pwd)
 CACHE=${CGTMA_VMTEST_CACHE:-/var/cache/cgtma-vmtest}
-# Host-side limit of one boot: the live suite takes 190-220 s under TCG; a guest still
-# running after this long has hung.
+# Host-side limit of one boot: the live suite takes a few minutes under TCG; a guest still
+# running after 25 has hung.
 VM_TIMEOUT=${CGTMA_VMTEST_TIMEOUT:-1500}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
@@ -25,8 +26,8 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 ALL_ROWS="host 5.10 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
 
 # The guests' root: what cgtma links, what the live tests run (tests/live/*.sh), python3 for
-# crucible's post-process (40-crucible) and prometheus (30-prometheus: 19 MB, a minute of
-# the suite). Not perf (no live test runs it) nor chromium (51-html says so and skips).
+# crucible's post-process (40-crucible) and prometheus (30-prometheus; a 19 MB download).
+# Not perf (no live test runs it) nor chromium (hundreds of MB; 51-html says so and skips).
 ROOTFS_SUITE=bookworm
 ROOTFS_PKGS="libbpf1 libelf1 zlib1g libpfm4 libjson-c5 libmicrohttpd12 jq iproute2 procps
 	util-linux curl xz-utils kmod bash python3 prometheus"
@@ -54,7 +55,7 @@ vm_dur() {
 # line), R_LAYOUT (v2, hybrid or v1: the cgroup mounts), R_MODE (suite: the live tests;
 # nocgroup2: the one check of a machine without cgroup v2). Fails on an unknown row.
 row_def() {
-	R_FAMILY= R_CMDLINE= R_LAYOUT=v2 R_MODE=suite
+	R_FAMILY='' R_CMDLINE='' R_LAYOUT=v2 R_MODE=suite
 	case $1 in
 	host) R_FAMILY=host R_LAYOUT=host ;;
 	5.10) R_FAMILY=5.10 ;;
@@ -138,20 +139,21 @@ apt_update() {
 	local suite=$1 d=$CACHE/apt/$1 log
 	apt_setup "$suite" || return 1
 	[ -e "$d/updated" ] && [ -z "${CGTMA_VMTEST_REFRESH:-}" ] && return 0
-	[ -e "$d/updated.$$" ] && return 0
+	case " ${APT_UPDATED:-} " in *" $suite "*) return 0 ;; esac
 	vm_say "apt: package lists of $suite (+security) from $MIRROR${SEC_MIRROR:+ and $SEC_MIRROR}"
 	if ! log=$(apt-get "${APT[@]}" -q update 2>&1); then
 		vm_err "apt-get update for $suite failed:"
 		printf '%s\n' "$log" | tail -n 5 >&2
 		return 1
 	fi
-	touch "$d/updated" "$d/updated.$$"
+	touch "$d/updated"
+	APT_UPDATED="${APT_UPDATED:-} $suite"
 }
 
 # resolve_kernel FAMILY: K_PKG, the package chosen for it (kept in kernels/FAMILY.pkg so
 # that a later run asks nobody).
 resolve_kernel() {
-	local fam=$1 f=$CACHE/kernels/$1.pkg names n v best= bestv=
+	local fam=$1 f=$CACHE/kernels/$1.pkg names n v best='' bestv=''
 	family_def "$fam" || { vm_err "kernel family '$fam': unknown"; return 2; }
 	if [ -s "$f" ] && [ -z "${CGTMA_VMTEST_REFRESH:-}" ]; then
 		K_PKG=$(cat "$f")
@@ -343,12 +345,13 @@ choose_accel() {
 		if [ ! -w /dev/kvm ]; then
 			ACCEL=tcg ACCEL_WHY="no writable /dev/kvm"
 		else
-			mkdir -p "$d/root/bin" || return 1
-			cp /bin/busybox "$d/root/bin/" &&
-				printf '#!/bin/busybox sh\n/bin/busybox echo cgtma-probe: user space\n/bin/busybox poweroff -f\n' \
-					>"$d/root/init" && chmod 755 "$d/root/init" &&
-				(cd "$d/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$d/probe.cpio.gz" ||
-				return 1
+			if [ ! -s "$d/probe.cpio.gz" ]; then
+				mkdir -p "$d/root/bin" && cp /bin/busybox "$d/root/bin/" &&
+					printf '#!/bin/busybox sh\n/bin/busybox echo cgtma-probe: user space\n/bin/busybox poweroff -f\n' \
+						>"$d/root/init" && chmod 755 "$d/root/init" &&
+					(cd "$d/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$d/probe.cpio.tmp" &&
+					mv "$d/probe.cpio.tmp" "$d/probe.cpio.gz" && rm -rf "$d/root" || return 1
+			fi
 			rm -f "$d/console.log"
 			out=$(timeout -k 5 60 qemu-system-x86_64 -accel kvm -cpu host -m 256 -smp 1 \
 				-nographic -monitor none -no-reboot -serial "file:$d/console.log" \
@@ -372,6 +375,7 @@ choose_accel() {
 	else
 		# thread=single: multi-threaded TCG hung with soft lockups while a BPF program
 		# attached (QEMU misses the kernel's live code patching; reference section 8).
+		# shellcheck disable=SC2054 # tcg,thread=single is one option's value
 		ACCEL_ARGS=(-accel tcg,thread=single -cpu max)
 	fi
 	export CGTMA_VMTEST_ACCEL=$ACCEL CGTMA_VMTEST_ACCEL_WHY=$ACCEL_WHY
@@ -380,10 +384,13 @@ choose_accel() {
 # Kernel messages that mean the kernel is in trouble, whoever caused it.
 KLOG_RE='BUG: |WARNING: |Oops|Kernel panic|general protection fault|hard LOCKUP|soft lockup|detected stall|self-detected stall|blocked for more than|segfault at|Kernel BUG'
 
-# klog_scan FILE...: the lines of the kernel's log that match KLOG_RE (the console carries
-# them even when the guest hangs before its dmesg is saved).
+# klog_scan FILE...: the kernel's messages in FILEs (dmesg, or the console, which carries
+# them even when the guest hangs before its dmesg is saved) that match KLOG_RE, each once.
+# Only what follows a kernel timestamp counts: the console also carries the tests' output,
+# and a kernel line may start in the middle of one of its lines.
 klog_scan() {
-	cat "$@" 2>/dev/null | tr -d '\r' | grep -E "$KLOG_RE" | sed 's/^\[ *[0-9.]*\] //' | awk '!seen[$0]++'
+	cat "$@" 2>/dev/null | tr -d '\r' | grep -E "\[ *[0-9]+\.[0-9]+\] .*($KLOG_RE)" |
+		sed 's/^.*\[ *[0-9]*\.[0-9]*\] //' | awk '!seen[$0]++'
 }
 
 # resolve_tests [TEST...]: TEST_FILES (paths relative to the checkout) and TEST_NAMES of the
@@ -427,6 +434,10 @@ prepare_row() {
 # A QEMU option value: commas doubled.
 qarg() { printf '%s' "${1//,/,,}"; }
 
+# console_text: a console log as text: no carriage returns, no terminal control sequences
+# (SeaBIOS clears the screen).
+console_text() { sed -e 's/\r//g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1b[A-Za-z]//g'; }
+
 # show_new FILE: prints the lines FILE gained since the last call (complete lines only);
 # SHOWN holds how many were shown, SHOW_FILTER the command that prints them.
 show_new() {
@@ -434,7 +445,7 @@ show_new() {
 	[ -f "$1" ] || return 0
 	total=$(wc -l <"$1")
 	[ "$total" -gt "$SHOWN" ] || return 0
-	sed -n "$((SHOWN + 1)),${total}p" "$1" | tr -d '\r' | $SHOW_FILTER
+	sed -n "$((SHOWN + 1)),${total}p" "$1" | console_text | $SHOW_FILTER
 	SHOWN=$total
 }
 show_all() { sed 's/^/  | /'; }
@@ -447,101 +458,110 @@ show_results() { grep -E '^(ok   |SKIP |FAIL )' | sed "s/^/  [$ROW] /"; }
 # 1 if a cell is FAIL.
 run_row() {
 	ROW=$1
-	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS pid rc cmdline done_at= why=
+	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS
 	shift 3
 	row_def "$ROW" || return 2
 	rm -rf "$res" && mkdir -p "$res/out" "$res/skip" "$res/fail" || return 1
-	local sha0 sha1 m_pkg= m_debver= m_accel=
-	sha0=$(sha256sum <"$SRC/$build/cgtma" | cut -c1-16)
+	BOOT_WHY='' BOOT_CMDLINE=''
 	SHOWN=0
+	if [ "$verbose" = 1 ]; then SHOW_FILTER=show_all; else SHOW_FILTER=show_results; fi
 	if [ "$R_FAMILY" = host ]; then
-		local up0
-		up0=$(cut -d' ' -f1 /proc/uptime)
-		(cd "$SRC" && exec tests/run-live.sh "$SRC/$build" "$@") >"$res/out/live.log" 2>&1 &
-		pid=$!
-		[ "$verbose" = 1 ] && SHOW_FILTER=show_all || SHOW_FILTER=show_results
-		while kill -0 $pid 2>/dev/null; do show_new "$res/out/live.log"; sleep 2; done
-		wait $pid
-		echo $? >"$res/out/rc"
-		show_new "$res/out/live.log"
-		uname -r >"$res/out/uname"
-		uname -v >"$res/out/uname-v"
-		cat /sys/kernel/debug/sched/preempt >"$res/out/preempt" 2>/dev/null || rm -f "$res/out/preempt"
-		# The kernel's messages since the suite started.
-		dmesg | awk -v t="$up0" '{ s = $0; sub(/^\[ */, "", s); split(s, a, "]"); if (a[1] + 0 >= t) print }' \
-			>"$res/out/dmesg"
-		echo done >"$res/out/done"
+		host_suite "$res" "$build" "$@"
 	else
-		fetch_kernel "$R_FAMILY" && build_initrd && build_rootfs || return 1
-		m_pkg=$K_PKG m_debver=$K_DEBVER m_accel=$ACCEL
-		{
-			printf 'ROW=%q\nLAYOUT=%q\nMODE=%q\nBUILD=%q\n' "$ROW" "$R_LAYOUT" "$R_MODE" "$build"
-			printf 'TESTS=%q\n' "$*"
-			printf 'EMULATION=%q\n' "$([ "$ACCEL" = tcg ] && echo tcg)"
-		} >"$res/out/guest.conf"
-		cmdline="console=ttyS0,115200 loglevel=5 panic=1"
-		[ "$ACCEL" = tcg ] && cmdline="$cmdline tsc=reliable"
-		cmdline="$cmdline${R_CMDLINE:+ $R_CMDLINE}"
-		timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m 2048 -smp 2 \
-			-nographic -monitor none -no-reboot -nic none \
-			-serial "file:$(qarg "$res/console.log")" \
-			-kernel "$(qarg "$K_IMAGE")" -initrd "$(qarg "$K_INITRD")" -append "$cmdline" \
-			-drive "file=$(qarg "$ROOTFS"),if=virtio,format=raw,snapshot=on" \
-			-fsdev "local,id=src,path=$(qarg "$SRC"),security_model=none,readonly=on,multidevs=remap" \
-			-device virtio-9p-pci,fsdev=src,mount_tag=src \
-			-fsdev "local,id=res,path=$(qarg "$res/out"),security_model=none" \
-			-device virtio-9p-pci,fsdev=res,mount_tag=results \
-			-fsdev "local,id=mod,path=$(qarg "$K_MODDIR"),security_model=none,readonly=on" \
-			-device virtio-9p-pci,fsdev=mod,mount_tag=modules \
-			-device virtio-rng-pci </dev/null >"$res/qemu.log" 2>&1 &
-		pid=$!
-		vm_say "$ROW: booting $K_VER under $ACCEL ($cmdline), console: $res/console.log"
-		if [ "$verbose" = 1 ]; then
-			SHOW_FILTER=show_all
-			local watched=$res/console.log
-		else
-			SHOW_FILTER=show_results
-			local watched=$res/out/live.log
-		fi
-		while kill -0 $pid 2>/dev/null; do
-			show_new "$watched"
-			# A guest that wrote its results powers off at once; one that does not within
-			# a minute hangs in its shutdown.
-			if [ -e "$res/out/done" ]; then
-				: "${done_at:=$SECONDS}"
-				if [ $((SECONDS - done_at)) -gt 60 ]; then
-					why="the guest finished but did not power off within 60 s"
-					kill $pid
-				fi
-			fi
-			sleep 2
-		done
-		wait $pid
-		rc=$?
-		show_new "$watched"
-		if [ -n "$why" ]; then
-			:
-		elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-			why="hung: no power-off within $VM_TIMEOUT s (CGTMA_VMTEST_TIMEOUT)"
-		elif [ -s "$res/out/error" ]; then
-			why="the guest's set-up failed: $(head -n1 "$res/out/error")"
-		elif [ ! -e "$res/out/done" ]; then
-			why="the guest stopped before the end (qemu exit $rc)"
-			local p
-			p=$(tr -d '\r' <"$res/console.log" | grep -m1 -E 'Kernel panic|cgtma initramfs:')
-			[ -n "$p" ] && why="$why: $p"
-			[ -s "$res/qemu.log" ] && why="$why; qemu: $(head -n1 "$res/qemu.log")"
-		fi
+		guest_boot "$res" "$verbose" "$build" "$@" || return 1
 	fi
-	sha1=$(sha256sum <"$SRC/$build/cgtma" | cut -c1-16)
-	collect_row "$res" "$why" "$@"
+	collect_row "$res" "$BOOT_WHY" "$@"
 	{
-		printf 'ROW=%q\nWALL=%q\nSHA0=%q\nSHA1=%q\n' "$ROW" $((SECONDS - t0)) "$sha0" "$sha1"
-		printf 'PKG=%q\nDEBVER=%q\nACCEL=%q\nCMDLINE=%q\n' "$m_pkg" "$m_debver" "$m_accel" \
-			"${cmdline:-}"
+		printf 'ROW=%q\nWALL=%q\nCMDLINE=%q\n' "$ROW" $((SECONDS - t0)) "$BOOT_CMDLINE"
+		[ "$R_FAMILY" != host ] &&
+			printf 'PKG=%q\nDEBVER=%q\nACCEL=%q\n' "$K_PKG" "$K_DEBVER" "$ACCEL"
 		printf 'MODE_TEXT=%q\n' "$(row_mode_text)"
 	} >"$res/meta"
 	! grep -q ' FAIL$' "$res/cells"
+}
+
+# host_suite RES BUILD [TEST_FILE...]: the host row: the suite run here, into RES/out as a
+# guest would have written it.
+host_suite() {
+	local res=$1 build=$2 up0 pid
+	shift 2
+	up0=$(cut -d' ' -f1 /proc/uptime)
+	(cd "$TREE" && exec tests/run-live.sh "$TREE/$build" "$@") >"$res/out/live.log" 2>&1 &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do show_new "$res/out/live.log"; sleep 2; done
+	wait $pid
+	echo $? >"$res/out/rc"
+	show_new "$res/out/live.log"
+	uname -r >"$res/out/uname"
+	uname -v >"$res/out/uname-v"
+	cat /sys/kernel/debug/sched/preempt >"$res/out/preempt" 2>/dev/null || rm -f "$res/out/preempt"
+	# The kernel's messages since the suite started.
+	dmesg | awk -v t="$up0" '{ s = $0; sub(/^\[ */, "", s); split(s, a, "]"); if (a[1] + 0 >= t) print }' \
+		>"$res/out/dmesg"
+	echo 'done' >"$res/out/done"
+}
+
+# guest_boot RES VERBOSE BUILD [TEST_FILE...]: boots ROW's kernel with the root image and
+# three 9p shares (the checkout's copy, RES/out, the kernel's modules) and waits for it to
+# power off. BOOT_WHY: why the boot failed (a hang, a panic, a set-up error), empty if it
+# did not; BOOT_CMDLINE: the kernel's command line.
+guest_boot() {
+	local res=$1 verbose=$2 build=$3 pid rc watched done_at='' p
+	shift 3
+	fetch_kernel "$R_FAMILY" && build_initrd && build_rootfs || return 1
+	{
+		printf 'ROW=%q\nLAYOUT=%q\nMODE=%q\nBUILD=%q\n' "$ROW" "$R_LAYOUT" "$R_MODE" "$build"
+		printf 'TESTS=%q\n' "$*"
+		printf 'EMULATION=%q\n' "$([ "$ACCEL" = tcg ] && echo tcg)"
+	} >"$res/out/guest.conf"
+	BOOT_CMDLINE="console=ttyS0,115200 loglevel=5 panic=1"
+	[ "$ACCEL" = tcg ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
+	BOOT_CMDLINE="$BOOT_CMDLINE${R_CMDLINE:+ $R_CMDLINE}"
+	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m 2048 -smp 2 \
+		-nographic -monitor none -no-reboot -nic none \
+		-serial "file:$(qarg "$res/console.log")" \
+		-kernel "$(qarg "$K_IMAGE")" -initrd "$(qarg "$K_INITRD")" -append "$BOOT_CMDLINE" \
+		-drive "file=$(qarg "$ROOTFS"),if=virtio,format=raw,snapshot=on" \
+		-fsdev "local,id=src,path=$(qarg "$TREE"),security_model=none,readonly=on,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=src,mount_tag=src \
+		-fsdev "local,id=res,path=$(qarg "$res/out"),security_model=none" \
+		-device virtio-9p-pci,fsdev=res,mount_tag=results \
+		-fsdev "local,id=mod,path=$(qarg "$K_MODDIR"),security_model=none,readonly=on" \
+		-device virtio-9p-pci,fsdev=mod,mount_tag=modules \
+		-device virtio-rng-pci </dev/null >"$res/qemu.log" 2>&1 &
+	pid=$!
+	vm_say "$ROW: booting $K_VER under $ACCEL ($BOOT_CMDLINE), console: $res/console.log"
+	# The console carries the guest's whole story; the results only the tests' lines.
+	if [ "$verbose" = 1 ]; then watched=$res/console.log; else watched=$res/out/live.log; fi
+	while kill -0 $pid 2>/dev/null; do
+		show_new "$watched"
+		# A guest that wrote its results powers off at once; one that does not within a
+		# minute hangs in its shutdown.
+		if [ -e "$res/out/done" ]; then
+			: "${done_at:=$SECONDS}"
+			if [ $((SECONDS - done_at)) -gt 60 ]; then
+				BOOT_WHY="the guest finished but did not power off within 60 s"
+				kill $pid
+			fi
+		fi
+		sleep 2
+	done
+	wait $pid
+	rc=$?
+	show_new "$watched"
+	if [ -n "$BOOT_WHY" ]; then
+		:
+	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		BOOT_WHY="hung: no power-off within $VM_TIMEOUT s (CGTMA_VMTEST_TIMEOUT)"
+	elif [ -s "$res/out/error" ]; then
+		BOOT_WHY="the guest's set-up failed: $(head -n1 "$res/out/error")"
+	elif [ ! -e "$res/out/done" ]; then
+		BOOT_WHY="the guest stopped before the end (qemu exit $rc)"
+		p=$(tr -d '\r' <"$res/console.log" | grep -m1 -E 'Kernel panic|cgtma initramfs:')
+		[ -n "$p" ] && BOOT_WHY="$BOOT_WHY: $p"
+		[ -s "$res/qemu.log" ] && BOOT_WHY="$BOOT_WHY; qemu: $(head -n1 "$res/qemu.log")"
+	fi
+	return 0
 }
 
 # collect_row RES WHY [TEST_FILE...]: RES/cells and the details behind each cell, from what
@@ -556,7 +576,7 @@ collect_row() {
 		else
 			echo "boot FAIL" >>"$res/cells"
 			{ echo "$why"; echo "last console lines ($res/console.log):"
-				tr -d '\r' <"$res/console.log" 2>/dev/null | tail -n 30; } >"$res/fail/boot"
+				console_text <"$res/console.log" 2>/dev/null | tail -n 30; } >"$res/fail/boot"
 		fi
 	fi
 	klog_scan "$res/out/dmesg" "$res/console.log" >"$res/klog"
@@ -601,6 +621,11 @@ collect_row() {
 		fi
 		echo "$n $st" >>"$res/cells"
 	done
+	# And what run-live.sh ran on its own: a test again in a variant (NAME@VARIANT).
+	[ -f "$res/tests.cells" ] &&
+		awk 'NR == FNR { have[$1] = 1; next } !($1 in have) { print; have[$1] = 1 }' \
+			"$res/cells" "$res/tests.cells" >"$res/more.cells" &&
+		cat "$res/more.cells" >>"$res/cells"
 }
 
 # collect_nocgroup2 RES WHY: the check of a machine without cgroup v2 passes iff cgtma
@@ -621,9 +646,8 @@ collect_nocgroup2() {
 		echo "nocg2 ok" >>"$res/cells"
 	else
 		echo "nocg2 FAIL" >>"$res/cells"
-		{ echo "want exit 1 and \"cgroup v2\" on stderr (its output: $res/out/check.out, .err); got:"
-			cat "$res/note"
-			echo "stdout:"; head -n 10 "$res/out/check.out"; } >"$res/fail/nocg2"
+		{ echo "want exit 1 and \"cgroup v2\" on stderr (above); got exit $rc and on stdout"
+			echo "($res/out/check.out):"; head -n 6 "$res/out/check.out"; } >"$res/fail/nocg2"
 	fi
 }
 
@@ -631,7 +655,7 @@ collect_nocgroup2() {
 # PREEMPT_DYNAMIC kernel, else the kernel's version string and configuration) and the
 # cgroup layout.
 row_mode_text() {
-	local res=$CACHE/results/$ROW p= layout
+	local res=$CACHE/results/$ROW p='' layout
 	[ -s "$res/out/preempt" ] && p=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' "$res/out/preempt")
 	if [ -z "$p" ]; then
 		if grep -q PREEMPT_RT "$res/out/uname-v" 2>/dev/null; then
@@ -656,11 +680,21 @@ row_mode_text() {
 	echo "${p:+preempt=$p, }$layout"
 }
 
+# col_short COLUMN: its header: a test's number, and the first letter of its variant
+# (10-attribution@tracepoint is 10@t).
+col_short() {
+	case $1 in
+	[0-9]*@*) local v=${1#*@}; echo "${1%%-*}@${v:0:1}" ;;
+	[0-9]*) echo "${1%%-*}" ;;
+	*) echo "$1" ;;
+	esac
+}
+
 # vm_report ROW...: the table (a row per kernel, a column per check), then every skip's
 # reason, the nocgroup2 check's stderr, and each failure's last lines. Returns 1 if any cell
 # is FAIL.
 vm_report() {
-	local row res cols=() c hdr w line cell failed=0 total=0
+	local row res cols=() c line cell failed=0 total=0
 	local -A seen=()
 	for row in "$@"; do
 		[ -f "$CACHE/results/$row/cells" ] || continue
@@ -676,7 +710,7 @@ vm_report() {
 	# Tab-separated first, then padded to the widest cell of each column.
 	{
 		printf 'kernel\tuname -r\tmode\ttime'
-		for c in "${cols[@]}"; do printf '\t%s' "${c%%-*}"; done
+		for c in "${cols[@]}"; do printf '\t%s' "$(col_short "$c")"; done
 		echo
 		for row in "$@"; do
 			res=$CACHE/results/$row
@@ -710,7 +744,7 @@ vm_report() {
 		boot) line="$line boot=the guest booted, ran and powered off;" ;;
 		klog) line="$line klog=no BUG/WARNING/Oops/lockup/stall/segfault in the kernel's log;" ;;
 		nocg2) line="$line nocg2=cgtma without cgroup2 exits 1 naming cgroup v2;" ;;
-		*) line="$line ${c%%-*}=$c;" ;;
+		*) line="$line $(col_short "$c")=$c;" ;;
 		esac
 	done
 	echo "columns:${line%;}"
@@ -727,8 +761,6 @@ vm_report() {
 	for row in "$@"; do
 		res=$CACHE/results/$row
 		[ -s "$res/note" ] && { printf '\n%s: ' "$row"; cat "$res/note"; }
-		(. "$res/meta" && [ "${SHA0:-}" != "${SHA1:-}" ] &&
-			printf '\n%s: build/cgtma changed while it ran (%s, then %s)\n' "$row" "$SHA0" "$SHA1")
 	done
 	for row in "$@"; do
 		res=$CACHE/results/$row
@@ -756,4 +788,26 @@ vm_build_dir() {
 		return 2
 	}
 	echo "$rel"
+}
+
+# snapshot_tree BUILD: TREE, a copy of the checkout (what git tracks or would, as it is in
+# the working tree) and of BUILD's binaries, taken once per run and shared with every guest
+# (the host row runs it too). The checkout itself may change meanwhile: a script rewritten
+# while bash reads it, or a binary relinked while a guest runs it, fails for no fault of
+# cgtma's (both seen while another engineer worked in the same checkout).
+snapshot_tree() {
+	local build=$1 tmp=$CACHE/tree.tmp.$$ f
+	rm -rf "$tmp" && mkdir -p "$tmp/$build/tests" || return 1
+	if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$SRC" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf -)
+	else
+		tar -C "$SRC" --exclude=./.git --exclude="./$build" -cf - .
+	fi | tar -C "$tmp" -xf - || { vm_err "cannot copy $SRC to $tmp"; return 1; }
+	cp -p "$SRC/$build/cgtma" "$tmp/$build/" || return 1
+	for f in "$SRC/$build"/tests/*; do
+		[ -f "$f" ] && [ -x "$f" ] && { cp -p "$f" "$tmp/$build/tests/" || return 1; }
+	done
+	rm -rf "$CACHE/tree" && mv "$tmp" "$CACHE/tree" || return 1
+	TREE=$CACHE/tree
+	vm_say "checkout copied to $TREE (build/cgtma sha256 $(sha256sum <"$TREE/$build/cgtma" | cut -c1-16))"
 }

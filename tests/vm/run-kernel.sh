@@ -45,6 +45,7 @@ build=$(vm_build_dir "$build") || exit 2
 [ "$(id -u)" = 0 ] || { vm_err "needs root (QEMU's 9p shares, debootstrap, BPF in the host row)"; exit 1; }
 
 vm_lock || exit 1
+snapshot_tree "$build" || exit 1
 prepare_row "$row" || exit 1
 if [ "$R_FAMILY" != host ]; then
 	choose_accel "$K_IMAGE" || exit

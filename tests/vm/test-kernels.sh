@@ -45,7 +45,8 @@ build=$(vm_build_dir "$build") || exit 2
 vm_lock || exit 1
 
 t0=$SECONDS
-vm_say "kernel matrix: ${rows[*]}; cache $CACHE; build/cgtma $(sha256sum <"$SRC/$build/cgtma" | cut -c1-16)"
+vm_say "kernel matrix: ${rows[*]}; cache $CACHE"
+snapshot_tree "$build" || exit 1
 # A row whose set-up fails is reported as such; the others still run.
 setup_failed=()
 first_image=
@@ -73,6 +74,7 @@ for r in "${rows[@]}"; do
 	fi
 	vm_say "== $r"
 	run_row "$r" 0 "$build" "${TEST_FILES[@]}"
+	# shellcheck source=/dev/null
 	vm_say "== $r: $(vm_dur "$(. "$CACHE/results/$r/meta"; echo "$WALL")")"
 done
 vm_report "${rows[@]}"
