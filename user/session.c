@@ -62,6 +62,8 @@ struct session {
 	bool child_done;
 	int exec_errno;		/* why the command could not be run, 0 if it could */
 	bool output_failed;		/* some interval could not be written: exit 1 */
+	bool stdout_closed;		/* standard output's reader went away */
+	bool stop;			/* end after this interval */
 };
 
 static double mono_now(void)
@@ -420,10 +422,29 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 }
 
 /* A sink that fails is told about and the run goes on; it fails at its end. */
+/*
+ * Standard output's reader went away (`cgtma --json | head -n 1`). As the only output, the run
+ * ends now and quietly, as Unix filters do; beside others, it is said once, they go on, and
+ * the run fails at its end.
+ */
+static void stdout_gone(struct session *s)
+{
+	s->stdout_closed = true;
+	if (s->nr_outputs == 1) {
+		s->stop = true;
+		return;
+	}
+	pr_err("standard output is closed: nothing more is written there; profiling goes on "
+	       "for the other outputs");
+	s->output_failed = true;
+}
+
 static void emit(struct session *s, const struct interval *iv)
 {
 	if (outputs_emit(s->outputs, s->nr_outputs, &s->run, iv))
 		s->output_failed = true;
+	if (!s->stdout_closed && outputs_stdout_closed(s->outputs, s->nr_outputs))
+		stdout_gone(s);
 }
 
 /*
@@ -614,6 +635,7 @@ static int start_command(struct session *s, const sigset_t *old_mask)
 
 		close(pipefd[0]);
 		sigprocmask(SIG_SETMASK, old_mask, NULL);
+		signal(SIGPIPE, SIG_DFL);	/* ignored here; exec would keep it so */
 		execvp(s->o->command[0], s->o->command);
 		e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)
@@ -700,7 +722,7 @@ static int loop(struct session *s, const sigset_t *waitset)
 			stop = true;
 		if (do_interval(s))
 			return EXIT_FAILURE;
-		if (stop)
+		if (stop || s->stop)
 			return 0;
 		next += interval;
 		/* Late by more than an interval (a stopped process): do not catch up in bursts. */
@@ -752,6 +774,8 @@ int session_run(const struct session_opts *o)
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &old);
+	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
+	signal(SIGPIPE, SIG_IGN);
 
 	ret = measurement_setup(&o->measure, &s.m);
 	if (ret)
@@ -855,5 +879,10 @@ cleanup:
 			;
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Standard output was all there was, and it closed: end as a filter does, of SIGPIPE. */
+	if (s.stdout_closed && !s.output_failed) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
 	return ret;
 }
