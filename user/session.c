@@ -22,19 +22,7 @@
 #include "report.h"
 #include "scale.h"
 #include "session.h"
-
-/* A cgroup being counted, or one that was and is kept for the summary. */
-struct tracked {
-	__u64 id;
-	char *path;
-	bool present;			/* found by this interval's rescan */
-	bool refused;			/* the maps were full: warned about once, not counted */
-	bool gone;			/* removed: reported once, kept for the summary */
-	bool read;			/* its counts were read this interval */
-	struct cgtma_count *prev;	/* cumulative at the last read: per event, or per CPU */
-	struct cgtma_count *delta;	/* this interval, same shape */
-	struct cgtma_count *total;	/* the run, same shape */
-};
+#include "tracker.h"
 
 struct session {
 	const struct session_opts *o;
@@ -47,9 +35,7 @@ struct session {
 	int nr_cpus;
 	int stride;			/* per_cpu ? nr_cpus : 1 */
 
-	struct tracked *tracked;
-	int nr_tracked, cap_tracked;
-	struct hashmap ids;		/* cgroup id -> index into tracked */
+	struct tracker tk;		/* the cgroups counted, and those that were */
 
 	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
@@ -168,7 +154,7 @@ static bool wanted(const struct session *s, const char *path)
 
 static int find_tracked(const struct session *s, __u64 id)
 {
-	return hashmap_get_u64(&s->ids, id);
+	return tracker_find(&s->tk, id);
 }
 
 /*
@@ -177,8 +163,6 @@ static int find_tracked(const struct session *s, __u64 id)
  */
 static int track(struct session *s, __u64 id, const char *path)
 {
-	size_t shape = (size_t)s->stride * s->m.nr_events;
-	struct tracked *t;
 	bool refused = false;
 	int err;
 
@@ -191,35 +175,7 @@ static int track(struct session *s, __u64 id, const char *path)
 		pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
 		return err;
 	}
-	if (s->nr_tracked == s->cap_tracked) {
-		int cap = s->cap_tracked ? 2 * s->cap_tracked : 64;
-		struct tracked *nt = realloc(s->tracked, cap * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		s->tracked = nt;
-		s->cap_tracked = cap;
-	}
-	t = &s->tracked[s->nr_tracked];
-	memset(t, 0, sizeof(*t));
-	t->id = id;
-	t->path = strdup(path);
-	t->prev = calloc(shape, sizeof(*t->prev));
-	t->delta = calloc(shape, sizeof(*t->delta));
-	t->total = calloc(shape, sizeof(*t->total));
-	t->present = true;
-	t->refused = refused;
-	err = !t->path || !t->prev || !t->delta || !t->total ? -ENOMEM :
-	      hashmap_put_u64(&s->ids, id, s->nr_tracked);
-	if (err) {
-		free(t->path);
-		free(t->prev);
-		free(t->delta);
-		free(t->total);
-		return err;
-	}
-	s->nr_tracked++;
-	return 0;
+	return tracker_add(&s->tk, id, path, refused);
 }
 
 static int rescan_cb(const char *path, __u64 id, void *ctx)
@@ -229,18 +185,10 @@ static int rescan_cb(const char *path, __u64 id, void *ctx)
 
 	if (i < 0)
 		return track(s, id, path);
-	if (!s->tracked[i].gone) {
-		s->tracked[i].present = true;
-		/* v2 cgroups can be renamed in place. */
-		if (strcmp(s->tracked[i].path, path) != 0) {
-			char *p = strdup(path);
-
-			if (!p)
-				return -ENOMEM;
-			free(s->tracked[i].path);
-			s->tracked[i].path = p;
-		}
-	}
+	s->tk.tracked[i].present = true;
+	/* v2 cgroups can be renamed in place. */
+	if (strcmp(s->tk.tracked[i].path, path) != 0)
+		return tracker_rename(&s->tk, i, path);
 	return 0;
 }
 
@@ -252,16 +200,16 @@ static void rescan(struct session *s)
 {
 	int err = 0;
 
-	for (int i = 0; i < s->nr_tracked; i++)
-		s->tracked[i].present = false;
+	for (int i = 0; i < s->tk.nr; i++)
+		s->tk.tracked[i].present = false;
 	for (int i = 0; i < s->nr_patterns && !err; i++)
 		err = cgroup_expand(s->root, s->patterns[i], rescan_cb, s);
 	if (!err && s->o->all_cgroups)
 		err = cgroup_walk(s->root, s->o->depth, rescan_cb, s);
 	if (err) {
 		/* Do not mistake a failed scan for removals. */
-		for (int i = 0; i < s->nr_tracked; i++)
-			s->tracked[i].present = true;
+		for (int i = 0; i < s->tk.nr; i++)
+			s->tk.tracked[i].present = true;
 		pr_warn("cannot rescan cgroups under %s: %s", s->root, strerror(-err));
 	}
 }
@@ -333,12 +281,14 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 {
 	struct session *s = ctx;
 	int i = find_tracked(s, id);
+	struct tracked *tr;
 
 	/* Unknown: the mkdir hook added it after we emptied new_cgroups; next time. */
-	if (i < 0 || s->tracked[i].gone || s->tracked[i].refused)
+	if (i < 0 || s->tk.tracked[i].refused)
 		return 0;
-	take_deltas(s, s->tracked[i].prev, s->tracked[i].delta, s->tracked[i].total, per_cpu);
-	s->tracked[i].read = true;
+	tr = &s->tk.tracked[i];
+	take_deltas(s, tr->prev, tr->delta, tr->total, per_cpu);
+	tr->read = true;
 	return 0;
 }
 
@@ -353,8 +303,8 @@ static int read_counts(struct session *s)
 	}
 	per_cpu_deltas(s, s->cpu_prev, s->cpu_delta, s->cpu_total, s->cpu_now);
 
-	for (int i = 0; i < s->nr_tracked; i++)
-		s->tracked[i].read = false;
+	for (int i = 0; i < s->tk.nr; i++)
+		s->tk.tracked[i].read = false;
 	err = collector__read_cgroups(s->col, read_cgroup_cb, s);
 	if (err)
 		pr_err("cannot read the cgroup counts: %s", strerror(-err));
@@ -362,6 +312,32 @@ static int read_counts(struct session *s)
 }
 
 /* --- building intervals ------------------------------------------------------------- */
+
+/*
+ * The summary's rows of removed cgroups: their totals, and one row for those beyond the
+ * tracker's bound, named for how many it holds.
+ */
+static int add_removed(struct session *s, struct interval *iv)
+{
+	int n = s->m.nr_events;
+	struct scope *sc;
+	char name[64];
+
+	for (int r = 0; r < s->tk.nr_removed; r++) {
+		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, s->tk.removed[r].path, -1);
+		if (!sc)
+			return -ENOMEM;
+		memcpy(sc->sum, s->tk.removed[r].total, n * sizeof(*sc->sum));
+	}
+	if (!s->tk.nr_folded)
+		return 0;
+	snprintf(name, sizeof(name), "(removed: %ld more cgroups)", s->tk.nr_folded);
+	sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, name, -1);
+	if (!sc)
+		return -ENOMEM;
+	memcpy(sc->sum, s->tk.folded, n * sizeof(*sc->sum));
+	return 0;
+}
 
 /* System, CPU and cgroup scopes from per-CPU arrays (cpu) and per-cgroup arrays. */
 static int build_interval(struct session *s, struct interval *iv, bool totals)
@@ -387,12 +363,12 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		}
 	}
 
-	for (int t = 0; t < s->nr_tracked; t++) {
-		struct tracked *tr = &s->tracked[t];
+	for (int t = 0; t < s->tk.nr; t++) {
+		struct tracked *tr = &s->tk.tracked[t];
 		const struct cgtma_count *v = totals ? tr->total : tr->delta;
 
 		/* An interval reports live cgroups and those gone in it, once. */
-		if (!totals && (tr->gone || !tr->read))
+		if (!totals && !tr->read)
 			continue;
 		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, tr->path, -1);
 		if (!sc)
@@ -417,6 +393,8 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 			memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
 		}
 	}
+	if (totals && add_removed(s, iv))
+		return -ENOMEM;
 	interval_sort(iv);
 	return report_derive(&s->run, iv);
 }
@@ -509,14 +487,17 @@ static int do_interval(struct session *s)
 	emit(s, &iv);
 	interval_free(&iv);
 
-	/* Gone cgroups were reported once; stop counting them. */
-	for (int t = 0; t < s->nr_tracked; t++) {
-		struct tracked *tr = &s->tracked[t];
-
-		if (!tr->gone && !tr->present) {
-			tr->gone = true;
-			collector__untrack(s->col, tr->id);
-		}
+	/*
+	 * Gone cgroups were reported once; stop counting them, and keep only what the summary
+	 * needs. Backwards: retiring moves the last one into the hole.
+	 */
+	for (int t = s->tk.nr - 1; t >= 0; t--) {
+		if (s->tk.tracked[t].present)
+			continue;
+		collector__untrack(s->col, s->tk.tracked[t].id);
+		if (tracker_retire(&s->tk, t))
+			pr_warn("out of memory: a removed cgroup's totals are folded into the "
+				"summary's '(removed)' row");
 	}
 	return 0;
 }
@@ -566,8 +547,8 @@ static int initial_scan_cb(const char *path, __u64 id, void *ctx)
 
 static bool pattern_matches_tracked(const struct session *s, const char *pattern)
 {
-	for (int t = 0; t < s->nr_tracked; t++)
-		if (cgroup_match(pattern, s->tracked[t].path))
+	for (int t = 0; t < s->tk.nr; t++)
+		if (cgroup_match(pattern, s->tk.tracked[t].path))
 			return true;
 	return false;
 }
@@ -605,9 +586,9 @@ static int baseline(struct session *s)
 	if (collector__read_times(s->col, s->read_first) == 0)
 		memcpy(s->read_prev, s->read_first, sizeof(*s->read_first) * s->nr_cpus);
 	memset(s->cpu_total, 0, sizeof(*s->cpu_total) * s->nr_cpus * s->m.nr_events);
-	for (int t = 0; t < s->nr_tracked; t++)
-		memset(s->tracked[t].total, 0,
-		       sizeof(*s->tracked[t].total) * s->stride * s->m.nr_events);
+	for (int t = 0; t < s->tk.nr; t++)
+		memset(s->tk.tracked[t].total, 0,
+		       sizeof(*s->tk.tracked[t].total) * s->stride * s->m.nr_events);
 	return 0;
 }
 
@@ -736,14 +717,7 @@ static void session_release(struct session *s)
 	for (int i = 0; i < s->nr_outputs; i++)
 		output_close(s->outputs[i]);
 	collector__destroy(s->col);
-	for (int t = 0; t < s->nr_tracked; t++) {
-		free(s->tracked[t].path);
-		free(s->tracked[t].prev);
-		free(s->tracked[t].delta);
-		free(s->tracked[t].total);
-	}
-	free(s->tracked);
-	hashmap_clear(&s->ids);
+	tracker_release(&s->tk);
 	for (int i = 0; i < s->nr_patterns; i++)
 		free(s->patterns[i]);
 	free(s->patterns);
@@ -814,7 +788,7 @@ int session_run(const struct session_opts *o)
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
 	s.read_now = calloc(s.nr_cpus, sizeof(*s.read_now));
 	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total || !s.read_first ||
-	    !s.read_prev || !s.read_now) {
+	    !s.read_prev || !s.read_now || tracker_init(&s.tk, s.m.nr_events, s.stride)) {
 		pr_err("out of memory");
 		goto cleanup;
 	}
