@@ -24,6 +24,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define ENOENT 2
 #define EEXIST 17
 
 #define barrier() asm volatile("" ::: "memory")
@@ -261,6 +262,7 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 	struct cgtma_counts *delta, *total;
 	struct bpf_perf_event_value v;
 	__u64 *read_ns;
+	long err;
 
 	delta = bpf_map_lookup_elem(&deltas, &zero);
 	total = bpf_map_lookup_elem(&cpu_counts, &zero);
@@ -280,9 +282,14 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 		if (i >= nr_events)
 			break;
 		delta->ev[i].counter = delta->ev[i].enabled = delta->ev[i].running = 0;
-		/* A failed read leaves the snapshot: the next delta covers the gap. */
-		if (bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v))) {
-			stat_inc(CGTMA_STAT_READ_ERRORS);
+		/*
+		 * A failed read leaves the snapshot: the next delta covers the gap. An empty slot
+		 * is a CPU whose events user space has not opened yet (it came online): no error.
+		 */
+		err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
+		if (err) {
+			if (err != -ENOENT)
+				stat_inc(CGTMA_STAT_READ_ERRORS);
 			continue;
 		}
 		/* The first reading of an event only starts its slice. */
@@ -430,6 +437,25 @@ int flush_slice(void *ctx)
 	set_owner(snap, cur);
 	charge_cgroup(cur, delta);
 	slice_done(snap);
+	return 0;
+}
+
+/*
+ * Run by user space on a CPU that came online, before its new events go into the map: the
+ * readings of the events it had before are forgotten, so that the first reading of the new
+ * ones only starts a slice.
+ */
+SEC("raw_tp")
+int reset_cpu(void *ctx)
+{
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+
+	if (!snap || snap->busy)
+		return 1;
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS / 64; i++)
+		snap->valid[i] = 0;
+	snap->owner = 0;
+	snap->owner_id = 0;
 	return 0;
 }
 

@@ -34,6 +34,7 @@ struct collector {
 	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
 	int *switch_fds;	/* per possible CPU with the perf-event hook, -1 where none */
 	struct bpf_link **switch_links;	/* the same, the program attached to each */
+	struct collector_opts o;	/* as opened: events are opened again on hotplug */
 };
 
 static bool libbpf_verbose;
@@ -322,14 +323,15 @@ static const char *perf_hook_unfit(void)
 }
 
 /* Opens the cgroup-switches event on every online CPU, sample period 1. */
+static struct perf_event_attr switch_attr = {
+	.type = PERF_TYPE_SOFTWARE,
+	.size = sizeof(switch_attr),
+	.config = PERF_COUNT_SW_CGROUP_SWITCHES,
+	.sample_period = 1,
+};
+
 static int open_switch_events(struct collector *c, char *why, size_t len)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CGROUP_SWITCHES,
-		.sample_period = 1,
-	};
 
 	c->switch_fds = malloc(sizeof(*c->switch_fds) * c->nr_cpus);
 	c->switch_links = calloc(c->nr_cpus, sizeof(*c->switch_links));
@@ -344,7 +346,7 @@ static int open_switch_events(struct collector *c, char *why, size_t len)
 
 		if (!c->online[cpu])
 			continue;
-		c->switch_fds[cpu] = perf_event_open(&attr, cpu, -1);
+		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
 		if (c->switch_fds[cpu] >= 0)
 			continue;
 		err = errno;
@@ -407,6 +409,19 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	return 0;
 }
 
+static int attach_switch_event(struct collector *c, int cpu)
+{
+	int err;
+
+	c->switch_links[cpu] = bpf_program__attach_perf_event(c->skel->progs.on_cgroup_switch,
+							      c->switch_fds[cpu]);
+	if (c->switch_links[cpu])
+		return 0;
+	err = -errno;
+	pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu, strerror(-err));
+	return err;
+}
+
 static int attach_switch_hook(struct collector *c)
 {
 	int err;
@@ -423,56 +438,90 @@ static int attach_switch_hook(struct collector *c)
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		if (c->switch_fds[cpu] < 0)
 			continue;
-		c->switch_links[cpu] = bpf_program__attach_perf_event(c->skel->progs.on_cgroup_switch,
-								      c->switch_fds[cpu]);
-		if (!c->switch_links[cpu]) {
-			err = -errno;
-			pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu,
-				strerror(-err));
+		err = attach_switch_event(c, cpu);
+		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/*
+ * Opens every event on one online CPU and puts them in the map. On failure, what was opened
+ * stays recorded in c->fds for close_cpu_events(); ENODEV: the CPU went offline meanwhile.
+ */
+static int open_cpu_events(struct collector *c, int cpu)
+{
+	const struct collector_opts *o = &c->o;
+	int map_fd = bpf_map__fd(c->skel->maps.events), leader = -1;
+
+	for (int i = 0; i < o->nr_events; i++) {
+		struct perf_event_attr attr = o->attrs[i];
+		__u32 key = cpu * o->nr_events + i;
+		int fd, err;
+
+		if (i == 0 || o->group[i] != o->group[i - 1])
+			leader = -1;
+		attr.size = sizeof(attr);
+		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		attr.inherit = 0;	/* inherited events cannot be read from BPF */
+		attr.disabled = 0;
+		fd = perf_event_open(&attr, cpu, leader);
+		if (fd < 0) {
+			err = errno;
+			if (err != ENODEV)
+				pr_err("cannot open event '%s' on CPU %d: %s%s", o->names[i], cpu,
+				       strerror(err), perf_open_hint(err));
+			return -err;
+		}
+		c->fds[key] = fd;
+		if (leader < 0)
+			leader = fd;
+		if (bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
+			err = errno;
+			pr_err("cannot add event '%s' of CPU %d to the BPF map: %s", o->names[i],
+			       cpu, strerror(err));
+			return -err;
 		}
 	}
 	return 0;
 }
 
-static int open_events(struct collector *c, const struct collector_opts *o)
+/* Takes a CPU's events out of the map and closes them (and its switch event). */
+static void close_cpu_events(struct collector *c, int cpu)
 {
 	int map_fd = bpf_map__fd(c->skel->maps.events);
 
+	for (int i = 0; i < c->nr_events; i++) {
+		__u32 key = cpu * c->nr_events + i;
+
+		if (c->fds[key] < 0)
+			continue;
+		bpf_map_delete_elem(map_fd, &key);
+		close(c->fds[key]);
+		c->fds[key] = -1;
+	}
+	if (c->switch_links && c->switch_links[cpu]) {
+		bpf_link__destroy(c->switch_links[cpu]);
+		c->switch_links[cpu] = NULL;
+	}
+	if (c->switch_fds && c->switch_fds[cpu] >= 0) {
+		close(c->switch_fds[cpu]);
+		c->switch_fds[cpu] = -1;
+	}
+}
+
+static int open_events(struct collector *c)
+{
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int leader = -1;
+		int err;
 
 		if (!c->online[cpu])
 			continue;	/* events cannot be opened on offline CPUs */
-		for (int i = 0; i < o->nr_events; i++) {
-			struct perf_event_attr attr = o->attrs[i];
-			__u32 key = cpu * o->nr_events + i;
-			int fd, err;
-
-			if (i == 0 || o->group[i] != o->group[i - 1])
-				leader = -1;
-			attr.size = sizeof(attr);
-			attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-					   PERF_FORMAT_TOTAL_TIME_RUNNING;
-			attr.inherit = 0;	/* inherited events cannot be read from BPF */
-			attr.disabled = 0;
-			fd = perf_event_open(&attr, cpu, leader);
-			if (fd < 0) {
-				err = errno;
-				pr_err("cannot open event '%s' on CPU %d: %s%s",
-					o->names[i], cpu, strerror(err), perf_open_hint(err));
-				return -err;
-			}
-			c->fds[key] = fd;
-			if (leader < 0)
-				leader = fd;
-			if (bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
-				err = errno;
-				pr_err("cannot add event '%s' of CPU %d to the BPF map: %s",
-					o->names[i], cpu, strerror(err));
-				return -err;
-			}
-		}
+		err = open_cpu_events(c, cpu);
+		if (err == -ENODEV)
+			pr_err("cannot open events on CPU %d: it went offline", cpu);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -522,6 +571,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	if (!c)
 		return -ENOMEM;
 	c->nr_events = o->nr_events;
+	c->o = *o;
 	c->stats_fd = -1;
 	c->value_size = o->nr_events * sizeof(struct cgtma_count);
 	c->nr_cpus = libbpf_num_possible_cpus();
@@ -599,8 +649,8 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 				  "task's move to another cgroup charges the new one");
 	}
 
-	raise_fd_limit(c->nr_cpus * o->nr_events + 256);
-	err = open_events(c, o);
+	raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
+	err = open_events(c);
 	if (err)
 		goto cleanup;
 
@@ -680,9 +730,83 @@ bool collector__cpu_online(const struct collector *c, int cpu)
 	return cpu >= 0 && cpu < c->nr_cpus && c->online[cpu];
 }
 
+/*
+ * A CPU that came online: a fresh start there. Its events go into the map only after the
+ * BPF side has forgotten the readings of the events it had before (reads of an empty slot
+ * leave the slice unread), so that no delta spans two events; the flush then starts its
+ * slice.
+ */
+static int cpu_came_online(struct collector *c, int cpu)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+	int err;
+
+	close_cpu_events(c, cpu);
+	/* 1: a hook was mid-update there (it can be, on PREEMPT_RT); it ends in microseconds. */
+	for (int try = 0;; try++) {
+		if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.reset_cpu), &opts))
+			return -errno;
+		if (!opts.retval)
+			break;
+		if (try == 100)
+			return -EBUSY;
+		usleep(100);
+	}
+	err = open_cpu_events(c, cpu);
+	if (!err && c->hook == SWITCH_HOOK_PERF_EVENT) {
+		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
+		err = c->switch_fds[cpu] < 0 ? -errno : attach_switch_event(c, cpu);
+	}
+	if (err) {
+		close_cpu_events(c, cpu);
+		return err;
+	}
+	c->online[cpu] = true;
+	if (c->o.verbose)
+		pr_notice("CPU %d came online: counted from now", cpu);
+	return 0;
+}
+
+/*
+ * CPUs that came online since the last interval are counted from now on; those that went
+ * offline keep the counts they had, and their events are closed (the kernel stops them: they
+ * would not count again if the CPU came back).
+ */
+static void update_cpus(struct collector *c)
+{
+	bool *now = calloc(c->nr_cpus, sizeof(*now));
+
+	if (!now || parse_online(now, c->nr_cpus)) {
+		free(now);
+		return;		/* keep the CPUs as they were; try again next interval */
+	}
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		int err;
+
+		if (now[cpu] == c->online[cpu])
+			continue;
+		if (!now[cpu]) {
+			close_cpu_events(c, cpu);
+			c->online[cpu] = false;
+			if (c->o.verbose)
+				pr_notice("CPU %d went offline: its counts end with its last interval",
+					  cpu);
+			continue;
+		}
+		err = cpu_came_online(c, cpu);
+		/* ENODEV: gone again already, or not ready: the next interval tries again. */
+		if (err && err != -ENODEV && err != -ENXIO)
+			pr_warn("CPU %d came online but cannot be counted: %s", cpu,
+				strerror(-err));
+	}
+	free(now);
+}
+
 int collector__flush(struct collector *c)
 {
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
+
+	update_cpus(c);
 
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);

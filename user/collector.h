@@ -52,7 +52,12 @@ void collector__destroy(struct collector *c);
 int collector__nr_cpus(const struct collector *c);
 bool collector__cpu_online(const struct collector *c, int cpu);
 
-/* Accounts the slice running on every online CPU up to now. */
+/*
+ * Accounts the slice running on every online CPU up to now. First follows CPU hotplug: a CPU
+ * that came online since the last call gets its events and is counted from now on; one that
+ * went offline has its events closed and keeps its counts (collector__cpu_online() says
+ * which are online). -v says when either happens.
+ */
 int collector__flush(struct collector *c);
 
 /*

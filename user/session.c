@@ -472,6 +472,11 @@ static int do_interval(struct session *s)
 	if (collector__read_times(s->col, s->read_now) == 0) {
 		iv.interval_s = counted_span(s, s->read_prev, s->read_now, iv.interval_s);
 		memcpy(s->read_prev, s->read_now, sizeof(*s->read_now) * s->nr_cpus);
+		/* A CPU offline now spans nothing from here: when it is back, its first
+		 * reading starts again. */
+		for (int c = 0; c < s->nr_cpus; c++)
+			if (!collector__cpu_online(s->col, c))
+				s->read_prev[c] = 0;
 	}
 	err = read_counts(s);
 	if (err)
