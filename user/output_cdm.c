@@ -56,6 +56,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "alloc.h"
 #include "hashmap.h"
 #include "log.h"
 #include "outfile.h"
@@ -277,15 +278,8 @@ static int add_series(struct cdm *c, enum what w, int index, int place, const ch
 {
 	struct series *s;
 
-	if (c->nr_series == c->cap_series) {
-		int cap = c->cap_series ? 2 * c->cap_series : 256;
-		struct series *n = realloc(c->series, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->series = n;
-		c->cap_series = cap;
-	}
+	if (ALLOC_GROW(c->series, c->nr_series + 1, c->cap_series))
+		return -ENOMEM;
 	s = &c->series[c->nr_series];
 	memset(s, 0, sizeof(*s));
 	s->what = w;
@@ -476,15 +470,8 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 	if (c->series[i].seen == c->nr_intervals)
 		return 0;
 	c->series[i].seen = c->nr_intervals;
-	if (cl->nr_rows == cl->cap_rows) {
-		int cap = cl->cap_rows ? 2 * cl->cap_rows : 256;
-		struct pending *n = realloc(cl->rows, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		cl->rows = n;
-		cl->cap_rows = cap;
-	}
+	if (ALLOC_GROW(cl->rows, cl->nr_rows + 1, cl->cap_rows))
+		return -ENOMEM;
 	cl->rows[cl->nr_rows].series = i;
 	cl->rows[cl->nr_rows].value = v;
 	cl->nr_rows++;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "report.h"
 
 static void scope_release(struct scope *s)
@@ -25,15 +26,8 @@ struct scope *interval_add_scope(struct interval *iv, const struct run *run,
 	struct scope *s;
 	int n = run->nr_events;
 
-	if (iv->nr_scopes == iv->cap_scopes) {
-		int cap = iv->cap_scopes ? iv->cap_scopes * 2 : 16;
-		struct scope *ns = realloc(iv->scopes, cap * sizeof(*ns));
-
-		if (!ns)
-			return NULL;
-		iv->scopes = ns;
-		iv->cap_scopes = cap;
-	}
+	if (ALLOC_GROW(iv->scopes, iv->nr_scopes + 1, iv->cap_scopes))
+		return NULL;
 	s = &iv->scopes[iv->nr_scopes];
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;

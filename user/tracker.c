@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "scale.h"
 #include "tracker.h"
 
@@ -43,29 +44,12 @@ int tracker_find(const struct tracker *t, __u64 id)
 	return hashmap_get_u64(&t->ids, id);
 }
 
-/* Room for one more of n elements of size each in *arr (capacity *cap), as git's ALLOC_GROW. */
-static int grow(void **arr, int n, int *cap, size_t size)
-{
-	void *p;
-	int c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(*arr, (size_t)c * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = c;
-	return 0;
-}
-
 int tracker_add(struct tracker *t, __u64 id, const char *path, bool refused)
 {
 	size_t shape = (size_t)t->stride * t->nr_events;
 	struct tracked tr = { .id = id, .present = true, .refused = refused };
 
-	if (grow((void **)&t->tracked, t->nr, &t->cap, sizeof(*t->tracked)))
+	if (ALLOC_GROW(t->tracked, t->nr + 1, t->cap))
 		return -ENOMEM;
 	tr.path = strdup(path);
 	tr.prev = calloc(shape, sizeof(*tr.prev));
@@ -107,8 +91,7 @@ int tracker_retire(struct tracker *t, int i)
 	int err = 0;
 
 	if (t->nr_removed < TRACKER_REMOVED_KEPT) {
-		err = grow((void **)&t->removed, t->nr_removed, &t->cap_removed,
-			   sizeof(*t->removed));
+		err = ALLOC_GROW(t->removed, t->nr_removed + 1, t->cap_removed);
 		if (!err) {
 			r.total = calloc(t->nr_events, sizeof(*r.total));
 			err = r.total ? 0 : -ENOMEM;
