@@ -721,7 +721,9 @@ int output_cdm_open(const char *dir, struct output **op)
 	err = c->dir && c->json_path && c->csv_path && c->tmp_path && c->json_quoted &&
 	      c->csv_quoted ? cdm_files(c, dir) : -ENOMEM;
 	if (err) {
-		output_close(o);
+		/* Freed here, not by output_close(): a sink does not call back into output.c. */
+		cdm_close(o);
+		free(o);
 		return err;
 	}
 	*op = o;
