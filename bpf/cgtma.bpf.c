@@ -393,13 +393,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("perf_event")
 int on_cgroup_switch(struct bpf_perf_event_data *ctx)
 {
+	/* BTF pointers all the way: plain loads, no bpf_probe_read_kernel() calls. */
 	struct task_struct *prev = bpf_get_current_task_btf();
-	struct task_struct *next = BPF_CORE_READ(prev, se.cfs_rq, rq, curr);
+	struct task_struct *next = prev->se.cfs_rq->rq->curr;
 	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp;
-	struct cgroup *next_cg = BPF_CORE_READ(next, cgroups, dfl_cgrp);
+	struct cgroup *next_cg = next->cgroups->dfl_cgrp;
 
 	if (next_cg && next_cg != prev_cg)
-		end_slice_at_switch(prev, prev_cg, next_cg, BPF_CORE_READ(next_cg, kn, id));
+		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "child.h"
 #include "collector.h"
 #include "cpu.h"
 #include "hashmap.h"
@@ -43,10 +44,7 @@ struct session {
 	int nr_outputs;
 	double run_start_mono;
 	double last_mono;
-	pid_t child;
-	int child_status;
-	bool child_done;
-	int exec_errno;		/* why the command could not be run, 0 if it could */
+	struct child child;		/* -- COMMAND */
 	bool output_failed;		/* some interval could not be written: exit 1 */
 	bool stdout_closed;		/* standard output's reader went away */
 	bool stop;			/* end after this interval */
@@ -597,85 +595,6 @@ static int baseline(struct session *s)
 	return 0;
 }
 
-/* Runs the command once counting has started, as perf stat does. */
-static int start_command(struct session *s, const sigset_t *old_mask)
-{
-	int pipefd[2], child_err = 0, err;
-	ssize_t n;
-
-	if (pipe2(pipefd, O_CLOEXEC)) {
-		err = -errno;
-		pr_err("cannot create a pipe: %s", strerror(-err));
-		return err;
-	}
-	s->child = fork();
-	if (s->child < 0) {
-		err = -errno;
-		pr_err("cannot fork to run '%s': %s", s->o->command[0], strerror(-err));
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return err;
-	}
-	if (s->child == 0) {
-		int e;
-
-		close(pipefd[0]);
-		sigprocmask(SIG_SETMASK, old_mask, NULL);
-		signal(SIGPIPE, SIG_DFL);	/* ignored here; exec would keep it so */
-		execvp(s->o->command[0], s->o->command);
-		e = errno;
-		if (write(pipefd[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	/* The pipe closes on a successful exec; an errno arrives when it failed. */
-	n = read(pipefd[0], &child_err, sizeof(child_err));
-	close(pipefd[0]);
-	if (n == sizeof(child_err)) {
-		waitpid(s->child, NULL, 0);
-		s->child = 0;
-		s->exec_errno = child_err;
-		pr_err("cannot run '%s': %s", s->o->command[0], strerror(child_err));
-		return -child_err;
-	}
-	return 0;
-}
-
-static bool reap_child(struct session *s)
-{
-	int status;
-
-	if (s->child > 0 && waitpid(s->child, &status, WNOHANG) == s->child) {
-		s->child_status = status;
-		s->child_done = true;
-		return true;
-	}
-	return false;
-}
-
-/*
- * Told to stop while the command runs: so is the command, SIGTERM, then SIGKILL if it has
- * not exited after a few seconds (a command that ignores SIGTERM must not keep cgtma alive
- * with every signal blocked).
- */
-static void stop_command(struct session *s)
-{
-	const struct timespec step = { .tv_nsec = 100 * 1000 * 1000 };
-	sigset_t chld;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	kill(s->child, SIGTERM);
-	for (int i = 0; i < 50 && !reap_child(s); i++)
-		sigtimedwait(&chld, NULL, &step);
-	if (!s->child_done) {
-		kill(s->child, SIGKILL);
-		if (waitpid(s->child, &s->child_status, 0) == s->child)
-			s->child_done = true;
-	}
-}
-
 static int loop(struct session *s, const sigset_t *waitset)
 {
 	double interval = s->o->interval_ms / 1000.0;
@@ -697,7 +616,7 @@ static int loop(struct session *s, const sigset_t *waitset)
 			if (sig < 0 && errno == EINTR)
 				continue;
 			if (sig == SIGCHLD) {
-				if (!reap_child(s))
+				if (!child_reap(&s->child))
 					continue;	/* stopped or continued, not gone */
 				stop = true;
 			} else if (sig > 0) {
@@ -820,10 +739,10 @@ int session_run(const struct session_opts *o)
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
 		goto cleanup;
-	if (o->command && start_command(&s, &old)) {
+	if (o->command && child_start(&s.child, o->command, &old)) {
 		/* As shells and perf stat: 127 for a command not found, 126 for one not run. */
-		if (s.exec_errno)
-			ret = s.exec_errno == ENOENT || s.exec_errno == ENOTDIR ? 127 : 126;
+		if (s.child.exec_errno)
+			ret = child_exit_status(&s.child);
 		goto cleanup;
 	}
 
@@ -831,12 +750,10 @@ int session_run(const struct session_opts *o)
 	emit_summary(&s);
 	report_bpf_stats(&s);
 
-	if (s.child > 0) {
-		if (!s.child_done)
-			stop_command(&s);
-		if (ret == 0 && s.child_done)
-			ret = WIFEXITED(s.child_status) ? WEXITSTATUS(s.child_status) :
-							  128 + WTERMSIG(s.child_status);
+	if (s.child.pid > 0) {
+		child_stop(&s.child);
+		if (ret == 0 && s.child.done)
+			ret = child_exit_status(&s.child);
 	}
 	/* The sinks say what they could not write as they close; then the run's verdict. */
 	for (int i = 0; i < s.nr_outputs; i++) {
