@@ -27,7 +27,10 @@ struct collector {
 	int nr_cpus;		/* possible */
 	bool *online;		/* per possible CPU */
 	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
-	size_t value_size;	/* nr_events * sizeof(struct cgtma_count) */
+	size_t value_size;	/* nr_events * sizeof(struct cgtma_count): one epoch's counts */
+	__u32 open_epoch;	/* the half of the counts the CPUs write now */
+	__u32 closed_epoch;	/* the half the last flush closed: what the reads return */
+	struct cgtma_count *half;	/* per CPU: one cgroup's closed half, for the callback */
 	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
 	void *batch;		/* values of one batch lookup, kept between intervals */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
@@ -532,7 +535,7 @@ static bool probe_batch(struct collector *c)
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 	__u64 keys[1], out_batch;
 	__u32 count = 1;
-	void *values = calloc(c->nr_cpus, c->value_size);
+	void *values = calloc(c->nr_cpus, 2 * c->value_size);
 	int ret;
 
 	if (!values)
@@ -581,8 +584,9 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		goto cleanup;
 	}
 	c->online = calloc(c->nr_cpus, sizeof(*c->online));
+	c->half = calloc(c->nr_cpus, c->value_size);
 	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
-	if (!c->online || !c->fds) {
+	if (!c->online || !c->fds || !c->half) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -615,7 +619,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
-	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->value_size)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, 2 * c->value_size)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
@@ -687,7 +691,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	c->batch_ok = probe_batch(c);
 	if (c->batch_ok) {
-		c->batch = malloc((size_t)c->nr_cpus * c->value_size * READ_BATCH);
+		c->batch = malloc((size_t)c->nr_cpus * 2 * c->value_size * READ_BATCH);
 		if (!c->batch) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -716,6 +720,7 @@ void collector__destroy(struct collector *c)
 				close(c->fds[i]);
 	free(c->fds);
 	free(c->online);
+	free(c->half);
 	free(c->batch);
 	free(c);
 }
@@ -738,7 +743,9 @@ bool collector__cpu_online(const struct collector *c, int cpu)
  */
 static int cpu_came_online(struct collector *c, int cpu)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+	__u64 epoch = c->open_epoch;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu,
+		    .ctx_in = &epoch, .ctx_size_in = sizeof(epoch));
 	int err;
 
 	close_cpu_events(c, cpu);
@@ -807,40 +814,59 @@ int collector__flush(struct collector *c)
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
 
 	update_cpus(c);
-
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 
 		if (!c->online[cpu])
 			continue;
-		if (bpf_prog_test_run_opts(fd, &opts)) {
-			int err = -errno;
+		for (int try = 0;; try++) {
+			if (bpf_prog_test_run_opts(fd, &opts)) {
+				int err = -errno;
 
-			/* A CPU gone offline since start has no slice to flush. */
-			if (err == -ENXIO)
-				continue;
-			pr_err("cannot flush CPU %d: %s%s", cpu, strerror(-err),
-			       err == -EINVAL || err == -EOPNOTSUPP ?
-				       " (running a program on a given CPU needs Linux 5.10+)" : "");
-			return err;
+				/* A CPU gone offline since the last look has no slice to flush. */
+				if (err == -ENXIO)
+					break;
+				pr_err("cannot flush CPU %d: %s%s", cpu, strerror(-err),
+				       err == -EINVAL || err == -EOPNOTSUPP ?
+					       " (running a program on a given CPU needs Linux 5.10+)" :
+					       "");
+				return err;
+			}
+			/*
+			 * 1: a hook was in the middle of an update there (on PREEMPT_RT the
+			 * cgroup hooks can be interrupted); it ends within microseconds.
+			 */
+			if (!opts.retval)
+				break;
+			if (try == 1000) {
+				pr_err("cannot flush CPU %d: a BPF hook there stays busy", cpu);
+				return -EBUSY;
+			}
+			usleep(10);
 		}
 	}
+	/* Every CPU has closed its epoch: the reads see that half, which nothing writes now. */
+	c->closed_epoch = c->open_epoch;
+	c->open_epoch ^= 1;
 	return 0;
 }
 
 int collector__read_times(struct collector *c, __u64 *out)
 {
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.read_times), &zero, out))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.read_times), &c->closed_epoch, out))
 		return -errno;
 	return 0;
+}
+
+int collector__closed_epoch(const struct collector *c)
+{
+	return c->closed_epoch;
 }
 
 int collector__track(struct collector *c, __u64 id)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	void *zero = calloc(c->nr_cpus, c->value_size);
+	void *zero = calloc(c->nr_cpus, 2 * c->value_size);
 	int err = 0;
 
 	if (!zero)
@@ -875,17 +901,26 @@ int collector__untrack(struct collector *c, __u64 id)
 /* Per-CPU map values come back as nr_cpus values, each rounded up to 8 bytes: ours are. */
 int collector__read_cpus(struct collector *c, struct cgtma_count *out)
 {
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_counts), &zero, out))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_counts), &c->closed_epoch, out))
 		return -errno;
 	return 0;
+}
+
+/* The closed epoch's counts of one cgroup's value (per CPU: both epochs, epoch 0 first). */
+static const struct cgtma_count *closed_half(struct collector *c, const void *value)
+{
+	const struct cgtma_count *v = value;
+
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		memcpy(&c->half[cpu * c->nr_events],
+		       &v[(cpu * 2 + c->closed_epoch) * c->nr_events], c->value_size);
+	return c->half;
 }
 
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	size_t per_key = c->nr_cpus * c->value_size;
+	size_t per_key = c->nr_cpus * 2 * c->value_size;
 	__u64 keys[READ_BATCH], in_batch, out_batch;
 	char *values = c->batch;
 	bool first = true, done = false;
@@ -903,7 +938,7 @@ static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void 
 			done = true;	/* ENOENT: the last batch, possibly partial */
 		}
 		for (__u32 i = 0; i < count && !err; i++)
-			err = cb(keys[i], (struct cgtma_count *)(values + i * per_key), ctx);
+			err = cb(keys[i], closed_half(c, values + i * per_key), ctx);
 		in_batch = out_batch;
 		first = false;
 	}
@@ -921,7 +956,7 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 	if (c->batch_ok)
 		return read_cgroups_batch(c, cb, ctx);
 
-	values = malloc(c->nr_cpus * c->value_size);
+	values = malloc(c->nr_cpus * 2 * c->value_size);
 	if (!values)
 		return -ENOMEM;
 	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
@@ -929,7 +964,7 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, values))
 			continue;	/* removed between the two calls */
-		err = cb(key, values, ctx);
+		err = cb(key, closed_half(c, values), ctx);
 	}
 	free(values);
 	return err;

@@ -285,7 +285,9 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	if (i < 0 || s->tk.tracked[i].refused)
 		return 0;
 	tr = &s->tk.tracked[i];
-	take_deltas(s, tr->prev, tr->delta, tr->total, per_cpu);
+	/* prev holds the cumulative counts of each epoch half (collector.h). */
+	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
+		    tr->delta, tr->total, per_cpu);
 	tr->read = true;
 	return 0;
 }
@@ -299,7 +301,9 @@ static int read_counts(struct session *s)
 		pr_err("cannot read the per-CPU counts: %s", strerror(-err));
 		return err;
 	}
-	per_cpu_deltas(s, s->cpu_prev, s->cpu_delta, s->cpu_total, s->cpu_now);
+	per_cpu_deltas(s,
+		       s->cpu_prev + collector__closed_epoch(s->col) * s->nr_cpus * s->m.nr_events,
+		       s->cpu_delta, s->cpu_total, s->cpu_now);
 
 	for (int i = 0; i < s->tk.nr; i++)
 		s->tk.tracked[i].read = false;
@@ -705,7 +709,7 @@ int session_run(const struct session_opts *o)
 	s.nr_cpus = collector__nr_cpus(s.col);
 	s.stride = o->per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
-	s.cpu_prev = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_prev));
+	s.cpu_prev = calloc(2 * (size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_prev));
 	s.cpu_delta = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_delta));
 	s.cpu_total = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_total));
 	s.read_first = calloc(s.nr_cpus, sizeof(*s.read_first));

@@ -52,7 +52,7 @@ int tracker_add(struct tracker *t, __u64 id, const char *path, bool refused)
 	if (ALLOC_GROW(t->tracked, t->nr + 1, t->cap))
 		return -ENOMEM;
 	tr.path = strdup(path);
-	tr.prev = calloc(shape, sizeof(*tr.prev));
+	tr.prev = calloc(2 * shape, sizeof(*tr.prev));
 	tr.delta = calloc(shape, sizeof(*tr.delta));
 	tr.total = calloc(shape, sizeof(*tr.total));
 	if (!tr.path || !tr.prev || !tr.delta || !tr.total ||

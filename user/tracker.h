@@ -34,7 +34,8 @@ struct tracked {
 	bool present;			/* found by this interval's rescan */
 	bool refused;			/* the maps were full: warned about once, not counted */
 	bool read;			/* its counts were read this interval */
-	struct cgtma_count *prev;	/* cumulative at the last read: per event, or per CPU */
+	struct cgtma_count *prev;	/* cumulative at the last read of each epoch half
+					 * (collector.h): per event, or per CPU, twice */
 	struct cgtma_count *delta;	/* this interval, same shape */
 	struct cgtma_count *total;	/* the run, same shape */
 };
