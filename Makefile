@@ -55,8 +55,12 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 SAN_LIB_OBJS := $(patsubst user/%.c,$(SAN)/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
 SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN)/tests/%,$(UNIT_SRCS))
 
+# libFuzzer targets build with clang, from objects of their own (instrumented, and with
+# CGTMA_FUZZING), each with its dependency file.
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -DCGTMA_FUZZING
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
 
 .DELETE_ON_ERROR:
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
@@ -67,7 +71,8 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 all: $(OUTPUT)/cgtma
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(SAN)/user $(SAN)/tests $(OUTPUT)/fuzz:
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(SAN)/user $(SAN)/tests $(OUTPUT)/fuzz \
+		$(OUTPUT)/fuzz/user:
 	$(Q)mkdir -p $@
 
 # --- BPF object and skeleton -------------------------------------------------------------
@@ -86,7 +91,8 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 # Each user/models/NAME.json becomes a NUL-terminated string in .rodata, and a table names
 # them; .incbin is invisible to -MMD, hence the explicit prerequisites.
-$(OUTPUT)/models.S $(OUTPUT)/models_table.h: $(MODEL_FILES) Makefile | $(OUTPUT)
+# One recipe makes both (a grouped target): make -j runs it once.
+$(OUTPUT)/models.S $(OUTPUT)/models_table.h &: $(MODEL_FILES) Makefile | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q){ echo '.section .note.GNU-stack,"",@progbits'; echo '.section .rodata'; \
 	  for f in $(MODEL_FILES); do n=$$(basename $$f .json); \
@@ -132,10 +138,13 @@ $(SAN)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(SAN_LIB_OBJS) $(LIBS) -o $@
 
 # libFuzzer targets build with clang; they link the sources, not the gcc objects.
-$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(OUTPUT)/models.o | $(OUTPUT)/fuzz $(SKELS)
+$(OUTPUT)/fuzz/user/%.o: user/%.c | $(OUTPUT)/fuzz/user $(SKELS) $(OUTPUT)/models_table.h
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
-		-DCGTMA_FUZZING $< $(USER_SRCS) $(OUTPUT)/models.o $(LIBS) -o $@
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBS) -o $@
 
 deps:
 	$(Q)tools/install-deps.sh build
@@ -152,8 +161,9 @@ unit-tests: $(UNIT_BINS)
 san-tests: $(SAN_UNIT_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run-unit.sh $(SAN_UNIT_BINS)
 
+# '+': the script runs make for each target, which then shares this make's job slots.
 fuzz-tests:
-	$(Q)tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
+	$(Q)+tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
 
 live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
 	$(Q)tests/run-live.sh $(OUTPUT)
@@ -204,4 +214,5 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/*.d \
+	$(OUTPUT)/fuzz/user/*.d \
 	$(SAN)/user/*.d $(SAN)/tests/*.d)

@@ -24,6 +24,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define ENOENT 2
 #define EEXIST 17
 
 #define barrier() asm volatile("" ::: "memory")
@@ -53,12 +54,19 @@ struct {
 } snapshots SEC(".maps");
 
 /*
- * The counts maps hold nr_events entries of struct cgtma_count per value: user space sets
- * value_size at load time, so they are declared by size, not by BTF type.
+ * The counts maps hold nr_events entries of struct cgtma_count per value and epoch: user
+ * space sets value_size at load time, so they are declared by size, not by BTF type.
+ *
+ * Epochs make each interval one cut: every CPU writes the half of its current epoch (the
+ * snapshot's), and the flush that ends an interval on a CPU switches that CPU to the other
+ * half once its last slice is in. After flushing every CPU, user space reads the half just
+ * closed, which nothing writes until the next flush switches back to it: the CPU totals,
+ * the cgroups' counts and the reading times of an interval are all of the same slices. The
+ * CPU totals are keyed by epoch; a cgroup's value holds both halves, epoch 0's first.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct cgtma_counts));
 } cpu_counts SEC(".maps");
@@ -73,7 +81,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1024);
 	__uint(key_size, sizeof(__u64));
-	__uint(value_size, sizeof(struct cgtma_counts));
+	__uint(value_size, 2 * sizeof(struct cgtma_counts));
 } cgroup_counts SEC(".maps");
 
 /* Cgroups created since user space last looked: it matches their paths and keeps or drops. */
@@ -86,12 +94,13 @@ struct {
 } new_cgroups SEC(".maps");
 
 /*
- * CLOCK_MONOTONIC of each CPU's last reading: right after a flush, where the interval ends
- * on that CPU. Apart from the snapshot, so user space reads 8 bytes per CPU, not 3 KB.
+ * CLOCK_MONOTONIC of each CPU's last reading in each epoch: once the flush closed it, where
+ * the interval ends on that CPU. Apart from the snapshot, so user space reads 8 bytes per
+ * CPU, not 3 KB.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } read_times SEC(".maps");
@@ -111,8 +120,9 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* Zeroes to create a cgroup's counts from: a map value, as the update helper wants. */
-static struct cgtma_counts zero_counts;
+/* Zeroes to create a cgroup's counts from (both epochs): a map value, as the update helper
+ * wants. */
+static struct cgtma_counts zero_counts[2];
 
 static __always_inline void stat_inc(__u32 which)
 {
@@ -174,15 +184,21 @@ static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
 	return css ? (void *)css - bpf_core_field_offset(struct cgroup, self) : NULL;
 }
 
-static __always_inline void add_counts(struct cgtma_counts *dst, const struct cgtma_counts *d)
+static __always_inline void add_counts(struct cgtma_count *dst, const struct cgtma_counts *d)
 {
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
-		dst->ev[i].counter += d->ev[i].counter;
-		dst->ev[i].enabled += d->ev[i].enabled;
-		dst->ev[i].running += d->ev[i].running;
+		dst[i].counter += d->ev[i].counter;
+		dst[i].enabled += d->ev[i].enabled;
+		dst[i].running += d->ev[i].running;
 	}
+}
+
+/* The counts of epoch half in a cgroup's value (both epochs, nr_events each). */
+static __always_inline struct cgtma_count *half_of(struct cgtma_counts *counts, __u32 half)
+{
+	return &counts->ev[(half & 1) * nr_events];
 }
 
 static __always_inline struct cgroup *task_cgroup(struct task_struct *task)
@@ -197,8 +213,9 @@ static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
 	return bpf_map_lookup_elem(&snapshots, &zero);
 }
 
-/* Adds delta to cg and to each of its tracked ancestors. */
-static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_counts *delta)
+/* Adds delta to epoch half of cg and of each of its tracked ancestors. */
+static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_counts *delta,
+					  __u32 half)
 {
 	struct cgtma_counts *counts;
 	int level = BPF_CORE_READ(cg, level);
@@ -216,7 +233,7 @@ static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_
 
 			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
 			if (counts)
-				add_counts(counts, delta);
+				add_counts(half_of(counts, half), delta);
 		}
 		cg = cgroup_parent(cg);
 		level--;
@@ -228,7 +245,8 @@ static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_
  * bpf_probe_read_kernel() calls, and parents through css->cgroup so that each pointer keeps
  * its BTF type.
  */
-static __always_inline void charge_cgroup_btf(struct cgroup *cg, const struct cgtma_counts *delta)
+static __always_inline void charge_cgroup_btf(struct cgroup *cg, const struct cgtma_counts *delta,
+					      __u32 half)
 {
 	struct cgtma_counts *counts;
 	int level = cg->level;
@@ -243,7 +261,7 @@ static __always_inline void charge_cgroup_btf(struct cgroup *cg, const struct cg
 
 			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
 			if (counts)
-				add_counts(counts, delta);
+				add_counts(half_of(counts, half), delta);
 		}
 		parent = cg->self.parent;
 		cg = parent ? parent->cgroup : NULL;
@@ -252,37 +270,52 @@ static __always_inline void charge_cgroup_btf(struct cgroup *cg, const struct cg
 }
 
 /*
- * Reads the events: returns the deltas of the slice that ends now, added to the CPU's total,
- * with the snapshot marked busy until slice_done(); NULL if busy or the maps are missing.
+ * Reads the events: returns the deltas of the slice that ends now, added to the CPU's total
+ * of the CPU's epoch (*half, to charge its cgroups in), with the snapshot marked busy until
+ * slice_done(); NULL if busy or the maps are missing.
  */
-static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *snap)
+static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *snap,
+							__u32 *half)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct cgtma_counts *delta, *total;
 	struct bpf_perf_event_value v;
 	__u64 *read_ns;
+	long err;
 
-	delta = bpf_map_lookup_elem(&deltas, &zero);
-	total = bpf_map_lookup_elem(&cpu_counts, &zero);
-	read_ns = bpf_map_lookup_elem(&read_times, &zero);
 	/*
 	 * sched_switch runs with interrupts off, and the cgroup hooks under a spinlock taken
 	 * with interrupts off; but on PREEMPT_RT the cgroup hooks can be interrupted by the
 	 * flush IPI. Nesting is last-in first-out, so a flag set before any change keeps the
-	 * two apart (the nested call leaves its slice to the next one).
+	 * two apart (the nested call leaves its slice to the next one). The epoch is read
+	 * after it: a flush that finds the flag clear has no update of the old epoch under it.
 	 */
-	if (!delta || !total || !read_ns || snap->busy)
+	if (snap->busy)
 		return NULL;
 	WRITE_ONCE(snap->busy, 1);
 	barrier();
+	*half = snap->epoch & 1;
+	delta = bpf_map_lookup_elem(&deltas, &zero);
+	total = bpf_map_lookup_elem(&cpu_counts, half);
+	read_ns = bpf_map_lookup_elem(&read_times, half);
+	if (!delta || !total || !read_ns) {
+		barrier();
+		WRITE_ONCE(snap->busy, 0);
+		return NULL;
+	}
 
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
 		delta->ev[i].counter = delta->ev[i].enabled = delta->ev[i].running = 0;
-		/* A failed read leaves the snapshot: the next delta covers the gap. */
-		if (bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v))) {
-			stat_inc(CGTMA_STAT_READ_ERRORS);
+		/*
+		 * A failed read leaves the snapshot: the next delta covers the gap. An empty slot
+		 * is a CPU whose events user space has not opened yet (it came online): no error.
+		 */
+		err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
+		if (err) {
+			if (err != -ENOENT)
+				stat_inc(CGTMA_STAT_READ_ERRORS);
 			continue;
 		}
 		/* The first reading of an event only starts its slice. */
@@ -296,7 +329,7 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 		snap->ev[i].running = v.running;
 		snap->valid[i / 64] |= 1ULL << (i % 64);
 	}
-	add_counts(total, delta);
+	add_counts(total->ev, delta);
 	*read_ns = bpf_ktime_get_ns();
 	return delta;
 }
@@ -323,11 +356,12 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 {
 	struct cgtma_snapshot *snap;
 	struct cgtma_counts *delta;
+	__u32 half;
 
 	snap = this_cpu_snapshot();
 	if (!snap)
 		return;
-	delta = read_slice(snap);
+	delta = read_slice(snap, &half);
 	if (!delta)
 		return;
 	/*
@@ -343,11 +377,11 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 	if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
 		/* Inside prev's self-move: the slice is the old cgroup's (see above). */
 		if (owner_alive(snap->owner, snap->owner_id))
-			charge_cgroup((struct cgroup *)snap->owner, delta);
+			charge_cgroup((struct cgroup *)snap->owner, delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)prev_cg)
 			stat_inc(CGTMA_STAT_UNSEEN);
-		charge_cgroup_btf(prev_cg, delta);
+		charge_cgroup_btf(prev_cg, delta, half);
 	}
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
@@ -386,13 +420,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("perf_event")
 int on_cgroup_switch(struct bpf_perf_event_data *ctx)
 {
+	/* BTF pointers all the way: plain loads, no bpf_probe_read_kernel() calls. */
 	struct task_struct *prev = bpf_get_current_task_btf();
-	struct task_struct *next = BPF_CORE_READ(prev, se.cfs_rq, rq, curr);
+	struct task_struct *next = prev->se.cfs_rq->rq->curr;
 	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp;
-	struct cgroup *next_cg = BPF_CORE_READ(next, cgroups, dfl_cgrp);
+	struct cgroup *next_cg = next->cgroups->dfl_cgrp;
 
 	if (next_cg && next_cg != prev_cg)
-		end_slice_at_switch(prev, prev_cg, next_cg, BPF_CORE_READ(next_cg, kn, id));
+		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
 	return 0;
 }
 
@@ -408,12 +443,16 @@ int flush_slice(void *ctx)
 	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgtma_counts *delta;
+	__u32 half;
 
-	if (!snap || !cur)
+	if (!snap)
 		return 0;
-	delta = read_slice(snap);
+	/* A hook in the middle of an update here: user space runs the flush again. */
+	if (snap->busy)
+		return 1;
+	delta = cur ? read_slice(snap, &half) : NULL;
 	if (!delta)
-		return 0;
+		goto close_epoch;
 	if (snap->owner && snap->owner != (__u64)cur &&
 	    holds_cgroup_mutex((struct task_struct *)bpf_get_current_task())) {
 		/*
@@ -421,15 +460,38 @@ int flush_slice(void *ctx)
 		 * tracepoint still ends the move's slice there.
 		 */
 		if (owner_alive(snap->owner, snap->owner_id))
-			charge_cgroup((struct cgroup *)snap->owner, delta);
-		slice_done(snap);
-		return 0;
+			charge_cgroup((struct cgroup *)snap->owner, delta, half);
+	} else {
+		if (snap->owner && snap->owner != (__u64)cur)
+			stat_inc(CGTMA_STAT_UNSEEN);
+		set_owner(snap, cur);
+		charge_cgroup(cur, delta, half);
 	}
-	if (snap->owner && snap->owner != (__u64)cur)
-		stat_inc(CGTMA_STAT_UNSEEN);
-	set_owner(snap, cur);
-	charge_cgroup(cur, delta);
 	slice_done(snap);
+close_epoch:
+	/* The interval ends here on this CPU: what follows goes to the other half. */
+	WRITE_ONCE(snap->epoch, (snap->epoch & 1) ^ 1);
+	return 0;
+}
+
+/*
+ * Run by user space on a CPU that came online, before its new events go into the map: the
+ * readings of the events it had before are forgotten, so that the first reading of the new
+ * ones only starts a slice.
+ */
+SEC("raw_tp")
+int reset_cpu(void *ctx)
+{
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+
+	if (!snap || snap->busy)
+		return 1;
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS / 64; i++)
+		snap->valid[i] = 0;
+	snap->owner = 0;
+	snap->owner_id = 0;
+	/* The epoch the other CPUs are in: ctx is the test run's one argument. */
+	snap->epoch = ((__u64 *)ctx)[0] & 1;
 	return 0;
 }
 
@@ -451,11 +513,12 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	struct cgtma_counts *delta;
 	struct cgroup *owner;
 	__u64 owner_id;
+	__u32 half;
 
 	if (!snap || (__u64)cur == snap->owner || dst->root != BPF_CORE_READ(cur, root) ||
 	    task->tgid != (pid_t)(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	delta = read_slice(snap);
+	delta = read_slice(snap, &half);
 	if (!delta)
 		return 0;
 	/* The task's old cgroup is gone from the task: the owner is the only record of it. */
@@ -467,7 +530,7 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
 	 */
 	if (owner_alive((__u64)owner, owner_id))
-		charge_cgroup(owner, delta);
+		charge_cgroup(owner, delta, half);
 	slice_done(snap);
 	return 0;
 }
@@ -492,7 +555,7 @@ int BPF_PROG(on_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 		stat_inc(CGTMA_STAT_NEW_DROPPED);
 		return 0;
 	}
-	err = bpf_map_update_elem(&cgroup_counts, &n.id, &zero_counts, BPF_NOEXIST);
+	err = bpf_map_update_elem(&cgroup_counts, &n.id, zero_counts, BPF_NOEXIST);
 	if (err && err != -EEXIST)
 		stat_inc(CGTMA_STAT_NEW_DROPPED);
 	return 0;

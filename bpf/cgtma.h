@@ -53,6 +53,7 @@ struct cgtma_snapshot {
 	__u64 owner;
 	__u64 owner_id;
 	__u64 busy;	/* being updated: a nested call leaves it alone */
+	__u64 epoch;	/* the half of the counts this CPU writes now (0 or 1) */
 };
 
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */

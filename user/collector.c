@@ -27,13 +27,17 @@ struct collector {
 	int nr_cpus;		/* possible */
 	bool *online;		/* per possible CPU */
 	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
-	size_t value_size;	/* nr_events * sizeof(struct cgtma_count) */
+	size_t value_size;	/* nr_events * sizeof(struct cgtma_count): one epoch's counts */
+	__u32 open_epoch;	/* the half of the counts the CPUs write now */
+	__u32 closed_epoch;	/* the half the last flush closed: what the reads return */
+	struct cgtma_count *half;	/* per CPU: one cgroup's closed half, for the callback */
 	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
 	void *batch;		/* values of one batch lookup, kept between intervals */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
 	int *switch_fds;	/* per possible CPU with the perf-event hook, -1 where none */
 	struct bpf_link **switch_links;	/* the same, the program attached to each */
+	struct collector_opts o;	/* as opened: events are opened again on hotplug */
 };
 
 static bool libbpf_verbose;
@@ -322,14 +326,15 @@ static const char *perf_hook_unfit(void)
 }
 
 /* Opens the cgroup-switches event on every online CPU, sample period 1. */
+static struct perf_event_attr switch_attr = {
+	.type = PERF_TYPE_SOFTWARE,
+	.size = sizeof(switch_attr),
+	.config = PERF_COUNT_SW_CGROUP_SWITCHES,
+	.sample_period = 1,
+};
+
 static int open_switch_events(struct collector *c, char *why, size_t len)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CGROUP_SWITCHES,
-		.sample_period = 1,
-	};
 
 	c->switch_fds = malloc(sizeof(*c->switch_fds) * c->nr_cpus);
 	c->switch_links = calloc(c->nr_cpus, sizeof(*c->switch_links));
@@ -344,7 +349,7 @@ static int open_switch_events(struct collector *c, char *why, size_t len)
 
 		if (!c->online[cpu])
 			continue;
-		c->switch_fds[cpu] = perf_event_open(&attr, cpu, -1);
+		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
 		if (c->switch_fds[cpu] >= 0)
 			continue;
 		err = errno;
@@ -407,6 +412,19 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	return 0;
 }
 
+static int attach_switch_event(struct collector *c, int cpu)
+{
+	int err;
+
+	c->switch_links[cpu] = bpf_program__attach_perf_event(c->skel->progs.on_cgroup_switch,
+							      c->switch_fds[cpu]);
+	if (c->switch_links[cpu])
+		return 0;
+	err = -errno;
+	pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu, strerror(-err));
+	return err;
+}
+
 static int attach_switch_hook(struct collector *c)
 {
 	int err;
@@ -423,56 +441,90 @@ static int attach_switch_hook(struct collector *c)
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		if (c->switch_fds[cpu] < 0)
 			continue;
-		c->switch_links[cpu] = bpf_program__attach_perf_event(c->skel->progs.on_cgroup_switch,
-								      c->switch_fds[cpu]);
-		if (!c->switch_links[cpu]) {
-			err = -errno;
-			pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu,
-				strerror(-err));
+		err = attach_switch_event(c, cpu);
+		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/*
+ * Opens every event on one online CPU and puts them in the map. On failure, what was opened
+ * stays recorded in c->fds for close_cpu_events(); ENODEV: the CPU went offline meanwhile.
+ */
+static int open_cpu_events(struct collector *c, int cpu)
+{
+	const struct collector_opts *o = &c->o;
+	int map_fd = bpf_map__fd(c->skel->maps.events), leader = -1;
+
+	for (int i = 0; i < o->nr_events; i++) {
+		struct perf_event_attr attr = o->attrs[i];
+		__u32 key = cpu * o->nr_events + i;
+		int fd, err;
+
+		if (i == 0 || o->group[i] != o->group[i - 1])
+			leader = -1;
+		attr.size = sizeof(attr);
+		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		attr.inherit = 0;	/* inherited events cannot be read from BPF */
+		attr.disabled = 0;
+		fd = perf_event_open(&attr, cpu, leader);
+		if (fd < 0) {
+			err = errno;
+			if (err != ENODEV)
+				pr_err("cannot open event '%s' on CPU %d: %s%s", o->names[i], cpu,
+				       strerror(err), perf_open_hint(err));
+			return -err;
+		}
+		c->fds[key] = fd;
+		if (leader < 0)
+			leader = fd;
+		if (bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
+			err = errno;
+			pr_err("cannot add event '%s' of CPU %d to the BPF map: %s", o->names[i],
+			       cpu, strerror(err));
+			return -err;
 		}
 	}
 	return 0;
 }
 
-static int open_events(struct collector *c, const struct collector_opts *o)
+/* Takes a CPU's events out of the map and closes them (and its switch event). */
+static void close_cpu_events(struct collector *c, int cpu)
 {
 	int map_fd = bpf_map__fd(c->skel->maps.events);
 
+	for (int i = 0; i < c->nr_events; i++) {
+		__u32 key = cpu * c->nr_events + i;
+
+		if (c->fds[key] < 0)
+			continue;
+		bpf_map_delete_elem(map_fd, &key);
+		close(c->fds[key]);
+		c->fds[key] = -1;
+	}
+	if (c->switch_links && c->switch_links[cpu]) {
+		bpf_link__destroy(c->switch_links[cpu]);
+		c->switch_links[cpu] = NULL;
+	}
+	if (c->switch_fds && c->switch_fds[cpu] >= 0) {
+		close(c->switch_fds[cpu]);
+		c->switch_fds[cpu] = -1;
+	}
+}
+
+static int open_events(struct collector *c)
+{
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int leader = -1;
+		int err;
 
 		if (!c->online[cpu])
 			continue;	/* events cannot be opened on offline CPUs */
-		for (int i = 0; i < o->nr_events; i++) {
-			struct perf_event_attr attr = o->attrs[i];
-			__u32 key = cpu * o->nr_events + i;
-			int fd, err;
-
-			if (i == 0 || o->group[i] != o->group[i - 1])
-				leader = -1;
-			attr.size = sizeof(attr);
-			attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-					   PERF_FORMAT_TOTAL_TIME_RUNNING;
-			attr.inherit = 0;	/* inherited events cannot be read from BPF */
-			attr.disabled = 0;
-			fd = perf_event_open(&attr, cpu, leader);
-			if (fd < 0) {
-				err = errno;
-				pr_err("cannot open event '%s' on CPU %d: %s%s",
-					o->names[i], cpu, strerror(err), perf_open_hint(err));
-				return -err;
-			}
-			c->fds[key] = fd;
-			if (leader < 0)
-				leader = fd;
-			if (bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
-				err = errno;
-				pr_err("cannot add event '%s' of CPU %d to the BPF map: %s",
-					o->names[i], cpu, strerror(err));
-				return -err;
-			}
-		}
+		err = open_cpu_events(c, cpu);
+		if (err == -ENODEV)
+			pr_err("cannot open events on CPU %d: it went offline", cpu);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -483,7 +535,7 @@ static bool probe_batch(struct collector *c)
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 	__u64 keys[1], out_batch;
 	__u32 count = 1;
-	void *values = calloc(c->nr_cpus, c->value_size);
+	void *values = calloc(c->nr_cpus, 2 * c->value_size);
 	int ret;
 
 	if (!values)
@@ -522,6 +574,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	if (!c)
 		return -ENOMEM;
 	c->nr_events = o->nr_events;
+	c->o = *o;
 	c->stats_fd = -1;
 	c->value_size = o->nr_events * sizeof(struct cgtma_count);
 	c->nr_cpus = libbpf_num_possible_cpus();
@@ -531,8 +584,9 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		goto cleanup;
 	}
 	c->online = calloc(c->nr_cpus, sizeof(*c->online));
+	c->half = calloc(c->nr_cpus, c->value_size);
 	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
-	if (!c->online || !c->fds) {
+	if (!c->online || !c->fds || !c->half) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -565,7 +619,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
-	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->value_size)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, 2 * c->value_size)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
@@ -599,8 +653,8 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 				  "task's move to another cgroup charges the new one");
 	}
 
-	raise_fd_limit(c->nr_cpus * o->nr_events + 256);
-	err = open_events(c, o);
+	raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
+	err = open_events(c);
 	if (err)
 		goto cleanup;
 
@@ -637,7 +691,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	c->batch_ok = probe_batch(c);
 	if (c->batch_ok) {
-		c->batch = malloc((size_t)c->nr_cpus * c->value_size * READ_BATCH);
+		c->batch = malloc((size_t)c->nr_cpus * 2 * c->value_size * READ_BATCH);
 		if (!c->batch) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -666,6 +720,7 @@ void collector__destroy(struct collector *c)
 				close(c->fds[i]);
 	free(c->fds);
 	free(c->online);
+	free(c->half);
 	free(c->batch);
 	free(c);
 }
@@ -680,43 +735,138 @@ bool collector__cpu_online(const struct collector *c, int cpu)
 	return cpu >= 0 && cpu < c->nr_cpus && c->online[cpu];
 }
 
+/*
+ * A CPU that came online: a fresh start there. Its events go into the map only after the
+ * BPF side has forgotten the readings of the events it had before (reads of an empty slot
+ * leave the slice unread), so that no delta spans two events; the flush then starts its
+ * slice.
+ */
+static int cpu_came_online(struct collector *c, int cpu)
+{
+	__u64 epoch = c->open_epoch;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu,
+		    .ctx_in = &epoch, .ctx_size_in = sizeof(epoch));
+	int err;
+
+	close_cpu_events(c, cpu);
+	/* 1: a hook was mid-update there (it can be, on PREEMPT_RT); it ends in microseconds. */
+	for (int try = 0;; try++) {
+		if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.reset_cpu), &opts))
+			return -errno;
+		if (!opts.retval)
+			break;
+		if (try == 100)
+			return -EBUSY;
+		usleep(100);
+	}
+	err = open_cpu_events(c, cpu);
+	if (!err && c->hook == SWITCH_HOOK_PERF_EVENT) {
+		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
+		err = c->switch_fds[cpu] < 0 ? -errno : attach_switch_event(c, cpu);
+	}
+	if (err) {
+		close_cpu_events(c, cpu);
+		return err;
+	}
+	c->online[cpu] = true;
+	if (c->o.verbose)
+		pr_notice("CPU %d came online: counted from now", cpu);
+	return 0;
+}
+
+/*
+ * CPUs that came online since the last interval are counted from now on; those that went
+ * offline keep the counts they had, and their events are closed (the kernel stops them: they
+ * would not count again if the CPU came back).
+ */
+static void update_cpus(struct collector *c)
+{
+	bool *now = calloc(c->nr_cpus, sizeof(*now));
+
+	if (!now || parse_online(now, c->nr_cpus)) {
+		free(now);
+		return;		/* keep the CPUs as they were; try again next interval */
+	}
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		int err;
+
+		if (now[cpu] == c->online[cpu])
+			continue;
+		if (!now[cpu]) {
+			close_cpu_events(c, cpu);
+			c->online[cpu] = false;
+			if (c->o.verbose)
+				pr_notice("CPU %d went offline: its counts end with its last interval",
+					  cpu);
+			continue;
+		}
+		err = cpu_came_online(c, cpu);
+		/* ENODEV: gone again already, or not ready: the next interval tries again. */
+		if (err && err != -ENODEV && err != -ENXIO)
+			pr_warn("CPU %d came online but cannot be counted: %s", cpu,
+				strerror(-err));
+	}
+	free(now);
+}
+
 int collector__flush(struct collector *c)
 {
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
 
+	update_cpus(c);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 
 		if (!c->online[cpu])
 			continue;
-		if (bpf_prog_test_run_opts(fd, &opts)) {
-			int err = -errno;
+		for (int try = 0;; try++) {
+			if (bpf_prog_test_run_opts(fd, &opts)) {
+				int err = -errno;
 
-			/* A CPU gone offline since start has no slice to flush. */
-			if (err == -ENXIO)
-				continue;
-			pr_err("cannot flush CPU %d: %s%s", cpu, strerror(-err),
-			       err == -EINVAL || err == -EOPNOTSUPP ?
-				       " (running a program on a given CPU needs Linux 5.10+)" : "");
-			return err;
+				/* A CPU gone offline since the last look has no slice to flush. */
+				if (err == -ENXIO)
+					break;
+				pr_err("cannot flush CPU %d: %s%s", cpu, strerror(-err),
+				       err == -EINVAL || err == -EOPNOTSUPP ?
+					       " (running a program on a given CPU needs Linux 5.10+)" :
+					       "");
+				return err;
+			}
+			/*
+			 * 1: a hook was in the middle of an update there (on PREEMPT_RT the
+			 * cgroup hooks can be interrupted); it ends within microseconds.
+			 */
+			if (!opts.retval)
+				break;
+			if (try == 1000) {
+				pr_err("cannot flush CPU %d: a BPF hook there stays busy", cpu);
+				return -EBUSY;
+			}
+			usleep(10);
 		}
 	}
+	/* Every CPU has closed its epoch: the reads see that half, which nothing writes now. */
+	c->closed_epoch = c->open_epoch;
+	c->open_epoch ^= 1;
 	return 0;
 }
 
 int collector__read_times(struct collector *c, __u64 *out)
 {
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.read_times), &zero, out))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.read_times), &c->closed_epoch, out))
 		return -errno;
 	return 0;
+}
+
+int collector__closed_epoch(const struct collector *c)
+{
+	return c->closed_epoch;
 }
 
 int collector__track(struct collector *c, __u64 id)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	void *zero = calloc(c->nr_cpus, c->value_size);
+	void *zero = calloc(c->nr_cpus, 2 * c->value_size);
 	int err = 0;
 
 	if (!zero)
@@ -751,17 +901,26 @@ int collector__untrack(struct collector *c, __u64 id)
 /* Per-CPU map values come back as nr_cpus values, each rounded up to 8 bytes: ours are. */
 int collector__read_cpus(struct collector *c, struct cgtma_count *out)
 {
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_counts), &zero, out))
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_counts), &c->closed_epoch, out))
 		return -errno;
 	return 0;
+}
+
+/* The closed epoch's counts of one cgroup's value (per CPU: both epochs, epoch 0 first). */
+static const struct cgtma_count *closed_half(struct collector *c, const void *value)
+{
+	const struct cgtma_count *v = value;
+
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		memcpy(&c->half[cpu * c->nr_events],
+		       &v[(cpu * 2 + c->closed_epoch) * c->nr_events], c->value_size);
+	return c->half;
 }
 
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	size_t per_key = c->nr_cpus * c->value_size;
+	size_t per_key = c->nr_cpus * 2 * c->value_size;
 	__u64 keys[READ_BATCH], in_batch, out_batch;
 	char *values = c->batch;
 	bool first = true, done = false;
@@ -779,7 +938,7 @@ static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void 
 			done = true;	/* ENOENT: the last batch, possibly partial */
 		}
 		for (__u32 i = 0; i < count && !err; i++)
-			err = cb(keys[i], (struct cgtma_count *)(values + i * per_key), ctx);
+			err = cb(keys[i], closed_half(c, values + i * per_key), ctx);
 		in_batch = out_batch;
 		first = false;
 	}
@@ -797,7 +956,7 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 	if (c->batch_ok)
 		return read_cgroups_batch(c, cb, ctx);
 
-	values = malloc(c->nr_cpus * c->value_size);
+	values = malloc(c->nr_cpus * 2 * c->value_size);
 	if (!values)
 		return -ENOMEM;
 	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
@@ -805,7 +964,7 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, values))
 			continue;	/* removed between the two calls */
-		err = cb(key, values, ctx);
+		err = cb(key, closed_half(c, values), ctx);
 	}
 	free(values);
 	return err;

@@ -3,7 +3,11 @@
  * The BPF side's owner: opens the perf events (per online CPU, never per cgroup), loads and
  * attaches the program, flushes running slices, and reads the accumulated counts.
  *
- * Counts read back are cumulative since tracking began: callers take differences.
+ * Counts come in two halves, epochs, that the CPUs write by turns: each flush closes the half
+ * being written and opens the other, so the reads after it return counts that nothing is
+ * adding to, one cut for every CPU and cgroup. The counts read back are cumulative within
+ * their half since tracking began: callers take differences half by half
+ * (collector__closed_epoch() says which half a read returned).
  */
 #ifndef CGTMA_COLLECTOR_H
 #define CGTMA_COLLECTOR_H
@@ -52,20 +56,29 @@ void collector__destroy(struct collector *c);
 int collector__nr_cpus(const struct collector *c);
 bool collector__cpu_online(const struct collector *c, int cpu);
 
-/* Accounts the slice running on every online CPU up to now. */
+/*
+ * Accounts the slice running on every online CPU up to now. First follows CPU hotplug: a CPU
+ * that came online since the last call gets its events and is counted from now on; one that
+ * went offline has its events closed and keeps its counts (collector__cpu_online() says
+ * which are online). -v says when either happens.
+ */
 int collector__flush(struct collector *c);
 
 /*
- * When each CPU's counters were last read (CLOCK_MONOTONIC ns, 0 if never): right after a
- * flush, the exact end of the interval on that CPU. out has one entry per possible CPU.
+ * When each CPU's counters were last read in the closed half (CLOCK_MONOTONIC ns, 0 if
+ * never): after a flush, the exact end of the interval on that CPU. out has one entry per
+ * possible CPU.
  */
 int collector__read_times(struct collector *c, __u64 *out);
+
+/* The half (0 or 1) the last flush closed, which the reads return. */
+int collector__closed_epoch(const struct collector *c);
 
 /* Starts counting a cgroup (no-op if tracked); -E2BIG when the map is full. */
 int collector__track(struct collector *c, __u64 id);
 int collector__untrack(struct collector *c, __u64 id);
 
-/* Cumulative counts, per CPU: out[cpu * nr_events + event]. */
+/* Cumulative counts of the closed half, per CPU: out[cpu * nr_events + event]. */
 int collector__read_cpus(struct collector *c, struct cgtma_count *out);
 
 /*

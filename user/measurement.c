@@ -107,9 +107,32 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	return 0;
 }
 
-int measurement_setup(const struct measure_opts *o, struct measurement *m)
+/* Each event's perf_event_attr; errors name the event (and the model). */
+static int encode_events(struct measurement *m)
 {
 	char err[EVENT_ERR_LEN];
+
+	m->attrs = calloc(m->nr_events, sizeof(*m->attrs));
+	if (!m->attrs)
+		return out_of_memory();
+	for (int i = 0; i < m->nr_events; i++) {
+		const char *spec = m->plan ? m->plan->events[i].encoding : m->names[i];
+
+		if (event_parse(spec, &m->attrs[i], err, sizeof(err))) {
+			if (m->plan)
+				pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
+				       model__name(m->model), spec, err);
+			else
+				pr_err("event '%s': %s", spec, err);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+int measurement_setup(const struct measure_opts *o, struct measurement *m)
+{
+	bool forced;
 	int n, ret;
 
 	if (o->events) {
@@ -150,25 +173,14 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 	 * libpfm4 would detect here (it misses Emerald Rapids and most Zen 4, and knows nothing
 	 * of a model picked for another machine). A user's own LIBPFM_FORCE_PMU wins.
 	 */
-	if (m->model && model__libpfm4_pmu(m->model))
+	forced = m->model && model__libpfm4_pmu(m->model) && !getenv("LIBPFM_FORCE_PMU");
+	if (forced)
 		setenv("LIBPFM_FORCE_PMU", model__libpfm4_pmu(m->model), 0);
-
-	m->attrs = calloc(m->nr_events, sizeof(*m->attrs));
-	if (!m->attrs)
-		return out_of_memory();
-	for (int i = 0; i < m->nr_events; i++) {
-		const char *spec = m->plan ? m->plan->events[i].encoding : m->names[i];
-
-		if (event_parse(spec, &m->attrs[i], err, sizeof(err))) {
-			if (m->plan)
-				pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
-				       model__name(m->model), spec, err);
-			else
-				pr_err("event '%s': %s", spec, err);
-			return EXIT_USAGE;
-		}
-	}
-	return 0;
+	ret = encode_events(m);
+	/* Only for the encoding: -- COMMAND must not inherit it. */
+	if (forced)
+		unsetenv("LIBPFM_FORCE_PMU");
+	return ret;
 }
 
 void measurement_release(struct measurement *m)

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "outfile.h"
 #include "output.h"
 
 int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
@@ -19,8 +22,15 @@ int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
 			err = output_csv_open(stdout, oo->csv_sep, &o);
 		else
 			err = output_text_open(stdout, &o);
-		if (!err)
+		if (!err && !(o->file = malloc(sizeof(*o->file)))) {
+			output_close(o);
+			err = -ENOMEM;
+		}
+		if (!err) {
+			outfile_init(o->file, STDOUT_FILENO, "standard output",
+				     "what was written stays");
 			outs[(*n)++] = o;
+		}
 	}
 	if (!err && oo->cdm_dir && !(err = output_cdm_open(oo->cdm_dir, &o)))
 		outs[(*n)++] = o;
@@ -36,14 +46,56 @@ int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
 	return err;
 }
 
-int outputs_begin(struct output **outs, int n, const struct run *run)
+/*
+ * Calls one callback of a sink (begin when iv is NULL). A sink with a file writes into
+ * memory, and the record goes out whole: a failure there is the file's to say and count
+ * (outfile.h), and makes the sink lost; a closed reader returns -EPIPE, unsaid.
+ */
+static int call_sink(struct output *o, const struct run *run, const struct interval *iv)
+{
+	const struct output_ops *ops = o->ops;
+	int (*fn)(struct output *, const struct run *, const struct interval *) =
+		iv ? (iv->summary ? ops->summary : ops->interval) : NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (iv ? !fn : !ops->begin)
+		return 0;
+	if (o->file) {
+		if (o->file->closed)
+			return -EPIPE;
+		o->f = open_memstream(&buf, &len);
+		if (!o->f)
+			return -ENOMEM;
+	}
+	err = iv ? fn(o, run, iv) : ops->begin(o, run);
+	if (!o->file)
+		return err;
+	if (fclose(o->f) && !err)
+		err = -ENOMEM;
+	o->f = NULL;
+	if (!err && len) {
+		err = outfile_append(o->file, buf, len);
+		if (err && err != -EPIPE) {
+			o->lost = true;
+			err = 0;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static int call_sinks(struct output **outs, int n, const struct run *run,
+		      const struct interval *iv)
 {
 	int first = 0;
 
 	for (int i = 0; i < n; i++) {
-		int err = outs[i]->ops->begin ? outs[i]->ops->begin(outs[i], run) : 0;
+		int err = call_sink(outs[i], run, iv);
 
-		if (err) {
+		/* A closed reader is no failure of the sink: outputs_stdout_closed() tells. */
+		if (err && err != -EPIPE) {
 			pr_err("output %s: %s", outs[i]->name, strerror(-err));
 			first = first ? first : err;
 		}
@@ -51,22 +103,22 @@ int outputs_begin(struct output **outs, int n, const struct run *run)
 	return first;
 }
 
+int outputs_begin(struct output **outs, int n, const struct run *run)
+{
+	return call_sinks(outs, n, run, NULL);
+}
+
 int outputs_emit(struct output **outs, int n, const struct run *run, const struct interval *iv)
 {
-	int first = 0;
+	return call_sinks(outs, n, run, iv);
+}
 
-	for (int i = 0; i < n; i++) {
-		const struct output_ops *ops = outs[i]->ops;
-		int (*fn)(struct output *, const struct run *, const struct interval *) =
-			iv->summary ? ops->summary : ops->interval;
-		int err = fn ? fn(outs[i], run, iv) : 0;
-
-		if (err) {
-			pr_err("output %s: %s", outs[i]->name, strerror(-err));
-			first = first ? first : err;
-		}
-	}
-	return first;
+bool outputs_stdout_closed(struct output **outs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (outs[i]->file && outs[i]->file->closed)
+			return true;
+	return false;
 }
 
 void output_close(struct output *o)
@@ -75,5 +127,9 @@ void output_close(struct output *o)
 		return;
 	if (o->ops->close)
 		o->ops->close(o);
+	if (o->file && o->file->lost)
+		pr_warn("%s: %ld interval(s) could not be written; it holds the rest whole",
+			o->file->name, o->file->lost);
+	free(o->file);
 	free(o);
 }

@@ -22,12 +22,19 @@ struct output_ops {
 	void (*close)(struct output *o);
 };
 
+struct outfile;
+
 struct output {
 	const struct output_ops *ops;
 	const char *name;	/* for messages: "json", "cdm /path" */
 	FILE *f;
 	void *priv;
 	bool lost;		/* set by the sink: it could not write everything it was given */
+	/*
+	 * Set for the view on standard output: each callback then writes into memory (f), and
+	 * what it wrote goes out whole through this (outfile.h), or not at all.
+	 */
+	struct outfile *file;
 };
 
 /* Which sinks a run (or `cgtma report`) writes to. */
@@ -59,6 +66,12 @@ void output_close(struct output *o);
  */
 int outputs_begin(struct output **outs, int n, const struct run *run);
 int outputs_emit(struct output **outs, int n, const struct run *run, const struct interval *iv);
+
+/*
+ * Whether standard output's reader went away (a closed pipe): its view gets nothing more.
+ * Needs SIGPIPE ignored.
+ */
+bool outputs_stdout_closed(struct output **outs, int n);
 
 /* The terminal view: a table of counts or metrics, or the Top-Down tree per scope. */
 int output_text_open(FILE *f, struct output **o);

@@ -56,8 +56,10 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "alloc.h"
 #include "hashmap.h"
 #include "log.h"
+#include "outfile.h"
 #include "output.h"
 #include "strbuf.h"
 
@@ -85,8 +87,8 @@ struct series {
 
 struct cdm {
 	char *dir, *json_path, *csv_path, *tmp_path;
-	int csv_fd;
-	off_t csv_size;			/* whole intervals written */
+	char *json_quoted, *csv_quoted;	/* "'PATH'", for messages */
+	struct outfile csv;		/* fd -1 until created; lost: intervals not written */
 
 	int nr_types;			/* per node, then metric, then event */
 	char **types;
@@ -107,11 +109,7 @@ struct cdm {
 	long long prev_end;		/* the last interval's end */
 	long nr_intervals;
 
-	/* What could not be written, said once when it starts and once at the end. */
-	bool failing;
-	bool said_failure, said_resumed;
-	long lost_intervals;
-	long lost_series;
+	long lost_series;		/* new series whose JSON entry could not be written */
 };
 
 /* --- small helpers --------------------------------------------------------------------- */
@@ -165,18 +163,6 @@ static const char *fmt_value(double v, char *buf, size_t len)
 }
 
 /* Said once a run: a disk that stays nearly full could otherwise fail every other interval. */
-static void report_failure(struct cdm *c, const char *path, int err)
-{
-	bool said = c->said_failure;
-
-	c->failing = true;
-	c->said_failure = true;
-	if (said)
-		return;
-	pr_err("cannot write '%s': %s; profiling goes on, the CDM files keep what was written, "
-	       "and the next intervals are tried again", path, strerror(-err));
-}
-
 /* --- types ------------------------------------------------------------------------------ */
 
 static bool type_used(const struct cdm *c, int upto, const char *t)
@@ -292,15 +278,8 @@ static int add_series(struct cdm *c, enum what w, int index, int place, const ch
 {
 	struct series *s;
 
-	if (c->nr_series == c->cap_series) {
-		int cap = c->cap_series ? 2 * c->cap_series : 256;
-		struct series *n = realloc(c->series, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->series = n;
-		c->cap_series = cap;
-	}
+	if (ALLOC_GROW(c->series, c->nr_series + 1, c->cap_series))
+		return -ENOMEM;
 	s = &c->series[c->nr_series];
 	memset(s, 0, sizeof(*s));
 	s->what = w;
@@ -491,15 +470,8 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 	if (c->series[i].seen == c->nr_intervals)
 		return 0;
 	c->series[i].seen = c->nr_intervals;
-	if (cl->nr_rows == cl->cap_rows) {
-		int cap = cl->cap_rows ? 2 * cl->cap_rows : 256;
-		struct pending *n = realloc(cl->rows, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		cl->rows = n;
-		cl->cap_rows = cap;
-	}
+	if (ALLOC_GROW(cl->rows, cl->nr_rows + 1, cl->cap_rows))
+		return -ENOMEM;
 	cl->rows[cl->nr_rows].series = i;
 	cl->rows[cl->nr_rows].value = v;
 	cl->nr_rows++;
@@ -521,7 +493,7 @@ static int publish_series(struct cdm *c, const struct run *run, int old_nr)
 		c->lost_series += c->nr_series - old_nr;
 		drop_series(c, old_nr);
 		if (err != -ENOMEM)
-			report_failure(c, c->json_path, err);
+			outfile_failed(&c->csv, c->json_quoted, err);
 	}
 	return err;
 }
@@ -578,31 +550,22 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 	if (err)
 		goto out;
 	if (rows.len) {
-		err = write_all(c->csv_fd, rows.buf, rows.len, c->csv_size);
+		/* No half rows: a failed write is cut back to the last whole interval. */
+		err = outfile_write_whole(&c->csv, rows.buf, rows.len);
 		if (err) {
-			/* No half rows: back to the last whole interval. */
-			if (ftruncate(c->csv_fd, c->csv_size))
-				pr_err("cannot cut '%s' back to its last whole interval: %s",
-				       c->csv_path, strerror(errno));
-			c->lost_intervals++;
+			c->csv.lost++;
 			failed_now = true;
-			report_failure(c, c->csv_path, err);
+			outfile_failed(&c->csv, c->csv_quoted, err);
 			err = 0;
 		} else {
-			c->csv_size += rows.len;
 			for (int i = 0; i < cl.nr_rows; i++) {
 				c->series[cl.rows[i].series].last_end = end;
 				c->series[cl.rows[i].series].has_row = true;
 			}
 		}
 	}
-	if (!err && c->failing && !failed_now && rows.len && !c->said_resumed) {
-		c->said_resumed = true;
-		pr_notice("'%s' is written again (%ld interval(s) and %ld new series could not be)",
-			  c->csv_path, c->lost_intervals, c->lost_series);
-	}
 	if (!err && !failed_now && rows.len)
-		c->failing = false;
+		outfile_written(&c->csv);
 out:
 	/* Series found before a failure that kept them out of the JSON go, or rows would
 	 * name them later. */
@@ -613,7 +576,7 @@ out:
 	free(cl.rows);
 	strbuf_release(&rows);
 	/* Write failures are this sink's to report (once); the run goes on, and fails at its end. */
-	if (c->lost_intervals || c->lost_series)
+	if (c->csv.lost || c->lost_series)
 		o->lost = true;
 	return err == -ENOMEM ? err : 0;
 }
@@ -621,18 +584,19 @@ out:
 /* An empty pair first: valid files from the start of counting. */
 static int cdm_create(struct cdm *c)
 {
-	int err = write_json(c, "", 0);
+	int fd, err = write_json(c, "", 0);
 
 	if (err) {
 		pr_err("--cdm: cannot write '%s': %s", c->json_path, strerror(-err));
 		return err;
 	}
-	c->csv_fd = open(c->csv_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (c->csv_fd < 0) {
+	fd = open(c->csv_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
 		err = -errno;
 		pr_err("--cdm: cannot write '%s': %s", c->csv_path, strerror(-err));
 		return err;
 	}
+	outfile_init(&c->csv, fd, c->csv_quoted, "the CDM files keep what was written");
 	return 0;
 }
 
@@ -656,11 +620,11 @@ static void cdm_close(struct output *o)
 
 	if (!c)
 		return;
-	if (c->lost_intervals || c->lost_series)
+	if (c->csv.lost || c->lost_series)
 		pr_warn("%s: %ld interval(s) and %ld new series could not be written; the files "
-		       "hold the rest", c->dir, c->lost_intervals, c->lost_series);
-	if (c->csv_fd >= 0)
-		close(c->csv_fd);
+		       "hold the rest", c->dir, c->csv.lost, c->lost_series);
+	if (c->csv.fd >= 0)
+		close(c->csv.fd);
 	for (int i = 0; i < c->nr_series; i++)
 		free(c->series[i].cgroup);
 	free(c->series);
@@ -674,6 +638,8 @@ static void cdm_close(struct output *o)
 	free(c->json_path);
 	free(c->csv_path);
 	free(c->tmp_path);
+	free(c->json_quoted);
+	free(c->csv_quoted);
 	free(c);
 	o->priv = NULL;
 }
@@ -740,7 +706,7 @@ int output_cdm_open(const char *dir, struct output **op)
 		free(c);
 		return -ENOMEM;
 	}
-	c->csv_fd = -1;
+	c->csv.fd = -1;
 	o->ops = &cdm_ops;
 	o->name = "cdm";
 	o->priv = c;
@@ -748,9 +714,16 @@ int output_cdm_open(const char *dir, struct output **op)
 	c->json_path = path_join(dir, CDM_JSON);
 	c->csv_path = path_join(dir, CDM_CSV);
 	c->tmp_path = path_join(dir, CDM_TMP);
-	err = c->dir && c->json_path && c->csv_path && c->tmp_path ? cdm_files(c, dir) : -ENOMEM;
+	if (asprintf(&c->json_quoted, "'%s'", c->json_path ? c->json_path : "") < 0)
+		c->json_quoted = NULL;
+	if (asprintf(&c->csv_quoted, "'%s'", c->csv_path ? c->csv_path : "") < 0)
+		c->csv_quoted = NULL;
+	err = c->dir && c->json_path && c->csv_path && c->tmp_path && c->json_quoted &&
+	      c->csv_quoted ? cdm_files(c, dir) : -ENOMEM;
 	if (err) {
-		output_close(o);
+		/* Freed here, not by output_close(): a sink does not call back into output.c. */
+		cdm_close(o);
+		free(o);
 		return err;
 	}
 	*op = o;

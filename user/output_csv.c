@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "log.h"
 #include "output.h"
 
@@ -189,15 +190,8 @@ static bool desc_seen(struct csv *c, const char *text)
 	for (int i = 0; i < c->nr_descs_shown; i++)
 		if (!strcmp(c->descs_shown[i], text))
 			return true;
-	if (c->nr_descs_shown == c->cap_descs_shown) {
-		int cap = c->cap_descs_shown ? 2 * c->cap_descs_shown : 16;
-		char **n = realloc(c->descs_shown, cap * sizeof(*n));
-
-		if (!n)
-			return false;
-		c->descs_shown = n;
-		c->cap_descs_shown = cap;
-	}
+	if (ALLOC_GROW(c->descs_shown, c->nr_descs_shown + 1, c->cap_descs_shown))
+		return false;
 	c->descs_shown[c->nr_descs_shown] = strdup(text);
 	if (c->descs_shown[c->nr_descs_shown])
 		c->nr_descs_shown++;

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "hashmap.h"
 #include "log.h"
 #include "record.h"
@@ -296,15 +297,8 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 
 	if (i >= 0)
 		return &h->series[i];
-	if (h->nr_series == h->cap_series) {
-		int cap = h->cap_series ? 2 * h->cap_series : 16;
-		struct html_series *ns = realloc(h->series, cap * sizeof(*ns));
-
-		if (!ns)
-			return NULL;
-		h->series = ns;
-		h->cap_series = cap;
-	}
+	if (ALLOC_GROW(h->series, h->nr_series + 1, h->cap_series))
+		return NULL;
 	s = &h->series[h->nr_series];
 	memset(s, 0, sizeof(*s));
 	n = h->cap_iv ? h->cap_iv : 1;

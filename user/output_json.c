@@ -47,6 +47,9 @@ static json_object *scope_json(const struct run *run, const struct scope *s)
 		json_object_object_add(row, "cgroup", json_object_new_string(s->cgroup));
 	if (s->cpu >= 0)
 		json_object_object_add(row, "cpu", json_object_new_int(s->cpu));
+	/* The cgroup's last row: it is gone, and the next intervals do not name it. */
+	if (s->removed)
+		json_object_object_add(row, "removed", json_object_new_boolean(1));
 	for (int i = 0; i < run->nr_events; i++) {
 		json_object *c = NULL;
 

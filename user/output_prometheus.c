@@ -816,7 +816,9 @@ int output_prometheus_open(const char *listen, struct output **op)
 	*op = o;
 	return 0;
 fail:
-	output_close(o);
+	/* Freed here, not by output_close(): a sink does not call back into output.c. */
+	prom_close(o);
+	free(o);
 	return err;
 }
 

@@ -3,8 +3,8 @@
  * --record FILE: the run's raw sums, one checksummed record per interval (format in
  * record.h). Each record is built in memory and written with one write(), so whatever kills
  * the run, the file holds whole records up to the last interval and at most one cut one.
- * A write that fails (a full disk) is cut back to the last whole record and the run goes on;
- * once writes succeed again, a gap record says which intervals are missing.
+ * A write that fails (a full disk) is cut back to the last whole record and the run goes on
+ * (outfile.h); once writes succeed again, a gap record says which intervals are missing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,20 +15,19 @@
 #include <zlib.h>
 
 #include "log.h"
+#include "outfile.h"
 #include "record.h"
 #include "strbuf.h"
 #include "version.h"
 
 struct record_sink {
-	int fd;
-	bool broken;		/* nothing more goes in: no header, or a cut write stayed */
-	bool said_failure, said_resumed;
-	off_t size;		/* where the last whole record ends */
+	struct outfile file;	/* its lost count: intervals not written */
+	bool broken;		/* nothing more goes in: no header, or a record not built */
 	unsigned int seq;	/* the last interval's number, written or not */
 	unsigned int gap_first;	/* the first interval not written since the last one that was */
-	long lost;		/* intervals not written */
 	int nr_events;
 	const char *path;
+	char *quoted;		/* "'PATH'", for messages */
 	char name[];		/* "record PATH" */
 };
 
@@ -110,54 +109,16 @@ static int finish(struct strbuf *b)
 	return b->failed ? -ENOMEM : 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/*
- * Cuts a failed write back to the last whole record, so that the next one starts on a record
- * boundary; if that fails too, the file ends in a cut record and nothing more is written.
- */
-static void cut_back(struct record_sink *rs)
-{
-	if (ftruncate(rs->fd, rs->size) == 0 && lseek(rs->fd, rs->size, SEEK_SET) == rs->size)
-		return;
-	pr_err("cannot cut '%s' back to its last whole record: %s; nothing more is recorded",
-	       rs->path, strerror(errno));
-	rs->broken = true;
-}
-
-/* Writes the records in a, then b (if any): both or, cut back, neither. */
+/* Writes the records in a, then b (if any), as one: both or, cut back, neither. */
 static int write_records(struct record_sink *rs, struct strbuf *a, struct strbuf *b)
 {
 	int err = finish(a);
 
 	if (!err && b)
 		err = finish(b);
-	if (err)
-		return err;
-	err = write_all(rs->fd, a->buf, a->len);
-	if (!err && b)
-		err = write_all(rs->fd, b->buf, b->len);
-	if (err) {
-		cut_back(rs);
-		return err;
-	}
-	rs->size += a->len + (b ? b->len : 0);
-	return 0;
+	if (!err && b && strbuf_add(a, b->buf, b->len))
+		err = -ENOMEM;
+	return err ? err : outfile_append(&rs->file, a->buf, a->len);
 }
 
 /* An interval or the summary; a gap record first when earlier ones could not be written. */
@@ -176,27 +137,16 @@ static int emit(struct output *o, struct strbuf *b)
 	strbuf_release(&gap);
 	strbuf_release(b);
 	if (err == -ENOMEM || err == -E2BIG) {
-		rs->lost++;
+		rs->file.lost++;
 		rs->broken = true;
 		return err;
 	}
 	if (err) {
-		/* This sink's to report (once); the run goes on, and fails at its end. */
-		rs->lost++;
+		/* Said and counted by the outfile; the run goes on, and fails at its end. */
 		o->lost = true;
 		if (!rs->gap_first)
 			rs->gap_first = rs->seq;
-		if (!rs->said_failure)
-			pr_err("cannot write '%s': %s; profiling goes on, the record keeps what was "
-			       "written, and the next intervals are tried again", rs->path,
-			       strerror(-err));
-		rs->said_failure = true;
 		return 0;
-	}
-	if (rs->gap_first && !rs->said_resumed) {
-		rs->said_resumed = true;
-		pr_notice("'%s' is written again (%ld interval(s) could not be)", rs->path,
-			  rs->lost);
 	}
 	rs->gap_first = 0;
 	return 0;
@@ -212,12 +162,11 @@ static int record_begin(struct output *o, const struct run *run)
 
 	head[8] = RECORD_VERSION;
 	rs->nr_events = run->nr_events;
-	err = write_all(rs->fd, head, sizeof(head));
+	err = outfile_write_whole(&rs->file, head, sizeof(head));
 	if (err) {
 		rs->broken = true;
 		return err;
 	}
-	rs->size = sizeof(head);
 	start(&b, 'H');
 	put_str(&b, CGTMA_VERSION);
 	put_str(&b, run->hostname);
@@ -242,7 +191,9 @@ static int record_begin(struct output *o, const struct run *run)
 		put_u8(&b, p ? p->events[i].fixed : 0);
 	}
 	/* Without its header a record is nothing: this failure ends the sink. */
-	err = write_records(rs, &b, NULL);
+	err = finish(&b);
+	if (!err)
+		err = outfile_write_whole(&rs->file, b.buf, b.len);
 	strbuf_release(&b);
 	if (err)
 		rs->broken = true;
@@ -255,7 +206,7 @@ static int record_interval(struct output *o, const struct run *run, const struct
 	struct strbuf b = STRBUF_INIT;
 
 	if (rs->broken) {
-		rs->lost++;	/* said once, when it broke */
+		rs->file.lost++;	/* said once, when it broke */
 		return 0;
 	}
 	/* Numbered whether or not it gets written: a reader sees the gap. */
@@ -288,16 +239,19 @@ static void record_close(struct output *o)
 {
 	struct record_sink *rs = o->priv;
 
-	if (rs->lost && rs->broken)
+	bool ended = rs->broken || rs->file.broken;
+
+	if (rs->file.lost && ended)
 		pr_warn("%s: %ld interval(s) could not be written; the file ends where "
-			"recording stopped", rs->path, rs->lost);
-	else if (rs->lost)
+			"recording stopped", rs->path, rs->file.lost);
+	else if (rs->file.lost)
 		pr_warn("%s: %ld interval(s) could not be written; the file holds the rest "
-			"(cgtma report says where they are missing)", rs->path, rs->lost);
+			"(cgtma report says where they are missing)", rs->path, rs->file.lost);
 	/* Intervals are in the page cache as they end; this is for a crash of the machine. */
-	if (!rs->broken)
-		fdatasync(rs->fd);
-	close(rs->fd);
+	if (!ended)
+		fdatasync(rs->file.fd);
+	close(rs->file.fd);
+	free(rs->quoted);
 	free(rs);
 }
 
@@ -313,15 +267,15 @@ int output_record_open(const char *path, struct output **op)
 	size_t len = strlen("record ") + strlen(path) + 1;
 	struct record_sink *rs = calloc(1, sizeof(*rs) + len);
 	struct output *o = calloc(1, sizeof(*o));
-	int err;
+	int err, fd;
 
 	if (!rs || !o) {
 		free(rs);
 		free(o);
 		return -ENOMEM;
 	}
-	rs->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (rs->fd < 0) {
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
 		err = -errno;
 		pr_err("cannot create record file '%s': %s", path, strerror(-err));
 		free(rs);
@@ -330,6 +284,13 @@ int output_record_open(const char *path, struct output **op)
 	}
 	snprintf(rs->name, len, "record %s", path);
 	rs->path = rs->name + strlen("record ");
+	if (asprintf(&rs->quoted, "'%s'", path) < 0) {
+		close(fd);
+		free(rs);
+		free(o);
+		return -ENOMEM;
+	}
+	outfile_init(&rs->file, fd, rs->quoted, "the record keeps what was written");
 	o->ops = &record_ops;
 	o->name = rs->name;
 	o->priv = rs;

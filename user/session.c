@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "child.h"
 #include "collector.h"
 #include "cpu.h"
 #include "hashmap.h"
@@ -22,19 +23,7 @@
 #include "report.h"
 #include "scale.h"
 #include "session.h"
-
-/* A cgroup being counted, or one that was and is kept for the summary. */
-struct tracked {
-	__u64 id;
-	char *path;
-	bool present;			/* found by this interval's rescan */
-	bool refused;			/* the maps were full: warned about once, not counted */
-	bool gone;			/* removed: reported once, kept for the summary */
-	bool read;			/* its counts were read this interval */
-	struct cgtma_count *prev;	/* cumulative at the last read: per event, or per CPU */
-	struct cgtma_count *delta;	/* this interval, same shape */
-	struct cgtma_count *total;	/* the run, same shape */
-};
+#include "tracker.h"
 
 struct session {
 	const struct session_opts *o;
@@ -47,9 +36,7 @@ struct session {
 	int nr_cpus;
 	int stride;			/* per_cpu ? nr_cpus : 1 */
 
-	struct tracked *tracked;
-	int nr_tracked, cap_tracked;
-	struct hashmap ids;		/* cgroup id -> index into tracked */
+	struct tracker tk;		/* the cgroups counted, and those that were */
 
 	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
@@ -57,11 +44,10 @@ struct session {
 	int nr_outputs;
 	double run_start_mono;
 	double last_mono;
-	pid_t child;
-	int child_status;
-	bool child_done;
-	int exec_errno;		/* why the command could not be run, 0 if it could */
+	struct child child;		/* -- COMMAND */
 	bool output_failed;		/* some interval could not be written: exit 1 */
+	bool stdout_closed;		/* standard output's reader went away */
+	bool stop;			/* end after this interval */
 };
 
 static double mono_now(void)
@@ -166,7 +152,7 @@ static bool wanted(const struct session *s, const char *path)
 
 static int find_tracked(const struct session *s, __u64 id)
 {
-	return hashmap_get_u64(&s->ids, id);
+	return tracker_find(&s->tk, id);
 }
 
 /*
@@ -175,8 +161,6 @@ static int find_tracked(const struct session *s, __u64 id)
  */
 static int track(struct session *s, __u64 id, const char *path)
 {
-	size_t shape = (size_t)s->stride * s->m.nr_events;
-	struct tracked *t;
 	bool refused = false;
 	int err;
 
@@ -189,35 +173,7 @@ static int track(struct session *s, __u64 id, const char *path)
 		pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
 		return err;
 	}
-	if (s->nr_tracked == s->cap_tracked) {
-		int cap = s->cap_tracked ? 2 * s->cap_tracked : 64;
-		struct tracked *nt = realloc(s->tracked, cap * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		s->tracked = nt;
-		s->cap_tracked = cap;
-	}
-	t = &s->tracked[s->nr_tracked];
-	memset(t, 0, sizeof(*t));
-	t->id = id;
-	t->path = strdup(path);
-	t->prev = calloc(shape, sizeof(*t->prev));
-	t->delta = calloc(shape, sizeof(*t->delta));
-	t->total = calloc(shape, sizeof(*t->total));
-	t->present = true;
-	t->refused = refused;
-	err = !t->path || !t->prev || !t->delta || !t->total ? -ENOMEM :
-	      hashmap_put_u64(&s->ids, id, s->nr_tracked);
-	if (err) {
-		free(t->path);
-		free(t->prev);
-		free(t->delta);
-		free(t->total);
-		return err;
-	}
-	s->nr_tracked++;
-	return 0;
+	return tracker_add(&s->tk, id, path, refused);
 }
 
 static int rescan_cb(const char *path, __u64 id, void *ctx)
@@ -227,18 +183,10 @@ static int rescan_cb(const char *path, __u64 id, void *ctx)
 
 	if (i < 0)
 		return track(s, id, path);
-	if (!s->tracked[i].gone) {
-		s->tracked[i].present = true;
-		/* v2 cgroups can be renamed in place. */
-		if (strcmp(s->tracked[i].path, path) != 0) {
-			char *p = strdup(path);
-
-			if (!p)
-				return -ENOMEM;
-			free(s->tracked[i].path);
-			s->tracked[i].path = p;
-		}
-	}
+	s->tk.tracked[i].present = true;
+	/* v2 cgroups can be renamed in place. */
+	if (strcmp(s->tk.tracked[i].path, path) != 0)
+		return tracker_rename(&s->tk, i, path);
 	return 0;
 }
 
@@ -250,16 +198,16 @@ static void rescan(struct session *s)
 {
 	int err = 0;
 
-	for (int i = 0; i < s->nr_tracked; i++)
-		s->tracked[i].present = false;
+	for (int i = 0; i < s->tk.nr; i++)
+		s->tk.tracked[i].present = false;
 	for (int i = 0; i < s->nr_patterns && !err; i++)
 		err = cgroup_expand(s->root, s->patterns[i], rescan_cb, s);
 	if (!err && s->o->all_cgroups)
 		err = cgroup_walk(s->root, s->o->depth, rescan_cb, s);
 	if (err) {
 		/* Do not mistake a failed scan for removals. */
-		for (int i = 0; i < s->nr_tracked; i++)
-			s->tracked[i].present = true;
+		for (int i = 0; i < s->tk.nr; i++)
+			s->tk.tracked[i].present = true;
 		pr_warn("cannot rescan cgroups under %s: %s", s->root, strerror(-err));
 	}
 }
@@ -331,12 +279,16 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 {
 	struct session *s = ctx;
 	int i = find_tracked(s, id);
+	struct tracked *tr;
 
 	/* Unknown: the mkdir hook added it after we emptied new_cgroups; next time. */
-	if (i < 0 || s->tracked[i].gone || s->tracked[i].refused)
+	if (i < 0 || s->tk.tracked[i].refused)
 		return 0;
-	take_deltas(s, s->tracked[i].prev, s->tracked[i].delta, s->tracked[i].total, per_cpu);
-	s->tracked[i].read = true;
+	tr = &s->tk.tracked[i];
+	/* prev holds the cumulative counts of each epoch half (collector.h). */
+	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
+		    tr->delta, tr->total, per_cpu);
+	tr->read = true;
 	return 0;
 }
 
@@ -349,10 +301,12 @@ static int read_counts(struct session *s)
 		pr_err("cannot read the per-CPU counts: %s", strerror(-err));
 		return err;
 	}
-	per_cpu_deltas(s, s->cpu_prev, s->cpu_delta, s->cpu_total, s->cpu_now);
+	per_cpu_deltas(s,
+		       s->cpu_prev + collector__closed_epoch(s->col) * s->nr_cpus * s->m.nr_events,
+		       s->cpu_delta, s->cpu_total, s->cpu_now);
 
-	for (int i = 0; i < s->nr_tracked; i++)
-		s->tracked[i].read = false;
+	for (int i = 0; i < s->tk.nr; i++)
+		s->tk.tracked[i].read = false;
 	err = collector__read_cgroups(s->col, read_cgroup_cb, s);
 	if (err)
 		pr_err("cannot read the cgroup counts: %s", strerror(-err));
@@ -360,6 +314,32 @@ static int read_counts(struct session *s)
 }
 
 /* --- building intervals ------------------------------------------------------------- */
+
+/*
+ * The summary's rows of removed cgroups: their totals, and one row for those beyond the
+ * tracker's bound, named for how many it holds.
+ */
+static int add_removed(struct session *s, struct interval *iv)
+{
+	int n = s->m.nr_events;
+	struct scope *sc;
+	char name[64];
+
+	for (int r = 0; r < s->tk.nr_removed; r++) {
+		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, s->tk.removed[r].path, -1);
+		if (!sc)
+			return -ENOMEM;
+		memcpy(sc->sum, s->tk.removed[r].total, n * sizeof(*sc->sum));
+	}
+	if (!s->tk.nr_folded)
+		return 0;
+	snprintf(name, sizeof(name), "(removed: %ld more cgroups)", s->tk.nr_folded);
+	sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, name, -1);
+	if (!sc)
+		return -ENOMEM;
+	memcpy(sc->sum, s->tk.folded, n * sizeof(*sc->sum));
+	return 0;
+}
 
 /* System, CPU and cgroup scopes from per-CPU arrays (cpu) and per-cgroup arrays. */
 static int build_interval(struct session *s, struct interval *iv, bool totals)
@@ -385,12 +365,12 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		}
 	}
 
-	for (int t = 0; t < s->nr_tracked; t++) {
-		struct tracked *tr = &s->tracked[t];
+	for (int t = 0; t < s->tk.nr; t++) {
+		struct tracked *tr = &s->tk.tracked[t];
 		const struct cgtma_count *v = totals ? tr->total : tr->delta;
 
 		/* An interval reports live cgroups and those gone in it, once. */
-		if (!totals && (tr->gone || !tr->read))
+		if (!totals && !tr->read)
 			continue;
 		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, tr->path, -1);
 		if (!sc)
@@ -415,15 +395,36 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 			memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
 		}
 	}
+	if (totals && add_removed(s, iv))
+		return -ENOMEM;
 	interval_sort(iv);
 	return report_derive(&s->run, iv);
 }
 
 /* A sink that fails is told about and the run goes on; it fails at its end. */
+/*
+ * Standard output's reader went away (`cgtma --json | head -n 1`). As the only output, the run
+ * ends now and quietly, as Unix filters do; beside others, it is said once, they go on, and
+ * the run fails at its end.
+ */
+static void stdout_gone(struct session *s)
+{
+	s->stdout_closed = true;
+	if (s->nr_outputs == 1) {
+		s->stop = true;
+		return;
+	}
+	pr_err("standard output is closed: nothing more is written there; profiling goes on "
+	       "for the other outputs");
+	s->output_failed = true;
+}
+
 static void emit(struct session *s, const struct interval *iv)
 {
 	if (outputs_emit(s->outputs, s->nr_outputs, &s->run, iv))
 		s->output_failed = true;
+	if (!s->stdout_closed && outputs_stdout_closed(s->outputs, s->nr_outputs))
+		stdout_gone(s);
 }
 
 /*
@@ -473,6 +474,11 @@ static int do_interval(struct session *s)
 	if (collector__read_times(s->col, s->read_now) == 0) {
 		iv.interval_s = counted_span(s, s->read_prev, s->read_now, iv.interval_s);
 		memcpy(s->read_prev, s->read_now, sizeof(*s->read_now) * s->nr_cpus);
+		/* A CPU offline now spans nothing from here: when it is back, its first
+		 * reading starts again. */
+		for (int c = 0; c < s->nr_cpus; c++)
+			if (!collector__cpu_online(s->col, c))
+				s->read_prev[c] = 0;
 	}
 	err = read_counts(s);
 	if (err)
@@ -488,14 +494,17 @@ static int do_interval(struct session *s)
 	emit(s, &iv);
 	interval_free(&iv);
 
-	/* Gone cgroups were reported once; stop counting them. */
-	for (int t = 0; t < s->nr_tracked; t++) {
-		struct tracked *tr = &s->tracked[t];
-
-		if (!tr->gone && !tr->present) {
-			tr->gone = true;
-			collector__untrack(s->col, tr->id);
-		}
+	/*
+	 * Gone cgroups were reported once; stop counting them, and keep only what the summary
+	 * needs. Backwards: retiring moves the last one into the hole.
+	 */
+	for (int t = s->tk.nr - 1; t >= 0; t--) {
+		if (s->tk.tracked[t].present)
+			continue;
+		collector__untrack(s->col, s->tk.tracked[t].id);
+		if (tracker_retire(&s->tk, t))
+			pr_warn("out of memory: a removed cgroup's totals are folded into the "
+				"summary's '(removed)' row");
 	}
 	return 0;
 }
@@ -545,8 +554,8 @@ static int initial_scan_cb(const char *path, __u64 id, void *ctx)
 
 static bool pattern_matches_tracked(const struct session *s, const char *pattern)
 {
-	for (int t = 0; t < s->nr_tracked; t++)
-		if (cgroup_match(pattern, s->tracked[t].path))
+	for (int t = 0; t < s->tk.nr; t++)
+		if (cgroup_match(pattern, s->tk.tracked[t].path))
 			return true;
 	return false;
 }
@@ -584,88 +593,10 @@ static int baseline(struct session *s)
 	if (collector__read_times(s->col, s->read_first) == 0)
 		memcpy(s->read_prev, s->read_first, sizeof(*s->read_first) * s->nr_cpus);
 	memset(s->cpu_total, 0, sizeof(*s->cpu_total) * s->nr_cpus * s->m.nr_events);
-	for (int t = 0; t < s->nr_tracked; t++)
-		memset(s->tracked[t].total, 0,
-		       sizeof(*s->tracked[t].total) * s->stride * s->m.nr_events);
+	for (int t = 0; t < s->tk.nr; t++)
+		memset(s->tk.tracked[t].total, 0,
+		       sizeof(*s->tk.tracked[t].total) * s->stride * s->m.nr_events);
 	return 0;
-}
-
-/* Runs the command once counting has started, as perf stat does. */
-static int start_command(struct session *s, const sigset_t *old_mask)
-{
-	int pipefd[2], child_err = 0, err;
-	ssize_t n;
-
-	if (pipe2(pipefd, O_CLOEXEC)) {
-		err = -errno;
-		pr_err("cannot create a pipe: %s", strerror(-err));
-		return err;
-	}
-	s->child = fork();
-	if (s->child < 0) {
-		err = -errno;
-		pr_err("cannot fork to run '%s': %s", s->o->command[0], strerror(-err));
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return err;
-	}
-	if (s->child == 0) {
-		int e;
-
-		close(pipefd[0]);
-		sigprocmask(SIG_SETMASK, old_mask, NULL);
-		execvp(s->o->command[0], s->o->command);
-		e = errno;
-		if (write(pipefd[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	/* The pipe closes on a successful exec; an errno arrives when it failed. */
-	n = read(pipefd[0], &child_err, sizeof(child_err));
-	close(pipefd[0]);
-	if (n == sizeof(child_err)) {
-		waitpid(s->child, NULL, 0);
-		s->child = 0;
-		s->exec_errno = child_err;
-		pr_err("cannot run '%s': %s", s->o->command[0], strerror(child_err));
-		return -child_err;
-	}
-	return 0;
-}
-
-static bool reap_child(struct session *s)
-{
-	int status;
-
-	if (s->child > 0 && waitpid(s->child, &status, WNOHANG) == s->child) {
-		s->child_status = status;
-		s->child_done = true;
-		return true;
-	}
-	return false;
-}
-
-/*
- * Told to stop while the command runs: so is the command, SIGTERM, then SIGKILL if it has
- * not exited after a few seconds (a command that ignores SIGTERM must not keep cgtma alive
- * with every signal blocked).
- */
-static void stop_command(struct session *s)
-{
-	const struct timespec step = { .tv_nsec = 100 * 1000 * 1000 };
-	sigset_t chld;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	kill(s->child, SIGTERM);
-	for (int i = 0; i < 50 && !reap_child(s); i++)
-		sigtimedwait(&chld, NULL, &step);
-	if (!s->child_done) {
-		kill(s->child, SIGKILL);
-		if (waitpid(s->child, &s->child_status, 0) == s->child)
-			s->child_done = true;
-	}
 }
 
 static int loop(struct session *s, const sigset_t *waitset)
@@ -689,7 +620,7 @@ static int loop(struct session *s, const sigset_t *waitset)
 			if (sig < 0 && errno == EINTR)
 				continue;
 			if (sig == SIGCHLD) {
-				if (!reap_child(s))
+				if (!child_reap(&s->child))
 					continue;	/* stopped or continued, not gone */
 				stop = true;
 			} else if (sig > 0) {
@@ -700,7 +631,7 @@ static int loop(struct session *s, const sigset_t *waitset)
 			stop = true;
 		if (do_interval(s))
 			return EXIT_FAILURE;
-		if (stop)
+		if (stop || s->stop)
 			return 0;
 		next += interval;
 		/* Late by more than an interval (a stopped process): do not catch up in bursts. */
@@ -714,14 +645,7 @@ static void session_release(struct session *s)
 	for (int i = 0; i < s->nr_outputs; i++)
 		output_close(s->outputs[i]);
 	collector__destroy(s->col);
-	for (int t = 0; t < s->nr_tracked; t++) {
-		free(s->tracked[t].path);
-		free(s->tracked[t].prev);
-		free(s->tracked[t].delta);
-		free(s->tracked[t].total);
-	}
-	free(s->tracked);
-	hashmap_clear(&s->ids);
+	tracker_release(&s->tk);
 	for (int i = 0; i < s->nr_patterns; i++)
 		free(s->patterns[i]);
 	free(s->patterns);
@@ -752,6 +676,8 @@ int session_run(const struct session_opts *o)
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &old);
+	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
+	signal(SIGPIPE, SIG_IGN);
 
 	ret = measurement_setup(&o->measure, &s.m);
 	if (ret)
@@ -783,14 +709,14 @@ int session_run(const struct session_opts *o)
 	s.nr_cpus = collector__nr_cpus(s.col);
 	s.stride = o->per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
-	s.cpu_prev = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_prev));
+	s.cpu_prev = calloc(2 * (size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_prev));
 	s.cpu_delta = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_delta));
 	s.cpu_total = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_total));
 	s.read_first = calloc(s.nr_cpus, sizeof(*s.read_first));
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
 	s.read_now = calloc(s.nr_cpus, sizeof(*s.read_now));
 	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total || !s.read_first ||
-	    !s.read_prev || !s.read_now) {
+	    !s.read_prev || !s.read_now || tracker_init(&s.tk, s.m.nr_events, s.stride)) {
 		pr_err("out of memory");
 		goto cleanup;
 	}
@@ -817,10 +743,10 @@ int session_run(const struct session_opts *o)
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
 		goto cleanup;
-	if (o->command && start_command(&s, &old)) {
+	if (o->command && child_start(&s.child, o->command, &old)) {
 		/* As shells and perf stat: 127 for a command not found, 126 for one not run. */
-		if (s.exec_errno)
-			ret = s.exec_errno == ENOENT || s.exec_errno == ENOTDIR ? 127 : 126;
+		if (s.child.exec_errno)
+			ret = child_exit_status(&s.child);
 		goto cleanup;
 	}
 
@@ -828,12 +754,10 @@ int session_run(const struct session_opts *o)
 	emit_summary(&s);
 	report_bpf_stats(&s);
 
-	if (s.child > 0) {
-		if (!s.child_done)
-			stop_command(&s);
-		if (ret == 0 && s.child_done)
-			ret = WIFEXITED(s.child_status) ? WEXITSTATUS(s.child_status) :
-							  128 + WTERMSIG(s.child_status);
+	if (s.child.pid > 0) {
+		child_stop(&s.child);
+		if (ret == 0 && s.child.done)
+			ret = child_exit_status(&s.child);
 	}
 	/* The sinks say what they could not write as they close; then the run's verdict. */
 	for (int i = 0; i < s.nr_outputs; i++) {
@@ -855,5 +779,10 @@ cleanup:
 			;
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Standard output was all there was, and it closed: end as a filter does, of SIGPIPE. */
+	if (s.stdout_closed && !s.output_failed) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
 	return ret;
 }

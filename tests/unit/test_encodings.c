@@ -7,6 +7,9 @@
  * kernel's perf-metrics pseudo-encodings). No PMU is needed: LIBPFM_FORCE_PMU does it.
  *
  * libpfm4 reads LIBPFM_FORCE_PMU once per process, so each model is checked in a child.
+ *
+ * And measurement_setup(), which sets LIBPFM_FORCE_PMU for a model's encoding, leaves the
+ * environment as it found it (a -- COMMAND inherits it): unset, or the user's own value.
  */
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -14,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "events.h"
+#include "measurement.h"
 #include "model_internal.h"
 #include "test.h"
 
@@ -25,6 +29,37 @@ struct expected {
 	unsigned long long config, config1;
 	bool seen;
 };
+
+/* In a child (libpfm4 initializes once): icx's events encoded, the environment unchanged. */
+static void check_setup_env(const char *user_value)
+{
+	struct measure_opts o = { .model = "icx", .level = 3, .perf_metrics = 0, .smt = 0 };
+	struct measurement m = {};
+	const char *after;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (user_value)
+			setenv("LIBPFM_FORCE_PMU", user_value, 1);
+		else
+			unsetenv("LIBPFM_FORCE_PMU");
+		CHECK_INT(measurement_setup(&o, &m), 0);
+		CHECK(m.nr_events > 8, "icx level 3: %d events", m.nr_events);
+		after = getenv("LIBPFM_FORCE_PMU");
+		if (user_value)
+			CHECK(after && !strcmp(after, user_value), "the user's LIBPFM_FORCE_PMU=%s "
+			      "became '%s'", user_value, after ? after : "(unset)");
+		else
+			CHECK(!after, "LIBPFM_FORCE_PMU is left set to '%s'", after);
+		measurement_release(&m);
+		fflush(stdout);
+		_exit(test_failures ? 1 : 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "cannot fork");
+	CHECK(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "measurement_setup and LIBPFM_FORCE_PMU (user's: %s)", user_value ? user_value : "none");
+}
 
 static struct expected *table;
 static int nr_table;
@@ -106,6 +141,8 @@ int main(void)
 	const char *const *names = model__builtin_names();
 	int failed = 0, models = 0;
 
+	check_setup_env(NULL);
+	check_setup_env("icx");
 	CHECK(load_table() == 0, "cannot read " TABLE);
 	if (!table)
 		return test_done("encodings");

@@ -1,0 +1,84 @@
+#!/bin/bash
+# Standard output as users point it, closed and full:
+#   - `cgtma --json | head -n 1`: with standard output the only output, cgtma ends at once,
+#     of SIGPIPE and without a message, as Unix filters do;
+#   - the same with --cdm and --prometheus beside it: one message, the CDM files get every
+#     interval, the page is served throughout, and the run exits 1 at its end;
+#   - standard output on a full disk (a small tmpfs filled and freed while it runs): one
+#     message when writing starts failing, one when it resumes, every line whole (each one
+#     valid JSON: a failed write is cut back to the last whole line), the count of lost
+#     intervals at the end, exit 1;
+#   - a command run under cgtma does not inherit cgtma's ignored SIGPIPE.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+
+# --- closed, alone -----------------------------------------------------------------------
+start=$(date +%s.%N)
+"$CGTMA" -e "$EV" -I 100 --json 2>"$TMP/err" | head -n 1 >"$TMP/first"
+rc=${PIPESTATUS[0]}
+took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+[ $rc -eq 141 ] || fail "cgtma --json | head -n 1: exit $rc, want 141 (SIGPIPE): $(cat "$TMP/err")"
+[ -s "$TMP/err" ] && fail "cgtma --json | head -n 1 said something: $(cat "$TMP/err")"
+jq -e .interval "$TMP/first" >/dev/null || fail "the first line is not an interval: $(cat "$TMP/first")"
+awk -v t="$took" 'BEGIN { exit !(t < 5) }' || fail "cgtma took $took s to end after head did"
+echo "closed, alone: exit 141 after $took s, nothing said"
+
+# --- closed, beside --cdm and --prometheus ------------------------------------------------
+command -v curl >/dev/null || skip "curl is not installed (tools/install-deps.sh test installs it)"
+port=$((20000 + RANDOM % 20000))
+"$CGTMA" -e "$EV" -I 100 -d 1.5 --json --cdm "$TMP/cdm" --prometheus "$port" \
+	2>"$TMP/err" | head -n 1 >/dev/null &
+pipeline=$!
+sleep 0.8
+curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/page" ||
+	fail "the Prometheus page is not served after standard output closed: $(cat "$TMP/err")"
+wait $pipeline
+"$CGTMA" -e "$EV" -I 100 -d 1.5 --json --cdm "$TMP/cdm" 2>"$TMP/err" | head -n 1 >/dev/null
+rc=${PIPESTATUS[0]}
+[ $rc -eq 1 ] || fail "closed beside --cdm: exit $rc, want 1: $(cat "$TMP/err")"
+[ "$(grep -c "standard output is closed" "$TMP/err")" = 1 ] &&
+	tail -n1 "$TMP/err" | grep -q "some output could not be written" ||
+	fail "closed beside --cdm: stderr: $(cat "$TMP/err")"
+# Every interval in the CSV: 15 of 100 ms in 1.5 s, less one for timing.
+n=$(cut -d, -f3 "$TMP/cdm/metric-data-cgtma.csv" | sort -u | wc -l)
+[ "$n" -ge 14 ] || fail "closed beside --cdm: the CSV holds $n interval ends, want >= 14"
+grep -q '^cgtma_' "$TMP/page" || fail "the Prometheus page has no cgtma series"
+echo "closed beside --cdm: one message, $n intervals in the CSV, exit 1"
+
+# --- full --------------------------------------------------------------------------------
+mkdir "$TMP/small"
+mount -t tmpfs -o size=64k cgtma-test "$TMP/small" || skip "cannot mount a tmpfs"
+on_exit "umount -l $TMP/small"
+"$CGTMA" -e "$EV" -I 20 -d 3 --json >"$TMP/small/out" 2>"$TMP/err" &
+cgtma_pid=$!
+sleep 1
+# Fill what is left; cgtma's writes fail until the filler goes.
+dd if=/dev/zero of="$TMP/small/fill" bs=4k count=64 2>/dev/null
+sleep 0.5
+rm "$TMP/small/fill"
+wait $cgtma_pid
+rc=$?
+[ $rc -eq 1 ] || fail "full disk: exit $rc, want 1: $(cat "$TMP/err")"
+[ "$(grep -c "cannot write standard output: No space left on device" "$TMP/err")" = 1 ] ||
+	fail "full disk: want one failure message: $(cat "$TMP/err")"
+[ "$(grep -c "standard output is written again" "$TMP/err")" = 1 ] ||
+	fail "full disk: want one message on resuming: $(cat "$TMP/err")"
+lost=$(sed -n 's/.*standard output: \([0-9]*\) interval(s) could not be written.*/\1/p' "$TMP/err")
+[ -n "$lost" ] && [ "$lost" -ge 1 ] || fail "full disk: no count of lost intervals: $(cat "$TMP/err")"
+jq -e -R 'fromjson | type == "object"' "$TMP/small/out" >/dev/null ||
+	fail "full disk: a line is not whole JSON: $(grep -v '^{.*}$' "$TMP/small/out" | head -c 200)"
+lines=$(wc -l <"$TMP/small/out")
+# Under --json the run's verdict is a JSON line too, after the summary.
+[ "$(tail -n2 "$TMP/small/out" | head -n1 | jq .summary)" = true ] &&
+	tail -n1 "$TMP/small/out" | jq -e '.error | test("some output could not be written")' >/dev/null ||
+	fail "full disk: the summary and the error are not the last lines: $(tail -n2 "$TMP/small/out")"
+echo "full disk: $lost interval(s) lost, $lines whole lines, one message each way, exit 1"
+
+# --- the command gets the default SIGPIPE -------------------------------------------------
+"$CGTMA" -e "$EV" -I 100 -- sh -c 'grep SigIgn /proc/self/status' >"$TMP/out" 2>"$TMP/err" ||
+	fail "cgtma -- sh failed: $(cat "$TMP/err")"
+ign=$(awk '/^SigIgn:/ { print $2 }' "$TMP/out")
+(( (0x$ign >> 12) & 1 )) && fail "the command inherited an ignored SIGPIPE (SigIgn $ign)"
+echo "the command's SIGPIPE is the default (SigIgn $ign)"
+echo ok

@@ -1,0 +1,69 @@
+#!/bin/bash
+# CPU hotplug under a running cgtma. The last CPU is taken offline before cgtma starts, then
+# brought online: it is counted from then on (-v says so), with the events opened there on
+# the fly. A task pinned to it makes exactly N getppid() calls in cgroup A: A's row for that
+# CPU and A's total say N. Then it goes offline again while cgtma runs: its rows end (-v says
+# so), and once more online it counts again (M more calls, exactly). Every interval, the
+# system row is the sum of the CPU rows shown. Needs a CPU that can go offline
+# (/sys/devices/system/cpu/cpuN/online); the CPU is brought back online whatever happens.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N=40000 M=25000
+last=$(($(getconf _NPROCESSORS_CONF) - 1))
+ctl=/sys/devices/system/cpu/cpu$last/online
+[ $last -ge 1 ] || skip "one CPU: none can go offline"
+[ -w "$ctl" ] || skip "CPU $last cannot be taken offline here (no writable $ctl)"
+[ "$(cat "$ctl")" = 1 ] || skip "CPU $last is offline already"
+on_exit "echo 1 >$ctl"
+set_cpu() { echo "$1" >"$ctl" || fail "cannot set CPU $last online=$1"; }
+
+cg_make A
+A=$(cg_path A)
+set_cpu 0
+out=$TMP/out
+: >"$out"
+"$CGTMA" -v -A -e "$EV,cpu-clock" -I 200 --json -G "$A" >"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 2
+set_cpu 1
+wait_lines "$out" $(($(wc -l <"$out") + 2))
+cg_run A taskset -c $last "$WORKLOAD" getppid $N || fail "the workload on CPU $last failed"
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+set_cpu 0
+wait_lines "$out" $(($(wc -l <"$out") + 2))
+offline_from=$(wc -l <"$out")
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+set_cpu 1
+wait_lines "$out" $(($(wc -l <"$out") + 2))
+cg_run A taskset -c $last "$WORKLOAD" getppid $M || fail "the second workload on CPU $last failed"
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+kill -INT $cgtma_pid
+wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+
+[ "$(grep -c "^cgtma: CPU $last came online: counted from now" "$TMP/err")" = 2 ] ||
+	fail "-v did not say twice that CPU $last came online: $(cat "$TMP/err")"
+grep -q "^cgtma: CPU $last went offline" "$TMP/err" ||
+	fail "-v did not say that CPU $last went offline: $(cat "$TMP/err")"
+grep -q "event reads failed" "$TMP/err" && fail "reads failed: $(cat "$TMP/err")"
+
+sum() {
+	jq -s --arg cg "$A" --arg ev "$EV" --argjson cpu "$1" '[.[] | select(.summary != true) |
+		.rows[] | select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) |
+		.counts[$ev]] | add // 0' "$out"
+}
+got=$(sum $last)
+[ "$got" = $((N + M)) ] || fail "A on CPU $last: $got getppid calls, want exactly $((N + M))"
+got=$(sum null)
+[ "$got" = $((N + M)) ] || fail "A: $got getppid calls, want exactly $((N + M))"
+# No row for the CPU in intervals while it was offline (the one it went offline in excepted).
+rows_off=$(sed -n "$((offline_from + 1))p" "$out" | jq --argjson c $last \
+	'[.rows[] | select(.scope == "cpu" and .cpu == $c)] | length')
+[ "$rows_off" = 0 ] || fail "CPU $last has a row in an interval while it was offline"
+bad=$(jq -c --arg ev cpu-clock 'select(.summary != true) |
+	select(([.rows[] | select(.scope == "system")][0].counts[$ev]) !=
+	       ([.rows[] | select(.scope == "cpu") | .counts[$ev]] | add)) | .time' "$out" | head -n1)
+[ -z "$bad" ] || fail "an interval's system row is not the sum of its CPU rows (time $bad)"
+echo "CPU $last: counted after coming online twice, exactly $((N + M)) calls; rows while offline: 0"
+echo ok

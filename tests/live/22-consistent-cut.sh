@@ -1,0 +1,55 @@
+#!/bin/bash
+# One consistent cut per interval. Every slice's counts go to the CPU's total and to its
+# cgroups in one step; the interval's end must cut all of them at the same point, or a slice
+# that ends between the reads lands in this interval for one row and in the next for
+# another. At -I 20, with a ping-pong between cgroups A and B on every CPU (hundreds of
+# thousands of cross-cgroup switches a second), tracking the root: every interval, for
+# every event, the system row equals the root cgroup's row and the sum of the CPU rows,
+# and the root's CPU rows equal the CPU rows, with no tolerance.
+. "$(dirname "$0")/lib.sh"
+
+PINGPONG=${CGTMA_BUILD:-build}/tests/pingpong
+[ -x "$PINGPONG" ] || fail "no $PINGPONG: build first (make $PINGPONG)"
+EVS=cpu-clock,context-switches,syscalls:sys_enter_read,syscalls:sys_enter_write
+
+cg_make A
+cg_make B
+out=$TMP/out
+: >"$out"
+"$CGTMA" -e "$EVS" -I 20 -A --json -G / -G "$(cg_path A)" >"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 1
+pp=()
+for ((cpu = 0; cpu < $(nproc); cpu++)); do
+	"$PINGPONG" -c $cpu -n 100000000 -w 0 -A "$CG_ROOT/$CG_BASE/A" -B "$CG_ROOT/$CG_BASE/B" \
+		>/dev/null 2>&1 &
+	pp+=($!)
+done
+on_exit "kill ${pp[*]}"
+sleep 2
+kill "${pp[@]}"
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+kill -INT $cgtma_pid
+wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+
+n=$(jq -s '[.[] | select(.summary != true)] | length' "$out")
+[ "$n" -ge 50 ] || fail "only $n intervals at -I 20"
+bad=$(jq -c '
+	def c(s): [.rows[] | select(s)][0].counts;
+	select(.summary != true) | . as $l |
+	c(.scope == "system") as $sys | c(.scope == "cgroup" and .cgroup == "/" and .cpu == null) as $root |
+	[.rows[] | select(.scope == "cpu")] as $cpus |
+	select(($sys | keys) | any(. as $e |
+		$sys[$e] != $root[$e] or
+		$sys[$e] != ($cpus | map(.counts[$e]) | add) or
+		($cpus | any(.cpu as $k | .counts[$e] !=
+			([$l.rows[] | select(.scope == "cgroup" and .cgroup == "/" and .cpu == $k)][0].counts[$e]))))) |
+	{time, system: $sys, root: $root, cpus: [$cpus[] | {cpu, counts}]}' "$out" | head -n 3)
+switches=$(jq -s '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and .cgroup != "/" and .cpu == null) | .counts["context-switches"]] | add' "$out")
+echo "$n intervals at -I 20, $switches context switches in A"
+[ "$switches" -ge 100000 ] || fail "only $switches switches in A: the ping-pong did not run"
+[ -z "$bad" ] || fail "an interval whose rows are not one cut: $bad"
+echo "every interval: system = root = sum of CPU rows, root per CPU = CPU rows, exactly"
+echo ok
