@@ -1,6 +1,8 @@
 #!/bin/bash
 # Runs the live tests (tests/live/[0-9]*.sh) against a build directory. They need root and
 # BPF; each says why when it skips. Usage: tests/run-live.sh BUILD_DIR [TEST...]
+# With CGTMA_LIVE_LOG_DIR set, every test's whole output is kept there as NAME.log (the
+# kernel matrix keeps them per kernel: the verifier's figures of 16-largest, for one).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=$(readlink -f "${1:-build}")
@@ -20,6 +22,8 @@ run_test() {
 	shift 2
 	out=$(env "$@" CGTMA_BUILD="$build" timeout 300 bash "$t" 2>&1)
 	rc=$?
+	[ -n "${CGTMA_LIVE_LOG_DIR:-}" ] && mkdir -p "$CGTMA_LIVE_LOG_DIR" &&
+		printf '%s\n' "$out" >"$CGTMA_LIVE_LOG_DIR/$name.log"
 	case $rc in
 	0) pass=$((pass + 1)); echo "ok   $name" ;;
 	77) skip=$((skip + 1)); echo "SKIP $name: $(printf '%s\n' "$out" | grep '^SKIP' | tail -n1 | cut -c6-)" ;;

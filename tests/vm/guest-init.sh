@@ -105,7 +105,7 @@ case $MODE in
 suite)
 	say "tests/run-live.sh $BUILD ${TESTS:-(all)}"
 	# shellcheck disable=SC2086
-	tests/run-live.sh "/cgtma/$BUILD" $TESTS 2>&1 | tee $R/live.log
+	CGTMA_LIVE_LOG_DIR=$R/tests tests/run-live.sh "/cgtma/$BUILD" $TESTS 2>&1 | tee $R/live.log
 	echo "${PIPESTATUS[0]}" >$R/rc
 	;;
 nocgroup2)
