@@ -48,6 +48,7 @@ args+=(-G "$(cg_path "${chain%/*}")/*")
 # run HOOK: one run with that switch hook; the checks below read $out.
 run() {
 	out=$TMP/out-$1
+	: >"$out"
 	"$CGTMA" -v --switch-hook "$1" -e "$events" -I 200 --json --all-cgroups --depth 15 \
 		"${args[@]}" >"$out" 2>"$TMP/err" &
 	cgtma_pid=$!
