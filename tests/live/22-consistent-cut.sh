@@ -49,7 +49,8 @@ bad=$(jq -c '
 switches=$(jq -s '[.[] | select(.summary != true) | .rows[] |
 	select(.scope == "cgroup" and .cgroup != "/" and .cpu == null) | .counts["context-switches"]] | add' "$out")
 echo "$n intervals at -I 20, $switches context switches in A"
-[ "$switches" -ge 100000 ] || fail "only $switches switches in A: the ping-pong did not run"
+# Tens of thousands of cross-cgroup switches per second even on a busy or emulated machine.
+[ "$switches" -ge 10000 ] || fail "only $switches switches in A: the ping-pong did not run"
 [ -z "$bad" ] || fail "an interval whose rows are not one cut: $bad"
 echo "every interval: system = root = sum of CPU rows, root per CPU = CPU rows, exactly"
 echo ok
