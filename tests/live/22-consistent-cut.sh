@@ -2,7 +2,7 @@
 # One consistent cut per interval. Every slice's counts go to the CPU's total and to its
 # cgroups in one step; the interval's end must cut all of them at the same point, or a slice
 # that ends between the reads lands in this interval for one row and in the next for
-# another. At -I 20, with a ping-pong between cgroups A and B on every CPU (hundreds of
+# another. At -I 20, with a ping-pong between cgroups A and B on every CPU (tens or hundreds of
 # thousands of cross-cgroup switches a second), tracking the root: every interval, for
 # every event, the system row equals the root cgroup's row and the sum of the CPU rows,
 # and the root's CPU rows equal the CPU rows, with no tolerance.
