@@ -195,10 +195,16 @@ static __always_inline void add_counts(struct cgtma_count *dst, const struct cgt
 	}
 }
 
-/* The counts of epoch half in a cgroup's value (both epochs, nr_events each). */
+/*
+ * The counts of epoch half in a cgroup's value (both epochs, nr_events each). A mask, not a
+ * product: 5.10's verifier loses the bounds of (half & 1) * nr_events ("unbounded memory
+ * access"), and keeps those of an AND with a constant.
+ */
 static __always_inline struct cgtma_count *half_of(struct cgtma_counts *counts, __u32 half)
 {
-	return &counts->ev[(half & 1) * nr_events];
+	__u32 off = nr_events & -(half & 1);
+
+	return &counts->ev[off];
 }
 
 static __always_inline struct cgroup *task_cgroup(struct task_struct *task)
