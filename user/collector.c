@@ -277,21 +277,70 @@ static bool btf_has_member(const struct btf *btf, const char *type, const char *
 	return false;
 }
 
+/* Whether a file holds a string (a short one: /proc and /sys). */
+static bool file_has(const char *path, const char *what)
+{
+	char buf[4096];
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, what) != NULL;
+}
+
+/*
+ * How the kernel is fully preemptible, or NULL: PREEMPT_RT, a PREEMPT_DYNAMIC kernel in full
+ * (or lazy) mode, or one built with PREEMPT.
+ */
+static const char *fully_preemptible(void)
+{
+	struct utsname u;
+
+	if (uname(&u) == 0 && strstr(u.version, "PREEMPT_RT"))
+		return "PREEMPT_RT";
+	if (file_has("/sys/kernel/debug/sched/preempt", "(full)") ||
+	    file_has("/sys/kernel/debug/sched/preempt", "(lazy)") ||
+	    file_has("/proc/cmdline", "preempt=full") || file_has("/proc/cmdline", "preempt=lazy"))
+		return "preempt=full";
+	if (uname(&u) == 0 && strstr(u.version, " PREEMPT ") && !strstr(u.version, "DYNAMIC"))
+		return "PREEMPT";
+	return NULL;
+}
+
 /*
  * Why the cgroup-switches hook would not see every switch between v2 cgroups here, or would
  * not find the next task; NULL when it is exact. The event itself is probed by opening it.
  */
 static const char *perf_hook_unfit(void)
 {
-	static char why[160];
+	static char why[200];
 	char line[256], name[64];
 	int hierarchy, nr, enabled;
 	const char *ret = "the kernel has no perf_event cgroup controller "
 			  "(CONFIG_CGROUP_PERF): the cgroup-switches event never fires";
+	const char *preempt;
 	struct btf *btf;
 	bool fair_groups;
 	FILE *f;
 
+	/*
+	 * The kernel runs a perf event's BPF program only while no other BPF program or BPF
+	 * map operation holds the CPU's bpf_prog_active; map operations from user space (any
+	 * tool's, cgtma's own reads included) hold it with preemption enabled on a fully
+	 * preemptible kernel, and a switch that preempts one runs no program: 4 % of a
+	 * cgroup's counts went elsewhere on 6.1-rt (tests/live/18-switch-hook.sh).
+	 */
+	preempt = fully_preemptible();
+	if (preempt) {
+		snprintf(why, sizeof(why), "the kernel is fully preemptible (%s), and the kernel "
+			 "skips the cgroup-switches event's program at a switch that preempts a BPF "
+			 "map operation", preempt);
+		return why;
+	}
 	btf = btf__load_vmlinux_btf();
 	if (!btf)
 		return "cannot read the kernel's BTF";

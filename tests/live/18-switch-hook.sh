@@ -8,8 +8,12 @@
 #   - exact counts: getppid() calls in A (two tasks) and B, with a cross-cgroup ping-pong on
 #     every CPU, and a same-cgroup one;
 #   - what runs per switch (the kernel's BPF statistics, through the ping-pong's -p): the
-#     perf-event program runs at most a few times over 20,000 same-cgroup round trips, and
+#     perf-event program runs at no more than a tenth of the switches of 20,000 same-cgroup
+#     round trips (other work's, on a loaded machine), and
 #     once per switch over cross-cgroup ones; the tracepoint program at every switch.
+# On a fully preemptible kernel (PREEMPT_RT, preempt=full) auto must pick the tracepoint and
+# the perf-event hook is refused: there the kernel skips the event's program at a switch that
+# preempts a BPF map operation (4 % of A's calls went elsewhere on 6.1-rt).
 # Then, where the controller can be moved: a v1 perf_event hierarchy mounted for the test
 # makes the event compare v1 cgroups, which would hide v2 switches inside one v1 cgroup:
 # auto must fall back to the tracepoint and say so. Unmounting moves it back.
@@ -74,7 +78,9 @@ check_hook() {
 		[ "$cross" -ge $((2 * LOOPS)) ] ||
 			fail "$hook: $prog ran $cross times over $LOOPS cross-cgroup round trips, want >= $((2 * LOOPS))"
 		if [ "$hook" = perf-event ]; then
-			[ "$same" -le $((LOOPS / 100)) ] ||
+			# Other work on that CPU (a loaded machine's) crosses cgroups with the
+			# ping-pong's tasks: a tenth of its switches, not all of them.
+			[ "$same" -le $((2 * LOOPS / 10)) ] ||
 				fail "perf-event: $prog ran $same times over $LOOPS same-cgroup round trips: it should not run inside a cgroup"
 		else
 			[ "$same" -ge $((2 * LOOPS)) ] ||
@@ -110,6 +116,24 @@ if [ $kver -lt 5013 ]; then
 	[ $rc -eq 1 ] && grep -q "^cgtma: --switch-hook=perf-event: the kernel has no cgroup-switches event (Linux 5.13+)" "$TMP/err" ||
 		fail "--switch-hook=perf-event before 5.13: exit $rc, want 1: $(cat "$TMP/err")"
 	echo "before 5.13: auto is tracepoint; perf-event: $(cat "$TMP/err")"
+	echo ok
+	exit 0
+fi
+# A fully preemptible kernel can preempt a BPF map operation, during which the kernel skips
+# perf events' programs: auto must not pick the perf-event hook there, nor may it be forced.
+preempt=""
+case "$(uname -v)" in *PREEMPT_RT*) preempt=PREEMPT_RT ;; esac
+if [ -z "$preempt" ] && { grep -qE '\((full|lazy)\)' /sys/kernel/debug/sched/preempt 2>/dev/null ||
+	grep -qE 'preempt=(full|lazy)' /proc/cmdline; }; then
+	preempt=preempt=full
+fi
+if [ -n "$preempt" ]; then
+	[ "$auto" = tracepoint ] || fail "auto picked '$auto' on a $preempt kernel, want tracepoint"
+	timeout 30 "$CGTMA" --switch-hook perf-event -e cpu-clock -d 0.2 >/dev/null 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "^cgtma: --switch-hook=perf-event: the kernel is fully preemptible ($preempt)" "$TMP/err" ||
+		fail "--switch-hook=perf-event on a $preempt kernel: exit $rc, want 1: $(cat "$TMP/err")"
+	echo "$preempt: auto is tracepoint; perf-event: $(cat "$TMP/err")"
 	echo ok
 	exit 0
 fi

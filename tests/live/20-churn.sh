@@ -12,7 +12,6 @@
 
 BATCHES=10 PER=1000 WARM=2 KEPT=1000
 command -v curl >/dev/null || skip "curl is not installed (tools/install-deps.sh test installs it)"
-command -v bpftool >/dev/null || skip "bpftool is not installed (tools/install-deps.sh build installs it)"
 
 cg_make churn
 port=$((20000 + RANDOM % 20000))
@@ -29,6 +28,7 @@ series() { curl -sf "http://127.0.0.1:$port/metrics" | grep -c '^cgtma_.*cgroup=
 # The entries of cgtma's map of tracked cgroups (cgroup_counts), by its fds.
 map_entries() {
 	local fd id
+	command -v bpftool >/dev/null || return 0
 	for fd in /proc/$cgtma_pid/fdinfo/*; do
 		id=$(awk '$1 == "map_id:" { print $2 }' "$fd" 2>/dev/null)
 		[ -n "$id" ] || continue
@@ -63,9 +63,13 @@ echo "$((BATCHES * PER)) cgroups churned in $((SECONDS - start)) s; VmRSS $rss_w
 [ $growth -lt 50 ] || fail "VmRSS grew $growth kB per 1,000 removed cgroups, want < 50"
 echo "Prometheus series with a cgroup label: $series0 at the start, $series_end at the end"
 [ "$series_end" -le "$series0" ] || fail "the page grew from $series0 to $series_end series"
-echo "tracked cgroups in the BPF map: $entries0 at the start, $entries_end at the end"
-[ -n "$entries_end" ] && [ "$entries_end" -le "$entries0" ] ||
-	fail "the BPF map holds $entries_end entries, at the start $entries0: removed cgroups stay"
+if [ -n "$entries0" ]; then
+	echo "tracked cgroups in the BPF map: $entries0 at the start, $entries_end at the end"
+	[ -n "$entries_end" ] && [ "$entries_end" -le "$entries0" ] ||
+		fail "the BPF map holds $entries_end entries, at the start $entries0: removed cgroups stay"
+else
+	echo "bpftool is not installed: the BPF map's entries are not counted"
+fi
 
 # Every batch was seen: each cgroup has a last row marked removed.
 seen=$(jq -s --arg p "/$CG_BASE/churn/b" '[.[] | select(.summary != true) | .rows[] |
