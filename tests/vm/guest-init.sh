@@ -9,7 +9,8 @@
 # scripts, relative; empty for all) and EMULATION (tcg, or empty under KVM).
 #
 # What it writes: uname, uname-v, preempt, paranoid, memlock, live.log (tests/run-live.sh's
-# output) and rc, or check.out/.err/.rc; dmesg; error when the set-up failed; done last.
+# output), tests/NAME.log (each test's whole output) and rc, or check.cmd/.out/.err/.rc;
+# dmesg; error when the set-up failed; done last.
 # Left alone on purpose: kernel.perf_event_paranoid (Debian's kernels default it to 3, the
 # tests check the permission messages) and the resource limits (the kernel's defaults:
 # 64 KiB of locked memory, which pre-5.11 kernels charge BPF maps to).
@@ -110,8 +111,10 @@ suite)
 	;;
 nocgroup2)
 	# The whole machine is counted without cgroup v2; -G needs it, and must say so.
-	say "$BUILD/cgtma -e cpu-clock -I 100 -d 1 -G / (no cgroup2 mounted)"
-	timeout 60 "/cgtma/$BUILD/cgtma" -e cpu-clock -I 100 -d 1 -G / >$R/check.out 2>$R/check.err
+	check=("$BUILD/cgtma" -e cpu-clock -I 100 -d 1 -G /)
+	echo "${check[*]}" >$R/check.cmd
+	say "${check[*]} (no cgroup2 mounted)"
+	timeout 60 "/cgtma/${check[0]}" "${check[@]:1}" >$R/check.out 2>$R/check.err
 	echo $? >$R/check.rc
 	say "exit $(cat $R/check.rc), stderr: $(cat $R/check.err)"
 	;;

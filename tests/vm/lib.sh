@@ -161,14 +161,14 @@ resolve_kernel() {
 	fi
 	apt_update "$F_SUITE" || return 1
 	names=$(apt-cache "${APT[@]}" pkgnames linux-image- | grep -E "$F_RE")
-	for n in $names; do
-		v=$(apt-cache "${APT[@]}" show --no-all-versions "$n" 2>/dev/null |
-			awk '/^Version:/ { print $2; exit }')
-		[ -n "$v" ] || continue
-		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$bestv"; then
-			best=$n bestv=$v
-		fi
-	done
+	# One "NAME VERSION" line per package (its candidate version), in one apt-cache call.
+	[ -n "$names" ] &&
+		while read -r n v; do
+			if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$bestv"; then
+				best=$n bestv=$v
+			fi
+		done < <(apt-cache "${APT[@]}" show --no-all-versions $names 2>/dev/null |
+			awk '/^Package:/ { p = $2 } /^Version:/ { print p, $2 }')
 	if [ -z "$best" ]; then
 		vm_err "kernel $fam: no package matching $F_RE in $F_SUITE or $F_SUITE-security"
 		return 1
@@ -205,17 +205,18 @@ fetch_kernel() {
 		fi
 		tmp=$dir.tmp.$$
 		rm -rf "$tmp" && mkdir -p "$tmp/root" || return 1
-		dpkg-deb -x "$deb" "$tmp/root" || { vm_err "$deb: dpkg-deb -x failed"; return 1; }
+		dpkg-deb -x "$deb" "$tmp/root" || { vm_err "$deb: dpkg-deb -x failed"; rm -rf "$tmp"; return 1; }
 		# bookworm's packages put modules in /lib/modules, trixie's in /usr/lib/modules.
 		K_MODDIR=$(ls -d "$tmp"/root/lib/modules/* "$tmp"/root/usr/lib/modules/* 2>/dev/null | head -n1)
 		K_VER=${K_MODDIR##*/}
 		K_IMAGE=$tmp/root/boot/vmlinuz-$K_VER
 		if [ -z "$K_MODDIR" ] || [ ! -f "$K_IMAGE" ]; then
 			vm_err "$deb: no boot/vmlinuz-VERSION and lib/modules/VERSION in the package"
+			rm -rf "$tmp"
 			return 1
 		fi
 		base=${K_MODDIR%/lib/modules/*}
-		depmod -b "$base" "$K_VER" || { vm_err "$K_PKG: depmod failed"; return 1; }
+		depmod -b "$base" "$K_VER" || { vm_err "$K_PKG: depmod failed"; rm -rf "$tmp"; return 1; }
 		K_DEBVER=$(dpkg-deb -f "$deb" Version)
 		{
 			printf 'K_VER=%q\nK_DEBVER=%q\n' "$K_VER" "$K_DEBVER"
@@ -301,7 +302,7 @@ modules_in_order() {
 # ROOTFS_SUITE with ROOTFS_PKGS, made into an ext4 image with room to spare (the guest's
 # writes go to QEMU's snapshot, the image itself never changes).
 build_rootfs() {
-	local key tmp log mb t0=$SECONDS
+	local key tmp mb t0=$SECONDS
 	key=$(echo "$ROOTFS_SUITE $ROOTFS_PKGS $ROOTFS_REV" | sha256sum | cut -c1-12)
 	ROOTFS=$CACHE/rootfs/$ROOTFS_SUITE-$key.img
 	[ -s "$ROOTFS" ] && return 0
@@ -340,7 +341,7 @@ build_rootfs() {
 choose_accel() {
 	local image=$1 d=$CACHE/probe rc out
 	case ${CGTMA_VMTEST_ACCEL:-} in
-	kvm | tcg) ACCEL=$CGTMA_VMTEST_ACCEL ACCEL_WHY=${CGTMA_VMTEST_ACCEL_WHY:-"CGTMA_VMTEST_ACCEL=$ACCEL"} ;;
+	kvm | tcg) ACCEL=$CGTMA_VMTEST_ACCEL ACCEL_WHY="CGTMA_VMTEST_ACCEL=$ACCEL, no probe" ;;
 	'')
 		if [ ! -w /dev/kvm ]; then
 			ACCEL=tcg ACCEL_WHY="no writable /dev/kvm"
@@ -378,7 +379,6 @@ choose_accel() {
 		# shellcheck disable=SC2054 # tcg,thread=single is one option's value
 		ACCEL_ARGS=(-accel tcg,thread=single -cpu max)
 	fi
-	export CGTMA_VMTEST_ACCEL=$ACCEL CGTMA_VMTEST_ACCEL_WHY=$ACCEL_WHY
 }
 
 # Kernel messages that mean the kernel is in trouble, whoever caused it.
@@ -393,12 +393,12 @@ klog_scan() {
 		sed 's/^.*\[ *[0-9]*\.[0-9]*\] //' | awk '!seen[$0]++'
 }
 
-# resolve_tests [TEST...]: TEST_FILES (paths relative to the checkout) and TEST_NAMES of the
-# live tests named (12, 12-cpu-stat, 12-cpu-stat.sh or tests/live/12-cpu-stat.sh); all of
+# resolve_tests [TEST...]: TEST_FILES, the paths (relative to the checkout) of the live
+# tests named (12, 12-cpu-stat, 12-cpu-stat.sh or tests/live/12-cpu-stat.sh); all of
 # them when none is named. Fails (status 2) on a name that is no test.
 resolve_tests() {
 	local t m
-	TEST_FILES=() TEST_NAMES=()
+	TEST_FILES=()
 	[ $# -gt 0 ] || set -- "$SRC"/tests/live/[0-9]*.sh
 	for t in "$@"; do
 		t=${t##*/}
@@ -409,18 +409,17 @@ resolve_tests() {
 			return 2
 		fi
 		TEST_FILES+=("$m")
-		TEST_NAMES+=("$(basename "$m" .sh)")
 	done
 }
 
-# vm_lock: this cache is used by one run at a time (its results/ and the files it builds).
-# A run started by another (test-kernels.sh) inherits the lock.
+# vm_lock: this cache is used by one run at a time (its results/ and the files it builds),
+# held until this process exits. What an interrupted run left half-built goes.
 vm_lock() {
-	[ -n "${CGTMA_VMTEST_LOCKED:-}" ] && return 0
 	mkdir -p "$CACHE" || { vm_err "cannot create the cache directory $CACHE"; return 1; }
 	exec 9>"$CACHE/lock"
 	flock -n 9 || { vm_err "$CACHE: another run holds $CACHE/lock"; return 1; }
-	export CGTMA_VMTEST_LOCKED=1
+	rm -rf "$CACHE"/rootfs/tmp.* "$CACHE"/debs/tmp.* "$CACHE"/kernels/*.tmp.* \
+		"$CACHE"/kernels/*/initrd.tmp.* "$CACHE"/kernels/*/*.cpio.gz.tmp "$CACHE"/tree.tmp.*
 }
 
 # prepare_row ROW: what booting ROW needs, fetched or built once: the root image, the
@@ -486,7 +485,8 @@ host_suite() {
 	local res=$1 build=$2 up0 pid
 	shift 2
 	up0=$(cut -d' ' -f1 /proc/uptime)
-	(cd "$TREE" && exec tests/run-live.sh "$TREE/$build" "$@") >"$res/out/live.log" 2>&1 &
+	(cd "$TREE" && CGTMA_LIVE_LOG_DIR=$res/out/tests exec tests/run-live.sh "$TREE/$build" "$@") \
+		>"$res/out/live.log" 2>&1 &
 	pid=$!
 	while kill -0 $pid 2>/dev/null; do show_new "$res/out/live.log"; sleep 2; done
 	wait $pid
@@ -604,7 +604,7 @@ collect_row() {
 		}
 		/^FAIL [^ ]+ \(exit [0-9]+\)$/ {
 			f = dir "/fail/" $2; print $2, "FAIL"
-			print "(its output: " dir "/out/live.log" where ")" > f
+			print "(its whole output: " dir "/out/tests/" $2 ".log" where ")" > f
 			for (i = (nb > 30 ? nb - 30 : 0) + 1; i <= nb; i++) print b[i] > f
 			print > f; close(f); nb = 0; next
 		}
@@ -626,6 +626,21 @@ collect_row() {
 		awk 'NR == FNR { have[$1] = 1; next } !($1 in have) { print; have[$1] = 1 }' \
 			"$res/cells" "$res/tests.cells" >"$res/more.cells" &&
 		cat "$res/more.cells" >>"$res/cells"
+	# run-live.sh itself must end with its summary, failing only with a test that failed
+	# (a broken run-live.sh once ended early, every line before it ok).
+	if [ -z "$why" ]; then
+		local rc bad=''
+		rc=$(cat "$res/out/rc" 2>/dev/null)
+		if ! grep -q '^live tests: ' "$res/out/live.log" 2>/dev/null; then
+			bad="tests/run-live.sh ended (exit ${rc:-?}) without its summary line"
+		elif [ "$rc" != 0 ] && ! grep -q ' FAIL$' "$res/cells"; then
+			bad="tests/run-live.sh exited $rc, and no test failed"
+		fi
+		if [ -n "$bad" ]; then
+			echo "suite FAIL" >>"$res/cells"
+			{ echo "$bad; its last lines:"; tail -n 30 "$res/out/live.log" 2>/dev/null; } >"$res/fail/suite"
+		fi
+	fi
 }
 
 # collect_nocgroup2 RES WHY: the check of a machine without cgroup v2 passes iff cgtma
@@ -640,8 +655,8 @@ collect_nocgroup2() {
 	fi
 	rc=$(cat "$res/out/check.rc")
 	err=$(cat "$res/out/check.err")
-	printf 'cgtma -e cpu-clock -I 100 -d 1 without cgroup2: exit %s, stderr:\n%s\n' "$rc" \
-		"${err:-(empty)}" >"$res/note"
+	printf '%s, no cgroup2 mounted: exit %s, stderr:\n%s\n' \
+		"$(cat "$res/out/check.cmd" 2>/dev/null || echo cgtma)" "$rc" "${err:-(empty)}" >"$res/note"
 	if [ "$rc" = 1 ] && grep -qF "cgroup v2" "$res/out/check.err"; then
 		echo "nocg2 ok" >>"$res/cells"
 	else
@@ -702,9 +717,10 @@ vm_report() {
 			[ -n "${seen[$c]:-}" ] || { seen[$c]=1; cols+=("$c"); }
 		done <"$CACHE/results/$row/cells"
 	done
-	# boot and klog first, the tests in their order, the nocgroup2 check last.
+	# The machine's checks first, the tests in their order, the nocgroup2 check last.
 	mapfile -t cols < <(printf '%s\n' "${cols[@]}" | awk '
-		{ k = $0 == "setup" ? 0 : $0 == "boot" ? 1 : $0 == "klog" ? 2 : $0 == "nocg2" ? 4 : 3; print k, $0 }' |
+		{ k = $0 == "setup" ? 0 : $0 == "boot" ? 1 : $0 == "klog" ? 2 : $0 == "suite" ? 3 : $0 == "nocg2" ? 5 : 4
+		  print k, $0 }' |
 		sort -k1,1n -k2,2 | cut -d' ' -f2)
 	echo
 	# Tab-separated first, then padded to the widest cell of each column.
@@ -743,7 +759,8 @@ vm_report() {
 		setup) line="$line setup=its kernel and root image were fetched and built;" ;;
 		boot) line="$line boot=the guest booted, ran and powered off;" ;;
 		klog) line="$line klog=no BUG/WARNING/Oops/lockup/stall/segfault in the kernel's log;" ;;
-		nocg2) line="$line nocg2=cgtma without cgroup2 exits 1 naming cgroup v2;" ;;
+		suite) line="$line suite=tests/run-live.sh ended with its summary and a fair exit status;" ;;
+		nocg2) line="$line nocg2=cgtma -G / without cgroup2 exits 1 naming cgroup v2;" ;;
 		*) line="$line $(col_short "$c")=$c;" ;;
 		esac
 	done

@@ -9,7 +9,7 @@
 #   KERNEL  host (this machine, no VM), 5.10 (bullseye), 6.1 (bookworm), 6.1-full (the same
 #           with preempt=full), 6.1-rt (PREEMPT_RT), 6.1-hybrid (v1 hierarchies beside
 #           cgroup2 at /sys/fs/cgroup/unified), 6.1-nocgroup2 (v1 only: instead of the
-#           suite, `cgtma -e cpu-clock -I 100 -d 1` must exit 1 naming cgroup v2), 6.12
+#           suite, `cgtma -e cpu-clock -I 100 -d 1 -G /` must exit 1 naming cgroup v2), 6.12
 #           (trixie); default all, in that order
 #   -t      only these live tests (as run-kernel.sh takes them)
 #
@@ -77,7 +77,8 @@ for r in "${rows[@]}"; do
 	# shellcheck source=/dev/null
 	vm_say "== $r: $(vm_dur "$(. "$CACHE/results/$r/meta"; echo "$WALL")")"
 done
-vm_report "${rows[@]}"
-rc=$?
+# The table also stays in the cache, beside the rows' logs.
+vm_report "${rows[@]}" | tee "$CACHE/results/report.txt"
+rc=${PIPESTATUS[0]}
 vm_say "total: $(vm_dur $((SECONDS - t0)))"
 exit $rc
