@@ -12,8 +12,6 @@
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
-PINGPONG=${CGTMA_BUILD:-build}/tests/pingpong
-[ -x "$PINGPONG" ] || fail "no $PINGPONG: build first (make $PINGPONG)"
 R=100 K=1000 N=100000
 
 for g in A B C D1 D2; do cg_make $g; done
@@ -27,20 +25,14 @@ cgtma_pid=$!
 on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1
 
-pp=()
-for ((cpu = 0; cpu < $(nproc); cpu++)); do
-	"$PINGPONG" -c $cpu -n 100000000 -w 0 -A "$CG_ROOT/$CG_BASE/A" -B "$CG_ROOT/$CG_BASE/B" \
-		>/dev/null 2>&1 &
-	pp+=($!)
-done
-on_exit "kill ${pp[*]}"
+pingpong_start A B
 cg_start C "$WORKLOAD" getppid $N 20
 for ((i = 0; i < R; i++)); do
 	cg_run D1 "$WORKLOAD" getppid $K || fail "the mover failed in D1"
 	cg_run D2 "$WORKLOAD" getppid $K || fail "the mover failed in D2"
 done
 cg_wait
-kill "${pp[@]}" 2>/dev/null
+pingpong_stop
 wait_lines "$out" $(($(wc -l <"$out") + 2))
 kill -INT $cgtma_pid
 wait $cgtma_pid

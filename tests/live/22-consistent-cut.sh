@@ -8,8 +8,6 @@
 # and the root's CPU rows equal the CPU rows, with no tolerance.
 . "$(dirname "$0")/lib.sh"
 
-PINGPONG=${CGTMA_BUILD:-build}/tests/pingpong
-[ -x "$PINGPONG" ] || fail "no $PINGPONG: build first (make $PINGPONG)"
 EVS=cpu-clock,context-switches,syscalls:sys_enter_read,syscalls:sys_enter_write
 
 cg_make A
@@ -20,15 +18,9 @@ out=$TMP/out
 cgtma_pid=$!
 on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1
-pp=()
-for ((cpu = 0; cpu < $(nproc); cpu++)); do
-	"$PINGPONG" -c $cpu -n 100000000 -w 0 -A "$CG_ROOT/$CG_BASE/A" -B "$CG_ROOT/$CG_BASE/B" \
-		>/dev/null 2>&1 &
-	pp+=($!)
-done
-on_exit "kill ${pp[*]}"
+pingpong_start A B
 sleep 2
-kill "${pp[@]}"
+pingpong_stop
 wait_lines "$out" $(($(wc -l <"$out") + 1))
 kill -INT $cgtma_pid
 wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"

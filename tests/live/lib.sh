@@ -12,6 +12,9 @@
 #   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
 #                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
+#   pingpong_start REL_A REL_B  a ping-pong between two of the test's cgroups on every CPU, in
+#                 the background (cross-cgroup switches by the hundred thousand);
+#                 pingpong_stop ends them (the test's end does too)
 #   watch_perf_cgroup_sessions   skips now if another perf session counts per-cgroup events
 #                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
 #                 perf_seen then skips a failing check if one ran meanwhile
@@ -56,6 +59,18 @@ cg_make() { mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"; }
 cg_path() { echo "/$CG_BASE${1:+/$1}"; }
 cg_run() { local rel=$1; shift; "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@"; }
 cg_start() { cg_run "$@" & _started+=($!); }
+_pingpongs=()
+pingpong_start() {
+	local cpu pp=${CGTMA_BUILD:-build}/tests/pingpong
+	[ -x "$pp" ] || fail "no $pp: build first (make $pp)"
+	for ((cpu = 0; cpu < $(nproc); cpu++)); do
+		"$pp" -c $cpu -n 100000000 -w 0 -A "$CG_ROOT/$CG_BASE/$1" -B "$CG_ROOT/$CG_BASE/$2" \
+			>/dev/null 2>&1 &
+		_pingpongs+=($!)
+	done
+	on_exit "kill ${_pingpongs[*]}"
+}
+pingpong_stop() { kill "${_pingpongs[@]}" 2>/dev/null; _pingpongs=(); }
 cg_wait() {
 	local p
 	for p in "${_started[@]}"; do
