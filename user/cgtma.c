@@ -162,12 +162,17 @@ static int profile(int argc, char **argv)
 		.measure = { .perf_metrics = -1, .smt = -1 },
 		.max_cgroups = 0,	/* the collector's default for this kernel */
 	};
-	const char **cgroups, *env_hook;
+	const char **cgroups, *env_hook, *env_alloc;
 	int c, ret;
 
 	env_hook = getenv("CGTMA_SWITCH_HOOK");
 	if (env_hook && *env_hook && switch_hook_parse(env_hook, &o.switch_hook)) {
 		pr_err("CGTMA_SWITCH_HOOK '%s': expected auto, tracepoint or perf-event", env_hook);
+		return 2;
+	}
+	env_alloc = getenv("CGTMA_MAP_ALLOC");
+	if (env_alloc && *env_alloc && map_alloc_parse(env_alloc, &o.map_alloc)) {
+		pr_err("CGTMA_MAP_ALLOC '%s': expected auto, prealloc or runtime", env_alloc);
 		return 2;
 	}
 	cgroups = calloc(argc, sizeof(*cgroups));

@@ -99,6 +99,30 @@ static bool kernel_before_6_1(void)
 	return kernel_before(6, 1);
 }
 
+/* The index of s in names[0..n-1], or -EINVAL. */
+static int name_index(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+int map_alloc_parse(const char *s, enum map_alloc *out)
+{
+	static const char *const names[] = {
+		[MAP_ALLOC_AUTO] = "auto",
+		[MAP_ALLOC_PREALLOC] = "prealloc",
+		[MAP_ALLOC_RUNTIME] = "runtime",
+	};
+	int i = name_index(names, sizeof(names) / sizeof(names[0]), s);
+
+	if (i < 0)
+		return i;
+	*out = (enum map_alloc)i;
+	return 0;
+}
+
 /* CapEff from /proc/self/status; 0 when it cannot be read. */
 static unsigned long long effective_caps(void)
 {
@@ -252,13 +276,12 @@ int switch_hook_parse(const char *s, enum switch_hook *out)
 		[SWITCH_HOOK_TRACEPOINT] = "tracepoint",
 		[SWITCH_HOOK_PERF_EVENT] = "perf-event",
 	};
+	int i = name_index(names, sizeof(names) / sizeof(names[0]), s);
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(s, names[i]) == 0) {
-			*out = (enum switch_hook)i;
-			return 0;
-		}
-	return -EINVAL;
+	if (i < 0)
+		return i;
+	*out = (enum switch_hook)i;
+	return 0;
 }
 
 static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
@@ -658,7 +681,8 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->skel->rodata->max_level = o->max_level;
 	c->skel->rodata->tracked_levels = o->tracked_levels;
 	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
-	prealloc = kernel_before_6_1();
+	prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
+		   o->map_alloc == MAP_ALLOC_PREALLOC;
 	max_cgroups = o->max_cgroups ? o->max_cgroups : prealloc ? 1024 : 16384;
 	if (prealloc &&
 	    ((err = bpf_map__set_map_flags(c->skel->maps.cgroup_counts, 0)) ||
@@ -689,6 +713,13 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		       strerror(-err));
 		goto cleanup;
 	}
+	if (err == -EINVAL && !prealloc && kernel_before_6_1()) {
+		/* The verifier's rule before 6.1 (check_map_prog_compatibility). */
+		pr_err("cannot load the BPF program: %s (CGTMA_MAP_ALLOC=runtime: before Linux "
+		       "6.1, PREEMPT_RT kernels and perf-event programs accept only "
+		       "preallocated hash maps)", strerror(-err));
+		goto cleanup;
+	}
 	if (err) {
 		pr_err("cannot load the BPF program: %s%s", strerror(-err),
 			o->verbose ? "" : " (run with -v to see the verifier's log)");
@@ -696,6 +727,8 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	if (o->verbose) {
 		report_load(c, seconds_since(&t0));
+		pr_notice("BPF: per-cgroup maps %s, %d entries", prealloc ?
+			  "preallocated" : "allocated as cgroups come", max_cgroups);
 		if (!kallsyms_has("cgroup_mutex"))
 			pr_notice("BPF: /proc/kallsyms has no address for cgroup_mutex (a kernel "
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "

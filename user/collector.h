@@ -30,6 +30,21 @@ enum switch_hook {
 /* "auto", "tracepoint", "perf-event" -> 0 and *out; -EINVAL for anything else. */
 int switch_hook_parse(const char *s, enum switch_hook *out);
 
+/*
+ * How the per-cgroup maps get their memory. Preallocated is the rule before Linux 6.1 (the
+ * verifier refuses run-time allocation in perf-event programs, and on PREEMPT_RT in raw
+ * tracepoint programs, and warns elsewhere); from 6.1 entries are allocated as cgroups come.
+ * The environment's CGTMA_MAP_ALLOC overrides it, so tests can run either layout anywhere.
+ */
+enum map_alloc {
+	MAP_ALLOC_AUTO,			/* by the kernel's version */
+	MAP_ALLOC_PREALLOC,
+	MAP_ALLOC_RUNTIME,
+};
+
+/* "auto", "prealloc", "runtime" -> 0 and *out; -EINVAL for anything else. */
+int map_alloc_parse(const char *s, enum map_alloc *out);
+
 struct collector_opts {
 	int nr_events;				/* 1..CGTMA_MAX_EVENTS */
 	const struct perf_event_attr *attrs;	/* per event */
@@ -43,6 +58,7 @@ struct collector_opts {
 	bool verbose;				/* libbpf's warnings and the verifier log */
 	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
 	enum switch_hook switch_hook;
+	enum map_alloc map_alloc;
 };
 
 /*

@@ -694,6 +694,7 @@ int session_run(const struct session_opts *o)
 	co.max_cgroups = o->max_cgroups;
 	co.verbose = o->verbose;
 	co.switch_hook = o->switch_hook;
+	co.map_alloc = o->map_alloc;
 	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */

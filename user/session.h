@@ -22,6 +22,7 @@ struct session_opts {
 	struct measure_opts measure;	/* model or -e, level, perf-metrics, SMT */
 	int max_cgroups;
 	enum switch_hook switch_hook;	/* --switch-hook */
+	enum map_alloc map_alloc;	/* CGTMA_MAP_ALLOC */
 	char **command;			/* after --; NULL-terminated, or NULL */
 };
 

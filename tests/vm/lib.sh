@@ -5,7 +5,7 @@
 # (default /var/cache/cgtma-vmtest):
 #   apt/SUITE/        a private apt configuration per suite (sources.list, lists, cache)
 #   debs/             the kernel packages as downloaded
-#   kernels/FAMILY.pkg  the package chosen for a family (5.10, 6.1, 6.1-rt, 6.12)
+#   kernels/FAMILY.pkg  the package chosen for a family (5.10, 5.10-rt, 6.1, 6.1-rt, 6.12)
 #   kernels/PKG/      the package extracted, depmod run, and its initramfs
 #   rootfs/           the guests' root image (built once, booted with snapshot=on)
 #   results/ROW/      the last run of each row: console.log, meta, out/ (what the guest wrote)
@@ -23,7 +23,7 @@ VM_TIMEOUT=${CGTMA_VMTEST_TIMEOUT:-1500}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # The rows, in the order they run and are shown.
-ALL_ROWS="host 5.10 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
+ALL_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
 
 # The guests' root: what cgtma links, what the live tests run (tests/live/*.sh), python3 for
 # crucible's post-process (40-crucible) and prometheus (30-prometheus; a 19 MB download).
@@ -59,6 +59,7 @@ row_def() {
 	case $1 in
 	host) R_FAMILY=host R_LAYOUT=host ;;
 	5.10) R_FAMILY=5.10 ;;
+	5.10-rt) R_FAMILY=5.10-rt ;;
 	6.1) R_FAMILY=6.1 ;;
 	6.1-full) R_FAMILY=6.1 R_CMDLINE=preempt=full ;;
 	6.1-rt) R_FAMILY=6.1-rt ;;
@@ -74,6 +75,7 @@ row_def() {
 family_def() {
 	case $1 in
 	5.10) F_SUITE=bullseye F_RE='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
+	5.10-rt) F_SUITE=bullseye F_RE='^linux-image-5\.10\.0-[0-9]+-rt-amd64$' ;;
 	6.1) F_SUITE=bookworm F_RE='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
 	6.1-rt) F_SUITE=bookworm F_RE='^linux-image-6\.1\.0-[0-9]+-rt-amd64$' ;;
 	6.12) F_SUITE=trixie F_RE='^linux-image-6\.12\.[0-9]+[^-]*-amd64$' ;;

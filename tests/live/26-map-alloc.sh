@@ -1,0 +1,67 @@
+#!/bin/bash
+# The two layouts of the per-cgroup maps, and why the older one is the rule before 6.1.
+# CGTMA_MAP_ALLOC=prealloc (the layout cgtma picks before Linux 6.1) counts exactly N
+# getppid() calls in cgroup A on every kernel, and -v says which layout and size are in use.
+# CGTMA_MAP_ALLOC=runtime then shows the kernel's rule: before 6.1 a PREEMPT_RT kernel's
+# verifier refuses run-time allocated maps in the raw tracepoint program (cgtma exits 1 and
+# says why; -v shows the verifier's line), a non-RT kernel before 6.1 loads them but logs its
+# "uses run-time allocation" warning; from 6.1 on, runtime is the default and counts exactly.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N=50000
+cg_make A
+A=$(cg_path A)
+
+# count_case ALLOC: cgtma with CGTMA_MAP_ALLOC=ALLOC must count exactly N for A.
+count_case() {
+	local alloc=$1 out=$TMP/out-$1 rc got
+	: >"$out"
+	CGTMA_MAP_ALLOC=$alloc "$CGTMA" -v -e "$EV" -I 200 --json -G "$A" --switch-hook tracepoint \
+		>"$out" 2>"$TMP/err-$alloc" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+	cg_run A "$WORKLOAD" getppid $N 20 || fail "the workload failed"
+	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	kill -INT $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "$alloc: cgtma exited $rc: $(cat "$TMP/err-$alloc")"
+	got=$(jq -s --arg cg "$A" --arg ev "$EV" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
+		 add // 0' "$out")
+	[ "$got" = "$N" ] || fail "$alloc: A counted $got getppid calls, want exactly $N"
+	echo "ok: CGTMA_MAP_ALLOC=$alloc counts exactly $N"
+}
+
+count_case prealloc
+grep -q '^cgtma: BPF: per-cgroup maps preallocated, 1024 entries$' "$TMP/err-prealloc" ||
+	fail "-v does not say the maps are preallocated: $(grep 'per-cgroup maps' "$TMP/err-prealloc")"
+
+release=$(uname -r)
+major=${release%%.*} rest=${release#*.} minor=${rest%%.*}
+rt=0
+[ "$(cat /sys/kernel/realtime 2>/dev/null)" = 1 ] && rt=1
+if [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 1 ]; }; then
+	count_case runtime
+	grep -q '^cgtma: BPF: per-cgroup maps allocated as cgroups come, 16384 entries$' \
+		"$TMP/err-runtime" || fail "-v does not say the maps are allocated at run time"
+	echo "ok: Linux $release (6.1+): both layouts count exactly"
+elif [ $rt = 1 ]; then
+	CGTMA_MAP_ALLOC=runtime "$CGTMA" -v -e "$EV" -d 0.2 --switch-hook tracepoint \
+		>/dev/null 2>"$TMP/err-runtime"
+	rc=$?
+	[ $rc -eq 1 ] || fail "runtime maps on $release (PREEMPT_RT): exit $rc, want 1"
+	grep -q 'trace type programs can only use preallocated hash map' "$TMP/err-runtime" ||
+		fail "the verifier's log does not name the rule: $(tail -n 5 "$TMP/err-runtime")"
+	grep -q 'before Linux 6.1, PREEMPT_RT kernels and perf-event programs accept only preallocated' \
+		"$TMP/err-runtime" || fail "cgtma's message does not say why: $(tail -n1 "$TMP/err-runtime")"
+	echo "ok: Linux $release (PREEMPT_RT before 6.1) refuses run-time allocated maps, and cgtma says why"
+else
+	count_case runtime
+	dmesg | grep -q 'trace type BPF program uses run-time allocation' ||
+		fail "Linux $release (before 6.1): no 'uses run-time allocation' warning in dmesg"
+	echo "ok: Linux $release (before 6.1) warns about run-time allocated maps: preallocated is the rule"
+fi
