@@ -7,6 +7,7 @@
 # at least N+M for the system; the summary line must say the same. Each workload moves
 # itself into its cgroup as it starts, as cgexec and container runtimes do. Run twice: totals
 # only, and --per-cpu, where each cgroup's CPU rows must add up to its total row exactly.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid

@@ -15,6 +15,7 @@
 # --for-each-cgroup): at every cgroup switch on a CPU the kernel then schedules that CPU's
 # software events out and in, ours too, and the time in between is lost to cpu-clock without
 # showing in enabled/running (11 % of a CPU under a cgroup ping-pong).
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=cpu-clock

@@ -17,6 +17,7 @@
 # cpu-clock may exceed usage_usec by the time the hypervisor stole meanwhile (/proc/stat's
 # steal): cpu-clock runs on through it, the scheduler's clock does not. Skipped while another
 # perf session counts per-cgroup events (see 11-conservation).
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=cpu-clock

@@ -10,6 +10,7 @@
 #    running, reports it with exactly its NR calls and in every interval until it is gone,
 #    then stops reporting it (once gone, it is on the summary only);
 #  - keep's workload spans the whole run, across the removals: exactly NK.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid

@@ -9,6 +9,7 @@
 #
 # Exact check: a workload at level 15 makes N getppid() calls; every tracked cgroup on its
 # path, root included, counts exactly N of them, and a sibling chain counts none.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid

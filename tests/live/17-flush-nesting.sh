@@ -9,6 +9,7 @@
 #   - a mover makes K calls in D1, then K in D2, R times each, moving itself before each
 #     batch (as cgexec does): D1 and D2 get exactly R * K each;
 #   - a steady caller in C makes exactly N.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid

@@ -8,6 +8,7 @@
 #   - the BPF map of tracked cgroups holds the live ones only;
 #   - the summary names TRACKER_REMOVED_KEPT removed cgroups and folds the rest into one
 #     row that says how many.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 BATCHES=10 PER=1000 WARM=2 KEPT=1000

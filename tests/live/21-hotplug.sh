@@ -6,6 +6,7 @@
 # so), and once more online it counts again (M more calls, exactly). Every interval, the
 # system row is the sum of the CPU rows shown. Needs a CPU that can go offline
 # (/sys/devices/system/cpu/cpuN/online); the CPU is brought back online whatever happens.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid

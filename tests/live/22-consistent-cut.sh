@@ -6,6 +6,7 @@
 # thousands of cross-cgroup switches a second), tracking the root: every interval, for
 # every event, the system row equals the root cgroup's row and the sum of the CPU rows,
 # and the root's CPU rows equal the CPU rows, with no tolerance.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EVS=cpu-clock,context-switches,syscalls:sys_enter_read,syscalls:sys_enter_write

@@ -10,6 +10,7 @@
 #   - a removed cgroup's series leave the page at once and Prometheus stops returning them;
 #   - a port in use and an address not on this host fail with one line naming ADDR:PORT and
 #     exit 1 before any interval; a malformed [ADDR:]PORT exits 2.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 for t in prometheus promtool curl ss; do

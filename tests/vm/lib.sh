@@ -152,32 +152,58 @@ apt_update() {
 	APT_UPDATED="${APT_UPDATED:-} $suite"
 }
 
-# resolve_kernel FAMILY: K_PKG, the package chosen for it (kept in kernels/FAMILY.pkg so
-# that a later run asks nobody).
+# resolve_kernel FAMILY: K_CANDIDATES, the family's packages newest first, and K_PKG, the
+# first of them. The package fetch_kernel settles on is kept in kernels/FAMILY.pkg, so that
+# a later run asks nobody.
 resolve_kernel() {
-	local fam=$1 f=$CACHE/kernels/$1.pkg names n v best='' bestv=''
+	local fam=$1 f=$CACHE/kernels/$1.pkg names
 	family_def "$fam" || { vm_err "kernel family '$fam': unknown"; return 2; }
 	if [ -s "$f" ] && [ -z "${CGTMA_VMTEST_REFRESH:-}" ]; then
 		K_PKG=$(cat "$f")
+		K_CANDIDATES=("$K_PKG")
 		return 0
 	fi
 	apt_update "$F_SUITE" || return 1
 	names=$(apt-cache "${APT[@]}" pkgnames linux-image- | grep -E "$F_RE")
-	# One "NAME VERSION" line per package (its candidate version), in one apt-cache call.
+	# One "NAME VERSION" line per package (its candidate version), in one apt-cache call,
+	# sorted by Debian's version order, newest first.
+	K_CANDIDATES=()
 	[ -n "$names" ] &&
-		while read -r n v; do
-			if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$bestv"; then
-				best=$n bestv=$v
-			fi
-		done < <(apt-cache "${APT[@]}" show --no-all-versions $names 2>/dev/null |
-			awk '/^Package:/ { p = $2 } /^Version:/ { print p, $2 }')
-	if [ -z "$best" ]; then
+		mapfile -t K_CANDIDATES < <(apt-cache "${APT[@]}" show --no-all-versions $names 2>/dev/null |
+			awk '/^Package:/ { p = $2 } /^Version:/ { print p, $2 }' |
+			while read -r n v; do printf '%s %s\n' "$v" "$n"; done |
+			sort -r -V | awk '{ print $2 }')
+	if [ ${#K_CANDIDATES[@]} -eq 0 ]; then
 		vm_err "kernel $fam: no package matching $F_RE in $F_SUITE or $F_SUITE-security"
 		return 1
 	fi
-	mkdir -p "$CACHE/kernels" && echo "$best" >"$f" || return 1
-	K_PKG=$best
-	vm_say "kernel $fam: $best ($bestv)"
+	K_PKG=${K_CANDIDATES[0]}
+	vm_say "kernel $fam: $K_PKG (newest of ${#K_CANDIDATES[@]})"
+}
+
+# download_kernel FAMILY: the newest of K_CANDIDATES that the registry serves, into
+# $CACHE/debs (an index can name a package its pool no longer has: then the next newest).
+# Sets K_PKG.
+download_kernel() {
+	local fam=$1 tmp log pkg
+	family_def "$fam"
+	apt_update "$F_SUITE" || return 1
+	mkdir -p "$CACHE/debs" "$CACHE/kernels" || return 1
+	for pkg in "${K_CANDIDATES[@]}"; do
+		tmp=$CACHE/debs/tmp.$$
+		rm -rf "$tmp" && mkdir -p "$tmp" || return 1
+		vm_say "apt: downloading $pkg"
+		if log=$(cd "$tmp" && apt-get "${APT[@]}" -q download "$pkg" 2>&1); then
+			mv "$tmp"/*.deb "$CACHE/debs/" && rm -rf "$tmp" || return 1
+			K_PKG=$pkg
+			return 0
+		fi
+		vm_err "downloading $pkg failed:"
+		printf '%s\n' "$log" | tail -n 5 >&2
+		rm -rf "$tmp"
+	done
+	vm_err "kernel $fam: none of ${K_CANDIDATES[*]} could be downloaded"
+	return 1
 }
 
 # fetch_kernel FAMILY: the family's package downloaded and extracted, with depmod run (the
@@ -188,21 +214,10 @@ fetch_kernel() {
 	resolve_kernel "$fam" || return
 	dir=$CACHE/kernels/$K_PKG
 	if [ ! -e "$dir/kernel.env" ]; then
-		mkdir -p "$CACHE/debs" || return 1
 		deb=$(ls "$CACHE/debs/${K_PKG}_"*.deb 2>/dev/null | tail -n1)
 		if [ -z "$deb" ]; then
-			family_def "$fam"
-			apt_update "$F_SUITE" || return 1
-			tmp=$CACHE/debs/tmp.$$
-			rm -rf "$tmp" && mkdir -p "$tmp" || return 1
-			vm_say "apt: downloading $K_PKG"
-			if ! log=$(cd "$tmp" && apt-get "${APT[@]}" -q download "$K_PKG" 2>&1); then
-				vm_err "downloading $K_PKG failed:"
-				printf '%s\n' "$log" | tail -n 5 >&2
-				rm -rf "$tmp"
-				return 1
-			fi
-			mv "$tmp"/*.deb "$CACHE/debs/" && rm -rf "$tmp" || return 1
+			download_kernel "$fam" || return 1
+			dir=$CACHE/kernels/$K_PKG
 			deb=$(ls "$CACHE/debs/${K_PKG}_"*.deb | tail -n1)
 		fi
 		tmp=$dir.tmp.$$
@@ -228,6 +243,7 @@ fetch_kernel() {
 		} >"$tmp/kernel.env"
 		rm -rf "$dir" && mv "$tmp" "$dir" || return 1
 	fi
+	echo "$K_PKG" >"$CACHE/kernels/$fam.pkg" || return 1
 	. "$dir/kernel.env"
 }
 
