@@ -139,9 +139,18 @@ static __always_inline void stat_inc(__u32 which)
  */
 extern const void cgroup_mutex __ksym __weak;
 
-/* PREEMPT_RT kernels build struct mutex on an rt_mutex. */
+/* PREEMPT_RT kernels build struct mutex on an rt_mutex: from 5.15 on its base... */
 struct mutex___rt {
 	struct rt_mutex_base rtmutex;
+} __attribute__((preserve_access_index));
+
+/* ... and in the RT patches of older kernels (Debian's 5.10-rt) on a whole rt_mutex. */
+struct rt_mutex___old {
+	struct task_struct *owner;
+} __attribute__((preserve_access_index));
+
+struct mutex___rt_old {
+	struct rt_mutex___old lock;
 } __attribute__((preserve_access_index));
 
 /*
@@ -163,8 +172,12 @@ static __always_inline bool holds_cgroup_mutex(struct task_struct *task)
 		return false;
 	if (bpf_core_field_exists(struct mutex, owner))
 		off = bpf_core_field_offset(struct mutex, owner);
-	else
+	else if (bpf_core_field_exists(struct mutex___rt, rtmutex))
 		off = bpf_core_field_offset(struct mutex___rt, rtmutex.owner);
+	else if (bpf_core_field_exists(struct mutex___rt_old, lock))
+		off = bpf_core_field_offset(struct mutex___rt_old, lock.owner);
+	else
+		return false;
 	bpf_probe_read_kernel(&owner, sizeof(owner), (const char *)&cgroup_mutex + off);
 	/* The low bits are flags (waiters, handoff) on both kinds of mutex. */
 	return (owner & ~7UL) == (unsigned long)task;

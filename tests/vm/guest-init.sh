@@ -6,7 +6,8 @@
 #
 # /results/guest.conf (written by the host) gives ROW, LAYOUT (v2, hybrid, v1), MODE (suite
 # or nocgroup2), BUILD (the build directory, relative to the checkout), TESTS (test
-# scripts, relative; empty for all) and EMULATION (tcg, or empty under KVM).
+# scripts, relative; empty for all), EMULATION (tcg, or empty under KVM) and ATTACH_ROUNDS
+# (CGTMA_ATTACH_ROUNDS for 27-attach-churn, empty for its default).
 #
 # What it writes: uname, uname-v, preempt, paranoid, memlock, live.log (tests/run-live.sh's
 # output), tests/NAME.log (each test's whole output) and rc, or check.cmd/.out/.err/.rc;
@@ -101,6 +102,7 @@ ulimit -l >$R/memlock
 say "$(uname -r), $LAYOUT cgroups, paranoid $(cat $R/paranoid), memlock $(cat $R/memlock) KiB, preempt $(cat $R/preempt 2>/dev/null || echo n/a)"
 
 [ -n "$EMULATION" ] && export CGTMA_EMULATION=$EMULATION
+[ -n "${ATTACH_ROUNDS:-}" ] && export CGTMA_ATTACH_ROUNDS=$ATTACH_ROUNDS
 cd /cgtma || setup_failed "no /cgtma"
 case $MODE in
 suite)

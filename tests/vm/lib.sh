@@ -355,11 +355,12 @@ build_rootfs() {
 # choose_accel KERNEL_IMAGE: ACCEL (kvm or tcg), ACCEL_ARGS and ACCEL_WHY. KVM only if a
 # tiny guest (this kernel, an initramfs that prints a line and powers off) reaches user
 # space under it in time: /dev/kvm may be a software hypervisor that cannot boot a stock
-# kernel (reference README section 8). CGTMA_VMTEST_ACCEL=kvm|tcg decides without a probe.
+# kernel (reference README section 8). CGTMA_VMTEST_ACCEL=kvm|tcg decides without a probe;
+# tcg-multi is multi-threaded TCG, for the experiment of README's kernel section only.
 choose_accel() {
 	local image=$1 d=$CACHE/probe rc out
 	case ${CGTMA_VMTEST_ACCEL:-} in
-	kvm | tcg) ACCEL=$CGTMA_VMTEST_ACCEL ACCEL_WHY="CGTMA_VMTEST_ACCEL=$ACCEL, no probe" ;;
+	kvm | tcg | tcg-multi) ACCEL=$CGTMA_VMTEST_ACCEL ACCEL_WHY="CGTMA_VMTEST_ACCEL=$ACCEL, no probe" ;;
 	'')
 		if [ ! -w /dev/kvm ]; then
 			ACCEL=tcg ACCEL_WHY="no writable /dev/kvm"
@@ -387,10 +388,13 @@ choose_accel() {
 			fi
 		fi
 		;;
-	*) vm_err "CGTMA_VMTEST_ACCEL='$CGTMA_VMTEST_ACCEL': expected kvm or tcg"; return 2 ;;
+	*) vm_err "CGTMA_VMTEST_ACCEL='$CGTMA_VMTEST_ACCEL': expected kvm, tcg or tcg-multi"; return 2 ;;
 	esac
 	if [ "$ACCEL" = kvm ]; then
 		ACCEL_ARGS=(-accel kvm -cpu host)
+	elif [ "$ACCEL" = tcg-multi ]; then
+		# shellcheck disable=SC2054 # tcg,thread=multi is one option's value
+		ACCEL_ARGS=(-accel tcg,thread=multi -cpu max)
 	else
 		# thread=single: multi-threaded TCG hung with soft lockups while a BPF program
 		# attached (QEMU misses the kernel's live code patching; reference section 8).
@@ -530,10 +534,11 @@ guest_boot() {
 	{
 		printf 'ROW=%q\nLAYOUT=%q\nMODE=%q\nBUILD=%q\n' "$ROW" "$R_LAYOUT" "$R_MODE" "$build"
 		printf 'TESTS=%q\n' "$*"
-		printf 'EMULATION=%q\n' "$([ "$ACCEL" = tcg ] && echo tcg)"
+		printf 'EMULATION=%q\n' "$([ "$ACCEL" != kvm ] && echo tcg)"
+		printf 'ATTACH_ROUNDS=%q\n' "${CGTMA_ATTACH_ROUNDS:-}"
 	} >"$res/out/guest.conf"
 	BOOT_CMDLINE="console=ttyS0,115200 loglevel=5 panic=1"
-	[ "$ACCEL" = tcg ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
+	[ "$ACCEL" != kvm ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
 	BOOT_CMDLINE="$BOOT_CMDLINE${R_CMDLINE:+ $R_CMDLINE}"
 	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m 2048 -smp 2 \
 		-nographic -monitor none -no-reboot -nic none \

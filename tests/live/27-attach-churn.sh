@@ -1,0 +1,50 @@
+#!/bin/bash
+# Attaching and detaching, over and over, while tasks switch on every CPU: cgtma started and
+# stopped ROUNDS times (each attach patches the kernel's code: the tracepoints' static keys,
+# text_poke and its IPIs), the kernel's log checked for lockups, stalls and warnings after.
+# Phase one does the same code patching without BPF (tracefs enabling and disabling
+# sched_switch), so that where a kernel hangs, the console says which of the two it was in:
+# the kernel matrix uses this to tell an emulator's fault from cgtma's (tests/vm, README).
+. "$(dirname "$0")/lib.sh"
+
+ROUNDS=${CGTMA_ATTACH_ROUNDS:-10}
+KLOG_RE='BUG: |WARNING: |Oops|soft lockup|hard LOCKUP|rcu_.*stall|blocked for more than'
+
+cg_make A
+cg_make B
+pingpong_start A B
+on_exit pingpong_stop
+
+dmesg >"$TMP/dmesg.before" 2>/dev/null || skip "cannot read the kernel's log (dmesg)"
+
+tracefs=/sys/kernel/tracing
+[ -d "$tracefs/events" ] || tracefs=/sys/kernel/debug/tracing
+if [ -w "$tracefs/events/sched/sched_switch/enable" ]; then
+	echo "phase 1: sched_switch enabled and disabled $((ROUNDS * 3)) times through tracefs"
+	for _ in $(seq $((ROUNDS * 3))); do
+		echo 1 >"$tracefs/events/sched/sched_switch/enable"
+		echo 0 >"$tracefs/events/sched/sched_switch/enable"
+	done
+	echo "phase 1: done"
+else
+	echo "phase 1: no tracefs here; only phase 2 runs"
+fi
+
+echo "phase 2: cgtma attached and detached $ROUNDS times"
+for i in $(seq "$ROUNDS"); do
+	out=$("$CGTMA" -e cpu-clock,context-switches -I 50 -d 0.15 --json -G "$(cg_path A)" \
+		-G "$(cg_path B)" 2>"$TMP/err")
+	rc=$?
+	[ $rc -eq 0 ] || fail "round $i: cgtma exited $rc: $(cat "$TMP/err")"
+	# Every round counts the ping-pong: both cgroups switch in and out all the time.
+	got=$(printf '%s\n' "$out" | jq -s --arg a "$(cg_path A)" \
+		'[.[] | select(.summary == true) | .rows[] |
+		  select(.scope == "cgroup" and .cgroup == $a) | .counts["context-switches"]] | add // 0')
+	[ "$got" -gt 0 ] || fail "round $i: A counted no context switches during a ping-pong"
+done
+echo "phase 2: done"
+
+dmesg >"$TMP/dmesg.after" 2>/dev/null
+new=$(diff "$TMP/dmesg.before" "$TMP/dmesg.after" | sed -n 's/^> //p' | grep -E "$KLOG_RE")
+[ -z "$new" ] || fail "the kernel logged trouble while cgtma attached and detached: $new"
+echo "ok: $ROUNDS attach/detach rounds, nothing in the kernel's log"
