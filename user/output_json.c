@@ -8,112 +8,174 @@
  * The summary at the end of a run is the same object with "summary": true.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <json-c/json.h>
 
 #include "output.h"
+#include "strbuf.h"
 
-static json_object *number_or_null(double v)
+/*
+ * The line is written straight into a buffer kept from one interval to the next: with
+ * thousands of cgroups, building a json-c object per row and value cost more than all the
+ * rest of an interval (malloc and free of some 100,000 objects a second).
+ */
+
+/* s as a JSON string: quoted, with '"', '\\' and control characters escaped. */
+static void add_string(struct strbuf *sb, const char *s)
 {
-	return isfinite(v) ? json_object_new_double(v) : NULL;
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s;
+
+	strbuf_add(sb, "\"", 1);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		strbuf_add(sb, run, (size_t)(s - run));
+		run = s + 1;
+		if (c == '"' || c == '\\') {
+			esc[1] = (char)c;
+			strbuf_add(sb, esc, 2);
+		} else if (c == '\n') {
+			strbuf_add(sb, "\\n", 2);
+		} else if (c == '\t') {
+			strbuf_add(sb, "\\t", 2);
+		} else {
+			strbuf_add(sb, esc, 6);
+		}
+	}
+	strbuf_add(sb, run, (size_t)(s - run));
+	strbuf_add(sb, "\"", 1);
+}
+
+/* "key": */
+static void add_key(struct strbuf *sb, const char *key)
+{
+	add_string(sb, key);
+	strbuf_add(sb, ":", 1);
+}
+
+/* A double as json-c wrote it (%.17g, with ".0" on whole numbers), or null. */
+static void add_number(struct strbuf *sb, double v)
+{
+	char num[32];
+	int n;
+
+	if (!isfinite(v)) {
+		strbuf_add(sb, "null", 4);
+		return;
+	}
+	n = snprintf(num, sizeof(num), "%.17g", v);
+	strbuf_add(sb, num, (size_t)n);
+	if (!strpbrk(num, ".e"))
+		strbuf_add(sb, ".0", 2);
 }
 
 /*
- * A scaled count as a whole number. A heavily multiplexed event can scale past what an int64
- * holds (llround is undefined there): such a count is the int64's limit.
+ * A scaled count as a whole number, or null. A heavily multiplexed event can scale past what
+ * an int64 holds (llround is undefined there): such a count is the int64's limit.
  */
-static json_object *count_json(double v)
+static void add_count(struct strbuf *sb, double v)
 {
-	if (!isfinite(v))
-		return NULL;
-	if (v >= 0x1p63)
-		return json_object_new_int64(INT64_MAX);
-	if (v < -0x1p63)
-		return json_object_new_int64(INT64_MIN);
-	return json_object_new_int64(llround(v));
+	int64_t i;
+
+	if (!isfinite(v)) {
+		strbuf_add(sb, "null", 4);
+		return;
+	}
+	i = v >= 0x1p63 ? INT64_MAX : v < -0x1p63 ? INT64_MIN : llround(v);
+	strbuf_addf(sb, "%" PRId64, i);
 }
 
-static json_object *scope_json(const struct run *run, const struct scope *s)
+static void add_scope(struct strbuf *sb, const struct run *run, const struct scope *s)
 {
-	json_object *row = json_object_new_object();
-	json_object *counts = json_object_new_object();
-	json_object *mux = json_object_new_object();
-
-	json_object_object_add(row, "scope", json_object_new_string(scope_kind_name(s->kind)));
-	if (s->kind == SCOPE_CGROUP)
-		json_object_object_add(row, "cgroup", json_object_new_string(s->cgroup));
+	strbuf_addstr(sb, "{\"scope\":");
+	add_string(sb, scope_kind_name(s->kind));
+	if (s->kind == SCOPE_CGROUP) {
+		strbuf_addstr(sb, ",\"cgroup\":");
+		add_string(sb, s->cgroup);
+	}
 	if (s->cpu >= 0)
-		json_object_object_add(row, "cpu", json_object_new_int(s->cpu));
+		strbuf_addf(sb, ",\"cpu\":%d", s->cpu);
 	/* The cgroup's last row: it is gone, and the next intervals do not name it. */
 	if (s->removed)
-		json_object_object_add(row, "removed", json_object_new_boolean(1));
+		strbuf_addstr(sb, ",\"removed\":true");
+	strbuf_addstr(sb, ",\"counts\":{");
 	for (int i = 0; i < run->nr_events; i++) {
-		json_object *c = NULL;
-
-		if (s->state[i] != COUNT_NOT_COUNTED)
-			c = count_json(s->count[i]);
-		json_object_object_add(counts, run->event_names[i], c);
-		json_object_object_add(mux, run->event_names[i], number_or_null(s->multiplex[i]));
+		if (i)
+			strbuf_add(sb, ",", 1);
+		add_key(sb, run->event_names[i]);
+		add_count(sb, s->state[i] != COUNT_NOT_COUNTED ? s->count[i] : NAN);
 	}
-	json_object_object_add(row, "counts", counts);
-	json_object_object_add(row, "multiplex", mux);
+	strbuf_addstr(sb, "},\"multiplex\":{");
+	for (int i = 0; i < run->nr_events; i++) {
+		if (i)
+			strbuf_add(sb, ",", 1);
+		add_key(sb, run->event_names[i]);
+		add_number(sb, s->multiplex[i]);
+	}
+	strbuf_add(sb, "}", 1);
 
 	if (run->plan && run->plan->nr_nodes) {
-		json_object *nodes = json_object_new_object();
 		int bn = s->tma.bottleneck;
 
-		for (int i = 0; i < run->plan->nr_nodes; i++)
-			json_object_object_add(nodes, run->plan->nodes[i].full_name,
-					       s->tma.counted[i] ? number_or_null(s->tma.value[i]) : NULL);
-		json_object_object_add(row, "nodes", nodes);
-		json_object_object_add(row, "bottleneck",
-				       bn >= 0 ? json_object_new_string(run->plan->nodes[bn].full_name) :
-						 NULL);
+		strbuf_addstr(sb, ",\"nodes\":{");
+		for (int i = 0; i < run->plan->nr_nodes; i++) {
+			if (i)
+				strbuf_add(sb, ",", 1);
+			add_key(sb, run->plan->nodes[i].full_name);
+			add_number(sb, s->tma.counted[i] ? s->tma.value[i] : NAN);
+		}
+		strbuf_addstr(sb, "},\"bottleneck\":");
+		if (bn >= 0)
+			add_string(sb, run->plan->nodes[bn].full_name);
+		else
+			strbuf_add(sb, "null", 4);
 	}
 	if (run->plan && run->plan->nr_metrics) {
-		json_object *metrics = json_object_new_object();
-
-		for (int i = 0; i < run->plan->nr_metrics; i++)
-			json_object_object_add(metrics, run->plan->metrics[i].name,
-					       s->tma.metric_counted[i] ?
-						       number_or_null(s->tma.metric[i]) : NULL);
-		json_object_object_add(row, "metrics", metrics);
+		strbuf_addstr(sb, ",\"metrics\":{");
+		for (int i = 0; i < run->plan->nr_metrics; i++) {
+			if (i)
+				strbuf_add(sb, ",", 1);
+			add_key(sb, run->plan->metrics[i].name);
+			add_number(sb, s->tma.metric_counted[i] ? s->tma.metric[i] : NAN);
+		}
+		strbuf_add(sb, "}", 1);
 	}
-	return row;
+	strbuf_add(sb, "}", 1);
 }
 
 static int write_record(struct output *o, const struct run *run, const struct interval *iv)
 {
-	json_object *root = json_object_new_object();
-	json_object *rows = json_object_new_array();
-	const char *text;
+	struct strbuf *sb = o->priv;
 	int err = 0;
 
-	if (!root || !rows) {
-		json_object_put(root);
-		json_object_put(rows);
-		return -ENOMEM;
-	}
-	json_object_object_add(root, "time", json_object_new_double(iv->time));
-	json_object_object_add(root, "interval", json_object_new_double(iv->interval_s));
-	json_object_object_add(root, "model", json_object_new_string(run->model));
+	strbuf_setlen(sb, 0);
+	strbuf_addstr(sb, "{\"time\":");
+	add_number(sb, iv->time);
+	strbuf_addstr(sb, ",\"interval\":");
+	add_number(sb, iv->interval_s);
+	strbuf_addstr(sb, ",\"model\":");
+	add_string(sb, run->model);
 	if (iv->summary)
-		json_object_object_add(root, "summary", json_object_new_boolean(1));
-	for (int i = 0; i < iv->nr_scopes; i++)
-		json_object_array_add(rows, scope_json(run, &iv->scopes[i]));
-	json_object_object_add(root, "rows", rows);
-
-	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-						    JSON_C_TO_STRING_NOSLASHESCAPE);
+		strbuf_addstr(sb, ",\"summary\":true");
+	strbuf_addstr(sb, ",\"rows\":[");
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		if (i)
+			strbuf_add(sb, ",", 1);
+		add_scope(sb, run, &iv->scopes[i]);
+	}
+	strbuf_addstr(sb, "]}\n");
+	if (sb->failed)
+		return -ENOMEM;
 	/* One write per line, then flush: a reader never sees half an object. */
-	if (!text)
-		err = -ENOMEM;
-	else if (fprintf(o->f, "%s\n", text) < 0 || fflush(o->f))
+	if (fwrite(sb->buf, 1, sb->len, o->f) != sb->len || fflush(o->f))
 		err = errno ? -errno : -EIO;
-	json_object_put(root);
 	return err;
 }
 
@@ -122,20 +184,33 @@ static int json_summary(struct output *o, const struct run *run, const struct in
 	return write_record(o, run, total);
 }
 
+static void json_close(struct output *o)
+{
+	strbuf_release(o->priv);
+	free(o->priv);
+	o->priv = NULL;
+}
+
 static const struct output_ops json_ops = {
 	.interval = write_record,
 	.summary = json_summary,
+	.close = json_close,
 };
 
 int output_json_open(FILE *f, struct output **op)
 {
 	struct output *o = calloc(1, sizeof(*o));
+	struct strbuf *sb = calloc(1, sizeof(*sb));
 
-	if (!o)
+	if (!o || !sb) {
+		free(o);
+		free(sb);
 		return -ENOMEM;
+	}
 	o->ops = &json_ops;
 	o->name = "json";
 	o->f = f;
+	o->priv = sb;
 	*op = o;
 	return 0;
 }
