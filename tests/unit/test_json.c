@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --json: the sink writes its lines by hand, so json-c reads them back here. Cgroup paths
+ * with every character a directory name can hold (quotes, backslashes, control characters,
+ * UTF-8) round-trip; counts that are not counted or scale past an int64 are null or clamped;
+ * multiplexing of an idle scope is null; doubles keep every digit; the keys and their order
+ * are the documented ones; one line per interval, the summary marked.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "output.h"
+#include "synth.h"
+#include "test.h"
+
+static const char *const events[] = { "cpu-clock", "context-switches", "ev\"il\\name" };
+static const char weird[] = "/a \"quoted\" \\ back\tslash\n\x01\x1f/\xc3\xa9t\xc3\xa9";
+
+static char *render(const struct run *run, struct interval **ivs, int n)
+{
+	FILE *f = tmpfile();
+	struct output *o = NULL;
+	char *text;
+
+	if (!f || output_json_open(f, &o))
+		return NULL;
+	for (int i = 0; i < n; i++)
+		CHECK_INT((ivs[i]->summary ? o->ops->summary : o->ops->interval)(o, run, ivs[i]), 0);
+	output_close(o);
+	text = synth_slurp(f);
+	fclose(f);
+	return text;
+}
+
+static json_object *row_at(json_object *line, int i)
+{
+	json_object *rows;
+
+	if (!json_object_object_get_ex(line, "rows", &rows))
+		return NULL;
+	return json_object_array_get_idx(rows, i);
+}
+
+static json_object *get(json_object *o, const char *k1, const char *k2)
+{
+	json_object *v = NULL;
+
+	if (!o || !json_object_object_get_ex(o, k1, &v))
+		return NULL;
+	if (k2 && !json_object_object_get_ex(v, k2, &v))
+		return NULL;
+	return v;
+}
+
+/* The keys of o, comma-separated, in order. */
+static void keys_of(json_object *o, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	json_object_object_foreach(o, k, v) {
+		(void)v;
+		at += snprintf(buf + at, at < len ? len - at : 0, "%s%s", at ? "," : "", k);
+	}
+}
+
+int main(void)
+{
+	struct synth sy;
+	struct interval iv = { .time = 1700000001.125, .interval_s = 1.0000000000000002 };
+	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true };
+	struct interval *ivs[] = { &iv, &total };
+	struct scope *sys, *cg, *idle;
+	json_object *line, *row;
+	char *text, *nl, keys[256];
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 3), 0);
+	sys = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
+	cg = interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, weird, 1);
+	idle = interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, "/idle", -1);
+	CHECK(sys && cg && idle, "cannot add scopes");
+	for (int i = 0; i < 3; i++) {
+		sys->sum[i] = (struct cgtma_count){ 1000 + i, SYNTH_ENABLED, SYNTH_ENABLED };
+		/* Counted a third of the time: 7 scaled by 3 is 21. */
+		cg->sum[i] = (struct cgtma_count){ 7, 3 * 1000000, 1000000 };
+	}
+	/* Counted so little that scaling passes what an int64 holds. */
+	cg->sum[1] = (struct cgtma_count){ UINT64_MAX / 2, 3000, 1 };
+	cg->removed = true;
+	report_derive(&sy.run, &iv);
+	CHECK(interval_add_scope(&total, &sy.run, SCOPE_SYSTEM, NULL, -1) != NULL, "summary");
+	report_derive(&sy.run, &total);
+
+	text = render(&sy.run, ivs, 2);
+	CHECK(text != NULL, "no output");
+	if (!text)
+		return test_done("json");
+	nl = strchr(text, '\n');
+	CHECK(nl && strchr(nl + 1, '\n') && !strchr(strchr(nl + 1, '\n') + 1, '\n'),
+	      "want exactly two lines: %s", text);
+	if (nl)
+		*nl = '\0';
+
+	line = json_tokener_parse(text);
+	CHECK(line != NULL, "line 1 is not JSON: %s", text);
+	keys_of(line, keys, sizeof(keys));
+	CHECK(strcmp(keys, "time,interval,model,rows") == 0, "keys %s", keys);
+	CHECK(json_object_get_double(get(line, "time", NULL)) == 1700000001.125, "time");
+	CHECK(json_object_get_double(get(line, "interval", NULL)) == 1.0000000000000002,
+	      "interval lost digits: %s", text);
+	CHECK_STR(json_object_get_string(get(line, "model", NULL)), "events");
+
+	row = row_at(line, 0);
+	keys_of(row, keys, sizeof(keys));
+	CHECK(strcmp(keys, "scope,counts,multiplex") == 0, "keys %s", keys);
+	CHECK_INT(json_object_get_int64(get(row, "counts", "ev\"il\\name")), 1002);
+	CHECK(json_object_get_double(get(row, "multiplex", "cpu-clock")) == 1.0, "multiplex 1");
+
+	row = row_at(line, 1);
+	keys_of(row, keys, sizeof(keys));
+	CHECK(strcmp(keys, "scope,cgroup,cpu,removed,counts,multiplex") == 0, "keys %s", keys);
+	CHECK_STR(json_object_get_string(get(row, "cgroup", NULL)), weird);
+	CHECK_INT(json_object_get_int(get(row, "cpu", NULL)), 1);
+	CHECK(json_object_get_boolean(get(row, "removed", NULL)), "removed");
+	CHECK_INT(json_object_get_int64(get(row, "counts", "cpu-clock")), 21);
+	CHECK_INT(json_object_get_int64(get(row, "counts", "context-switches")), INT64_MAX);
+	CHECK_NEAR(json_object_get_double(get(row, "multiplex", "cpu-clock")), 1.0 / 3, 1e-15);
+
+	/* Idle: zero counts, multiplexing unknown (null). */
+	row = row_at(line, 2);
+	CHECK_INT(json_object_get_int64(get(row, "counts", "cpu-clock")), 0);
+	CHECK(json_object_object_get_ex(get(row, "multiplex", NULL), "cpu-clock", NULL) &&
+	      get(row, "multiplex", "cpu-clock") == NULL, "idle multiplex is not null");
+	json_object_put(line);
+
+	line = nl ? json_tokener_parse(nl + 1) : NULL;
+	CHECK(line != NULL, "line 2 is not JSON");
+	keys_of(line, keys, sizeof(keys));
+	CHECK(strcmp(keys, "time,interval,model,summary,rows") == 0, "keys %s", keys);
+	CHECK(json_object_get_double(get(line, "interval", NULL)) == 2.0, "summary interval");
+	json_object_put(line);
+
+	free(text);
+	interval_clear(&iv);
+	interval_clear(&total);
+	synth_close(&sy);
+	return test_done("json");
+}
