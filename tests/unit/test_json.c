@@ -141,8 +141,8 @@ int main(void)
 	json_object_put(line);
 
 	free(text);
-	interval_clear(&iv);
-	interval_clear(&total);
+	interval_free(&iv);
+	interval_free(&total);
 	synth_close(&sy);
 	return test_done("json");
 }
