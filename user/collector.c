@@ -459,11 +459,14 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 
 	c->hook = SWITCH_HOOK_TRACEPOINT;
 	if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
-		unfit = perf_hook_unfit();
-		if (unfit)
-			snprintf(why, sizeof(why), "%s", unfit);
-		else if (open_switch_events(c, why, sizeof(why)) == 0)
-			c->hook = SWITCH_HOOK_PERF_EVENT;
+		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
+		if (open_switch_events(c, why, sizeof(why)) == 0) {
+			unfit = perf_hook_unfit();
+			if (unfit)
+				snprintf(why, sizeof(why), "%s", unfit);
+			else
+				c->hook = SWITCH_HOOK_PERF_EVENT;
+		}
 		if (c->hook != SWITCH_HOOK_PERF_EVENT)
 			close_switch_events(c);
 	}
