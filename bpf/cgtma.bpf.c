@@ -554,16 +554,29 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	return 0;
 }
 
+/*
+ * Changes to the v2 hierarchy (mkdir, rmdir; v2 cgroups cannot be renamed) so far: user
+ * space walks the hierarchy again for its paths and globs only when this has moved.
+ */
+__u64 cgroup_changes = 0;
+
+/* Only the v2 hierarchy: in hybrid mode v1 hierarchies fire the cgroup tracepoints too. */
+static __always_inline bool on_v2(struct cgroup *cgrp)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(cgrp, root) == BPF_CORE_READ(task, cgroups, dfl_cgrp, root);
+}
+
 SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(on_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct cgtma_new_cgroup n = {};
 	int level, err;
 
-	/* Only the v2 hierarchy: in hybrid mode v1 hierarchies fire this too. */
-	if (BPF_CORE_READ(cgrp, root) != BPF_CORE_READ(task, cgroups, dfl_cgrp, root))
+	if (!on_v2(cgrp))
 		return 0;
+	__sync_fetch_and_add(&cgroup_changes, 1);
 	level = BPF_CORE_READ(cgrp, level);
 	if (level < 1 || level > CGTMA_MAX_LEVEL || !(new_cgroup_levels & (1ULL << level)))
 		return 0;
@@ -577,5 +590,13 @@ int BPF_PROG(on_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	err = bpf_map_update_elem(&cgroup_counts, &n.id, zero_counts, BPF_NOEXIST);
 	if (err && err != -EEXIST)
 		stat_inc(CGTMA_STAT_NEW_DROPPED);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(on_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	if (on_v2(cgrp))
+		__sync_fetch_and_add(&cgroup_changes, 1);
 	return 0;
 }

@@ -35,6 +35,7 @@ struct collector {
 	void *batch;		/* values of one batch lookup, kept between intervals */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
+	bool watch_changes;	/* the mkdir and rmdir hooks are attached */
 	int *switch_fds;	/* per possible CPU with the perf-event hook, -1 where none */
 	struct bpf_link **switch_links;	/* the same, the program attached to each */
 	struct collector_opts o;	/* as opened: events are opened again on hotplug */
@@ -757,13 +758,24 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		goto cleanup;
 	}
 	if (o->new_cgroup_levels) {
-		c->skel->links.on_cgroup_mkdir = bpf_program__attach(c->skel->progs.on_cgroup_mkdir);
-		if (!c->skel->links.on_cgroup_mkdir) {
-			err = -errno;
-			pr_err("cannot attach to cgroup_mkdir: %s",
-				strerror(-err));
-			goto cleanup;
+		struct {
+			struct bpf_program *prog;
+			struct bpf_link **link;
+			const char *tp;
+		} hooks[] = {
+			{ c->skel->progs.on_cgroup_mkdir, &c->skel->links.on_cgroup_mkdir, "cgroup_mkdir" },
+			{ c->skel->progs.on_cgroup_rmdir, &c->skel->links.on_cgroup_rmdir, "cgroup_rmdir" },
+		};
+
+		for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+			*hooks[i].link = bpf_program__attach(hooks[i].prog);
+			if (!*hooks[i].link) {
+				err = -errno;
+				pr_err("cannot attach to %s: %s", hooks[i].tp, strerror(-err));
+				goto cleanup;
+			}
 		}
+		c->watch_changes = true;
 	}
 	err = collector__flush(c);
 	if (err)
@@ -1053,6 +1065,19 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 	}
 	free(values);
 	return err;
+}
+
+bool collector__cgroups_changed(struct collector *c, __u64 *seen)
+{
+	__u64 now;
+
+	if (!c->watch_changes)
+		return true;
+	now = __atomic_load_n(&c->skel->bss->cgroup_changes, __ATOMIC_ACQUIRE);
+	if (now == *seen)
+		return false;
+	*seen = now;
+	return true;
 }
 
 int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out)

@@ -104,6 +104,14 @@ int collector__read_cpus(struct collector *c, struct cgtma_count *out);
 typedef int (*collector_cgroup_cb)(__u64 id, const struct cgtma_count *per_cpu, void *ctx);
 int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx);
 
+/*
+ * Whether the v2 hierarchy may have changed (a cgroup made or removed) since the
+ * count *seen, which it then updates; call it before walking the hierarchy, so that a change
+ * during the walk is seen next time. Always true where the hooks are not attached (no
+ * new_cgroup_levels).
+ */
+bool collector__cgroups_changed(struct collector *c, __u64 *seen);
+
 /* Takes one cgroup the mkdir hook recorded; -ENOENT when there is none left. */
 int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out);
 

@@ -32,6 +32,7 @@ struct session {
 	struct collector *col;
 	char root[4096];		/* cgroup v2 mount */
 	char **patterns;		/* canonical -G paths and globs */
+	__u64 changes_seen;		/* the hierarchy's change count at the last walk */
 	int nr_patterns;
 	int nr_cpus;
 	int stride;			/* per_cpu ? nr_cpus : 1 */
@@ -184,7 +185,8 @@ static int rescan_cb(const char *path, __u64 id, void *ctx)
 	if (i < 0)
 		return track(s, id, path);
 	s->tk.tracked[i].present = true;
-	/* v2 cgroups can be renamed in place. */
+	/* The same id under another path (v2 has no rename: a path seen through another
+	 * cgroup namespace or mount, say). */
 	if (strcmp(s->tk.tracked[i].path, path) != 0)
 		return tracker_rename(&s->tk, i, path);
 	return 0;
@@ -462,7 +464,9 @@ static int do_interval(struct session *s)
 		err = adopt_new_cgroups(s);
 		if (err)
 			return err;
-		rescan(s);
+		/* With thousands of cgroups, a walk is most of an interval's cost. */
+		if (collector__cgroups_changed(s->col, &s->changes_seen))
+			rescan(s);
 	}
 	err = collector__flush(s->col);
 	if (err)
@@ -564,6 +568,7 @@ static int start_tracking(struct session *s)
 {
 	int err = 0;
 
+	collector__cgroups_changed(s->col, &s->changes_seen);
 	for (int i = 0; i < s->nr_patterns && !err; i++) {
 		err = cgroup_expand(s->root, s->patterns[i], initial_scan_cb, s);
 		/* A glob matching nothing yet is fine: containers come and go. */
