@@ -8,6 +8,12 @@
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=${CGTMA_ATTACH_ROUNDS:-10}
+# say MSG: to the test's output and to the kernel's log (and so to a VM's console, where a
+# hang leaves it as the last line).
+say() {
+	echo "$*"
+	echo "<4>cgtma 27-attach-churn: $*" >/dev/kmsg 2>/dev/null
+}
 KLOG_RE='BUG: |WARNING: |Oops|soft lockup|hard LOCKUP|rcu_.*stall|blocked for more than'
 
 cg_make A
@@ -20,18 +26,20 @@ dmesg >"$TMP/dmesg.before" 2>/dev/null || skip "cannot read the kernel's log (dm
 tracefs=/sys/kernel/tracing
 [ -d "$tracefs/events" ] || tracefs=/sys/kernel/debug/tracing
 if [ -w "$tracefs/events/sched/sched_switch/enable" ]; then
-	echo "phase 1: sched_switch enabled and disabled $((ROUNDS * 3)) times through tracefs"
-	for _ in $(seq $((ROUNDS * 3))); do
+	say "phase 1: sched_switch enabled and disabled $((ROUNDS * 3)) times through tracefs"
+	for i in $(seq $((ROUNDS * 3))); do
+		[ $((i % 10)) = 0 ] && say "phase 1: $i"
 		echo 1 >"$tracefs/events/sched/sched_switch/enable"
 		echo 0 >"$tracefs/events/sched/sched_switch/enable"
 	done
-	echo "phase 1: done"
+	say "phase 1: done"
 else
 	echo "phase 1: no tracefs here; only phase 2 runs"
 fi
 
-echo "phase 2: cgtma attached and detached $ROUNDS times"
+say "phase 2: cgtma attached and detached $ROUNDS times"
 for i in $(seq "$ROUNDS"); do
+	say "phase 2: $i"
 	out=$("$CGTMA" -e cpu-clock,context-switches -I 50 -d 0.15 --json -G "$(cg_path A)" \
 		-G "$(cg_path B)" 2>"$TMP/err")
 	rc=$?
@@ -42,7 +50,7 @@ for i in $(seq "$ROUNDS"); do
 		  select(.scope == "cgroup" and .cgroup == $a) | .counts["context-switches"]] | add // 0')
 	[ "$got" -gt 0 ] || fail "round $i: A counted no context switches during a ping-pong"
 done
-echo "phase 2: done"
+say "phase 2: done"
 
 dmesg >"$TMP/dmesg.after" 2>/dev/null
 new=$(diff "$TMP/dmesg.before" "$TMP/dmesg.after" | sed -n 's/^> //p' | grep -E "$KLOG_RE")
