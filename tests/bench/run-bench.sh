@@ -399,25 +399,33 @@ done
 elapsed=$((SECONDS - start))
 
 # --- cgtma's own cost per interval ----------------------------------------------------------
-# CPU time (user + system, from bash's `time`) of cgtma in a short and a long run, tracking a
-# group's cgroups through a glob (so every interval rescans them) and writing JSON lines to
-# /dev/null; the difference over the extra intervals is the cost of one, with the start-up
-# (BPF load and verification) left out. The hook is auto's: the intervals' work is the same
+# CPU time (user + system, from bash's `time`) of cgtma in a short and a long run, tracking
+# US_SIZES cgroups through a glob (every one a row of every interval) and writing JSON lines
+# to /dev/null; the difference over the extra intervals is the cost of one, with the start-up
+# (BPF load and verification) left out. The cgroups are idle: what an interval costs per
+# cgroup tracked, whether it ran or not. The hook is auto's: the intervals' work is the same
 # with either.
-US_INTERVAL=200 US_SHORT=2 US_LONG=6
+US_INTERVAL=200 US_SHORT=2 US_LONG=6 US_SIZES="10 1000 10000" US_MAX=16384
+(
+	cd "$CG_ROOT/$BASE" || exit 1
+	for n in $US_SIZES; do
+		mkdir "us$n" || exit 1
+		seq -f "us$n/c%05g" 1 "$n" | xargs mkdir
+	done
+) || die "cannot create the cgroups of the interval-cost runs under $CG_ROOT/$BASE"
 us_cpu() {
 	local TIMEFORMAT='%U %S' t
-	t=$({ time "$CGTMA" --switch-hook "$AUTO_HOOK" -e cpu-clock -G "$BASE/$1/*" \
-		--max-cgroups "$MAX_CGROUPS" -I $US_INTERVAL -d "$2" -j >/dev/null \
+	t=$({ time "$CGTMA" --switch-hook "$AUTO_HOOK" -e cpu-clock -G "$BASE/us$1/*" \
+		--max-cgroups "$US_MAX" -I $US_INTERVAL -d "$2" -j >/dev/null \
 		2>"$TMP/err" </dev/null; } 2>&1) ||
-		die "cgtma -G '$BASE/$1/*' -d $2 failed: $(cat "$TMP/err")"
+		die "cgtma -G '$BASE/us$1/*' -d $2 failed: $(cat "$TMP/err")"
 	awk '{ print $1 + $2 }' <<<"$t"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
-	for group in small large; do
-		short=$(us_cpu "$group" $US_SHORT)
-		long=$(us_cpu "$group" $US_LONG)
-		awk -v g="$group" -v a="$short" -v b="$long" \
+	for n in $US_SIZES; do
+		short=$(us_cpu "$n" $US_SHORT)
+		long=$(us_cpu "$n" $US_LONG)
+		awk -v g="$n" -v a="$short" -v b="$long" \
 			-v n=$(((US_LONG - US_SHORT) * 1000 / US_INTERVAL)) \
 			'BEGIN { printf "%s %.3f\n", g, (b - a) * 1000 / n }' >>"$TMP/us"
 	done
@@ -542,14 +550,15 @@ echo "cgtma's own CPU time per interval (user + system; a long run's over a shor
 	"so start-up is left out), -e cpu-clock -I $US_INTERVAL --json, $AUTO_HOOK hook," \
 	"median of $ROUNDS [min .. max]"
 declare -A US
-for group in small large; do
-	read -r med lo hi < <(awk -v g="$group" '$1 == g { print $2 }' "$TMP/us" | stats)
-	US[$group]=$med
+for n in $US_SIZES; do
+	read -r med lo hi < <(awk -v g="$n" '$1 == g { print $2 }' "$TMP/us" | stats)
+	US[$n]=$med
 	printf '  %5s tracked cgroups  %7.2f ms  [%.2f .. %.2f]  (%.1f %% of one CPU)\n' \
-		"$(tracked_of "$group")" "$med" "$lo" "$hi" "$(awk -v m="$med" -v i=$US_INTERVAL \
+		"$n" "$med" "$lo" "$hi" "$(awk -v m="$med" -v i=$US_INTERVAL \
 		'BEGIN { print m / i * 100 }')"
 done
-echo "  (each interval: flush every CPU, read the maps, rescan the glob, compute, print)"
+echo "  (each interval: flush every CPU, read the maps, compute, print a row per cgroup; the"
+echo "  hierarchy is walked again only after a cgroup was made or removed)"
 echo
 
 verdict() { if [ "$1" = 1 ]; then echo met; else echo "NOT MET"; fi; }
@@ -588,6 +597,8 @@ if has_perf_hook; then
 fi
 target "cross-cgroup, tracepoint hook: below perf's per-cgroup mode" \
 	"$(pct "$tp_cross") vs perf $(pct "$perf_cross")" "$t_tp_perf"
+target "CPU time per interval, 10000 idle cgroups: under 20 ms" "$(printf '%.2f ms' \
+	"${US[10000]}")" "$(lt "${US[10000]}" 20)"
 for hook in "${HOOKS[@]}"; do
 	target "hook cost, $hook: $NR_LARGE tracked cgroups within 10 % of 10" \
 		"$(printf '%s vs %s ns (%s)' "$(num "${HOOK[$hook $SET large cross]}")" \
@@ -690,9 +701,9 @@ echo
 echo "cgtma's own CPU time per interval (-e cpu-clock -I $US_INTERVAL --json, $AUTO_HOOK" \
 	"hook; median of $ROUNDS):"
 echo
-echo "| Tracked cgroups | 10 | $NR_LARGE |"
-echo "|---|---|---|"
-printf '| CPU time per interval | %.2f ms | %.2f ms |\n' "${US[small]}" "${US[large]}"
+line="| Tracked cgroups |" rule="|---|" cells="| CPU time per interval |"
+for n in $US_SIZES; do line+=" $n |" rule+="---|" cells+=" $(printf '%.2f' "${US[$n]}") ms |"; done
+printf '%s\n%s\n%s\n' "$line" "$rule" "$cells"
 echo
 if has_perf_hook; then
 	hooks_line="both switch hooks (tracepoint, perf-event)"
