@@ -48,6 +48,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/%,$(HELPER_SRCS))
+# The workload once more, static, for container root filesystems with nothing to link against.
+HELPER_BINS += $(OUTPUT)/tests/workload-static
 
 # The same unit tests, once more under AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN := $(OUTPUT)/san
@@ -128,6 +130,10 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 $(OUTPUT)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
+
+$(OUTPUT)/tests/workload-static: tests/helpers/workload.c | $(OUTPUT)/tests
+	$(call msg,CC-STATIC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
 
 $(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKELS) $(OUTPUT)/models_table.h
 	$(call msg,CC-SAN,$@)
