@@ -11,12 +11,6 @@
 #include <unistd.h>
 
 #include "cgroups.h"
-#include "mounts.h"
-
-int cgroup_v2_root(char *path, size_t len)
-{
-	return mount_find(NULL, "cgroup2", path, len);
-}
 
 /*
  * Refuses what fnmatch() would take silently but no user means: a '[' that no ']' closes in

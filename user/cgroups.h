@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cgroup v2 paths as users write them and as cgtma reports them: relative to the v2 root,
- * starting with '/', "/" being the root itself. The root is found in mountinfo (pure v2 at
- * /sys/fs/cgroup, hybrid at /sys/fs/cgroup/unified, or anywhere else).
+ * starting with '/', "/" being the root itself. Which root, and how to reach it, is cgview.h's.
  */
 #ifndef CGTMA_CGROUPS_H
 #define CGTMA_CGROUPS_H
@@ -10,9 +9,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-
-/* The cgroup v2 mount point. -ENOENT when cgroup2 is not mounted. */
-int cgroup_v2_root(char *path, size_t len);
 
 /*
  * A -G argument in canonical form: an absolute path under root has root stripped; anything

@@ -25,17 +25,17 @@ static void unescape_octal(char *s)
 	*d = '\0';
 }
 
-int mount_find(const char *mountinfo, const char *fstype, char *path, size_t len)
+int mount_each(const char *mountinfo, const char *fstype, mount_cb cb, void *ctx)
 {
 	char line[4096];
 	FILE *f;
-	int err = -ENOENT;
+	int ret = 0;
 
 	f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
 	if (!f)
 		return -errno;
 	/* id parent major:minor root mount-point options [optional...] - fstype source super */
-	while (fgets(line, sizeof(line), f)) {
+	while (!ret && fgets(line, sizeof(line), f)) {
 		char *fields[6], *sep, *type, *save = NULL;
 		int n = 0;
 
@@ -49,19 +49,39 @@ int mount_find(const char *mountinfo, const char *fstype, char *path, size_t len
 		save = NULL;
 		for (char *t = strtok_r(line, " ", &save); t && n < 6; t = strtok_r(NULL, " ", &save))
 			fields[n++] = t;
-		if (n < 5 || strcmp(fields[3], "/") != 0)
+		if (n < 5)
 			continue;
+		unescape_octal(fields[3]);
 		unescape_octal(fields[4]);
-		if (strlen(fields[4]) >= len) {
-			err = -ENAMETOOLONG;
-			break;
-		}
-		strcpy(path, fields[4]);
-		err = 0;
-		break;
+		ret = cb(fields[3], fields[4], ctx);
 	}
 	fclose(f);
-	return err;
+	return ret;
+}
+
+struct find_ctx {
+	char *path;
+	size_t len;
+};
+
+static int find_cb(const char *root, const char *mnt, void *ctx)
+{
+	struct find_ctx *fc = ctx;
+
+	if (strcmp(root, "/") != 0)
+		return 0;
+	if (strlen(mnt) >= fc->len)
+		return -ENAMETOOLONG;
+	strcpy(fc->path, mnt);
+	return 1;
+}
+
+int mount_find(const char *mountinfo, const char *fstype, char *path, size_t len)
+{
+	struct find_ctx fc = { path, len };
+	int ret = mount_each(mountinfo, fstype, find_cb, &fc);
+
+	return ret == 1 ? 0 : ret ? ret : -ENOENT;
 }
 
 int tracefs_dir(char *path, size_t len)

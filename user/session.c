@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "cgview.h"
 #include "child.h"
 #include "collector.h"
 #include "cpu.h"
@@ -30,7 +31,7 @@ struct session {
 	struct measurement m;
 	struct run run;
 	struct collector *col;
-	char root[4096];		/* cgroup v2 mount */
+	struct cgview view;		/* the v2 hierarchy, as this process can see it */
 	char **patterns;		/* canonical -G paths and globs */
 	__u64 changes_seen;		/* the hierarchy's change count at the last walk */
 	int nr_patterns;
@@ -79,7 +80,7 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 	*max_level = 0;
 	if (!o->nr_cgroups && !o->all_cgroups)
 		return 0;
-	ret = cgroup_v2_root(s->root, sizeof(s->root));
+	ret = cgview_open(&s->view, NULL);
 	if (ret == -ENOENT) {
 		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): "
 		       "-G and --all-cgroups need it; mount it (mount -t cgroup2 none DIR) or "
@@ -91,6 +92,9 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 		       strerror(-ret));
 		return EXIT_FAILURE;
 	}
+	/* Counts would be right either way; paths relative to a subtree must be said. */
+	if (s->view.kind == CGVIEW_SUBTREE || o->verbose)
+		pr_notice("cgroup view: %s", s->view.why);
 	s->patterns = calloc(o->nr_cgroups + 1, sizeof(*s->patterns));
 	if (!s->patterns) {
 		pr_err("out of memory");
@@ -100,7 +104,7 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 		__u64 id;
 		int level;
 
-		ret = cgroup_normalize(s->root, o->cgroups[i], path, sizeof(path), err, sizeof(err));
+		ret = cgroup_normalize(s->view.mount, o->cgroups[i], path, sizeof(path), err, sizeof(err));
 		if (ret) {
 			pr_err("cgroup '%s': %s", o->cgroups[i],
 			       ret == -EINVAL ? err : strerror(-ret));
@@ -113,9 +117,9 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 			return EXIT_USAGE;
 		}
 		if (!cgroup_is_pattern(path)) {
-			ret = cgroup_id(s->root, path, &id);
+			ret = cgroup_id(s->view.root, path, &id);
 			if (ret) {
-				pr_err("cannot open cgroup '%s%s': %s", s->root,
+				pr_err("cannot open cgroup '%s%s': %s", s->view.shown,
 				       strcmp(path, "/") ? path : "", strerror(-ret));
 				return EXIT_USAGE;
 			}
@@ -135,6 +139,16 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 			*levels |= 1ULL << l;
 		if ((__u32)o->depth > *max_level)
 			*max_level = o->depth;
+	}
+	if (s->view.kind == CGVIEW_SUBTREE) {
+		/*
+		 * The BPF side's levels are the host's, and how deep the view's root lies is not
+		 * known: every level may hold a tracked cgroup, every new one is recorded (the
+		 * hook still takes levels up to CGTMA_MAX_LEVEL; deeper ones are found by the
+		 * next rescan).
+		 */
+		*levels = ~0ULL;
+		*max_level = 63;
 	}
 	return 0;
 }
@@ -203,14 +217,14 @@ static void rescan(struct session *s)
 	for (int i = 0; i < s->tk.nr; i++)
 		s->tk.tracked[i].present = false;
 	for (int i = 0; i < s->nr_patterns && !err; i++)
-		err = cgroup_expand(s->root, s->patterns[i], rescan_cb, s);
+		err = cgroup_expand(s->view.root, s->patterns[i], rescan_cb, s);
 	if (!err && s->o->all_cgroups)
-		err = cgroup_walk(s->root, s->o->depth, rescan_cb, s);
+		err = cgroup_walk(s->view.root, s->o->depth, rescan_cb, s);
 	if (err) {
 		/* Do not mistake a failed scan for removals. */
 		for (int i = 0; i < s->tk.nr; i++)
 			s->tk.tracked[i].present = true;
-		pr_warn("cannot rescan cgroups under %s: %s", s->root, strerror(-err));
+		pr_warn("cannot rescan cgroups under %s: %s", s->view.shown, strerror(-err));
 	}
 }
 
@@ -218,19 +232,22 @@ static void rescan(struct session *s)
 static int adopt_new_cgroups(struct session *s)
 {
 	struct cgtma_new_cgroup n;
+	char path[sizeof(n.path)];
 	int err;
 
 	while (collector__pop_new_cgroup(s->col, &n) == 0) {
 		n.path[sizeof(n.path) - 1] = '\0';
 		if (find_tracked(s, n.id) >= 0)
 			continue;
-		if (!wanted(s, n.path)) {
+		/* The hook records host paths; outside the view (or gone): not ours. */
+		if (cgview_translate(s->view.kind, s->view.root, n.path, n.id, path,
+				     sizeof(path)) || !wanted(s, path)) {
 			err = collector__untrack(s->col, n.id);
 			if (err)
 				return err;
 			continue;
 		}
-		err = track(s, n.id, n.path);
+		err = track(s, n.id, path);
 		if (err)
 			return err;
 	}
@@ -570,16 +587,16 @@ static int start_tracking(struct session *s)
 
 	collector__cgroups_changed(s->col, &s->changes_seen);
 	for (int i = 0; i < s->nr_patterns && !err; i++) {
-		err = cgroup_expand(s->root, s->patterns[i], initial_scan_cb, s);
+		err = cgroup_expand(s->view.root, s->patterns[i], initial_scan_cb, s);
 		/* A glob matching nothing yet is fine: containers come and go. */
 		if (!err && cgroup_is_pattern(s->patterns[i]) &&
 		    !pattern_matches_tracked(s, s->patterns[i]))
 			pr_warn("'%s' matches no cgroup yet; watching for it", s->patterns[i]);
 	}
 	if (!err && s->o->all_cgroups)
-		err = cgroup_walk(s->root, s->o->depth, initial_scan_cb, s);
+		err = cgroup_walk(s->view.root, s->o->depth, initial_scan_cb, s);
 	if (err)
-		pr_err("cannot list cgroups under %s: %s", s->root, strerror(-err));
+		pr_err("cannot list cgroups under %s: %s", s->view.shown, strerror(-err));
 	return err;
 }
 
@@ -651,6 +668,7 @@ static void session_release(struct session *s)
 		output_close(s->outputs[i]);
 	collector__destroy(s->col);
 	tracker_release(&s->tk);
+	cgview_close(&s->view);
 	for (int i = 0; i < s->nr_patterns; i++)
 		free(s->patterns[i]);
 	free(s->patterns);
@@ -666,7 +684,7 @@ static void session_release(struct session *s)
 
 int session_run(const struct session_opts *o)
 {
-	struct session s = { .o = o };
+	struct session s = { .o = o, .view.fd = -1 };
 	struct collector_opts co = {};
 	sigset_t block, old;
 	struct utsname uts;

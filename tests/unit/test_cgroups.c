@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "cgview.h"
 #include "mounts.h"
 #include "test.h"
 
@@ -492,6 +493,99 @@ static void test_walk(void)
 	}
 }
 
+struct mounts_seen {
+	char text[1024];
+};
+
+static int mounts_cb(const char *mroot, const char *mnt, void *ctx)
+{
+	struct mounts_seen *m = ctx;
+	size_t n = strlen(m->text);
+
+	snprintf(m->text + n, sizeof(m->text) - n, "%s[%s=%s]", n ? " " : "", mnt, mroot);
+	return strcmp(mnt, "/stop") == 0 ? 7 : 0;
+}
+
+static int mounts_in(const char *text, struct mounts_seen *m)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/mountinfo", tmp);
+	write_file(path, text);
+	memset(m, 0, sizeof(*m));
+	return mount_each(path, "cgroup2", mounts_cb, m);
+}
+
+/* Every mount of the type, its root as mountinfo shows it ("/.." from a private namespace). */
+static void test_mount_each(void)
+{
+	struct mounts_seen m;
+
+	CHECK_INT(mounts_in(container, &m), 0);
+	CHECK_STR(m.text, "[/sys/fs/cgroup=/kubepods/pod1/abc] [/host/sys/fs/cgroup=/]");
+	CHECK_INT(mounts_in("62 52 0:38 /../.. /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+			    "63 52 0:38 /my\\040ns /mnt/a\\011b rw - cgroup2 cgroup2 rw\n"
+			    "64 52 0:38 / /stop rw - cgroup2 cgroup2 rw\n"
+			    "65 52 0:38 / /after rw - cgroup2 cgroup2 rw\n", &m), 7);
+	CHECK_STR(m.text, "[/sys/fs/cgroup/unified=/../..] [/mnt/a\tb=/my ns] [/stop=/]");
+	CHECK_INT(mounts_in(hybrid, &m), 0);
+	CHECK_STR(m.text, "[/sys/fs/cgroup/unified=/]");
+}
+
+/*
+ * The subtree view: the tree's /a stands in for a namespace's root, host paths from the
+ * mkdir hook have more components above it. A suffix names the cgroup only with its id.
+ */
+static void test_view(void)
+{
+	char view[4400], outb[256], path[4400], mi[4096];
+	const char *out = outb;
+	__u64 id_cd, id_c, id_b;
+	struct cgview v;
+	FILE *f;
+
+	snprintf(view, sizeof(view), "%s/a", root);
+	CHECK_INT(cgroup_id(view, "/c/d", &id_cd), 0);
+	CHECK_INT(cgroup_id(view, "/c", &id_c), 0);
+	CHECK_INT(cgroup_id(view, "/b", &id_b), 0);
+	CHECK_INT(cgview_translate(CGVIEW_SUBTREE, view, "/kubepods/pod1/a/c/d", id_cd, outb,
+				   sizeof(outb)), 0);
+	CHECK_STR(out, "/c/d");
+	CHECK_INT(cgview_translate(CGVIEW_SUBTREE, view, "/x/c", id_c, outb, sizeof(outb)), 0);
+	CHECK_STR(out, "/c");
+	/* Another cgroup named like one of the view's, elsewhere: not ours. */
+	CHECK_INT(cgview_translate(CGVIEW_SUBTREE, view, "/other/b", id_b + 1000000, outb,
+				   sizeof(outb)), -ENOENT);
+	CHECK_INT(cgview_translate(CGVIEW_SUBTREE, view, "/x/gone", id_b, outb, sizeof(outb)),
+		  -ENOENT);
+	CHECK_INT(cgview_translate(CGVIEW_SUBTREE, view, "/x/c", id_c, outb, 2), -ENAMETOOLONG);
+	/* The host views: the hook's paths are theirs. */
+	CHECK_INT(cgview_translate(CGVIEW_HOST, view, "/kubepods/pod1", 5, outb, sizeof(outb)), 0);
+	CHECK_STR(out, "/kubepods/pod1");
+	CHECK_INT(cgview_translate(CGVIEW_HANDLE, "/proc/self/fd/3", "/a/b", 5, outb, sizeof(outb)),
+		  0);
+	CHECK_STR(out, "/a/b");
+
+	/* No mount shows the hierarchy's root (these are no cgroup2 at all): the one mounted in
+	 * the namespace (root "/") is the view, and the namespace is private. */
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	f = fopen(mi, "w");
+	fprintf(f, "1 0 0:9 /k8s/x %s/b rw - cgroup2 c rw\n2 0 0:9 / %s rw - cgroup2 c rw\n",
+		view, view);
+	fclose(f);
+	CHECK_INT(cgview_open(&v, mi), 0);
+	CHECK_INT(v.kind, CGVIEW_SUBTREE);
+	CHECK_STR(v.root, view);
+	CHECK_STR(v.mount, view);
+	CHECK(v.private_ns, "a namespace-rooted mount only: private");
+	CHECK(strstr(v.why, "this cgroup namespace's subtree") != NULL, "why: %s", v.why);
+	cgview_close(&v);
+	write_file(mi, "");
+	CHECK_INT(cgview_open(&v, mi), -ENOENT);
+	snprintf(path, sizeof(path), "%s/none", tmp);
+	CHECK_INT(cgview_open(&v, path), -ENOENT);
+}
+
 int main(void)
 {
 	char cmd[4200];
@@ -508,6 +602,8 @@ int main(void)
 	test_id();
 	test_expand();
 	test_walk();
+	test_mount_each();
+	test_view();
 
 	ret = test_done("cgroups");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);

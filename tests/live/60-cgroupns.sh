@@ -1,0 +1,127 @@
+#!/bin/bash
+# cgtma in a private cgroup namespace, as in a container. A shell moves into the test's
+# cgroup ns/ and runs cgtma under `unshare --cgroup --mount`, so the namespace's root is
+# ns/, not the host's root. Three views (user/cgview.h):
+#   kept     the namespace kept the host's cgroup2 mount (which then shows the hierarchy's
+#            root, as "/../.." in mountinfo): host paths through it;
+#   remount  cgroup2 is mounted afresh in the namespace, as a container runtime does (it
+#            shows ns/ only): cgtma opens the host's root by file handle; host paths;
+#   subtree  the same without CAP_DAC_READ_SEARCH (capsh drops it): only ns/ is visible and
+#            paths are relative to it, which cgtma says in one line.
+# Counting syscalls:sys_enter_getppid (exact), with workloads in ns/in (inside the
+# namespace's subtree, started from inside it through its own mount), in out (a host cgroup
+# outside it, started from the host), and in ns/new1, created after cgtma started (the mkdir
+# hook records its host path, which the subtree view translates by id). In the subtree view
+# a decoy out/new2 is made after the start next to the view's own /new2: same relative name,
+# other id, its calls must not count for /new2.
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N_IN=60000 N_OUT=45000 N_NEW=30000 N_NEW2=20000 N_DECOY=25000
+
+command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+unshare --cgroup --mount true 2>/dev/null || skip "cannot unshare cgroup and mount namespaces"
+
+# sum FILE CGROUP: its count summed over the interval lines.
+sum() {
+	jq -s --arg cg "$2" --arg ev "$EV" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
+		 add // 0' "$1"
+}
+# cgroups FILE: the cgroup rows' names on the summary line, sorted, one line.
+cgroups() {
+	jq -r 'select(.summary == true) | [.rows[] | select(.scope == "cgroup") | .cgroup] |
+	       sort | join(" ")' "$1"
+}
+
+# start_ns MODE OUT CGTMA-ARGS...: cgtma in a new cgroup namespace rooted at ns/.
+start_ns() {
+	local mode=$1 out=$2 mnt=$CG_ROOT inner
+	shift 2
+	case $mode in
+	kept) inner='exec "$@"' ;;
+	remount) inner='umount "$M" && mount -t cgroup2 none "$M" && exec "$@"' ;;
+	subtree) inner='umount "$M" && mount -t cgroup2 none "$M" &&
+		exec capsh --drop=cap_dac_read_search -- -c '\''exec "$@"'\'' capsh "$@"' ;;
+	esac
+	: >"$out"
+	(
+		echo $BASHPID >"$CG_ROOT/$CG_BASE/ns/cgroup.procs" || exit 1
+		M=$mnt exec unshare --cgroup --mount bash -c "$inner" bash \
+			"$CGTMA" -v -e "$EV" -I 200 --json "$@" >"$out" 2>"$TMP/err"
+	) &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+}
+
+stop() {
+	wait_lines "$1" $(($(wc -l <"$1") + 1))
+	kill -INT $cgtma_pid
+	wait $cgtma_pid || fail "$2: cgtma exited $?: $(cat "$TMP/err")"
+}
+
+# view MODE TEXT: the -v line says which view is in use.
+view() {
+	grep -q "^cgtma: cgroup view: $2" "$TMP/err" ||
+		fail "$1: -v does not say '$2': $(grep 'cgroup view' "$TMP/err")"
+	echo "$1: $(grep '^cgtma: cgroup view' "$TMP/err")"
+}
+
+host_case() {
+	local mode=$1 out=$TMP/out-$1 IN OUT NEW
+	IN=$(cg_path ns/in) OUT=$(cg_path out) NEW=$(cg_path ns/new1)
+	start_ns "$mode" "$out" -G "$IN" -G "$CG_ROOT$OUT" -G "/$CG_BASE/ns/new*"
+	# Inside: started by a process of the namespace, joining ns/in by its namespace path.
+	( echo $BASHPID >"$CG_ROOT/$CG_BASE/ns/cgroup.procs" &&
+		exec unshare --cgroup --mount bash -c \
+			'umount "$1" && mount -t cgroup2 none "$1" && exec "$2" cgexec "$1/in" "$2" getppid "$3" 40' \
+			bash "$CG_ROOT" "$WORKLOAD" $N_IN ) & _started+=($!)
+	cg_start out "$WORKLOAD" getppid $N_OUT 40
+	cg_make ns/new1
+	cg_start ns/new1 "$WORKLOAD" getppid $N_NEW 40
+	cg_wait
+	stop "$out" "$mode"
+	[ "$mode" = kept ] && view $mode "the host's hierarchy at $CG_ROOT"
+	[ "$mode" = remount ] && view $mode "the host's hierarchy, its root opened by file handle"
+	local got want
+	got=$(cgroups "$out")
+	want=$(printf '%s\n' "$IN" "$NEW" "$OUT" | sort | paste -sd' ')
+	[ "$got" = "$want" ] || fail "$mode: cgroups '$got', want the host paths '$want'"
+	local si=$(sum "$out" "$IN") so=$(sum "$out" "$OUT") sn=$(sum "$out" "$NEW")
+	echo "$mode: inside $si outside $so new $sn (want $N_IN $N_OUT $N_NEW)"
+	[ "$si" = $N_IN ] || fail "$mode: $IN (inside) counted $si, want $N_IN"
+	[ "$so" = $N_OUT ] || fail "$mode: $OUT (outside) counted $so, want $N_OUT"
+	[ "$sn" = $N_NEW ] || fail "$mode: $NEW (made after the start) counted $sn, want $N_NEW"
+	rmdir "$CG_ROOT/$CG_BASE/ns/new1" || fail "cannot remove ns/new1"
+}
+
+cg_make ns/in
+cg_make out
+host_case kept
+host_case remount
+
+command -v capsh >/dev/null || skip "capsh (libcap2-bin) is not installed: the subtree view is untested"
+cg_make ns/new2
+out=$TMP/out-subtree
+start_ns subtree "$out" -G /in -G "/new*"
+cg_start ns/in "$WORKLOAD" getppid $N_IN 40
+cg_start out "$WORKLOAD" getppid $N_OUT 40
+cg_make ns/new1
+cg_start ns/new1 "$WORKLOAD" getppid $N_NEW 40
+cg_start ns/new2 "$WORKLOAD" getppid $N_NEW2 40
+cg_make out/new2
+cg_start out/new2 "$WORKLOAD" getppid $N_DECOY 40
+cg_wait
+stop "$out" subtree
+view subtree "only this cgroup namespace's subtree is visible"
+[ "$(grep -c 'cgroup view' "$TMP/err")" = 1 ] || fail "subtree: not one line on the view"
+got=$(cgroups "$out")
+[ "$got" = "/in /new1 /new2" ] || fail "subtree: cgroups '$got', want '/in /new1 /new2'"
+si=$(sum "$out" /in) sn=$(sum "$out" /new1) sn2=$(sum "$out" /new2)
+echo "subtree: /in $si /new1 $sn /new2 $sn2 (want $N_IN $N_NEW $N_NEW2; out/new2's $N_DECOY not)"
+[ "$si" = $N_IN ] || fail "subtree: /in counted $si, want $N_IN"
+[ "$sn" = $N_NEW ] || fail "subtree: /new1 (made after the start) counted $sn, want $N_NEW"
+[ "$sn2" = $N_NEW2 ] || fail "subtree: /new2 counted $sn2, want $N_NEW2 (out/new2 is not it)"
+echo ok

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which cgroup v2 hierarchy cgtma reads, and as whom. On a host the v2 mount shows the
+ * hierarchy's root and paths are the host's. In a container with a private cgroup namespace
+ * (podman's default on v2, crucible's engine, a Kubernetes DaemonSet) the container's own
+ * cgroup2 mount shows only its subtree, and the paths it would give are relative to that:
+ * the ids the BPF program sees are global, those paths are not. So:
+ *
+ *   host     a cgroup2 mount here shows the hierarchy's root (a host, or a container that
+ *            kept the host's mount, as `unshare --cgroup` does): read it; paths are host paths.
+ *   handle   none does, but the root can be opened by its file handle through a mount of the
+ *            hierarchy (open_by_handle_at(2) needs CAP_DAC_READ_SEARCH in the initial user
+ *            namespace, as a privileged container has): read the host's hierarchy through
+ *            that descriptor; paths are host paths, the same as on the host.
+ *   subtree  neither: only the namespace's subtree is visible, and paths are relative to its
+ *            root. The BPF side's levels are the host's and that root's depth is unknown, so
+ *            every level is looked up; paths the mkdir hook records (host paths) are
+ *            translated by id (cgview_translate).
+ *
+ * The hierarchy's root is the cgroup with id 1 (kernfs numbers its root 1).
+ */
+#ifndef CGTMA_CGVIEW_H
+#define CGTMA_CGVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+enum cgview_kind { CGVIEW_HOST, CGVIEW_HANDLE, CGVIEW_SUBTREE };
+
+struct cgview {
+	enum cgview_kind kind;
+	char root[4096];	/* the directory the cgroup paths are relative to, to read */
+	char mount[4096];	/* the cgroup2 mount point: -G's absolute paths have it stripped */
+	char shown[4096];	/* what messages prefix a path with: the mount, or "host:" */
+	bool private_ns;	/* this process's cgroup namespace is not the host's */
+	char why[4096 + 512];	/* how the view was chosen, for -v */
+	int fd;			/* the root opened by handle, or -1 */
+};
+
+/* The cgroup id of the hierarchy's root. */
+#define CGVIEW_ROOT_ID 1
+
+/*
+ * Chooses the view from mountinfo (NULL: /proc/self/mountinfo). 0, -ENOENT when cgroup2 is
+ * not mounted, or -errno. cgview_close() releases it.
+ */
+int cgview_open(struct cgview *v, const char *mountinfo);
+void cgview_close(struct cgview *v);
+
+/*
+ * A path the BPF mkdir hook recorded (relative to the hierarchy's root) as a path of the
+ * view: the same in the host views; in the subtree view, the suffix of it that names the
+ * cgroup with this id under root. 0, -ENOENT when the cgroup is not in the view (or gone),
+ * -ENAMETOOLONG.
+ */
+int cgview_translate(enum cgview_kind kind, const char *root, const char *host_path, __u64 id,
+		     char *out, size_t len);
+
+#endif
