@@ -17,9 +17,10 @@ build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-
 # prometheus is the real scraper of the exporter test; chromium renders the HTML report;
 # iproute2, procps, util-linux and curl are what the tests drive workloads with; iperf3 is the
 # network stream of the interrupt tests and benchmark; podman (with Debian's crun) runs the
-# container tests from a busybox-static root file system, as no image registry is needed.
+# container tests from a busybox-static root file system, as no image registry is needed;
+# capsh (libcap2-bin) drops a capability for the cgroup-namespace test's subtree view.
 test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chromium
-	fonts-dejavu-core iperf3 podman busybox-static"
+	fonts-dejavu-core iperf3 podman busybox-static libcap2-bin"
 # The kernel matrix (tests/vm/): QEMU runs the guests, debootstrap builds their root file
 # system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
 # and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.
