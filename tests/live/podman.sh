@@ -17,9 +17,13 @@
 #                       --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 always (this sandbox
 #                       lacks CAP_SYS_RESOURCE: podman's default rlimits for root fail) and
 #                       --rm never (so `podman inspect` works after it ends). In the foreground
-#                       unless PODMAN-ARGS has -d; returns podman's exit status. NAME is used as
-#                       given: make it unique (e.g. cgtma-test-$$-web). The container is removed
-#                       (podman rm -f) when the test exits, however it exits.
+#                       unless PODMAN-ARGS has -d (podman then prints the id: redirect it);
+#                       returns podman's exit status. Call it in the test's own shell, not in
+#                       $(...) or a pipeline, where the cleanup list it adds to is lost (or
+#                       add the name to _podman_names yourself, as podman_ready does). NAME
+#                       is used as given: make it unique (e.g. cgtma-test-$$-web). The
+#                       container is removed (podman rm -f) when the test exits, however it
+#                       exits.
 #                       PODMAN_ROOTFS=DIR podman_run ... uses another root filesystem.
 #   podman_cgroup NAME  the container's cgroup v2 path, as cgtma shows it (relative to the v2
 #                       mount): from `podman inspect`'s pid and that pid's /proc/PID/cgroup,
