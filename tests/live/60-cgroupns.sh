@@ -102,7 +102,8 @@ cg_make out
 host_case kept
 host_case remount
 
-command -v capsh >/dev/null || skip "capsh (libcap2-bin) is not installed: the subtree view is untested"
+command -v capsh >/dev/null ||
+	skip "no capsh (libcap2-bin): the subtree view is untested"
 cg_make ns/new2
 out=$TMP/out-subtree
 start_ns subtree "$out" -G /in -G "/new*"
