@@ -4,20 +4,24 @@
  * DIR/metric-data-cgtma.csv (the rules: /work/shared/reference/README.md section 6).
  *
  * The JSON is an array with one entry per series:
- *   {"idx": N, "desc": {"source": "cgtma", "class": C, "type": T, "default-aggregation": A},
+ *   {"idx": N, "desc": {"source": "cgtma", "class": "throughput", "type": T},
  *    "names": {"cgroup": P [, "cpu": "N"|"all"]}}
+ * No "default-aggregation": CDM's v8dev index definitions, which crucible still serves,
+ * reject the key and abort the whole run's indexing. Class is "throughput" for every series:
+ * crucible's docs define "count" as accumulative (a running total), which none of cgtma's
+ * values is, and its own tools label utilisation shares (mpstat Busy-CPU, iostat util,
+ * nvidia-smi util) and rates "throughput".
  * The CSV has one row per series and interval, "idx,begin,end,value", no header.
  *
  * Series:
  * - every reported Top-Down node (levels 1..-l), type the node's name in lower-case
  *   kebab style as crucible's toplev integration named them (Frontend_Bound is
- *   frontend-bound, Memory_Bound memory-bound, L1_Bound l1-bound), value in percent, class
- *   "count", default-aggregation "avg" (percentages of different scopes do not add up);
+ *   frontend-bound, Memory_Bound memory-bound, L1_Bound l1-bound), value in percent (a share
+ *   of the pipeline's slots: a utilisation);
  * - every flat metric (sw: CPU_Utilization is cpu-utilization, Context_Switches
- *   context-switches), value in the metric's unit; class "throughput" and aggregation
- *   "sum" for rates (unit "/s") and CPUs, which add up across scopes, else "count"/"avg";
+ *   context-switches), value in the metric's unit (CPUs, per second, per cycle);
  * - with -e, every event as a rate: count per second, type the event's name in the same
- *   style, "throughput"/"sum".
+ *   style.
  * A type that would repeat another (a model file whose short names collide) uses the full
  * name (backend-bound-memory-bound-l1-bound).
  *
@@ -64,6 +68,7 @@
 #include "strbuf.h"
 
 #define CDM_SOURCE "cgtma"
+#define CDM_CLASS "throughput"
 #define CDM_JSON "metric-data-cgtma.json"
 #define CDM_CSV "metric-data-cgtma.csv"
 #define CDM_TMP ".metric-data-cgtma.json.tmp"
@@ -231,23 +236,6 @@ static int type_of(const struct cdm *c, enum what w, int index)
 	}
 }
 
-/* Rates and CPU counts add up across scopes; percentages and ratios do not. */
-static bool additive(const struct run *run, const struct series *s)
-{
-	const char *unit;
-	size_t n;
-
-	if (s->what == W_EVENT)
-		return true;
-	if (s->what == W_NODE)
-		return false;
-	unit = run->plan->metrics[s->index].unit;
-	if (!unit)
-		return false;
-	n = strlen(unit);
-	return !strcmp(unit, "CPUs") || (n >= 2 && !strcmp(unit + n - 2, "/s"));
-}
-
 /* --- series ----------------------------------------------------------------------------- */
 
 static uint64_t series_key(int place, int type)
@@ -309,10 +297,9 @@ static void drop_series(struct cdm *c, int nr)
 }
 
 /* Appends series i's entry to b: a line of its own, after a comma unless it is the first. */
-static int series_json(const struct cdm *c, const struct run *run, int i, struct strbuf *b)
+static int series_json(const struct cdm *c, int i, struct strbuf *b)
 {
 	const struct series *s = &c->series[i];
-	bool add = additive(run, s);
 	json_object *entry = json_object_new_object();
 	json_object *desc = json_object_new_object();
 	json_object *names = json_object_new_object();
@@ -322,11 +309,8 @@ static int series_json(const struct cdm *c, const struct run *run, int i, struct
 	if (entry && desc && names) {
 		json_object_object_add(entry, "idx", json_object_new_int(i));
 		json_object_object_add(desc, "source", json_object_new_string(CDM_SOURCE));
-		json_object_object_add(desc, "class",
-				       json_object_new_string(add ? "throughput" : "count"));
+		json_object_object_add(desc, "class", json_object_new_string(CDM_CLASS));
 		json_object_object_add(desc, "type", json_object_new_string(c->types[s->type]));
-		json_object_object_add(desc, "default-aggregation",
-				       json_object_new_string(add ? "sum" : "avg"));
 		json_object_object_add(names, "cgroup", json_object_new_string(s->cgroup));
 		if (s->cpu != CPU_NONE) {
 			if (s->cpu == CPU_ALL)
@@ -479,13 +463,13 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 }
 
 /* Adds the new series' entries to the JSON and writes it; on failure forgets them. */
-static int publish_series(struct cdm *c, const struct run *run, int old_nr)
+static int publish_series(struct cdm *c, int old_nr)
 {
 	size_t old_len = c->json.len;
 	int err = 0;
 
 	for (int i = old_nr; i < c->nr_series && !err; i++)
-		err = series_json(c, run, i, &c->json);
+		err = series_json(c, i, &c->json);
 	if (!err)
 		err = write_json(c, c->json.buf, c->json.len);
 	if (err) {
@@ -526,7 +510,7 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 	}
 	if (err)
 		goto out;
-	if (c->nr_series > old_nr && publish_series(c, run, old_nr)) {
+	if (c->nr_series > old_nr && publish_series(c, old_nr)) {
 		int k = 0;
 
 		/* Their rows go with them. */

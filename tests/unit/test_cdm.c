@@ -3,7 +3,8 @@
  * --cdm: crucible's metric files. Synthetic intervals (the spr plan from a vector's counts,
  * the sw model, -e events) go through the sink; after every interval the pair on disk must
  * follow every rule of CDM (the reference README, section 6): a JSON array of
- * {idx, desc{source, class, type, default-aggregation}, names{...}} with no other keys and
+ * {idx, desc{source, class, type}, names{...}} with exactly those keys (no
+ * default-aggregation: CDM's v8dev index rejects it; class throughput, never count) and
  * known name keys, CSV rows "idx,begin,end,value" of integer milliseconds whose idx is in
  * the JSON, begin <= end, each series' next begin its previous end + 1, no NaN or Inf.
  * Then what the rows say: node series in percent with crucible's toplev type names, the
@@ -124,19 +125,16 @@ static bool read_files(const char *dir, struct files *out)
 		    !json_object_object_get_ex(e, "names", &names))
 			continue;
 		json_object_object_foreach(desc, k, dv) {
-			CHECK(!strcmp(k, "source") || !strcmp(k, "class") || !strcmp(k, "type") ||
-			      !strcmp(k, "default-aggregation"), "entry %zu: desc key '%s'", i, k);
+			CHECK(!strcmp(k, "source") || !strcmp(k, "class") || !strcmp(k, "type"),
+			      "entry %zu: desc key '%s'", i, k);
 			CHECK(json_object_is_type(dv, json_type_string), "entry %zu: %s not a string", i, k);
 			nkeys++;
 		}
 		CHECK(json_object_object_get_ex(desc, "source", &v) && json_object_object_get_ex(desc, "class", &v) &&
 		      json_object_object_get_ex(desc, "type", &v), "entry %zu: desc lacks a key", i);
-		if (json_object_object_get_ex(desc, "default-aggregation", &v)) {
-			const char *a = json_object_get_string(v);
-
-			CHECK(!strcmp(a, "sum") || !strcmp(a, "avg") || !strcmp(a, "max") || !strcmp(a, "min"),
-			      "entry %zu: aggregation '%s'", i, a);
-		}
+		CHECK_INT(nkeys, 3);
+		if (json_object_object_get_ex(desc, "class", &v))
+			CHECK_STR(json_object_get_string(v), "throughput");
 		json_object_object_foreach(names, nk, nv) {
 			CHECK(known_name(nk), "entry %zu: name key '%s'", i, nk);
 			CHECK(json_object_is_type(nv, json_type_string), "entry %zu: name %s not a string", i, nk);
@@ -329,8 +327,7 @@ static void check_nodes(void)
 	}
 	idx = find_idx(f.json, "backend-bound", "/", NULL);
 	CHECK_STR(desc_str(f.json, idx, "source"), "cgtma");
-	CHECK_STR(desc_str(f.json, idx, "class"), "count");
-	CHECK_STR(desc_str(f.json, idx, "default-aggregation"), "avg");
+	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
 	/* The system: every interval, from the run's start, chained; the root once. */
 	CHECK_INT(rows_of(&f, idx, r, 8), 4);
 	CHECK_INT(r[0].begin, start_ms);
@@ -398,7 +395,6 @@ static void check_metrics(void)
 	idx = find_idx(f.json, "cpu-utilization", "/", "all");
 	CHECK(idx >= 0, "system cpu-utilization, cpu all");
 	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
-	CHECK_STR(desc_str(f.json, idx, "default-aggregation"), "sum");
 	CHECK_INT(rows_of(&f, idx, r, 4), 1);
 	CHECK_NEAR(r[0].value, 1.5, 1e-9);
 	CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000));
