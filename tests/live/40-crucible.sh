@@ -6,7 +6,9 @@
 #    glob as its param (--arg=value, as rickshaw renders params), a workload in that cgroup,
 #    cgtma-stop, then, as rickshaw-post-process-tools does, postprocess/ and metric-data-* at
 #    the root deleted, postprocess/ made again and cgtma-post-process run there. The published
-#    pair must pass every rule and hold the workload's cgroup and the system.
+#    pair must pass every rule and hold the workload's cgroup and the system, published as
+#    toolbox's CDMMetrics does: postprocess/metric-data-cgtma.json.xz and .csv.xz, no
+#    series zero throughout, no row repeating its predecessor's value.
 # 2. A killed run (kill -9 mid-run): the files must still pass and hold every interval that
 #    was printed before the kill (bar one it may have died writing).
 # 3. Faults: a read-only --cdm directory and a path under a file end cgtma with exit 1, the
@@ -14,6 +16,12 @@
 #    cgtma goes on with its other output to the end, says once what it could not write (and
 #    at the end how much), exits 1 as data was lost, and the files keep whole rows only.
 # 4. When `cgtma report` works: a --record replayed with --cdm passes the same rules.
+# 5. Failures are seen where crucible shows them (it ignores start's and stop's exit
+#    status): a bad parameter, an unknown option, and a cgtma that dies mid-run each leave
+#    the reason in cgtma-failed.txt; cgtma-post-process prints it, exits 1 and publishes no
+#    metric file.
+# 6. --container=GLOB and --pod=NS/GLOB reach cgtma as -G container:GLOB and -G pod:NS/GLOB
+#    (a stand-in cgtma records its command line).
 . "$(dirname "$0")/lib.sh"
 
 TOOLS=$(cd "$(dirname "$0")/../../tools/crucible" && pwd)
@@ -29,7 +37,9 @@ W=$(cg_path W)
 NAME_KEYS='["cgroup","container","pod","cpu","core","package","die","thread","node","socket",
 	"pid","tid","cmd","id","type","level","domain","num"]'
 
-# validate DIR: the pair in DIR passes every CDM rule; prints what breaks one.
+# validate DIR: the pair in DIR passes every CDM rule; prints what breaks one. Desc keys
+# are exactly source, class, type: CDM's v8dev index rejects default-aggregation (and
+# aborts the run's indexing); class is throughput (count means a running total).
 validate() {
 	local dir=$1 json=$1/metric-data-cgtma.json csv=$1/metric-data-cgtma.csv errs
 	[ -f "$json" ] && [ -f "$csv" ] || fail "$dir: no metric-data-cgtma.json and .csv pair"
@@ -40,10 +50,9 @@ validate() {
 			(keys == ["desc", "idx", "names"]) and
 			(.idx | type == "number" and . == floor and . >= 0) and
 			(.desc | type == "object" and
-				(keys - ["source", "class", "type", "default-aggregation"] == []) and
-				has("source") and has("class") and has("type") and
+				(keys == ["class", "source", "type"]) and
 				all(.[]; type == "string" and length > 0) and
-				((.["default-aggregation"] // "sum") | IN("sum", "avg", "max", "min"))) and
+				.class == "throughput") and
 			(.names | type == "object" and (keys - $keys == []) and
 				all(.[]; type == "string" and length > 0)))
 	' "$json" >/dev/null || fail "$json breaks the JSON rules: $(head -c 600 "$json")"
@@ -100,7 +109,8 @@ u1=$(usage)
 sleep 0.3
 "$TOOLS/cgtma-stop" "--cgroup=$W/w*" --interval=0.2 --level=1 ||
 	fail "cgtma-stop failed: $(cat cgtma-stop-stderrout.txt)"
-! kill -0 "$pid" 2>/dev/null || fail "cgtma still runs after cgtma-stop"
+# (A zombie its reaper has not collected yet has stopped.)
+! grep -qv '^[^)]*) Z' "/proc/$pid/stat" 2>/dev/null || fail "cgtma still runs after cgtma-stop"
 grep -q "summary" <(xz -dc cgtma-stdout.jsonl.xz 2>/dev/null || cat cgtma-stdout.jsonl) ||
 	fail "cgtma did not end with its summary (stopped cleanly?)"
 validate "$tool/cgtma-data"
@@ -110,8 +120,23 @@ mkdir -p postprocess && touch postprocess/stale metric-data-stale.json metric-da
 rm -rf postprocess && mkdir postprocess && rm -f metric-data-* post-process-output.txt
 (cd "$tool" && "$TOOLS/cgtma-post-process" >postprocess/post-process-output.txt 2>&1) ||
 	fail "cgtma-post-process failed: $(cat postprocess/post-process-output.txt)"
-pp=$tool/postprocess
+# Published as toolbox publishes: the .xz pair and nothing else next to the output.
+[ "$(cd postprocess && ls -A | sort | tr '\n' ' ')" = \
+	"metric-data-cgtma.csv.xz metric-data-cgtma.json.xz post-process-output.txt " ] ||
+	fail "postprocess/ holds $(ls -A postprocess | tr '\n' ' '), not the .xz pair and the output"
+pp=$TMP/pp
+mkdir "$pp"
+for f in json csv; do
+	xz -t "postprocess/metric-data-cgtma.$f.xz" || fail "postprocess/metric-data-cgtma.$f.xz is not xz"
+	xz -dc "postprocess/metric-data-cgtma.$f.xz" >"$pp/metric-data-cgtma.$f"
+done
 validate "$pp"
+# Merged and dropped as toolbox's CDMMetrics does.
+jq -Rne '[inputs | split(",") | {i: .[0], v: (.[3] | tonumber)}] | group_by(.i) |
+	all(.[]; any(.[]; .v != 0)) and
+	all(.[]; . as $r | all(range(1; length); $r[.].v != $r[. - 1].v))' \
+	"$pp/metric-data-cgtma.csv" >/dev/null ||
+	fail "a published series is zero throughout or repeats a value in adjacent rows"
 [ "$(jq length "$pp/metric-data-cgtma.json")" -gt 0 ] || fail "no series published"
 jq -e 'all(.[]; .desc.source == "cgtma" and (.desc.type | test("^[a-z0-9]+(-[a-z0-9]+)*$")))' \
 	"$pp/metric-data-cgtma.json" >/dev/null || fail "source or type style"
@@ -226,4 +251,74 @@ if "$CGTMA" report --help >/dev/null 2>&1 && "$CGTMA" --help 2>&1 | grep -q -- -
 		echo "note: --record failed, report check not run: $(cat "$TMP/rec.err")"
 	fi
 fi
+# --- 5. failures, as crucible shows them -----------------------------------------------------
+# post_process_fails DIR WHAT PATTERN: in tool directory DIR, rickshaw's post-process step
+# exits nonzero, its output says PATTERN, and nothing but the output is in postprocess/.
+post_process_fails() {
+	local dir=$1 what=$2 pattern=$3 out
+	rm -rf "$dir/postprocess" && mkdir "$dir/postprocess"
+	if (cd "$dir" && "$TOOLS/cgtma-post-process" >postprocess/post-process-output.txt 2>&1); then
+		fail "$what: cgtma-post-process exited 0: $(cat "$dir/postprocess/post-process-output.txt")"
+	fi
+	out=$(cat "$dir/postprocess/post-process-output.txt")
+	grep -qF -- "$pattern" <<<"$out" || fail "$what: the post-process output does not say '$pattern': $out"
+	grep -q "no cgtma metrics published" <<<"$out" || fail "$what: the output does not say nothing was published: $out"
+	[ "$(ls -A "$dir/postprocess")" = post-process-output.txt ] ||
+		fail "$what: postprocess/ holds $(ls -A "$dir/postprocess" | tr '\n' ' ')"
+	! ls "$dir"/metric-data-* >/dev/null 2>&1 || fail "$what: metric files at the tool directory's root"
+}
+
+CGTMA_ABS=$(readlink -f "$CGTMA")
+for bad in "--model=no-such-model|no built-in model 'no-such-model'" \
+	"--level=1 --bogus=1|unrecognized option" \
+	"--interval=soon|--interval 'soon': seconds expected" \
+	"--pod=nonamespace|--pod 'nonamespace': NAMESPACE/NAME expected"; do
+	params=${bad%%|*} pattern=${bad#*|}
+	d=$TMP/bad-$RANDOM
+	mkdir "$d"
+	# shellcheck disable=SC2086 # the params are separate words, as rickshaw passes them
+	(cd "$d" && CGTMA=$CGTMA_ABS "$TOOLS/cgtma-start" $params) &&
+		fail "cgtma-start $params: exit 0"
+	[ -s "$d/cgtma-failed.txt" ] || fail "cgtma-start $params: no cgtma-failed.txt"
+	# shellcheck disable=SC2086
+	(cd "$d" && "$TOOLS/cgtma-stop" $params) && fail "cgtma-stop after a failed start: exit 0"
+	post_process_fails "$d" "cgtma-start $params" "$pattern"
+done
+
+# A cgtma that dies mid-run: its files are valid so far, but not the run's.
+d=$TMP/died
+mkdir "$d"
+(cd "$d" && CGTMA=$CGTMA_ABS "$TOOLS/cgtma-start" --interval=0.1) ||
+	fail "cgtma-start: $(cat "$d/cgtma-start-stderrout.txt")"
+sleep 0.5
+kill -9 "$(cat "$d/cgtma-pid.txt")"
+sleep 0.2
+(cd "$d" && "$TOOLS/cgtma-stop" --interval=0.1) && fail "cgtma-stop of a dead cgtma: exit 0"
+post_process_fails "$d" "a cgtma killed mid-run" "was not running at stop: it ended before the run did"
+
+# --- 6. container and pod params -------------------------------------------------------------
+d=$TMP/names
+mkdir "$d"
+# (Python, not bash: a background job starts with SIGINT ignored, which bash cannot trap.)
+cat >"$TMP/fake-cgtma" <<'EOF'
+#!/usr/bin/env python3
+# Stands in for cgtma: records its arguments, one a line, then "counts" until SIGINT and
+# ends with a summary, as cgtma --json does.
+import os, signal, sys
+open("fake-args.txt", "w").write("".join(a + "\n" for a in sys.argv[1:]))
+os.makedirs("cgtma-data", exist_ok=True)
+open("cgtma-data/metric-data-cgtma.json", "w").write("[]\n")
+signal.signal(signal.SIGINT, lambda *_: (print('{"summary":true}', flush=True), os._exit(0)))
+while True:
+    signal.pause()
+EOF
+chmod +x "$TMP/fake-cgtma"
+(cd "$d" && "$TOOLS/cgtma-start" "--cgtma=$TMP/fake-cgtma" "--container=web-*,db" \
+	"--pod=prod/api-*,kube-system/coredns-*" "--cgroup=/system.slice" "--container=3f2a") ||
+	fail "cgtma-start with container and pod params: $(cat "$d/cgtma-start-stderrout.txt")"
+(cd "$d" && "$TOOLS/cgtma-stop") || fail "cgtma-stop of the stand-in: $(cat "$d/cgtma-stop-stderrout.txt")"
+got=$(grep -A1 -x -- -G "$d/fake-args.txt" | grep -vx -- -G | grep -vx -- -- | tr '\n' ' ')
+[ "$got" = "container:web-* container:db pod:prod/api-* pod:kube-system/coredns-* /system.slice container:3f2a " ] ||
+	fail "the -G selectors cgtma got: '$got'"
+
 echo "ok"
