@@ -18,27 +18,10 @@ for t in prometheus promtool curl ss; do
 		skip "$t is not installed (tools/install-deps.sh test installs it)"
 done
 
-# A loopback port nothing uses, listening or not.
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 30000))
-		[ -z "$(ss -Htan "( sport = :$p )")" ] && { echo $p; return; }
-	done
-	fail "no free loopback port found"
-}
-
 logs() {
 	for f in "$TMP"/*.log; do echo "--- $f"; tail -n 15 "$f"; done >&2
 }
 die() { logs; fail "$*"; }
-
-# Waits up to $1 seconds for the command after it to succeed.
-wait_for() {
-	local t=$1; shift
-	for _ in $(seq $((t * 5))); do "$@" && return 0; sleep 0.2; done
-	return 1
-}
 
 PORT=$(free_port)
 PPORT=$(free_port)

@@ -15,6 +15,8 @@
 #   pingpong_start REL_A REL_B  a ping-pong between two of the test's cgroups on every CPU, in
 #                 the background (cross-cgroup switches by the hundred thousand);
 #                 pingpong_stop ends them (the test's end does too)
+#   free_port     a TCP port nothing uses, listening or not (needs ss)
+#   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
 #   watch_perf_cgroup_sessions   skips now if another perf session counts per-cgroup events
 #                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
 #                 perf_seen then skips a failing check if one ran meanwhile
@@ -54,6 +56,21 @@ _cleanup() {
 }
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
+
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 30000))
+		[ -z "$(ss -Htan "( sport = :$p )")" ] && { echo $p; return; }
+	done
+	fail "no free port found"
+}
+wait_for() {
+	local t=$1
+	shift
+	for _ in $(seq $((t * 5))); do "$@" && return 0; sleep 0.2; done
+	return 1
+}
 
 cg_make() { mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"; }
 cg_path() { echo "/$CG_BASE${1:+/$1}"; }

@@ -1,0 +1,237 @@
+#!/bin/bash
+# A fleet: tools/container/Containerfile, tools/k8s/cgtma-daemonset.yaml and
+# tools/grafana/cgtma-dashboard.json, as far as they can be tried without a cluster.
+#
+# 1. The manifest parses (python3's yaml) and says what cgtma needs: a DaemonSet, privileged,
+#    hostPID, the host's /sys/fs/cgroup mounted, Prometheus scrape annotations whose port is
+#    the container port and the port of the --prometheus argument, which listens on all
+#    addresses.
+# 2. The dashboard parses, and every query it makes finds series: cgtma --prometheus (a
+#    software model file shaped like a Top-Down tree stands in for a PMU: this VM has none)
+#    tracking a busy cgroup, scraped by a real Prometheus; each panel's expression and each
+#    variable's label_values() is asked of Prometheus with the variables set, and must
+#    return data, and every cgtma_* family they name is on cgtma's page.
+# 3. The image builds with podman from local files: a debootstrap'd bookworm imported as
+#    debian:12 stands in for the registry's image (tools/container/import-debian12.sh, kept
+#    in $CGTMA_FLEET_CACHE, default /var/cache/cgtma-fleet); apt inside the build reaches
+#    Debian's mirror over the host's network.
+# 4. The image runs as the DaemonSet runs it: privileged, pid=host, a private cgroup
+#    namespace (podman's default on cgroup v2; asked for explicitly, as this VM is hybrid),
+#    the host's /sys/fs/cgroup mounted read-only. It counts exactly the getppid calls made in
+#    a host cgroup outside its own, by that cgroup's host path; and with the manifest's own
+#    arguments it serves /metrics.
+# Skips: no podman/busybox (podman.sh), no python3 yaml, no prometheus, no base image (no
+# debootstrap or no mirror). A failing build or run fails.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/podman.sh"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+MANIFEST=$ROOT/tools/k8s/cgtma-daemonset.yaml
+DASH=$ROOT/tools/grafana/cgtma-dashboard.json
+IMAGE=localhost/cgtma:fleet-test
+for t in python3 jq curl ss prometheus; do
+	command -v $t >/dev/null || skip "$t is not installed (tools/install-deps.sh test installs it)"
+done
+python3 -c 'import yaml' 2>/dev/null || skip "python3's yaml module is missing (python3-yaml)"
+
+# --- 1. the manifest -----------------------------------------------------------------------
+python3 - "$MANIFEST" >"$TMP/ds-args" <<'EOF' || fail "$MANIFEST: $(cat "$TMP/ds-args")"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+def need(ok, what):
+    if not ok:
+        print(what)
+        sys.exit(1)
+need(len(docs) == 1 and docs[0].get("kind") == "DaemonSet" and
+     docs[0].get("apiVersion") == "apps/v1", "not one apps/v1 DaemonSet")
+spec = docs[0]["spec"]
+tmpl = spec["template"]
+need(spec["selector"]["matchLabels"].items() <= tmpl["metadata"]["labels"].items(),
+     "the selector does not match the pod's labels")
+pod = tmpl["spec"]
+need(pod.get("hostPID") is True, "no hostPID: true")
+need(not pod.get("hostNetwork"), "hostNetwork: Prometheus scrapes the pod's own IP")
+c = pod["containers"]
+need(len(c) == 1, "not one container")
+c = c[0]
+need(c.get("securityContext", {}).get("privileged") is True, "the container is not privileged")
+args = c.get("command", [])[1:] + c.get("args", [])
+need(c.get("command", [""])[0] == "/usr/sbin/cgtma", "the command is not /usr/sbin/cgtma")
+need("--prometheus" in args, "no --prometheus argument")
+listen = args[args.index("--prometheus") + 1]
+need(listen.startswith("0.0.0.0:"), "--prometheus %s does not listen on the pod's IP" % listen)
+port = int(listen.split(":")[1])
+need([p["containerPort"] for p in c["ports"]] == [port], "containerPort is not %d" % port)
+ann = tmpl["metadata"]["annotations"]
+need(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == str(port)
+     and ann.get("prometheus.io/path") == "/metrics", "scrape annotations: %r" % ann)
+vols = {v["name"]: v for v in pod["volumes"]}
+mounts = [m for m in c["volumeMounts"] if m["mountPath"] == "/sys/fs/cgroup"]
+need(len(mounts) == 1 and mounts[0].get("readOnly") is True, "no read-only /sys/fs/cgroup mount")
+need(vols[mounts[0]["name"]].get("hostPath", {}).get("path") == "/sys/fs/cgroup",
+     "/sys/fs/cgroup is not the host's")
+for a in args:
+    print(a)
+EOF
+grep -qx -- --prometheus "$TMP/ds-args" || fail "the manifest's arguments: $(cat "$TMP/ds-args")"
+
+# --- 2. the dashboard, against cgtma's page and a real Prometheus ------------------------------
+jq -e '.panels | length > 0' "$DASH" >/dev/null || fail "$DASH does not parse, or has no panels"
+jq -r '[.. | objects | .expr? | strings] | .[]' "$DASH" >"$TMP/exprs"
+jq -r '.templating.list[] | select(.type == "query") | .query.query' "$DASH" >"$TMP/vars"
+[ "$(wc -l <"$TMP/exprs")" -ge 5 ] || fail "the dashboard has only $(wc -l <"$TMP/exprs") queries"
+grep -q 'cgtma_topdown_ratio.*level="1"' "$TMP/exprs" || fail "no Top-Down level-1 panel"
+
+cat >"$TMP/tree.json" <<'EOF'
+{
+  "name": "fleet_sw_tree",
+  "description": "Test stand-in: a tree shaped like Top-Down over software events (not a Top-Down model)",
+  "vendor": "generic", "source": "tests/live/63-fleet.sh", "match": [],
+  "pmu": {"software": true}, "constants": {},
+  "events": [{"name": "cpu-clock", "encoding": "cpu-clock"},
+             {"name": "context-switches", "encoding": "context-switches"}],
+  "aux": [],
+  "nodes": [
+    {"name": "Frontend_Bound", "parent": null, "level": 1, "domain": "Slots", "area": "FE",
+     "expr": "(1 - Retiring) * 0.5", "thresh": "val > 0.2", "maxval": null, "siblings": [], "desc": "d"},
+    {"name": "Bad_Speculation", "parent": null, "level": 1, "domain": "Slots", "area": "BAD",
+     "expr": "(1 - Retiring) * 0.2", "thresh": "val > 0.2", "maxval": null, "siblings": [], "desc": "d"},
+    {"name": "Backend_Bound", "parent": null, "level": 1, "domain": "Slots", "area": "BE",
+     "expr": "(1 - Retiring) * 0.3", "thresh": "val > 0.2", "maxval": null, "siblings": [], "desc": "d"},
+    {"name": "Retiring", "parent": null, "level": 1, "domain": "Slots", "area": "RET",
+     "expr": "d_ratio(\"cpu-clock\", \"cpu-clock\" + 1000000 * \"context-switches\")",
+     "thresh": "val > 0.7", "maxval": null, "siblings": [], "desc": "d"},
+    {"name": "Memory_Bound", "parent": "Backend_Bound", "level": 2, "domain": "Slots",
+     "area": "BE/Mem", "expr": "Backend_Bound * 0.6", "thresh": "val > 0.1", "maxval": null,
+     "siblings": [], "desc": "d"},
+    {"name": "Core_Bound", "parent": "Backend_Bound", "level": 2, "domain": "Slots",
+     "area": "BE/Core", "expr": "Backend_Bound * 0.4", "thresh": "val > 0.1", "maxval": null,
+     "siblings": [], "desc": "d"}
+  ],
+  "metrics": []
+}
+EOF
+cg_make busy
+BUSY=$(cg_path busy)
+PORT=$(free_port)
+PPORT=$(free_port)
+[ "$PORT" != "$PPORT" ] || PPORT=$(free_port)
+"$CGTMA" --model-file "$TMP/tree.json" -l 2 -G "$BUSY" -I 500 --prometheus "127.0.0.1:$PORT" \
+	>/dev/null 2>"$TMP/cgtma.err" &
+CGTMA_PID=$!
+on_exit "kill $CGTMA_PID; wait $CGTMA_PID"
+cg_start busy "$WORKLOAD" spin 60000
+page_has() { curl -sf "http://127.0.0.1:$PORT/metrics" | grep -qF "cgroup=\"$BUSY\""; }
+wait_for 20 page_has || fail "cgtma's page never showed $BUSY: $(cat "$TMP/cgtma.err")"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page.txt"
+for m in $(grep -oh 'cgtma_[a-z0-9_]*' "$TMP/exprs" "$TMP/vars" | sort -u); do
+	grep -q "^# TYPE $m " "$TMP/page.txt" || fail "the dashboard queries $m, which is not on cgtma's page"
+done
+
+cat >"$TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: cgtma
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+EOF
+prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
+	--web.listen-address="127.0.0.1:$PPORT" --log.level=warn >"$TMP/prometheus.log" 2>&1 &
+PROM_PID=$!
+on_exit "kill $PROM_PID; wait $PROM_PID"
+PROM=http://127.0.0.1:$PPORT
+ready() { curl -sf "$PROM/-/ready" >/dev/null; }
+wait_for 60 ready || fail "Prometheus did not start: $(tail -n 5 "$TMP/prometheus.log")"
+# The variables as Grafana sets them: "All" is .*, the cgroup one of the tracked ones.
+subst() {
+	sed -e 's/\$instance/.*/g' -e "s|\\\$cgroup|$BUSY|g" -e 's/\$node/Backend_Bound/g' \
+		-e 's/\$__rate_interval/5s/g' <<<"$1"
+}
+n_result() {
+	curl -sfG --data-urlencode "query=$1" "$PROM/api/v1/query" | jq -r '.data.result | length'
+}
+# Two scrapes at least, for rate().
+has_rate() { [ "$(n_result 'count_over_time(up[1m])' 2>/dev/null)" -gt 0 ] &&
+	[ "$(curl -sfG --data-urlencode 'query=count_over_time(up[1m])' "$PROM/api/v1/query" |
+		jq -r '.data.result[0].value[1]')" -ge 3 ]; }
+wait_for 30 has_rate || fail "Prometheus scraped cgtma fewer than 3 times in 30 s"
+while read -r e; do
+	q=$(subst "$e")
+	n=$(n_result "$q")
+	[ "${n:-0}" -gt 0 ] || fail "the dashboard's query returns nothing: $q"
+	echo "panel query: $n series: $q"
+done <"$TMP/exprs"
+while read -r v; do
+	q=$(subst "$v")
+	[[ $q =~ ^label_values\((.*),\ *([a-z_]+)\)$ ]] || fail "variable query not label_values(SEL, LABEL): $v"
+	sel=${BASH_REMATCH[1]} label=${BASH_REMATCH[2]}
+	vals=$(curl -sfG --data-urlencode "match[]=$sel" "$PROM/api/v1/series" |
+		jq -r --arg l "$label" '[.data[][$l] | strings] | unique | join(" ")')
+	[ -n "$vals" ] || fail "the dashboard's variable finds no $label: $v"
+	echo "variable $label: $vals"
+done <"$TMP/vars"
+kill "$PROM_PID" "$CGTMA_PID"
+wait "$PROM_PID" "$CGTMA_PID" 2>/dev/null
+xargs -r kill <"$CG_ROOT/$CG_BASE/busy/cgroup.procs"
+
+# --- 3. the image ----------------------------------------------------------------------------
+podman_ready
+out=$("$ROOT/tools/container/import-debian12.sh" 2>&1) ||
+	skip "no debian:12 base image: $(tail -n 2 <<<"$out")"
+t0=$SECONDS
+# Host network: the build's apt reaches the mirror as the host does (no bridge set up here).
+podman build --network=host -f "$ROOT/tools/container/Containerfile" -t "$IMAGE" "$ROOT" \
+	>"$TMP/build.log" 2>&1 || fail "podman build failed: $(tail -n 15 "$TMP/build.log")"
+echo "image built in $((SECONDS - t0)) s (cached layers reused): $(podman image inspect -f '{{.Size}}' "$IMAGE") bytes"
+on_exit "podman rmi -f $IMAGE >/dev/null 2>&1"
+
+# --- 4. run as the DaemonSet runs it ---------------------------------------------------------
+# The DaemonSet's settings, and this sandbox's rlimits (no CAP_SYS_RESOURCE: podman.sh).
+DS_OPTS=(--privileged --pid=host --cgroupns=private -v /sys/fs/cgroup:/sys/fs/cgroup:ro
+	--ulimit nofile=4096:4096 --ulimit nproc=4096:4096)
+cg_make host
+HOST=$(cg_path host)
+N=4321
+name=cgtma-fleet-$$
+on_exit "podman rm -f -t 0 $name >/dev/null 2>&1"
+podman run --name "$name" "${DS_OPTS[@]}" "$IMAGE" \
+	-e syscalls:sys_enter_getppid -G "$HOST" -I 200 --json -v >"$TMP/in.jsonl" 2>"$TMP/err" &
+PODMAN_PID=$!
+cgtma_pid=$PODMAN_PID
+wait_lines "$TMP/in.jsonl" 1
+if [ "$(podman inspect -f '{{.State.Running}}' "$name")" != true ]; then
+	wait "$PODMAN_PID"
+	fail "cgtma in the container exited $? at start: $(cat "$TMP/err")"
+fi
+# Its own cgroup namespace really is private, and not the host's.
+pid1=$(podman inspect -f '{{.State.Pid}}' "$name")
+ns_in=$(readlink "/proc/$pid1/ns/cgroup") && ns_here=$(readlink /proc/self/ns/cgroup) ||
+	fail "cannot read the cgroup namespaces of $pid1 and this shell"
+[ "$ns_in" != "$ns_here" ] ||
+	fail "the container shares this shell's cgroup namespace ($ns_here): not the DaemonSet's setting"
+echo "the container's cgroup namespace $ns_in, this shell's $ns_here"
+cg_run host "$WORKLOAD" getppid $N || fail "the workload failed"
+wait_lines "$TMP/in.jsonl" $(($(wc -l <"$TMP/in.jsonl") + 2))
+podman kill -s INT "$name" >/dev/null
+wait "$PODMAN_PID"
+rc=$?
+[ $rc -eq 0 ] || fail "cgtma in the container exited $rc: $(cat "$TMP/err")"
+got=$(jq -s --arg cg "$HOST" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and .cgroup == $cg) | .counts["syscalls:sys_enter_getppid"]] | add' \
+	"$TMP/in.jsonl")
+echo "in the image with the DaemonSet's settings: $HOST counted $got getppid calls (want $N)"
+[ "$got" = $N ] || fail "cgtma in the container counted $got getppid calls in $HOST, want $N: $(cat "$TMP/err")"
+
+# The manifest's own arguments (its port moved to a free one), on the host's network to be
+# scraped from here.
+PORT=$(free_port)
+mapfile -t args < <(sed "s/^0\.0\.0\.0:[0-9]*$/0.0.0.0:$PORT/" "$TMP/ds-args")
+podman run --name "$name-ds" --network=host "${DS_OPTS[@]}" --entrypoint /usr/sbin/cgtma \
+	"$IMAGE" "${args[@]}" >"$TMP/ds.out" 2>&1 &
+on_exit "podman rm -f -t 0 $name-ds >/dev/null 2>&1"
+scraped() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/ds-page.txt" &&
+	grep -q '^cgtma_events_total{scope="system"' "$TMP/ds-page.txt"; }
+wait_for 40 scraped || fail "the DaemonSet's cgtma serves no /metrics on :$PORT: $(tail -n 5 "$TMP/ds.out")"
+echo "ok"
