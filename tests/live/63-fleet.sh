@@ -175,6 +175,8 @@ done <"$TMP/vars"
 kill "$PROM_PID" "$CGTMA_PID"
 wait "$PROM_PID" "$CGTMA_PID" 2>/dev/null
 xargs -r kill <"$CG_ROOT/$CG_BASE/busy/cgroup.procs"
+wait "${_started[@]}" 2>/dev/null
+_started=()
 
 # --- 3. the image ----------------------------------------------------------------------------
 podman_ready
