@@ -20,6 +20,9 @@
 #    the host's /sys/fs/cgroup mounted read-only. It counts exactly the getppid calls made in
 #    a host cgroup outside its own, by that cgroup's host path; and with the manifest's own
 #    arguments it serves /metrics.
+# 5. crucible's engine: the image started as crucible's remotehosts engine starts its
+#    profiler, the tool's cgtma-start and cgtma-stop run in it as the engine runs them, the
+#    post-process here: exact getppid counts for a host cgroup, and its series published.
 # Skips: no podman/busybox (podman.sh), no python3 yaml, no prometheus, no base image (no
 # debootstrap or no mirror). A failing build or run fails.
 . "$(dirname "$0")/lib.sh"
@@ -236,4 +239,50 @@ on_exit "podman rm -f -t 0 $name-ds >/dev/null 2>&1"
 scraped() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/ds-page.txt" &&
 	grep -q '^cgtma_events_total{scope="system"' "$TMP/ds-page.txt"; }
 wait_for 40 scraped || fail "the DaemonSet's cgtma serves no /metrics on :$PORT: $(tail -n 5 "$TMP/ds.out")"
+podman rm -f -t 0 "$name-ds" >/dev/null 2>&1
+
+# --- 5. crucible's engine ---------------------------------------------------------------------
+# The tool's own scripts in a container started as crucible's remotehosts engine starts its
+# profiler: --privileged --pid=host --net=host, podman's default cgroup namespace (private on
+# cgroup v2; asked for here, as this VM is hybrid) and no host cgroup mount. The image
+# stands in for the engine image (its packages are workshop.json's); start and stop run
+# as the engine runs them (cd tool-data/<tool-id> && cgtma-start --arg=val ...), the
+# post-process on the "controller", this shell.
+cg_make engine
+ENGINE=$(cg_path engine)
+M=2345
+tool=$TMP/engine/tool-data/profiler-1/cgtma
+mkdir -p "$tool"
+podman run -d --name "$name-engine" --privileged --pid=host --net=host --cgroupns=private \
+	--ulimit nofile=4096:4096 --ulimit nproc=4096:4096 \
+	-v "$ROOT/tools/crucible:/opt/cgtma-tool:ro" -v "$TMP/engine:/var/lib/crucible" \
+	--entrypoint /bin/sleep "$IMAGE" infinity >/dev/null || fail "cannot start the engine container"
+on_exit "podman rm -f -t 0 $name-engine >/dev/null 2>&1"
+# On cgroup v2 podman mounts the namespace's cgroup2 in the container; on this hybrid VM it
+# sees cgroup v1 and mounts none: mount one in the container's namespace, as v2 would.
+podman exec "$name-engine" bash -c 'grep -q " - cgroup2 " /proc/self/mountinfo ||
+	{ mkdir -p /sys/fs/cgroup/unified && mount -t cgroup2 none /sys/fs/cgroup/unified; }' ||
+	fail "cannot mount cgroup2 in the engine container"
+params=("--cgroup=$ENGINE" --events=syscalls:sys_enter_getppid --interval=0.2)
+podman exec "$name-engine" bash -c 'cd /var/lib/crucible/tool-data/profiler-1/cgtma &&
+	exec /opt/cgtma-tool/cgtma-start "$@"' - "${params[@]}" ||
+	fail "cgtma-start in the engine: $(cat "$tool/cgtma-start-stderrout.txt")"
+cg_run engine "$WORKLOAD" getppid $M || fail "the workload failed"
+sleep 0.5
+podman exec "$name-engine" bash -c 'cd /var/lib/crucible/tool-data/profiler-1/cgtma &&
+	exec /opt/cgtma-tool/cgtma-stop "$@"' - "${params[@]}" ||
+	fail "cgtma-stop in the engine: $(cat "$tool/cgtma-stop-stderrout.txt")"
+mkdir "$tool/postprocess"
+(cd "$tool" && "$ROOT/tools/crucible/cgtma-post-process" >postprocess/post-process-output.txt 2>&1) ||
+	fail "cgtma-post-process: $(cat "$tool/postprocess/post-process-output.txt")"
+jsonl=$tool/cgtma-stdout.jsonl
+[ -e "$jsonl.xz" ] && xz -dc "$jsonl.xz" >"$TMP/engine.jsonl" && jsonl=$TMP/engine.jsonl
+got=$(jq -s --arg cg "$ENGINE" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and .cgroup == $cg) | .counts["syscalls:sys_enter_getppid"]] | add' \
+	"$jsonl")
+echo "crucible's engine: $ENGINE counted $got getppid calls (want $M)"
+[ "$got" = $M ] || fail "cgtma in the engine counted $got getppid calls in $ENGINE, want $M"
+xz -dc "$tool/postprocess/metric-data-cgtma.json.xz" | jq -e --arg cg "$ENGINE" \
+	'any(.[]; .desc.type == "syscalls-sys-enter-getppid" and .names.cgroup == $cg)' >/dev/null ||
+	fail "no published getppid series for $ENGINE: $(cat "$tool/postprocess/post-process-output.txt")"
 echo "ok"
