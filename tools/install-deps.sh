@@ -18,9 +18,10 @@ build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-
 # iproute2, procps, util-linux and curl are what the tests drive workloads with; iperf3 is the
 # network stream of the interrupt tests and benchmark; podman (with Debian's crun) runs the
 # container tests from a busybox-static root file system, as no image registry is needed;
-# capsh (libcap2-bin) drops a capability for the cgroup-namespace test's subtree view.
+# capsh (libcap2-bin) drops a capability for the cgroup-namespace test's subtree view;
+# python3-yaml reads the DaemonSet manifest in the fleet test.
 test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chromium
-	fonts-dejavu-core iperf3 podman busybox-static libcap2-bin"
+	fonts-dejavu-core iperf3 podman busybox-static libcap2-bin python3-yaml"
 # The kernel matrix (tests/vm/): QEMU runs the guests, debootstrap builds their root file
 # system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
 # and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.
