@@ -228,6 +228,9 @@ got=$(jq -s --arg cg "$HOST" '[.[] | select(.summary != true) | .rows[] |
 	"$TMP/in.jsonl")
 echo "in the image with the DaemonSet's settings: $HOST counted $got getppid calls (want $N)"
 [ "$got" = $N ] || fail "cgtma in the container counted $got getppid calls in $HOST, want $N: $(cat "$TMP/err")"
+# Through the host's cgroup filesystem the DaemonSet mounts (README, "In a container").
+grep -q "cgroup view: the host's hierarchy at /sys/fs/cgroup" "$TMP/err" ||
+	fail "cgtma in the container does not read the host's hierarchy through the mount: $(cat "$TMP/err")"
 
 # The manifest's own arguments (its port moved to a free one), on the host's network to be
 # scraped from here.
