@@ -10,6 +10,8 @@
 # debian12-minbase.tar; a second run only imports it (seconds), and nothing happens when
 # podman already has the image. Needs root, debootstrap and the mirror (about 90 s here).
 # Exit status: 0 done, 1 failed (the reason on stderr).
+# (The kernel matrix's root, tests/vm/, is no stand-in: an ext4 image with the guests'
+# runtime packages and mount points added, where debian:12 is a plain minbase.)
 set -u
 
 cache=${1:-${CGTMA_FLEET_CACHE:-/var/cache/cgtma-fleet}}
