@@ -6,7 +6,8 @@
 # syscalls:sys_enter_getppid (a tracepoint: exact per CPU) with A and B tracked and -T:
 # summed over the intervals, A's task rows say N and M for the two tids, with their comm and
 # pid, and A's cgroup row N + M; B's thread is in B's rows only, never in A's; the threads,
-# gone at the end, have each one row marked "exited"; the summary says the same. Then
+# gone at the end, have each one row marked "exited"; the summary says the same, and so
+# does the replay of a --record of the run. Then
 # --comm keeps one thread only, --max-tasks 1 says the map was full, and a bad --comm is a
 # usage error. Run with the switch hook the environment gives (CGTMA_SWITCH_HOOK).
 . "$(dirname "$0")/lib.sh"
@@ -107,9 +108,13 @@ check_exact() {
 	[ "$sum1" = $N ] || fail "$name: the summary's row of thread $t1 says $sum1, want $N"
 }
 
-run_case plain
+run_case plain --record "$TMP/rec"
 [ -s "$TMP/err" ] && fail "plain: cgtma wrote to stderr: $(cat "$TMP/err")"
 check_exact plain
+# The record keeps the task rows: its replay says the same.
+"$CGTMA" report "$TMP/rec" --json >"$TMP/out-replay" 2>"$TMP/err" ||
+	fail "report: $(cat "$TMP/err")"
+check_exact replay
 
 # --comm: only getppid-2 (a glob) in the task rows; the cgroup rows still count everything.
 run_case comm --comm 'getppid-[2]'
