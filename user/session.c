@@ -632,10 +632,11 @@ static void report_bpf_stats(struct session *s)
 	if (collector__read_stats(s->col, st))
 		return;
 	if (s->o->verbose)
-		pr_notice("BPF: %llu slices charged at switches between cgroups; %llu slices "
+		pr_notice("BPF: %llu slices charged at switches %s; %llu slices "
 			  "(at switches or flushes) began with a switch the switch hook "
 			  "did not see",
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
+			  s->o->per_task ? "(-T: every switch)" : "between cgroups",
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
 	if (st[CGTMA_STAT_READ_ERRORS])
 		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
