@@ -9,7 +9,10 @@
 # gone at the end, have each one row marked "exited"; the summary says the same, and so
 # does the replay of a --record of the run. Then
 # --comm keeps one thread only, --max-tasks 1 says the map was full, and a bad --comm is a
-# usage error. Run with the switch hook the environment gives (CGTMA_SWITCH_HOOK).
+# usage error. -T makes auto pick the tracepoint (every switch ends a slice); where the
+# perf-event hook works, the exact case runs again with --switch-hook perf-event, which
+# then takes the switches between cgroups and leaves those inside one to the tracepoint.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
@@ -115,6 +118,14 @@ check_exact plain
 "$CGTMA" report "$TMP/rec" --json >"$TMP/out-replay" 2>"$TMP/err" ||
 	fail "report: $(cat "$TMP/err")"
 check_exact replay
+
+if "$CGTMA" -v -e cpu-clock -G "$A" -d 0.1 2>&1 >/dev/null | grep -q 'switch hook: perf-event'
+then
+	run_case perfhook --switch-hook perf-event
+	check_exact perfhook
+else
+	echo "perfhook: not run, the perf-event hook does not work here"
+fi
 
 # --comm: only getppid-2 (a glob) in the task rows; the cgroup rows still count everything.
 run_case comm --comm 'getppid-[2]'
