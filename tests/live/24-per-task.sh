@@ -7,7 +7,7 @@
 # summed over the intervals, A's task rows say N and M for the two tids, with their comm and
 # pid, and A's cgroup row N + M; B's thread is in B's rows only, never in A's; the threads,
 # gone at the end, have each one row marked "exited"; the summary says the same, and so
-# does the replay of a --record of the run. Then
+# does the replay of a --record of the run, and --cdm has task- series for them. Then
 # --comm keeps one thread only, --max-tasks 1 says the map was full, and a bad --comm is a
 # usage error. -T makes auto pick the tracepoint (every switch ends a slice); where the
 # perf-event hook works, the exact case runs again with --switch-hook perf-event, which
@@ -111,9 +111,20 @@ check_exact() {
 	[ "$sum1" = $N ] || fail "$name: the summary's row of thread $t1 says $sum1, want $N"
 }
 
-run_case plain --record "$TMP/rec"
+run_case plain --record "$TMP/rec" --cdm "$TMP/cdm"
 [ -s "$TMP/err" ] && fail "plain: cgtma wrote to stderr: $(cat "$TMP/err")"
 check_exact plain
+# CDM: each thread's series typed task-..., named by cgroup, pid, tid and cmd.
+jq -e --arg a "$A" --arg t1 "$t1" --arg t2 "$t2" '
+	[.[] | select(.desc.type | startswith("task-"))] as $t |
+	($t | length) > 0 and
+	all($t[]; .names | (keys - ["cgroup", "cmd", "pid", "tid"]) == [] and
+			   has("cgroup") and has("pid") and has("tid") and has("cmd")) and
+	any($t[]; .names.cgroup == $a and .names.tid == $t1 and .names.cmd == "getppid-1") and
+	any($t[]; .names.cgroup == $a and .names.tid == $t2 and .names.cmd == "getppid-2") and
+	all(.[] | select(.desc.type | startswith("task-") | not); .names | has("tid") | not)' \
+	"$TMP/cdm/metric-data-cgtma.json" >/dev/null ||
+	fail "plain: the CDM file lacks the threads' series: $(head -c 600 "$TMP/cdm/metric-data-cgtma.json")"
 # The record keeps the task rows: its replay says the same.
 "$CGTMA" report "$TMP/rec" --json >"$TMP/out-replay" 2>"$TMP/err" ||
 	fail "report: $(cat "$TMP/err")"
