@@ -38,6 +38,10 @@ const volatile __u32 max_level = 0;
 const volatile __u64 tracked_levels = 0;
 /* Bit L set: a cgroup created at level L is counted from its birth, pending user space. */
 const volatile __u64 new_cgroup_levels = 0;
+/* -T: every switch ends the slice, and each slice is also charged to its thread. */
+const volatile bool per_task = false;
+/* -T with the perf-event hook: sched_switch handles only switches inside a cgroup. */
+const volatile bool switch_tp_same_cgroup_only = false;
 
 /* possible_cpus * nr_events entries: index cpu * nr_events + event. Sized by user space. */
 struct {
@@ -113,6 +117,20 @@ struct {
 	__type(value, struct cgtma_counts);
 } deltas SEC(".maps");
 
+/*
+ * -T: (cgroup, thread) -> counts. Shared, not per CPU: a thread's slices end one at a time,
+ * on the CPU it ran on (sched_switch, flush and attach all charge the current task), so no
+ * two CPUs write one value at once. Inserted by the hooks: preallocated where the kernel
+ * cannot allocate there (before 6.1, as cgroup_counts); sized by user space (1 without -T).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct cgtma_task_key));
+	__uint(value_size, sizeof(struct cgtma_task));
+} task_counts SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CGTMA_STAT_MAX);
@@ -123,6 +141,7 @@ struct {
 /* Zeroes to create a cgroup's counts from (both epochs): a map value, as the update helper
  * wants. */
 static struct cgtma_counts zero_counts[2];
+static struct cgtma_task zero_task;
 
 static __always_inline void stat_inc(__u32 which)
 {
@@ -232,12 +251,16 @@ static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
 	return bpf_map_lookup_elem(&snapshots, &zero);
 }
 
-/* Adds delta to epoch half of cg and of each of its tracked ancestors. */
-static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_counts *delta,
-					  __u32 half)
+/*
+ * Adds delta to epoch half of cg and of each of its tracked ancestors. Returns the id of the
+ * deepest one (0: none), which holds the thread's row with -T.
+ */
+static __always_inline __u64 charge_cgroup(struct cgroup *cg, const struct cgtma_counts *delta,
+					   __u32 half)
 {
 	struct cgtma_counts *counts;
 	int level = BPF_CORE_READ(cg, level);
+	__u64 deepest = 0;
 
 	/*
 	 * Walk up, looking up only levels that can hold tracked cgroups, and stop when none is
@@ -251,12 +274,16 @@ static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_
 			__u64 id = BPF_CORE_READ(cg, kn, id);
 
 			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
-			if (counts)
+			if (counts) {
 				add_counts(half_of(counts, half), delta);
+				if (!deepest)
+					deepest = id;
+			}
 		}
 		cg = cgroup_parent(cg);
 		level--;
 	}
+	return deepest;
 }
 
 /*
@@ -264,11 +291,12 @@ static __always_inline void charge_cgroup(struct cgroup *cg, const struct cgtma_
  * bpf_probe_read_kernel() calls, and parents through css->cgroup so that each pointer keeps
  * its BTF type.
  */
-static __always_inline void charge_cgroup_btf(struct cgroup *cg, const struct cgtma_counts *delta,
-					      __u32 half)
+static __always_inline __u64 charge_cgroup_btf(struct cgroup *cg,
+					       const struct cgtma_counts *delta, __u32 half)
 {
 	struct cgtma_counts *counts;
 	int level = cg->level;
+	__u64 deepest = 0;
 
 	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
 		struct cgroup_subsys_state *parent;
@@ -279,13 +307,47 @@ static __always_inline void charge_cgroup_btf(struct cgroup *cg, const struct cg
 			__u64 id = cg->kn->id;
 
 			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
-			if (counts)
+			if (counts) {
 				add_counts(half_of(counts, half), delta);
+				if (!deepest)
+					deepest = id;
+			}
 		}
 		parent = cg->self.parent;
 		cg = parent ? parent->cgroup : NULL;
 		level--;
 	}
+	return deepest;
+}
+
+/*
+ * -T: adds delta to epoch half of the current thread's row in cgroup id (the deepest tracked
+ * one charged). The slice that ends is always the current task's: prev at a switch (both
+ * hooks run before the switch), the running task at a flush or a self-move. The idle tasks
+ * (tid 0, one per CPU) get no row. A full map drops the thread's share (a stat), not the
+ * cgroup's.
+ */
+static __always_inline void charge_task(__u64 id, const struct cgtma_counts *delta, __u32 half)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct cgtma_task_key key = { .cgroup = id, .tid = (__u32)pid_tgid };
+	struct cgtma_task *t;
+
+	if (!per_task || !id || !key.tid)
+		return;
+	t = bpf_map_lookup_elem(&task_counts, &key);
+	if (!t) {
+		long err = bpf_map_update_elem(&task_counts, &key, &zero_task, BPF_NOEXIST);
+
+		t = err && err != -EEXIST ? NULL : bpf_map_lookup_elem(&task_counts, &key);
+		if (!t) {
+			stat_inc(CGTMA_STAT_TASKS_DROPPED);
+			return;
+		}
+		t->pid = pid_tgid >> 32;
+	}
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+	add_counts(half_of((struct cgtma_counts *)t->ev, half), delta);
 }
 
 /*
@@ -396,11 +458,12 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 	if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
 		/* Inside prev's self-move: the slice is the old cgroup's (see above). */
 		if (owner_alive(snap->owner, snap->owner_id))
-			charge_cgroup((struct cgroup *)snap->owner, delta, half);
+			charge_task(charge_cgroup((struct cgroup *)snap->owner, delta, half),
+				    delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)prev_cg)
 			stat_inc(CGTMA_STAT_UNSEEN);
-		charge_cgroup_btf(prev_cg, delta, half);
+		charge_task(charge_cgroup_btf(prev_cg, delta, half), delta, half);
 	}
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
@@ -415,8 +478,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp, *next_cg = next->cgroups->dfl_cgrp;
 
 	/* Both tasks in one cgroup: the slice just goes on. Nothing else on this path. */
-	if (next_cg != prev_cg)
+	if (next_cg != prev_cg) {
+		/* -T with the perf-event hook: that one takes the switches between cgroups. */
+		if (!switch_tp_same_cgroup_only)
+			end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
+	} else if (per_task) {
+		/* -T: each thread its own slices (without it the verifier drops this). */
 		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
+	}
 	return 0;
 }
 
@@ -479,12 +548,13 @@ int flush_slice(void *ctx)
 		 * tracepoint still ends the move's slice there.
 		 */
 		if (owner_alive(snap->owner, snap->owner_id))
-			charge_cgroup((struct cgroup *)snap->owner, delta, half);
+			charge_task(charge_cgroup((struct cgroup *)snap->owner, delta, half),
+				    delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)cur)
 			stat_inc(CGTMA_STAT_UNSEEN);
 		set_owner(snap, cur);
-		charge_cgroup(cur, delta, half);
+		charge_task(charge_cgroup(cur, delta, half), delta, half);
 	}
 	slice_done(snap);
 close_epoch:
@@ -549,7 +619,7 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
 	 */
 	if (owner_alive((__u64)owner, owner_id))
-		charge_cgroup(owner, delta, half);
+		charge_task(charge_cgroup(owner, delta, half), delta, half);
 	slice_done(snap);
 	return 0;
 }

@@ -62,6 +62,24 @@ struct cgtma_new_cgroup {
 	char path[CGTMA_PATH_MAX];	/* relative to the v2 root, starts with '/' */
 };
 
+/* -T: a thread's counts inside the deepest tracked cgroup that holds it (map key). */
+struct cgtma_task_key {
+	__u64 cgroup;	/* v2 id */
+	__u32 tid;
+	__u32 pad;
+};
+
+/*
+ * -T: the map value. Created with value size offsetof(ev) + 2 * nr_events counts: both epoch
+ * halves, epoch 0's first, as a cgroup's value.
+ */
+struct cgtma_task {
+	__u32 pid;	/* the thread group (process) */
+	__u32 pad;
+	char comm[16];	/* at its last slice */
+	struct cgtma_count ev[2 * CGTMA_MAX_EVENTS];
+};
+
 /* Per-CPU statistics of the BPF side itself (index into the stats array). */
 enum cgtma_stat {
 	CGTMA_STAT_SLICES,		/* slices charged at a switch between cgroups */
@@ -69,6 +87,7 @@ enum cgtma_stat {
 					 * switch the hook never saw */
 	CGTMA_STAT_READ_ERRORS,		/* bpf_perf_event_read_value() failures */
 	CGTMA_STAT_NEW_DROPPED,		/* new cgroups not recorded: pending maps full */
+	CGTMA_STAT_TASKS_DROPPED,	/* -T: task slices not counted per task (map full) */
 	CGTMA_STAT_MAX,
 };
 

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "options.h"
 #include "session.h"
+#include "tasks.h"
 #include "version.h"
 
 static void usage(FILE *f)
@@ -62,6 +63,11 @@ static void usage(FILE *f)
 "                          cgroup), tracepoint (sched_switch, every switch), or auto (the\n"
 "                          default: perf-event where it sees every v2 switch; -v says\n"
 "                          which); the environment's CGTMA_SWITCH_HOOK sets the default\n"
+"  -T, --per-task          also one row per thread inside every tracked cgroup (ends a\n"
+"                          slice at every switch: costs more, see README)\n"
+"      --comm PATTERN      -T: only threads whose name (comm) matches the shell glob\n"
+"      --max-tasks N       -T: threads the kernel map holds (default 4096)\n"
+"      --prometheus-tasks  -T: export the thread rows to Prometheus too (cardinality)\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -115,6 +121,9 @@ enum {
 	OPT_PROMETHEUS,
 	OPT_RECORD,
 	OPT_SWITCH_HOOK,
+	OPT_COMM,
+	OPT_MAX_TASKS,
+	OPT_PROMETHEUS_TASKS,
 };
 
 static const struct option long_options[] = {
@@ -130,6 +139,10 @@ static const struct option long_options[] = {
 	{ "per-cpu", no_argument, NULL, 'A' },
 	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
 	{ "switch-hook", required_argument, NULL, OPT_SWITCH_HOOK },
+	{ "per-task", no_argument, NULL, 'T' },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },
+	{ "prometheus-tasks", no_argument, NULL, OPT_PROMETHEUS_TASKS },
 	{ "json", no_argument, NULL, 'j' },
 	{ "csv", required_argument, NULL, 'x' },
 	{ "cdm", required_argument, NULL, OPT_CDM },
@@ -182,7 +195,7 @@ static int profile(int argc, char **argv)
 	}
 	o.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aAjx:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aATjx:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (ret < 0)
 			goto usage_error;
@@ -229,6 +242,21 @@ static int profile(int argc, char **argv)
 				goto usage_error;
 			}
 			break;
+		case 'T':
+			o.per_task = true;
+			break;
+		case OPT_COMM:
+			if (tasks_comm_pattern_check(optarg))
+				goto usage_error;
+			o.comm = optarg;
+			break;
+		case OPT_MAX_TASKS:
+			if (opt_int("--max-tasks", optarg, 1, 1 << 20, "", &o.max_tasks))
+				goto usage_error;
+			break;
+		case OPT_PROMETHEUS_TASKS:
+			o.prometheus_tasks = true;
+			break;
 		case 'j':
 			o.out.json = true;
 			log_set_json(true);
@@ -271,6 +299,14 @@ static int profile(int argc, char **argv)
 	}
 	if (o.measure.model && o.measure.model_file) {
 		pr_err("--model and --model-file: give one");
+		goto usage_error;
+	}
+	if ((o.comm || o.max_tasks || o.prometheus_tasks) && !o.per_task) {
+		pr_err("--comm, --max-tasks and --prometheus-tasks shape the thread rows: add -T");
+		goto usage_error;
+	}
+	if (o.per_task && !o.nr_cgroups && !o.all_cgroups) {
+		pr_err("-T shows the threads inside tracked cgroups: add -G or --all-cgroups");
 		goto usage_error;
 	}
 	if (optind < argc)

@@ -43,6 +43,12 @@ struct collector {
 
 static bool libbpf_verbose;
 
+/* A task_counts value: the header and both epochs' counts. */
+static size_t task_value_size(const struct collector *c)
+{
+	return offsetof(struct cgtma_task, ev) + 2 * c->value_size;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG || !libbpf_verbose)
@@ -459,7 +465,14 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	const char *unfit;
 
 	c->hook = SWITCH_HOOK_TRACEPOINT;
-	if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
+	/*
+	 * -T needs BPF at every switch: the tracepoint alone does it all, unless the perf-event
+	 * hook is asked for (it then takes the switches between cgroups, the tracepoint those
+	 * inside one).
+	 */
+	if (o->per_task && o->switch_hook == SWITCH_HOOK_AUTO) {
+		snprintf(why, sizeof(why), "--per-task ends a slice at every switch");
+	} else if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
 		if (open_switch_events(c, why, sizeof(why)) == 0) {
 			unfit = perf_hook_unfit();
@@ -483,8 +496,12 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 			pr_notice("switch hook: tracepoint (sched_switch: BPF runs at every "
 				  "switch)%s%s", *why ? ": " : "", why);
 	}
-	bpf_program__set_autoload(c->hook == SWITCH_HOOK_PERF_EVENT ? c->skel->progs.on_switch :
-				  c->skel->progs.on_cgroup_switch, false);
+	if (c->hook == SWITCH_HOOK_PERF_EVENT && o->per_task)
+		c->skel->rodata->switch_tp_same_cgroup_only = true;
+	else
+		bpf_program__set_autoload(c->hook == SWITCH_HOOK_PERF_EVENT ?
+					  c->skel->progs.on_switch :
+					  c->skel->progs.on_cgroup_switch, false);
 	return 0;
 }
 
@@ -505,14 +522,15 @@ static int attach_switch_hook(struct collector *c)
 {
 	int err;
 
-	if (c->hook == SWITCH_HOOK_TRACEPOINT) {
+	if (c->hook == SWITCH_HOOK_TRACEPOINT || c->o.per_task) {
 		c->skel->links.on_switch = bpf_program__attach(c->skel->progs.on_switch);
 		if (!c->skel->links.on_switch) {
 			err = -errno;
 			pr_err("cannot attach to sched_switch: %s", strerror(-err));
 			return err;
 		}
-		return 0;
+		if (c->hook == SWITCH_HOOK_TRACEPOINT)
+			return 0;
 	}
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		if (c->switch_fds[cpu] < 0)
@@ -685,12 +703,14 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->skel->rodata->max_level = o->max_level;
 	c->skel->rodata->tracked_levels = o->tracked_levels;
 	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
+	c->skel->rodata->per_task = o->per_task;
 	prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
 		   o->map_alloc == MAP_ALLOC_PREALLOC;
 	max_cgroups = o->max_cgroups ? o->max_cgroups : prealloc ? 1024 : 16384;
 	if (prealloc &&
 	    ((err = bpf_map__set_map_flags(c->skel->maps.cgroup_counts, 0)) ||
-	     (err = bpf_map__set_map_flags(c->skel->maps.new_cgroups, 0)))) {
+	     (err = bpf_map__set_map_flags(c->skel->maps.new_cgroups, 0)) ||
+	     (err = bpf_map__set_map_flags(c->skel->maps.task_counts, 0)))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
 		goto cleanup;
 	}
@@ -698,7 +718,10 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, 2 * c->value_size)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups))) {
+	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !o->per_task ? 1 :
+					    o->max_tasks ? o->max_tasks : 4096))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
 		goto cleanup;
 	}
@@ -1116,16 +1139,52 @@ int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX])
 
 int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_cnt)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_program *progs[2] = { c->skel->progs.on_switch,
+					 c->skel->progs.on_cgroup_switch };
 
-	struct bpf_program *prog = c->hook == SWITCH_HOOK_PERF_EVENT ?
-				   c->skel->progs.on_cgroup_switch : c->skel->progs.on_switch;
+	*run_time_ns = *run_cnt = 0;
+	/* Both with -T and the perf-event hook. */
+	for (int i = 0; i < 2; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		if (!bpf_program__autoload(progs[i]))
+			continue;
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			return -errno;
+		*run_time_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+	}
+	return 0;
+}
+
+int collector__read_tasks(struct collector *c, collector_task_cb cb, void *ctx)
+{
+	int fd = bpf_map__fd(c->skel->maps.task_counts);
+	struct cgtma_task_key key, next;
+	struct cgtma_task *t;
+	bool first = true;
+	int err = 0;
+
+	t = malloc(task_value_size(c));
+	if (!t)
+		return -ENOMEM;
+	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, t))
+			continue;	/* removed between the two calls */
+		t->comm[sizeof(t->comm) - 1] = '\0';
+		err = cb(&key, t->pid, t->comm, &t->ev[c->closed_epoch * c->nr_events], ctx);
+	}
+	free(t);
+	return err;
+}
+
+int collector__forget_task(struct collector *c, const struct cgtma_task_key *key)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(c->skel->maps.task_counts), key) && errno != ENOENT)
 		return -errno;
-	*run_time_ns = info.run_time_ns;
-	*run_cnt = info.run_cnt;
 	return 0;
 }
 

@@ -59,6 +59,8 @@ struct collector_opts {
 	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
 	enum switch_hook switch_hook;
 	enum map_alloc map_alloc;
+	bool per_task;				/* -T: every switch ends a slice; thread rows */
+	int max_tasks;				/* -T: threads the task map holds; 0: 4096 */
 };
 
 /*
@@ -111,6 +113,16 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
  * new_cgroup_levels).
  */
 bool collector__cgroups_changed(struct collector *c, __u64 *seen);
+
+/*
+ * -T: every thread's row, cb called with its key, pid, comm (NUL-terminated) and the closed
+ * half's cumulative counts (nr_events). Returns 0 or the first error.
+ */
+typedef int (*collector_task_cb)(const struct cgtma_task_key *key, __u32 pid, const char *comm,
+				 const struct cgtma_count *counts, void *ctx);
+int collector__read_tasks(struct collector *c, collector_task_cb cb, void *ctx);
+/* -T: drops a thread's row (it exited or left the cgroup, and was reported). */
+int collector__forget_task(struct collector *c, const struct cgtma_task_key *key);
 
 /* Takes one cgroup the mkdir hook recorded; -ENOENT when there is none left. */
 int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out);

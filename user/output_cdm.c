@@ -32,6 +32,11 @@
  * the same series, written once. With --per-cpu every series also has "cpu": the CPU's
  * number, or "all" for a scope summed over CPUs.
  *
+ * Threads (-T): each thread's series have the type of the cgroup's with "task-" before it
+ * (task-cpu-clock, task-frontend-bound), so that no query of a cgroup type sums them with
+ * the cgroup's, and the names "cgroup", "pid", "tid" and "cmd" (keys CDM's index knows; with
+ * --per-cpu also "cpu": "all"): every series of a task- type has the same keys.
+ *
  * Times are integer milliseconds since the Unix epoch, both ends inclusive. An interval
  * begins one millisecond after the previous one ended (the first at the run's start) and
  * ends at its end. A series' first row begins where its interval begins; every later row
@@ -82,6 +87,8 @@ struct series {
 	int place;			/* its (cgroup, cpu) in places */
 	char *cgroup;
 	int cpu;			/* >= 0; CPU_ALL; CPU_NONE (no "cpu" name) */
+	int pid, tid;			/* a thread's series (-T); tid -1 otherwise */
+	char cmd[16];
 	long long last_end;		/* of its last row written */
 	bool has_row;
 	long seen;			/* the interval that last gave it a value */
@@ -105,7 +112,7 @@ struct cdm {
 	 * A series is found by its (cgroup, cpu), numbered in places on first sight, and its
 	 * type: the key is place << 32 | type.
 	 */
-	struct hashmap places;		/* "CPU CGROUP" -> number */
+	struct hashmap places;		/* "CPU TID CGROUP" -> number (TID -1: no thread) */
 	int nr_places;
 	struct hashmap index;		/* key -> series */
 	struct strbuf json;		/* the entries, without the brackets */
@@ -243,13 +250,14 @@ static uint64_t series_key(int place, int type)
 	return (uint64_t)place << 32 | (uint32_t)type;
 }
 
-/* The number of a (cgroup, cpu), given one on first sight; -ENOMEM. */
-static int find_place(struct cdm *c, const char *cgroup, int cpu)
+/* The number of a (cgroup, cpu[, thread]), given one on first sight; -ENOMEM. */
+static int find_place(struct cdm *c, const char *cgroup, int cpu, int tid)
 {
 	struct strbuf key = STRBUF_INIT;
 	int place, err;
 
-	strbuf_addf(&key, "%d %s", cpu, cgroup);
+	/* Two numbers, then the path: the path is all that follows the second space. */
+	strbuf_addf(&key, "%d %d %s", cpu, tid, cgroup);
 	if (key.failed)
 		return -ENOMEM;
 	place = hashmap_get_str(&c->places, key.buf);
@@ -262,7 +270,7 @@ static int find_place(struct cdm *c, const char *cgroup, int cpu)
 }
 
 static int add_series(struct cdm *c, enum what w, int index, int place, const char *cgroup,
-		      int cpu)
+		      int cpu, const struct scope *sc)
 {
 	struct series *s;
 
@@ -275,6 +283,12 @@ static int add_series(struct cdm *c, enum what w, int index, int place, const ch
 	s->type = type_of(c, w, index);
 	s->place = place;
 	s->cpu = cpu;
+	s->tid = -1;
+	if (sc->kind == SCOPE_TASK) {
+		s->pid = sc->pid;
+		s->tid = sc->tid;
+		memcpy(s->cmd, sc->comm, sizeof(s->cmd));
+	}
 	s->seen = -1;
 	s->cgroup = strdup(cgroup);
 	if (!s->cgroup || hashmap_put_u64(&c->index, series_key(place, s->type), c->nr_series)) {
@@ -304,14 +318,23 @@ static int series_json(const struct cdm *c, int i, struct strbuf *b)
 	json_object *desc = json_object_new_object();
 	json_object *names = json_object_new_object();
 	const char *text = NULL;
-	char cpu[32];
+	char cpu[32], type[300];
 
+	/* A thread's series: task-TYPE (see the top). */
+	snprintf(type, sizeof(type), "%s%s", s->tid >= 0 ? "task-" : "", c->types[s->type]);
 	if (entry && desc && names) {
 		json_object_object_add(entry, "idx", json_object_new_int(i));
 		json_object_object_add(desc, "source", json_object_new_string(CDM_SOURCE));
 		json_object_object_add(desc, "class", json_object_new_string(CDM_CLASS));
-		json_object_object_add(desc, "type", json_object_new_string(c->types[s->type]));
+		json_object_object_add(desc, "type", json_object_new_string(type));
 		json_object_object_add(names, "cgroup", json_object_new_string(s->cgroup));
+		if (s->tid >= 0) {
+			snprintf(cpu, sizeof(cpu), "%d", s->pid);
+			json_object_object_add(names, "pid", json_object_new_string(cpu));
+			snprintf(cpu, sizeof(cpu), "%d", s->tid);
+			json_object_object_add(names, "tid", json_object_new_string(cpu));
+			json_object_object_add(names, "cmd", json_object_new_string(s->cmd));
+		}
 		if (s->cpu != CPU_NONE) {
 			if (s->cpu == CPU_ALL)
 				snprintf(cpu, sizeof(cpu), "all");
@@ -382,7 +405,7 @@ static int write_json(struct cdm *c, const char *entries, size_t len)
 
 static const char *scope_cgroup(const struct scope *s)
 {
-	return s->kind == SCOPE_CGROUP ? s->cgroup : "/";
+	return s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK ? s->cgroup : "/";
 }
 
 static int scope_cpu(const struct run *run, const struct scope *s)
@@ -439,13 +462,14 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 	int i, err;
 
 	if (cl->place < 0) {
-		cl->place = find_place(c, cl->cgroup, cl->cpu);
+		cl->place = find_place(c, cl->cgroup, cl->cpu,
+				       cl->scope->kind == SCOPE_TASK ? cl->scope->tid : -1);
 		if (cl->place < 0)
 			return cl->place;
 	}
 	i = hashmap_get_u64(&c->index, series_key(cl->place, type_of(c, w, index)));
 	if (i < 0) {
-		err = add_series(c, w, index, cl->place, cl->cgroup, cl->cpu);
+		err = add_series(c, w, index, cl->place, cl->cgroup, cl->cpu, cl->scope);
 		if (err)
 			return err;
 		i = c->nr_series - 1;

@@ -251,14 +251,16 @@ static int scope_class(const struct scope *s)
 		return 0;
 	if (s->kind == SCOPE_CPU)
 		return 1;
+	if (s->kind == SCOPE_TASK)
+		return 4;
 	return s->cpu < 0 ? 2 : 3;
 }
 
 /* Idle markers for every scope of the interval (toplev's find_idle_keys per kind). */
 static void mark_idle(const struct csv *c, const struct interval *iv, bool *idle)
 {
-	double max[4] = { 0 };
-	int nr[4] = { 0 };
+	double max[5] = { 0 };
+	int nr[5] = { 0 };
 
 	memset(idle, 0, iv->nr_scopes * sizeof(*idle));
 	if (c->cycles < 0)
@@ -294,6 +296,10 @@ static const char *cpus_field(const struct scope *s, char *buf, size_t len)
 		if (s->cpu < 0)
 			return s->cgroup;
 		snprintf(buf, len, "%s@CPU%d", s->cgroup, s->cpu);
+		return buf;
+	case SCOPE_TASK:
+		/* A thread in its cgroup: "/a/b:TID(comm)". */
+		snprintf(buf, len, "%s:%d(%s)", s->cgroup, s->tid, s->comm);
 		return buf;
 	}
 	return "";

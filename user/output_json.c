@@ -2,7 +2,8 @@
 /*
  * --json: one object per interval, on one line:
  *   {"time": T, "interval": S, "model": M, "rows": [ROW, ...]}
- *   ROW: {"scope": "system"|"cpu"|"cgroup", ["cgroup": P,] ["cpu": N,]
+ *   ROW: {"scope": "system"|"cpu"|"cgroup"|"task", ["cgroup": P,] ["cpu": N,]
+ *         ["pid": N, "tid": N, "comm": S,] (task rows, -T)
  *         "counts": {EVENT: N|null}, "multiplex": {EVENT: F|null}
  *         [, "nodes": {NODE: F|null}, "bottleneck": NODE|null] [, "metrics": {NAME: F|null}]}
  * The summary at the end of a run is the same object with "summary": true.
@@ -96,15 +97,19 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 {
 	strbuf_addstr(sb, "{\"scope\":");
 	add_string(sb, scope_kind_name(s->kind));
-	if (s->kind == SCOPE_CGROUP) {
+	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		strbuf_addstr(sb, ",\"cgroup\":");
 		add_string(sb, s->cgroup);
+	}
+	if (s->kind == SCOPE_TASK) {
+		strbuf_addf(sb, ",\"pid\":%d,\"tid\":%d,\"comm\":", s->pid, s->tid);
+		add_string(sb, s->comm);
 	}
 	if (s->cpu >= 0)
 		strbuf_addf(sb, ",\"cpu\":%d", s->cpu);
 	/* The cgroup's last row: it is gone, and the next intervals do not name it. */
 	if (s->removed)
-		strbuf_addstr(sb, ",\"removed\":true");
+		strbuf_addstr(sb, s->kind == SCOPE_TASK ? ",\"exited\":true" : ",\"removed\":true");
 	strbuf_addstr(sb, ",\"counts\":{");
 	for (int i = 0; i < run->nr_events; i++) {
 		if (i)

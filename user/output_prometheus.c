@@ -70,6 +70,8 @@ struct series {
 	enum scope_kind kind;
 	int cpu;
 	char *cgroup;
+	int pid, tid;			/* SCOPE_TASK (--prometheus-tasks) */
+	char comm[16];
 	double *total;			/* per event: scaled counts summed since the start */
 	bool *counted;			/* per event: counted at least once */
 	const struct scope *now;	/* this interval's scope: gauges come from it */
@@ -93,18 +95,23 @@ struct prom {
 	bool prepared;
 };
 
-/* Label sets in interval_sort()'s order: the kind, then the cgroup's path, then the CPU. */
-static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, enum scope_kind k2,
-		   const char *c2, int cpu2)
+/*
+ * Label sets in interval_sort()'s order: the kind, then the cgroup's path, then the CPU (a
+ * thread's: the tid).
+ */
+static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, int tid1, enum scope_kind k2,
+		   const char *c2, int cpu2, int tid2)
 {
 	if (k1 != k2)
 		return k1 < k2 ? -1 : 1;
-	if (k1 == SCOPE_CGROUP) {
+	if (k1 == SCOPE_CGROUP || k1 == SCOPE_TASK) {
 		int c = strcmp(c1, c2);
 
 		if (c)
 			return c;
 	}
+	if (k1 == SCOPE_TASK)
+		return tid1 < tid2 ? -1 : tid1 > tid2;
 	return cpu1 < cpu2 ? -1 : cpu1 > cpu2;
 }
 
@@ -120,6 +127,9 @@ static int series_init(struct series *s, const struct scope *sc, int nr_events)
 	memset(s, 0, sizeof(*s));
 	s->kind = sc->kind;
 	s->cpu = sc->cpu;
+	s->pid = sc->pid;
+	s->tid = sc->tid;
+	memcpy(s->comm, sc->comm, sizeof(s->comm));
 	s->cgroup = sc->cgroup ? strdup(sc->cgroup) : NULL;
 	s->total = calloc(nr_events + 1, sizeof(*s->total));
 	s->counted = calloc(nr_events + 1, sizeof(*s->counted));
@@ -143,7 +153,7 @@ static void series_add(struct series *s, const struct scope *sc, int nr_events)
 
 static int scope_key_cmp(const struct scope *x, const struct scope *y)
 {
-	return key_cmp(x->kind, x->cgroup, x->cpu, y->kind, y->cgroup, y->cpu);
+	return key_cmp(x->kind, x->cgroup, x->cpu, x->tid, y->kind, y->cgroup, y->cpu, y->tid);
 }
 
 /*
@@ -181,7 +191,8 @@ static int series_update(struct prom *p, const struct interval *iv)
 		while (old < p->nr_series) {
 			const struct series *o = &p->series[old];
 
-			c = key_cmp(o->kind, o->cgroup, o->cpu, sc->kind, sc->cgroup, sc->cpu);
+			c = key_cmp(o->kind, o->cgroup, o->cpu, o->tid, sc->kind, sc->cgroup,
+				    sc->cpu, sc->tid);
 			if (c >= 0)
 				break;
 			old++;
@@ -365,9 +376,14 @@ static void family_header(struct strbuf *sb, const char *name, const char *type,
 static void scope_labels(struct strbuf *sb, const struct series *s)
 {
 	strbuf_addf(sb, "{scope=\"%s\"", scope_kind_name(s->kind));
-	if (s->kind == SCOPE_CGROUP) {
+	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		strbuf_addstr(sb, ",cgroup=\"");
 		sb_escaped(sb, s->cgroup, true);
+		strbuf_addstr(sb, "\"");
+	}
+	if (s->kind == SCOPE_TASK) {
+		strbuf_addf(sb, ",pid=\"%d\",tid=\"%d\",comm=\"", s->pid, s->tid);
+		sb_escaped(sb, s->comm, true);
 		strbuf_addstr(sb, "\"");
 	}
 	if (s->cpu >= 0)
@@ -719,9 +735,19 @@ static int prom_interval(struct output *o, const struct run *run, const struct i
 	struct strbuf sb = STRBUF_INIT;
 	int err;
 
+	struct interval shown = *iv;
+
 	err = prepare(p, run);
 	if (err)
 		return err;
+	/*
+	 * Thread rows only with --prometheus-tasks: a series per thread is a cardinality that
+	 * few servers want. They are sorted last: cutting them off keeps the order.
+	 */
+	while (!run->prometheus_tasks && shown.nr_scopes &&
+	       shown.scopes[shown.nr_scopes - 1].kind == SCOPE_TASK)
+		shown.nr_scopes--;
+	iv = &shown;
 	err = series_update(p, iv);
 	if (err)
 		return err;

@@ -3,7 +3,9 @@
  * The terminal view. With a Top-Down model, one block per scope: the tree indented by level,
  * percentages with one decimal, `<==` on the bottleneck, nodes below threshold hidden unless
  * -v (then marked `<`). With a metrics-only model or -e events, one table row per scope.
- * The multiplex fraction is shown wherever counters ran less than the whole time.
+ * The multiplex fraction is shown wherever counters ran less than the whole time. With -T,
+ * each cgroup's threads follow it, busiest first by cpu-clock (or task-clock, else the first
+ * event): TEXT_TOP_TASKS of them, all with -v.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +16,7 @@
 #include "output.h"
 
 #define LABEL_MAX 40
+#define TEXT_TOP_TASKS 5
 
 static void print_header(FILE *f, const struct run *run, const struct interval *iv)
 {
@@ -32,9 +35,21 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 	fputc('\n', f);
 }
 
+/* A thread's label under its cgroup: "  comm:tid". */
+static const char *row_label(const struct scope *s, char *buf, size_t len)
+{
+	if (s->kind == SCOPE_TASK) {
+		snprintf(buf, len, "  %s:%d", s->comm, s->tid);
+		return buf;
+	}
+	return scope_label(s, buf, len);
+}
+
 /* Idle cgroups would bury the busy ones; -v shows them. */
 static bool hidden(const struct run *run, const struct scope *s)
 {
+	if (s->kind == SCOPE_TASK)
+		return !s->ran && !run->verbose;	/* an exited thread's empty last row */
 	return s->kind == SCOPE_CGROUP && !s->ran && !s->removed && !run->verbose;
 }
 
@@ -88,9 +103,9 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 	bool *shown = calloc(p->nr_nodes + 1, sizeof(*shown));
 	int printed = 0, width = name_width(p);
 
-	fprintf(f, "%s", fit_label(scope_label(s, label, sizeof(label)), fitted, LABEL_MAX));
+	fprintf(f, "%s", fit_label(row_label(s, label, sizeof(label)), fitted, LABEL_MAX));
 	if (s->removed)
-		fprintf(f, "  (removed)");
+		fprintf(f, s->kind == SCOPE_TASK ? "  (exited)" : "  (removed)");
 	if (!s->ran || !shown) {
 		fprintf(f, "  %s\n", shown ? "did not run" : "(out of memory)");
 		free(shown);
@@ -138,7 +153,7 @@ static int label_width(const struct interval *iv)
 	int w = 6;
 
 	for (int i = 0; i < iv->nr_scopes; i++) {
-		int n = strlen(scope_label(&iv->scopes[i], label, sizeof(label)));
+		int n = strlen(row_label(&iv->scopes[i], label, sizeof(label)));
 
 		if (n > w)
 			w = n;
@@ -178,7 +193,8 @@ static int column_width(const struct run *run, bool metrics)
 	return w > 40 ? 40 : w;
 }
 
-static void print_table(FILE *f, const struct run *run, const struct interval *iv)
+static void print_table(FILE *f, const struct run *run, const struct interval *iv,
+			const int *order, int nr)
 {
 	const struct plan *p = run->plan;
 	bool metrics = p && p->nr_metrics;
@@ -197,12 +213,17 @@ static void print_table(FILE *f, const struct run *run, const struct interval *i
 		fputc('\n', f);
 	}
 
-	for (int i = 0; i < iv->nr_scopes; i++) {
-		const struct scope *s = &iv->scopes[i];
+	for (int k = 0; k < nr; k++) {
+		const struct scope *s;
 
+		if (order[k] < 0) {
+			fprintf(f, "  (%d more threads; -v shows them)\n", -order[k]);
+			continue;
+		}
+		s = &iv->scopes[order[k]];
 		if (hidden(run, s))
 			continue;
-		fprintf(f, "%-*s", w, fit_label(scope_label(s, label, sizeof(label)), fitted, w));
+		fprintf(f, "%-*s", w, fit_label(row_label(s, label, sizeof(label)), fitted, w));
 		for (int c = 0; c < ncol; c++) {
 			if (metrics && !s->tma.metric_counted[c])
 				snprintf(cell, sizeof(cell), "-");
@@ -220,25 +241,94 @@ static void print_table(FILE *f, const struct run *run, const struct interval *i
 			fprintf(f, "  %*s", cw, cell);
 		}
 		if (s->removed)
-			fprintf(f, "  (removed)");
+			fprintf(f, s->kind == SCOPE_TASK ? "  (exited)" : "  (removed)");
 		fputc('\n', f);
 	}
 }
 
+/* The event threads are ranked by: cpu-clock, task-clock, or the first. */
+static int rank_event(const struct run *run)
+{
+	for (int i = 0; i < run->nr_events; i++)
+		if (!strcmp(run->event_names[i], "cpu-clock"))
+			return i;
+	for (int i = 0; i < run->nr_events; i++)
+		if (!strcmp(run->event_names[i], "task-clock"))
+			return i;
+	return 0;
+}
+
+static const struct interval *sort_iv;
+static int sort_event;
+
+static int busier(const void *a, const void *b)
+{
+	double x = sort_iv->scopes[*(const int *)a].count[sort_event];
+	double y = sort_iv->scopes[*(const int *)b].count[sort_event];
+
+	return (y > x) - (y < x);
+}
+
+/*
+ * The order rows are printed in: each cgroup's total row followed by its threads, busiest
+ * first (the top TEXT_TOP_TASKS without -v, then -N: N more not shown); order holds
+ * nr_scopes + one entry per cgroup. Returns the entries used, or -ENOMEM.
+ */
+static int row_order(const struct run *run, const struct interval *iv, int *order)
+{
+	int nr = 0, first_task = iv->nr_scopes;
+
+	/* interval_sort() put the threads last, by cgroup. */
+	for (int i = 0; i < iv->nr_scopes; i++)
+		if (iv->scopes[i].kind == SCOPE_TASK) {
+			first_task = i;
+			break;
+		}
+	sort_iv = iv;
+	sort_event = rank_event(run);
+	for (int i = 0; i < first_task; i++) {
+		const struct scope *s = &iv->scopes[i];
+		int from = nr, k;
+
+		order[nr++] = i;
+		if (s->kind != SCOPE_CGROUP || s->cpu >= 0 || hidden(run, s))
+			continue;
+		for (k = first_task; k < iv->nr_scopes; k++)
+			if (!strcmp(iv->scopes[k].cgroup, s->cgroup) && !hidden(run, &iv->scopes[k]))
+				order[nr++] = k;
+		qsort(order + from + 1, nr - from - 1, sizeof(*order), busier);
+		if (!run->verbose && nr - from - 1 > TEXT_TOP_TASKS) {
+			int more = nr - from - 1 - TEXT_TOP_TASKS;
+
+			nr = from + 1 + TEXT_TOP_TASKS;
+			order[nr++] = -more;
+		}
+	}
+	return nr;
+}
+
 static int text_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
-	int idle = 0;
+	int *order = malloc((2 * iv->nr_scopes + 1) * sizeof(*order));
+	int idle = 0, nr;
 
+	if (!order)
+		return -ENOMEM;
+	nr = row_order(run, iv, order);
 	print_header(o->f, run, iv);
 	if (run->plan && run->plan->nr_nodes) {
-		for (int i = 0; i < iv->nr_scopes; i++)
-			if (!hidden(run, &iv->scopes[i]))
-				print_tree(o->f, run, &iv->scopes[i]);
+		for (int k = 0; k < nr; k++)
+			if (order[k] < 0)
+				fprintf(o->f, "  (%d more threads; -v shows them)\n", -order[k]);
+			else if (!hidden(run, &iv->scopes[order[k]]))
+				print_tree(o->f, run, &iv->scopes[order[k]]);
 	} else {
-		print_table(o->f, run, iv);
+		print_table(o->f, run, iv, order, nr);
 	}
+	free(order);
 	for (int i = 0; i < iv->nr_scopes; i++)
-		idle += hidden(run, &iv->scopes[i]) && iv->scopes[i].cpu < 0;
+		idle += hidden(run, &iv->scopes[i]) && iv->scopes[i].kind == SCOPE_CGROUP &&
+			iv->scopes[i].cpu < 0;
 	if (idle)
 		fprintf(o->f, "(%d tracked cgroup%s did not run; -v shows %s)\n", idle,
 			idle > 1 ? "s" : "", idle > 1 ? "them" : "it");

@@ -17,8 +17,12 @@
  *               (str:name str:encoding u32:group u8:fixed){nr-events}
  *   interval := u32:seq f64:time f64:interval-s u8:has-bpf-stats u64:bpf-run-time-ns
  *               u64:bpf-run-cnt u32:nr-events u32:nr-scopes scope{nr-scopes}
- *   scope    := u8:kind u8:removed i32:cpu str:cgroup (u64:counter u64:enabled
- *               u64:running){nr-events}
+ *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u32:pid u32:tid str:comm]
+ *               (u64:counter u64:enabled u64:running){nr-events}
+ *               kind 0 system, 1 cpu, 2 cgroup, 3 task (-T: pid, tid and comm follow the
+ *               cgroup; removed means the thread exited). Task scopes came after the
+ *               first files of version 1; a reader older than them reports a file that
+ *               has one as damaged there.
  *   gap      := u32:first-seq u32:count   (intervals that could not be written: disk full)
  *               Gap records came after the first files of version 1; a reader older than
  *               them reports a file that has one as damaged at the gap.

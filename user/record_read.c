@@ -352,20 +352,37 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	for (uint32_t i = 0; i < nr_scopes; i++) {
 		unsigned int kind = get_u8(&c), removed = get_u8(&c);
 		int cpu = (int)get_u32(&c);
-		char *cgroup = get_str(&c, NULL, &nomem);
+		char *cgroup = get_str(&c, NULL, &nomem), *comm = NULL;
+		int pid = 0, tid = 0;
 		struct scope *s;
 
-		if (nomem)
+		if (!nomem && kind == SCOPE_TASK) {
+			pid = (int)get_u32(&c);
+			tid = (int)get_u32(&c);
+			comm = get_str(&c, NULL, &nomem);
+		}
+		if (nomem) {
+			free(cgroup);
+			free(comm);
 			return -ENOMEM;
-		if (c.short_read || kind > SCOPE_CGROUP || cpu < -1 ||
-		    (kind == SCOPE_CGROUP) != (cgroup != NULL) ||
+		}
+		if (c.short_read || kind > SCOPE_TASK || cpu < -1 ||
+		    (kind == SCOPE_CGROUP || kind == SCOPE_TASK) != (cgroup != NULL) ||
+		    (kind == SCOPE_TASK && (!comm || strlen(comm) > 15 || cpu != -1)) ||
 		    (kind == SCOPE_CPU && cpu < 0) || (kind == SCOPE_SYSTEM && cpu != -1)) {
 			free(cgroup);
+			free(comm);
 			return damage(r, e, "malformed interval (scope %u of %u)", i + 1,
 				      nr_scopes);
 		}
 		s = interval_add_scope(iv, &r->run, kind, cgroup, cpu);
 		free(cgroup);
+		if (s && comm) {
+			s->pid = pid;
+			s->tid = tid;
+			snprintf(s->comm, sizeof(s->comm), "%s", comm);
+		}
+		free(comm);
 		if (!s)
 			return -ENOMEM;
 		s->removed = removed;

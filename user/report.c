@@ -117,11 +117,13 @@ static int scope_cmp(const void *a, const void *b)
 
 	if (x->kind != y->kind)
 		return x->kind - y->kind;
-	if (x->kind == SCOPE_CGROUP) {
+	if (x->kind == SCOPE_CGROUP || x->kind == SCOPE_TASK) {
 		c = strcmp(x->cgroup, y->cgroup);
 		if (c)
 			return c;
 	}
+	if (x->kind == SCOPE_TASK)
+		return x->tid - y->tid;
 	return x->cpu - y->cpu;
 }
 
@@ -151,6 +153,7 @@ const char *scope_kind_name(enum scope_kind kind)
 		[SCOPE_SYSTEM] = "system",
 		[SCOPE_CPU] = "cpu",
 		[SCOPE_CGROUP] = "cgroup",
+		[SCOPE_TASK] = "task",
 	};
 
 	return names[kind];
@@ -170,6 +173,9 @@ const char *scope_label(const struct scope *s, char *buf, size_t len)
 			snprintf(buf, len, "%s@cpu%d", s->cgroup, s->cpu);
 		else
 			snprintf(buf, len, "%s", s->cgroup);
+		break;
+	case SCOPE_TASK:
+		snprintf(buf, len, "%s:%d", s->cgroup, s->tid);
 		break;
 	}
 	return buf;

@@ -18,13 +18,18 @@ enum scope_kind {
 	SCOPE_SYSTEM,
 	SCOPE_CPU,
 	SCOPE_CGROUP,
+	SCOPE_TASK,			/* -T: one thread inside a cgroup (cgroup, pid, tid) */
 };
 
 struct scope {
 	enum scope_kind kind;
-	char *cgroup;			/* SCOPE_CGROUP: canonical path ("/" is the root) */
+	char *cgroup;			/* SCOPE_CGROUP, SCOPE_TASK: canonical path ("/" is
+					 * the root) */
+	int pid, tid;			/* SCOPE_TASK */
+	char comm[16];			/* SCOPE_TASK: NUL-terminated */
 	int cpu;			/* SCOPE_CPU, or a cgroup on one CPU; else -1 */
-	bool removed;			/* the cgroup is gone: its last report */
+	bool removed;			/* the cgroup is gone (the thread exited or left the
+					 * cgroup): its last report */
 	struct cgtma_count *sum;	/* per event */
 
 	/* Derived by report_derive(). */
@@ -63,6 +68,8 @@ struct run {
 	bool verbose;			/* show nodes below threshold */
 	bool per_cpu;
 	bool cgroups;			/* -G or --all-cgroups: cgroup rows may come */
+	bool per_task;			/* -T: task rows may come */
+	bool prometheus_tasks;		/* --prometheus-tasks: Prometheus exports them */
 	double start_time;		/* Unix time */
 	int interval_ms;
 	const char *hostname;
@@ -79,7 +86,8 @@ int report_derive(const struct run *run, struct interval *iv);
 void interval_clear(struct interval *iv);
 void interval_free(struct interval *iv);
 
-/* Orders scopes for printing: system, CPUs, then cgroups by path (and CPU). */
+/* Orders scopes for printing: system, CPUs, cgroups by path (and CPU), then threads by
+ * cgroup and tid. */
 void interval_sort(struct interval *iv);
 
 /*
@@ -89,10 +97,10 @@ void interval_sort(struct interval *iv);
  */
 double scope_multiplex(const struct scope *s, const struct run *run, const int *events, int nr);
 
-/* "system", "cpu" or "cgroup", as JSON lines and Prometheus labels name the kinds. */
+/* "system", "cpu", "cgroup" or "task", as JSON lines and Prometheus labels name the kinds. */
 const char *scope_kind_name(enum scope_kind kind);
 
-/* A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3". */
+/* A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3", "/a/b:1234". */
 const char *scope_label(const struct scope *s, char *buf, size_t len);
 
 #endif

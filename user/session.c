@@ -24,6 +24,7 @@
 #include "report.h"
 #include "scale.h"
 #include "session.h"
+#include "tasks.h"
 #include "tracker.h"
 
 struct session {
@@ -39,6 +40,7 @@ struct session {
 	int stride;			/* per_cpu ? nr_cpus : 1 */
 
 	struct tracker tk;		/* the cgroups counted, and those that were */
+	struct tasks tasks;		/* -T: their threads */
 
 	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
@@ -311,6 +313,30 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	return 0;
 }
 
+static int read_task_cb(const struct cgtma_task_key *key, __u32 pid, const char *comm,
+			const struct cgtma_count *counts, void *ctx)
+{
+	struct session *s = ctx;
+
+	return tasks_read(&s->tasks, key, pid, comm, counts, collector__closed_epoch(s->col));
+}
+
+/* The path of a tracked cgroup, NULL when it is not (or no longer) counted. */
+static const char *tracked_path(__u64 id, void *ctx)
+{
+	struct session *s = ctx;
+	int i = find_tracked(s, id);
+
+	return i < 0 || s->tk.tracked[i].refused ? NULL : s->tk.tracked[i].path;
+}
+
+static int forget_task(const struct cgtma_task_key *key, void *ctx)
+{
+	struct session *s = ctx;
+
+	return collector__forget_task(s->col, key);
+}
+
 static int read_counts(struct session *s)
 {
 	int err;
@@ -327,9 +353,61 @@ static int read_counts(struct session *s)
 	for (int i = 0; i < s->tk.nr; i++)
 		s->tk.tracked[i].read = false;
 	err = collector__read_cgroups(s->col, read_cgroup_cb, s);
-	if (err)
+	if (err) {
 		pr_err("cannot read the cgroup counts: %s", strerror(-err));
+		return err;
+	}
+	if (!s->o->per_task)
+		return 0;
+	tasks_begin_read(&s->tasks);
+	err = collector__read_tasks(s->col, read_task_cb, s);
+	if (err)
+		pr_err("cannot read the thread counts: %s", strerror(-err));
 	return err;
+}
+
+/*
+ * -T: a row per thread that ran in the interval, and the last one of a thread gone; the
+ * summary has every thread's totals.
+ */
+static int add_tasks(struct session *s, struct interval *iv, bool totals)
+{
+	int n = s->m.nr_events;
+
+	for (int i = 0; i < s->tasks.nr; i++) {
+		struct task *t = &s->tasks.t[i];
+		const char *path = tracked_path(t->key.cgroup, s);
+		struct scope *sc;
+		char removed[64];
+
+		bool show = false;
+
+		if (!t->prev)
+			continue;	/* dropped past the bound */
+		if (!totals)
+			show = path && t->read && (t->ran || t->state == TASK_FINAL);
+		for (int e = 0; totals && e < n; e++)
+			show |= t->total[e].counter || t->total[e].enabled;
+		if (!show)
+			continue;
+		if (!tasks_comm_match(s->o->comm, t->comm))
+			continue;
+		if (!path) {
+			/* The summary's thread of a cgroup gone since. */
+			snprintf(removed, sizeof(removed), "(removed cgroup %llu)",
+				 (unsigned long long)t->key.cgroup);
+			path = removed;
+		}
+		sc = interval_add_scope(iv, &s->run, SCOPE_TASK, path, -1);
+		if (!sc)
+			return -ENOMEM;
+		sc->pid = t->pid;
+		sc->tid = t->key.tid;
+		memcpy(sc->comm, t->comm, sizeof(sc->comm));
+		sc->removed = !totals && t->state == TASK_FINAL;
+		memcpy(sc->sum, totals ? t->total : t->delta, n * sizeof(*sc->sum));
+	}
+	return 0;
 }
 
 /* --- building intervals ------------------------------------------------------------- */
@@ -415,6 +493,8 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		}
 	}
 	if (totals && add_removed(s, iv))
+		return -ENOMEM;
+	if (s->o->per_task && add_tasks(s, iv, totals))
 		return -ENOMEM;
 	interval_sort(iv);
 	return report_derive(&s->run, iv);
@@ -515,6 +595,8 @@ static int do_interval(struct session *s)
 	emit(s, &iv);
 	interval_free(&iv);
 
+	if (s->o->per_task)
+		tasks_after_interval(&s->tasks, "/proc", tracked_path, forget_task, s);
 	/*
 	 * Gone cgroups were reported once; stop counting them, and keep only what the summary
 	 * needs. Backwards: retiring moves the last one into the hole.
@@ -550,14 +632,22 @@ static void report_bpf_stats(struct session *s)
 	if (collector__read_stats(s->col, st))
 		return;
 	if (s->o->verbose)
-		pr_notice("BPF: %llu slices charged at switches between cgroups; %llu slices "
+		pr_notice("BPF: %llu slices charged at switches %s; %llu slices "
 			  "(at switches or flushes) began with a switch the switch hook "
 			  "did not see",
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
+			  s->o->per_task ? "(-T: every switch)" : "between cgroups",
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
 	if (st[CGTMA_STAT_READ_ERRORS])
 		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
 			(unsigned long long)st[CGTMA_STAT_READ_ERRORS]);
+	if (st[CGTMA_STAT_TASKS_DROPPED])
+		pr_warn("%llu slices were not counted per thread: the kernel's thread map was full "
+			"(raise --max-tasks); the cgroups counted them",
+			(unsigned long long)st[CGTMA_STAT_TASKS_DROPPED]);
+	if (s->o->verbose && s->tasks.nr_gone_forgotten)
+		pr_notice("-T: %ld threads gone during the run are not in the summary (it keeps "
+			  "%d)", s->tasks.nr_gone_forgotten, TASKS_GONE_KEPT);
 	if (st[CGTMA_STAT_NEW_DROPPED])
 		pr_warn("%llu new cgroups were not counted from birth (the maps were full: raise "
 			"--max-cgroups); they were counted from the next interval on",
@@ -618,6 +708,8 @@ static int baseline(struct session *s)
 	for (int t = 0; t < s->tk.nr; t++)
 		memset(s->tk.tracked[t].total, 0,
 		       sizeof(*s->tk.tracked[t].total) * s->stride * s->m.nr_events);
+	for (int t = 0; t < s->tasks.nr; t++)
+		memset(s->tasks.t[t].total, 0, sizeof(*s->tasks.t[t].total) * s->m.nr_events);
 	return 0;
 }
 
@@ -669,6 +761,7 @@ static void session_release(struct session *s)
 	collector__destroy(s->col);
 	tracker_release(&s->tk);
 	cgview_close(&s->view);
+	tasks_release(&s->tasks);
 	for (int i = 0; i < s->nr_patterns; i++)
 		free(s->patterns[i]);
 	free(s->patterns);
@@ -718,6 +811,8 @@ int session_run(const struct session_opts *o)
 	co.verbose = o->verbose;
 	co.switch_hook = o->switch_hook;
 	co.map_alloc = o->map_alloc;
+	co.per_task = o->per_task;
+	co.max_tasks = o->max_tasks;
 	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
@@ -740,7 +835,8 @@ int session_run(const struct session_opts *o)
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
 	s.read_now = calloc(s.nr_cpus, sizeof(*s.read_now));
 	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total || !s.read_first ||
-	    !s.read_prev || !s.read_now || tracker_init(&s.tk, s.m.nr_events, s.stride)) {
+	    !s.read_prev || !s.read_now || tracker_init(&s.tk, s.m.nr_events, s.stride) ||
+	    tasks_init(&s.tasks, s.m.nr_events)) {
 		pr_err("out of memory");
 		goto cleanup;
 	}
@@ -756,6 +852,8 @@ int session_run(const struct session_opts *o)
 	s.run.verbose = o->verbose;
 	s.run.per_cpu = o->per_cpu;
 	s.run.cgroups = o->nr_cgroups || o->all_cgroups;
+	s.run.per_task = o->per_task;
+	s.run.prometheus_tasks = o->prometheus_tasks;
 	s.run.interval_ms = o->interval_ms;
 	gethostname(host, sizeof(host) - 1);
 	s.run.hostname = host;

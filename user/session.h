@@ -23,6 +23,10 @@ struct session_opts {
 	int max_cgroups;
 	enum switch_hook switch_hook;	/* --switch-hook */
 	enum map_alloc map_alloc;	/* CGTMA_MAP_ALLOC */
+	bool per_task;			/* -T */
+	const char *comm;		/* --comm glob, or NULL */
+	int max_tasks;			/* --max-tasks; 0: the collector's default */
+	bool prometheus_tasks;		/* --prometheus-tasks */
 	char **command;			/* after --; NULL-terminated, or NULL */
 };
 

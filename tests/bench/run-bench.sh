@@ -32,7 +32,11 @@
 #     to round; figures are medians over the rounds with their min..max.
 #  3. cgtma's own CPU time per interval (flush, map reads, glob rescan, computing, printing),
 #     tracking 10 and N cgroups, with the hook auto picks.
-#  4. The targets, met or not: in one cgroup, at most +1 % over no profiler with the
+#  4. -T's cost: the tracepoint hook with -T (every switch ends a slice and charges the
+#     thread too) against the tracepoint without it, per switch (same and cross cgroup, set
+#     SET, 10 cgroups) and on the ping-pong (its slowdown over no profiler; "tracepoint+T" in
+#     the configurations).
+#  5. The targets, met or not: in one cgroup, at most +1 % over no profiler with the
 #     perf-event hook and +2 % with the tracepoint; across cgroups, the perf-event hook no
 #     slower than the tracepoint, and either below perf's per-cgroup mode; each hook's cost
 #     with N tracked cgroups within 10 % of its cost with 10. Then the figures as Markdown
@@ -234,12 +238,14 @@ check_counted() {
 # GROUP, hook statistics on. A start that fails for want of memory is retried (see the note
 # it leaves).
 run_hook() {
-	local out=$1 hook=$2 ev pat try
+	local out=$1 hook=$2 ev pat try pt=()
+	# tracepoint+T: the tracepoint hook with -T.
+	[[ $hook == *+T ]] && hook=${hook%+T} pt=(-T)
 	ev=$(events_of "$3")
 	pat="$BASE/$4/*"
 	placement "$4" "$5"
 	for try in 1 2 3; do
-		"${OFF_CPU[@]}" "$CGTMA" --switch-hook "$hook" -e "$ev" -G "$pat" \
+		"${OFF_CPU[@]}" "$CGTMA" --switch-hook "$hook" "${pt[@]}" -e "$ev" -G "$pat" \
 			--max-cgroups "$MAX_CGROUPS" -I "$LONG_INTERVAL" -j -- "$HOOK_RUN" "$out" \
 			"$PINGPONG" -c "$CPU" -n "$HOOK_LOOPS" "${PL[@]}" \
 			>"$TMP/cgtma.json" 2>"$TMP/err" && break
@@ -268,7 +274,8 @@ fi
 # run_overhead OUT PROFILER WHERE: PROFILER none, tracepoint or perf-event (cgtma with that
 # switch hook), or perf; set SET, group small.
 run_overhead() {
-	local out=$1 prof=$2 where=$3 ev pp
+	local out=$1 prof=$2 where=$3 ev pp pt=()
+	[[ $prof == *+T ]] && prof=${prof%+T} pt=(-T)
 	ev=$(events_of "$SET")
 	placement small "$where"
 	pp=("$PINGPONG" -c "$CPU" -n "$LOOPS" "${PL[@]}")
@@ -278,8 +285,8 @@ run_overhead() {
 		"${pp[@]}" >"$out" 2>"$TMP/err" || die "pingpong failed: $(cat "$TMP/err")"
 		;;
 	tracepoint | perf-event)
-		"${OFF_CPU[@]}" "$CGTMA" --switch-hook "$prof" -e "$ev" -G "$BASE/small/a" \
-			-G "$BASE/small/b" -I "$LONG_INTERVAL" -j -- \
+		"${OFF_CPU[@]}" "$CGTMA" --switch-hook "$prof" "${pt[@]}" -e "$ev" \
+			-G "$BASE/small/a" -G "$BASE/small/b" -I "$LONG_INTERVAL" -j -- \
 			sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$out" "${pp[@]}" \
 			>"$TMP/cgtma.json" 2>"$TMP/err" ||
 			die "cgtma --switch-hook $prof failed: $(cat "$TMP/err")"
@@ -309,10 +316,11 @@ for hook in "${HOOKS[@]}"; do
 	done
 	HOOK_CONFIGS+=("$hook $SET large cross")
 done
+HOOK_CONFIGS+=("tracepoint+T $SET small same" "tracepoint+T $SET small cross")
 # PROFILER WHERE
 OVH_CONFIGS=()
 for where in cross same; do
-	for prof in none "${HOOKS[@]}" perf; do OVH_CONFIGS+=("$prof $where"); done
+	for prof in none "${HOOKS[@]}" tracepoint+T perf; do OVH_CONFIGS+=("$prof $where"); done
 done
 
 # Rotates the argument list by $1 places: each round starts with another configuration.
@@ -544,6 +552,24 @@ if awk -v x="$shared" 'BEGIN { exit !(x > 1.1) }'; then
 		"$(printf '%.2f' "$shared") without a profiler; load average now $(cut -d' ' -f1-3 \
 		/proc/loadavg)): the slowdowns are noisy, rerun on an idle machine"
 fi
+echo
+
+echo "-T's cost: the tracepoint hook with -T against it without, events '$(events_of "$SET")'," \
+	"10 tracked cgroups, medians of $ROUNDS [min .. max]"
+printf '  %-13s %14s %14s %9s  %14s %14s\n' tasks "ns/switch" "ns/switch -T" ratio \
+	"ping-pong" "ping-pong -T"
+for where in same cross; do
+	read -r h0 _ < <(hook_stats tracepoint "$SET" small "$where")
+	read -r h1 lo1 hi1 < <(hook_stats tracepoint+T "$SET" small "$where")
+	read -r o0 _ < <(ratio_stats tracepoint "$where")
+	read -r o1 olo1 ohi1 < <(ratio_stats tracepoint+T "$where")
+	printf '  %-13s %14s %14s %9s  %14s %14s\n' "$where-cgroup" "$(num "$h0")" \
+		"$(num "$h1")" "$(awk -v a="$h1" -v b="$h0" 'BEGIN { if (b > 0) printf "%.2fx", a / b
+		else print "-" }')" "$(pct "$o0")" "$(pct "$o1")"
+done
+echo "  (same-cgroup: without -T on_switch compares the cgroups and returns; with -T it reads"
+echo "  every event and charges the cgroup and the thread, as at a cross-cgroup switch. Cross:"
+echo "  -T adds the thread's map update. Ping-pong: CPU time per round trip over no profiler)"
 echo
 
 echo "cgtma's own CPU time per interval (user + system; a long run's over a short one's," \

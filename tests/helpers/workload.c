@@ -7,8 +7,13 @@
  *                                  spans several intervals and many context switches
  *   workload spin MS               burn one CPU for MS milliseconds of wall time
  *   workload cgexec DIR CMD...     move into cgroup DIR (its cgroup.procs), then exec CMD
+ *   workload threads PAUSE_MS N... one thread per N, named getppid-I (I from 1), each making
+ *                                  N getppid() calls as above; prints "TID N" per thread
+ *                                  once all have started, and again nothing: the main
+ *                                  thread makes none
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +69,64 @@ static int do_cgexec(const char *dir, char **cmd)
 	return 127;
 }
 
+struct caller {
+	long n, pause_ms;
+	int index;
+	pid_t tid;
+	pthread_barrier_t *ready;
+};
+
+static void *caller_main(void *arg)
+{
+	struct caller *c = arg;
+	char name[16];
+
+	snprintf(name, sizeof(name), "getppid-%d", c->index);
+	pthread_setname_np(pthread_self(), name);
+	c->tid = (pid_t)syscall(SYS_gettid);
+	pthread_barrier_wait(c->ready);
+	pthread_barrier_wait(c->ready);	/* the main thread has printed the tids */
+	do_getppid(c->n, c->pause_ms);
+	return NULL;
+}
+
+static int do_threads(long pause_ms, int nr, char **counts)
+{
+	struct caller *c = calloc(nr, sizeof(*c));
+	pthread_t *th = calloc(nr, sizeof(*th));
+	pthread_barrier_t ready;
+
+	if (!c || !th || pthread_barrier_init(&ready, NULL, nr + 1))
+		return 1;
+	for (int i = 0; i < nr; i++) {
+		c[i] = (struct caller){ .n = atol(counts[i]), .pause_ms = pause_ms, .index = i + 1,
+					.ready = &ready };
+		if (pthread_create(&th[i], NULL, caller_main, &c[i])) {
+			fprintf(stderr, "workload: cannot start a thread\n");
+			return 1;
+		}
+	}
+	pthread_barrier_wait(&ready);
+	for (int i = 0; i < nr; i++)
+		printf("%d %ld\n", c[i].tid, c[i].n);
+	fflush(stdout);
+	pthread_barrier_wait(&ready);
+	for (int i = 0; i < nr; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "threads"))
+		return do_threads(atol(argv[2]), argc - 3, argv + 3);
 	if (argc >= 3 && !strcmp(argv[1], "getppid"))
 		return do_getppid(atol(argv[2]), argc > 3 ? atol(argv[3]) : 0);
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return do_spin(atol(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "cgexec"))
 		return do_cgexec(argv[2], argv + 3);
-	fprintf(stderr, "usage: workload getppid N [PAUSE_MS] | spin MS | cgexec DIR CMD...\n");
+	fprintf(stderr, "usage: workload getppid N [PAUSE_MS] | spin MS | cgexec DIR CMD... | "
+		"threads PAUSE_MS N...\n");
 	return 2;
 }

@@ -1,0 +1,156 @@
+#!/bin/bash
+# -T, exactly. One process in cgroup A has two threads (getppid-1, getppid-2) making exactly
+# N and M getppid() calls, pausing so that the calls span several 200 ms intervals and the
+# threads switch with them and with two spinning processes inside A (one per CPU of two:
+# switches inside one cgroup, where -T must end the slice); a process in B has one thread making K. Counting
+# syscalls:sys_enter_getppid (a tracepoint: exact per CPU) with A and B tracked and -T:
+# summed over the intervals, A's task rows say N and M for the two tids, with their comm and
+# pid, and A's cgroup row N + M; B's thread is in B's rows only, never in A's; the threads,
+# gone at the end, have each one row marked "exited"; the summary says the same, and so
+# does the replay of a --record of the run, and --cdm has task- series for them. Then
+# --comm keeps one thread only, --max-tasks 1 says the map was full, and a bad --comm is a
+# usage error. -T makes auto pick the tracepoint (every switch ends a slice); where the
+# perf-event hook works, the exact case runs again with --switch-hook perf-event, which
+# then takes the switches between cgroups and leaves those inside one to the tracepoint.
+# live: both-hooks
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N=90000 M=60000 K=40000
+
+cg_make A
+cg_make B
+A=$(cg_path A) B=$(cg_path B)
+
+# Bad patterns: exit 2 before any BPF.
+"$CGTMA" -e "$EV" -G "$A" -T --comm 'uperf[' -d 1 >/dev/null 2>"$TMP/err"
+[ $? = 2 ] || fail "--comm 'uperf[' should be a usage error: $(cat "$TMP/err")"
+"$CGTMA" -e "$EV" --comm uperf -d 1 >/dev/null 2>"$TMP/err"
+[ $? = 2 ] || fail "--comm without -T should be a usage error"
+
+# tsum FILE CGROUP TID: a thread's count in a cgroup summed over the interval lines.
+tsum() {
+	jq -s --arg cg "$2" --argjson tid "$3" --arg ev "$EV" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "task" and .cgroup == $cg and .tid == $tid) | .counts[$ev]] |
+		 add // 0' "$1"
+}
+csum() {
+	jq -s --arg cg "$2" --arg ev "$EV" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "cgroup" and .cgroup == $cg) | .counts[$ev]] | add // 0' "$1"
+}
+
+run_case() {
+	local name=$1 out=$TMP/out-$1 rc
+	shift
+	: >"$out"
+	"$CGTMA" -e "$EV,cpu-clock" -I 200 --json -G "$A" -G "$B" -T "$@" >"$out" 2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+	cg_start A "$WORKLOAD" spin 1500
+	cg_start A "$WORKLOAD" spin 1500
+	cg_run A "$WORKLOAD" threads 40 $N $M >"$TMP/tids-a" &
+	local pa=$!
+	cg_run B "$WORKLOAD" threads 50 $K >"$TMP/tids-b" &
+	local pb=$!
+	wait $pa || fail "the workload in A failed"
+	wait $pb || fail "the workload in B failed"
+	cg_wait
+	# Two more intervals: a thread gone is reported once more, then dropped.
+	wait_lines "$out" $(($(wc -l <"$out") + 3))
+	kill -INT $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
+	t1=$(awk 'NR == 1 { print $1 }' "$TMP/tids-a")
+	t2=$(awk 'NR == 2 { print $1 }' "$TMP/tids-a")
+	t3=$(awk 'NR == 1 { print $1 }' "$TMP/tids-b")
+	[ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t3" ] || fail "$name: the workloads gave no tids"
+}
+
+check_exact() {
+	local name=$1 out=$TMP/out-$1
+	local s1=$(tsum "$out" "$A" "$t1") s2=$(tsum "$out" "$A" "$t2") sa=$(csum "$out" "$A")
+	local s3=$(tsum "$out" "$B" "$t3") sb=$(csum "$out" "$B")
+	echo "$name: A: thread $t1 $s1, thread $t2 $s2, cgroup $sa; B: thread $t3 $s3," \
+		"cgroup $sb (want $N $M $((N + M)); $K $K)"
+	[ "$s1" = $N ] || fail "$name: thread getppid-1 counted $s1 getppid calls, want $N"
+	[ "$s2" = $M ] || fail "$name: thread getppid-2 counted $s2 getppid calls, want $M"
+	[ "$sa" = $((N + M)) ] || fail "$name: A counted $sa, want $((N + M))"
+	[ "$s3" = $K ] || fail "$name: B's thread counted $s3, want $K"
+	[ "$sb" = $K ] || fail "$name: B counted $sb, want $K"
+	# B's thread never in A's rows, A's never in B's.
+	jq -e -s --arg a "$A" --argjson t3 "$t3" \
+		'[.[] | .rows[] | select(.scope == "task" and .cgroup == $a and .tid == $t3)] |
+		 length == 0' "$out" >/dev/null || fail "$name: B's thread $t3 shows in A's rows"
+	# Rows a user reads: the comm, the pid, nonzero cpu-clock.
+	jq -e -s --arg a "$A" --argjson t1 "$t1" --argjson t2 "$t2" \
+		'[.[] | select(.summary != true) | .rows[] | select(.scope == "task" and
+		  .cgroup == $a and (.tid == $t1 or .tid == $t2))] |
+		 all(.comm == "getppid-\(if .tid == $t1 then 1 else 2 end)" and .pid > 0) and
+		 ([.[] | .counts["cpu-clock"]] | add) > 0' "$out" >/dev/null ||
+		fail "$name: A's task rows lack their comm, pid or cpu-clock"
+	# Gone threads: one row marked exited each, and none after it.
+	local ex
+	for t in "$t1" "$t2" "$t3"; do
+		ex=$(jq -s --argjson t "$t" '[.[] | select(.summary != true) | .rows[] |
+			select(.scope == "task" and .tid == $t and .exited == true)] | length' "$out")
+		[ "$ex" = 1 ] || fail "$name: thread $t has $ex rows marked exited, want 1"
+		jq -e -s --argjson t "$t" '[.[] | select(.summary != true)] |
+			(map(any(.rows[]; .scope == "task" and .tid == $t and .exited == true)) |
+			 index(true)) as $i | .[$i + 1:] |
+			all(all(.rows[]; .scope != "task" or .tid != $t))' "$out" >/dev/null ||
+			fail "$name: thread $t has rows after the one marked exited"
+	done
+	# The summary: the same per thread.
+	local sum1=$(jq --arg a "$A" --argjson t "$t1" --arg ev "$EV" 'select(.summary == true) |
+		.rows[] | select(.scope == "task" and .cgroup == $a and .tid == $t) | .counts[$ev]' \
+		"$out")
+	[ "$sum1" = $N ] || fail "$name: the summary's row of thread $t1 says $sum1, want $N"
+}
+
+run_case plain --record "$TMP/rec" --cdm "$TMP/cdm"
+[ -s "$TMP/err" ] && fail "plain: cgtma wrote to stderr: $(cat "$TMP/err")"
+check_exact plain
+# CDM: each thread's series typed task-..., named by cgroup, pid, tid and cmd.
+jq -e --arg a "$A" --arg t1 "$t1" --arg t2 "$t2" '
+	[.[] | select(.desc.type | startswith("task-"))] as $t |
+	($t | length) > 0 and
+	all($t[]; .names | (keys - ["cgroup", "cmd", "pid", "tid"]) == [] and
+			   has("cgroup") and has("pid") and has("tid") and has("cmd")) and
+	any($t[]; .names.cgroup == $a and .names.tid == $t1 and .names.cmd == "getppid-1") and
+	any($t[]; .names.cgroup == $a and .names.tid == $t2 and .names.cmd == "getppid-2") and
+	all(.[] | select(.desc.type | startswith("task-") | not); .names | has("tid") | not)' \
+	"$TMP/cdm/metric-data-cgtma.json" >/dev/null ||
+	fail "plain: the CDM file lacks the threads' series: $(head -c 600 "$TMP/cdm/metric-data-cgtma.json")"
+# The record keeps the task rows: its replay says the same.
+"$CGTMA" report "$TMP/rec" --json >"$TMP/out-replay" 2>"$TMP/err" ||
+	fail "report: $(cat "$TMP/err")"
+check_exact replay
+
+if "$CGTMA" -v -e cpu-clock -G "$A" -d 0.1 2>&1 >/dev/null | grep -q 'switch hook: perf-event'
+then
+	run_case perfhook --switch-hook perf-event
+	check_exact perfhook
+else
+	echo "perfhook: not run, the perf-event hook does not work here"
+fi
+
+# --comm: only getppid-2 (a glob) in the task rows; the cgroup rows still count everything.
+run_case comm --comm 'getppid-[2]'
+out=$TMP/out-comm
+[ "$(tsum "$out" "$A" "$t1")" = 0 ] || fail "comm: --comm 'getppid-[2]' shows getppid-1"
+[ "$(tsum "$out" "$A" "$t2")" = $M ] || fail "comm: getppid-2 counted $(tsum "$out" "$A" "$t2")"
+[ "$(csum "$out" "$A")" = $((N + M)) ] || fail "comm: A counted $(csum "$out" "$A")"
+echo "comm: getppid-2 only, $M; A $((N + M))"
+
+# A full map: counted as dropped, said on stderr; the cgroup rows stay exact.
+run_case full --max-tasks 1
+out=$TMP/out-full
+grep -q "not counted per thread: the kernel's thread map was full" "$TMP/err" ||
+	fail "full: no word of the full map: $(cat "$TMP/err")"
+[ "$(csum "$out" "$A")" = $((N + M)) ] || fail "full: A counted $(csum "$out" "$A")"
+echo "full: $(grep -o '[0-9]* slices were not counted per thread' "$TMP/err"); A $((N + M))"
+echo "ok"

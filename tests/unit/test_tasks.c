@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The -T thread set: deltas per epoch half, a thread found gone reported once more (marked
+ * final) and then dropped with its kernel row forgotten, a thread that comes back after
+ * being dropped starting again from zero, the cgroup check against a fake /proc, and --comm
+ * patterns.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tasks.h"
+#include "test.h"
+
+#define EVENTS 2
+
+static char proc[64];
+static int forgotten;
+
+static const char *path_of(__u64 cgroup, void *ctx)
+{
+	(void)ctx;
+	return cgroup == 7 ? "/bench" : NULL;
+}
+
+static int forget(const struct cgtma_task_key *key, void *ctx)
+{
+	(void)key;
+	(void)ctx;
+	forgotten++;
+	return 0;
+}
+
+/* Writes proc/PID/task/TID/cgroup with a v1 line and the v2 line "0::PATH". */
+static void fake_thread(int pid, int tid, const char *path)
+{
+	char dir[160], file[200];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/%d", proc, pid);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/%d/task", proc, pid);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/%d/task/%d", proc, pid, tid);
+	mkdir(dir, 0755);
+	snprintf(file, sizeof(file), "%s/cgroup", dir);
+	f = fopen(file, "w");
+	fprintf(f, "12:cpu,cpuacct:/x\n0::%s\n", path);
+	fclose(f);
+}
+
+static void gone_thread(int pid, int tid)
+{
+	char file[200];
+
+	snprintf(file, sizeof(file), "%s/%d/task/%d/cgroup", proc, pid, tid);
+	unlink(file);
+}
+
+static void counts(struct cgtma_count *c, __u64 v)
+{
+	for (int e = 0; e < EVENTS; e++)
+		c[e] = (struct cgtma_count){ .counter = v + e, .enabled = v, .running = v };
+}
+
+static void test_lifecycle(void)
+{
+	struct cgtma_task_key key = { .cgroup = 7, .tid = 101 };
+	struct cgtma_count now[EVENTS];
+	struct tasks ts;
+
+	CHECK_INT(tasks_init(&ts, EVENTS), 0);
+	fake_thread(100, 101, "/bench/inner");
+
+	/* Half 0, then half 1, then half 0 again: deltas per half. */
+	tasks_begin_read(&ts);
+	counts(now, 10);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
+	CHECK_INT(ts.nr, 1);
+	CHECK_INT((int)ts.t[0].delta[1].counter, 11);
+	CHECK(ts.t[0].ran, "a first read with counts ran");
+	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_ALIVE);
+
+	tasks_begin_read(&ts);
+	counts(now, 5);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
+	CHECK_INT((int)ts.t[0].delta[0].counter, 5);
+	counts(now, 10);
+	tasks_begin_read(&ts);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
+	CHECK(!ts.t[0].ran, "no change in half 0: did not run");
+	CHECK_INT((int)ts.t[0].total[0].counter, 15);
+
+	/* Gone: one more interval (final), then dropped and forgotten. */
+	gone_thread(100, 101);
+	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_GONE);
+	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_FINAL);
+	CHECK_INT(forgotten, 0);
+	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_DROPPED);
+	CHECK_INT(forgotten, 1);
+	CHECK_INT((int)ts.t[0].total[0].counter, 15);
+
+	/* The kernel row comes back (a tid reused): a new thread, from zero. */
+	tasks_begin_read(&ts);
+	counts(now, 3);
+	CHECK_INT(tasks_read(&ts, &key, 100, "other", now, 1), 0);
+	CHECK_INT(ts.nr, 2);
+	CHECK_INT((int)ts.t[1].delta[0].counter, 3);
+	CHECK_STR(ts.t[1].comm, "other");
+	tasks_release(&ts);
+}
+
+static void test_in_cgroup(void)
+{
+	fake_thread(200, 201, "/bench");
+	fake_thread(200, 202, "/benchmark");
+	fake_thread(200, 203, "/bench/a/b");
+	CHECK(tasks_in_cgroup(proc, 200, 201, "/bench"), "the cgroup itself");
+	CHECK(!tasks_in_cgroup(proc, 200, 202, "/bench"), "a sibling sharing a prefix");
+	CHECK(tasks_in_cgroup(proc, 200, 203, "/bench"), "below it");
+	CHECK(tasks_in_cgroup(proc, 200, 203, "/"), "the root holds every thread");
+	CHECK(!tasks_in_cgroup(proc, 200, 299, "/"), "no such thread");
+}
+
+static void test_comm(void)
+{
+	CHECK_INT(tasks_comm_pattern_check("uperf"), 0);
+	CHECK_INT(tasks_comm_pattern_check("up*"), 0);
+	CHECK_INT(tasks_comm_pattern_check("getppid-[12]"), 0);
+	CHECK_INT(tasks_comm_pattern_check("a[]]"), 0);
+	CHECK_INT(tasks_comm_pattern_check(""), -EINVAL);
+	CHECK_INT(tasks_comm_pattern_check("uperf["), -EINVAL);
+	CHECK_INT(tasks_comm_pattern_check("sixteen-chars-xx"), -EINVAL);
+	CHECK(tasks_comm_match("up*", "uperf"), "glob");
+	CHECK(!tasks_comm_match("up", "uperf"), "whole name");
+	CHECK(tasks_comm_match(NULL, "anything"), "no pattern matches all");
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	snprintf(proc, sizeof(proc), "/tmp/cgtma-test-tasks.XXXXXX");
+	if (!mkdtemp(proc))
+		return 1;
+	test_lifecycle();
+	test_in_cgroup();
+	test_comm();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", proc);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", proc);
+	return test_done("tasks");
+}

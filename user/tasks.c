@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "log.h"
+#include "scale.h"
+#include "tasks.h"
+
+int tasks_init(struct tasks *ts, int nr_events)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->nr_events = nr_events;
+	return 0;
+}
+
+static void task_free(struct task *t)
+{
+	free(t->prev);	/* delta and total live in the same block */
+	t->prev = t->delta = t->total = NULL;
+}
+
+void tasks_release(struct tasks *ts)
+{
+	for (int i = 0; i < ts->nr; i++)
+		task_free(&ts->t[i]);
+	free(ts->t);
+	hashmap_clear(&ts->keys);
+	memset(ts, 0, sizeof(*ts));
+}
+
+static void key_str(const struct cgtma_task_key *key, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu:%u", (unsigned long long)key->cgroup, key->tid);
+}
+
+void tasks_begin_read(struct tasks *ts)
+{
+	for (int i = 0; i < ts->nr; i++)
+		ts->t[i].read = ts->t[i].ran = false;
+}
+
+static struct task *task_add(struct tasks *ts, const struct cgtma_task_key *key, const char *k)
+{
+	int n = ts->nr_events;
+	struct task *t;
+
+	if (ALLOC_GROW(ts->t, ts->nr + 1, ts->cap))
+		return NULL;
+	t = &ts->t[ts->nr];
+	memset(t, 0, sizeof(*t));
+	t->key = *key;
+	t->prev = calloc(4 * n, sizeof(*t->prev));
+	if (!t->prev || hashmap_put_str(&ts->keys, k, ts->nr)) {
+		task_free(t);
+		return NULL;
+	}
+	t->delta = t->prev + 2 * n;
+	t->total = t->delta + n;
+	ts->nr++;
+	return t;
+}
+
+int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, const char *comm,
+	       const struct cgtma_count *now, int half)
+{
+	int n = ts->nr_events, i;
+	struct cgtma_count *prev;
+	struct task *t;
+	char k[48];
+
+	key_str(key, k, sizeof(k));
+	i = hashmap_get_str(&ts->keys, k);
+	t = i >= 0 ? &ts->t[i] : task_add(ts, key, k);
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	prev = t->prev + (half & 1) * n;
+	for (int e = 0; e < n; e++) {
+		count_delta(&t->delta[e], &now[e], &prev[e]);
+		count_add(&t->total[e], &t->delta[e]);
+		if (t->delta[e].counter || t->delta[e].enabled)
+			t->ran = true;
+		prev[e] = now[e];
+	}
+	t->read = true;
+	return 0;
+}
+
+bool tasks_in_cgroup(const char *proc, int pid, int tid, const char *path)
+{
+	char file[128], line[4096];
+	size_t plen = strlen(path);
+	bool in = false;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/%d/task/%d/cgroup", proc, pid, tid);
+	f = fopen(file, "re");
+	if (!f)
+		return false;	/* exited (and reaped) */
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+
+		if (strncmp(line, "0::", 3) != 0)
+			continue;	/* a v1 hierarchy's line */
+		p = line + 3;
+		p[strcspn(p, "\n")] = '\0';
+		in = strcmp(path, "/") == 0 ||
+		     (strncmp(p, path, plen) == 0 && (p[plen] == '\0' || p[plen] == '/'));
+		break;
+	}
+	fclose(f);
+	return in;
+}
+
+void tasks_after_interval(struct tasks *ts, const char *proc, tasks_path_fn cgroup_path,
+			  tasks_forget_fn forget, void *ctx)
+{
+	for (int i = 0; i < ts->nr; i++) {
+		struct task *t = &ts->t[i];
+		const char *path;
+		char k[48];
+
+		switch (t->state) {
+		case TASK_FINAL:
+			forget(&t->key, ctx);
+			key_str(&t->key, k, sizeof(k));
+			hashmap_del_str(&ts->keys, k);
+			t->state = TASK_DROPPED;
+			/* Past the bound only a count is left; freed, not compacted (indexes). */
+			if (ts->nr_gone_kept < TASKS_GONE_KEPT) {
+				ts->nr_gone_kept++;
+			} else {
+				task_free(t);
+				ts->nr_gone_forgotten++;
+			}
+			break;
+		case TASK_GONE:
+			t->state = TASK_FINAL;
+			break;
+		case TASK_ALIVE:
+			path = cgroup_path(t->key.cgroup, ctx);
+			if (!path || !tasks_in_cgroup(proc, t->pid, t->key.tid, path))
+				t->state = TASK_GONE;
+			break;
+		case TASK_DROPPED:
+			break;
+		}
+	}
+}
+
+int tasks_comm_pattern_check(const char *pattern)
+{
+	bool glob = strpbrk(pattern, "*?[") != NULL;
+
+	if (!*pattern) {
+		pr_err("--comm '': expected a thread name or a shell glob");
+		return -EINVAL;
+	}
+	for (const char *p = pattern; (p = strchr(p, '[')); p++) {
+		/* fnmatch takes a ']' right after '[' or "[!" as a member. */
+		const char *q = p + 1;
+
+		if (*q == '!' || *q == '^')
+			q++;
+		if (*q == ']')
+			q++;
+		if (!strchr(q, ']')) {
+			pr_err("--comm '%s': '[' without its ']'", pattern);
+			return -EINVAL;
+		}
+	}
+	if (!glob && strlen(pattern) > 15) {
+		pr_err("--comm '%s': the kernel keeps 15 characters of a thread's name; no thread "
+		       "can match", pattern);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool tasks_comm_match(const char *pattern, const char *comm)
+{
+	return !pattern || fnmatch(pattern, comm, 0) == 0;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * -T: the threads seen inside tracked cgroups, each with its counts as last read (both epoch
+ * halves, as the cgroups'), this interval's delta and the run's total; and whether it is
+ * still there. A thread that exited or left its cgroup is reported once more, in the
+ * interval after the one where it was found gone (the slice it ended after that flush is in
+ * by then), and dropped: its kernel row is deleted, and only its totals stay, for the
+ * summary, up to TASKS_GONE_KEPT of them. No kernel here: the session keeps the BPF map in
+ * step.
+ */
+#ifndef CGTMA_TASKS_H
+#define CGTMA_TASKS_H
+
+#include <stdbool.h>
+
+#include "cgtma.h"
+#include "hashmap.h"
+
+#define TASKS_GONE_KEPT 4096
+
+enum task_state {
+	TASK_ALIVE,
+	TASK_GONE,		/* found gone: reported once more at the next interval */
+	TASK_FINAL,		/* that report is this interval's: then dropped */
+	TASK_DROPPED,		/* totals only, for the summary */
+};
+
+struct task {
+	struct cgtma_task_key key;
+	int pid;
+	char comm[16];
+	enum task_state state;
+	bool read;			/* its row was read this interval */
+	bool ran;			/* and changed since the last */
+	struct cgtma_count *prev;	/* per event, twice: cumulative at the last read of each
+					 * half */
+	struct cgtma_count *delta;	/* per event: this interval */
+	struct cgtma_count *total;	/* per event: the run */
+};
+
+struct tasks {
+	int nr_events;
+	struct task *t;
+	int nr, cap;
+	struct hashmap keys;		/* "cgroup:tid" -> index, for the ones not dropped */
+	int nr_gone_kept;
+	long nr_gone_forgotten;		/* dropped beyond TASKS_GONE_KEPT: not in the summary */
+};
+
+int tasks_init(struct tasks *ts, int nr_events);
+void tasks_release(struct tasks *ts);
+
+/* Starts an interval's read: nothing read yet. */
+void tasks_begin_read(struct tasks *ts);
+
+/*
+ * One thread's row from the kernel (collector__read_tasks()): cumulative counts of the
+ * closed half. Takes the delta and adds it to the total; 0 or -ENOMEM.
+ */
+int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, const char *comm,
+	       const struct cgtma_count *now, int half);
+
+/*
+ * After the interval is reported: TASK_FINAL ones become TASK_DROPPED (forget is called
+ * with each, to delete its kernel row), and alive ones whose thread is no longer in the
+ * cgroup at cgroup_path(cgroup id, ctx) (a path relative to the v2 root, NULL: untracked
+ * now) become TASK_GONE. proc is "/proc" (tests give another root).
+ */
+typedef const char *(*tasks_path_fn)(__u64 cgroup, void *ctx);
+typedef int (*tasks_forget_fn)(const struct cgtma_task_key *key, void *ctx);
+void tasks_after_interval(struct tasks *ts, const char *proc, tasks_path_fn cgroup_path,
+			  tasks_forget_fn forget, void *ctx);
+
+/*
+ * --comm: a shell glob matched against the whole comm (fnmatch, no flags). 0, or -EINVAL
+ * printed naming the pattern: empty, an unclosed '[', or a plain name longer than the
+ * kernel's 15 characters, which no thread can have.
+ */
+int tasks_comm_pattern_check(const char *pattern);
+bool tasks_comm_match(const char *pattern, const char *comm);
+
+/* Whether the thread tid of process pid is in cgroup path (or below it), as /proc says. */
+bool tasks_in_cgroup(const char *proc, int pid, int tid, const char *path);
+
+#endif
