@@ -37,7 +37,14 @@ static void usage(FILE *f)
 "  -G, --cgroup PATH       track a cgroup v2 (repeatable): relative to the v2 root or an\n"
 "                          absolute path; shell globs allowed, matched again every interval;\n"
 "                          '/' is the root (equal to the system)\n"
+"  -G container:NAME       track a container by the name or id (a prefix of 4 or more\n"
+"                          digits) that docker ps, podman ps or crictl ps show; globs allowed\n"
+"  -G pod:NAMESPACE/NAME   track a Kubernetes pod (its pod cgroup); globs allowed on both\n"
+"                          (containers and pods are found again every interval, from the\n"
+"                          runtimes' state files: one started later is counted from birth)\n"
 "      --all-cgroups       track every cgroup down to --depth levels\n"
+"      --all-containers    track every container cgroup found (podman, Docker, containerd,\n"
+"                          CRI-O)\n"
 "      --depth N           levels below the root for --all-cgroups (default 3)\n"
 "  -e, --events LIST       count these events instead of a model's: perf names (cpu-clock,\n"
 "                          context-switches, cycles, ...), tracepoints (sched:sched_wakeup),\n"
@@ -86,6 +93,10 @@ static void usage(FILE *f)
 "  cgtma                                   whole machine, level 1, every second\n"
 "  cgtma -G 'system.slice/docker-*.scope' -l 2\n"
 "                                          every Docker container, two levels\n"
+"  cgtma -G container:web -G 'container:db-*'  containers by name, shown by name\n"
+"  cgtma -G 'pod:shop/frontend-*' --prometheus 9100\n"
+"                                          a Deployment's pods, for Prometheus\n"
+"  cgtma --all-containers -j               every container, as JSON lines\n"
 "  cgtma --all-cgroups --depth 2 -I 5000   every cgroup two levels deep, every 5 s\n"
 "  cgtma -G /bench -j -d 60 > tma.jsonl    one cgroup for a minute, as JSON lines\n"
 "  cgtma -e cpu-clock,syscalls:sys_enter_getppid -G A -G B\n"
@@ -114,6 +125,7 @@ static int list_models(void)
 
 enum {
 	OPT_ALL_CGROUPS = OPT_COMMAND_FIRST,
+	OPT_ALL_CONTAINERS,
 	OPT_DEPTH,
 	OPT_LIST_MODELS,
 	OPT_MAX_CGROUPS,
@@ -129,6 +141,7 @@ enum {
 static const struct option long_options[] = {
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
+	{ "all-containers", no_argument, NULL, OPT_ALL_CONTAINERS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "events", required_argument, NULL, 'e' },
 	MODEL_LONG_OPTIONS,
@@ -207,6 +220,9 @@ static int profile(int argc, char **argv)
 			break;
 		case OPT_ALL_CGROUPS:
 			o.all_cgroups = true;
+			break;
+		case OPT_ALL_CONTAINERS:
+			o.all_containers = true;
 			break;
 		case OPT_DEPTH:
 			if (opt_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.depth))

@@ -5,7 +5,7 @@
  *
  * The JSON is an array with one entry per series:
  *   {"idx": N, "desc": {"source": "cgtma", "class": "throughput", "type": T},
- *    "names": {"cgroup": P [, "cpu": "N"|"all"]}}
+ *    "names": {"cgroup": P [, "container": NAME, "pod": NS/NAME] [, "cpu": "N"|"all"]}}
  * No "default-aggregation": CDM's v8dev index definitions, which crucible still serves,
  * reject the key and abort the whole run's indexing. Class is "throughput" for every series:
  * crucible's docs define "count" as accumulative (a running total), which none of cgtma's
@@ -25,8 +25,10 @@
  * A type that would repeat another (a model file whose short names collide) uses the full
  * name (backend-bound-memory-bound-l1-bound).
  *
- * Names: "cgroup" holds the cgroup path; the system is the root cgroup "/", which holds
- * every task. Both keys are ones CDM's index knows, and giving every series the same keys
+ * Names: "cgroup" holds the cgroup path; with -G, --all-cgroups or --all-containers every
+ * series also has "container" (the container's name) and "pod" ("NAMESPACE/NAME"), "none"
+ * where the cgroup is no container's or pod's (the system, a plain cgroup). The system is the
+ * root cgroup "/", which holds every task. Both keys are ones CDM's index knows, and giving every series the same keys
  * keeps "cgroup" (and "cpu") a breakout dimension for all series of a type: CDM offers
  * breakouts only on names every matching series has. The root tracked explicitly (-G /) is
  * the same series, written once. With --per-cpu every series also has "cpu": the CPU's
@@ -86,6 +88,7 @@ struct series {
 	int type;			/* its entry in types */
 	int place;			/* its (cgroup, cpu) in places */
 	char *cgroup;
+	char *container, *pod;		/* names; NULL: not a container's or pod's */
 	int cpu;			/* >= 0; CPU_ALL; CPU_NONE (no "cpu" name) */
 	int pid, tid;			/* a thread's series (-T); tid -1 otherwise */
 	char cmd[16];
@@ -118,6 +121,7 @@ struct cdm {
 	struct strbuf json;		/* the entries, without the brackets */
 
 	bool started;			/* begin() gave the run's start */
+	bool named;			/* cgroups tracked: series name containers and pods */
 	long long prev_end;		/* the last interval's end */
 	long nr_intervals;
 
@@ -269,9 +273,32 @@ static int find_place(struct cdm *c, const char *cgroup, int cpu, int tid)
 	return place;
 }
 
+static void series_free_names(struct series *s)
+{
+	free(s->cgroup);
+	free(s->container);
+	free(s->pod);
+}
+
+/* "NAMESPACE/NAME": a pod's name is unique in its namespace only. */
+static char *pod_name(const struct cgroup_names *n)
+{
+	struct strbuf b = STRBUF_INIT;
+
+	if (!n->pod)
+		return NULL;
+	strbuf_addf(&b, "%s/%s", n->namespace ? n->namespace : "", n->pod);
+	if (b.failed) {
+		strbuf_release(&b);
+		return NULL;
+	}
+	return b.buf;
+}
+
 static int add_series(struct cdm *c, enum what w, int index, int place, const char *cgroup,
 		      int cpu, const struct scope *sc)
 {
+	const struct cgroup_names *names;
 	struct series *s;
 
 	if (ALLOC_GROW(c->series, c->nr_series + 1, c->cap_series))
@@ -290,9 +317,14 @@ static int add_series(struct cdm *c, enum what w, int index, int place, const ch
 		memcpy(s->cmd, sc->comm, sizeof(s->cmd));
 	}
 	s->seen = -1;
+	names = sc->kind == SCOPE_CGROUP ? &sc->names : NULL;
 	s->cgroup = strdup(cgroup);
-	if (!s->cgroup || hashmap_put_u64(&c->index, series_key(place, s->type), c->nr_series)) {
-		free(s->cgroup);
+	s->container = names && names->container ? strdup(names->container) : NULL;
+	s->pod = names ? pod_name(names) : NULL;
+	if (!s->cgroup || (names && names->container && !s->container) ||
+	    (names && names->pod && !s->pod) ||
+	    hashmap_put_u64(&c->index, series_key(place, s->type), c->nr_series)) {
+		series_free_names(s);
 		return -ENOMEM;
 	}
 	c->nr_series++;
@@ -306,7 +338,7 @@ static void drop_series(struct cdm *c, int nr)
 		struct series *s = &c->series[--c->nr_series];
 
 		hashmap_del_u64(&c->index, series_key(s->place, s->type));
-		free(s->cgroup);
+		series_free_names(s);
 	}
 }
 
@@ -328,6 +360,15 @@ static int series_json(const struct cdm *c, int i, struct strbuf *b)
 		json_object_object_add(desc, "class", json_object_new_string(CDM_CLASS));
 		json_object_object_add(desc, "type", json_object_new_string(type));
 		json_object_object_add(names, "cgroup", json_object_new_string(s->cgroup));
+		/* Every series has the same keys (see the top): "none" where it is no
+		 * container's or pod's. */
+		if (c->named) {
+			json_object_object_add(names, "container",
+					       json_object_new_string(s->container ? s->container :
+								      "none"));
+			json_object_object_add(names, "pod",
+					       json_object_new_string(s->pod ? s->pod : "none"));
+		}
 		if (s->tid >= 0) {
 			snprintf(cpu, sizeof(cpu), "%d", s->pid);
 			json_object_object_add(names, "pid", json_object_new_string(cpu));
@@ -619,6 +660,7 @@ static int cdm_begin(struct output *o, const struct run *run)
 		c->prev_end = llround(run->start_time * 1000) - 1;
 		c->started = true;
 	}
+	c->named = run->cgroups;
 	return make_types(c, run);
 }
 
@@ -634,7 +676,7 @@ static void cdm_close(struct output *o)
 	if (c->csv.fd >= 0)
 		close(c->csv.fd);
 	for (int i = 0; i < c->nr_series; i++)
-		free(c->series[i].cgroup);
+		series_free_names(&c->series[i]);
 	free(c->series);
 	hashmap_clear(&c->places);
 	hashmap_clear(&c->index);

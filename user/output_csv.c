@@ -15,7 +15,8 @@
  * - CPUs: when the run can report more than the system scope (-A, -G or --all-cgroups),
  *   decided at the start, so that every row has the same columns even while -G matches
  *   nothing yet. "CPU3" for a CPU (-A), as toplev's per-CPU label; the cgroup path for a
- *   cgroup ("/a/b", "/a/b@CPU3" with -A); "system" for the whole machine next to them.
+ *   cgroup ("/a/b", "/a/b@CPU3" with -A), or its container's or pod's name ("web",
+ *   "NS/POD/web", "NS/POD"); "system" for the whole machine next to them.
  *   System-wide only, the column is absent: toplev's columns exactly;
  * - Area: the node's full name (Backend_Bound.Memory_Bound.L1_Bound);
  * - Value: percent with one decimal (nodes), the value with one decimal (metrics, counts);
@@ -293,9 +294,14 @@ static const char *cpus_field(const struct scope *s, char *buf, size_t len)
 		snprintf(buf, len, "CPU%d", s->cpu);
 		return buf;
 	case SCOPE_CGROUP:
-		if (s->cpu < 0)
-			return s->cgroup;
-		snprintf(buf, len, "%s@CPU%d", s->cgroup, s->cpu);
+		/* A container's or pod's name, as the terminal shows it; the path otherwise. */
+		scope_label(s, false, buf, len);
+		if (s->cpu >= 0) {
+			char *at = strrchr(buf, '@');
+
+			if (at)
+				snprintf(at, len - (at - buf), "@CPU%d", s->cpu);
+		}
 		return buf;
 	case SCOPE_TASK:
 		/* A thread in its cgroup: "/a/b:TID(comm)". */

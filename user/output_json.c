@@ -2,7 +2,8 @@
 /*
  * --json: one object per interval, on one line:
  *   {"time": T, "interval": S, "model": M, "rows": [ROW, ...]}
- *   ROW: {"scope": "system"|"cpu"|"cgroup"|"task", ["cgroup": P,] ["cpu": N,]
+ *   ROW: {"scope": "system"|"cpu"|"cgroup"|"task", ["cgroup": P,] ["container": NAME,]
+ *         ["pod": NAME, "namespace": NS,] (a container's or pod's cgroup) ["cpu": N,]
  *         ["pid": N, "tid": N, "comm": S,] (task rows, -T)
  *         "counts": {EVENT: N|null}, "multiplex": {EVENT: F|null}
  *         [, "nodes": {NODE: F|null}, "bottleneck": NODE|null] [, "metrics": {NAME: F|null}]}
@@ -61,6 +62,16 @@ static void add_key(struct strbuf *sb, const char *key)
 	strbuf_add(sb, ":", 1);
 }
 
+/* ,"KEY":"VALUE" where there is a value. */
+static void add_name(struct strbuf *sb, const char *key, const char *value)
+{
+	if (!value)
+		return;
+	strbuf_addstr(sb, ",");
+	add_key(sb, key);
+	add_string(sb, value);
+}
+
 /* A double as json-c wrote it (%.17g, with ".0" on whole numbers), or null. */
 static void add_number(struct strbuf *sb, double v)
 {
@@ -100,6 +111,11 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		strbuf_addstr(sb, ",\"cgroup\":");
 		add_string(sb, s->cgroup);
+	}
+	if (s->kind == SCOPE_CGROUP) {
+		add_name(sb, "container", s->names.container);
+		add_name(sb, "pod", s->names.pod);
+		add_name(sb, "namespace", s->names.namespace);
 	}
 	if (s->kind == SCOPE_TASK) {
 		strbuf_addf(sb, ",\"pid\":%d,\"tid\":%d,\"comm\":", s->pid, s->tid);

@@ -7,7 +7,7 @@
  *
  *   cgtma_run_info{model,cpu_model,kernel[,level]}                    gauge, always 1
  *   cgtma_interval_seconds                                            gauge
- *   cgtma_events_total{scope,[cgroup,][cpu,]event}                    counter
+ *   cgtma_events_total{scope,[cgroup,[container,][pod,namespace,]][cpu,]event}  counter
  *   cgtma_multiplex_ratio{scope,[cgroup,][cpu,]event}                 gauge 0..1
  *   cgtma_topdown_ratio{scope,[cgroup,][cpu,]node,level}              gauge 0..1
  *   cgtma_metric_<name>[_<unit>]{scope,[cgroup,][cpu,]}               gauge, one per model metric
@@ -72,6 +72,7 @@ struct series {
 	char *cgroup;
 	int pid, tid;			/* SCOPE_TASK (--prometheus-tasks) */
 	char comm[16];
+	struct cgroup_names names;	/* its container or pod: labels */
 	double *total;			/* per event: scaled counts summed since the start */
 	bool *counted;			/* per event: counted at least once */
 	const struct scope *now;	/* this interval's scope: gauges come from it */
@@ -118,6 +119,7 @@ static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, int tid1, enum 
 static void series_release(struct series *s)
 {
 	free(s->cgroup);
+	cgroup_names_release(&s->names);
 	free(s->total);
 	free(s->counted);
 }
@@ -237,6 +239,14 @@ static int series_update(struct prom *p, const struct interval *iv)
 		if (first || (s->removed && !sc->removed)) {
 			s->now = sc;
 			s->removed = sc->removed;
+		}
+		/* A container's name can come after its first interval. */
+		if (first && !cgroup_names_equal(&s->names, sc->names.container, sc->names.pod,
+						 sc->names.namespace) &&
+		    cgroup_names_set(&s->names, sc->names.container, sc->names.pod,
+				     sc->names.namespace)) {
+			err = -ENOMEM;
+			goto out;
 		}
 	}
 	err = 0;
@@ -372,6 +382,16 @@ static void family_header(struct strbuf *sb, const char *name, const char *type,
 	strbuf_addf(sb, "\n# TYPE %s %s\n", name, type);
 }
 
+/* ,NAME="VALUE" where there is a value. */
+static void label(struct strbuf *sb, const char *name, const char *value)
+{
+	if (!value)
+		return;
+	strbuf_addf(sb, ",%s=\"", name);
+	sb_escaped(sb, value, true);
+	strbuf_addstr(sb, "\"");
+}
+
 /* Opens a sample's label set with the scope labels; the caller closes it. */
 static void scope_labels(struct strbuf *sb, const struct series *s)
 {
@@ -380,6 +400,9 @@ static void scope_labels(struct strbuf *sb, const struct series *s)
 		strbuf_addstr(sb, ",cgroup=\"");
 		sb_escaped(sb, s->cgroup, true);
 		strbuf_addstr(sb, "\"");
+		label(sb, "container", s->names.container);
+		label(sb, "pod", s->names.pod);
+		label(sb, "namespace", s->names.namespace);
 	}
 	if (s->kind == SCOPE_TASK) {
 		strbuf_addf(sb, ",pid=\"%d\",tid=\"%d\",comm=\"", s->pid, s->tid);

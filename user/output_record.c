@@ -231,6 +231,11 @@ static int record_interval(struct output *o, const struct run *run, const struct
 			put_u32(&b, (uint32_t)s->tid);
 			put_str(&b, s->comm);
 		}
+		if (s->kind == SCOPE_CGROUP) {
+			put_str(&b, s->names.container);
+			put_str(&b, s->names.pod);
+			put_str(&b, s->names.namespace);
+		}
 		for (int e = 0; e < rs->nr_events; e++) {
 			put_u64(&b, s->sum[e].counter);
 			put_u64(&b, s->sum[e].enabled);

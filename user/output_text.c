@@ -36,13 +36,13 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 }
 
 /* A thread's label under its cgroup: "  comm:tid". */
-static const char *row_label(const struct scope *s, char *buf, size_t len)
+static const char *row_label(const struct scope *s, bool paths, char *buf, size_t len)
 {
 	if (s->kind == SCOPE_TASK) {
 		snprintf(buf, len, "  %s:%d", s->comm, s->tid);
 		return buf;
 	}
-	return scope_label(s, buf, len);
+	return scope_label(s, paths, buf, len);
 }
 
 /* Idle cgroups would bury the busy ones; -v shows them. */
@@ -103,7 +103,8 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 	bool *shown = calloc(p->nr_nodes + 1, sizeof(*shown));
 	int printed = 0, width = name_width(p);
 
-	fprintf(f, "%s", fit_label(row_label(s, label, sizeof(label)), fitted, LABEL_MAX));
+	row_label(s, run->verbose, label, sizeof(label));
+	fprintf(f, "%s", fit_label(label, fitted, LABEL_MAX));
 	if (s->removed)
 		fprintf(f, s->kind == SCOPE_TASK ? "  (exited)" : "  (removed)");
 	if (!s->ran || !shown) {
@@ -147,13 +148,13 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 	free(shown);
 }
 
-static int label_width(const struct interval *iv)
+static int label_width(const struct run *run, const struct interval *iv)
 {
 	char label[512];
 	int w = 6;
 
 	for (int i = 0; i < iv->nr_scopes; i++) {
-		int n = strlen(row_label(&iv->scopes[i], label, sizeof(label)));
+		int n = strlen(row_label(&iv->scopes[i], run->verbose, label, sizeof(label)));
 
 		if (n > w)
 			w = n;
@@ -199,7 +200,7 @@ static void print_table(FILE *f, const struct run *run, const struct interval *i
 	const struct plan *p = run->plan;
 	bool metrics = p && p->nr_metrics;
 	int ncol = metrics ? p->nr_metrics : run->nr_events;
-	int w = label_width(iv), cw = column_width(run, metrics);
+	int w = label_width(run, iv), cw = column_width(run, metrics);
 	char label[512], fitted[LABEL_MAX + 1], num[64], cell[80];
 
 	fprintf(f, "%-*s", w, "scope");
@@ -223,7 +224,8 @@ static void print_table(FILE *f, const struct run *run, const struct interval *i
 		s = &iv->scopes[order[k]];
 		if (hidden(run, s))
 			continue;
-		fprintf(f, "%-*s", w, fit_label(row_label(s, label, sizeof(label)), fitted, w));
+		row_label(s, run->verbose, label, sizeof(label));
+		fprintf(f, "%-*s", w, fit_label(label, fitted, w));
 		for (int c = 0; c < ncol; c++) {
 			if (metrics && !s->tma.metric_counted[c])
 				snprintf(cell, sizeof(cell), "-");

@@ -3,7 +3,7 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 1:
+ * The format is binary, little-endian, version 2 (1 is read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
@@ -18,11 +18,13 @@
  *   interval := u32:seq f64:time f64:interval-s u8:has-bpf-stats u64:bpf-run-time-ns
  *               u64:bpf-run-cnt u32:nr-events u32:nr-scopes scope{nr-scopes}
  *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u32:pid u32:tid str:comm]
+ *               [str:container str:pod str:namespace]
  *               (u64:counter u64:enabled u64:running){nr-events}
  *               kind 0 system, 1 cpu, 2 cgroup, 3 task (-T: pid, tid and comm follow the
  *               cgroup; removed means the thread exited). Task scopes came after the
  *               first files of version 1; a reader older than them reports a file that
- *               has one as damaged there.
+ *               has one as damaged there. The names (a cgroup scope's container, pod and
+ *               namespace, len 0 where it has none) from version 2 on.
  *   gap      := u32:first-seq u32:count   (intervals that could not be written: disk full)
  *               Gap records came after the first files of version 1; a reader older than
  *               them reports a file that has one as damaged at the gap.
@@ -44,7 +46,8 @@
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2
+#define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */
 #define RECORD_MAX (1u << 30)		/* a larger len is damage, not data */

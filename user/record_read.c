@@ -289,9 +289,9 @@ int record_reader__open(const char *path, struct record_reader **rp, struct reco
 		goto fail;
 	}
 	r->h.version = rd32(head + 8);
-	if (r->h.version != RECORD_VERSION) {
-		err = damage(r, e, "record format version %u; this cgtma reads version %d",
-			     r->h.version, RECORD_VERSION);
+	if (r->h.version < RECORD_VERSION_OLDEST || r->h.version > RECORD_VERSION) {
+		err = damage(r, e, "record format version %u; this cgtma reads versions %d to %d",
+			     r->h.version, RECORD_VERSION_OLDEST, RECORD_VERSION);
 		goto fail;
 	}
 	r->offset = RECORD_FILE_HEAD;
@@ -353,6 +353,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 		unsigned int kind = get_u8(&c), removed = get_u8(&c);
 		int cpu = (int)get_u32(&c);
 		char *cgroup = get_str(&c, NULL, &nomem), *comm = NULL;
+		struct cgroup_names names = {};
 		int pid = 0, tid = 0;
 		struct scope *s;
 
@@ -361,9 +362,15 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			tid = (int)get_u32(&c);
 			comm = get_str(&c, NULL, &nomem);
 		}
+		if (!nomem && kind == SCOPE_CGROUP && r->h.version >= 2) {
+			names.container = get_str(&c, NULL, &nomem);
+			names.pod = get_str(&c, NULL, &nomem);
+			names.namespace = get_str(&c, NULL, &nomem);
+		}
 		if (nomem) {
 			free(cgroup);
 			free(comm);
+			cgroup_names_release(&names);
 			return -ENOMEM;
 		}
 		if (c.short_read || kind > SCOPE_TASK || cpu < -1 ||
@@ -372,6 +379,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 		    (kind == SCOPE_CPU && cpu < 0) || (kind == SCOPE_SYSTEM && cpu != -1)) {
 			free(cgroup);
 			free(comm);
+			cgroup_names_release(&names);
 			return damage(r, e, "malformed interval (scope %u of %u)", i + 1,
 				      nr_scopes);
 		}
@@ -383,6 +391,10 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			snprintf(s->comm, sizeof(s->comm), "%s", comm);
 		}
 		free(comm);
+		if (s)
+			s->names = names;	/* taken */
+		else
+			cgroup_names_release(&names);
 		if (!s)
 			return -ENOMEM;
 		s->removed = removed;

@@ -8,9 +8,58 @@
 #include "alloc.h"
 #include "report.h"
 
+static int dup_or_null(char **dst, const char *src)
+{
+	*dst = src ? strdup(src) : NULL;
+	return src && !*dst ? -ENOMEM : 0;
+}
+
+int cgroup_names_set(struct cgroup_names *dst, const char *container, const char *pod,
+		     const char *namespace)
+{
+	struct cgroup_names n;
+
+	if (dup_or_null(&n.container, container) | dup_or_null(&n.pod, pod) |
+	    dup_or_null(&n.namespace, namespace)) {
+		cgroup_names_release(&n);
+		return -ENOMEM;
+	}
+	cgroup_names_release(dst);
+	*dst = n;
+	return 0;
+}
+
+void cgroup_names_release(struct cgroup_names *n)
+{
+	free(n->container);
+	free(n->pod);
+	free(n->namespace);
+	memset(n, 0, sizeof(*n));
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool cgroup_names_equal(const struct cgroup_names *a, const char *container, const char *pod,
+			const char *namespace)
+{
+	return same(a->container, container) && same(a->pod, pod) &&
+	       same(a->namespace, namespace);
+}
+
+int scope_set_names(struct scope *s, const struct cgroup_names *n)
+{
+	if (!n->container && !n->pod && !n->namespace)
+		return 0;
+	return cgroup_names_set(&s->names, n->container, n->pod, n->namespace);
+}
+
 static void scope_release(struct scope *s)
 {
 	free(s->cgroup);
+	cgroup_names_release(&s->names);
 	free(s->sum);	/* count, multiplex and state live in the same block */
 	if (s->has_tma)
 		tma_result__release(&s->tma);
@@ -159,8 +208,11 @@ const char *scope_kind_name(enum scope_kind kind)
 	return names[kind];
 }
 
-const char *scope_label(const struct scope *s, char *buf, size_t len)
+const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len)
 {
+	const struct cgroup_names *n = &s->names;
+	char name[1024];
+
 	switch (s->kind) {
 	case SCOPE_SYSTEM:
 		snprintf(buf, len, "system");
@@ -169,10 +221,20 @@ const char *scope_label(const struct scope *s, char *buf, size_t len)
 		snprintf(buf, len, "cpu%d", s->cpu);
 		break;
 	case SCOPE_CGROUP:
-		if (s->cpu >= 0)
-			snprintf(buf, len, "%s@cpu%d", s->cgroup, s->cpu);
+		if (paths || (!n->container && !n->pod))
+			snprintf(name, sizeof(name), "%s", s->cgroup);
+		else if (n->pod && n->container)
+			snprintf(name, sizeof(name), "%s/%s/%s", n->namespace ? n->namespace : "",
+				 n->pod, n->container);
+		else if (n->pod)
+			snprintf(name, sizeof(name), "%s/%s", n->namespace ? n->namespace : "",
+				 n->pod);
 		else
-			snprintf(buf, len, "%s", s->cgroup);
+			snprintf(name, sizeof(name), "%s", n->container);
+		if (s->cpu >= 0)
+			snprintf(buf, len, "%s@cpu%d", name, s->cpu);
+		else
+			snprintf(buf, len, "%s", name);
 		break;
 	case SCOPE_TASK:
 		snprintf(buf, len, "%s:%d", s->cgroup, s->tid);

@@ -21,12 +21,28 @@ enum scope_kind {
 	SCOPE_TASK,			/* -T: one thread inside a cgroup (cgroup, pid, tid) */
 };
 
+/* A cgroup's container and Kubernetes pod (containers.h); each NULL where it is none. */
+struct cgroup_names {
+	char *container;
+	char *pod;
+	char *namespace;
+};
+
+/* Replaces dst with copies of the three (any may be NULL): 0, or -ENOMEM with dst unchanged. */
+int cgroup_names_set(struct cgroup_names *dst, const char *container, const char *pod,
+		     const char *namespace);
+void cgroup_names_release(struct cgroup_names *n);
+/* Whether a and b name the same (both NULL is the same). */
+bool cgroup_names_equal(const struct cgroup_names *a, const char *container, const char *pod,
+			const char *namespace);
+
 struct scope {
 	enum scope_kind kind;
 	char *cgroup;			/* SCOPE_CGROUP, SCOPE_TASK: canonical path ("/" is
 					 * the root) */
 	int pid, tid;			/* SCOPE_TASK */
 	char comm[16];			/* SCOPE_TASK: NUL-terminated */
+	struct cgroup_names names;	/* SCOPE_CGROUP: its container or pod, if it is one */
 	int cpu;			/* SCOPE_CPU, or a cgroup on one CPU; else -1 */
 	bool removed;			/* the cgroup is gone (the thread exited or left the
 					 * cgroup): its last report */
@@ -80,6 +96,8 @@ struct run {
 /* Appends a scope with zeroed sums; returns it, or NULL on allocation failure. */
 struct scope *interval_add_scope(struct interval *iv, const struct run *run,
 				 enum scope_kind kind, const char *cgroup, int cpu);
+/* Gives a cgroup scope copies of a cgroup's names: 0 or -ENOMEM. */
+int scope_set_names(struct scope *s, const struct cgroup_names *n);
 /* Scaled counts, multiplexing and (with a plan) the tree, for every scope. */
 int report_derive(const struct run *run, struct interval *iv);
 /* Empties iv (scopes freed) for reuse. */
@@ -100,7 +118,10 @@ double scope_multiplex(const struct scope *s, const struct run *run, const int *
 /* "system", "cpu", "cgroup" or "task", as JSON lines and Prometheus labels name the kinds. */
 const char *scope_kind_name(enum scope_kind kind);
 
-/* A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3", "/a/b:1234". */
-const char *scope_label(const struct scope *s, char *buf, size_t len);
+/*
+ * A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3", "/a/b:1234"; a container's or
+ * pod's cgroup by its name ("web", "ns/pod", "ns/pod/web"), unless paths is set.
+ */
+const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len);
 
 #endif

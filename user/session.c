@@ -15,6 +15,7 @@
 #include "cgview.h"
 #include "child.h"
 #include "collector.h"
+#include "containers.h"
 #include "cpu.h"
 #include "hashmap.h"
 #include "log.h"
@@ -36,6 +37,11 @@ struct session {
 	char **patterns;		/* canonical -G paths and globs */
 	__u64 changes_seen;		/* the hierarchy's change count at the last walk */
 	int nr_patterns;
+	struct container_selector *selectors;	/* -G container:, pod:, --all-containers */
+	int nr_selectors;
+	struct containers *containers;	/* names of the cgroups tracked */
+	struct pending *pending;	/* new container cgroups not named yet */
+	int nr_pending;
 	int nr_cpus;
 	int stride;			/* per_cpu ? nr_cpus : 1 */
 
@@ -53,6 +59,17 @@ struct session {
 	bool stdout_closed;		/* standard output's reader went away */
 	bool stop;			/* end after this interval */
 };
+
+/*
+ * A container's cgroup, born since the last interval and counted from birth, whose runtime
+ * has not written its name yet: kept counted for a few intervals until a selector can say.
+ */
+struct pending {
+	__u64 id;
+	int age;
+};
+
+#define PENDING_INTERVALS 5
 
 static double mono_now(void)
 {
@@ -80,7 +97,7 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 
 	*levels = 0;
 	*max_level = 0;
-	if (!o->nr_cgroups && !o->all_cgroups)
+	if (!o->nr_cgroups && !o->all_cgroups && !o->all_containers)
 		return 0;
 	ret = cgview_open(&s->view, NULL);
 	if (ret == -ENOENT) {
@@ -98,14 +115,28 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 	if (s->view.kind == CGVIEW_SUBTREE || o->verbose)
 		pr_notice("cgroup view: %s", s->view.why);
 	s->patterns = calloc(o->nr_cgroups + 1, sizeof(*s->patterns));
-	if (!s->patterns) {
+	s->selectors = calloc(o->nr_cgroups + 1, sizeof(*s->selectors));
+	if (!s->patterns || !s->selectors ||
+	    containers_new(s->view.root, o->verbose, &s->containers)) {
 		pr_err("out of memory");
 		return EXIT_FAILURE;
 	}
+	if (o->all_containers)
+		s->selectors[s->nr_selectors++].kind = SELECT_ALL_CONTAINERS;
 	for (int i = 0; i < o->nr_cgroups; i++) {
 		__u64 id;
 		int level;
 
+		ret = container_selector_parse(o->cgroups[i], &s->selectors[s->nr_selectors], err,
+					       sizeof(err));
+		if (ret < 0) {
+			pr_err("-G '%s': %s", o->cgroups[i], err);
+			return EXIT_USAGE;
+		}
+		if (ret) {
+			s->nr_selectors++;
+			continue;
+		}
 		ret = cgroup_normalize(s->view.mount, o->cgroups[i], path, sizeof(path), err, sizeof(err));
 		if (ret) {
 			pr_err("cgroup '%s': %s", o->cgroups[i],
@@ -136,6 +167,11 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 		if ((__u32)level > *max_level)
 			*max_level = level;
 	}
+	/* Containers and pods are at any level the runtimes and drivers choose. */
+	if (s->nr_selectors) {
+		*levels |= ((2ULL << CGTMA_MAX_LEVEL) - 1) & ~1ULL;
+		*max_level = CGTMA_MAX_LEVEL;
+	}
 	if (o->all_cgroups) {
 		for (int l = 1; l <= o->depth; l++)
 			*levels |= 1ULL << l;
@@ -155,7 +191,15 @@ static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
 	return 0;
 }
 
-static bool wanted(const struct session *s, const char *path)
+static bool selected(const struct session *s, const struct container_info *info)
+{
+	for (int i = 0; i < s->nr_selectors; i++)
+		if (container_selector_match(&s->selectors[i], info))
+			return true;
+	return false;
+}
+
+static bool wanted(const struct session *s, __u64 id, const char *path)
 {
 	/* As the walk of the rescan will find it (or not). */
 	if (s->o->all_cgroups && cgroup_level(path) <= s->o->depth && strcmp(path, "/") != 0 &&
@@ -164,7 +208,7 @@ static bool wanted(const struct session *s, const char *path)
 	for (int i = 0; i < s->nr_patterns; i++)
 		if (cgroup_match(s->patterns[i], path))
 			return true;
-	return false;
+	return s->nr_selectors && selected(s, containers_lookup(s->containers, id, path));
 }
 
 static int find_tracked(const struct session *s, __u64 id)
@@ -176,6 +220,19 @@ static int find_tracked(const struct session *s, __u64 id)
  * Starts tracking id. The mkdir hook has usually put it in the map already (EEXIST is fine);
  * inserting anyway covers the hook's insert having failed.
  */
+/* A tracked cgroup's names, as its runtime's state says now (a name can come late). */
+static int name_tracked(struct session *s, int i)
+{
+	struct tracked *tr = &s->tk.tracked[i];
+	const struct container_info *info = containers_lookup(s->containers, tr->id, tr->path);
+	const char *name = info ? info->name : NULL, *pod = info ? info->pod : NULL;
+	const char *ns = info ? info->namespace : NULL;
+
+	if (cgroup_names_equal(&tr->names, name, pod, ns))
+		return 0;
+	return cgroup_names_set(&tr->names, name, pod, ns);
+}
+
 static int track(struct session *s, __u64 id, const char *path)
 {
 	bool refused = false;
@@ -190,7 +247,8 @@ static int track(struct session *s, __u64 id, const char *path)
 		pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
 		return err;
 	}
-	return tracker_add(&s->tk, id, path, refused);
+	err = tracker_add(&s->tk, id, path, refused);
+	return err ? err : name_tracked(s, s->tk.nr - 1);
 }
 
 static int rescan_cb(const char *path, __u64 id, void *ctx)
@@ -198,14 +256,30 @@ static int rescan_cb(const char *path, __u64 id, void *ctx)
 	struct session *s = ctx;
 	int i = find_tracked(s, id);
 
+	int err;
+
 	if (i < 0)
 		return track(s, id, path);
 	s->tk.tracked[i].present = true;
 	/* The same id under another path (v2 has no rename: a path seen through another
 	 * cgroup namespace or mount, say). */
-	if (strcmp(s->tk.tracked[i].path, path) != 0)
-		return tracker_rename(&s->tk, i, path);
-	return 0;
+	if (strcmp(s->tk.tracked[i].path, path) != 0) {
+		err = tracker_rename(&s->tk, i, path);
+		if (err)
+			return err;
+	}
+	return s->tk.tracked[i].names.container || s->tk.tracked[i].names.pod ? 0 :
+	       name_tracked(s, i);
+}
+
+/* The walk for the selectors: every container and pod cgroup, matched by name. */
+static int select_cb(const char *path, __u64 id, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (!selected(s, containers_lookup(s->containers, id, path)))
+		return 0;
+	return rescan_cb(path, id, ctx);
 }
 
 /*
@@ -222,11 +296,54 @@ static void rescan(struct session *s)
 		err = cgroup_expand(s->view.root, s->patterns[i], rescan_cb, s);
 	if (!err && s->o->all_cgroups)
 		err = cgroup_walk(s->view.root, s->o->depth, rescan_cb, s);
+	if (!err && s->nr_selectors)
+		err = cgroup_walk(s->view.root, CGTMA_MAX_LEVEL, select_cb, s);
 	if (err) {
 		/* Do not mistake a failed scan for removals. */
 		for (int i = 0; i < s->tk.nr; i++)
 			s->tk.tracked[i].present = true;
 		pr_warn("cannot rescan cgroups under %s: %s", s->view.shown, strerror(-err));
+	}
+}
+
+/*
+ * Whether a new cgroup that no selector matches (yet) may still be a container being named:
+ * then it stays counted, for a few intervals (pending).
+ */
+static bool await_name(struct session *s, __u64 id, const char *path)
+{
+	const struct container_info *info;
+	struct pending *p;
+
+	if (!s->nr_selectors)
+		return false;
+	info = containers_lookup(s->containers, id, path);
+	if (!info || (info->ref.is_pod ? info->pod != NULL : info->name != NULL))
+		return false;	/* no container, or named and not selected */
+	p = realloc(s->pending, (s->nr_pending + 1) * sizeof(*p));
+	if (!p)
+		return false;
+	s->pending = p;
+	s->pending[s->nr_pending++] = (struct pending){ .id = id };
+	return true;
+}
+
+/*
+ * After a rescan: a pending cgroup tracked now was found by a selector (counted from its
+ * birth); one that waited long enough, or is gone, is no longer counted.
+ */
+static void settle_pending(struct session *s)
+{
+	for (int i = s->nr_pending - 1; i >= 0; i--) {
+		struct pending *p = &s->pending[i];
+
+		if (find_tracked(s, p->id) < 0 && ++p->age < PENDING_INTERVALS)
+			continue;
+		if (find_tracked(s, p->id) < 0) {
+			collector__untrack(s->col, p->id);
+			containers_forget(s->containers, p->id);
+		}
+		*p = s->pending[--s->nr_pending];
 	}
 }
 
@@ -243,7 +360,16 @@ static int adopt_new_cgroups(struct session *s)
 			continue;
 		/* The hook records host paths; outside the view (or gone): not ours. */
 		if (cgview_translate(s->view.kind, s->view.root, n.path, n.id, path,
-				     sizeof(path)) || !wanted(s, path)) {
+				     sizeof(path))) {
+			err = collector__untrack(s->col, n.id);
+			if (err)
+				return err;
+			continue;
+		}
+		if (!wanted(s, n.id, path)) {
+			if (await_name(s, n.id, path))
+				continue;
+			containers_forget(s->containers, n.id);
 			err = collector__untrack(s->col, n.id);
 			if (err)
 				return err;
@@ -424,7 +550,7 @@ static int add_removed(struct session *s, struct interval *iv)
 
 	for (int r = 0; r < s->tk.nr_removed; r++) {
 		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, s->tk.removed[r].path, -1);
-		if (!sc)
+		if (!sc || scope_set_names(sc, &s->tk.removed[r].names))
 			return -ENOMEM;
 		memcpy(sc->sum, s->tk.removed[r].total, n * sizeof(*sc->sum));
 	}
@@ -470,7 +596,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		if (!totals && !tr->read)
 			continue;
 		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, tr->path, -1);
-		if (!sc)
+		if (!sc || scope_set_names(sc, &tr->names))
 			return -ENOMEM;
 		sc->removed = !totals && !tr->present;
 		if (!s->o->per_cpu) {
@@ -486,7 +612,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 			if (!collector__cpu_online(s->col, c))
 				continue;
 			pc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, tr->path, c);
-			if (!pc)
+			if (!pc || scope_set_names(pc, &tr->names))
 				return -ENOMEM;
 			pc->removed = sc->removed;
 			memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
@@ -557,13 +683,17 @@ static int do_interval(struct session *s)
 	 * Which cgroups first (a walk of the hierarchy can take milliseconds); then flush and
 	 * read back to back, so the counts cover what the reading times say.
 	 */
-	if (s->nr_patterns || s->o->all_cgroups) {
+	if (s->nr_patterns || s->o->all_cgroups || s->nr_selectors) {
 		err = adopt_new_cgroups(s);
 		if (err)
 			return err;
-		/* With thousands of cgroups, a walk is most of an interval's cost. */
-		if (collector__cgroups_changed(s->col, &s->changes_seen))
+		/*
+		 * With thousands of cgroups, a walk is most of an interval's cost; a container
+		 * waiting for its name is looked for again all the same.
+		 */
+		if (collector__cgroups_changed(s->col, &s->changes_seen) || s->nr_pending)
 			rescan(s);
+		settle_pending(s);
 	}
 	err = collector__flush(s->col);
 	if (err)
@@ -605,6 +735,7 @@ static int do_interval(struct session *s)
 		if (s->tk.tracked[t].present)
 			continue;
 		collector__untrack(s->col, s->tk.tracked[t].id);
+		containers_forget(s->containers, s->tk.tracked[t].id);
 		if (tracker_retire(&s->tk, t))
 			pr_warn("out of memory: a removed cgroup's totals are folded into the "
 				"summary's '(removed)' row");
@@ -663,6 +794,15 @@ static int initial_scan_cb(const char *path, __u64 id, void *ctx)
 	return find_tracked(s, id) >= 0 ? 0 : track(s, id, path);
 }
 
+static int initial_select_cb(const char *path, __u64 id, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (!selected(s, containers_lookup(s->containers, id, path)))
+		return 0;
+	return initial_scan_cb(path, id, ctx);
+}
+
 static bool pattern_matches_tracked(const struct session *s, const char *pattern)
 {
 	for (int t = 0; t < s->tk.nr; t++)
@@ -685,6 +825,15 @@ static int start_tracking(struct session *s)
 	}
 	if (!err && s->o->all_cgroups)
 		err = cgroup_walk(s->view.root, s->o->depth, initial_scan_cb, s);
+	if (!err && s->nr_selectors) {
+		int before = s->tk.nr;
+
+		err = cgroup_walk(s->view.root, CGTMA_MAX_LEVEL, initial_select_cb, s);
+		if (!err && s->tk.nr == before)
+			pr_warn("no container or pod matches %s yet; watching for one",
+				s->nr_selectors == 1 && s->o->all_containers ? "--all-containers" :
+				"the container:/pod: selectors");
+	}
 	if (err)
 		pr_err("cannot list cgroups under %s: %s", s->view.shown, strerror(-err));
 	return err;
@@ -765,6 +914,9 @@ static void session_release(struct session *s)
 	for (int i = 0; i < s->nr_patterns; i++)
 		free(s->patterns[i]);
 	free(s->patterns);
+	free(s->selectors);
+	free(s->pending);
+	containers_free(s->containers);
 	free(s->cpu_now);
 	free(s->cpu_prev);
 	free(s->cpu_delta);
@@ -851,7 +1003,7 @@ int session_run(const struct session_opts *o)
 	s.run.smt = s.m.smt;
 	s.run.verbose = o->verbose;
 	s.run.per_cpu = o->per_cpu;
-	s.run.cgroups = o->nr_cgroups || o->all_cgroups;
+	s.run.cgroups = o->nr_cgroups || o->all_cgroups || o->all_containers;
 	s.run.per_task = o->per_task;
 	s.run.prometheus_tasks = o->prometheus_tasks;
 	s.run.interval_ms = o->interval_ms;

@@ -15,9 +15,10 @@ struct session_opts {
 	bool per_cpu;
 	struct output_opts out;		/* sinks: terminal, --json, -x, --cdm, ... */
 	bool verbose;
-	const char **cgroups;		/* -G, as given */
+	const char **cgroups;		/* -G, as given: paths, globs, container: and pod: */
 	int nr_cgroups;
 	bool all_cgroups;
+	bool all_containers;		/* --all-containers */
 	int depth;			/* --depth for --all-cgroups */
 	struct measure_opts measure;	/* model or -e, level, perf-metrics, SMT */
 	int max_cgroups;

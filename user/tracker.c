@@ -19,6 +19,7 @@ int tracker_init(struct tracker *t, int nr_events, int stride)
 static void tracked_free(struct tracked *tr)
 {
 	free(tr->path);
+	cgroup_names_release(&tr->names);
 	free(tr->prev);
 	free(tr->delta);
 	free(tr->total);
@@ -32,6 +33,7 @@ void tracker_release(struct tracker *t)
 	hashmap_clear(&t->ids);
 	for (int i = 0; i < t->nr_removed; i++) {
 		free(t->removed[i].path);
+		cgroup_names_release(&t->removed[i].names);
 		free(t->removed[i].total);
 	}
 	free(t->removed);
@@ -101,8 +103,10 @@ int tracker_retire(struct tracker *t, int i)
 	}
 	if (err == 0) {
 		sum_over_cpus(t, tr, r.total);
-		r.path = tr->path;	/* the path goes with it */
+		r.path = tr->path;	/* the path and names go with it */
 		tr->path = NULL;
+		r.names = tr->names;
+		memset(&tr->names, 0, sizeof(tr->names));
 		t->removed[t->nr_removed++] = r;
 	} else {
 		sum_over_cpus(t, tr, t->folded);

@@ -23,6 +23,7 @@
 
 #include "cgtma.h"
 #include "hashmap.h"
+#include "report.h"
 
 /* Removed cgroups the summary names one by one; the rest it folds into one row. */
 #define TRACKER_REMOVED_KEPT 1000
@@ -31,6 +32,7 @@
 struct tracked {
 	__u64 id;
 	char *path;
+	struct cgroup_names names;	/* its container or pod, if it is one */
 	bool present;			/* found by this interval's rescan */
 	bool refused;			/* the maps were full: warned about once, not counted */
 	bool read;			/* its counts were read this interval */
@@ -43,6 +45,7 @@ struct tracked {
 /* A cgroup that was counted and is gone: its totals over the run, summed over CPUs. */
 struct removed {
 	char *path;
+	struct cgroup_names names;
 	struct cgtma_count *total;	/* per event */
 };
 

@@ -20,6 +20,7 @@
 #   watch_perf_cgroup_sessions   skips now if another perf session counts per-cgroup events
 #                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
 #                 perf_seen then skips a failing check if one ran meanwhile
+#   free_port     a loopback TCP port nothing uses (needs ss)
 set -u
 CGTMA=${CGTMA_BUILD:-build}/cgtma
 WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
@@ -103,6 +104,15 @@ wait_lines() {
 		sleep 0.05
 	done
 	fail "cgtma wrote fewer than $2 lines in 10 s"
+}
+# A loopback port nothing uses, listening or not.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 30000))
+		[ -z "$(ss -Htan "( sport = :$p )")" ] && { echo $p; return; }
+	done
+	fail "no free loopback port found"
 }
 perf_cgroup_users() {
 	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'

@@ -411,10 +411,10 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
 	CHECK(strstr(e.what, "not a cgtma record file"), "%s", e.what);
 	data[0] = 'C';
-	data[8] = 2;
+	data[8] = RECORD_VERSION + 1;
 	put_file(bad, data, len);
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
-	CHECK(strstr(e.what, "version 2"), "%s", e.what);
+	CHECK(strstr(e.what, "version 3"), "%s", e.what);
 	data[8] = RECORD_VERSION;
 
 	/* A record after the summary, and an interval repeated (its sequence number). */

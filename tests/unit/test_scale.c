@@ -191,7 +191,7 @@ static void test_derive(void)
 
 		CHECK_INT(iv.nr_scopes, 6);
 		for (int i = 0; i < iv.nr_scopes && i < 6; i++)
-			CHECK_STR(scope_label(&iv.scopes[i], buf, sizeof(buf)), want[i]);
+			CHECK_STR(scope_label(&iv.scopes[i], false, buf, sizeof(buf)), want[i]);
 	}
 	interval_free(&iv);
 	CHECK(iv.scopes == NULL && iv.nr_scopes == 0, "interval_free empties");

@@ -1,0 +1,126 @@
+#!/bin/bash
+# Containers by name, with Debian's podman (cgroupfs manager here: /libpod_parent/libpod-<id>).
+# A container WEB, running before cgtma starts, makes exactly N1 getppid() calls once told to
+# (a file in its root filesystem); a container LATE is started only after cgtma has begun and
+# makes N2 at once as it starts (plus one: its shell's, at its start). cgtma -G container:WEB -G 'container:PREFIX-late-*' (a glob
+# that matches nothing at the start) must count exactly N1 and N2 for their cgroups, LATE's
+# from its first slice (its cgroup is found again as it appears, its name read from podman's
+# state), put "container": NAME next to "cgroup" on their JSON rows and container="NAME" on
+# their Prometheus series, and show the names instead of the paths on the terminal (-v: the
+# paths). Also: bad selectors exit 2, --all-containers finds WEB.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/podman.sh"
+
+for t in jq curl ss; do
+	command -v $t >/dev/null || skip "$t is not installed"
+done
+STATIC=${CGTMA_BUILD:-build}/tests/workload-static
+[ -x "$STATIC" ] || fail "no $STATIC: build first (make $STATIC)"
+
+EV=syscalls:sys_enter_getppid
+N1=150000 N2=90000
+WEB=cgtma-test-$$-web LATE=cgtma-test-$$-late-1
+
+# Bad selectors: usage errors, said in one line, before anything is loaded.
+for bad in container: pod:default pod:/x nosuch:thing; do
+	"$CGTMA" -e "$EV" -G "$bad" -d 1 >/dev/null 2>"$TMP/bad"
+	rc=$?
+	[ $rc -eq 2 ] || fail "-G '$bad' exited $rc, want 2: $(cat "$TMP/bad")"
+	[ "$(wc -l <"$TMP/bad")" = 1 ] && grep -q -- "-G '$bad'" "$TMP/bad" ||
+		fail "-G '$bad': not one line naming it: $(cat "$TMP/bad")"
+done
+
+podman_ready
+podman_rootfs "$TMP/rootfs" "$STATIC"
+R=$PODMAN_ROOTFS
+
+# sh waits for /tmp/go-NAME (no getppid in that loop: busybox sh calls it once, at its start),
+# then the exact work; the container lives on so that its series stay on the page: WEB spins
+# in the shell (no system calls) from /tmp/spin on, to be shown on the terminal (idle rows
+# are not, without -v).
+script() {
+	echo "while [ ! -e /tmp/go-$1 ]; do sleep 0.05; done; workload-static getppid $2 40 &&" \
+		"touch /tmp/done-$1; while [ ! -e /tmp/spin-$1 ]; do sleep 0.05; done;" \
+		"while :; do :; done"
+}
+
+podman_run "$WEB" -d -- /bin/sh -c "$(script web $N1)" >/dev/null || fail "cannot start $WEB"
+WEB_CG=$(podman_cgroup "$WEB")
+WEB_ID=$(podman_id "$WEB")
+case $WEB_CG in */libpod-$WEB_ID*) ;; *) fail "$WEB's cgroup $WEB_CG does not name its id" ;; esac
+
+PORT=$(free_port)
+
+out=$TMP/out
+: >"$out"
+"$CGTMA" -e "$EV" -I 200 --json --prometheus "127.0.0.1:$PORT" -G "container:$WEB" \
+	-G "container:cgtma-test-$$-late-*" >"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 2
+
+touch "$R/tmp/go-web" "$R/tmp/go-late"
+podman_run "$LATE" -d -- /bin/sh -c "$(script late $N2)" >/dev/null || fail "cannot start $LATE"
+LATE_CG=$(podman_cgroup "$LATE")
+for ((i = 0; i < 600; i++)); do
+	[ -e "$R/tmp/done-web" ] && [ -e "$R/tmp/done-late" ] && break
+	sleep 0.05
+done
+[ -e "$R/tmp/done-web" ] && [ -e "$R/tmp/done-late" ] || fail "the workloads did not finish in 30 s"
+# Two more intervals after the work.
+wait_lines "$out" $(($(wc -l <"$out") + 2))
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page.txt" || fail "cannot fetch /metrics"
+kill -INT $cgtma_pid
+wait $cgtma_pid
+rc=$?
+[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+
+# sum NAME: the container's count over the interval lines, from rows naming it.
+sum() {
+	jq -s --arg n "$1" --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .container == $n) | .counts[$ev]] | add // 0' "$out"
+}
+summary() {
+	jq --arg n "$1" --arg ev "$EV" 'select(.summary == true) | .rows[] |
+		select(.scope == "cgroup" and .container == $n) | .counts[$ev]' "$out"
+}
+# LATE is counted from its birth: its busybox sh's own getppid() at start (for $PPID) too,
+# one call milliseconds after crun made the cgroup. WEB's sh started before cgtma.
+W2=$((N2 + 1))
+s1=$(sum "$WEB") s2=$(sum "$LATE")
+echo "container $WEB ($WEB_CG): $s1 getppid (want $N1); $LATE ($LATE_CG): $s2 (want $W2)"
+[ "$s1" = $N1 ] || fail "$WEB counted $s1, want $N1"
+[ "$s2" = $W2 ] || fail "$LATE (started after cgtma) counted $s2, want $W2 (N2 + its sh's one)"
+[ "$(summary "$WEB")" = $N1 ] || fail "summary of $WEB: $(summary "$WEB"), want $N1"
+[ "$(summary "$LATE")" = $W2 ] || fail "summary of $LATE: $(summary "$LATE"), want $W2"
+
+# Each container's rows carry its own cgroup; no other cgroup was tracked.
+jq -e -s --arg w "$WEB" --arg wc "$WEB_CG" --arg l "$LATE" --arg lc "$LATE_CG" \
+	'all(.[].rows[] | select(.scope == "cgroup");
+	     (.container == $w and .cgroup == $wc) or (.container == $l and .cgroup == $lc))' \
+	"$out" >/dev/null || fail "rows with other cgroups or names: $(tail -n1 "$out")"
+first_late=$(jq -s --arg l "$LATE" 'map(select(any(.rows[]; .container == $l))) | length' "$out")
+[ "$first_late" -ge 1 ] || fail "$LATE never had a row"
+[ "$(jq -s --arg w "$WEB" 'map(select(.summary != true and any(.rows[]; .container == $w))) |
+	length' "$out")" = "$(jq -s 'map(select(.summary != true)) | length' "$out")" ] ||
+	fail "$WEB missing from some interval"
+
+# Prometheus: the container label, next to the cgroup's.
+grep -F "cgtma_events_total{scope=\"cgroup\",cgroup=\"$WEB_CG\",container=\"$WEB\"," \
+	"$TMP/page.txt" | grep -q "} $N1\$" ||
+	fail "no cgtma_events_total with container=\"$WEB\" at $N1: $(grep -F "$WEB" "$TMP/page.txt" | head -3)"
+grep -qF "container=\"$LATE\"" "$TMP/page.txt" || fail "no series with container=\"$LATE\""
+
+# The terminal shows the name, -v the path; --all-containers finds WEB by itself.
+touch "$R/tmp/spin-web"
+"$CGTMA" -e "$EV" -G "container:$WEB" -d 0.5 >"$TMP/term" 2>&1 || fail "terminal run failed"
+grep -qF "$WEB" "$TMP/term" && ! grep -qF "$WEB_CG" "$TMP/term" ||
+	fail "the terminal does not show $WEB by name: $(cat "$TMP/term")"
+"$CGTMA" -e "$EV" -G "container:${WEB_ID:0:12}" -d 0.5 -v >"$TMP/term-v" 2>&1 ||
+	fail "-v run failed"
+grep -qF "${WEB_CG: -30}" "$TMP/term-v" || fail "-v does not show the path: $(cat "$TMP/term-v")"
+"$CGTMA" -e "$EV" --all-containers -d 0.5 --json >"$TMP/all" 2>"$TMP/err" ||
+	fail "--all-containers failed: $(cat "$TMP/err")"
+jq -e -s --arg w "$WEB" 'any(.[].rows[]; .container == $w)' "$TMP/all" >/dev/null ||
+	fail "--all-containers did not find $WEB"
+echo "PASS: containers by name (podman): exact counts, names in JSON, Prometheus, terminal"
