@@ -28,11 +28,12 @@
  * Names: "cgroup" holds the cgroup path; with -G, --all-cgroups or --all-containers every
  * series also has "container" (the container's name) and "pod" ("NAMESPACE/NAME"), "none"
  * where the cgroup is no container's or pod's (the system, a plain cgroup). The system is the
- * root cgroup "/", which holds every task. Both keys are ones CDM's index knows, and giving every series the same keys
- * keeps "cgroup" (and "cpu") a breakout dimension for all series of a type: CDM offers
- * breakouts only on names every matching series has. The root tracked explicitly (-G /) is
- * the same series, written once. With --per-cpu every series also has "cpu": the CPU's
- * number, or "all" for a scope summed over CPUs.
+ * root cgroup "/", which holds every task. These keys are ones CDM's index knows, and giving
+ * every series the same keys keeps "cgroup" (and "cpu", "container", "pod") a breakout
+ * dimension for all series of a type: CDM offers breakouts only on names every matching
+ * series has. The root tracked explicitly (-G /) is the same series, written once. With
+ * --per-cpu every series also has "cpu": the CPU's number, or "all" for a scope summed over
+ * CPUs.
  *
  * Threads (-T): each thread's series have the type of the cgroup's with "task-" before it
  * (task-cpu-clock, task-frontend-bound), so that no query of a cgroup type sums them with

@@ -49,7 +49,7 @@ static void files_free(struct files *f)
 
 static bool known_name(const char *k)
 {
-	static const char *const keys[] = { "cgroup", "cpu" };
+	static const char *const keys[] = { "cgroup", "cpu", "container", "pod" };
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(k, keys[i]))
@@ -464,6 +464,78 @@ out:
 	free(dir);
 }
 
+/* A series' name under key, or NULL. */
+static const char *name_of(json_object *arr, long idx, const char *key)
+{
+	json_object *names, *v;
+
+	if (!json_object_object_get_ex(entry_of(arr, idx), "names", &names) ||
+	    !json_object_object_get_ex(names, key, &v))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/*
+ * With cgroups tracked, every series has "container" and "pod" ("NAMESPACE/NAME"), "none"
+ * where the cgroup is no container's or pod's.
+ */
+static void check_names(void)
+{
+	static const char *const events[] = { "syscalls:sys_enter_getppid" };
+	static const struct {
+		const char *cgroup;
+		struct cgroup_names n;
+		const char *container, *pod;
+	} scopes[] = {
+		{ NULL, { NULL, NULL, NULL }, "none", "none" },
+		{ "/kubepods/podu", { NULL, "frontend", "shop" }, "none", "shop/frontend" },
+		{ "/kubepods/podu/abc", { "nginx", "frontend", "shop" }, "nginx", "shop/frontend" },
+		{ "/libpod_parent/libpod-1", { "web", NULL, NULL }, "web", "none" },
+		{ "/plain", { NULL, NULL, NULL }, "none", "none" },
+	};
+	struct interval iv = { .interval_s = 0.5 };
+	struct output *o = NULL;
+	struct files f = {};
+	struct synth sy;
+	char *dir = make_dir();
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	sy.run.cgroups = true;
+	iv.time = sy.run.start_time + 0.5;
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+		struct scope *s = interval_add_scope(&iv, &sy.run, scopes[i].cgroup ? SCOPE_CGROUP :
+						     SCOPE_SYSTEM, scopes[i].cgroup, -1);
+
+		CHECK(s && scope_set_names(s, &scopes[i].n) == 0, "scope");
+		if (s)
+			s->sum[0] = (struct cgtma_count){ 10 * (i + 1), 10, 10 };
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	CHECK_INT(emit(o, &sy.run, &iv), 0);
+	output_close(o);
+	CHECK(read_files(dir, &f), "names files");
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+		const char *cg = scopes[i].cgroup ? scopes[i].cgroup : "/";
+		long idx = find_idx(f.json, "syscalls-sys-enter-getppid", cg, NULL);
+
+		CHECK(idx >= 0, "series of %s", cg);
+		if (idx < 0)
+			continue;
+		CHECK_STR(name_of(f.json, idx, "container"), scopes[i].container);
+		CHECK_STR(name_of(f.json, idx, "pod"), scopes[i].pod);
+	}
+	files_free(&f);
+out:
+	interval_free(&iv);
+	synth_close(&sy);
+	remove_dir(dir);
+	free(dir);
+}
+
 static int count_str(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -684,6 +756,7 @@ int main(void)
 	check_nodes();
 	check_metrics();
 	check_events();
+	check_names();
 	check_full();
 	check_unwritable();
 	check_report();

@@ -100,7 +100,8 @@ static const struct layout layouts[] = {
 	NONE("a QoS slice", "/kubepods.slice/kubepods-burstable.slice"),
 	NONE("pod<x> outside kubepods", "/user.slice/pod" UID_API),
 	NONE("a short id", "/system.slice/docker-0123abcd.scope"),
-	NONE("an id in capitals", "/docker/" "F9D688036191E04636C64024CE221730446495D6568B72E14D6EBC8AA23E434F"),
+	NONE("an id in capitals",
+	     "/docker/F9D688036191E04636C64024CE221730446495D6568B72E14D6EBC8AA23E434F"),
 };
 
 static char tmp[] = "/tmp/cgtma-test-containers.XXXXXX";

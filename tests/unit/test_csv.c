@@ -310,6 +310,18 @@ static void check_scopes(void)
 	half = synth_scope(&sy, &b, SCOPE_CGROUP, "/half", 0, counts, 1);
 	s = interval_add_scope(&b, &sy.run, SCOPE_CGROUP, "/notcounted", -1);
 	CHECK(busy && idle && half && s, "scopes");
+	/* Containers by name: a pod's on its own, podman's on one CPU. */
+	{
+		const struct cgroup_names pc = { "nginx", "frontend", "shop" },
+					  web = { "web", NULL, NULL };
+		struct scope *n1 = synth_scope(&sy, &b, SCOPE_CGROUP, "/kubepods/podu/abc", -1,
+					       counts, 1);
+		struct scope *n2 = synth_scope(&sy, &b, SCOPE_CGROUP, "/libpod_parent/libpod-1", 1,
+					       counts, 1);
+
+		CHECK(n1 && n2 && !scope_set_names(n1, &pc) && !scope_set_names(n2, &web),
+		      "named scopes");
+	}
 	if (!busy || !idle || !half || !s)
 		goto out;
 	/* Idle: 1% of the busiest cgroup's cycles. */
@@ -345,6 +357,11 @@ static void check_scopes(void)
 	CHECK(strstr(text, "\n3.0,\"/busy,one\",Frontend_Bound,") != NULL,
 	      "a cgroup with the separator in it is quoted");
 	CHECK(strstr(text, "\n3.0,/half@CPU0,Frontend_Bound,") != NULL, "cgroup per CPU");
+	CHECK(strstr(text, "\n3.0,shop/frontend/nginx,Frontend_Bound,") != NULL,
+	      "a pod's container by name");
+	CHECK(strstr(text, "\n3.0,web@CPU1,Frontend_Bound,") != NULL, "a container per CPU");
+	CHECK(strstr(text, "libpod") == NULL && strstr(text, "kubepods") == NULL,
+	      "a container's path in the CPUs column");
 	CHECK(strstr(text, "/notcounted") == NULL, "a scope not counted has no rows");
 	/* Idle marks: the idle cgroup only (2 cgroup scopes; the per-CPU one is its own kind). */
 	CHECK(strstr(text, "\n3.0,/idle,Frontend_Bound,") != NULL, "idle cgroup row");

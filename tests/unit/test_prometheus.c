@@ -621,11 +621,61 @@ static void test_events_run(void)
 	output_close(o);
 }
 
+/* Containers' and pods' names: labels next to the cgroup's, escaped; none on plain cgroups. */
+static void test_names(void)
+{
+	static const struct run erun = {
+		.model = "events", .nr_events = 2, .event_names = event_names,
+		.interval_ms = 1000, .kernel = "6.1.0", .cpu = "Test CPU",
+	};
+	const struct scope_spec specs[] = {
+		{ SCOPE_CGROUP, "/kubepods/burstable/podu", -1, false, { 6, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/kubepods/burstable/podu/abc", -1, false, { 5, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/libpod_parent/libpod-1", -1, false, { 3, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/plain", -1, false, { 4, 1 }, N2, N4 },
+	};
+	const struct cgroup_names names[] = {
+		{ NULL, "frontend-7d4b9", "shop" },
+		{ "nginx", "frontend-7d4b9", "shop" },
+		{ "w\"eb", NULL, NULL },
+		{ NULL, NULL, NULL },
+	};
+	struct interval iv = {};
+	struct output *o = NULL;
+	char listen[32], *page;
+
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
+	CHECK_INT(output_prometheus_open(listen, &o), 0);
+	if (!o)
+		return;
+	CHECK_INT(o->ops->begin(o, &erun), 0);
+	for (int i = 0; i < 4; i++) {
+		add_scope(&iv, &specs[i]);
+		CHECK_INT(scope_set_names(&iv.scopes[i], &names[i]), 0);
+	}
+	CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/kubepods/burstable/podu/abc\","
+			 "container=\"nginx\",pod=\"frontend-7d4b9\",namespace=\"shop\","
+			 "event=\"cpu-clock\"} 5");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/kubepods/burstable/podu\","
+			 "pod=\"frontend-7d4b9\",namespace=\"shop\",event=\"cpu-clock\"} 6");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/libpod_parent/libpod-1\","
+			 "container=\"w\\\"eb\",event=\"cpu-clock\"} 3");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/plain\","
+			 "event=\"cpu-clock\"} 4");
+	check_structure(page);
+	free(page);
+	output_close(o);
+}
+
 int main(void)
 {
 	test_bad_listen();
 	test_page();
 	test_real_model();
 	test_events_run();
+	test_names();
 	return test_done("prometheus");
 }

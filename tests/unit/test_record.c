@@ -126,6 +126,13 @@ static int fixture_init(struct fixture *fx, int level)
 		s[3] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/gone", -1);
 		if (!s[0] || !s[1] || !s[2] || !s[3])
 			return -1;
+		/* A pod's container, on its total and its CPU row; /gone has no names. */
+		{
+			const struct cgroup_names n = { "nginx", "frontend-7d4b9", "shop" };
+
+			if (scope_set_names(s[1], &n) || scope_set_names(s[2], &n))
+				return -1;
+		}
 		s[3]->removed = i == 2;
 		for (int e = 0; e < fx->plan->nr_events; e++)
 			for (int k = 0; k < 4; k++) {
@@ -227,6 +234,10 @@ static void check_interval(const struct fixture *fx, const struct interval *want
 		CHECK((!a->cgroup && !b->cgroup) || (a->cgroup && b->cgroup &&
 						     !strcmp(a->cgroup, b->cgroup)),
 		      "scope %d cgroup", s);
+		CHECK(cgroup_names_equal(&b->names, a->names.container, a->names.pod,
+					 a->names.namespace),
+		      "scope %d names: %s %s %s", s, b->names.container ? b->names.container : "-",
+		      b->names.pod ? b->names.pod : "-", b->names.namespace ? b->names.namespace : "-");
 		CHECK(memcmp(a->sum, b->sum, n * sizeof(*a->sum)) == 0, "scope %d sums", s);
 		CHECK(memcmp(a->count, b->count, n * sizeof(*a->count)) == 0, "scope %d counts", s);
 		CHECK(a->has_tma && b->has_tma && a->tma.bottleneck == b->tma.bottleneck &&

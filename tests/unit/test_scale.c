@@ -195,6 +195,37 @@ static void test_derive(void)
 	}
 	interval_free(&iv);
 	CHECK(iv.scopes == NULL && iv.nr_scopes == 0, "interval_free empties");
+
+	/* Containers and pods by name; their paths when asked (-v); plain cgroups by path. */
+	{
+		static const struct {
+			struct cgroup_names n;
+			int cpu;
+			bool paths;
+			const char *want;
+		} labels[] = {
+			{ { "web", NULL, NULL }, -1, false, "web" },
+			{ { "web", NULL, NULL }, 3, false, "web@cpu3" },
+			{ { "web", NULL, NULL }, -1, true, "/c/libpod-1" },
+			{ { "nginx", "frontend", "shop" }, -1, false, "shop/frontend/nginx" },
+			{ { NULL, "frontend", "shop" }, 1, false, "shop/frontend@cpu1" },
+			{ { NULL, NULL, NULL }, -1, false, "/c/libpod-1" },
+		};
+		char buf[64];
+
+		for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+			struct scope *sc;
+
+			memset(&iv, 0, sizeof(iv));
+			sc = interval_add_scope(&iv, &run, SCOPE_CGROUP, "/c/libpod-1",
+						labels[i].cpu);
+			CHECK(sc && scope_set_names(sc, &labels[i].n) == 0, "names");
+			if (sc)
+				CHECK_STR(scope_label(sc, labels[i].paths, buf, sizeof(buf)),
+					  labels[i].want);
+			interval_free(&iv);
+		}
+	}
 }
 
 int main(void)
