@@ -541,16 +541,31 @@ static void test_real_model(void)
  * int64 holds still adds up. Scopes out of interval_sort()'s order are refused. Of two scopes
  * with one label set, the live one gives the gauges, whichever comes first.
  */
+/* A run of -e events, no plan. */
+static const struct run erun = {
+	.model = "events",
+	.nr_events = 2,
+	.event_names = event_names,
+	.interval_ms = 1000,
+	.kernel = "6.1.0",
+	.cpu = "Test CPU",
+};
+
+/* A sink on a free port, begun for erun; NULL (said) when it cannot be opened. */
+static struct output *open_events_sink(void)
+{
+	struct output *o = NULL;
+	char listen[32];
+
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
+	CHECK_INT(output_prometheus_open(listen, &o), 0);
+	if (o)
+		CHECK_INT(o->ops->begin(o, &erun), 0);
+	return o;
+}
+
 static void test_events_run(void)
 {
-	static const struct run erun = {
-		.model = "events",
-		.nr_events = 2,
-		.event_names = event_names,
-		.interval_ms = 1000,
-		.kernel = "6.1.0",
-		.cpu = "Test CPU",
-	};
 	const struct scope_spec huge[] = {
 		{ SCOPE_SYSTEM, NULL, -1, false, { 2e19, 1 }, N2, N4 },
 	};
@@ -567,14 +582,11 @@ static void test_events_run(void)
 		{ SCOPE_CGROUP, "/x", -1, true, { 8, 1 }, N2, N4 },
 	};
 	struct interval iv;
-	struct output *o = NULL;
-	char listen[32], *page;
+	struct output *o = open_events_sink();
+	char *page;
 
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
-	CHECK_INT(output_prometheus_open(listen, &o), 0);
 	if (!o)
 		return;
-	CHECK_INT(o->ops->begin(o, &erun), 0);
 	page = output_prometheus_page(o);
 	CHECK_LINE(page, "cgtma_run_info{model=\"events\",cpu_model=\"Test CPU\","
 			 "kernel=\"6.1.0\"} 1");
@@ -624,10 +636,6 @@ static void test_events_run(void)
 /* Containers' and pods' names: labels next to the cgroup's, escaped; none on plain cgroups. */
 static void test_names(void)
 {
-	static const struct run erun = {
-		.model = "events", .nr_events = 2, .event_names = event_names,
-		.interval_ms = 1000, .kernel = "6.1.0", .cpu = "Test CPU",
-	};
 	const struct scope_spec specs[] = {
 		{ SCOPE_CGROUP, "/kubepods/burstable/podu", -1, false, { 6, 1 }, N2, N4 },
 		{ SCOPE_CGROUP, "/kubepods/burstable/podu/abc", -1, false, { 5, 1 }, N2, N4 },
@@ -641,14 +649,11 @@ static void test_names(void)
 		{ NULL, NULL, NULL },
 	};
 	struct interval iv = {};
-	struct output *o = NULL;
-	char listen[32], *page;
+	struct output *o = open_events_sink();
+	char *page;
 
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
-	CHECK_INT(output_prometheus_open(listen, &o), 0);
 	if (!o)
 		return;
-	CHECK_INT(o->ops->begin(o, &erun), 0);
 	for (int i = 0; i < 4; i++) {
 		add_scope(&iv, &specs[i]);
 		CHECK_INT(scope_set_names(&iv.scopes[i], &names[i]), 0);
