@@ -26,7 +26,7 @@
  * name (backend-bound-memory-bound-l1-bound).
  *
  * Names: "cgroup" holds the cgroup path; with -G, --all-cgroups or --all-containers every
- * series also has "container" (the container's name) and "pod" ("NAMESPACE/NAME"), "none"
+ * series but a thread's (below) also has "container" (the container's name) and "pod" ("NAMESPACE/NAME"), "none"
  * where the cgroup is no container's or pod's (the system, a plain cgroup). The system is the
  * root cgroup "/", which holds every task. These keys are ones CDM's index knows, and giving
  * every series the same keys keeps "cgroup" (and "cpu", "container", "pod") a breakout
@@ -363,7 +363,7 @@ static int series_json(const struct cdm *c, int i, struct strbuf *b)
 		json_object_object_add(names, "cgroup", json_object_new_string(s->cgroup));
 		/* Every series has the same keys (see the top): "none" where it is no
 		 * container's or pod's. */
-		if (c->named) {
+		if (c->named && s->tid < 0) {
 			json_object_object_add(names, "container",
 					       json_object_new_string(s->container ? s->container :
 								      "none"));

@@ -4,7 +4,8 @@
  * with every character a directory name can hold (quotes, backslashes, control characters,
  * UTF-8) round-trip; counts that are not counted or scale past an int64 are null or clamped;
  * multiplexing of an idle scope is null; doubles keep every digit; the keys and their order
- * are the documented ones; one line per interval, the summary marked.
+ * are the documented ones (a container's and pod's names after the cgroup); one line per
+ * interval, the summary marked.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,6 +80,12 @@ int main(void)
 	cg = interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, weird, 1);
 	idle = interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, "/idle", -1);
 	CHECK(sys && cg && idle, "cannot add scopes");
+	/* A pod's container: its names next to the cgroup, escaped as paths are. */
+	{
+		const struct cgroup_names n = { "ng\"inx", "frontend", "shop" };
+
+		CHECK_INT(scope_set_names(idle, &n), 0);
+	}
 	for (int i = 0; i < 3; i++) {
 		sys->sum[i] = (struct cgtma_count){ 1000 + i, SYNTH_ENABLED, SYNTH_ENABLED };
 		/* Counted a third of the time: 7 scaled by 3 is 21. */
@@ -128,6 +135,12 @@ int main(void)
 
 	/* Idle: zero counts, multiplexing unknown (null). */
 	row = row_at(line, 2);
+	keys_of(row, keys, sizeof(keys));
+	CHECK(strcmp(keys, "scope,cgroup,container,pod,namespace,counts,multiplex") == 0,
+	      "keys %s", keys);
+	CHECK_STR(json_object_get_string(get(row, "container", NULL)), "ng\"inx");
+	CHECK_STR(json_object_get_string(get(row, "pod", NULL)), "frontend");
+	CHECK_STR(json_object_get_string(get(row, "namespace", NULL)), "shop");
 	CHECK_INT(json_object_get_int64(get(row, "counts", "cpu-clock")), 0);
 	CHECK(json_object_object_get_ex(get(row, "multiplex", NULL), "cpu-clock", NULL) &&
 	      get(row, "multiplex", "cpu-clock") == NULL, "idle multiplex is not null");
