@@ -7,7 +7,8 @@
 # from its first slice (its cgroup is found again as it appears, its name read from podman's
 # state), put "container": NAME next to "cgroup" on their JSON rows and container="NAME" on
 # their Prometheus series, and show the names instead of the paths on the terminal (-v: the
-# paths). Also: bad selectors exit 2, --all-containers finds WEB.
+# paths). Also: bad selectors exit 2, --all-containers finds WEB, a container cgroup without
+# runtime state keeps its path and -v says why once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/podman.sh"
 
@@ -29,6 +30,22 @@ for bad in container: pod:default pod:/x nosuch:thing; do
 	[ "$(wc -l <"$TMP/bad")" = 1 ] && grep -q -- "-G '$bad'" "$TMP/bad" ||
 		fail "-G '$bad': not one line naming it: $(cat "$TMP/bad")"
 done
+
+# A container cgroup whose runtime's state cannot be read: tracked by its id, it keeps its
+# path (no "container" on its rows), and -v says why, once, however many intervals.
+FAKE=$(printf 'ab%.0s' $(seq 32))
+cg_make "docker-$FAKE.scope"
+CGTMA_RUNTIME_ROOT=$TMP/nothing "$CGTMA" -e "$EV" -I 100 -d 0.6 -v --json \
+	-G "container:${FAKE:0:12}" >"$TMP/fake" 2>"$TMP/fake-err" ||
+	fail "the run on a container without state failed: $(cat "$TMP/fake-err")"
+jq -e -s --arg p "$(cg_path "docker-$FAKE.scope")" \
+	'([.[].rows[] | select(.scope == "cgroup")] | length) >= 5 and
+	 all(.[].rows[] | select(.scope == "cgroup"); .cgroup == $p and (has("container") | not))' \
+	"$TMP/fake" >/dev/null || fail "docker-$FAKE.scope not tracked by id, or named: $(head -n1 "$TMP/fake")"
+why="container cgroup '$(cg_path "docker-$FAKE.scope")' keeps its path: cannot open"
+why="$why $TMP/nothing/var/lib/docker/containers/$FAKE/config.v2.json"
+[ "$(grep -cF "$why" "$TMP/fake-err")" = 1 ] ||
+	fail "-v does not say once why it keeps its path: $(cat "$TMP/fake-err")"
 
 podman_ready
 podman_rootfs "$TMP/rootfs" "$STATIC"
