@@ -20,6 +20,7 @@
 
 struct entry {
 	__u64 id;
+	unsigned long seen;		/* the sweep that last looked it up */
 	struct container_info info;
 	bool resolved;
 	bool warned;
@@ -36,6 +37,7 @@ struct containers {
 	struct entry **entries;
 	int nr, cap;
 	struct hashmap ids;		/* cgroup id -> index into entries */
+	unsigned long sweep;
 	struct pod *pods;
 	int nr_pods, cap_pods;
 	struct hashmap pod_uids;	/* pod uid -> index into pods */
@@ -628,6 +630,7 @@ const struct container_info *containers_lookup(struct containers *c, __u64 id, c
 	i = hashmap_get_u64(&c->ids, id);
 	if (i >= 0) {
 		e = c->entries[i];
+		e->seen = c->sweep;
 		if (e->resolved)
 			return &e->info;
 	} else {
@@ -636,6 +639,7 @@ const struct container_info *containers_lookup(struct containers *c, __u64 id, c
 		e = entry_new(c, id, &ref);
 		if (!e)
 			return NULL;	/* out of memory: shown by its path */
+		e->seen = c->sweep;
 	}
 	e->info.why[0] = '\0';
 	err = e->info.ref.is_pod ? resolve_pod(c, path, &e->info) : resolve_container(c, &e->info);
@@ -659,6 +663,18 @@ void containers_forget(struct containers *c, __u64 id)
 	c->entries[i] = c->entries[--c->nr];
 	if (i < c->nr)
 		hashmap_put_u64(&c->ids, c->entries[i]->id, i);	/* replaces: cannot fail */
+}
+
+void containers_sweep_begin(struct containers *c)
+{
+	c->sweep++;
+}
+
+void containers_sweep_end(struct containers *c)
+{
+	for (int i = c->nr - 1; i >= 0; i--)
+		if (c->entries[i]->seen != c->sweep)
+			containers_forget(c, c->entries[i]->id);
 }
 
 /* --- selectors ----------------------------------------------------------------------- */

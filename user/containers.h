@@ -84,6 +84,13 @@ const struct container_info *containers_lookup(struct containers *c, __u64 id, c
 /* Drops what is cached for a cgroup that is gone. */
 void containers_forget(struct containers *c, __u64 id);
 
+/*
+ * Around a walk that looks every cgroup up: what the walk did not look up is gone, and
+ * forgotten at the sweep's end (containers that come and go, none of them tracked).
+ */
+void containers_sweep_begin(struct containers *c);
+void containers_sweep_end(struct containers *c);
+
 /* -G container:NAME, -G pod:NAMESPACE/NAME, --all-containers. */
 enum selector_kind {
 	SELECT_CONTAINER,

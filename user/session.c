@@ -296,8 +296,12 @@ static void rescan(struct session *s)
 		err = cgroup_expand(s->view.root, s->patterns[i], rescan_cb, s);
 	if (!err && s->o->all_cgroups)
 		err = cgroup_walk(s->view.root, s->o->depth, rescan_cb, s);
-	if (!err && s->nr_selectors)
+	if (!err && s->nr_selectors) {
+		containers_sweep_begin(s->containers);
 		err = cgroup_walk(s->view.root, CGTMA_MAX_LEVEL, select_cb, s);
+		if (!err)
+			containers_sweep_end(s->containers);
+	}
 	if (err) {
 		/* Do not mistake a failed scan for removals. */
 		for (int i = 0; i < s->tk.nr; i++)

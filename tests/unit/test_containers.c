@@ -212,6 +212,17 @@ static void test_pod_unknown(void)
 	containers_free(c);
 }
 
+static void write_name(const char *file, const char *name)
+{
+	FILE *f = fopen(file, "w");
+
+	CHECK(f != NULL, "cannot write %s", file);
+	if (f) {
+		fprintf(f, "{\"Name\": \"/%s\"}\n", name);
+		fclose(f);
+	}
+}
+
 /* Cached by id; a name that comes late (the runtime writes its state) is found then. */
 static void test_cache(void)
 {
@@ -219,7 +230,6 @@ static void test_cache(void)
 	const struct container_info *a, *b;
 	char root[4096], file[8192];
 	struct containers *c;
-	FILE *f;
 
 	snprintf(root, sizeof(root), "%s/runtime", tmp);
 	setenv("CGTMA_RUNTIME_ROOT", root, 1);
@@ -230,12 +240,7 @@ static void test_cache(void)
 	mkdirs("/runtime/var/lib/docker/containers/" ID_DOCKER_DB);
 	snprintf(file, sizeof(file), "%s/var/lib/docker/containers/%s/config.v2.json", root,
 		 ID_DOCKER_DB);
-	f = fopen(file, "w");
-	CHECK(f != NULL, "cannot write %s", file);
-	if (f) {
-		fputs("{\"Name\": \"/late\"}\n", f);
-		fclose(f);
-	}
+	write_name(file, "late");
 	b = containers_lookup(c, 7, path);
 	CHECK(b && b->name && !strcmp(b->name, "late"), "after the state");
 	/* Resolved: cached, the file is not read again. */
@@ -247,6 +252,20 @@ static void test_cache(void)
 	a = containers_lookup(c, 7, path);
 	CHECK(a && !a->name, "forgotten");
 	containers_forget(c, 8);	/* unknown: nothing */
+	/* A sweep forgets what it did not look up: resolved and cached, then read again. */
+	mkdirs("/runtime/var/lib/docker/containers/" ID_DOCKER_DB);
+	write_name(file, "again");
+	a = containers_lookup(c, 7, path);
+	CHECK(a && a->name && !strcmp(a->name, "again"), "resolved again");
+	write_name(file, "third");
+	containers_sweep_begin(c);
+	b = containers_lookup(c, 7, path);
+	containers_sweep_end(c);
+	CHECK(b == a && b->name && !strcmp(b->name, "again"), "looked up in the sweep: kept");
+	containers_sweep_begin(c);
+	containers_sweep_end(c);
+	a = containers_lookup(c, 7, path);
+	CHECK(a && a->name && !strcmp(a->name, "third"), "not looked up in the sweep: forgotten");
 	containers_free(c);
 }
 
