@@ -42,6 +42,10 @@ const volatile __u64 new_cgroup_levels = 0;
 const volatile bool per_task = false;
 /* -T with the perf-event hook: sched_switch handles only switches inside a cgroup. */
 const volatile bool switch_tp_same_cgroup_only = false;
+/* --irq: bit i carves interrupt scope i out (cgtma.h); 0: interrupts stay with the task. */
+const volatile __u32 irq_mask = 0;
+/* An interrupt entry this soon after an interrupt's exit reads nothing: the gap is its own. */
+const volatile __u64 irq_coalesce_ns = 0;
 
 /* possible_cpus * nr_events entries: index cpu * nr_events + event. Sized by user space. */
 struct {
@@ -87,6 +91,32 @@ struct {
 	__uint(key_size, sizeof(__u64));
 	__uint(value_size, 2 * sizeof(struct cgtma_counts));
 } cgroup_counts SEC(".maps");
+
+/* Interrupt scope -> counts, both epochs like cgroup_counts (value size set by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CGTMA_NR_IRQ);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 2 * sizeof(struct cgtma_counts));
+} irq_counts SEC(".maps");
+
+/* A context stack that left its CPU with its task (PREEMPT_RT: a softirq was preempted). */
+struct irq_saved_stack {
+	__u32 stack[CGTMA_IRQ_DEPTH];
+	__u32 depth;
+	__u32 pad;
+};
+
+/* Thread id -> its saved context stack. Preallocated: PREEMPT_RT wants that in tracing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct irq_saved_stack);
+} irq_saved SEC(".maps");
+
+/* How many stacks irq_saved holds: while 0, a switch does not look for one. */
+__u64 irq_saved_nr = 0;
 
 /* Cgroups created since user space last looked: it matches their paths and keeps or drops. */
 struct {
@@ -411,7 +441,8 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 		snap->valid[i / 64] |= 1ULL << (i % 64);
 	}
 	add_counts(total->ev, delta);
-	*read_ns = bpf_ktime_get_ns();
+	snap->read_ns = *read_ns = bpf_ktime_get_ns();
+	snap->irq_coalesce = 0;
 	return delta;
 }
 
@@ -425,6 +456,275 @@ static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup
 {
 	snap->owner = (__u64)cg;
 	snap->owner_id = cg ? BPF_CORE_READ(cg, kn, id) : 0;
+}
+
+/* --- interrupts as their own scopes (--irq) --------------------------------------------- */
+
+/* The scope owning the slice: the innermost interrupt that read at its entry, or -1. */
+static __always_inline int irq_owner(const struct cgtma_snapshot *snap)
+{
+	__u32 depth = snap->irq_depth;
+
+	for (int i = CGTMA_IRQ_DEPTH - 1; i >= 0; i--) {
+		if ((__u32)i >= depth)
+			continue;
+		if (!(snap->irq_stack[i] & CGTMA_IRQ_SKIPPED))
+			return snap->irq_stack[i] & 0xff;
+	}
+	return -1;
+}
+
+/* Adds delta to epoch half of interrupt scope irq. */
+static __always_inline void charge_irq(__u32 irq, const struct cgtma_counts *delta, __u32 half)
+{
+	struct cgtma_counts *counts = bpf_map_lookup_elem(&irq_counts, &irq);
+
+	if (counts)
+		add_counts(half_of(counts, half), delta);
+}
+
+/* Charges the slice to the interrupt that owns it; false when the task's cgroup does. */
+static __always_inline bool charge_irq_owner(const struct cgtma_snapshot *snap,
+					     const struct cgtma_counts *delta, __u32 half)
+{
+	int irq;
+
+	if (!irq_mask)
+		return false;
+	irq = irq_owner(snap);
+	if (irq < 0)
+		return false;
+	charge_irq(irq, delta, half);
+	return true;
+}
+
+/*
+ * Whether a switch must end the slice though both tasks share a cgroup: an interrupt owns
+ * it (PREEMPT_RT runs softirqs in tasks, and preempts them), or some task's stack is saved.
+ */
+static __always_inline bool irq_switch_pending(void)
+{
+	struct cgtma_snapshot *snap;
+
+	if (!irq_mask)
+		return false;
+	if (irq_saved_nr)
+		return true;
+	snap = this_cpu_snapshot();
+	return snap && snap->irq_depth;
+}
+
+/*
+ * After a switch, the context stack follows the tasks: prev's (a preempted softirq) is kept
+ * for it, next's comes back, on whatever CPU it runs now.
+ */
+static __always_inline void irq_follow_task(struct task_struct *prev, struct task_struct *next)
+{
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct irq_saved_stack saved = {}, *back;
+	__u32 tid;
+
+	if (!snap)
+		return;
+	snap->irq_coalesce = 0;
+	if (snap->irq_depth) {
+		tid = prev->pid;
+		for (int i = 0; i < CGTMA_IRQ_DEPTH; i++)
+			saved.stack[i] = snap->irq_stack[i];
+		saved.depth = snap->irq_depth;
+		if (bpf_map_update_elem(&irq_saved, &tid, &saved, BPF_NOEXIST) == 0)
+			__sync_fetch_and_add(&irq_saved_nr, 1);
+		else
+			stat_inc(CGTMA_STAT_IRQ_UNMATCHED);
+		snap->irq_depth = 0;
+	}
+	if (!irq_saved_nr)
+		return;
+	tid = next->pid;
+	back = bpf_map_lookup_elem(&irq_saved, &tid);
+	if (!back)
+		return;
+	for (int i = 0; i < CGTMA_IRQ_DEPTH; i++)
+		snap->irq_stack[i] = back->stack[i];
+	snap->irq_depth = back->depth;
+	if (bpf_map_delete_elem(&irq_saved, &tid) == 0)
+		__sync_fetch_and_add(&irq_saved_nr, -1);
+}
+
+/*
+ * The running task's slice ends (a flush, or an interrupt's entry with no interrupt below
+ * it): charged to the running task's cgroup, or to the owner inside a self-move.
+ */
+static __always_inline void charge_running(struct cgtma_snapshot *snap,
+					   const struct cgtma_counts *delta, __u32 half)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgroup *cur = task_cgroup(task);
+
+	if (!cur)
+		return;
+	if (snap->owner && snap->owner != (__u64)cur && holds_cgroup_mutex(task)) {
+		/*
+		 * Inside a self-move: the old cgroup's, and it stays the owner, so that the
+		 * tracepoint still ends the move's slice there.
+		 */
+		if (owner_alive(snap->owner, snap->owner_id))
+			charge_task(charge_cgroup((struct cgroup *)snap->owner, delta, half),
+				    delta, half);
+	} else {
+		if (snap->owner && snap->owner != (__u64)cur)
+			stat_inc(CGTMA_STAT_UNSEEN);
+		set_owner(snap, cur);
+		charge_task(charge_cgroup(cur, delta, half), delta, half);
+	}
+}
+
+/*
+ * An interrupt begins: the slice so far goes to its owner (the enclosing interrupt, or the
+ * interrupted task's cgroup), and the interrupt owns the next one. An unselected scope costs
+ * the one test of the mask. Inside an update (a flush in task context, a cgroup hook on
+ * PREEMPT_RT) the snapshot is not touched: the entry is marked skipped, and the interrupt's
+ * work stays in the slice being updated's successor, charged to whatever owns it then: all
+ * of it is still counted once. Right after another interrupt's exit nothing ran in between:
+ * no reading, the gap goes to this interrupt.
+ */
+static __always_inline void irq_enter(__u32 irq)
+{
+	struct cgtma_snapshot *snap;
+	struct cgtma_counts *delta;
+	__u32 depth, half;
+
+	if (!(irq_mask & (1U << (irq & 31))))
+		return;
+	snap = this_cpu_snapshot();
+	if (!snap)
+		return;
+	depth = snap->irq_depth;
+	if (depth >= CGTMA_IRQ_DEPTH) {
+		snap->irq_depth = depth + 1;
+		stat_inc(CGTMA_STAT_IRQ_UNMATCHED);
+		return;
+	}
+	if (snap->irq_coalesce && !snap->busy &&
+	    bpf_ktime_get_ns() - snap->read_ns < irq_coalesce_ns) {
+		snap->irq_coalesce = 0;
+		snap->irq_stack[depth & (CGTMA_IRQ_DEPTH - 1)] = irq;
+		snap->irq_depth = depth + 1;
+		stat_inc(CGTMA_STAT_IRQ_COALESCED);
+		return;
+	}
+	delta = read_slice(snap, &half);
+	if (!delta) {
+		snap->irq_stack[depth & (CGTMA_IRQ_DEPTH - 1)] = irq | CGTMA_IRQ_SKIPPED;
+		snap->irq_depth = depth + 1;
+		stat_inc(CGTMA_STAT_IRQ_SKIPPED);
+		return;
+	}
+	if (!charge_irq_owner(snap, delta, half))
+		charge_running(snap, delta, half);
+	snap->irq_stack[depth & (CGTMA_IRQ_DEPTH - 1)] = irq;
+	snap->irq_depth = depth + 1;
+	slice_done(snap);
+}
+
+/* An interrupt ends: its slice is its scope's, and the scope below owns the next one. */
+static __always_inline void irq_leave(__u32 irq)
+{
+	struct cgtma_snapshot *snap;
+	struct cgtma_counts *delta;
+	__u32 depth, top, half;
+
+	if (!(irq_mask & (1U << (irq & 31))))
+		return;
+	snap = this_cpu_snapshot();
+	if (!snap)
+		return;
+	depth = snap->irq_depth;
+	if (!depth) {
+		stat_inc(CGTMA_STAT_IRQ_UNMATCHED);	/* entered before attach */
+		return;
+	}
+	if (depth > CGTMA_IRQ_DEPTH) {
+		snap->irq_depth = depth - 1;
+		return;
+	}
+	top = snap->irq_stack[(depth - 1) & (CGTMA_IRQ_DEPTH - 1)];
+	if ((top & 0xff) != irq) {
+		stat_inc(CGTMA_STAT_IRQ_UNMATCHED);	/* its entry was before attach */
+		return;
+	}
+	if (top & CGTMA_IRQ_SKIPPED) {
+		snap->irq_depth = depth - 1;
+		return;
+	}
+	delta = read_slice(snap, &half);
+	if (!delta) {
+		/* Cannot happen (nesting is LIFO, so the entry would be skipped): still safe. */
+		snap->irq_depth = depth - 1;
+		stat_inc(CGTMA_STAT_IRQ_SKIPPED);
+		return;
+	}
+	charge_irq(irq, delta, half);
+	snap->irq_depth = depth - 1;
+	snap->irq_coalesce = 1;
+	slice_done(snap);
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec)
+{
+	irq_enter(vec);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec)
+{
+	irq_leave(vec);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_hardirq_entry)
+{
+	irq_enter(CGTMA_IRQ_HARDIRQ);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_hardirq_exit)
+{
+	irq_leave(CGTMA_IRQ_HARDIRQ);
+	return 0;
+}
+
+/* The same on raw tracepoints, for a kernel whose BTF lacks the tp_btf targets. */
+SEC("raw_tp/softirq_entry")
+int BPF_PROG(raw_softirq_entry, unsigned int vec)
+{
+	irq_enter(vec);
+	return 0;
+}
+
+SEC("raw_tp/softirq_exit")
+int BPF_PROG(raw_softirq_exit, unsigned int vec)
+{
+	irq_leave(vec);
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(raw_hardirq_entry)
+{
+	irq_enter(CGTMA_IRQ_HARDIRQ);
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(raw_hardirq_exit)
+{
+	irq_leave(CGTMA_IRQ_HARDIRQ);
+	return 0;
 }
 
 /*
@@ -455,7 +755,9 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 	 * and the count says how often attribution was this approximate. (A running task moved
 	 * by another CPU also lands here; the move's time is unknown, its new cgroup takes it.)
 	 */
-	if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
+	if (charge_irq_owner(snap, delta, half)) {
+		/* PREEMPT_RT: a softirq preempted, its scope's (irq_follow_task keeps it). */
+	} else if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
 		/* Inside prev's self-move: the slice is the old cgroup's (see above). */
 		if (owner_alive(snap->owner, snap->owner_id))
 			charge_task(charge_cgroup((struct cgroup *)snap->owner, delta, half),
@@ -482,10 +784,15 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		/* -T with the perf-event hook: that one takes the switches between cgroups. */
 		if (!switch_tp_same_cgroup_only)
 			end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
-	} else if (per_task) {
-		/* -T: each thread its own slices (without it the verifier drops this). */
+	} else if (per_task || irq_switch_pending()) {
+		/*
+		 * -T: each thread its own slices (without it the verifier drops this); --irq: an
+		 * interrupt owns the slice (a softirq preempted on PREEMPT_RT).
+		 */
 		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
 	}
+	if (irq_mask)
+		irq_follow_task(prev, next);
 	return 0;
 }
 
@@ -541,21 +848,9 @@ int flush_slice(void *ctx)
 	delta = cur ? read_slice(snap, &half) : NULL;
 	if (!delta)
 		goto close_epoch;
-	if (snap->owner && snap->owner != (__u64)cur &&
-	    holds_cgroup_mutex((struct task_struct *)bpf_get_current_task())) {
-		/*
-		 * Inside a self-move: the old cgroup's, and it stays the owner, so that the
-		 * tracepoint still ends the move's slice there.
-		 */
-		if (owner_alive(snap->owner, snap->owner_id))
-			charge_task(charge_cgroup((struct cgroup *)snap->owner, delta, half),
-				    delta, half);
-	} else {
-		if (snap->owner && snap->owner != (__u64)cur)
-			stat_inc(CGTMA_STAT_UNSEEN);
-		set_owner(snap, cur);
-		charge_task(charge_cgroup(cur, delta, half), delta, half);
-	}
+	/* Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's. */
+	if (!charge_irq_owner(snap, delta, half))
+		charge_running(snap, delta, half);
 	slice_done(snap);
 close_epoch:
 	/* The interval ends here on this CPU: what follows goes to the other half. */
@@ -579,6 +874,8 @@ int reset_cpu(void *ctx)
 		snap->valid[i] = 0;
 	snap->owner = 0;
 	snap->owner_id = 0;
+	snap->irq_depth = 0;
+	snap->irq_coalesce = 0;
 	/* The epoch the other CPUs are in: ctx is the test run's one argument. */
 	snap->epoch = ((__u64 *)ctx)[0] & 1;
 	return 0;

@@ -27,6 +27,21 @@
 /* Longest cgroup path the mkdir hook records, relative to the v2 root. */
 #define CGTMA_PATH_MAX 256
 
+/*
+ * Interrupt scopes (--irq): the softirq vectors in the kernel's order (HI_SOFTIRQ = 0 ..
+ * RCU_SOFTIRQ = 9), then every hardirq handler as one. Bit i of the BPF side's irq_mask
+ * selects scope i.
+ */
+#define CGTMA_IRQ_HARDIRQ 10
+#define CGTMA_NR_IRQ 11
+
+/* Interrupts nested on one CPU that the context stack holds (deeper ones are not carved out). */
+#define CGTMA_IRQ_DEPTH 8
+
+/* In a context stack entry: the interrupt came while a slice was being updated, and did not
+ * read; its work stays with the scope below it. */
+#define CGTMA_IRQ_SKIPPED 0x100
+
 /* One event over one slice or a sum of slices: the counter and its two clocks (ns). */
 struct cgtma_count {
 	__u64 counter;
@@ -54,6 +69,15 @@ struct cgtma_snapshot {
 	__u64 owner_id;
 	__u64 busy;	/* being updated: a nested call leaves it alone */
 	__u64 epoch;	/* the half of the counts this CPU writes now (0 or 1) */
+	/*
+	 * --irq: the interrupts in progress, innermost last (scope number, maybe with
+	 * CGTMA_IRQ_SKIPPED). The topmost one that read at its entry owns the slice; with none,
+	 * the running task's cgroup does.
+	 */
+	__u32 irq_stack[CGTMA_IRQ_DEPTH];
+	__u32 irq_depth;	/* may exceed CGTMA_IRQ_DEPTH: those are not carved out */
+	__u32 irq_coalesce;	/* the last reading ended an interrupt */
+	__u64 read_ns;		/* when the last reading was taken */
 };
 
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */
@@ -88,6 +112,12 @@ enum cgtma_stat {
 	CGTMA_STAT_READ_ERRORS,		/* bpf_perf_event_read_value() failures */
 	CGTMA_STAT_NEW_DROPPED,		/* new cgroups not recorded: pending maps full */
 	CGTMA_STAT_TASKS_DROPPED,	/* -T: task slices not counted per task (map full) */
+	CGTMA_STAT_IRQ_SKIPPED,		/* interrupts that came during an update: their work
+					 * stayed with the scope they interrupted */
+	CGTMA_STAT_IRQ_COALESCED,	/* interrupt entries that followed an exit so closely
+					 * that they did not read */
+	CGTMA_STAT_IRQ_UNMATCHED,	/* interrupt exits without their entry (begun before
+					 * attach), or nested too deep */
 	CGTMA_STAT_MAX,
 };
 

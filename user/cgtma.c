@@ -14,6 +14,7 @@
 
 #include "cgtma.h"
 #include "commands.h"
+#include "irqscope.h"
 #include "log.h"
 #include "model.h"
 #include "options.h"
@@ -75,6 +76,10 @@ static void usage(FILE *f)
 "      --comm PATTERN      -T: only threads whose name (comm) matches the shell glob\n"
 "      --max-tasks N       -T: threads the kernel map holds (default 4096)\n"
 "      --prometheus-tasks  -T: export the thread rows to Prometheus too (cardinality)\n"
+"      --irq[=LIST]        interrupt work as its own scopes, out of the cgroups it landed\n"
+"                          in: softirq vectors HI TIMER NET_TX NET_RX BLOCK IRQ_POLL TASKLET\n"
+"                          SCHED HRTIMER RCU, and hardirq; LIST picks some (default: all),\n"
+"                          e.g. --irq=NET_RX,NET_TX,hardirq; rows irq:NET_RX (off by default)\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -136,6 +141,7 @@ enum {
 	OPT_COMM,
 	OPT_MAX_TASKS,
 	OPT_PROMETHEUS_TASKS,
+	OPT_IRQ,
 };
 
 static const struct option long_options[] = {
@@ -156,6 +162,7 @@ static const struct option long_options[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },
 	{ "prometheus-tasks", no_argument, NULL, OPT_PROMETHEUS_TASKS },
+	{ "irq", optional_argument, NULL, OPT_IRQ },
 	{ "json", no_argument, NULL, 'j' },
 	{ "csv", required_argument, NULL, 'x' },
 	{ "cdm", required_argument, NULL, OPT_CDM },
@@ -272,6 +279,10 @@ static int profile(int argc, char **argv)
 			break;
 		case OPT_PROMETHEUS_TASKS:
 			o.prometheus_tasks = true;
+			break;
+		case OPT_IRQ:
+			if (irq_scopes_parse(optarg, &o.irq_mask))
+				goto usage_error;
 			break;
 		case 'j':
 			o.out.json = true;

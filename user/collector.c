@@ -542,6 +542,72 @@ static int attach_switch_hook(struct collector *c)
 	return 0;
 }
 
+/* An interrupt entry this close after an exit reads nothing (the gap is the next one's). */
+#define IRQ_COALESCE_NS 500
+
+/*
+ * --irq: the interrupt programs that run, tp_btf where the kernel's BTF has the tracepoints
+ * (plain loads), raw tracepoints otherwise; softirq ones only for a selected vector, the
+ * hardirq ones only when hardirq is selected.
+ */
+static void choose_irq_hooks(struct collector *c, const struct collector_opts *o)
+{
+	bool softirq = o->irq_mask & ((1U << CGTMA_IRQ_HARDIRQ) - 1);
+	bool hardirq = o->irq_mask & (1U << CGTMA_IRQ_HARDIRQ);
+	bool btf = libbpf_find_vmlinux_btf_id("softirq_entry", BPF_TRACE_RAW_TP) > 0 &&
+		   libbpf_find_vmlinux_btf_id("irq_handler_entry", BPF_TRACE_RAW_TP) > 0;
+	__typeof__(c->skel->progs) *p = &c->skel->progs;
+
+	c->skel->rodata->irq_mask = o->irq_mask;
+	c->skel->rodata->irq_coalesce_ns = IRQ_COALESCE_NS;
+	bpf_program__set_autoload(p->on_softirq_entry, softirq && btf);
+	bpf_program__set_autoload(p->on_softirq_exit, softirq && btf);
+	bpf_program__set_autoload(p->on_hardirq_entry, hardirq && btf);
+	bpf_program__set_autoload(p->on_hardirq_exit, hardirq && btf);
+	bpf_program__set_autoload(p->raw_softirq_entry, softirq && !btf);
+	bpf_program__set_autoload(p->raw_softirq_exit, softirq && !btf);
+	bpf_program__set_autoload(p->raw_hardirq_entry, hardirq && !btf);
+	bpf_program__set_autoload(p->raw_hardirq_exit, hardirq && !btf);
+	if (o->irq_mask && o->verbose)
+		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : "raw tracepoints (no tp_btf)");
+}
+
+static int attach_one(struct bpf_program *prog, struct bpf_link **link)
+{
+	int err;
+
+	if (!bpf_program__autoload(prog))
+		return 0;
+	*link = bpf_program__attach(prog);
+	if (*link)
+		return 0;
+	err = -errno;
+	pr_err("--irq: cannot attach %s: %s", bpf_program__name(prog), strerror(-err));
+	return err;
+}
+
+/*
+ * Exits before entries: an entry seen with its exit missed would leave its scope owning the
+ * CPU; an exit without its entry is recognised and ignored.
+ */
+static int attach_irq_hooks(struct collector *c)
+{
+	__typeof__(c->skel->progs) *p = &c->skel->progs;
+	__typeof__(c->skel->links) *l = &c->skel->links;
+	int err;
+
+	if ((err = attach_one(p->on_softirq_exit, &l->on_softirq_exit)) ||
+	    (err = attach_one(p->on_hardirq_exit, &l->on_hardirq_exit)) ||
+	    (err = attach_one(p->raw_softirq_exit, &l->raw_softirq_exit)) ||
+	    (err = attach_one(p->raw_hardirq_exit, &l->raw_hardirq_exit)) ||
+	    (err = attach_one(p->on_softirq_entry, &l->on_softirq_entry)) ||
+	    (err = attach_one(p->on_hardirq_entry, &l->on_hardirq_entry)) ||
+	    (err = attach_one(p->raw_softirq_entry, &l->raw_softirq_entry)) ||
+	    (err = attach_one(p->raw_hardirq_entry, &l->raw_hardirq_entry)))
+		return err;
+	return 0;
+}
+
 /*
  * Opens every event on one online CPU and puts them in the map. On failure, what was opened
  * stays recorded in c->fds for close_cpu_events(); ENODEV: the CPU went offline meanwhile.
@@ -717,6 +783,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, 2 * c->value_size)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, 2 * c->value_size)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
@@ -729,6 +796,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	err = choose_switch_hook(c, o);
 	if (err)
 		goto cleanup;
+	choose_irq_hooks(c, o);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = cgtma__load(c->skel);
@@ -772,6 +840,9 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	 * before attach is attributed; the flush starts the CPUs that have not switched yet.
 	 */
 	err = attach_switch_hook(c);
+	if (err)
+		goto cleanup;
+	err = attach_irq_hooks(c);
 	if (err)
 		goto cleanup;
 	c->skel->links.on_cgroup_attach = bpf_program__attach(c->skel->progs.on_cgroup_attach);
@@ -1026,7 +1097,7 @@ int collector__read_cpus(struct collector *c, struct cgtma_count *out)
 	return 0;
 }
 
-/* The closed epoch's counts of one cgroup's value (per CPU: both epochs, epoch 0 first). */
+/* The closed epoch's counts of one cgroup's value (or an interrupt scope's) (per CPU: both epochs, epoch 0 first). */
 static const struct cgtma_count *closed_half(struct collector *c, const void *value)
 {
 	const struct cgtma_count *v = value;
@@ -1035,6 +1106,24 @@ static const struct cgtma_count *closed_half(struct collector *c, const void *va
 		memcpy(&c->half[cpu * c->nr_events],
 		       &v[(cpu * 2 + c->closed_epoch) * c->nr_events], c->value_size);
 	return c->half;
+}
+
+int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
+{
+	__u32 key = irq;
+	void *values = malloc(c->nr_cpus * 2 * c->value_size);
+
+	if (!values)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.irq_counts), &key, values)) {
+		int err = -errno;
+
+		free(values);
+		return err;
+	}
+	memcpy(out, closed_half(c, values), c->nr_cpus * c->value_size);
+	free(values);
+	return 0;
 }
 
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)

@@ -61,6 +61,7 @@ struct collector_opts {
 	enum map_alloc map_alloc;
 	bool per_task;				/* -T: every switch ends a slice; thread rows */
 	int max_tasks;				/* -T: threads the task map holds; 0: 4096 */
+	__u32 irq_mask;				/* --irq: bit i carves out interrupt scope i */
 };
 
 /*
@@ -98,6 +99,12 @@ int collector__untrack(struct collector *c, __u64 id);
 
 /* Cumulative counts of the closed half, per CPU: out[cpu * nr_events + event]. */
 int collector__read_cpus(struct collector *c, struct cgtma_count *out);
+
+/*
+ * Cumulative counts of the closed half of interrupt scope irq (< CGTMA_NR_IRQ), per CPU:
+ * out[cpu * nr_events + event].
+ */
+int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out);
 
 /*
  * Every tracked cgroup at once, with batch lookups where the kernel has them (5.6+).

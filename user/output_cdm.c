@@ -25,7 +25,8 @@
  * A type that would repeat another (a model file whose short names collide) uses the full
  * name (backend-bound-memory-bound-l1-bound).
  *
- * Names: "cgroup" holds the cgroup path; with -G, --all-cgroups or --all-containers every
+ * Names: "cgroup" holds the cgroup path ("irq:NET_RX" for an interrupt scope of --irq); with
+ * -G, --all-cgroups or --all-containers every
  * series but a thread's (below) also has "container" (the container's name) and "pod" ("NAMESPACE/NAME"), "none"
  * where the cgroup is no container's or pod's (the system, a plain cgroup). The system is the
  * root cgroup "/", which holds every task. These keys are ones CDM's index knows, and giving
@@ -68,6 +69,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "irqscope.h"
 #include "alloc.h"
 #include "hashmap.h"
 #include "log.h"
@@ -445,8 +447,11 @@ static int write_json(struct cdm *c, const char *entries, size_t len)
 
 /* --- the sink --------------------------------------------------------------------------- */
 
+/* An interrupt scope (--irq) is the series "irq:NET_RX": CDM knows no "irq" name key. */
 static const char *scope_cgroup(const struct scope *s)
 {
+	if (s->kind == SCOPE_IRQ)
+		return irq_scope_label(s->irq);
 	return s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK ? s->cgroup : "/";
 }
 

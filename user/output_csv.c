@@ -307,6 +307,12 @@ static const char *cpus_field(const struct scope *s, char *buf, size_t len)
 		/* A thread in its cgroup: "/a/b:TID(comm)". */
 		snprintf(buf, len, "%s:%d(%s)", s->cgroup, s->tid, s->comm);
 		return buf;
+	case SCOPE_IRQ:
+		if (s->cpu < 0)
+			snprintf(buf, len, "irq:%s", s->irq);
+		else
+			snprintf(buf, len, "irq:%s@CPU%d", s->irq, s->cpu);
+		return buf;
 	}
 	return "";
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "irqscope.h"
 #include "alloc.h"
 #include "hashmap.h"
 #include "log.h"
@@ -290,7 +291,8 @@ out:
 static struct html_series *find_series(struct html_sink *h, const struct scope *sc)
 {
 	bool system = sc->kind == SCOPE_SYSTEM;
-	const char *label = system ? "system" : sc->cgroup;
+	const char *label = system ? "system" : sc->kind == SCOPE_IRQ ? irq_scope_label(sc->irq) :
+			    sc->cgroup;
 	struct html_series *s;
 	int i = hashmap_get_str(&h->index, label);
 	size_t n;
@@ -387,7 +389,8 @@ static void scope_values(const struct html_sink *h, const struct run *run,
 
 static bool charted(const struct scope *sc)
 {
-	return sc->kind == SCOPE_SYSTEM || (sc->kind == SCOPE_CGROUP && sc->cpu < 0);
+	return sc->kind == SCOPE_SYSTEM ||
+	       ((sc->kind == SCOPE_CGROUP || sc->kind == SCOPE_IRQ) && sc->cpu < 0);
 }
 
 static int html_interval(struct output *o, const struct run *run, const struct interval *iv)

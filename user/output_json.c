@@ -121,6 +121,10 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 		strbuf_addf(sb, ",\"pid\":%d,\"tid\":%d,\"comm\":", s->pid, s->tid);
 		add_string(sb, s->comm);
 	}
+	if (s->kind == SCOPE_IRQ) {
+		strbuf_addstr(sb, ",\"irq\":");
+		add_string(sb, s->irq);
+	}
 	if (s->cpu >= 0)
 		strbuf_addf(sb, ",\"cpu\":%d", s->cpu);
 	/* The cgroup's last row: it is gone, and the next intervals do not name it. */

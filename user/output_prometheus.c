@@ -73,6 +73,7 @@ struct series {
 	int pid, tid;			/* SCOPE_TASK (--prometheus-tasks) */
 	char comm[16];
 	struct cgroup_names names;	/* its container or pod: labels */
+	const char *irq;		/* SCOPE_IRQ: its name (static, irqscope.h) */
 	double *total;			/* per event: scaled counts summed since the start */
 	bool *counted;			/* per event: counted at least once */
 	const struct scope *now;	/* this interval's scope: gauges come from it */
@@ -97,15 +98,18 @@ struct prom {
 };
 
 /*
- * Label sets in interval_sort()'s order: the kind, then the cgroup's path, then the CPU (a
- * thread's: the tid).
+ * Label sets in interval_sort()'s order: the kind, then the cgroup's path (an irq scope's
+ * name), then the CPU (a thread's: the tid).
  */
+/* What tells two scopes (or series) of one kind apart besides the CPU and tid. */
+#define KEY_NAME(x) ((x)->kind == SCOPE_IRQ ? (x)->irq : (x)->cgroup)
+
 static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, int tid1, enum scope_kind k2,
 		   const char *c2, int cpu2, int tid2)
 {
 	if (k1 != k2)
 		return k1 < k2 ? -1 : 1;
-	if (k1 == SCOPE_CGROUP || k1 == SCOPE_TASK) {
+	if (k1 == SCOPE_CGROUP || k1 == SCOPE_TASK || k1 == SCOPE_IRQ) {
 		int c = strcmp(c1, c2);
 
 		if (c)
@@ -133,6 +137,7 @@ static int series_init(struct series *s, const struct scope *sc, int nr_events)
 	s->tid = sc->tid;
 	memcpy(s->comm, sc->comm, sizeof(s->comm));
 	s->cgroup = sc->cgroup ? strdup(sc->cgroup) : NULL;
+	s->irq = sc->irq;
 	s->total = calloc(nr_events + 1, sizeof(*s->total));
 	s->counted = calloc(nr_events + 1, sizeof(*s->counted));
 	if ((sc->cgroup && !s->cgroup) || !s->total || !s->counted) {
@@ -155,7 +160,7 @@ static void series_add(struct series *s, const struct scope *sc, int nr_events)
 
 static int scope_key_cmp(const struct scope *x, const struct scope *y)
 {
-	return key_cmp(x->kind, x->cgroup, x->cpu, x->tid, y->kind, y->cgroup, y->cpu, y->tid);
+	return key_cmp(x->kind, KEY_NAME(x), x->cpu, x->tid, y->kind, KEY_NAME(y), y->cpu, y->tid);
 }
 
 /*
@@ -193,7 +198,7 @@ static int series_update(struct prom *p, const struct interval *iv)
 		while (old < p->nr_series) {
 			const struct series *o = &p->series[old];
 
-			c = key_cmp(o->kind, o->cgroup, o->cpu, o->tid, sc->kind, sc->cgroup,
+			c = key_cmp(o->kind, KEY_NAME(o), o->cpu, o->tid, sc->kind, KEY_NAME(sc),
 				    sc->cpu, sc->tid);
 			if (c >= 0)
 				break;
@@ -409,6 +414,8 @@ static void scope_labels(struct strbuf *sb, const struct series *s)
 		sb_escaped(sb, s->comm, true);
 		strbuf_addstr(sb, "\"");
 	}
+	if (s->kind == SCOPE_IRQ)
+		strbuf_addf(sb, ",irq=\"%s\"", s->irq);
 	if (s->cpu >= 0)
 		strbuf_addf(sb, ",cpu=\"%d\"", s->cpu);
 }

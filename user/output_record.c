@@ -225,7 +225,8 @@ static int record_interval(struct output *o, const struct run *run, const struct
 		put_u8(&b, s->kind);
 		put_u8(&b, s->removed);
 		put_u32(&b, (uint32_t)s->cpu);
-		put_str(&b, s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK ? s->cgroup : NULL);
+		put_str(&b, s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK ? s->cgroup :
+			    s->kind == SCOPE_IRQ ? s->irq : NULL);
 		if (s->kind == SCOPE_TASK) {
 			put_u32(&b, (uint32_t)s->pid);
 			put_u32(&b, (uint32_t)s->tid);

@@ -21,7 +21,8 @@
  *               [str:container str:pod str:namespace]
  *               (u64:counter u64:enabled u64:running){nr-events}
  *               kind 0 system, 1 cpu, 2 cgroup, 3 task (-T: pid, tid and comm follow the
- *               cgroup; removed means the thread exited). Task scopes came after the
+ *               cgroup; removed means the thread exited), 4 irq (--irq: str:cgroup holds
+ *               the interrupt scope's name, "NET_RX"). Task and irq scopes came after the
  *               first files of version 1; a reader older than them reports a file that
  *               has one as damaged there. The names (a cgroup scope's container, pod and
  *               namespace, len 0 where it has none) from version 2 on.

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "irqscope.h"
 #include "record.h"
 
 /* Sanity limits: a payload that passes its checksum but claims more is not from cgtma. */
@@ -354,7 +355,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 		int cpu = (int)get_u32(&c);
 		char *cgroup = get_str(&c, NULL, &nomem), *comm = NULL;
 		struct cgroup_names names = {};
-		int pid = 0, tid = 0;
+		int pid = 0, tid = 0, irq;
 		struct scope *s;
 
 		if (!nomem && kind == SCOPE_TASK) {
@@ -373,9 +374,12 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			cgroup_names_release(&names);
 			return -ENOMEM;
 		}
-		if (c.short_read || kind > SCOPE_TASK || cpu < -1 ||
-		    (kind == SCOPE_CGROUP || kind == SCOPE_TASK) != (cgroup != NULL) ||
+		irq = kind == SCOPE_IRQ ? irq_scope_find(cgroup) : -1;
+		if (c.short_read || kind > SCOPE_IRQ || cpu < -1 ||
+		    (kind == SCOPE_CGROUP || kind == SCOPE_TASK || kind == SCOPE_IRQ) !=
+			    (cgroup != NULL) ||
 		    (kind == SCOPE_TASK && (!comm || strlen(comm) > 15 || cpu != -1)) ||
+		    (kind == SCOPE_IRQ && irq < 0) ||
 		    (kind == SCOPE_CPU && cpu < 0) || (kind == SCOPE_SYSTEM && cpu != -1)) {
 			free(cgroup);
 			free(comm);
@@ -383,7 +387,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			return damage(r, e, "malformed interval (scope %u of %u)", i + 1,
 				      nr_scopes);
 		}
-		s = interval_add_scope(iv, &r->run, kind, cgroup, cpu);
+		s = interval_add_scope(iv, &r->run, kind, kind == SCOPE_IRQ ? NULL : cgroup, cpu);
 		free(cgroup);
 		if (s && comm) {
 			s->pid = pid;
@@ -397,6 +401,8 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			cgroup_names_release(&names);
 		if (!s)
 			return -ENOMEM;
+		if (irq >= 0)
+			s->irq = irq_scope_name(irq);
 		s->removed = removed;
 		for (int k = 0; k < n; k++) {
 			s->sum[k].counter = get_u64(&c);

@@ -166,8 +166,8 @@ static int scope_cmp(const void *a, const void *b)
 
 	if (x->kind != y->kind)
 		return x->kind - y->kind;
-	if (x->kind == SCOPE_CGROUP || x->kind == SCOPE_TASK) {
-		c = strcmp(x->cgroup, y->cgroup);
+	if (x->kind == SCOPE_CGROUP || x->kind == SCOPE_TASK || x->kind == SCOPE_IRQ) {
+		c = x->kind == SCOPE_IRQ ? strcmp(x->irq, y->irq) : strcmp(x->cgroup, y->cgroup);
 		if (c)
 			return c;
 	}
@@ -203,6 +203,7 @@ const char *scope_kind_name(enum scope_kind kind)
 		[SCOPE_CPU] = "cpu",
 		[SCOPE_CGROUP] = "cgroup",
 		[SCOPE_TASK] = "task",
+		[SCOPE_IRQ] = "irq",
 	};
 
 	return names[kind];
@@ -238,6 +239,12 @@ const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len
 		break;
 	case SCOPE_TASK:
 		snprintf(buf, len, "%s:%d", s->cgroup, s->tid);
+		break;
+	case SCOPE_IRQ:
+		if (s->cpu >= 0)
+			snprintf(buf, len, "irq:%s@cpu%d", s->irq, s->cpu);
+		else
+			snprintf(buf, len, "irq:%s", s->irq);
 		break;
 	}
 	return buf;

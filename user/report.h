@@ -19,6 +19,7 @@ enum scope_kind {
 	SCOPE_CPU,
 	SCOPE_CGROUP,
 	SCOPE_TASK,			/* -T: one thread inside a cgroup (cgroup, pid, tid) */
+	SCOPE_IRQ,			/* --irq: one interrupt scope, named in irq */
 };
 
 /* A cgroup's container and Kubernetes pod (containers.h); each NULL where it is none. */
@@ -43,7 +44,8 @@ struct scope {
 	int pid, tid;			/* SCOPE_TASK */
 	char comm[16];			/* SCOPE_TASK: NUL-terminated */
 	struct cgroup_names names;	/* SCOPE_CGROUP: its container or pod, if it is one */
-	int cpu;			/* SCOPE_CPU, or a cgroup on one CPU; else -1 */
+	const char *irq;		/* SCOPE_IRQ: "NET_RX", "hardirq" (irqscope.h) */
+	int cpu;			/* SCOPE_CPU, or a cgroup or irq on one CPU; else -1 */
 	bool removed;			/* the cgroup is gone (the thread exited or left the
 					 * cgroup): its last report */
 	struct cgtma_count *sum;	/* per event */
@@ -115,12 +117,14 @@ void interval_sort(struct interval *iv);
  */
 double scope_multiplex(const struct scope *s, const struct run *run, const int *events, int nr);
 
-/* "system", "cpu", "cgroup" or "task", as JSON lines and Prometheus labels name the kinds. */
+/* "system", "cpu", "cgroup", "task" or "irq", as JSON lines and Prometheus labels name the
+ * kinds. */
 const char *scope_kind_name(enum scope_kind kind);
 
 /*
- * A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3", "/a/b:1234"; a container's or
- * pod's cgroup by its name ("web", "ns/pod", "ns/pod/web"), unless paths is set.
+ * A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3", "/a/b:1234",
+ * "irq:NET_RX@cpu3"; a container's or pod's cgroup by its name ("web", "ns/pod",
+ * "ns/pod/web"), unless paths is set.
  */
 const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len);
 

@@ -18,6 +18,7 @@
 #include "containers.h"
 #include "cpu.h"
 #include "hashmap.h"
+#include "irqscope.h"
 #include "log.h"
 #include "measurement.h"
 #include "model.h"
@@ -47,6 +48,11 @@ struct session {
 
 	struct tracker tk;		/* the cgroups counted, and those that were */
 	struct tasks tasks;		/* -T: their threads */
+	/* --irq: per selected interrupt scope, as a tracked cgroup's (tracker.h) */
+	struct irq_acc {
+		struct cgtma_count *prev, *delta, *total;
+	} irq[CGTMA_NR_IRQ];
+	struct cgtma_count *irq_now;	/* per CPU: one scope's reading */
 
 	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
@@ -467,6 +473,66 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 	return collector__forget_task(s->col, key);
 }
 
+static bool irq_selected(const struct session *s, int irq)
+{
+	return s->o->irq_mask & (1U << irq);
+}
+
+/* The interrupt scopes' counts, taken like a cgroup's. */
+static int read_irqs(struct session *s)
+{
+	int err;
+
+	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
+		struct irq_acc *a = &s->irq[q];
+
+		if (!irq_selected(s, q))
+			continue;
+		err = collector__read_irq(s->col, q, s->irq_now);
+		if (err) {
+			pr_err("cannot read the counts of interrupt scope %s: %s",
+			       irq_scope_name(q), strerror(-err));
+			return err;
+		}
+		take_deltas(s, a->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
+			    a->delta, a->total, s->irq_now);
+	}
+	return 0;
+}
+
+static int irq_alloc(struct session *s)
+{
+	size_t per = (size_t)s->stride * s->m.nr_events;
+
+	s->irq_now = calloc((size_t)s->nr_cpus * s->m.nr_events, sizeof(*s->irq_now));
+	if (!s->irq_now)
+		return -ENOMEM;
+	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
+		struct irq_acc *a = &s->irq[q];
+
+		if (!irq_selected(s, q))
+			continue;
+		a->prev = calloc(2 * per, sizeof(*a->prev));
+		a->delta = calloc(per, sizeof(*a->delta));
+		a->total = calloc(per, sizeof(*a->total));
+		if (!a->prev || !a->delta || !a->total)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void irq_release(struct session *s)
+{
+	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
+		free(s->irq[q].prev);
+		free(s->irq[q].delta);
+		free(s->irq[q].total);
+	}
+	free(s->irq_now);
+}
+
+static int read_irqs(struct session *s);
+
 static int read_counts(struct session *s)
 {
 	int err;
@@ -487,8 +553,9 @@ static int read_counts(struct session *s)
 		pr_err("cannot read the cgroup counts: %s", strerror(-err));
 		return err;
 	}
-	if (!s->o->per_task)
-		return 0;
+	err = read_irqs(s);
+	if (err || !s->o->per_task)
+		return err;
 	tasks_begin_read(&s->tasks);
 	err = collector__read_tasks(s->col, read_task_cb, s);
 	if (err)
@@ -568,7 +635,46 @@ static int add_removed(struct session *s, struct interval *iv)
 	return 0;
 }
 
-/* System, CPU and cgroup scopes from per-CPU arrays (cpu) and per-cgroup arrays. */
+/*
+ * One cgroup's or interrupt scope's rows from its counts v (per CPU with --per-cpu): the
+ * scope, and with --per-cpu one more per online CPU. 0 or -ENOMEM.
+ */
+static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind,
+		    const char *name, const struct cgroup_names *names,
+		    const struct cgtma_count *v, bool removed)
+{
+	int n = s->m.nr_events;
+	struct scope *sc;
+
+	sc = interval_add_scope(iv, &s->run, kind, kind == SCOPE_CGROUP ? name : NULL, -1);
+	if (!sc || (names && scope_set_names(sc, names)))
+		return -ENOMEM;
+	if (kind == SCOPE_IRQ)
+		sc->irq = name;
+	sc->removed = removed;
+	if (!s->o->per_cpu) {
+		memcpy(sc->sum, v, n * sizeof(*sc->sum));
+		return 0;
+	}
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int i = 0; i < n; i++)
+			count_add(&sc->sum[i], &v[c * n + i]);
+	for (int c = 0; c < s->nr_cpus; c++) {
+		struct scope *pc;
+
+		if (!collector__cpu_online(s->col, c))
+			continue;
+		pc = interval_add_scope(iv, &s->run, kind, kind == SCOPE_CGROUP ? name : NULL, c);
+		if (!pc || (names && scope_set_names(pc, names)))
+			return -ENOMEM;
+		pc->irq = kind == SCOPE_IRQ ? name : NULL;
+		pc->removed = removed;
+		memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
+	}
+	return 0;
+}
+
+/* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
 static int build_interval(struct session *s, struct interval *iv, bool totals)
 {
 	const struct cgtma_count *cpu = totals ? s->cpu_total : s->cpu_delta;
@@ -594,33 +700,19 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 
 	for (int t = 0; t < s->tk.nr; t++) {
 		struct tracked *tr = &s->tk.tracked[t];
-		const struct cgtma_count *v = totals ? tr->total : tr->delta;
 
 		/* An interval reports live cgroups and those gone in it, once. */
 		if (!totals && !tr->read)
 			continue;
-		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, tr->path, -1);
-		if (!sc || scope_set_names(sc, &tr->names))
+		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, &tr->names,
+			     totals ? tr->total : tr->delta, !totals && !tr->present))
 			return -ENOMEM;
-		sc->removed = !totals && !tr->present;
-		if (!s->o->per_cpu) {
-			memcpy(sc->sum, v, n * sizeof(*sc->sum));
-			continue;
-		}
-		for (int c = 0; c < s->nr_cpus; c++)
-			for (int i = 0; i < n; i++)
-				count_add(&sc->sum[i], &v[c * n + i]);
-		for (int c = 0; c < s->nr_cpus; c++) {
-			struct scope *pc;
-
-			if (!collector__cpu_online(s->col, c))
-				continue;
-			pc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, tr->path, c);
-			if (!pc || scope_set_names(pc, &tr->names))
-				return -ENOMEM;
-			pc->removed = sc->removed;
-			memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
-		}
+	}
+	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
+		if (irq_selected(s, q) &&
+		    add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), NULL,
+			     totals ? s->irq[q].total : s->irq[q].delta, false))
+			return -ENOMEM;
 	}
 	if (totals && add_removed(s, iv))
 		return -ENOMEM;
@@ -863,6 +955,10 @@ static int baseline(struct session *s)
 		       sizeof(*s->tk.tracked[t].total) * s->stride * s->m.nr_events);
 	for (int t = 0; t < s->tasks.nr; t++)
 		memset(s->tasks.t[t].total, 0, sizeof(*s->tasks.t[t].total) * s->m.nr_events);
+	for (int q = 0; q < CGTMA_NR_IRQ; q++)
+		if (s->irq[q].total)
+			memset(s->irq[q].total, 0,
+			       sizeof(*s->irq[q].total) * s->stride * s->m.nr_events);
 	return 0;
 }
 
@@ -928,6 +1024,7 @@ static void session_release(struct session *s)
 	free(s->read_first);
 	free(s->read_prev);
 	free(s->read_now);
+	irq_release(s);
 	measurement_release(&s->m);
 }
 
@@ -969,6 +1066,7 @@ int session_run(const struct session_opts *o)
 	co.map_alloc = o->map_alloc;
 	co.per_task = o->per_task;
 	co.max_tasks = o->max_tasks;
+	co.irq_mask = o->irq_mask;
 	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
@@ -992,7 +1090,7 @@ int session_run(const struct session_opts *o)
 	s.read_now = calloc(s.nr_cpus, sizeof(*s.read_now));
 	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total || !s.read_first ||
 	    !s.read_prev || !s.read_now || tracker_init(&s.tk, s.m.nr_events, s.stride) ||
-	    tasks_init(&s.tasks, s.m.nr_events)) {
+	    tasks_init(&s.tasks, s.m.nr_events) || irq_alloc(&s)) {
 		pr_err("out of memory");
 		goto cleanup;
 	}

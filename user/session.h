@@ -4,6 +4,7 @@
 #define CGTMA_SESSION_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 #include "collector.h"
 #include "measurement.h"
@@ -28,6 +29,7 @@ struct session_opts {
 	const char *comm;		/* --comm glob, or NULL */
 	int max_tasks;			/* --max-tasks; 0: the collector's default */
 	bool prometheus_tasks;		/* --prometheus-tasks */
+	__u32 irq_mask;			/* --irq: bit i carves out interrupt scope i */
 	char **command;			/* after --; NULL-terminated, or NULL */
 };
 

@@ -1,0 +1,167 @@
+#!/bin/bash
+# --irq: interrupt work as its own scopes, checked with exact tracepoint counts. Two network
+# namespaces joined by a veth pair (a private /30 on the veth ends only), a sender in cgroup
+# A sending exactly N UDP datagrams (tests/helpers/udp.c) to a receiver in cgroup B,
+# counting syscalls:sys_enter_sendto, net:netif_receive_skb and cpu-clock:
+# - without --irq (today's rule: work is charged to the task it ran in): A's
+#   sys_enter_sendto is exactly N, and A holds most receives (veth raises NET_RX on the
+#   sender's CPU, and the sender's own local_bh_enable runs it);
+# - with --irq: A's sys_enter_sendto is exactly N; A's and B's netif_receive_skb are 0; the
+#   NET_RX scope holds every receive of the system (at least N); every interval, for every
+#   event, system = root + the irq scopes (cpu-clock within 0.1 %, the tracepoints exactly).
+# The same over loopback in one namespace, and with a CPU-bound noise cgroup on every CPU:
+# noise's netif_receive_skb is 0 with --irq. Then the outputs: per-CPU rows with -A, the
+# terminal's irq: rows, --record and `report`, and a bad --irq name (exit 2).
+# irq:softirq_entry is not used as a reference: its order against cgtma's program on the
+# same tracepoint is not defined.
+. "$(dirname "$0")/lib.sh"
+
+UDP=${CGTMA_BUILD:-build}/tests/udp
+[ -x "$UDP" ] || fail "no $UDP: build first (make $UDP)"
+command -v ip >/dev/null || skip "no ip command (iproute2)"
+[ -e /sys/kernel/tracing/events/syscalls/sys_enter_sendto ] ||
+	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_sendto ] ||
+	skip "no syscalls:sys_enter_sendto tracepoint (CONFIG_FTRACE_SYSCALLS)"
+
+EVS=syscalls:sys_enter_sendto,net:netif_receive_skb,cpu-clock
+N=4000
+NCPU=$(getconf _NPROCESSORS_ONLN)
+NSA=cgtma-irq-$$-a NSB=cgtma-irq-$$-b
+ip netns add $NSA || skip "cannot create a network namespace"
+on_exit "ip netns del $NSA"
+ip netns add $NSB || fail "cannot create a second network namespace"
+on_exit "ip netns del $NSB"
+ip link add cgtma$$a netns $NSA type veth peer name cgtma$$b netns $NSB ||
+	skip "cannot create a veth pair"
+ip -n $NSA addr add 10.254.23.1/30 dev cgtma$$a
+ip -n $NSB addr add 10.254.23.2/30 dev cgtma$$b
+ip -n $NSA link set cgtma$$a up
+ip -n $NSB link set cgtma$$b up
+ip -n $NSA link set lo up
+
+cg_make A
+cg_make B
+cg_make noise
+A=$(cg_path A) B=$(cg_path B) NOISE=$(cg_path noise)
+
+# run NAME NS-RECV ADDR NOISE CGTMA-ARGS...: cgtma with -G / A B noise; after its first
+# line, a receiver in B (in NS-RECV), N datagrams from A (in $NSA) to ADDR, and with NOISE=1
+# a spinner per CPU in noise.
+run() {
+	local name=$1 nsr=$2 addr=$3 noise=$4 out=$TMP/out-$1 rc got
+	shift 4
+	: >"$out"
+	"$CGTMA" -e $EVS --json -I 250 -G / -G "$A" -G "$B" -G "$NOISE" "$@" >"$out" \
+		2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 1
+	cg_run B ip netns exec "$nsr" "$UDP" recv 5301 $N 3 >"$TMP/got" &
+	local recv=$!
+	if [ "$noise" = 1 ]; then
+		for ((c = 0; c < NCPU; c++)); do cg_start noise "$WORKLOAD" spin 1500; done
+	fi
+	sleep 0.2
+	cg_run A ip netns exec $NSA "$UDP" send "$addr" 5301 $N 100 ||
+		fail "$name: the sender failed"
+	wait $recv || fail "$name: the receiver failed"
+	cg_wait
+	sleep 0.3
+	kill -INT $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/err" ] && fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"
+	got=$(cat "$TMP/got")
+	echo "$name: the receiver got $got of $N datagrams"
+}
+
+# sum NAME EVENT SELECT: an event summed over the interval lines, rows picked by a jq filter.
+sum() {
+	jq -s --arg ev "$2" "[.[] | select(.summary != true) | .rows[] | select($3) |
+		.counts[\$ev]] | add // 0" "$TMP/out-$1"
+}
+cg() { echo ".scope == \"cgroup\" and .cgroup == \"$1\" and .cpu == null"; }
+SYS='.scope == "system"'
+NETRX='.scope == "irq" and .irq == "NET_RX" and .cpu == null'
+
+# conserved NAME: system = root + irq scopes every interval: tracepoints exactly, cpu-clock
+# within 0.1 %.
+conserved() {
+	local bad
+	bad=$(jq -c 'select(.summary != true) |
+		def c(s; $e): [.rows[] | select(s) | .counts[$e]] | add // 0;
+		. as $l | [ "syscalls:sys_enter_sendto", "net:netif_receive_skb", "cpu-clock" ][] |
+		. as $e |
+		{ e: $e, sys: ($l | c(.scope == "system"; $e)),
+		  parts: ($l | c((.scope == "cgroup" and .cgroup == "/" and .cpu == null) or
+				 (.scope == "irq" and .cpu == null); $e)) } |
+		select(if .e == "cpu-clock" then ((.sys - .parts) | fabs) > 0.001 * .sys
+		       else .sys != .parts end)' "$TMP/out-$1") || fail "$1: jq failed"
+	[ -z "$bad" ] || fail "$1: system != root + irq scopes: ${bad%%$'\n'*}"
+}
+
+check_irq() {
+	local name=$1 sent rx_a rx_b rx_sys rx_net rx_noise
+	sent=$(sum "$name" syscalls:sys_enter_sendto "$(cg "$A")")
+	[ "$sent" -eq $N ] || fail "$name: A's sys_enter_sendto is $sent, want exactly $N"
+	rx_a=$(sum "$name" net:netif_receive_skb "$(cg "$A")")
+	rx_b=$(sum "$name" net:netif_receive_skb "$(cg "$B")")
+	rx_noise=$(sum "$name" net:netif_receive_skb "$(cg "$NOISE")")
+	rx_sys=$(sum "$name" net:netif_receive_skb "$SYS")
+	rx_net=$(sum "$name" net:netif_receive_skb "$NETRX")
+	echo "$name: receives: system $rx_sys, NET_RX $rx_net, A $rx_a, B $rx_b, noise $rx_noise"
+	[ "$rx_a" -eq 0 ] && [ "$rx_b" -eq 0 ] ||
+		fail "$name: with --irq A and B hold receives (A $rx_a, B $rx_b), want 0"
+	[ "$rx_noise" -eq 0 ] || fail "$name: noise holds $rx_noise receives with --irq, want 0"
+	[ "$rx_net" -eq "$rx_sys" ] || fail "$name: NET_RX holds $rx_net of $rx_sys receives"
+	[ "$rx_net" -ge $N ] || fail "$name: NET_RX holds $rx_net receives, want >= $N"
+	conserved "$name"
+}
+
+# Today's rule, without --irq.
+run plain $NSB 10.254.23.2 0
+sent=$(sum plain syscalls:sys_enter_sendto "$(cg "$A")")
+[ "$sent" -eq $N ] || fail "plain: A's sys_enter_sendto is $sent, want exactly $N"
+rx_a=$(sum plain net:netif_receive_skb "$(cg "$A")")
+rx_sys=$(sum plain net:netif_receive_skb "$SYS")
+echo "plain: A holds $rx_a of $rx_sys receives"
+[ $((2 * rx_a)) -gt "$rx_sys" ] || fail "plain: A holds $rx_a of $rx_sys receives, want most"
+[ "$(jq -s '[.[].rows[] | select(.scope == "irq")] | length' "$TMP/out-plain")" -eq 0 ] ||
+	fail "plain: irq rows without --irq"
+
+run veth $NSB 10.254.23.2 0 --irq
+check_irq veth
+run loopback $NSA 127.0.0.1 0 --irq=NET_RX,NET_TX,hardirq,TIMER
+check_irq loopback
+[ "$(jq -s '[.[-1].rows[] | select(.scope == "irq") | .irq] | sort | join(",")' \
+	"$TMP/out-loopback")" = '"NET_RX,NET_TX,TIMER,hardirq"' ] ||
+	fail "loopback: the irq rows are not the four selected scopes"
+run noise $NSB 10.254.23.2 1 --irq -A
+check_irq noise
+# -A: every irq scope has one row per online CPU, which add up to its total row.
+bad=$(jq -c --argjson ncpu "$NCPU" 'select(.summary != true) | . as $l |
+	[.rows[] | select(.scope == "irq" and .cpu == null)][] | . as $t |
+	[$l.rows[] | select(.scope == "irq" and .irq == $t.irq and .cpu != null)] |
+	select(length != $ncpu or
+	       (map(.counts["net:netif_receive_skb"]) | add) != $t.counts["net:netif_receive_skb"]) |
+	$t.irq' "$TMP/out-noise")
+[ -z "$bad" ] || fail "noise: -A irq rows missing or not adding up: ${bad%%$'\n'*}"
+
+# The other outputs name them: the terminal's irq: rows, and a record replayed by report.
+"$CGTMA" -e cpu-clock --irq=NET_RX,hardirq -I 200 -d 0.5 --record "$TMP/r.cgtma" \
+	>"$TMP/text" 2>"$TMP/err" || fail "record: cgtma failed: $(cat "$TMP/err")"
+grep -q '^irq:NET_RX' "$TMP/text" && grep -q '^irq:hardirq' "$TMP/text" ||
+	fail "terminal: no irq:NET_RX or irq:hardirq row: $(head -20 "$TMP/text")"
+"$CGTMA" report "$TMP/r.cgtma" --json >"$TMP/replay" 2>"$TMP/err" ||
+	fail "report failed: $(cat "$TMP/err")"
+[ "$(jq -s '[.[-1].rows[] | select(.scope == "irq") | .irq] | sort | join(",")' \
+	"$TMP/replay")" = '"NET_RX,hardirq"' ] || fail "report: the record lost the irq rows"
+
+# A bad name: exit 2, naming it and the valid ones.
+"$CGTMA" -e cpu-clock --irq=NET_RX,BOGUS -d 0.1 >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] || fail "--irq=NET_RX,BOGUS exited $rc, want 2"
+grep -q "BOGUS" "$TMP/err" && grep -q "HRTIMER" "$TMP/err" ||
+	fail "--irq=NET_RX,BOGUS: the message names neither it nor the valid names: $(cat "$TMP/err")"
+echo ok
