@@ -200,6 +200,7 @@ run: deps
 bench: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
 	$(Q)tests/bench/run-bench.sh $(OUTPUT)
+	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
 
 install: $(OUTPUT)/cgtma
 	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma

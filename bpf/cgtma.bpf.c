@@ -460,6 +460,16 @@ static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup
 
 /* --- interrupts as their own scopes (--irq) --------------------------------------------- */
 
+/*
+ * Index i of the context stack, masked where the verifier sees it: clang drops a mask that
+ * the bounds checked before make redundant, and 5.10's verifier does not follow those.
+ */
+static __always_inline __u32 irq_slot(__u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return i & (CGTMA_IRQ_DEPTH - 1);
+}
+
 /* The scope owning the slice: the innermost interrupt that read at its entry, or -1. */
 static __always_inline int irq_owner(const struct cgtma_snapshot *snap)
 {
@@ -608,21 +618,21 @@ static __always_inline void irq_enter(__u32 irq)
 	if (snap->irq_coalesce && !snap->busy &&
 	    bpf_ktime_get_ns() - snap->read_ns < irq_coalesce_ns) {
 		snap->irq_coalesce = 0;
-		snap->irq_stack[depth & (CGTMA_IRQ_DEPTH - 1)] = irq;
+		snap->irq_stack[irq_slot(depth)] = irq;
 		snap->irq_depth = depth + 1;
 		stat_inc(CGTMA_STAT_IRQ_COALESCED);
 		return;
 	}
 	delta = read_slice(snap, &half);
 	if (!delta) {
-		snap->irq_stack[depth & (CGTMA_IRQ_DEPTH - 1)] = irq | CGTMA_IRQ_SKIPPED;
+		snap->irq_stack[irq_slot(depth)] = irq | CGTMA_IRQ_SKIPPED;
 		snap->irq_depth = depth + 1;
 		stat_inc(CGTMA_STAT_IRQ_SKIPPED);
 		return;
 	}
 	if (!charge_irq_owner(snap, delta, half))
 		charge_running(snap, delta, half);
-	snap->irq_stack[depth & (CGTMA_IRQ_DEPTH - 1)] = irq;
+	snap->irq_stack[irq_slot(depth)] = irq;
 	snap->irq_depth = depth + 1;
 	slice_done(snap);
 }
@@ -648,7 +658,7 @@ static __always_inline void irq_leave(__u32 irq)
 		snap->irq_depth = depth - 1;
 		return;
 	}
-	top = snap->irq_stack[(depth - 1) & (CGTMA_IRQ_DEPTH - 1)];
+	top = snap->irq_stack[irq_slot(depth - 1)];
 	if ((top & 0xff) != irq) {
 		stat_inc(CGTMA_STAT_IRQ_UNMATCHED);	/* its entry was before attach */
 		return;

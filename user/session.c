@@ -865,6 +865,13 @@ static void report_bpf_stats(struct session *s)
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
 			  s->o->per_task ? "(-T: every switch)" : "between cgroups",
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
+	if (s->o->verbose && s->o->irq_mask)
+		pr_notice("BPF: --irq: %llu interrupt entries coalesced with the exit before them "
+			  "(no reading); %llu interrupts came during an update and stayed with "
+			  "what they interrupted; %llu exits without their entry or nested too deep",
+			  (unsigned long long)st[CGTMA_STAT_IRQ_COALESCED],
+			  (unsigned long long)st[CGTMA_STAT_IRQ_SKIPPED],
+			  (unsigned long long)st[CGTMA_STAT_IRQ_UNMATCHED]);
 	if (st[CGTMA_STAT_READ_ERRORS])
 		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
 			(unsigned long long)st[CGTMA_STAT_READ_ERRORS]);
@@ -938,7 +945,17 @@ static int start_tracking(struct session *s)
 /* Counting starts now: take every cumulative value as the zero point. */
 static int baseline(struct session *s)
 {
+	/*
+	 * Both halves get their zero point: the half the first interval reads was last closed
+	 * before the cgroups were tracked, and what the BPF side charged then (at interrupts,
+	 * with --irq, all the time) is in the CPU totals but not in the cgroups.
+	 */
 	int err = collector__flush(s->col);
+
+	if (!err)
+		err = read_counts(s);
+	if (!err)
+		err = collector__flush(s->col);
 
 	/* The first interval starts at the flush, as do_interval() times the others. */
 	s->run_start_mono = s->last_mono = mono_now();
@@ -1105,7 +1122,8 @@ int session_run(const struct session_opts *o)
 	s.run.smt = s.m.smt;
 	s.run.verbose = o->verbose;
 	s.run.per_cpu = o->per_cpu;
-	s.run.cgroups = o->nr_cgroups || o->all_cgroups || o->all_containers;
+	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
+	s.run.cgroups = o->nr_cgroups || o->all_cgroups || o->all_containers || o->irq_mask;
 	s.run.per_task = o->per_task;
 	s.run.prometheus_tasks = o->prometheus_tasks;
 	s.run.interval_ms = o->interval_ms;

@@ -5,7 +5,7 @@
 # counting syscalls:sys_enter_sendto, net:netif_receive_skb and cpu-clock:
 # - without --irq (today's rule: work is charged to the task it ran in): A's
 #   sys_enter_sendto is exactly N, and A holds most receives (veth raises NET_RX on the
-#   sender's CPU, and the sender's own local_bh_enable runs it);
+#   sender's CPU, and the sender's own local_bh_enable runs it); system = root as below;
 # - with --irq: A's sys_enter_sendto is exactly N; A's and B's netif_receive_skb are 0; the
 #   NET_RX scope holds every receive of the system (at least N); every interval, for every
 #   event, system = root + the irq scopes (cpu-clock within 0.1 %, the tracepoints exactly).
@@ -129,6 +129,7 @@ echo "plain: A holds $rx_a of $rx_sys receives"
 [ $((2 * rx_a)) -gt "$rx_sys" ] || fail "plain: A holds $rx_a of $rx_sys receives, want most"
 [ "$(jq -s '[.[].rows[] | select(.scope == "irq")] | length' "$TMP/out-plain")" -eq 0 ] ||
 	fail "plain: irq rows without --irq"
+conserved plain
 
 run veth $NSB 10.254.23.2 0 --irq
 check_irq veth
