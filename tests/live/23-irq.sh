@@ -14,6 +14,7 @@
 # terminal's irq: rows, --record and `report`, and a bad --irq name (exit 2).
 # irq:softirq_entry is not used as a reference: its order against cgtma's program on the
 # same tracepoint is not defined.
+# live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 UDP=${CGTMA_BUILD:-build}/tests/udp
