@@ -20,7 +20,6 @@
 #   watch_perf_cgroup_sessions   skips now if another perf session counts per-cgroup events
 #                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
 #                 perf_seen then skips a failing check if one ran meanwhile
-#   free_port     a loopback TCP port nothing uses (needs ss)
 set -u
 CGTMA=${CGTMA_BUILD:-build}/cgtma
 WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
@@ -58,14 +57,6 @@ _cleanup() {
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 30000))
-		[ -z "$(ss -Htan "( sport = :$p )")" ] && { echo $p; return; }
-	done
-	fail "no free port found"
-}
 wait_for() {
 	local t=$1
 	shift
