@@ -12,10 +12,8 @@
 #include <unistd.h>
 
 #include "cgroups.h"
-#include "cgview.h"
 #include "child.h"
 #include "collector.h"
-#include "containers.h"
 #include "cpu.h"
 #include "hashmap.h"
 #include "irqscope.h"
@@ -25,6 +23,7 @@
 #include "output.h"
 #include "report.h"
 #include "scale.h"
+#include "selection.h"
 #include "session.h"
 #include "tasks.h"
 #include "tracker.h"
@@ -34,15 +33,7 @@ struct session {
 	struct measurement m;
 	struct run run;
 	struct collector *col;
-	struct cgview view;		/* the v2 hierarchy, as this process can see it */
-	char **patterns;		/* canonical -G paths and globs */
-	__u64 changes_seen;		/* the hierarchy's change count at the last walk */
-	int nr_patterns;
-	struct container_selector *selectors;	/* -G container:, pod:, --all-containers */
-	int nr_selectors;
-	struct containers *containers;	/* names of the cgroups tracked */
-	struct pending *pending;	/* new container cgroups not named yet */
-	int nr_pending;
+	struct selection sel;		/* which cgroups are tracked */
 	int nr_cpus;
 	int stride;			/* per_cpu ? nr_cpus : 1 */
 
@@ -66,16 +57,6 @@ struct session {
 	bool stop;			/* end after this interval */
 };
 
-/*
- * A container's cgroup, born since the last interval and counted from birth, whose runtime
- * has not written its name yet: kept counted for a few intervals until a selector can say.
- */
-struct pending {
-	__u64 id;
-	int age;
-};
-
-#define PENDING_INTERVALS 5
 
 static double mono_now(void)
 {
@@ -91,305 +72,6 @@ static double real_now(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* --- which cgroups ------------------------------------------------------------------- */
-
-static int patterns_setup(struct session *s, __u64 *levels, __u32 *max_level)
-{
-	const struct session_opts *o = s->o;
-	char path[4096], err[256];
-	int ret;
-
-	*levels = 0;
-	*max_level = 0;
-	if (!o->nr_cgroups && !o->all_cgroups && !o->all_containers)
-		return 0;
-	ret = cgview_open(&s->view, NULL);
-	if (ret == -ENOENT) {
-		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): "
-		       "-G and --all-cgroups need it; mount it (mount -t cgroup2 none DIR) or "
-		       "boot with systemd.unified_cgroup_hierarchy=1");
-		return EXIT_FAILURE;
-	}
-	if (ret) {
-		pr_err("cannot find the cgroup v2 mount in /proc/self/mountinfo: %s",
-		       strerror(-ret));
-		return EXIT_FAILURE;
-	}
-	/* Counts would be right either way; paths relative to a subtree must be said. */
-	if (s->view.kind == CGVIEW_SUBTREE || o->verbose)
-		pr_notice("cgroup view: %s", s->view.why);
-	s->patterns = calloc(o->nr_cgroups + 1, sizeof(*s->patterns));
-	s->selectors = calloc(o->nr_cgroups + 1, sizeof(*s->selectors));
-	if (!s->patterns || !s->selectors ||
-	    containers_new(s->view.root, o->verbose, &s->containers)) {
-		pr_err("out of memory");
-		return EXIT_FAILURE;
-	}
-	if (o->all_containers)
-		s->selectors[s->nr_selectors++].kind = SELECT_ALL_CONTAINERS;
-	for (int i = 0; i < o->nr_cgroups; i++) {
-		__u64 id;
-		int level;
-
-		ret = container_selector_parse(o->cgroups[i], &s->selectors[s->nr_selectors], err,
-					       sizeof(err));
-		if (ret < 0) {
-			pr_err("-G '%s': %s", o->cgroups[i], err);
-			return EXIT_USAGE;
-		}
-		if (ret) {
-			s->nr_selectors++;
-			continue;
-		}
-		ret = cgroup_normalize(s->view.mount, o->cgroups[i], path, sizeof(path), err, sizeof(err));
-		if (ret) {
-			pr_err("cgroup '%s': %s", o->cgroups[i],
-			       ret == -EINVAL ? err : strerror(-ret));
-			return EXIT_USAGE;
-		}
-		level = cgroup_level(path);
-		if (level > CGTMA_MAX_LEVEL) {
-			pr_err("cgroup '%s' is %d levels deep; cgtma tracks up to %d", path, level,
-			       CGTMA_MAX_LEVEL);
-			return EXIT_USAGE;
-		}
-		if (!cgroup_is_pattern(path)) {
-			ret = cgroup_id(s->view.root, path, &id);
-			if (ret) {
-				pr_err("cannot open cgroup '%s%s': %s", s->view.shown,
-				       strcmp(path, "/") ? path : "", strerror(-ret));
-				return EXIT_USAGE;
-			}
-		}
-		s->patterns[s->nr_patterns] = strdup(path);
-		if (!s->patterns[s->nr_patterns]) {
-			pr_err("out of memory");
-			return EXIT_FAILURE;
-		}
-		s->nr_patterns++;
-		*levels |= 1ULL << level;
-		if ((__u32)level > *max_level)
-			*max_level = level;
-	}
-	/* Containers and pods are at any level the runtimes and drivers choose. */
-	if (s->nr_selectors) {
-		*levels |= ((2ULL << CGTMA_MAX_LEVEL) - 1) & ~1ULL;
-		*max_level = CGTMA_MAX_LEVEL;
-	}
-	if (o->all_cgroups) {
-		for (int l = 1; l <= o->depth; l++)
-			*levels |= 1ULL << l;
-		if ((__u32)o->depth > *max_level)
-			*max_level = o->depth;
-	}
-	if (s->view.kind == CGVIEW_SUBTREE) {
-		/*
-		 * The BPF side's levels are the host's, and how deep the view's root lies is not
-		 * known: every level may hold a tracked cgroup, every new one is recorded (the
-		 * hook still takes levels up to CGTMA_MAX_LEVEL; deeper ones are found by the
-		 * next rescan).
-		 */
-		*levels = ~0ULL;
-		*max_level = 63;
-	}
-	return 0;
-}
-
-static bool selected(const struct session *s, const struct container_info *info)
-{
-	for (int i = 0; i < s->nr_selectors; i++)
-		if (container_selector_match(&s->selectors[i], info))
-			return true;
-	return false;
-}
-
-static bool wanted(const struct session *s, __u64 id, const char *path)
-{
-	/* As the walk of the rescan will find it (or not). */
-	if (s->o->all_cgroups && cgroup_level(path) <= s->o->depth && strcmp(path, "/") != 0 &&
-	    !cgroup_is_hidden(path))
-		return true;
-	for (int i = 0; i < s->nr_patterns; i++)
-		if (cgroup_match(s->patterns[i], path))
-			return true;
-	return s->nr_selectors && selected(s, containers_lookup(s->containers, id, path));
-}
-
-static int find_tracked(const struct session *s, __u64 id)
-{
-	return tracker_find(&s->tk, id);
-}
-
-/*
- * Starts tracking id. The mkdir hook has usually put it in the map already (EEXIST is fine);
- * inserting anyway covers the hook's insert having failed.
- */
-/* A tracked cgroup's names, as its runtime's state says now (a name can come late). */
-static int name_tracked(struct session *s, int i)
-{
-	struct tracked *tr = &s->tk.tracked[i];
-	const struct container_info *info = containers_lookup(s->containers, tr->id, tr->path);
-	const char *name = info ? info->name : NULL, *pod = info ? info->pod : NULL;
-	const char *ns = info ? info->namespace : NULL;
-
-	if (cgroup_names_equal(&tr->names, name, pod, ns))
-		return 0;
-	return cgroup_names_set(&tr->names, name, pod, ns);
-}
-
-static int track(struct session *s, __u64 id, const char *path)
-{
-	bool refused = false;
-	int err;
-
-	err = collector__track(s->col, id);
-	if (err == -E2BIG) {
-		/* Remembered as refused, so that the next rescan does not warn again. */
-		pr_warn("cannot track cgroup '%s': the maps are full (see --max-cgroups)", path);
-		refused = true;
-	} else if (err) {
-		pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
-		return err;
-	}
-	err = tracker_add(&s->tk, id, path, refused);
-	return err ? err : name_tracked(s, s->tk.nr - 1);
-}
-
-static int rescan_cb(const char *path, __u64 id, void *ctx)
-{
-	struct session *s = ctx;
-	int i = find_tracked(s, id);
-
-	int err;
-
-	if (i < 0)
-		return track(s, id, path);
-	s->tk.tracked[i].present = true;
-	/* The same id under another path (v2 has no rename: a path seen through another
-	 * cgroup namespace or mount, say). */
-	if (strcmp(s->tk.tracked[i].path, path) != 0) {
-		err = tracker_rename(&s->tk, i, path);
-		if (err)
-			return err;
-	}
-	return s->tk.tracked[i].names.container || s->tk.tracked[i].names.pod ? 0 :
-	       name_tracked(s, i);
-}
-
-/* The walk for the selectors: every container and pod cgroup, matched by name. */
-static int select_cb(const char *path, __u64 id, void *ctx)
-{
-	struct session *s = ctx;
-
-	if (!selected(s, containers_lookup(s->containers, id, path)))
-		return 0;
-	return rescan_cb(path, id, ctx);
-}
-
-/*
- * Finds what the patterns match now. A tracked cgroup that no longer matches is gone. The
- * root ("-G /") is never gone.
- */
-static void rescan(struct session *s)
-{
-	int err = 0;
-
-	for (int i = 0; i < s->tk.nr; i++)
-		s->tk.tracked[i].present = false;
-	for (int i = 0; i < s->nr_patterns && !err; i++)
-		err = cgroup_expand(s->view.root, s->patterns[i], rescan_cb, s);
-	if (!err && s->o->all_cgroups)
-		err = cgroup_walk(s->view.root, s->o->depth, rescan_cb, s);
-	if (!err && s->nr_selectors) {
-		containers_sweep_begin(s->containers);
-		err = cgroup_walk(s->view.root, CGTMA_MAX_LEVEL, select_cb, s);
-		if (!err)
-			containers_sweep_end(s->containers);
-	}
-	if (err) {
-		/* Do not mistake a failed scan for removals. */
-		for (int i = 0; i < s->tk.nr; i++)
-			s->tk.tracked[i].present = true;
-		pr_warn("cannot rescan cgroups under %s: %s", s->view.shown, strerror(-err));
-	}
-}
-
-/*
- * Whether a new cgroup that no selector matches (yet) may still be a container being named:
- * then it stays counted, for a few intervals (pending).
- */
-static bool await_name(struct session *s, __u64 id, const char *path)
-{
-	const struct container_info *info;
-	struct pending *p;
-
-	if (!s->nr_selectors)
-		return false;
-	info = containers_lookup(s->containers, id, path);
-	if (!info || (info->ref.is_pod ? info->pod != NULL : info->name != NULL))
-		return false;	/* no container, or named and not selected */
-	p = realloc(s->pending, (s->nr_pending + 1) * sizeof(*p));
-	if (!p)
-		return false;
-	s->pending = p;
-	s->pending[s->nr_pending++] = (struct pending){ .id = id };
-	return true;
-}
-
-/*
- * After a rescan: a pending cgroup tracked now was found by a selector (counted from its
- * birth); one that waited long enough, or is gone, is no longer counted.
- */
-static void settle_pending(struct session *s)
-{
-	for (int i = s->nr_pending - 1; i >= 0; i--) {
-		struct pending *p = &s->pending[i];
-
-		if (find_tracked(s, p->id) < 0 && ++p->age < PENDING_INTERVALS)
-			continue;
-		if (find_tracked(s, p->id) < 0) {
-			collector__untrack(s->col, p->id);
-			containers_forget(s->containers, p->id);
-		}
-		*p = s->pending[--s->nr_pending];
-	}
-}
-
-/* Cgroups born since the last interval, counted by the BPF side since their mkdir. */
-static int adopt_new_cgroups(struct session *s)
-{
-	struct cgtma_new_cgroup n;
-	char path[sizeof(n.path)];
-	int err;
-
-	while (collector__pop_new_cgroup(s->col, &n) == 0) {
-		n.path[sizeof(n.path) - 1] = '\0';
-		if (find_tracked(s, n.id) >= 0)
-			continue;
-		/* The hook records host paths; outside the view (or gone): not ours. */
-		if (cgview_translate(s->view.kind, s->view.root, n.path, n.id, path,
-				     sizeof(path))) {
-			err = collector__untrack(s->col, n.id);
-			if (err)
-				return err;
-			continue;
-		}
-		if (!wanted(s, n.id, path)) {
-			if (await_name(s, n.id, path))
-				continue;
-			containers_forget(s->containers, n.id);
-			err = collector__untrack(s->col, n.id);
-			if (err)
-				return err;
-			continue;
-		}
-		err = track(s, n.id, path);
-		if (err)
-			return err;
-	}
-	return 0;
 }
 
 /* --- reading ------------------------------------------------------------------------- */
@@ -435,7 +117,7 @@ static void take_deltas(const struct session *s, struct cgtma_count *prev,
 static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx)
 {
 	struct session *s = ctx;
-	int i = find_tracked(s, id);
+	int i = tracker_find(&s->tk, id);
 	struct tracked *tr;
 
 	/* Unknown: the mkdir hook added it after we emptied new_cgroups; next time. */
@@ -461,7 +143,7 @@ static int read_task_cb(const struct cgtma_task_key *key, __u32 pid, const char 
 static const char *tracked_path(__u64 id, void *ctx)
 {
 	struct session *s = ctx;
-	int i = find_tracked(s, id);
+	int i = tracker_find(&s->tk, id);
 
 	return i < 0 || s->tk.tracked[i].refused ? NULL : s->tk.tracked[i].path;
 }
@@ -779,18 +461,9 @@ static int do_interval(struct session *s)
 	 * Which cgroups first (a walk of the hierarchy can take milliseconds); then flush and
 	 * read back to back, so the counts cover what the reading times say.
 	 */
-	if (s->nr_patterns || s->o->all_cgroups || s->nr_selectors) {
-		err = adopt_new_cgroups(s);
-		if (err)
-			return err;
-		/*
-		 * With thousands of cgroups, a walk is most of an interval's cost; a container
-		 * waiting for its name is looked for again all the same.
-		 */
-		if (collector__cgroups_changed(s->col, &s->changes_seen) || s->nr_pending)
-			rescan(s);
-		settle_pending(s);
-	}
+	err = selection_update(&s->sel);
+	if (err)
+		return err;
 	err = collector__flush(s->col);
 	if (err)
 		return err;
@@ -823,19 +496,7 @@ static int do_interval(struct session *s)
 
 	if (s->o->per_task)
 		tasks_after_interval(&s->tasks, "/proc", tracked_path, forget_task, s);
-	/*
-	 * Gone cgroups were reported once; stop counting them, and keep only what the summary
-	 * needs. Backwards: retiring moves the last one into the hole.
-	 */
-	for (int t = s->tk.nr - 1; t >= 0; t--) {
-		if (s->tk.tracked[t].present)
-			continue;
-		collector__untrack(s->col, s->tk.tracked[t].id);
-		containers_forget(s->containers, s->tk.tracked[t].id);
-		if (tracker_retire(&s->tk, t))
-			pr_warn("out of memory: a removed cgroup's totals are folded into the "
-				"summary's '(removed)' row");
-	}
+	selection_retire(&s->sel);
 	return 0;
 }
 
@@ -889,58 +550,6 @@ static void report_bpf_stats(struct session *s)
 }
 
 /* --- start, loop, stop -------------------------------------------------------------- */
-
-static int initial_scan_cb(const char *path, __u64 id, void *ctx)
-{
-	struct session *s = ctx;
-
-	return find_tracked(s, id) >= 0 ? 0 : track(s, id, path);
-}
-
-static int initial_select_cb(const char *path, __u64 id, void *ctx)
-{
-	struct session *s = ctx;
-
-	if (!selected(s, containers_lookup(s->containers, id, path)))
-		return 0;
-	return initial_scan_cb(path, id, ctx);
-}
-
-static bool pattern_matches_tracked(const struct session *s, const char *pattern)
-{
-	for (int t = 0; t < s->tk.nr; t++)
-		if (cgroup_match(pattern, s->tk.tracked[t].path))
-			return true;
-	return false;
-}
-
-static int start_tracking(struct session *s)
-{
-	int err = 0;
-
-	collector__cgroups_changed(s->col, &s->changes_seen);
-	for (int i = 0; i < s->nr_patterns && !err; i++) {
-		err = cgroup_expand(s->view.root, s->patterns[i], initial_scan_cb, s);
-		/* A glob matching nothing yet is fine: containers come and go. */
-		if (!err && cgroup_is_pattern(s->patterns[i]) &&
-		    !pattern_matches_tracked(s, s->patterns[i]))
-			pr_warn("'%s' matches no cgroup yet; watching for it", s->patterns[i]);
-	}
-	if (!err && s->o->all_cgroups)
-		err = cgroup_walk(s->view.root, s->o->depth, initial_scan_cb, s);
-	if (!err && s->nr_selectors) {
-		int before = s->tk.nr;
-
-		err = cgroup_walk(s->view.root, CGTMA_MAX_LEVEL, initial_select_cb, s);
-		if (!err && s->tk.nr == before)
-			pr_warn("no container or pod matches %s yet; watching for one",
-				s->nr_selectors == 1 && s->o->all_containers ? "--all-containers" :
-				"the container:/pod: selectors");
-	}
-	if (err)
-		pr_err("cannot list cgroups under %s: %s", s->view.shown, strerror(-err));
-	return err;
-}
 
 /* Counting starts now: take every cumulative value as the zero point. */
 static int baseline(struct session *s)
@@ -1026,14 +635,8 @@ static void session_release(struct session *s)
 		output_close(s->outputs[i]);
 	collector__destroy(s->col);
 	tracker_release(&s->tk);
-	cgview_close(&s->view);
 	tasks_release(&s->tasks);
-	for (int i = 0; i < s->nr_patterns; i++)
-		free(s->patterns[i]);
-	free(s->patterns);
-	free(s->selectors);
-	free(s->pending);
-	containers_free(s->containers);
+	selection_release(&s->sel);
 	free(s->cpu_now);
 	free(s->cpu_prev);
 	free(s->cpu_delta);
@@ -1047,7 +650,7 @@ static void session_release(struct session *s)
 
 int session_run(const struct session_opts *o)
 {
-	struct session s = { .o = o, .view.fd = -1 };
+	struct session s = { .o = o, .sel = SELECTION_INIT };
 	struct collector_opts co = {};
 	sigset_t block, old;
 	struct utsname uts;
@@ -1068,7 +671,7 @@ int session_run(const struct session_opts *o)
 	ret = measurement_setup(&o->measure, &s.m);
 	if (ret)
 		goto cleanup;
-	ret = patterns_setup(&s, &co.new_cgroup_levels, &co.max_level);
+	ret = selection_setup(&s.sel, o, &co.new_cgroup_levels, &co.max_level);
 	if (ret)
 		goto cleanup;
 	co.tracked_levels = co.new_cgroup_levels;
@@ -1133,7 +736,7 @@ int session_run(const struct session_opts *o)
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
 
-	if (start_tracking(&s) || baseline(&s))
+	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
 		goto cleanup;

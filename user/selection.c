@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Which cgroups a run counts (selection.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroups.h"
+#include "collector.h"
+#include "containers.h"
+#include "log.h"
+#include "selection.h"
+#include "session.h"
+#include "tracker.h"
+
+/*
+ * A container's cgroup, born since the last interval and counted from birth, whose runtime
+ * has not written its name yet: kept counted for a few intervals until a selector can say.
+ */
+struct pending {
+	__u64 id;
+	int age;
+};
+
+#define PENDING_INTERVALS 5
+
+
+int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *levels,
+		    __u32 *max_level)
+{
+	char path[4096], err[256];
+	int ret;
+
+	sel->o = o;
+
+	*levels = 0;
+	*max_level = 0;
+	if (!o->nr_cgroups && !o->all_cgroups && !o->all_containers)
+		return 0;
+	ret = cgview_open(&sel->view, NULL);
+	if (ret == -ENOENT) {
+		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): "
+		       "-G and --all-cgroups need it; mount it (mount -t cgroup2 none DIR) or "
+		       "boot with systemd.unified_cgroup_hierarchy=1");
+		return EXIT_FAILURE;
+	}
+	if (ret) {
+		pr_err("cannot find the cgroup v2 mount in /proc/self/mountinfo: %s",
+		       strerror(-ret));
+		return EXIT_FAILURE;
+	}
+	/* Counts would be right either way; paths relative to a subtree must be said. */
+	if (sel->view.kind == CGVIEW_SUBTREE || o->verbose)
+		pr_notice("cgroup view: %s", sel->view.why);
+	sel->patterns = calloc(o->nr_cgroups + 1, sizeof(*sel->patterns));
+	sel->selectors = calloc(o->nr_cgroups + 1, sizeof(*sel->selectors));
+	if (!sel->patterns || !sel->selectors ||
+	    containers_new(sel->view.root, o->verbose, &sel->containers)) {
+		pr_err("out of memory");
+		return EXIT_FAILURE;
+	}
+	if (o->all_containers)
+		sel->selectors[sel->nr_selectors++].kind = SELECT_ALL_CONTAINERS;
+	for (int i = 0; i < o->nr_cgroups; i++) {
+		__u64 id;
+		int level;
+
+		ret = container_selector_parse(o->cgroups[i], &sel->selectors[sel->nr_selectors], err,
+					       sizeof(err));
+		if (ret < 0) {
+			pr_err("-G '%s': %s", o->cgroups[i], err);
+			return EXIT_USAGE;
+		}
+		if (ret) {
+			sel->nr_selectors++;
+			continue;
+		}
+		ret = cgroup_normalize(sel->view.mount, o->cgroups[i], path, sizeof(path), err, sizeof(err));
+		if (ret) {
+			pr_err("cgroup '%s': %s", o->cgroups[i],
+			       ret == -EINVAL ? err : strerror(-ret));
+			return EXIT_USAGE;
+		}
+		level = cgroup_level(path);
+		if (level > CGTMA_MAX_LEVEL) {
+			pr_err("cgroup '%s' is %d levels deep; cgtma tracks up to %d", path, level,
+			       CGTMA_MAX_LEVEL);
+			return EXIT_USAGE;
+		}
+		if (!cgroup_is_pattern(path)) {
+			ret = cgroup_id(sel->view.root, path, &id);
+			if (ret) {
+				pr_err("cannot open cgroup '%s%s': %s", sel->view.shown,
+				       strcmp(path, "/") ? path : "", strerror(-ret));
+				return EXIT_USAGE;
+			}
+		}
+		sel->patterns[sel->nr_patterns] = strdup(path);
+		if (!sel->patterns[sel->nr_patterns]) {
+			pr_err("out of memory");
+			return EXIT_FAILURE;
+		}
+		sel->nr_patterns++;
+		*levels |= 1ULL << level;
+		if ((__u32)level > *max_level)
+			*max_level = level;
+	}
+	/* Containers and pods are at any level the runtimes and drivers choose. */
+	if (sel->nr_selectors) {
+		*levels |= ((2ULL << CGTMA_MAX_LEVEL) - 1) & ~1ULL;
+		*max_level = CGTMA_MAX_LEVEL;
+	}
+	if (o->all_cgroups) {
+		for (int l = 1; l <= o->depth; l++)
+			*levels |= 1ULL << l;
+		if ((__u32)o->depth > *max_level)
+			*max_level = o->depth;
+	}
+	if (sel->view.kind == CGVIEW_SUBTREE) {
+		/*
+		 * The BPF side's levels are the host's, and how deep the view's root lies is not
+		 * known: every level may hold a tracked cgroup, every new one is recorded (the
+		 * hook still takes levels up to CGTMA_MAX_LEVEL; deeper ones are found by the
+		 * next rescan).
+		 */
+		*levels = ~0ULL;
+		*max_level = 63;
+	}
+	return 0;
+}
+
+static bool selected(const struct selection *sel, const struct container_info *info)
+{
+	for (int i = 0; i < sel->nr_selectors; i++)
+		if (container_selector_match(&sel->selectors[i], info))
+			return true;
+	return false;
+}
+
+static bool wanted(const struct selection *sel, __u64 id, const char *path)
+{
+	/* As the walk of the rescan will find it (or not). */
+	if (sel->o->all_cgroups && cgroup_level(path) <= sel->o->depth && strcmp(path, "/") != 0 &&
+	    !cgroup_is_hidden(path))
+		return true;
+	for (int i = 0; i < sel->nr_patterns; i++)
+		if (cgroup_match(sel->patterns[i], path))
+			return true;
+	return sel->nr_selectors && selected(sel, containers_lookup(sel->containers, id, path));
+}
+
+/* A tracked cgroup's names, as its runtime's state says now (a name can come late). */
+static int name_tracked(struct selection *sel, int i)
+{
+	struct tracked *tr = &sel->tk->tracked[i];
+	const struct container_info *info = containers_lookup(sel->containers, tr->id, tr->path);
+	const char *name = info ? info->name : NULL, *pod = info ? info->pod : NULL;
+	const char *ns = info ? info->namespace : NULL;
+
+	if (cgroup_names_equal(&tr->names, name, pod, ns))
+		return 0;
+	return cgroup_names_set(&tr->names, name, pod, ns);
+}
+
+/*
+ * Starts tracking id. The mkdir hook has usually put it in the map already (EEXIST is fine);
+ * inserting anyway covers the hook's insert having failed.
+ */
+static int track(struct selection *sel, __u64 id, const char *path)
+{
+	bool refused = false;
+	int err;
+
+	err = collector__track(sel->col, id);
+	if (err == -E2BIG) {
+		/* Remembered as refused, so that the next rescan does not warn again. */
+		pr_warn("cannot track cgroup '%s': the maps are full (see --max-cgroups)", path);
+		refused = true;
+	} else if (err) {
+		pr_err("cannot track cgroup '%s': %s", path, strerror(-err));
+		return err;
+	}
+	err = tracker_add(sel->tk, id, path, refused);
+	return err ? err : name_tracked(sel, sel->tk->nr - 1);
+}
+
+static int rescan_cb(const char *path, __u64 id, void *ctx)
+{
+	struct selection *sel = ctx;
+	int i = tracker_find(sel->tk, id);
+	int err;
+
+	if (i < 0)
+		return track(sel, id, path);
+	sel->tk->tracked[i].present = true;
+	/* The same id under another path (v2 has no rename: a path seen through another
+	 * cgroup namespace or mount, say). */
+	if (strcmp(sel->tk->tracked[i].path, path) != 0) {
+		err = tracker_rename(sel->tk, i, path);
+		if (err)
+			return err;
+	}
+	return sel->tk->tracked[i].names.container || sel->tk->tracked[i].names.pod ? 0 :
+	       name_tracked(sel, i);
+}
+
+/* The walk for the selectors: every container and pod cgroup, matched by name. */
+static int select_cb(const char *path, __u64 id, void *ctx)
+{
+	struct selection *sel = ctx;
+
+	if (!selected(sel, containers_lookup(sel->containers, id, path)))
+		return 0;
+	return rescan_cb(path, id, ctx);
+}
+
+/*
+ * Finds what the patterns match now. A tracked cgroup that no longer matches is gone. The
+ * root ("-G /") is never gone.
+ */
+static void rescan(struct selection *sel)
+{
+	int err = 0;
+
+	for (int i = 0; i < sel->tk->nr; i++)
+		sel->tk->tracked[i].present = false;
+	for (int i = 0; i < sel->nr_patterns && !err; i++)
+		err = cgroup_expand(sel->view.root, sel->patterns[i], rescan_cb, sel);
+	if (!err && sel->o->all_cgroups)
+		err = cgroup_walk(sel->view.root, sel->o->depth, rescan_cb, sel);
+	if (!err && sel->nr_selectors) {
+		containers_sweep_begin(sel->containers);
+		err = cgroup_walk(sel->view.root, CGTMA_MAX_LEVEL, select_cb, sel);
+		if (!err)
+			containers_sweep_end(sel->containers);
+	}
+	if (err) {
+		/* Do not mistake a failed scan for removals. */
+		for (int i = 0; i < sel->tk->nr; i++)
+			sel->tk->tracked[i].present = true;
+		pr_warn("cannot rescan cgroups under %s: %s", sel->view.shown, strerror(-err));
+	}
+}
+
+/*
+ * Whether a new cgroup that no selector matches (yet) may still be a container being named:
+ * then it stays counted, for a few intervals (pending).
+ */
+static bool await_name(struct selection *sel, __u64 id, const char *path)
+{
+	const struct container_info *info;
+	struct pending *p;
+
+	if (!sel->nr_selectors)
+		return false;
+	info = containers_lookup(sel->containers, id, path);
+	if (!info || (info->ref.is_pod ? info->pod != NULL : info->name != NULL))
+		return false;	/* no container, or named and not selected */
+	p = realloc(sel->pending, (sel->nr_pending + 1) * sizeof(*p));
+	if (!p)
+		return false;
+	sel->pending = p;
+	sel->pending[sel->nr_pending++] = (struct pending){ .id = id };
+	return true;
+}
+
+/*
+ * After a rescan: a pending cgroup tracked now was found by a selector (counted from its
+ * birth); one that waited long enough, or is gone, is no longer counted.
+ */
+static void settle_pending(struct selection *sel)
+{
+	for (int i = sel->nr_pending - 1; i >= 0; i--) {
+		struct pending *p = &sel->pending[i];
+
+		if (tracker_find(sel->tk, p->id) < 0 && ++p->age < PENDING_INTERVALS)
+			continue;
+		if (tracker_find(sel->tk, p->id) < 0) {
+			collector__untrack(sel->col, p->id);
+			containers_forget(sel->containers, p->id);
+		}
+		*p = sel->pending[--sel->nr_pending];
+	}
+}
+
+/* Cgroups born since the last interval, counted by the BPF side since their mkdir. */
+static int adopt_new_cgroups(struct selection *sel)
+{
+	struct cgtma_new_cgroup n;
+	char path[sizeof(n.path)];
+	int err;
+
+	while (collector__pop_new_cgroup(sel->col, &n) == 0) {
+		n.path[sizeof(n.path) - 1] = '\0';
+		if (tracker_find(sel->tk, n.id) >= 0)
+			continue;
+		/* The hook records host paths; outside the view (or gone): not ours. */
+		if (cgview_translate(sel->view.kind, sel->view.root, n.path, n.id, path,
+				     sizeof(path))) {
+			err = collector__untrack(sel->col, n.id);
+			if (err)
+				return err;
+			continue;
+		}
+		if (!wanted(sel, n.id, path)) {
+			if (await_name(sel, n.id, path))
+				continue;
+			containers_forget(sel->containers, n.id);
+			err = collector__untrack(sel->col, n.id);
+			if (err)
+				return err;
+			continue;
+		}
+		err = track(sel, n.id, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int initial_scan_cb(const char *path, __u64 id, void *ctx)
+{
+	struct selection *sel = ctx;
+
+	return tracker_find(sel->tk, id) >= 0 ? 0 : track(sel, id, path);
+}
+
+static int initial_select_cb(const char *path, __u64 id, void *ctx)
+{
+	struct selection *sel = ctx;
+
+	if (!selected(sel, containers_lookup(sel->containers, id, path)))
+		return 0;
+	return initial_scan_cb(path, id, ctx);
+}
+
+static bool pattern_matches_tracked(const struct selection *sel, const char *pattern)
+{
+	for (int t = 0; t < sel->tk->nr; t++)
+		if (cgroup_match(pattern, sel->tk->tracked[t].path))
+			return true;
+	return false;
+}
+
+int selection_start(struct selection *sel, struct collector *col, struct tracker *tk)
+{
+	int err = 0;
+
+	sel->col = col;
+	sel->tk = tk;
+	collector__cgroups_changed(sel->col, &sel->changes_seen);
+	for (int i = 0; i < sel->nr_patterns && !err; i++) {
+		err = cgroup_expand(sel->view.root, sel->patterns[i], initial_scan_cb, sel);
+		/* A glob matching nothing yet is fine: containers come and go. */
+		if (!err && cgroup_is_pattern(sel->patterns[i]) &&
+		    !pattern_matches_tracked(sel, sel->patterns[i]))
+			pr_warn("'%s' matches no cgroup yet; watching for it", sel->patterns[i]);
+	}
+	if (!err && sel->o->all_cgroups)
+		err = cgroup_walk(sel->view.root, sel->o->depth, initial_scan_cb, sel);
+	if (!err && sel->nr_selectors) {
+		int before = sel->tk->nr;
+
+		err = cgroup_walk(sel->view.root, CGTMA_MAX_LEVEL, initial_select_cb, sel);
+		if (!err && sel->tk->nr == before)
+			pr_warn("no container or pod matches %s yet; watching for one",
+				sel->nr_selectors == 1 && sel->o->all_containers ? "--all-containers" :
+				"the container:/pod: selectors");
+	}
+	if (err)
+		pr_err("cannot list cgroups under %s: %s", sel->view.shown, strerror(-err));
+	return err;
+}
+
+bool selection_active(const struct selection *sel)
+{
+	return sel->nr_patterns || sel->o->all_cgroups || sel->nr_selectors;
+}
+
+int selection_update(struct selection *sel)
+{
+	int err;
+
+	if (!selection_active(sel))
+		return 0;
+	err = adopt_new_cgroups(sel);
+	if (err)
+		return err;
+	/*
+	 * With thousands of cgroups, a walk is most of an interval's cost; a container waiting
+	 * for its name is looked for again all the same.
+	 */
+	if (collector__cgroups_changed(sel->col, &sel->changes_seen) || sel->nr_pending)
+		rescan(sel);
+	settle_pending(sel);
+	return 0;
+}
+
+void selection_retire(struct selection *sel)
+{
+	/*
+	 * Gone cgroups were reported once; stop counting them, and keep only what the summary
+	 * needs. Backwards: retiring moves the last one into the hole.
+	 */
+	for (int t = sel->tk ? sel->tk->nr - 1 : -1; t >= 0; t--) {
+		if (sel->tk->tracked[t].present)
+			continue;
+		collector__untrack(sel->col, sel->tk->tracked[t].id);
+		containers_forget(sel->containers, sel->tk->tracked[t].id);
+		if (tracker_retire(sel->tk, t))
+			pr_warn("out of memory: a removed cgroup's totals are folded into the "
+				"summary's '(removed)' row");
+	}
+}
+
+void selection_release(struct selection *sel)
+{
+	cgview_close(&sel->view);
+	for (int i = 0; i < sel->nr_patterns; i++)
+		free(sel->patterns[i]);
+	free(sel->patterns);
+	free(sel->selectors);
+	free(sel->pending);
+	containers_free(sel->containers);
+	memset(sel, 0, sizeof(*sel));
+	sel->view.fd = -1;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which cgroups a run counts: -G paths and globs, --all-cgroups, and the container and pod
+ * selectors (-G container:, pod:, --all-containers), resolved against the v2 hierarchy as
+ * this process sees it (cgview.h) and kept current as cgroups come and go. What it tracks
+ * lives in the tracker (tracker.h) and in the collector's maps; this module decides what
+ * goes in and out.
+ *
+ *   selection_setup()    parses the selectors, before the collector is opened (it says
+ *                        which levels the BPF side must watch)
+ *   selection_start()    the first walk, once the collector is loaded
+ *   selection_update()   each interval, before the flush: new cgroups from the mkdir hook,
+ *                        and a walk when the hierarchy changed
+ *   selection_retire()   each interval, after the report: gone cgroups leave
+ */
+#ifndef CGTMA_SELECTION_H
+#define CGTMA_SELECTION_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "cgview.h"
+
+struct collector;
+struct container_selector;
+struct containers;
+struct pending;
+struct session_opts;
+struct tracker;
+
+struct selection {
+	const struct session_opts *o;
+	struct cgview view;		/* the v2 hierarchy, as this process can see it */
+	char **patterns;		/* canonical -G paths and globs */
+	int nr_patterns;
+	__u64 changes_seen;		/* the hierarchy's change count at the last walk */
+	struct container_selector *selectors;	/* -G container:, pod:, --all-containers */
+	int nr_selectors;
+	struct containers *containers;	/* names of the cgroups tracked */
+	struct pending *pending;	/* new container cgroups not named yet */
+	int nr_pending;
+	struct collector *col;		/* from selection_start() on */
+	struct tracker *tk;
+};
+
+/* An empty selection, safe to release. */
+#define SELECTION_INIT { .view.fd = -1 }
+
+/*
+ * Parses o's selectors and finds the hierarchy. *levels gets bit L for every level whose
+ * new cgroups must be counted from their mkdir, *max_level the deepest. 0, or the exit code
+ * (EXIT_USAGE for a bad selector, EXIT_FAILURE otherwise), the reason printed.
+ */
+int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *levels,
+		    __u32 *max_level);
+
+/* Whether anything is selected (else there is nothing to walk or track). */
+bool selection_active(const struct selection *sel);
+
+/* Tracks what the selectors match now. 0 or -errno, printed. */
+int selection_start(struct selection *sel, struct collector *col, struct tracker *tk);
+
+/* Adopts the cgroups born since the last call, and walks again if the hierarchy changed. */
+int selection_update(struct selection *sel);
+
+/* Stops counting the tracked cgroups a walk found gone (they have had their last report). */
+void selection_retire(struct selection *sel);
+
+void selection_release(struct selection *sel);
+
+#endif
