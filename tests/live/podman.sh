@@ -32,6 +32,14 @@
 #                       The container must be running.
 #   podman_pid NAME     its init's host pid (running containers only).
 #   podman_id NAME      its full 64-hex id.
+#   standin_pod DIR NS POD CONTAINER
+#                       a Kubernetes pod's container without a kubelet: a cgroup named as the
+#                       kubelet's systemd driver names one (cg_make; its name relative to the
+#                       test's cgroup in STANDIN_CG, for cg_run), and DIR a runtime root for
+#                       CGTMA_RUNTIME_ROOT=DIR holding containerd's task bundle for it (its CRI
+#                       annotations: CONTAINER of pod NS/POD) and a link to the host's podman
+#                       state (symlinks are followed), so that podman's containers keep their
+#                       names under it.
 
 _podman_names=()
 
@@ -129,4 +137,24 @@ podman_cgroup() {
 	local pid
 	pid=$(podman_pid "$1") && [ "${pid:-0}" -gt 0 ] || fail "container $1 is not running"
 	sed -n 's/^0:://p' "/proc/$pid/cgroup"
+}
+
+standin_pod() {
+	local dir=$1 ns=$2 pod=$3 ct=$4 uid id task
+	uid=6f1c2d3e-4a5b-4c6d-8e7f-$(printf '%012x' $$)
+	id=$(printf 'c%.0s' $(seq 64))
+	STANDIN_CG=kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid//-/_}.slice
+	STANDIN_CG=$STANDIN_CG/cri-containerd-$id.scope
+	cg_make "$STANDIN_CG"
+	task=$dir/run/containerd/io.containerd.runtime.v2.task/k8s.io/$id
+	mkdir -p "$dir/var/lib/containers" "$task" &&
+		ln -s /var/lib/containers/storage "$dir/var/lib/containers/storage" &&
+		cat >"$task/config.json" <<EOF || fail "cannot write a stand-in pod's state in $dir"
+{"ociVersion": "1.1.0", "annotations": {
+  "io.kubernetes.cri.container-type": "container",
+  "io.kubernetes.cri.container-name": "$ct",
+  "io.kubernetes.cri.sandbox-name": "$pod",
+  "io.kubernetes.cri.sandbox-namespace": "$ns",
+  "io.kubernetes.cri.sandbox-uid": "$uid"}}
+EOF
 }
