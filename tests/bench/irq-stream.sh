@@ -36,7 +36,7 @@ cg_make bench
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 on_exit "sysctl -q kernel.bpf_stats_enabled=$old_stats"
 
-cg_run bench ip netns exec $NSB taskset -c $LAST iperf3 -s -1 -D -p 5311 >/dev/null 2>&1
+cg_run bench nsenter --net=/run/netns/$NSB -- taskset -c $LAST iperf3 -s -1 -D -p 5311 >/dev/null 2>&1
 
 # BPF run time of cgtma's programs so far (ns).
 bpf_ns() {
@@ -56,14 +56,14 @@ stream() {
 	[ $pid -ne 0 ] && sleep 1.5
 	sysctl -q kernel.bpf_stats_enabled=1
 	b0=$(bpf_ns) s0=$(softirqs)
-	gbps=$(cg_run bench ip netns exec $NSA taskset -c 0 iperf3 -c 10.254.24.2 -p 5311 \
+	gbps=$(cg_run bench nsenter --net=/run/netns/$NSA -- taskset -c 0 iperf3 -c 10.254.24.2 -p 5311 \
 		-t "$SECS" -J 2>/dev/null | jq '.end.sum_received.bits_per_second / 1e9')
 	b1=$(bpf_ns) s1=$(softirqs)
 	sysctl -q kernel.bpf_stats_enabled="$old_stats"
 	[ $pid -ne 0 ] && kill -INT $pid && wait $pid
 	echo "$gbps $((b1 - b0)) $((s1 - s0))"
 	# the server ends with each client (-1): start the next one
-	cg_run bench ip netns exec $NSB taskset -c $LAST iperf3 -s -1 -D -p 5311 >/dev/null 2>&1
+	cg_run bench nsenter --net=/run/netns/$NSB -- taskset -c $LAST iperf3 -s -1 -D -p 5311 >/dev/null 2>&1
 	sleep 0.3
 }
 

@@ -57,13 +57,13 @@ run() {
 	cgtma_pid=$!
 	on_exit "kill -9 $cgtma_pid"
 	wait_lines "$out" 1
-	cg_run B ip netns exec "$nsr" "$UDP" recv 5301 $N 3 >"$TMP/got" &
+	cg_run B nsenter --net=/run/netns/"$nsr" -- "$UDP" recv 5301 $N 3 >"$TMP/got" &
 	local recv=$!
 	if [ "$noise" = 1 ]; then
 		for ((c = 0; c < NCPU; c++)); do cg_start noise "$WORKLOAD" spin 1500; done
 	fi
 	sleep 0.2
-	cg_run A ip netns exec $NSA "$UDP" send "$addr" 5301 $N 100 ||
+	cg_run A nsenter --net=/run/netns/$NSA -- "$UDP" send "$addr" 5301 $N 100 ||
 		fail "$name: the sender failed"
 	wait $recv || fail "$name: the receiver failed"
 	cg_wait

@@ -63,13 +63,13 @@ out=$TMP/out
 cgtma_pid=$!
 on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1
-# Into the cgroup first: `ip netns exec` mounts another /sys for what it runs.
-cg_run S ip netns exec $NS_B uperf -s -P 20000 \
+# Into the cgroup first, then into the network namespace.
+cg_run S nsenter --net=/run/netns/$NS_B -- uperf -s -P 20000 \
 	>"$TMP/slave" 2>&1 &
 slave=$!
 on_exit "kill $slave"
 sleep 0.5
-cg_run C ip netns exec $NS_A uperf -m "$TMP/stream.xml" -P 20000 >"$TMP/master" 2>&1 || fail "uperf's master failed: $(tail -n 20 "$TMP/master")"
+cg_run C nsenter --net=/run/netns/$NS_A -- uperf -m "$TMP/stream.xml" -P 20000 >"$TMP/master" 2>&1 || fail "uperf's master failed: $(tail -n 20 "$TMP/master")"
 wait_lines "$out" $(($(wc -l <"$out") + 2))
 kill -INT $cgtma_pid
 wait $cgtma_pid

@@ -5,7 +5,9 @@
 # CGTMA_MAP_ALLOC=runtime then shows the kernel's rule: before 6.1 a PREEMPT_RT kernel's
 # verifier refuses run-time allocated maps in the raw tracepoint program (cgtma exits 1 and
 # says why; -v shows the verifier's line), a non-RT kernel before 6.1 loads them but logs its
-# "uses run-time allocation" warning; from 6.1 on, runtime is the default and counts exactly.
+# "uses run-time allocation" WARNING (checked only with CGTMA_PROVOKE_WARNING=1: the kernel
+# matrix fails a kernel that logs a WARNING); from 6.1 on, runtime is the default and counts
+# exactly.
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
@@ -59,9 +61,14 @@ elif [ $rt = 1 ]; then
 	grep -q 'before Linux 6.1, PREEMPT_RT kernels and perf-event programs accept only preallocated' \
 		"$TMP/err-runtime" || fail "cgtma's message does not say why: $(tail -n1 "$TMP/err-runtime")"
 	echo "ok: Linux $release (PREEMPT_RT before 6.1) refuses run-time allocated maps, and cgtma says why"
-else
+elif [ -n "${CGTMA_PROVOKE_WARNING:-}" ]; then
 	count_case runtime
 	dmesg | grep -q 'trace type BPF program uses run-time allocation' ||
 		fail "Linux $release (before 6.1): no 'uses run-time allocation' warning in dmesg"
 	echo "ok: Linux $release (before 6.1) warns about run-time allocated maps: preallocated is the rule"
+else
+	# The kernel's answer is a WARNING in its log, which the kernel matrix (rightly) counts
+	# as trouble: shown once (README), and again only when asked for.
+	echo "ok: Linux $release (before 6.1, not RT): run-time allocated maps not tried, as they" \
+		"log a kernel WARNING (CGTMA_PROVOKE_WARNING=1 tries them)"
 fi
