@@ -28,10 +28,10 @@ ip netns add $NSA && on_exit "ip netns del $NSA"
 ip netns add $NSB && on_exit "ip netns del $NSB"
 ip link add cgb$$a netns $NSA type veth peer name cgb$$b netns $NSB ||
 	{ echo "irq-stream: cannot create a veth pair; skipped"; exit 0; }
-ip -n $NSA addr add 10.254.24.1/30 dev cgb$$a
-ip -n $NSB addr add 10.254.24.2/30 dev cgb$$b
-ip -n $NSA link set cgb$$a up
-ip -n $NSB link set cgb$$b up
+nsenter --net=/run/netns/$NSA ip addr add 10.254.24.1/30 dev cgb$$a
+nsenter --net=/run/netns/$NSB ip addr add 10.254.24.2/30 dev cgb$$b
+nsenter --net=/run/netns/$NSA ip link set cgb$$a up
+nsenter --net=/run/netns/$NSB ip link set cgb$$b up
 cg_make bench
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 on_exit "sysctl -q kernel.bpf_stats_enabled=$old_stats"

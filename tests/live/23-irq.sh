@@ -34,11 +34,11 @@ ip netns add $NSB || fail "cannot create a second network namespace"
 on_exit "ip netns del $NSB"
 ip link add cgtma$$a netns $NSA type veth peer name cgtma$$b netns $NSB ||
 	skip "cannot create a veth pair"
-ip -n $NSA addr add 10.254.23.1/30 dev cgtma$$a
-ip -n $NSB addr add 10.254.23.2/30 dev cgtma$$b
-ip -n $NSA link set cgtma$$a up
-ip -n $NSB link set cgtma$$b up
-ip -n $NSA link set lo up
+nsenter --net=/run/netns/$NSA ip addr add 10.254.23.1/30 dev cgtma$$a
+nsenter --net=/run/netns/$NSB ip addr add 10.254.23.2/30 dev cgtma$$b
+nsenter --net=/run/netns/$NSA ip link set cgtma$$a up
+nsenter --net=/run/netns/$NSB ip link set cgtma$$b up
+nsenter --net=/run/netns/$NSA ip link set lo up
 
 cg_make A
 cg_make B

@@ -29,9 +29,9 @@ ip netns add $NS_B || fail "cannot create a second network namespace"
 on_exit "ip netns del $NS_B"
 ip link add ua$$ netns $NS_A type veth peer name ub$$ netns $NS_B ||
 	fail "cannot create the veth pair"
-ip -n $NS_A addr add $IP_A/30 dev ua$$ && ip -n $NS_B addr add $IP_B/30 dev ub$$ &&
-	ip -n $NS_A link set ua$$ up && ip -n $NS_B link set ub$$ up &&
-	ip -n $NS_A link set lo up && ip -n $NS_B link set lo up ||
+nsenter --net=/run/netns/$NS_A ip addr add $IP_A/30 dev ua$$ && nsenter --net=/run/netns/$NS_B ip addr add $IP_B/30 dev ub$$ &&
+	nsenter --net=/run/netns/$NS_A ip link set ua$$ up && nsenter --net=/run/netns/$NS_B ip link set ub$$ up &&
+	nsenter --net=/run/netns/$NS_A ip link set lo up && nsenter --net=/run/netns/$NS_B ip link set lo up ||
 	fail "cannot set up the veth pair"
 
 cat >"$TMP/stream.xml" <<XML
