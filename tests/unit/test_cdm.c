@@ -248,6 +248,26 @@ static int emit(struct output *o, const struct run *run, const struct interval *
 }
 
 /*
+ * One interval through a fresh sink in dir, read back into *f: false when the sink did not
+ * open (the checks have said why).
+ */
+static bool write_interval(const char *dir, const struct run *run, struct interval *iv,
+			   struct files *f, const char *what)
+{
+	struct output *o = NULL;
+
+	CHECK_INT(report_derive(run, iv), 0);
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		return false;
+	CHECK_INT(o->ops->begin(o, run), 0);
+	CHECK_INT(emit(o, run, iv), 0);
+	output_close(o);
+	CHECK(read_files(dir, f), "%s", what);
+	return true;
+}
+
+/*
  * The spr tree: four intervals; a cgroup that appears in the second, is not counted in the
  * third and counted again in the fourth; the root next to the system in the fourth.
  */
@@ -359,7 +379,6 @@ out:
 static void check_metrics(void)
 {
 	struct interval iv = { .interval_s = 2 };
-	struct output *o = NULL;
 	struct files f = {};
 	struct row r[4];
 	struct synth sy;
@@ -383,14 +402,8 @@ static void check_metrics(void)
 		if (s)
 			s->sum[synth_event(&sy, "cpu-clock")].counter = 3000000000ULL;
 	}
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
-	CHECK_INT(output_cdm_open(dir, &o), 0);
-	if (!o)
+	if (!write_interval(dir, &sy.run, &iv, &f, "sw files"))
 		goto out;
-	CHECK_INT(o->ops->begin(o, &sy.run), 0);
-	CHECK_INT(emit(o, &sy.run, &iv), 0);
-	output_close(o);
-	CHECK(read_files(dir, &f), "sw files");
 	CHECK_INT(json_object_array_length(f.json), 3 * 4);
 	idx = find_idx(f.json, "cpu-utilization", "/", "all");
 	CHECK(idx >= 0, "system cpu-utilization, cpu all");
@@ -494,7 +507,6 @@ static void check_names(void)
 		{ "/plain", { NULL, NULL, NULL }, "none", "none" },
 	};
 	struct interval iv = { .interval_s = 0.5 };
-	struct output *o = NULL;
 	struct files f = {};
 	struct synth sy;
 	char *dir = make_dir();
@@ -510,14 +522,8 @@ static void check_names(void)
 		if (s)
 			s->sum[0] = (struct cgtma_count){ 10 * (i + 1), 10, 10 };
 	}
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
-	CHECK_INT(output_cdm_open(dir, &o), 0);
-	if (!o)
+	if (!write_interval(dir, &sy.run, &iv, &f, "names files"))
 		goto out;
-	CHECK_INT(o->ops->begin(o, &sy.run), 0);
-	CHECK_INT(emit(o, &sy.run, &iv), 0);
-	output_close(o);
-	CHECK(read_files(dir, &f), "names files");
 	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
 		const char *cg = scopes[i].cgroup ? scopes[i].cgroup : "/";
 		long idx = find_idx(f.json, "syscalls-sys-enter-getppid", cg, NULL);
