@@ -109,16 +109,22 @@ IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
 kver=$((kmaj * 1000 + ${kmin%%[!0-9]*}))
 perf_v1=$(awk '$1 == "perf_event" { print $2 }' /proc/cgroups)
 auto=$(hook_of -G "$A")
-if [ $kver -lt 5013 ]; then
-	[ "$auto" = tracepoint ] || fail "auto picked '$auto' before 5.13, want tracepoint"
+# perf_event_refused WHERE WHY: on this kernel (WHERE), auto must pick the tracepoint, and
+# --switch-hook perf-event must exit 1 saying WHY; then the test is done.
+perf_event_refused() {
+	local rc
+	[ "$auto" = tracepoint ] || fail "auto picked '$auto' $1, want tracepoint"
 	timeout 30 "$CGTMA" --switch-hook perf-event -e cpu-clock -d 0.2 >/dev/null 2>"$TMP/err"
 	rc=$?
-	[ $rc -eq 1 ] && grep -q "^cgtma: --switch-hook=perf-event: the kernel has no cgroup-switches event (Linux 5.13+)" "$TMP/err" ||
-		fail "--switch-hook=perf-event before 5.13: exit $rc, want 1: $(cat "$TMP/err")"
-	echo "before 5.13: auto is tracepoint; perf-event: $(cat "$TMP/err")"
+	[ $rc -eq 1 ] && awk -v m="cgtma: --switch-hook=perf-event: $2" \
+		'index($0, m) == 1 { found = 1 } END { exit !found }' "$TMP/err" ||
+		fail "--switch-hook=perf-event $1: exit $rc, want 1: $(cat "$TMP/err")"
+	echo "$1: auto is tracepoint; perf-event: $(cat "$TMP/err")"
 	echo ok
 	exit 0
-fi
+}
+[ $kver -lt 5013 ] &&
+	perf_event_refused "before 5.13" "the kernel has no cgroup-switches event (Linux 5.13+)"
 # A fully preemptible kernel can preempt a BPF map operation, during which the kernel skips
 # perf events' programs: auto must not pick the perf-event hook there, nor may it be forced.
 preempt=""
@@ -127,16 +133,8 @@ if [ -z "$preempt" ] && { grep -qE '\((full|lazy)\)' /sys/kernel/debug/sched/pre
 	grep -qE 'preempt=(full|lazy)' /proc/cmdline; }; then
 	preempt=preempt=full
 fi
-if [ -n "$preempt" ]; then
-	[ "$auto" = tracepoint ] || fail "auto picked '$auto' on a $preempt kernel, want tracepoint"
-	timeout 30 "$CGTMA" --switch-hook perf-event -e cpu-clock -d 0.2 >/dev/null 2>"$TMP/err"
-	rc=$?
-	[ $rc -eq 1 ] && grep -q "^cgtma: --switch-hook=perf-event: the kernel is fully preemptible ($preempt)" "$TMP/err" ||
-		fail "--switch-hook=perf-event on a $preempt kernel: exit $rc, want 1: $(cat "$TMP/err")"
-	echo "$preempt: auto is tracepoint; perf-event: $(cat "$TMP/err")"
-	echo ok
-	exit 0
-fi
+[ -n "$preempt" ] &&
+	perf_event_refused "on a $preempt kernel" "the kernel is fully preemptible ($preempt)"
 if [ "$perf_v1" != 0 ]; then
 	[ "$auto" = tracepoint ] ||
 		fail "auto picked '$auto' with perf_event on v1 hierarchy $perf_v1, want tracepoint"
