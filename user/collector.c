@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "collector.h"
+#include "switchhook.h"
 #include "log.h"
 #include "cgtma.skel.h"
 
@@ -291,119 +291,6 @@ int switch_hook_parse(const char *s, enum switch_hook *out)
 	return 0;
 }
 
-static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
-{
-	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
-	const struct btf_type *t;
-	const struct btf_member *m;
-
-	if (id <= 0)
-		return false;
-	t = btf__type_by_id(btf, id);
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++)
-		if (strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0)
-			return true;
-	return false;
-}
-
-/* Whether a file holds a string (a short one: /proc and /sys). */
-static bool file_has(const char *path, const char *what)
-{
-	char buf[4096];
-	size_t n;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, what) != NULL;
-}
-
-/*
- * How the kernel is fully preemptible, or NULL: PREEMPT_RT, a PREEMPT_DYNAMIC kernel in full
- * (or lazy) mode, or one built with PREEMPT.
- */
-static const char *fully_preemptible(void)
-{
-	struct utsname u;
-
-	if (uname(&u) == 0 && strstr(u.version, "PREEMPT_RT"))
-		return "PREEMPT_RT";
-	if (file_has("/sys/kernel/debug/sched/preempt", "(full)") ||
-	    file_has("/sys/kernel/debug/sched/preempt", "(lazy)") ||
-	    file_has("/proc/cmdline", "preempt=full") || file_has("/proc/cmdline", "preempt=lazy"))
-		return "preempt=full";
-	if (uname(&u) == 0 && strstr(u.version, " PREEMPT ") && !strstr(u.version, "DYNAMIC"))
-		return "PREEMPT";
-	return NULL;
-}
-
-/*
- * Why the cgroup-switches hook would not see every switch between v2 cgroups here, or would
- * not find the next task; NULL when it is exact. The event itself is probed by opening it.
- */
-static const char *perf_hook_unfit(void)
-{
-	static char why[200];
-	char line[256], name[64];
-	int hierarchy, nr, enabled;
-	const char *ret = "the kernel has no perf_event cgroup controller "
-			  "(CONFIG_CGROUP_PERF): the cgroup-switches event never fires";
-	const char *preempt;
-	struct btf *btf;
-	bool fair_groups;
-	FILE *f;
-
-	/*
-	 * The kernel runs a perf event's BPF program only while no other BPF program or BPF
-	 * map operation holds the CPU's bpf_prog_active; map operations from user space (any
-	 * tool's, cgtma's own reads included) hold it with preemption enabled on a fully
-	 * preemptible kernel, and a switch that preempts one runs no program: 4 % of a
-	 * cgroup's counts went elsewhere on 6.1-rt (tests/live/18-switch-hook.sh).
-	 */
-	preempt = fully_preemptible();
-	if (preempt) {
-		snprintf(why, sizeof(why), "the kernel is fully preemptible (%s), and the kernel "
-			 "skips the cgroup-switches event's program at a switch that preempts a BPF "
-			 "map operation", preempt);
-		return why;
-	}
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return "cannot read the kernel's BTF";
-	fair_groups = btf_has_member(btf, "sched_entity", "cfs_rq") &&
-		      btf_has_member(btf, "cfs_rq", "rq");
-	btf__free(btf);
-	if (!fair_groups)
-		return "the kernel has no CONFIG_FAIR_GROUP_SCHED: the hook cannot find the next task";
-
-	/* The event compares perf_event cgroups: they are v2's only if the controller is. */
-	f = fopen("/proc/cgroups", "re");
-	if (!f)
-		return "cannot read /proc/cgroups";
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %d %d %d", name, &hierarchy, &nr, &enabled) != 4 ||
-		    strcmp(name, "perf_event") != 0)
-			continue;
-		if (!enabled) {
-			ret = "the perf_event cgroup controller is disabled (cgroup_disable=)";
-		} else if (hierarchy != 0) {
-			snprintf(why, sizeof(why), "the perf_event controller is bound to cgroup v1 "
-				 "hierarchy %d: the cgroup-switches event compares its cgroups, not "
-				 "v2's", hierarchy);
-			ret = why;
-		} else {
-			ret = NULL;
-		}
-		break;
-	}
-	fclose(f);
-	return ret;
-}
-
 /* Opens the cgroup-switches event on every online CPU, sample period 1. */
 static struct perf_event_attr switch_attr = {
 	.type = PERF_TYPE_SOFTWARE,
@@ -462,7 +349,7 @@ static void close_switch_events(struct collector *c)
 static int choose_switch_hook(struct collector *c, const struct collector_opts *o)
 {
 	char why[256] = "";
-	const char *unfit;
+	const char *unfit, *dropped;
 
 	c->hook = SWITCH_HOOK_TRACEPOINT;
 	/*
@@ -475,7 +362,17 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	} else if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
 		if (open_switch_events(c, why, sizeof(why)) == 0) {
-			unfit = perf_hook_unfit();
+			unfit = switch_hook_unfit();
+			dropped = unfit ? NULL : switch_samples_dropped(c->online, c->nr_cpus);
+			/*
+			 * Asked for by name, a hook that misses switches out of idle still
+			 * measures its own cost: it runs, with a warning.
+			 */
+			if (dropped && o->switch_hook == SWITCH_HOOK_PERF_EVENT)
+				pr_warn("--switch-hook=perf-event: %s; the idle time before such a "
+					"switch goes to the cgroup that runs after it", dropped);
+			else if (dropped)
+				unfit = dropped;
 			if (unfit)
 				snprintf(why, sizeof(why), "%s", unfit);
 			else

@@ -166,4 +166,24 @@ agree "D1 (moved away while running)" "$(clock_usec "$out" "$D1")" $((u1_d1 - u0
 	": the time after the move stayed with the old cgroup"
 agree "D2 (moved in while running)" "$(clock_usec "$out" "$D2")" $((u1_d2 - u0_d2)) $st \
 	": the time after the move did not reach the new cgroup"
+
+# --- a running task migrated to an idle CPU ------------------------------------------------
+# The spinner runs on the first CPU; 0.4 s after an interval's flush its affinity sends it to
+# the last, idle since that flush. Its run there begins with a switch out of idle, whose
+# slice is the idle task's (the root cgroup's): none of those 0.4 s may reach E.
+cg_make E
+E=$(cg_path E)
+start_cgtma "$TMP/out4" -I 1000 -G "$E"
+u0=$(usage_usec E) st0=$(steal_usec)
+taskset -c 0 "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/E" "$WORKLOAD" spin 2000 &
+spinner=$!
+wait_lines "$out" 2
+sleep 0.4
+taskset -apc $last_cpu $spinner >/dev/null || fail "cannot move the spinner to CPU $last_cpu"
+wait $spinner || fail "the spinner failed"
+u1=$(usage_usec E) st=$(($(steal_usec) - st0))
+wait_lines "$out" $(($(wc -l <"$out") + 1))
+stop_cgtma
+agree "E (migrated to an idle CPU)" "$(clock_usec "$out" "$E")" $((u1 - u0)) $st \
+	": the idle time before its arrival went to its cgroup"
 echo ok

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <bpf/btf.h>
+
+#include "switchhook.h"
+
+static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t;
+	const struct btf_member *m;
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a file holds a string (a short one: /proc and /sys). */
+static bool file_has(const char *path, const char *what)
+{
+	char buf[4096];
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, what) != NULL;
+}
+
+/*
+ * How the kernel is fully preemptible, or NULL: PREEMPT_RT, a PREEMPT_DYNAMIC kernel in full
+ * (or lazy) mode, or one built with PREEMPT.
+ */
+static const char *fully_preemptible(void)
+{
+	struct utsname u;
+
+	if (uname(&u) == 0 && strstr(u.version, "PREEMPT_RT"))
+		return "PREEMPT_RT";
+	if (file_has("/sys/kernel/debug/sched/preempt", "(full)") ||
+	    file_has("/sys/kernel/debug/sched/preempt", "(lazy)") ||
+	    file_has("/proc/cmdline", "preempt=full") || file_has("/proc/cmdline", "preempt=lazy"))
+		return "preempt=full";
+	if (uname(&u) == 0 && strstr(u.version, " PREEMPT ") && !strstr(u.version, "DYNAMIC"))
+		return "PREEMPT";
+	return NULL;
+}
+
+/*
+ * The probe of samples: on the development VM's kernel (6.18, not Debian's 6.18, which has
+ * every sample) the samples of switches away from the idle task on its second CPU never
+ * arrive, though the event counts them. The hook would miss each switch out of idle there,
+ * and the next task's cgroup would take the idle time before it: 0.4 s of a spinner
+ * migrated to that idle CPU (tests/live/12-cpu-stat.sh, "E"). Probed with context-switches,
+ * which the kernel emits from the same function as cgroup-switches, at the same point, and
+ * which needs no other cgroup: sampled at every switch into a small ring buffer and counted
+ * at once, on every CPU, while a thread pinned to it sleeps again and again (each wake-up a
+ * switch out of idle, unless the CPU is busy: then its idle exits go unchecked, as none
+ * happen). A kernel that drops samples has fewer in the buffer than its count.
+ */
+#define PROBE_SLEEPS 50
+#define PROBE_SLEEP_US 200
+#define PROBE_PAGES 8		/* 32 KiB of 16-byte samples: 2,000 switches */
+
+struct sample_probe {
+	int cpu;
+	int fd;
+	void *ring;		/* 1 + PROBE_PAGES pages */
+};
+
+static void *probe_sleeper(void *arg)
+{
+	const struct sample_probe *p = arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(p->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+		for (int i = 0; i < PROBE_SLEEPS; i++)
+			usleep(PROBE_SLEEP_US);
+	return NULL;
+}
+
+/* The samples in p's ring, or -1 when it filled up (a busy CPU: no verdict). */
+static long probe_samples(const struct sample_probe *p, size_t page)
+{
+	const struct perf_event_mmap_page *meta = p->ring;
+	const char *data = (const char *)p->ring + page;
+	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	long samples = 0;
+
+	if (head + 64 > PROBE_PAGES * page)
+		return -1;
+	for (__u64 off = 0; off < head;) {
+		const struct perf_event_header *h = (const void *)(data + off);
+
+		if (h->size == 0)
+			break;
+		if (h->type == PERF_RECORD_SAMPLE)
+			samples++;
+		else if (h->type == PERF_RECORD_LOST)
+			return -1;
+		off += h->size;
+	}
+	return samples;
+}
+
+const char *switch_samples_dropped(const bool *online, int nr_cpus)
+{
+	static char why[200];
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_TID,
+		.disabled = 1,
+		.wakeup_events = 1 << 30,	/* nobody reads it while it runs */
+	};
+	size_t page = sysconf(_SC_PAGESIZE), len = (1 + PROBE_PAGES) * page;
+	struct sample_probe *p = calloc(nr_cpus, sizeof(*p));
+	pthread_t *threads = calloc(nr_cpus, sizeof(*threads));
+	bool *started = calloc(nr_cpus, sizeof(*started));
+	const char *ret = NULL;
+
+	/* Out of memory: no verdict; the load that follows fails on memory anyway. */
+	if (p)
+		for (int cpu = 0; cpu < nr_cpus; cpu++)
+			p[cpu] = (struct sample_probe){ .cpu = cpu, .fd = -1, .ring = MAP_FAILED };
+	if (!p || !threads || !started)
+		goto out;
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		if (!online[cpu])
+			continue;
+		p[cpu].fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (p[cpu].fd >= 0)
+			p[cpu].ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p[cpu].fd, 0);
+	}
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (p[cpu].ring != MAP_FAILED)
+			ioctl(p[cpu].fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (p[cpu].ring != MAP_FAILED)
+			started[cpu] = pthread_create(&threads[cpu], NULL, probe_sleeper, &p[cpu]) == 0;
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		if (started[cpu])
+			pthread_join(threads[cpu], NULL);
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		__u64 count;
+		long samples;
+
+		if (!started[cpu])
+			continue;
+		ioctl(p[cpu].fd, PERF_EVENT_IOC_DISABLE, 0);
+		samples = probe_samples(&p[cpu], page);
+		if (read(p[cpu].fd, &count, sizeof(count)) != sizeof(count) || samples < 0)
+			continue;
+		/* Both come from one call per switch: equal where nothing is dropped. */
+		if (!ret && (__u64)samples * 10 < count * 9) {
+			snprintf(why, sizeof(why), "the kernel drops samples of software events at "
+				 "switches on CPU %d (%ld of %llu arrived): the cgroup-switches event "
+				 "would miss switches", cpu, samples, (unsigned long long)count);
+			ret = why;
+		}
+	}
+out:
+	for (int cpu = 0; p && cpu < nr_cpus; cpu++) {
+		if (p[cpu].ring != MAP_FAILED)
+			munmap(p[cpu].ring, len);
+		if (p[cpu].fd >= 0)
+			close(p[cpu].fd);
+	}
+	free(started);
+	free(threads);
+	free(p);
+	return ret;
+}
+
+const char *switch_hook_unfit(void)
+{
+	static char why[200];
+	char line[256], name[64];
+	int hierarchy, nr, enabled;
+	const char *ret = "the kernel has no perf_event cgroup controller "
+			  "(CONFIG_CGROUP_PERF): the cgroup-switches event never fires";
+	const char *preempt;
+	struct btf *btf;
+	bool fair_groups;
+	FILE *f;
+
+	/*
+	 * The kernel runs a perf event's BPF program only while no other BPF program or BPF
+	 * map operation holds the CPU's bpf_prog_active; map operations from user space (any
+	 * tool's, cgtma's own reads included) hold it with preemption enabled on a fully
+	 * preemptible kernel, and a switch that preempts one runs no program: 4 % of a
+	 * cgroup's counts went elsewhere on 6.1-rt (tests/live/18-switch-hook.sh).
+	 */
+	preempt = fully_preemptible();
+	if (preempt) {
+		snprintf(why, sizeof(why), "the kernel is fully preemptible (%s), and the kernel "
+			 "skips the cgroup-switches event's program at a switch that preempts a BPF "
+			 "map operation", preempt);
+		return why;
+	}
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return "cannot read the kernel's BTF";
+	fair_groups = btf_has_member(btf, "sched_entity", "cfs_rq") &&
+		      btf_has_member(btf, "cfs_rq", "rq");
+	btf__free(btf);
+	if (!fair_groups)
+		return "the kernel has no CONFIG_FAIR_GROUP_SCHED: the hook cannot find the next task";
+
+	/* The event compares perf_event cgroups: they are v2's only if the controller is. */
+	f = fopen("/proc/cgroups", "re");
+	if (!f)
+		return "cannot read /proc/cgroups";
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %d %d %d", name, &hierarchy, &nr, &enabled) != 4 ||
+		    strcmp(name, "perf_event") != 0)
+			continue;
+		if (!enabled) {
+			ret = "the perf_event cgroup controller is disabled (cgroup_disable=)";
+		} else if (hierarchy != 0) {
+			snprintf(why, sizeof(why), "the perf_event controller is bound to cgroup v1 "
+				 "hierarchy %d: the cgroup-switches event compares its cgroups, not "
+				 "v2's", hierarchy);
+			ret = why;
+		} else {
+			ret = NULL;
+		}
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
