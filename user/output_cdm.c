@@ -5,7 +5,8 @@
  *
  * The JSON is an array with one entry per series:
  *   {"idx": N, "desc": {"source": "cgtma", "class": "throughput", "type": T},
- *    "names": {"cgroup": P [, "container": NAME, "pod": NS/NAME] [, "cpu": "N"|"all"]}}
+ *    "names": {"cgroup": P [, "irq": I] [, "container": NAME, "pod": NS/NAME]
+ *              [, "cpu": "N"|"all"]}}
  * No "default-aggregation": CDM's v8dev index definitions, which crucible still serves,
  * reject the key and abort the whole run's indexing. Class is "throughput" for every series:
  * crucible's docs define "count" as accumulative (a running total), which none of cgtma's
@@ -25,14 +26,20 @@
  * A type that would repeat another (a model file whose short names collide) uses the full
  * name (backend-bound-memory-bound-l1-bound).
  *
- * Names: "cgroup" holds the cgroup path ("irq:NET_RX" for an interrupt scope of --irq); with
- * -G, --all-cgroups or --all-containers every
- * series but a thread's (below) also has "container" (the container's name) and "pod" ("NAMESPACE/NAME"), "none"
- * where the cgroup is no container's or pod's (the system, a plain cgroup). The system is the
- * root cgroup "/", which holds every task. These keys are ones CDM's index knows, and giving
- * every series the same keys keeps "cgroup" (and "cpu", "container", "pod") a breakout
- * dimension for all series of a type: CDM offers breakouts only on names every matching
- * series has. The root tracked explicitly (-G /) is the same series, written once. With
+ * Names: "cgroup" holds the cgroup path; with -G, --all-cgroups, --all-containers or --irq
+ * every series but a thread's (below) also has "container" (the container's name) and "pod"
+ * ("NAMESPACE/NAME"), "none" where the cgroup is no container's or pod's (the system, a plain
+ * cgroup, an interrupt). Without --irq the system is the root cgroup "/", which holds every
+ * task and the interrupt work done in them: the root tracked explicitly (-G /) is the same
+ * series, written once. With --irq (a run whose intervals hold irq scopes, from the first)
+ * every series but a thread's also has "irq", and the three kinds of work are told apart by
+ * the pair: an interrupt scope is {"cgroup": "none", "irq": "NET_RX"}, a cgroup (the root "/"
+ * too, which then holds no interrupt work) {"cgroup": P, "irq": "none"}, and the system,
+ * which is the root cgroup plus every irq scope, {"cgroup": "all", "irq": "all"}: a breakout
+ * by either key never adds the system to the root cgroup. No path is "none" or "all" (paths
+ * begin with "/"). These keys are ones CDM's index knows, and giving every series the same
+ * keys keeps "cgroup" (and "irq", "cpu", "container", "pod") a breakout dimension for all
+ * series of a type: CDM offers breakouts only on names every matching series has. With
  * --per-cpu every series also has "cpu": the CPU's number, or "all" for a scope summed over
  * CPUs.
  *
@@ -69,7 +76,6 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
-#include "irqscope.h"
 #include "alloc.h"
 #include "hashmap.h"
 #include "log.h"
@@ -91,6 +97,7 @@ struct series {
 	int type;			/* its entry in types */
 	int place;			/* its (cgroup, cpu) in places */
 	char *cgroup;
+	const char *irq;		/* static: "NET_RX", "none", "all"; NULL: no "irq" name */
 	char *container, *pod;		/* names; NULL: not a container's or pod's */
 	int cpu;			/* >= 0; CPU_ALL; CPU_NONE (no "cpu" name) */
 	int pid, tid;			/* a thread's series (-T); tid -1 otherwise */
@@ -118,13 +125,15 @@ struct cdm {
 	 * A series is found by its (cgroup, cpu), numbered in places on first sight, and its
 	 * type: the key is place << 32 | type.
 	 */
-	struct hashmap places;		/* "CPU TID CGROUP" -> number (TID -1: no thread) */
+	struct hashmap places;		/* "CPU TID IRQ CGROUP" -> number (TID -1: no thread,
+					 * IRQ "-": no "irq" name) */
 	int nr_places;
 	struct hashmap index;		/* key -> series */
 	struct strbuf json;		/* the entries, without the brackets */
 
 	bool started;			/* begin() gave the run's start */
 	bool named;			/* cgroups tracked: series name containers and pods */
+	bool irq;			/* --irq: series name their interrupt (see the top) */
 	long long prev_end;		/* the last interval's end */
 	long nr_intervals;
 
@@ -257,14 +266,15 @@ static uint64_t series_key(int place, int type)
 	return (uint64_t)place << 32 | (uint32_t)type;
 }
 
-/* The number of a (cgroup, cpu[, thread]), given one on first sight; -ENOMEM. */
-static int find_place(struct cdm *c, const char *cgroup, int cpu, int tid)
+/* The number of a (cgroup, irq, cpu[, thread]), given one on first sight; -ENOMEM. */
+static int find_place(struct cdm *c, const char *cgroup, const char *irq, int cpu, int tid)
 {
 	struct strbuf key = STRBUF_INIT;
 	int place, err;
 
-	/* Two numbers, then the path: the path is all that follows the second space. */
-	strbuf_addf(&key, "%d %d %s", cpu, tid, cgroup);
+	/* Two numbers and a name without spaces, then the path: all that follows the third
+	 * space. */
+	strbuf_addf(&key, "%d %d %s %s", cpu, tid, irq ? irq : "-", cgroup);
 	if (key.failed)
 		return -ENOMEM;
 	place = hashmap_get_str(&c->places, key.buf);
@@ -299,7 +309,7 @@ static char *pod_name(const struct cgroup_names *n)
 }
 
 static int add_series(struct cdm *c, enum what w, int index, int place, const char *cgroup,
-		      int cpu, const struct scope *sc)
+		      const char *irq, int cpu, const struct scope *sc)
 {
 	const struct cgroup_names *names;
 	struct series *s;
@@ -313,6 +323,7 @@ static int add_series(struct cdm *c, enum what w, int index, int place, const ch
 	s->type = type_of(c, w, index);
 	s->place = place;
 	s->cpu = cpu;
+	s->irq = irq;
 	s->tid = -1;
 	if (sc->kind == SCOPE_TASK) {
 		s->pid = sc->pid;
@@ -363,6 +374,8 @@ static int series_json(const struct cdm *c, int i, struct strbuf *b)
 		json_object_object_add(desc, "class", json_object_new_string(CDM_CLASS));
 		json_object_object_add(desc, "type", json_object_new_string(type));
 		json_object_object_add(names, "cgroup", json_object_new_string(s->cgroup));
+		if (s->irq)
+			json_object_object_add(names, "irq", json_object_new_string(s->irq));
 		/* Every series has the same keys (see the top): "none" where it is no
 		 * container's or pod's. */
 		if (c->named && s->tid < 0) {
@@ -447,12 +460,28 @@ static int write_json(struct cdm *c, const char *entries, size_t len)
 
 /* --- the sink --------------------------------------------------------------------------- */
 
-/* An interrupt scope (--irq) is the series "irq:NET_RX": CDM knows no "irq" name key. */
-static const char *scope_cgroup(const struct scope *s)
+/* A scope's "cgroup" and "irq" names (NULL: none), as the top says. */
+static void scope_names(const struct cdm *c, const struct scope *s, const char **cgroup,
+			const char **irq)
 {
-	if (s->kind == SCOPE_IRQ)
-		return irq_scope_label(s->irq);
-	return s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK ? s->cgroup : "/";
+	switch (s->kind) {
+	case SCOPE_IRQ:
+		*cgroup = "none";
+		*irq = s->irq;
+		break;
+	case SCOPE_CGROUP:
+		*cgroup = s->cgroup;
+		*irq = c->irq ? "none" : NULL;
+		break;
+	case SCOPE_TASK:
+		*cgroup = s->cgroup;
+		*irq = NULL;
+		break;
+	default:		/* the system, a CPU */
+		*cgroup = c->irq ? "all" : "/";
+		*irq = c->irq ? "all" : NULL;
+		break;
+	}
 }
 
 static int scope_cpu(const struct run *run, const struct scope *s)
@@ -495,7 +524,7 @@ static int scope_values(const struct run *run, const struct scope *s, double int
 struct collect {
 	struct cdm *c;
 	const struct scope *scope;
-	const char *cgroup;
+	const char *cgroup, *irq;
 	int cpu;
 	int place;			/* of (cgroup, cpu); -1 until a value needs it */
 	struct pending *rows;
@@ -509,19 +538,20 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 	int i, err;
 
 	if (cl->place < 0) {
-		cl->place = find_place(c, cl->cgroup, cl->cpu,
+		cl->place = find_place(c, cl->cgroup, cl->irq, cl->cpu,
 				       cl->scope->kind == SCOPE_TASK ? cl->scope->tid : -1);
 		if (cl->place < 0)
 			return cl->place;
 	}
 	i = hashmap_get_u64(&c->index, series_key(cl->place, type_of(c, w, index)));
 	if (i < 0) {
-		err = add_series(c, w, index, cl->place, cl->cgroup, cl->cpu, cl->scope);
+		err = add_series(c, w, index, cl->place, cl->cgroup, cl->irq, cl->cpu, cl->scope);
 		if (err)
 			return err;
 		i = c->nr_series - 1;
 	}
-	/* The same series twice in one interval (the root next to the system): once. */
+	/* The same series twice in one interval (the root next to the system, without --irq):
+	 * once. */
 	if (c->series[i].seen == c->nr_intervals)
 		return 0;
 	c->series[i].seen = c->nr_intervals;
@@ -571,9 +601,12 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 	if (end < ibegin)
 		end = ibegin;
 
+	/* Before any series is named: a --irq run's first interval has its irq scopes. */
+	for (int i = 0; i < iv->nr_scopes && !c->irq; i++)
+		c->irq = iv->scopes[i].kind == SCOPE_IRQ;
 	for (int i = 0; i < iv->nr_scopes && !err; i++) {
 		cl.scope = &iv->scopes[i];
-		cl.cgroup = scope_cgroup(cl.scope);
+		scope_names(c, cl.scope, &cl.cgroup, &cl.irq);
 		cl.cpu = scope_cpu(run, cl.scope);
 		cl.place = -1;
 		err = scope_values(run, cl.scope, iv->interval_s > 0 ? iv->interval_s : 1,

@@ -21,6 +21,10 @@
  * got a counter, a node computed from one) is left out of the page, not written as NaN. A
  * removed cgroup's series are on the page of the interval that saw it go and on no later one,
  * so Prometheus marks them stale at its next scrape and the page does not grow with churn.
+ * A thread (--prometheus-tasks) has a row only in intervals where it ran, and its last one
+ * when it is gone (tasks.h); its series stays on the page in between, counters as they
+ * were and no gauges, while its cgroup is reported, and leaves after the page of that last
+ * row (or with its cgroup): a counter that left the page would start again from zero.
  *
  * The model's metrics are one family each rather than one family with a metric label: their
  * units differ (CPUs, events per second, instructions per cycle), and a family's samples should
@@ -76,7 +80,8 @@ struct series {
 	const char *irq;		/* SCOPE_IRQ: its name (static, irqscope.h) */
 	double *total;			/* per event: scaled counts summed since the start */
 	bool *counted;			/* per event: counted at least once */
-	const struct scope *now;	/* this interval's scope: gauges come from it */
+	const struct scope *now;	/* this interval's scope: gauges come from it; NULL for a
+					 * thread kept without one */
 	bool removed;			/* its cgroup is gone: on this page, then dropped */
 };
 
@@ -164,26 +169,58 @@ static int scope_key_cmp(const struct scope *x, const struct scope *y)
 }
 
 /*
+ * Whether a thread's series with no scope this interval stays (see the top): while a scope
+ * of its cgroup is in iv. -1: no; 0: yes; 1: yes, for this page only (the cgroup is gone).
+ * iv's scopes are sorted: a binary search finds the cgroup's first.
+ */
+static int thread_kept(const struct series *s, const struct interval *iv)
+{
+	int lo = 0, hi = iv->nr_scopes, kept = -1;
+
+	if (s->kind != SCOPE_TASK)
+		return -1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		const struct scope *sc = &iv->scopes[mid];
+		int c = sc->kind != SCOPE_CGROUP ? (sc->kind < SCOPE_CGROUP ? -1 : 1) :
+			strcmp(sc->cgroup, s->cgroup);
+
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < iv->nr_scopes && iv->scopes[lo].kind == SCOPE_CGROUP &&
+	       !strcmp(iv->scopes[lo].cgroup, s->cgroup); lo++)
+		kept = kept != 0 && iv->scopes[lo].removed ? 1 : 0;
+	return kept;
+}
+
+/*
  * Matches this interval's scopes with the series kept so far, both in interval_sort()'s
  * order (a run's intervals come sorted): a series whose scope is back carries its totals on,
- * one with no scope now is dropped, and a new scope starts a series at zero. Scopes that share
+ * one with no scope now is dropped (a thread's is kept: thread_kept()), and a new scope
+ * starts a series at zero. Scopes that share
  * a label set (a cgroup removed and made again under the same path) share a series, whose
  * gauges come from the live one. -EINVAL when the scopes are not in order; on failure nothing
  * kept has changed.
  */
 static int series_update(struct prom *p, const struct interval *iv)
 {
-	int n = iv->nr_scopes, nr_next = 0, old = 0, err = -ENOMEM;
+	int n = iv->nr_scopes, nr_next = 0, old = 0, err = -ENOMEM, max = n + p->nr_series;
 	struct series *next;
 	int *slot, *from;
+	signed char *kept;
 
 	for (int i = 1; i < n; i++)
 		if (scope_key_cmp(&iv->scopes[i - 1], &iv->scopes[i]) > 0)
 			return -EINVAL;
 	slot = malloc((n + 1) * sizeof(*slot));	/* per scope: its series in next */
-	from = malloc((n + 1) * sizeof(*from));	/* per series in next: the old one, or -1 */
-	next = calloc(n + 1, sizeof(*next));
-	if (!slot || !from || !next)
+	from = malloc((max + 1) * sizeof(*from));	/* per series in next: the old one, or -1 */
+	next = calloc(max + 1, sizeof(*next));
+	kept = calloc(max + 1, sizeof(*kept));	/* per series in next: thread_kept() if kept
+						 * without a scope */
+	if (!slot || !from || !next || !kept)
 		goto out;
 
 	/* First the new series, so that a failed allocation leaves p as it was. */
@@ -197,11 +234,17 @@ static int series_update(struct prom *p, const struct interval *iv)
 		}
 		while (old < p->nr_series) {
 			const struct series *o = &p->series[old];
+			int k;
 
 			c = key_cmp(o->kind, KEY_NAME(o), o->cpu, o->tid, sc->kind, KEY_NAME(sc),
 				    sc->cpu, sc->tid);
 			if (c >= 0)
 				break;
+			k = thread_kept(o, iv);
+			if (k >= 0) {
+				kept[nr_next] = (signed char)(k + 1);
+				from[nr_next++] = old;
+			}
 			old++;
 		}
 		if (c == 0) {
@@ -217,6 +260,15 @@ static int series_update(struct prom *p, const struct interval *iv)
 		}
 		slot[i] = nr_next++;
 	}
+	/* Threads sorted after the last scope. */
+	for (; old < p->nr_series; old++) {
+		int k = thread_kept(&p->series[old], iv);
+
+		if (k >= 0) {
+			kept[nr_next] = (signed char)(k + 1);
+			from[nr_next++] = old;
+		}
+	}
 
 	/* Then the kept ones move over, and those not reported any more go. */
 	old = 0;
@@ -226,6 +278,11 @@ static int series_update(struct prom *p, const struct interval *iv)
 		for (; old < from[k]; old++)
 			series_release(&p->series[old]);
 		next[k] = p->series[old++];
+		/* A thread without a scope now: no gauges; it leaves with its cgroup. */
+		if (kept[k]) {
+			next[k].now = NULL;
+			next[k].removed = kept[k] == 2;
+		}
 	}
 	for (; old < p->nr_series; old++)
 		series_release(&p->series[old]);
@@ -259,6 +316,7 @@ out:
 	free(slot);
 	free(from);
 	free(next);
+	free(kept);
 	return err;
 }
 
@@ -464,7 +522,7 @@ static void render_events(struct strbuf *sb, const struct prom *p, const struct 
 	for (int i = 0; i < p->nr_series; i++) {
 		const struct series *s = &p->series[i];
 
-		for (int e = 0; e < p->nr_events; e++) {
+		for (int e = 0; s->now && e < p->nr_events; e++) {
 			if (!isfinite(s->now->multiplex[e]))
 				continue;
 			strbuf_addstr(sb, "cgtma_multiplex_ratio");
@@ -492,10 +550,11 @@ static void render_tma(struct strbuf *sb, const struct prom *p, const struct run
 		      "in the tree). Absent when an event it needs was not counted.");
 	for (int i = 0; i < p->nr_series; i++) {
 		const struct series *s = &p->series[i];
-		const struct tma_result *t = &s->now->tma;
+		const struct tma_result *t;
 
-		if (!s->now->has_tma)
+		if (!s->now || !s->now->has_tma)
 			continue;
+		t = &s->now->tma;
 		for (int n = 0; n < plan->nr_nodes; n++) {
 			if (!t->counted[n] || !isfinite(t->value[n]))
 				continue;
@@ -525,9 +584,12 @@ static void render_tma(struct strbuf *sb, const struct prom *p, const struct run
 		family_header(sb, name, "gauge", help);
 		for (int i = 0; i < p->nr_series; i++) {
 			const struct series *s = &p->series[i];
-			const struct tma_result *t = &s->now->tma;
+			const struct tma_result *t;
 
-			if (!s->now->has_tma || !t->metric_counted[m] || !isfinite(t->metric[m]))
+			if (!s->now || !s->now->has_tma)
+				continue;
+			t = &s->now->tma;
+			if (!t->metric_counted[m] || !isfinite(t->metric[m]))
 				continue;
 			strbuf_addstr(sb, name);
 			scope_labels(sb, s);
@@ -763,27 +825,35 @@ static int prom_interval(struct output *o, const struct run *run, const struct i
 {
 	struct prom *p = o->priv;
 	struct strbuf sb = STRBUF_INIT;
-	int err;
-
 	struct interval shown = *iv;
+	struct scope *kept = NULL;
+	int err;
 
 	err = prepare(p, run);
 	if (err)
 		return err;
 	/*
 	 * Thread rows only with --prometheus-tasks: a series per thread is a cardinality that
-	 * few servers want. They are sorted last: cutting them off keeps the order.
+	 * few servers want. Left out of a shallow copy (irq scopes sort after them), in order.
 	 */
-	while (!run->prometheus_tasks && shown.nr_scopes &&
-	       shown.scopes[shown.nr_scopes - 1].kind == SCOPE_TASK)
-		shown.nr_scopes--;
-	iv = &shown;
-	err = series_update(p, iv);
-	if (err)
-		return err;
-	render(&sb, p, run, iv);
-	err = publish(p, &sb);
-	series_drop_removed(p);
+	if (!run->prometheus_tasks) {
+		kept = malloc((iv->nr_scopes + 1) * sizeof(*kept));
+		if (!kept)
+			return -ENOMEM;
+		shown.nr_scopes = 0;
+		for (int i = 0; i < iv->nr_scopes; i++)
+			if (iv->scopes[i].kind != SCOPE_TASK)
+				kept[shown.nr_scopes++] = iv->scopes[i];
+		shown.scopes = kept;
+	}
+	err = series_update(p, &shown);
+	if (!err) {
+		render(&sb, p, run, &shown);
+		err = publish(p, &sb);
+		/* After it no series points into shown. */
+		series_drop_removed(p);
+	}
+	free(kept);
 	return err;
 }
 

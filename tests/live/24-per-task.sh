@@ -9,7 +9,11 @@
 # gone at the end, have each one row marked "exited"; the summary says the same, and so
 # does the replay of a --record of the run, and --cdm has task- series for them. Then
 # --comm keeps one thread only, --max-tasks 1 says the map was full, and a bad --comm is a
-# usage error. -T makes auto pick the tracepoint (every switch ends a slice); where the
+# usage error. With --prometheus --prometheus-tasks, scraped every 50 ms: a thread making
+# P calls in ten bursts 600 ms apart (each sleep spans whole 200 ms intervals where it does
+# not run) has one counter on the page, present in every scrape from its first burst until
+# it exits, never decreasing, P at the end, and gone from the page within 3 s of its exit
+# (found gone, reported once more, dropped). -T makes auto pick the tracepoint (every switch ends a slice); where the
 # perf-event hook works, the exact case runs again with --switch-hook perf-event, which
 # then takes the switches between cgroups and leaves those inside one to the tracepoint.
 # live: both-hooks
@@ -153,4 +157,60 @@ grep -q "not counted per thread: the kernel's thread map was full" "$TMP/err" ||
 	fail "full: no word of the full map: $(cat "$TMP/err")"
 [ "$(csum "$out" "$A")" = $((N + M)) ] || fail "full: A counted $(csum "$out" "$A")"
 echo "full: $(grep -o '[0-9]* slices were not counted per thread' "$TMP/err"); A $((N + M))"
+
+# --prometheus-tasks: a thread's counter stays on the page while it sleeps, and leaves once
+# it has exited.
+command -v curl >/dev/null || skip "curl is not installed (the Prometheus check needs it)"
+P=20000
+PORT=$(free_port)
+"$CGTMA" -e "$EV" -I 200 -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks \
+	>/dev/null 2>"$TMP/err-prom" &
+prom_pid=$!
+on_exit "kill -9 $prom_pid"
+page() { curl -sf "http://127.0.0.1:$PORT/metrics"; }
+page_has_a() { page | grep -qF "cgroup=\"$A\""; }
+wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err-prom")"
+cg_run A "$WORKLOAD" threads 600 $P >"$TMP/tids-p" &
+wpid=$!
+tid_known() { [ -s "$TMP/tids-p" ]; }
+wait_for 10 tid_known || fail "prometheus-tasks: the workload gave no tid"
+tp=$(awk 'NR == 1 { print $1 }' "$TMP/tids-p")
+# The thread's getppid counter on the page now, or "absent".
+tvalue() {
+	page | awk -v k="cgtma_events_total{scope=\"task\",cgroup=\"$A\"," -v t="tid=\"$tp\"," \
+		-v e="event=\"$EV\"}" 'index($0, k) == 1 && index($0, t) && index($0, e) { v = $2 }
+		END { print (v == "" ? "absent" : v) }'
+}
+: >"$TMP/scrapes"
+while kill -0 $wpid 2>/dev/null; do
+	tvalue >>"$TMP/scrapes"
+	sleep 0.05
+done
+wait $wpid || fail "prometheus-tasks: the workload failed"
+n_alive=$(wc -l <"$TMP/scrapes")
+bad=$(awk 'BEGIN { seen = 0; last = -1 }
+	$1 == "absent" { if (seen) { print "absent at scrape " NR " after its first burst"; exit } next }
+	{ seen = 1; if ($1 + 0 < last) { print "went from " last " to " $1 " at scrape " NR; exit } last = $1 + 0 }
+	END { if (!seen) print "never on the page" }' "$TMP/scrapes")
+[ -z "$bad" ] || fail "prometheus-tasks: thread $tp's counter $bad ($(tr '\n' ' ' <"$TMP/scrapes"))"
+# Then until it leaves the page (and three scrapes more: it stays away).
+for ((i = 0; i < 60; i++)); do
+	v=$(tvalue)
+	echo "$v" >>"$TMP/after"
+	[ "$v" = absent ] && break
+	sleep 0.05
+done
+[ "$v" = absent ] || fail "prometheus-tasks: thread $tp still on the page 3 s after it exited ($v)"
+for ((i = 0; i < 3; i++)); do
+	sleep 0.1
+	[ "$(tvalue)" = absent ] || fail "prometheus-tasks: thread $tp came back to the page"
+done
+last=$(cat "$TMP/scrapes" "$TMP/after" | grep -v absent | tail -n1)
+[ "$last" = $P ] || fail "prometheus-tasks: thread $tp's counter ended at $last, want $P"
+kill -0 $prom_pid || fail "prometheus-tasks: cgtma exited: $(cat "$TMP/err-prom")"
+kill -INT $prom_pid
+wait $prom_pid || fail "prometheus-tasks: cgtma exited $?: $(cat "$TMP/err-prom")"
+[ -s "$TMP/err-prom" ] && fail "prometheus-tasks: cgtma wrote to stderr: $(cat "$TMP/err-prom")"
+echo "prometheus-tasks: thread $tp on $(grep -vc absent "$TMP/scrapes") of $n_alive scrapes while it lived," \
+	"never decreasing, $last at the end (want $P); off the page $(($(wc -l <"$TMP/after") - 1)) scrapes after its exit"
 echo "ok"

@@ -22,7 +22,14 @@
 #    metric file.
 # 6. --container=GLOB and --pod=NS/GLOB reach cgtma as -G container:GLOB and -G pod:NS/GLOB
 #    (a stand-in cgtma records its command line).
+# 7. --irq through the wrapper, with the root and a cgroup making exactly N getppid calls
+#    tracked: every series has "cgroup" and "irq"; the system is {all, all}, the root
+#    {/, none}, the cgroup {PATH, none} and each interrupt scope {none, NAME}, one series
+#    each (no "irq:NAME" cgroup); in every interval the system's cpu-clock is the root's plus
+#    the irq scopes' (so it is no longer the root's); cgtma-post-process accepts the irq key
+#    and the published series of the cgroup adds up to N calls within 1 % (tests/live/cdm.sh).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cdm.sh"
 
 TOOLS=$(cd "$(dirname "$0")/../../tools/crucible" && pwd)
 command -v python3 >/dev/null || skip "python3 is not installed (crucible's post-process needs it)"
@@ -35,7 +42,7 @@ W=$(cg_path W)
 # The name keys CDM's metric_desc index knows, as listed in the reference (the harness
 # adds cstype, csid, hostname, engine-* and the like itself: a tool must not).
 NAME_KEYS='["cgroup","container","pod","cpu","core","package","die","thread","node","socket",
-	"pid","tid","cmd","id","type","level","domain","num"]'
+	"pid","tid","cmd","id","type","level","domain","num","irq"]'
 
 # validate DIR: the pair in DIR passes every CDM rule; prints what breaks one. Desc keys
 # are exactly source, class, type: CDM's v8dev index rejects default-aggregation (and
@@ -320,5 +327,54 @@ chmod +x "$TMP/fake-cgtma"
 got=$(grep -A1 -x -- -G "$d/fake-args.txt" | grep -vx -- -G | grep -vx -- -- | tr '\n' ' ')
 [ "$got" = "container:web-* container:db pod:prod/api-* pod:kube-system/coredns-* /system.slice container:3f2a " ] ||
 	fail "the -G selectors cgtma got: '$got'"
+
+# --- 7. --irq: interrupt scopes and the system by their own names ---------------------------
+d=$TMP/irq
+N=30000
+mkdir "$d"
+(cd "$d" && CGTMA=$CGTMA_ABS "$TOOLS/cgtma-start" "--cgroup=$W/w1,/" --irq --interval=0.2 \
+	--events=syscalls:sys_enter_getppid,cpu-clock) ||
+	fail "cgtma-start --irq: $(cat "$d/cgtma-start-stderrout.txt")"
+cg_run W/w1 "$WORKLOAD" getppid $N 100 || fail "the getppid workload failed"
+sleep 0.5
+(cd "$d" && "$TOOLS/cgtma-stop") || fail "cgtma-stop --irq: $(cat "$d/cgtma-stop-stderrout.txt")"
+validate "$d/cgtma-data"
+raw_json=$d/cgtma-data/metric-data-cgtma.json raw_csv=$d/cgtma-data/metric-data-cgtma.csv
+want_irq='["BLOCK","HI","HRTIMER","IRQ_POLL","NET_RX","NET_TX","RCU","SCHED","TASKLET","TIMER","hardirq"]'
+jq -e --arg w "$W/w1" --argjson q "$want_irq" '
+	. as $all | all(.[]; .names | has("cgroup") and has("irq")) and
+	all(["syscalls-sys-enter-getppid", "cpu-clock"][]; . as $t |
+		[$all[] | select(.desc.type == $t) | .names | [.cgroup, .irq]] | sort ==
+		([["all", "all"], ["/", "none"], [$w, "none"]] + [$q[] | ["none", .]] | sort))' \
+	"$raw_json" >/dev/null ||
+	fail "--irq: the series are not named {all, all}, {/, none}, {$W/w1, none} and {none, IRQ}: $(jq -c '[.[].names] | unique' "$raw_json")"
+# In every interval: system = root + the irq scopes (cpu-clock rates, 6 decimals each).
+bad=$(jq -Rnr --slurpfile j "$raw_json" '
+	($j[0] | map(select(.desc.type == "cpu-clock"))) as $s |
+	($s | map(select(.names.cgroup == "all"))[0].idx) as $sys |
+	($s | map(select(.names.cgroup == "/"))[0].idx) as $root |
+	[$s[] | select(.names.cgroup == "none") | .idx] as $irqs |
+	[inputs | split(",") | map(tonumber)] | group_by(.[2])[] | . as $rows |
+	($rows | map(select(.[0] == $sys))[0][3]) as $a |
+	([$rows[] | select(.[0] == $root or (.[0] | IN($irqs[]))) | .[3]] | add) as $b |
+	select($a == null or (($a - $b) | fabs) > 1e-6 * $a + 1e-5) |
+	"interval ending \(.[0][2]): system \($a), root + irq scopes \($b)"' "$raw_csv")
+[ -z "$bad" ] || fail "--irq: the system is not the root plus the irq scopes: ${bad%%$'\n'*}"
+irq_ns=$(jq -Rnr --slurpfile j "$raw_json" '
+	[$j[0][] | select(.desc.type == "cpu-clock" and .names.cgroup == "none") | .idx] as $q |
+	[inputs | split(",") | map(tonumber) | select(.[0] | IN($q[])) | .[3]] | add' "$raw_csv")
+awk -v v="$irq_ns" 'BEGIN { exit !(v > 0) }' ||
+	fail "--irq: the irq scopes ran for no cpu-clock at all ($irq_ns), nothing told the system from the root"
+mkdir "$d/postprocess"
+(cd "$d" && "$TOOLS/cgtma-post-process" >postprocess/post-process-output.txt 2>&1) ||
+	fail "cgtma-post-process --irq: $(cat "$d/postprocess/post-process-output.txt")"
+xz -dc "$d/postprocess/metric-data-cgtma.json.xz" >"$d/pub.json" &&
+	xz -dc "$d/postprocess/metric-data-cgtma.csv.xz" >"$d/pub.csv" || fail "--irq: nothing published"
+idx=$(jq -r --arg w "$W/w1" '.[] | select(.desc.type == "syscalls-sys-enter-getppid" and
+	.names.cgroup == $w and .names.irq == "none") | .idx' "$d/pub.json")
+[ -n "$idx" ] || fail "--irq: no published getppid series of $W/w1"
+got=$(cdm_sum "$raw_csv" "$d/pub.csv" "$idx")
+cdm_near "$got" $N || fail "--irq: the published getppid series of $W/w1 adds up to $got, want $N (1 %)"
+echo "irq: $W/w1 published $got of $N getppid calls; irq scopes $irq_ns ns/s summed over the rows"
 
 echo "ok"

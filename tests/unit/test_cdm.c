@@ -8,7 +8,8 @@
  * known name keys, CSV rows "idx,begin,end,value" of integer milliseconds whose idx is in
  * the JSON, begin <= end, each series' next begin its previous end + 1, no NaN or Inf.
  * Then what the rows say: node series in percent with crucible's toplev type names, the
- * system as cgroup "/", a node not counted skipped and covered by the next row, and writes
+ * system as cgroup "/" (with --irq as cgroup and irq "all", apart from the root cgroup and
+ * the irq scopes, each named by its own "irq"), a node not counted skipped and covered by the next row, and writes
  * that fail (a file size limit stands in for a full disk) cut back to whole intervals,
  * reported once, and retried.
  */
@@ -49,7 +50,7 @@ static void files_free(struct files *f)
 
 static bool known_name(const char *k)
 {
-	static const char *const keys[] = { "cgroup", "cpu", "container", "pod" };
+	static const char *const keys[] = { "cgroup", "cpu", "container", "pod", "irq" };
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(k, keys[i]))
@@ -542,6 +543,98 @@ out:
 	free(dir);
 }
 
+/*
+ * --irq: the system, the root cgroup, a cgroup and two interrupt scopes, whole and per CPU.
+ * Each its own series, told apart by "cgroup" and "irq": the system {"all", "all"}, the root
+ * {"/", "none"}, a cgroup {P, "none"}, an interrupt {"none", NAME}; every series has the same
+ * keys, and each says its own rate.
+ */
+static void check_irq_names(void)
+{
+	static const char *const events[] = { "syscalls:sys_enter_getppid" };
+	static const struct {
+		enum scope_kind kind;
+		const char *cgroup, *irq;	/* the scope's */
+		const char *want_cgroup, *want_irq;
+	} scopes[] = {
+		{ SCOPE_SYSTEM, NULL, NULL, "all", "all" },
+		{ SCOPE_CGROUP, "/", NULL, "/", "none" },
+		{ SCOPE_CGROUP, "/a", NULL, "/a", "none" },
+		{ SCOPE_IRQ, NULL, "NET_RX", "none", "NET_RX" },
+		{ SCOPE_IRQ, NULL, "hardirq", "none", "hardirq" },
+	};
+	const size_t nr = sizeof(scopes) / sizeof(scopes[0]);
+	struct interval iv = { .interval_s = 0.5 };
+	struct files f = {};
+	struct synth sy;
+	char *dir = make_dir();
+	const char *type = "syscalls-sys-enter-getppid";
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	sy.run.cgroups = true;	/* as --irq sets it */
+	sy.run.per_cpu = true;
+	iv.time = sy.run.start_time + 0.5;
+	for (size_t i = 0; i < nr; i++) {
+		/* Whole (-1), then on CPU 0; the system's per-CPU scope is a SCOPE_CPU. */
+		for (int cpu = -1; cpu <= 0; cpu++) {
+			enum scope_kind k = scopes[i].kind == SCOPE_SYSTEM && cpu >= 0 ? SCOPE_CPU :
+					    scopes[i].kind;
+			struct scope *s = interval_add_scope(&iv, &sy.run, k, scopes[i].cgroup, cpu);
+
+			CHECK(s != NULL, "scope");
+			if (!s)
+				continue;
+			s->irq = scopes[i].irq;
+			/* 10 * (i + 1) calls whole, i + 1 on CPU 0: rates 20 * (i + 1), 2 * (i + 1). */
+			s->sum[0] = (struct cgtma_count){ (cpu < 0 ? 10 : 1) * (i + 1), 10, 10 };
+		}
+	}
+	if (!write_interval(dir, &sy.run, &iv, &f, "irq names files"))
+		goto out;
+	CHECK_INT(json_object_array_length(f.json), 2 * nr);
+	for (size_t i = 0; i < nr; i++) {
+		for (int cpu = -1; cpu <= 0; cpu++) {
+			long idx = -1;
+			struct row r[2];
+
+			/* find_idx() matches the cgroup; the irq picks among those. */
+			for (size_t k = 0; k < json_object_array_length(f.json); k++) {
+				long j = json_object_get_int64(json_object_object_get(
+					json_object_array_get_idx(f.json, k), "idx"));
+				const char *c = name_of(f.json, j, "cgroup"), *q = name_of(f.json, j, "irq");
+				const char *p = name_of(f.json, j, "cpu");
+
+				if (c && q && p && !strcmp(c, scopes[i].want_cgroup) &&
+				    !strcmp(q, scopes[i].want_irq) && !strcmp(p, cpu < 0 ? "all" : "0")) {
+					CHECK(idx < 0, "two series of cgroup %s irq %s", c, q);
+					idx = j;
+				}
+			}
+			CHECK(idx >= 0, "no series of cgroup %s irq %s cpu %d: %s",
+			      scopes[i].want_cgroup, scopes[i].want_irq, cpu,
+			      json_object_to_json_string(f.json));
+			if (idx < 0)
+				continue;
+			CHECK_STR(desc_str(f.json, idx, "type"), type);
+			/* The same keys as every other series. */
+			CHECK_STR(name_of(f.json, idx, "container"), "none");
+			CHECK_STR(name_of(f.json, idx, "pod"), "none");
+			CHECK_INT(json_object_object_length(json_object_object_get(
+					  entry_of(f.json, idx), "names")), 5);
+			CHECK_INT(rows_of(&f, idx, r, 2), 1);
+			CHECK_NEAR(r[0].value, (cpu < 0 ? 20.0 : 2.0) * (i + 1), 1e-9);
+		}
+	}
+	/* No series is labelled as the old scheme did. */
+	CHECK(find_idx(f.json, type, "irq:NET_RX", "all") < 0, "an irq:NET_RX cgroup series");
+	files_free(&f);
+out:
+	interval_free(&iv);
+	synth_close(&sy);
+	remove_dir(dir);
+	free(dir);
+}
+
 static int count_str(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -763,6 +856,7 @@ int main(void)
 	check_metrics();
 	check_events();
 	check_names();
+	check_irq_names();
 	check_full();
 	check_unwritable();
 	check_report();

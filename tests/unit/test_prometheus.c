@@ -2,7 +2,8 @@
 /*
  * The --prometheus sink: [ADDR:]PORT parsing and its errors, the page built from synthetic
  * intervals (families, labels and their escaping, counters carried across intervals, values
- * not counted left out, a removed cgroup dropping out), a real model's tree on the page, and
+ * not counted left out, a removed cgroup dropping out, a thread's series kept while it
+ * exists), a real model's tree on the page, and
  * what the HTTP server answers.
  * Serves on a free loopback port; needs no root.
  */
@@ -675,6 +676,138 @@ static void test_names(void)
 	output_close(o);
 }
 
+/*
+ * -T with --prometheus-tasks: a thread's series stays on the page, its counter as it was and
+ * no gauges, in intervals where it did not run; the next run adds to it (it never restarts);
+ * it leaves after the page of its last row (marked exited), and with its cgroup. Without
+ * --prometheus-tasks no thread is on the page, irq scopes (sorted after threads) or not.
+ */
+struct thread_step {
+	bool cgroup;			/* /a reported */
+	bool cgroup_removed;
+	double t1, t2;			/* the threads' cpu-clock; NAN: no row */
+	bool t1_exited;
+	const char *want1, *want2;	/* their counter on the page; NULL: absent */
+	bool gauge1;			/* thread 1's multiplex gauge on the page */
+};
+
+static void add_thread(struct interval *iv, const struct run *r, int tid, double count,
+		       bool exited)
+{
+	struct scope *s = interval_add_scope(iv, r, SCOPE_TASK, "/a", -1);
+
+	CHECK(s != NULL, "interval_add_scope failed");
+	if (!s)
+		return;
+	s->pid = 100;
+	s->tid = tid;
+	snprintf(s->comm, sizeof(s->comm), "worker-%d", tid);
+	s->removed = exited;
+	s->state[0] = s->state[1] = COUNT_OK;
+	s->count[0] = count;
+	s->count[1] = 0;
+	s->multiplex[0] = s->multiplex[1] = 1;
+	s->ran = true;
+}
+
+static void test_threads(void)
+{
+	static const struct thread_step steps[] = {
+		{ true, false, 4, 6, false, "4", "6", true },
+		/* Neither ran: both stay, without gauges. */
+		{ true, false, NAN, NAN, false, "4", "6", false },
+		{ true, false, NAN, NAN, false, "4", "6", false },
+		/* Thread 1 runs again: its counter goes on from 4. */
+		{ true, false, 3, NAN, false, "7", "6", true },
+		/* Its last row: on this page, then gone. */
+		{ true, false, 1, NAN, true, "8", "6", true },
+		{ true, false, NAN, NAN, false, NULL, "6", false },
+		/* The cgroup goes: thread 2 with it, after this page. */
+		{ true, true, NAN, NAN, false, NULL, "6", false },
+		{ false, false, NAN, NAN, false, NULL, NULL, false },
+	};
+	struct run trun = erun;
+	struct output *o = open_events_sink();
+	const char *k1 = "cgtma_events_total{scope=\"task\",cgroup=\"/a\",pid=\"100\",tid=\"101\","
+			 "comm=\"worker-101\",event=\"cpu-clock\"} ";
+	const char *k2 = "cgtma_events_total{scope=\"task\",cgroup=\"/a\",pid=\"100\",tid=\"102\","
+			 "comm=\"worker-102\",event=\"cpu-clock\"} ";
+	const char *g1 = "cgtma_multiplex_ratio{scope=\"task\",cgroup=\"/a\",pid=\"100\","
+			 "tid=\"101\",comm=\"worker-101\",event=\"cpu-clock\"} 1";
+	struct interval iv;
+	char line[512], *page;
+
+	if (!o)
+		return;
+	trun.per_task = trun.prometheus_tasks = true;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		const struct thread_step *st = &steps[i];
+		const struct scope_spec sys = { SCOPE_SYSTEM, NULL, -1, false, { 20, 1 }, N2, N4 };
+		const struct scope_spec cg = { SCOPE_CGROUP, "/a", -1, st->cgroup_removed,
+					       { 10, 1 }, N2, N4 };
+
+		memset(&iv, 0, sizeof(iv));
+		iv.interval_s = 1;
+		add_scope(&iv, &sys);
+		if (st->cgroup)
+			add_scope(&iv, &cg);
+		if (!isnan(st->t1))
+			add_thread(&iv, &trun, 101, st->t1, st->t1_exited);
+		if (!isnan(st->t2))
+			add_thread(&iv, &trun, 102, st->t2, false);
+		interval_sort(&iv);
+		CHECK_INT(o->ops->interval(o, &trun, &iv), 0);
+		interval_free(&iv);
+		page = output_prometheus_page(o);
+		if (st->want1) {
+			snprintf(line, sizeof(line), "%s%s", k1, st->want1);
+			CHECK_LINE(page, line);
+		} else {
+			CHECK_NOT_IN(page, "tid=\"101\"");
+		}
+		if (st->want2) {
+			snprintf(line, sizeof(line), "%s%s", k2, st->want2);
+			CHECK_LINE(page, line);
+		} else {
+			CHECK_NOT_IN(page, "tid=\"102\"");
+		}
+		if (st->gauge1)
+			CHECK_LINE(page, g1);
+		else
+			CHECK_NO_LINE(page, g1);
+		/* A thread without a scope has no gauges at all. */
+		if (isnan(st->t2) && st->want2)
+			CHECK_NOT_IN(page, "cgtma_multiplex_ratio{scope=\"task\",cgroup=\"/a\","
+					   "pid=\"100\",tid=\"102\"");
+		check_structure(page);
+		free(page);
+	}
+	output_close(o);
+
+	/* Without --prometheus-tasks: no thread, with irq scopes sorted after them. */
+	o = open_events_sink();
+	if (!o)
+		return;
+	trun.prometheus_tasks = false;
+	memset(&iv, 0, sizeof(iv));
+	iv.interval_s = 1;
+	add_scope(&iv, &(const struct scope_spec){ SCOPE_CGROUP, "/a", -1, false, { 10, 1 }, N2,
+						  N4 });
+	add_scope(&iv, &(const struct scope_spec){ SCOPE_IRQ, NULL, -1, false, { 2, 1 }, N2, N4 });
+	iv.scopes[iv.nr_scopes - 1].irq = "NET_RX";
+	add_thread(&iv, &trun, 101, 4, false);
+	interval_sort(&iv);
+	CHECK_INT(o->ops->interval(o, &trun, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	CHECK_NOT_IN(page, "scope=\"task\"");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"irq\",irq=\"NET_RX\",event=\"cpu-clock\"} 2");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/a\",event=\"cpu-clock\"} 10");
+	check_structure(page);
+	free(page);
+	output_close(o);
+}
+
 int main(void)
 {
 	test_bad_listen();
@@ -682,5 +815,6 @@ int main(void)
 	test_real_model();
 	test_events_run();
 	test_names();
+	test_threads();
 	return test_done("prometheus");
 }
