@@ -350,6 +350,7 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 {
 	char why[256] = "";
 	const char *unfit, *dropped;
+	int unchecked = -1;
 
 	c->hook = SWITCH_HOOK_TRACEPOINT;
 	/*
@@ -363,7 +364,8 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
 		if (open_switch_events(c, why, sizeof(why)) == 0) {
 			unfit = switch_hook_unfit();
-			dropped = unfit ? NULL : switch_samples_dropped(c->online, c->nr_cpus);
+			dropped = unfit ? NULL : switch_samples_dropped(c->online, c->nr_cpus,
+									&unchecked);
 			/*
 			 * Asked for by name, a hook that misses switches out of idle still
 			 * measures its own cost: it runs, with a warning.
@@ -386,7 +388,12 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 		return -EOPNOTSUPP;
 	}
 	if (o->verbose) {
-		if (c->hook == SWITCH_HOOK_PERF_EVENT)
+		if (c->hook == SWITCH_HOOK_PERF_EVENT && unchecked >= 0)
+			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
+				  "only at switches between cgroups); CPU %d never went idle during "
+				  "the probe of samples, so its switches out of idle were not checked",
+				  unchecked);
+		else if (c->hook == SWITCH_HOOK_PERF_EVENT)
 			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
 				  "only at switches between cgroups)");
 		else

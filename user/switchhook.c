@@ -100,14 +100,19 @@ static void *probe_sleeper(void *arg)
 	return NULL;
 }
 
-/* The samples in p's ring, or -1 when it filled up (a busy CPU: no verdict). */
-static long probe_samples(const struct sample_probe *p, size_t page)
+/*
+ * What p's ring holds: the samples, and how many of them were switches away from the idle
+ * task (pid 0: the task switched away from is the one running when the sample is taken).
+ * -1 when it filled up (no verdict).
+ */
+static long probe_samples(const struct sample_probe *p, size_t page, long *idle)
 {
 	const struct perf_event_mmap_page *meta = p->ring;
 	const char *data = (const char *)p->ring + page;
 	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	long samples = 0;
 
+	*idle = 0;
 	if (head + 64 > PROBE_PAGES * page)
 		return -1;
 	for (__u64 off = 0; off < head;) {
@@ -115,18 +120,29 @@ static long probe_samples(const struct sample_probe *p, size_t page)
 
 		if (h->size == 0)
 			break;
-		if (h->type == PERF_RECORD_SAMPLE)
+		if (h->type == PERF_RECORD_SAMPLE) {
 			samples++;
-		else if (h->type == PERF_RECORD_LOST)
+			/* PERF_SAMPLE_TID: u32 pid, u32 tid after the header. */
+			if (*(const __u32 *)(h + 1) == 0)
+				(*idle)++;
+		} else if (h->type == PERF_RECORD_LOST) {
 			return -1;
+		}
 		off += h->size;
 	}
 	return samples;
 }
 
-const char *switch_samples_dropped(const bool *online, int nr_cpus)
+enum probe_verdict { PROBE_UNKNOWN, PROBE_DELIVERED, PROBE_DROPPED };
+
+/*
+ * One round on the CPUs still unknown: each sampled and counted while its sleeper runs. A
+ * CPU is settled when samples went missing (dropped) or a switch away from idle arrived
+ * (delivered); one kept busy throughout stays unknown.
+ */
+static void probe_round(struct sample_probe *p, enum probe_verdict *v, const bool *online,
+			int nr_cpus, char *why, size_t len)
 {
-	static char why[200];
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
@@ -136,24 +152,20 @@ const char *switch_samples_dropped(const bool *online, int nr_cpus)
 		.disabled = 1,
 		.wakeup_events = 1 << 30,	/* nobody reads it while it runs */
 	};
-	size_t page = sysconf(_SC_PAGESIZE), len = (1 + PROBE_PAGES) * page;
-	struct sample_probe *p = calloc(nr_cpus, sizeof(*p));
+	size_t page = sysconf(_SC_PAGESIZE), ring_len = (1 + PROBE_PAGES) * page;
 	pthread_t *threads = calloc(nr_cpus, sizeof(*threads));
 	bool *started = calloc(nr_cpus, sizeof(*started));
-	const char *ret = NULL;
 
-	/* Out of memory: no verdict; the load that follows fails on memory anyway. */
-	if (p)
-		for (int cpu = 0; cpu < nr_cpus; cpu++)
-			p[cpu] = (struct sample_probe){ .cpu = cpu, .fd = -1, .ring = MAP_FAILED };
-	if (!p || !threads || !started)
-		goto out;
+	if (!threads || !started)
+		goto out;	/* no verdict; the load that follows fails on memory anyway */
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
-		if (!online[cpu])
+		p[cpu] = (struct sample_probe){ .cpu = cpu, .fd = -1, .ring = MAP_FAILED };
+		if (!online[cpu] || v[cpu] != PROBE_UNKNOWN)
 			continue;
 		p[cpu].fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (p[cpu].fd >= 0)
-			p[cpu].ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p[cpu].fd, 0);
+			p[cpu].ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+					   p[cpu].fd, 0);
 	}
 	for (int cpu = 0; cpu < nr_cpus; cpu++)
 		if (p[cpu].ring != MAP_FAILED)
@@ -165,32 +177,62 @@ const char *switch_samples_dropped(const bool *online, int nr_cpus)
 		if (started[cpu])
 			pthread_join(threads[cpu], NULL);
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		long samples, idle;
 		__u64 count;
-		long samples;
 
 		if (!started[cpu])
 			continue;
 		ioctl(p[cpu].fd, PERF_EVENT_IOC_DISABLE, 0);
-		samples = probe_samples(&p[cpu], page);
+		samples = probe_samples(&p[cpu], page, &idle);
 		if (read(p[cpu].fd, &count, sizeof(count)) != sizeof(count) || samples < 0)
 			continue;
 		/* Both come from one call per switch: equal where nothing is dropped. */
-		if (!ret && (__u64)samples * 10 < count * 9) {
-			snprintf(why, sizeof(why), "the kernel drops samples of software events at "
-				 "switches on CPU %d (%ld of %llu arrived): the cgroup-switches event "
-				 "would miss switches", cpu, samples, (unsigned long long)count);
-			ret = why;
+		if ((__u64)samples * 10 < count * 9) {
+			v[cpu] = PROBE_DROPPED;
+			snprintf(why, len, "the kernel drops samples of software events at switches "
+				 "on CPU %d (%ld of %llu arrived): the cgroup-switches event would "
+				 "miss switches", cpu, samples, (unsigned long long)count);
+		} else if (idle > 0) {
+			v[cpu] = PROBE_DELIVERED;
 		}
 	}
 out:
-	for (int cpu = 0; p && cpu < nr_cpus; cpu++) {
+	for (int cpu = 0; threads && started && cpu < nr_cpus; cpu++) {
 		if (p[cpu].ring != MAP_FAILED)
-			munmap(p[cpu].ring, len);
+			munmap(p[cpu].ring, ring_len);
 		if (p[cpu].fd >= 0)
 			close(p[cpu].fd);
 	}
 	free(started);
 	free(threads);
+}
+
+/* Rounds until every CPU is settled or one drops samples, at most this many. */
+#define PROBE_ROUNDS 4
+
+const char *switch_samples_dropped(const bool *online, int nr_cpus, int *unchecked)
+{
+	static char why[200];
+	struct sample_probe *p = calloc(nr_cpus, sizeof(*p));
+	enum probe_verdict *v = calloc(nr_cpus, sizeof(*v));
+	const char *ret = NULL;
+
+	*unchecked = -1;
+	for (int round = 0; p && v && !ret && round < PROBE_ROUNDS; round++) {
+		*unchecked = -1;
+		probe_round(p, v, online, nr_cpus, why, sizeof(why));
+		for (int cpu = 0; cpu < nr_cpus; cpu++) {
+			if (online[cpu] && v[cpu] == PROBE_DROPPED)
+				ret = why;
+			if (online[cpu] && v[cpu] == PROBE_UNKNOWN && *unchecked < 0)
+				*unchecked = cpu;
+		}
+		if (*unchecked < 0)
+			break;
+	}
+	if (ret)
+		*unchecked = -1;
+	free(v);
 	free(p);
 	return ret;
 }

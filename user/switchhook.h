@@ -18,9 +18,11 @@ const char *switch_hook_unfit(void);
 
 /*
  * Why the perf-event hook would miss switches on this machine by the probe of its samples
- * (a few milliseconds: a thread sleeps on every CPU); NULL when every sample arrived.
- * online: per possible CPU (nr_cpus of them), the CPUs to probe.
+ * (a few milliseconds: a thread sleeps on every CPU, in up to 4 rounds); NULL when none went
+ * missing. online: per possible CPU (nr_cpus of them), the CPUs to probe. *unchecked: the
+ * first CPU where no switch away from idle happened in any round (kept busy throughout),
+ * so the probe could not tell; -1 when there is none, or when samples went missing.
  */
-const char *switch_samples_dropped(const bool *online, int nr_cpus);
+const char *switch_samples_dropped(const bool *online, int nr_cpus, int *unchecked);
 
 #endif
