@@ -263,7 +263,10 @@ run_floor() {
 	local out=$1 kind=${2#floor-} ev id="" i rc
 	ev=$(events_of "$3")
 	placement "$4" "$5"
-	"${OFF_CPU[@]}" "$FLOOR" -p "$kind" -e "$ev" >"$TMP/floor" 2>"$TMP/err" &
+	# Emptied here, not by the redirection below, which the loop could outrun and find
+	# the last run's id.
+	: >"$TMP/floor"
+	"${OFF_CPU[@]}" "$FLOOR" -p "$kind" -e "$ev" >>"$TMP/floor" 2>"$TMP/err" &
 	FLOOR_PID=$!
 	for ((i = 0; i < 400; i++)); do
 		id=$(sed -n 's/^prog_id=//p' "$TMP/floor")
@@ -277,7 +280,8 @@ run_floor() {
 	rc=$?
 	# It exits 0 at SIGTERM; dead before, it failed.
 	kill "$FLOOR_PID" 2>/dev/null
-	wait "$FLOOR_PID" || die "hookfloor -p $kind -e $ev failed: $(cat "$TMP/err")"
+	wait "$FLOOR_PID" ||
+		die "hookfloor -p $kind -e $ev failed (exit $?): $(cat "$TMP/err")"
 	FLOOR_PID=""
 	((rc == 0)) || die "pingpong under hookfloor -p $kind failed: $(cat "$TMP/pp-err")"
 }
@@ -712,6 +716,12 @@ for hook in "${HOOKS[@]}"; do
 		"$(printf '%s vs %s ns (%s)' "$(num "${HOOK[$hook $SET large cross]}")" \
 		"$(num "${HOOK[$hook $SET small cross]}")" "$(pct "${HR[$hook]}")")" "${T_N[$hook]}"
 done
+for s in $FLOOR_SETS; do
+	read -r _ f_reads f_hook ratio <<<"${FLOOR_ROW[$s]}"
+	target "hook cost, tracepoint, $s events: at most 1.2x the reads alone" \
+		"$(printf '%s vs %s ns (%sx)' "$(num "$f_hook")" "$(num "$f_reads")" "$ratio")" \
+		"${T_FLOOR[$s]}"
+done
 # How far apart the runs without a profiler were (same tasks): a slowdown smaller than
 # that cannot be told from noise.
 read -r nmed nlo nhi < <(awk '$1 == "none" && $2 == "same" { print $4 }' "$TMP/ovh" | stats)
@@ -729,12 +739,6 @@ if [ -n "$beyond" ]; then
 	echo "  (the same-cgroup runs without a profiler varied by +-$noise % among themselves:" \
 		"more than $beyond not conclusive here; the hook cost above is the steadier figure)"
 fi
-for s in $FLOOR_SETS; do
-	read -r _ f_reads f_hook ratio <<<"${FLOOR_ROW[$s]}"
-	target "hook cost, tracepoint, $s events: at most 1.2x the reads alone" \
-		"$(printf '%s vs %s ns (%sx)' "$(num "$f_hook")" "$(num "$f_reads")" "$ratio")" \
-		"${T_FLOOR[$s]}"
-done
 echo "  (timing never fails the bench; $elapsed s for the rounds)"
 echo
 
