@@ -131,6 +131,23 @@ $(OUTPUT)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
+# The floor under the switch hook (tests/bench/hookfloor.*): its own BPF object, skeleton and
+# loader, built for make bench only.
+BENCH_BINS := $(OUTPUT)/tests/hookfloor
+
+$(OUTPUT)/tests/hookfloor.bpf.o: tests/bench/hookfloor.bpf.c | $(OUTPUT)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/tests/hookfloor.skel.h: $(OUTPUT)/tests/hookfloor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(LLVM_STRIP) -g -o $(OUTPUT)/tests/hookfloor.bpf.stripped.o $<
+	$(Q)$(BPFTOOL) gen skeleton $(OUTPUT)/tests/hookfloor.bpf.stripped.o name hookfloor_bpf > $@
+
+$(OUTPUT)/tests/hookfloor: tests/bench/hookfloor.c $(OUTPUT)/tests/hookfloor.skel.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/tests $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
+
 $(OUTPUT)/tests/workload-static: tests/helpers/workload.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
@@ -198,8 +215,9 @@ run: deps
 	$(OUTPUT)/cgtma --all-cgroups -I 1000 -d 5
 
 bench: test-deps
-	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/bench/run-bench.sh $(OUTPUT)
+	$(Q)tests/bench/hook-floor.sh $(OUTPUT)
 	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
 
 install: $(OUTPUT)/cgtma

@@ -128,9 +128,9 @@ struct {
 } new_cgroups SEC(".maps");
 
 /*
- * CLOCK_MONOTONIC of each CPU's last reading in each epoch: once the flush closed it, where
- * the interval ends on that CPU. Apart from the snapshot, so user space reads 8 bytes per
- * CPU, not 3 KB.
+ * CLOCK_MONOTONIC of the reading with which the flush closed each CPU's epoch: where the
+ * interval ends on that CPU (its last reading in that epoch; the switches before it take no
+ * time). Apart from the snapshot, so user space reads 8 bytes per CPU, not 3 KB.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -383,7 +383,9 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
 /*
  * Reads the events: returns the deltas of the slice that ends now, added to the CPU's total
  * of the CPU's epoch (*half, to charge its cgroups in), with the snapshot marked busy until
- * slice_done(); NULL if busy or the maps are missing.
+ * slice_done(); NULL if busy or the maps are missing. It reads no clock: only the callers
+ * whose reading's time is used take it (the flush, which ends the epoch, for read_times; an
+ * interrupt's exit, for coalescing), not the switch on every change of cgroup.
  */
 static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *snap,
 							__u32 *half)
@@ -391,7 +393,6 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct cgtma_counts *delta, *total;
 	struct bpf_perf_event_value v;
-	__u64 *read_ns;
 	long err;
 
 	/*
@@ -408,8 +409,7 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 	*half = snap->epoch & 1;
 	delta = bpf_map_lookup_elem(&deltas, &zero);
 	total = bpf_map_lookup_elem(&cpu_counts, half);
-	read_ns = bpf_map_lookup_elem(&read_times, half);
-	if (!delta || !total || !read_ns) {
+	if (!delta || !total) {
 		barrier();
 		WRITE_ONCE(snap->busy, 0);
 		return NULL;
@@ -441,7 +441,6 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 		snap->valid[i / 64] |= 1ULL << (i % 64);
 	}
 	add_counts(total->ev, delta);
-	snap->read_ns = *read_ns = bpf_ktime_get_ns();
 	snap->irq_coalesce = 0;
 	return delta;
 }
@@ -676,6 +675,7 @@ static __always_inline void irq_leave(__u32 irq)
 	}
 	charge_irq(irq, delta, half);
 	snap->irq_depth = depth - 1;
+	snap->read_ns = bpf_ktime_get_ns();
 	snap->irq_coalesce = 1;
 	slice_done(snap);
 }
@@ -848,6 +848,7 @@ int flush_slice(void *ctx)
 	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgtma_counts *delta;
+	__u64 *read_ns;
 	__u32 half;
 
 	if (!snap)
@@ -858,6 +859,10 @@ int flush_slice(void *ctx)
 	delta = cur ? read_slice(snap, &half) : NULL;
 	if (!delta)
 		goto close_epoch;
+	/* Where the epoch's counts end on this CPU: its last reading, as user space reads it. */
+	read_ns = bpf_map_lookup_elem(&read_times, &half);
+	if (read_ns)
+		*read_ns = bpf_ktime_get_ns();
 	/* Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's. */
 	if (!charge_irq_owner(snap, delta, half))
 		charge_running(snap, delta, half);

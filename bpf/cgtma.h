@@ -77,7 +77,7 @@ struct cgtma_snapshot {
 	__u32 irq_stack[CGTMA_IRQ_DEPTH];
 	__u32 irq_depth;	/* may exceed CGTMA_IRQ_DEPTH: those are not carved out */
 	__u32 irq_coalesce;	/* the last reading ended an interrupt */
-	__u64 read_ns;		/* when the last reading was taken */
+	__u64 read_ns;		/* when the last interrupt exit read (with irq_coalesce) */
 };
 
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */

@@ -23,6 +23,10 @@
 #     run is 50000 round trips, no longer 100000 (still 100000 switches to average over).
 #     On a 2-CPU VM the rounds then take about 1.5 times what the tracepoint alone took
 #     (1.7 times with 100000), the whole bench about 1.2 times (some 3 minutes).
+#     The tracepoint hook's floor, timed the same way (cross-cgroup, 4 and 8 events): an
+#     empty sched_switch program (the cgroup comparison on_switch does first, then nothing)
+#     and one that only reads the events as on_switch does (tests/bench/hookfloor.bpf.c,
+#     loaded by build/tests/hookfloor), with on_switch's ratio to the reads alone.
 #  2. Overhead on the pinned ping-pong (tests/helpers/pingpong: perf bench sched pipe with
 #     each task in a cgroup of our choosing), with its two tasks in two tracked cgroups and in
 #     one: time per round trip under cgtma with either hook and under perf stat -a
@@ -39,7 +43,8 @@
 #  5. The targets, met or not: in one cgroup, at most +1 % over no profiler with the
 #     perf-event hook and +2 % with the tracepoint; across cgroups, the perf-event hook no
 #     slower than the tracepoint, and either below perf's per-cgroup mode; each hook's cost
-#     with N tracked cgroups within 10 % of its cost with 10. Then the figures as Markdown
+#     with N tracked cgroups within 10 % of its cost with 10; the tracepoint hook at most
+#     1.2 times the reads alone, with 4 and 8 events. Then the figures as Markdown
 #     tables for README, each column naming the hook that produced it.
 #
 # Prints figures and never fails on timing: exit 1 only when something could not run; a
@@ -58,6 +63,7 @@ set -u
 BUILD=${1:-build}
 CGTMA=$BUILD/cgtma
 PINGPONG=$BUILD/tests/pingpong
+FLOOR=$BUILD/tests/hookfloor
 HOOK_RUN=$(cd "$(dirname "$0")" && pwd)/hook-run.sh
 ROUNDS=${CGTMA_BENCH_ROUNDS:-5}
 LOOPS=${CGTMA_BENCH_LOOPS:-200000}
@@ -80,7 +86,7 @@ done
 	die "CGTMA_BENCH_CGROUPS=$NR_LARGE: use 10 to $((MAX_CGROUPS - 1))"
 [ "$(id -u)" = 0 ] || skip "needs root (BPF, perf events, cgroups)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-for t in "$CGTMA" "$PINGPONG"; do
+for t in "$CGTMA" "$PINGPONG" "$FLOOR"; do
 	[ -x "$t" ] || die "no $t: build it first (make bench does)"
 done
 for c in perf bpftool jq taskset; do
@@ -132,11 +138,13 @@ PERF_V1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }'
 BASE=cgtma-bench-$$-$RANDOM
 TMP=$(mktemp -d /tmp/cgtma-bench.XXXXXX) || die "cannot create a scratch directory"
 STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+FLOOR_PID=""	# a hookfloor running (run_floor)
 
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
 	local rc=$? root
 	trap - EXIT INT TERM
+	[ -n "$FLOOR_PID" ] && kill "$FLOOR_PID" 2>/dev/null && wait "$FLOOR_PID" 2>/dev/null
 	for root in "$CG_ROOT" ${PERF_V1:+"$PERF_V1"}; do
 		[ -d "$root/$BASE" ] || continue
 		# Whatever is left in our cgroups (a ping-pong cut short) dies first.
@@ -190,7 +198,13 @@ else
 fi
 AUTO_HOOK=${auto%% *}
 # The switch program each hook runs, as hook-run.sh names it.
-prog_of() { if [ "$1" = perf-event ]; then echo on_cgroup_switch; else echo on_switch; fi; }
+prog_of() {
+	case $1 in
+	perf-event) echo on_cgroup_switch ;;
+	floor-*) echo "floor_${1#floor-}" ;;
+	*) echo on_switch ;;
+	esac
+}
 has_perf_hook() { [ -z "$NO_PERF_HOOK" ]; }
 
 # small: 10 cgroups, large: NR_LARGE; the tasks run in a and b of either.
@@ -241,11 +255,43 @@ check_counted() {
 
 # --- one run of each kind -----------------------------------------------------------------
 
+# run_floor OUT floor-empty|floor-reads SET GROUP WHERE: the ping-pong under one of the floor
+# programs (tests/bench/hookfloor.bpf.c) with the events of SET, timed as run_hook times
+# cgtma's: OUT gets prog=NAME and the ping-pong's line with the program's run_cnt and
+# run_time_ns.
+run_floor() {
+	local out=$1 kind=${2#floor-} ev id="" i rc
+	ev=$(events_of "$3")
+	placement "$4" "$5"
+	# Emptied here, not by the redirection below, which the loop could outrun and find
+	# the last run's id.
+	: >"$TMP/floor"
+	"${OFF_CPU[@]}" "$FLOOR" -p "$kind" -e "$ev" >>"$TMP/floor" 2>"$TMP/err" &
+	FLOOR_PID=$!
+	for ((i = 0; i < 400; i++)); do
+		id=$(sed -n 's/^prog_id=//p' "$TMP/floor")
+		[ -n "$id" ] && break
+		kill -0 "$FLOOR_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -n "$id" ] || die "hookfloor -p $kind -e $ev did not start: $(cat "$TMP/err")"
+	printf 'prog=floor_%s ' "$kind" >"$out"
+	"$PINGPONG" -c "$CPU" -n "$HOOK_LOOPS" "${PL[@]}" -s -p "$id" >>"$out" 2>"$TMP/pp-err"
+	rc=$?
+	# It exits 0 at SIGTERM; dead before, it failed.
+	kill "$FLOOR_PID" 2>/dev/null
+	wait "$FLOOR_PID" ||
+		die "hookfloor -p $kind -e $ev failed (exit $?): $(cat "$TMP/err")"
+	FLOOR_PID=""
+	((rc == 0)) || die "pingpong under hookfloor -p $kind failed: $(cat "$TMP/pp-err")"
+}
+
 # run_hook OUT HOOK SET GROUP WHERE: cgtma with switch hook HOOK tracking every cgroup of
 # GROUP, hook statistics on. A start that fails for want of memory is retried (see the note
 # it leaves).
 run_hook() {
 	local out=$1 hook=$2 ev pat try pt=()
+	case $hook in floor-*) run_floor "$@"; return ;; esac
 	# tracepoint+T: the tracepoint hook with -T.
 	[[ $hook == *+T ]] && hook=${hook%+T} pt=(-T)
 	ev=$(events_of "$3")
@@ -324,6 +370,11 @@ for hook in "${HOOKS[@]}"; do
 	HOOK_CONFIGS+=("$hook $SET large cross")
 done
 HOOK_CONFIGS+=("tracepoint+T $SET small same" "tracepoint+T $SET small cross")
+# The tracepoint hook's floor: the empty program (it reads nothing: set 1's events are open,
+# unread) and the reads alone, for 4 and 8 events.
+FLOOR_SETS="4 8"
+HOOK_CONFIGS+=("floor-empty 1 small same" "floor-empty 1 small cross")
+for s in $FLOOR_SETS; do HOOK_CONFIGS+=("floor-reads $s small cross"); done
 # PROFILER WHERE
 OVH_CONFIGS=()
 for where in cross same; do
@@ -475,6 +526,7 @@ added_ns_stats() {
 pct() { awk -v x="$1" 'BEGIN { printf "%+.1f %%", (x - 1) * 100 }'; }
 # A figure with one decimal, or "-" where there is none.
 num() { case $1 in nan | - | '') echo - ;; *) printf '%.1f' "$1" ;; esac; }
+verdict() { if [ "$1" = 1 ]; then echo met; else echo "NOT MET"; fi; }
 # 1 when A <= B, or A < B; for verdict.
 le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) }'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b) }'; }
@@ -526,6 +578,34 @@ fi
 echo "  Each figure includes the statistics' own two clock reads per run, as any empty"
 echo "  program's, and leaves out how the program is reached: the tracepoint's trampoline, the"
 echo "  perf event's overflow path; the slowdowns below have them)"
+echo
+
+# The tracepoint hook against its floor, per set: "empty reads hook ratio" (ratio: hook over
+# reads-only), and the verdict of the 1.2x target.
+declare -A FLOOR_ROW T_FLOOR
+read -r f_empty f_elo f_ehi < <(hook_stats floor-empty 1 small cross)
+read -r f_same _ < <(hook_stats floor-empty 1 small same)
+echo "The tracepoint hook against its floor, cross-cgroup, 10 tracked cgroups: ns/switch as" \
+	"above, median of $ROUNDS [min .. max]"
+printf '  %-7s %-24s %-24s %-24s %s\n' events "empty program" "reads only" \
+	"on_switch (tracepoint)" "on_switch / reads only (target: at most 1.2x)"
+for s in $FLOOR_SETS; do
+	read -r f_reads f_rlo f_rhi < <(hook_stats floor-reads "$s" small cross)
+	read -r f_hook f_hlo f_hhi < <(hook_stats tracepoint "$s" small cross)
+	ratio=$(awk -v a="$f_hook" -v b="$f_reads" 'BEGIN { printf "%.2f", a / b }')
+	FLOOR_ROW[$s]="$f_empty $f_reads $f_hook $ratio"
+	T_FLOOR[$s]=$(le "$ratio" 1.2)
+	printf '  %-7s %-24s %-24s %-24s %sx  %s\n' "$s" \
+		"$(num "$f_empty") [$(num "$f_elo")..$(num "$f_ehi")]" \
+		"$(num "$f_reads") [$(num "$f_rlo")..$(num "$f_rhi")]" \
+		"$(num "$f_hook") [$(num "$f_hlo")..$(num "$f_hhi")]" "$ratio" \
+		"$(verdict "${T_FLOOR[$s]}")"
+done
+echo "  (empty: a sched_switch program comparing the two tasks' cgroups as on_switch does"
+echo "  first, then nothing; reads only: the same, then at a switch between cgroups the N"
+echo "  bpf_perf_event_read_value() calls of on_switch on the same events, nothing else"
+echo "  (tests/bench/hookfloor.bpf.c). Same-cgroup switches: empty $(num "$f_same"), on_switch"
+echo "  $(num "$(hook_stats tracepoint "$SET" small same | cut -d' ' -f1)" ) ns with $SET events)"
 echo
 
 echo "Overhead on the pinned ping-pong, events '$(events_of "$SET")': time per round trip" \
@@ -594,7 +674,6 @@ echo "  (each interval: flush every CPU, read the maps, compute, print a row per
 echo "  hierarchy is walked again only after a cgroup was made or removed)"
 echo
 
-verdict() { if [ "$1" = 1 ]; then echo met; else echo "NOT MET"; fi; }
 target() { printf '  %-62s %-32s %s\n' "$1" "$2" "$(verdict "$3")"; }
 tp_same=${OVH[tracepoint same]}
 tp_cross=${OVH[tracepoint cross]}
@@ -636,6 +715,12 @@ for hook in "${HOOKS[@]}"; do
 	target "hook cost, $hook: $NR_LARGE tracked cgroups within 10 % of 10" \
 		"$(printf '%s vs %s ns (%s)' "$(num "${HOOK[$hook $SET large cross]}")" \
 		"$(num "${HOOK[$hook $SET small cross]}")" "$(pct "${HR[$hook]}")")" "${T_N[$hook]}"
+done
+for s in $FLOOR_SETS; do
+	read -r _ f_reads f_hook ratio <<<"${FLOOR_ROW[$s]}"
+	target "hook cost, tracepoint, $s events: at most 1.2x the reads alone" \
+		"$(printf '%s vs %s ns (%sx)' "$(num "$f_hook")" "$(num "$f_reads")" "$ratio")" \
+		"${T_FLOOR[$s]}"
 done
 # How far apart the runs without a profiler were (same tasks): a slowdown smaller than
 # that cannot be told from noise.
@@ -707,6 +792,17 @@ for s in 1 4 8; do
 		done
 	done
 	echo "$line"
+done
+echo
+echo "The tracepoint hook against its floor (ns per cross-cgroup switch, median of $ROUNDS;" \
+	"run_time_ns / run_cnt of each program; 10 tracked cgroups for on_switch):"
+echo
+echo "| Events | Empty program | Reads only | on_switch (tracepoint hook) | on_switch / reads only (target at most 1.2x) |"
+echo "|---|---|---|---|---|"
+for s in $FLOOR_SETS; do
+	read -r f_empty f_reads f_hook ratio <<<"${FLOOR_ROW[$s]}"
+	printf '| %s | %.0f | %.0f | %.0f | %sx: %s |\n' "$s" "$f_empty" "$f_reads" "$f_hook" \
+		"$ratio" "$(verdict "${T_FLOOR[$s]}")"
 done
 echo
 echo "Slowdown of a pinned ping-pong (2 tasks, 1 CPU; CPU time per round trip against no" \
