@@ -217,7 +217,6 @@ run: deps
 bench: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/bench/run-bench.sh $(OUTPUT)
-	$(Q)tests/bench/hook-floor.sh $(OUTPUT)
 	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
 
 install: $(OUTPUT)/cgtma

@@ -23,7 +23,7 @@ VM_TIMEOUT=${CGTMA_VMTEST_TIMEOUT:-1500}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # The rows, in the order they run and are shown.
-ALL_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
+ALL_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12 6.18 6.18-voluntary"
 
 # The guests' root: what cgtma links, what the live tests run (tests/live/*.sh), python3 for
 # crucible's post-process (40-crucible) and prometheus (30-prometheus; a 19 MB download).
@@ -66,6 +66,8 @@ row_def() {
 	6.1-hybrid) R_FAMILY=6.1 R_LAYOUT=hybrid ;;
 	6.1-nocgroup2) R_FAMILY=6.1 R_LAYOUT=v1 R_MODE=nocgroup2 ;;
 	6.12) R_FAMILY=6.12 ;;
+	6.18) R_FAMILY=6.18 ;;
+	6.18-voluntary) R_FAMILY=6.18 R_CMDLINE=preempt=voluntary ;;
 	*) return 1 ;;
 	esac
 }
@@ -79,6 +81,7 @@ family_def() {
 	6.1) F_SUITE=bookworm F_RE='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
 	6.1-rt) F_SUITE=bookworm F_RE='^linux-image-6\.1\.0-[0-9]+-rt-amd64$' ;;
 	6.12) F_SUITE=trixie F_RE='^linux-image-6\.12\.[0-9]+[^-]*-amd64$' ;;
+	6.18) F_SUITE=trixie-backports F_RE='^linux-image-6\.18\.[0-9]+[^-]*-amd64$' ;;
 	*) return 1 ;;
 	esac
 }
@@ -127,7 +130,9 @@ apt_setup() {
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" || return 1
 	{
 		echo "deb [signed-by=$KEYRING] $MIRROR $suite main"
-		[ -n "$SEC_MIRROR" ] && echo "deb [signed-by=$KEYRING] $SEC_MIRROR $suite-security main"
+		# Backports have no -security suite of their own.
+		[ -n "$SEC_MIRROR" ] && [ "${suite%-backports}" = "$suite" ] &&
+			echo "deb [signed-by=$KEYRING] $SEC_MIRROR $suite-security main"
 	} >"$d/sources.list"
 	# Sandbox::User=root: the cache belongs to root, not to _apt.
 	APT=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=-
