@@ -5,7 +5,7 @@
 # (default /var/cache/cgtma-vmtest):
 #   apt/SUITE/        a private apt configuration per suite (sources.list, lists, cache)
 #   debs/             the kernel packages as downloaded
-#   kernels/FAMILY.pkg  the package chosen for a family (5.10, 5.10-rt, 6.1, 6.1-rt, 6.12)
+#   kernels/FAMILY.pkg  the package chosen for a family (5.10, 5.10-rt, 6.1, 6.1-rt, 6.12, 6.18)
 #   kernels/PKG/      the package extracted, depmod run, and its initramfs
 #   rootfs/           the guests' root image (built once, booted with snapshot=on)
 #   results/ROW/      the last run of each row: console.log, meta, out/ (what the guest wrote)

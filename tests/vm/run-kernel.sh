@@ -6,8 +6,8 @@
 #
 #   KERNEL  5.10, 5.10-rt (PREEMPT_RT), 6.1, 6.1-full (preempt=full), 6.1-rt (PREEMPT_RT),
 #           6.1-hybrid (cgroup v1 beside cgroup2 at /sys/fs/cgroup/unified), 6.1-nocgroup2
-#           (v1 only: one check, no live tests), 6.12, or host (no VM: the suite on this
-#           machine)
+#           (v1 only: one check, no live tests), 6.12, 6.18, 6.18-voluntary
+#           (preempt=voluntary), or host (no VM: the suite on this machine)
 #   TEST    a live test, as 12, 12-cpu-stat or tests/live/12-cpu-stat.sh; default all
 #   -b      the build directory, inside this checkout (default build)
 #

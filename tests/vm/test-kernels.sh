@@ -10,7 +10,8 @@
 #           (bookworm), 6.1-full (the same with preempt=full), 6.1-rt (PREEMPT_RT), 6.1-hybrid
 #           (v1 hierarchies beside cgroup2 at /sys/fs/cgroup/unified), 6.1-nocgroup2 (v1
 #           only: instead of the suite, `cgtma -e cpu-clock -I 100 -d 1 -G /` must exit 1
-#           naming cgroup v2), 6.12 (trixie); default all, in that order
+#           naming cgroup v2), 6.12 (trixie), 6.18 (trixie-backports; lazy preemption),
+#           6.18-voluntary (the same with preempt=voluntary); default all, in that order
 #   -t      only these live tests (as run-kernel.sh takes them)
 #
 # First everything is fetched and built (the newest kernel package of each family through a
