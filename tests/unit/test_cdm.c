@@ -234,13 +234,15 @@ static char *make_dir(void)
 	return d ? strdup(d) : NULL;
 }
 
-static void remove_dir(const char *dir)
+/* Removes a directory of make_dir()'s with what it holds, and frees its name. */
+static void drop_dir(char *dir)
 {
 	char cmd[4200];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		printf("# cannot remove %s\n", dir);
+	free(dir);
 }
 
 static int emit(struct output *o, const struct run *run, const struct interval *iv)
@@ -372,8 +374,7 @@ out:
 		interval_free(&iv[i]);
 	synth_close(&sy);
 	json_object_put(all);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 /* sw's flat metrics per CPU: their units, classes, aggregations; names cgroup and cpu. */
@@ -421,8 +422,7 @@ static void check_metrics(void)
 out:
 	interval_free(&iv);
 	synth_close(&sy);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 /* -e: events as rates; names made types; a start not given by begin() still chains. */
@@ -474,8 +474,7 @@ out:
 	for (int k = 0; k < 2; k++)
 		interval_free(&iv[k]);
 	synth_close(&sy);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 /* A series' name under key, or NULL. */
@@ -539,8 +538,7 @@ static void check_names(void)
 out:
 	interval_free(&iv);
 	synth_close(&sy);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 /*
@@ -631,8 +629,7 @@ static void check_irq_names(void)
 out:
 	interval_free(&iv);
 	synth_close(&sy);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 static int count_str(const char *hay, const char *needle)
@@ -729,8 +726,7 @@ out:
 	signal(SIGXFSZ, SIG_DFL);
 	interval_free(&iv);
 	synth_close(&sy);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 /* A path that cannot be a directory fails at open, naming it. */
@@ -773,8 +769,7 @@ static void check_unwritable(void)
 	output_close(o);
 	snprintf(made, sizeof(made), "%s/metric-data-cgtma.json", sub);
 	CHECK(access(made, R_OK) == 0, "%s made", made);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 /*
@@ -846,8 +841,7 @@ out:
 		interval_free(&iv[i]);
 	synth_close(&sy);
 	json_object_put(all);
-	remove_dir(dir);
-	free(dir);
+	drop_dir(dir);
 }
 
 int main(void)
