@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "commands.h"
+#include "exitstatus.h"
 #include "jsonfile.h"
 #include "log.h"
 #include "model_internal.h"
@@ -60,7 +61,7 @@ struct compute_args {
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* One line, and the exit code of bad usage. */
+/* One line, and -EINVAL: bad usage. */
 static int usage_error(const char *fmt, ...)
 {
 	char msg[256];
@@ -70,7 +71,7 @@ static int usage_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	pr_err("compute: %s (see 'cgtma compute --help')", msg);
-	return 2;
+	return -EINVAL;
 }
 
 /* Matches --name, --name=VALUE and --name VALUE; *value is NULL for a flag. */
@@ -380,29 +381,32 @@ static int compute(const struct compute_args *a)
 	struct plan *p = NULL;
 	double *values = NULL;
 	bool *counted = NULL;
-	int i, err, ret = 1;
+	int i, err;
 
 	err = load_model(a, &m);
 	if (!err)
 		err = read_counts(a->counts, &counts);
 	if (err) {
-		ret = json_input_exit_code(err);
+		err = json_input_error(err);
 		goto out;
 	}
 	if (a->perf_metrics == 1 && !model__has_perf_metrics(m)) {
-		ret = usage_error("model '%s' has no perf-metrics path", model__name(m));
+		err = usage_error("model '%s' has no perf-metrics path", model__name(m));
 		goto out;
 	}
 	o.perf_metrics = a->perf_metrics >= 0 ? a->perf_metrics : counts_have_perf_metrics(m, counts);
 	o.level = a->level < model__max_level(m) ? a->level : model__max_level(m);
 	err = plan__new(m, &o, &p);
-	if (err)
+	if (err) {
+		err = err == -EINVAL ? -EIO : err;	/* a model that plans wrong: a failure */
 		goto out;
+	}
 
 	values = calloc(p->nr_events + 1, sizeof(*values));
 	counted = calloc(p->nr_events + 1, sizeof(*counted));
 	if (!values || !counted) {
 		pr_err("compute: out of memory");
+		err = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < p->nr_events; i++) {
@@ -413,7 +417,7 @@ static int compute(const struct compute_args *a)
 			       "perf-metrics %s)",
 			       a->counts, p->events[i].name, model__name(m), o.level,
 			       o.perf_metrics ? "on" : "off");
-			ret = 2;
+			err = -EINVAL;
 			goto out;
 		}
 		values[i] = json_object_get_double(v);
@@ -426,18 +430,19 @@ static int compute(const struct compute_args *a)
 		err = tma__compute(p, &in, &r);
 	if (err) {
 		pr_err("compute: %s", strerror(-err));
+		err = err == -EINVAL ? -EIO : err;
 		goto out;
 	}
 	if (a->json) {
 		err = print_json(p, &r);
 		if (err) {
 			pr_err("compute: cannot print the result: %s", strerror(-err));
+			err = err == -EINVAL ? -EIO : err;
 			goto out;
 		}
 	} else {
 		print_table(p, &r);
 	}
-	ret = 0;
 out:
 	tma_result__release(&r);
 	free(values);
@@ -445,19 +450,19 @@ out:
 	plan__free(p);
 	model__free(m);
 	json_object_put(counts);
-	return ret;
+	return err;
 }
 
 int cmd_compute(int argc, char **argv)
 {
 	struct compute_args a = { 0 };
-	int ret;
+	int err;
 
-	ret = parse_args(argc, argv, &a);
-	if (!ret && a.help)
+	err = parse_args(argc, argv, &a);
+	if (!err && a.help)
 		fputs(usage_text, stdout);
-	else if (!ret)
-		ret = compute(&a);
+	else if (!err)
+		err = compute(&a);
 	log_set_json(false);
-	return ret;
+	return exit_status(err);
 }

@@ -120,7 +120,7 @@ int cmd_list_events(int argc, char **argv)
 		pr_err("--model and --model-file: give one");
 		return EXIT_USAGE;
 	}
-	ret = measurement_setup(&mo, &m);
+	ret = exit_status(measurement_setup(&mo, &m));
 	if (!ret) {
 		if (json)
 			print_json(&m);

@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "commands.h"
+#include "exitstatus.h"
 #include "log.h"
-#include "measurement.h"
 #include "options.h"
 #include "output.h"
 #include "record.h"
@@ -90,7 +90,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		case 'l':
 			if (opt_int("--level", optarg, 1, LEVEL_MAX, "", &a->level))
-				return EXIT_USAGE;
+				return -EINVAL;
 			break;
 		case 'v':
 			a->verbose = true;
@@ -100,21 +100,21 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			return 0;
 		default:
 			fprintf(stderr, "Try 'cgtma report --help'.\n");
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
 		pr_err("report: no record file (see 'cgtma report --help')");
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	if (optind + 1 < argc) {
 		pr_err("report: one record file, not '%s' too", argv[optind + 1]);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	a->file = argv[optind];
 	if (a->out.json && a->out.csv_sep) {
 		pr_err("--json and -x both write to stdout: give one");
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -152,14 +152,15 @@ static int load_model(struct replay *rp)
 			 h->model);
 		err = model__load_string(origin, h->model_source, h->model_source_len,
 					 &rp->model);
-		return err ? EXIT_FAILURE : 0;
+		/* The record's own text: a damaged record, not the user's input. */
+		return err == -EINVAL ? -EIO : err;
 	}
 	/* Written by a cgtma that did not record the model's text: the built-in one. */
 	err = model__load_builtin(h->model, &rp->model);
 	if (err) {
 		pr_err("%s: the record has no model text and '%s' is not a built-in model",
 		       rp->file, h->model);
-		return EXIT_FAILURE;
+		return err == -EINVAL ? -EIO : err;
 	}
 	pr_warn("%s: the record has no model text: using this cgtma's built-in model '%s'",
 		rp->file, h->model);
@@ -177,8 +178,10 @@ static int map_events(struct replay *rp, int level)
 	rp->map = calloc(p->nr_events, sizeof(*rp->map));
 	rp->names = calloc(p->nr_events, sizeof(*rp->names));
 	rp->sums = calloc(p->nr_events, sizeof(*rp->sums));
-	if (!rp->map || !rp->names || !rp->sums)
-		return EXIT_FAILURE;
+	if (!rp->map || !rp->names || !rp->sums) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
 	for (int i = 0; i < p->nr_events; i++) {
 		rp->names[i] = p->events[i].name;
 		rp->map[i] = -1;
@@ -196,7 +199,7 @@ static int map_events(struct replay *rp, int level)
 	if (!nr_missing && p->nr_events > h->nr_events) {
 		pr_err("%s: the model's plan has %d events for the %d recorded", rp->file,
 		       p->nr_events, h->nr_events);
-		return EXIT_FAILURE;
+		return -EIO;
 	}
 	if (!nr_missing)
 		return 0;
@@ -205,7 +208,7 @@ static int map_events(struct replay *rp, int level)
 			 " and %d more", nr_missing - 8);
 	pr_err("%s: level %d needs events the run did not count (it recorded level %d): %s",
 	       rp->file, level, h->level, missing);
-	return EXIT_USAGE;
+	return -EINVAL;		/* -l asked for more than was recorded */
 }
 
 static int setup_plan(struct replay *rp, int level)
@@ -221,7 +224,7 @@ static int setup_plan(struct replay *rp, int level)
 	if (max_level && level > max_level) {
 		pr_err("level %d: model '%s' has levels 1 to %d", level, model__name(rp->model),
 		       max_level);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	mo.level = max_level ? level : 1;
 	mo.perf_metrics = h->perf_metrics;
@@ -229,7 +232,7 @@ static int setup_plan(struct replay *rp, int level)
 	mo.reserved_counters = h->reserved_counters;
 	err = plan__new(rp->model, &mo, &rp->plan);
 	if (err)
-		return EXIT_FAILURE;
+		return -EIO;	/* as recorded, the plan was made once: a damaged record */
 	return map_events(rp, level);
 }
 
@@ -250,7 +253,7 @@ static int setup_run(struct replay *rp, const struct report_args *a)
 	} else {
 		if (a->level) {
 			pr_err("-l: %s recorded events (-e), not a Top-Down model", rp->file);
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 		run->nr_events = h->nr_events;
 		run->event_names = (const char *const *)h->event_names;
@@ -274,15 +277,16 @@ static int setup_run(struct replay *rp, const struct report_args *a)
 static int open_outputs(struct replay *rp, struct report_args *a)
 {
 	struct output_opts *oo = &a->out;
+	int err;
 
 	/* --html alone is a file to write, not a reason to print the intervals too. */
 	oo->no_stdout = oo->html && !oo->json && !oo->csv_sep && !oo->cdm_dir;
-	if (outputs_open(oo, rp->outputs, &rp->nr_outputs))
-		return EXIT_FAILURE;
+	/* -EINVAL: an output's argument is malformed, as in a live run. */
+	err = outputs_open(oo, rp->outputs, &rp->nr_outputs);
+	if (err)
+		return err;
 	/* A sink that cannot start would only fail at every interval: stop here. */
-	if (outputs_begin(rp->outputs, rp->nr_outputs, &rp->run))
-		return EXIT_FAILURE;
-	return 0;
+	return outputs_begin(rp->outputs, rp->nr_outputs, &rp->run) ? -EIO : 0;
 }
 
 /*
@@ -327,21 +331,21 @@ static int replay_all(struct replay *rp)
 		if (err) {
 			pr_err("%s: interval %ld in the file: cannot compute it: %s", rp->file,
 			       index, strerror(-err));
-			ret = EXIT_FAILURE;
+			ret = err == -EINVAL ? -EIO : err;
 			break;
 		}
 		if (outputs_emit(rp->outputs, rp->nr_outputs, &rp->run, &rec))
-			ret = EXIT_FAILURE;
+			ret = -EIO;	/* each sink has said what it could not write */
 	}
 	if (missing)
 		pr_warn("%s: %ld interval(s) are not in the record: the live run could not write "
 			"them and went on", rp->file, missing);
 	if (err == -EBADMSG) {
 		print_damage(rp->file, &e);
-		ret = EXIT_FAILURE;
+		ret = err;
 	} else if (err < 0 && ret == 0) {
 		pr_err("cannot read record '%s': %s", rp->file, strerror(-err));
-		ret = EXIT_FAILURE;
+		ret = err == -EINVAL ? -EIO : err;
 	}
 	interval_free(&rec);
 	return ret;
@@ -352,13 +356,13 @@ static int report(int argc, char **argv)
 	struct report_args a = {};
 	struct replay rp = {};
 	struct record_error e;
-	int ret, err;
+	int err;
 
-	ret = parse_args(argc, argv, &a);
-	if (ret || a.help) {
+	err = parse_args(argc, argv, &a);
+	if (err || a.help) {
 		if (a.help)
 			usage(stdout);
-		return ret;
+		return exit_status(err);
 	}
 	rp.file = a.file;
 	err = record_reader__open(a.file, &rp.reader, &e);
@@ -371,11 +375,11 @@ static int report(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	rp.h = record_reader__header(rp.reader);
-	ret = setup_run(&rp, &a);
-	if (!ret)
-		ret = open_outputs(&rp, &a);
-	if (!ret)
-		ret = replay_all(&rp);
+	err = setup_run(&rp, &a);
+	if (!err)
+		err = open_outputs(&rp, &a);
+	if (!err)
+		err = replay_all(&rp);
 
 	for (int i = 0; i < rp.nr_outputs; i++)
 		output_close(rp.outputs[i]);
@@ -385,7 +389,7 @@ static int report(int argc, char **argv)
 	plan__free(rp.plan);
 	model__free(rp.model);
 	record_reader__close(rp.reader);
-	return ret;
+	return exit_status(err);
 }
 
 int cmd_report(int argc, char **argv)

@@ -21,9 +21,9 @@ int json_read(FILE *f, size_t max, char **text, size_t *len)
 	return *text ? 0 : -ENOMEM;
 }
 
-int json_input_exit_code(int err)
+int json_input_error(int err)
 {
-	return err == -EIO || err == -ENOMEM ? 1 : 2;
+	return err == -EIO || err == -ENOMEM ? err : -EINVAL;
 }
 
 static int line_of(const char *text, size_t offset)

@@ -26,12 +26,12 @@ struct json_parse_error {
 int json_read(FILE *f, size_t max, char **text, size_t *len);
 
 /*
- * The exit code for an input file (a model file, compute's counts) that could not be used,
- * from the -errno its loader returned: 2, bad input, for anything about the file itself
- * (missing, unreadable, not a regular file, too large, not valid JSON, bad values); 1 when
- * reading failed on the way (-EIO) or memory ran out.
+ * What an input file (a model file, compute's counts) that could not be used means, from the
+ * -errno its loader returned: -EINVAL, bad input (exitstatus.h), for anything about the file
+ * itself (missing, unreadable, not a regular file, too large, not valid JSON, bad values);
+ * err itself when reading failed on the way (-EIO) or memory ran out.
  */
-int json_input_exit_code(int err);
+int json_input_error(int err);
 
 /*
  * Parses text[0..len): 0 with *out (the caller puts it); -EINVAL with *e saying where and

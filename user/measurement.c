@@ -14,7 +14,7 @@
 static int out_of_memory(void)
 {
 	pr_err("out of memory");
-	return EXIT_FAILURE;
+	return -ENOMEM;
 }
 
 static int load_model(const struct measure_opts *o, struct model **mp)
@@ -25,7 +25,7 @@ static int load_model(const struct measure_opts *o, struct model **mp)
 
 	if (o->model_file) {
 		err = model__load_file(o->model_file, mp);
-		return err ? json_input_exit_code(err) : 0;
+		return err ? json_input_error(err) : 0;
 	}
 	if (!name) {
 		if (!cpu_has_pmu(&why)) {
@@ -44,8 +44,9 @@ static int load_model(const struct measure_opts *o, struct model **mp)
 	/* model__load_builtin() has printed what is wrong: one line, not two. */
 	err = model__load_builtin(name, mp);
 	if (err == -ENOENT)
-		return EXIT_USAGE;
-	return err ? EXIT_FAILURE : 0;
+		return -EINVAL;		/* no such model */
+	/* A built-in model that does not parse is cgtma's fault, not the user's. */
+	return err == -EINVAL ? -EIO : err;
 }
 
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)
@@ -62,13 +63,13 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	if (max_level && m->level > max_level) {
 		pr_err("level %d: model '%s' has levels 1 to %d", m->level,
 		       model__name(m->model), max_level);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 
 	if (o->perf_metrics == 1 && !model__has_perf_metrics(m->model)) {
 		pr_err("--perf-metrics: model '%s' has no perf-metrics path",
 		       model__name(m->model));
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	sysfs = model__perf_metrics_sysfs(m->model);
 	m->perf_metrics = o->perf_metrics >= 0 ? o->perf_metrics :
@@ -85,13 +86,17 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 		mo.reserved_counters = 1;
 	}
 	err = plan__new(m->model, &mo, &m->plan);
+	/*
+	 * E2BIG: the level needs more counters than there are, the user's to lower. A model
+	 * that plans wrong otherwise (EINVAL) is a failure, as it always was.
+	 */
 	if (err)
-		return err == -E2BIG ? EXIT_USAGE : EXIT_FAILURE;
+		return err == -E2BIG ? -EINVAL : err == -EINVAL ? -EIO : err;
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
 		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,
 		       CGTMA_MAX_EVENTS);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	m->nr_events = m->plan->nr_events;
 	m->names = calloc(m->nr_events, sizeof(*m->names));
@@ -124,7 +129,7 @@ static int encode_events(struct measurement *m)
 				       model__name(m->model), spec, err);
 			else
 				pr_err("event '%s': %s", spec, err);
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -139,7 +144,7 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 		n = event_list_split(o->events, &m->names);
 		if (n == -EINVAL) {
 			pr_err("-e '%s': empty event in the list", o->events);
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 		if (n < 0)
 			return out_of_memory();
@@ -149,12 +154,12 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 			for (int j = 0; j < i; j++)
 				if (!strcmp(m->names[i], m->names[j])) {
 					pr_err("-e: '%s' is given twice", m->names[i]);
-					return EXIT_USAGE;
+					return -EINVAL;
 				}
 		if (n > CGTMA_MAX_EVENTS) {
 			pr_err("-e: %d events; cgtma counts at most %d per run", n,
 			       CGTMA_MAX_EVENTS);
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 		/* Like perf stat: each event on its own, multiplexed by the kernel as needed. */
 		m->group = calloc(n, sizeof(*m->group));

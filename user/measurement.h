@@ -10,9 +10,8 @@
 #include <stdbool.h>
 #include <linux/perf_event.h>
 
+#include "exitstatus.h"
 #include "model.h"
-
-#define EXIT_USAGE 2
 
 struct measure_opts {
 	const char *events;		/* -e list; NULL: a model's events */
@@ -36,8 +35,8 @@ struct measurement {
 };
 
 /*
- * Chooses and plans. Prints what is wrong and returns the exit code to use: 0, EXIT_USAGE
- * for bad input (an unknown event or model, a level the model lacks) or EXIT_FAILURE.
+ * Chooses and plans. 0, -EINVAL for bad input (an unknown event or model, a level the model
+ * lacks), or another -errno; what is wrong printed.
  */
 int measurement_setup(const struct measure_opts *o, struct measurement *m);
 void measurement_release(struct measurement *m);

@@ -41,12 +41,12 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): "
 		       "-G and --all-cgroups need it; mount it (mount -t cgroup2 none DIR) or "
 		       "boot with systemd.unified_cgroup_hierarchy=1");
-		return EXIT_FAILURE;
+		return ret;
 	}
 	if (ret) {
 		pr_err("cannot find the cgroup v2 mount in /proc/self/mountinfo: %s",
 		       strerror(-ret));
-		return EXIT_FAILURE;
+		return ret == -EINVAL ? -EIO : ret;	/* the system's, not the user's */
 	}
 	/* Counts would be right either way; paths relative to a subtree must be said. */
 	if (sel->view.kind == CGVIEW_SUBTREE || o->verbose)
@@ -56,7 +56,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 	if (!sel->patterns || !sel->selectors ||
 	    containers_new(sel->view.root, o->verbose, &sel->containers)) {
 		pr_err("out of memory");
-		return EXIT_FAILURE;
+		return -ENOMEM;
 	}
 	if (o->all_containers)
 		sel->selectors[sel->nr_selectors++].kind = SELECT_ALL_CONTAINERS;
@@ -68,7 +68,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 					       sizeof(err));
 		if (ret < 0) {
 			pr_err("-G '%s': %s", o->cgroups[i], err);
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 		if (ret) {
 			sel->nr_selectors++;
@@ -78,26 +78,26 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 		if (ret) {
 			pr_err("cgroup '%s': %s", o->cgroups[i],
 			       ret == -EINVAL ? err : strerror(-ret));
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 		level = cgroup_level(path);
 		if (level > CGTMA_MAX_LEVEL) {
 			pr_err("cgroup '%s' is %d levels deep; cgtma tracks up to %d", path, level,
 			       CGTMA_MAX_LEVEL);
-			return EXIT_USAGE;
+			return -EINVAL;
 		}
 		if (!cgroup_is_pattern(path)) {
 			ret = cgroup_id(sel->view.root, path, &id);
 			if (ret) {
 				pr_err("cannot open cgroup '%s%s': %s", sel->view.shown,
 				       strcmp(path, "/") ? path : "", strerror(-ret));
-				return EXIT_USAGE;
+				return -EINVAL;
 			}
 		}
 		sel->patterns[sel->nr_patterns] = strdup(path);
 		if (!sel->patterns[sel->nr_patterns]) {
 			pr_err("out of memory");
-			return EXIT_FAILURE;
+			return -ENOMEM;
 		}
 		sel->nr_patterns++;
 		*levels |= 1ULL << level;

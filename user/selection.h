@@ -48,8 +48,8 @@ struct selection {
 
 /*
  * Parses o's selectors and finds the hierarchy. *levels gets bit L for every level whose
- * new cgroups must be counted from their mkdir, *max_level the deepest. 0, or the exit code
- * (EXIT_USAGE for a bad selector, EXIT_FAILURE otherwise), the reason printed.
+ * new cgroups must be counted from their mkdir, *max_level the deepest. 0, -EINVAL for a bad
+ * selector (one that names no cgroup included), or another -errno; the reason printed.
  */
 int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *levels,
 		    __u32 *max_level);

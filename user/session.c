@@ -675,12 +675,14 @@ int session_run(const struct session_opts *o)
 	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Input is checked first: -EINVAL from these and the sinks is bad usage. */
 	ret = measurement_setup(&o->measure, &s.m);
-	if (ret)
+	if (!ret)
+		ret = selection_setup(&s.sel, o, &co.new_cgroup_levels, &co.max_level);
+	if (ret) {
+		ret = exit_status(ret);
 		goto cleanup;
-	ret = selection_setup(&s.sel, o, &co.new_cgroup_levels, &co.max_level);
-	if (ret)
-		goto cleanup;
+	}
 	co.tracked_levels = co.new_cgroup_levels;
 	co.new_cgroup_levels &= ~1ULL;	/* the root is never new */
 	co.nr_events = s.m.nr_events;
@@ -700,9 +702,10 @@ int session_run(const struct session_opts *o)
 	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
 	if (ret) {
 		/* -EINVAL: an output's argument is malformed, e.g. --prometheus [ADDR:]PORT. */
-		ret = ret == -EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+		ret = exit_status(ret);
 		goto cleanup;
 	}
+	/* From here on everything concerns the kernel and the outputs: failures, whatever errno. */
 	ret = EXIT_FAILURE;
 	if (collector__open(&co, &s.col))
 		goto cleanup;
