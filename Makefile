@@ -195,7 +195,7 @@ live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
 # its packages in a step of its own, like `make test`.
 test-kernels: vm-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
-	$(call msg,VM-TEST,$(or $(KERNELS),every kernel))
+	$(call msg,VM-TEST,$(or $(KERNELS),the default kernels))
 	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") $(KERNELS)
 
 # Everything, in the order a failure is cheapest to read.

@@ -627,7 +627,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): cgtma needs a kernel "
-		       "built with CONFIG_DEBUG_INFO_BTF=y");
+		       "built with CONFIG_DEBUG_INFO_BTF=y, which Linux 5.5 and later export there");
 		return -ENOTSUP;
 	}
 

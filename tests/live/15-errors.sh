@@ -3,9 +3,7 @@
 # subject) and exit status 2 for bad usage, 1 for a failure at run time; under --json the
 # error is also a JSON line on stdout. --help exits 0 with examples. A glob matching nothing
 # only warns and keeps watching (exit 0 at the end of -d).
-#
-# Not tested here: a kernel without BTF (exit 1, "this kernel has no BTF"): this machine has
-# BTF and it cannot be hidden from a running kernel.
+# A kernel without BTF is shown to cgtma by a mount namespace whose /sys/kernel/btf is empty.
 . "$(dirname "$0")/lib.sh"
 
 cg_make A
@@ -154,8 +152,17 @@ if unshare --mount --propagation private true 2>/dev/null; then
 	rc=$?
 	[ $rc -eq 0 ] && [ "$(tail -n1 "$TMP/out" | jq .summary)" = true ] ||
 		fail "without cgroup v2, the whole machine: exit $rc, want 0: $(cat "$TMP/err")"
+	# No BTF: the kernel's own (/sys/kernel/btf) hidden under an empty tmpfs.
+	unshare --mount --propagation private sh -c \
+		'mount -t tmpfs none /sys/kernel/btf && exec "$@"' sh "$CGTMA" -e cpu-clock -d 0.3 \
+		>"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
+		grep -q "^cgtma: this kernel has no BTF (/sys/kernel/btf/vmlinux): cgtma needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, which Linux 5.5 and later export there$" "$TMP/err" ||
+		fail "without BTF: exit $rc, want 1, and one line naming BTF: $(cat "$TMP/err")"
+	echo "exit $rc: without BTF: $(cat "$TMP/err")"
 else
-	echo "unshare --mount does not work here: the case without cgroup v2 is not run"
+	echo "unshare --mount does not work here: the cases without cgroup v2 and BTF are not run"
 fi
 
 # Not root: as nobody, no capabilities. The binary must be reachable by nobody.

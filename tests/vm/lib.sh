@@ -22,8 +22,12 @@ CACHE=${CGTMA_VMTEST_CACHE:-/var/cache/cgtma-vmtest}
 VM_TIMEOUT=${CGTMA_VMTEST_TIMEOUT:-1500}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-# The rows, in the order they run and are shown.
-ALL_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12 6.18 6.18-voluntary"
+# The rows, in the order they run and are shown. A plain `make test-kernels` runs the
+# default ones: the kernels users run most, every one of which must pass. Debian's 6.18
+# from backports is there to be asked for by name: under TCG its lazy row runs out of time
+# in 17, 22 and 27 (README, "Kernels it has run on").
+DEFAULT_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
+ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary"
 
 # The guests' root: what cgtma links, what the live tests run (tests/live/*.sh), python3 for
 # crucible's post-process (40-crucible) and prometheus (30-prometheus; a 19 MB download).

@@ -11,7 +11,8 @@
 #           (v1 hierarchies beside cgroup2 at /sys/fs/cgroup/unified), 6.1-nocgroup2 (v1
 #           only: instead of the suite, `cgtma -e cpu-clock -I 100 -d 1 -G /` must exit 1
 #           naming cgroup v2), 6.12 (trixie), 6.18 (trixie-backports; lazy preemption),
-#           6.18-voluntary (the same with preempt=voluntary); default all, in that order
+#           6.18-voluntary (the same with preempt=voluntary); default all but the two
+#           6.18 rows, in that order
 #   -t      only these live tests (as run-kernel.sh takes them)
 #
 # First everything is fetched and built (the newest kernel package of each family through a
@@ -35,7 +36,7 @@ while getopts b:t:h o; do
 done
 shift $((OPTIND - 1))
 rows=("$@")
-[ ${#rows[@]} -gt 0 ] || read -ra rows <<<"$ALL_ROWS"
+[ ${#rows[@]} -gt 0 ] || read -ra rows <<<"$DEFAULT_ROWS"
 for r in "${rows[@]}"; do
 	row_def "$r" || { vm_err "kernel '$r': unknown (one of: $ALL_ROWS)"; exit 2; }
 done
