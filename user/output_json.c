@@ -175,6 +175,9 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 	strbuf_add(sb, "}", 1);
 }
 
+/* The largest line buffer kept between intervals (bytes). */
+#define JSON_LINE_KEEP (64 * 1024)
+
 static int write_record(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct strbuf *sb = o->priv;
@@ -201,6 +204,12 @@ static int write_record(struct output *o, const struct run *run, const struct in
 	/* One write per line, then flush: a reader never sees half an object. */
 	if (fwrite(sb->buf, 1, sb->len, o->f) != sb->len || fflush(o->f))
 		err = errno ? -errno : -EIO;
+	/*
+	 * The buffer is kept for the next line, unless it is large: an interval of thousands of
+	 * cgroups (a batch created or removed) would otherwise keep its size resident for good.
+	 */
+	if (sb->alloc > JSON_LINE_KEEP)
+		strbuf_release(sb);
 	return err;
 }
 

@@ -674,6 +674,12 @@ int session_run(const struct session_opts *o)
 	sigprocmask(SIG_BLOCK, &block, &old);
 	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Large blocks (an interval's rows for thousands of cgroups) always from mmap, so that
+	 * freeing one returns it: glibc's default threshold rises to the largest block freed,
+	 * and later ones of that size then stay in the heap wherever it fragments.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
 	/* Input is checked first: -EINVAL from these and the sinks is bad usage. */
 	ret = measurement_setup(&o->measure, &s.m);
