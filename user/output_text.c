@@ -278,24 +278,30 @@ static int busier(const void *a, const void *b)
  */
 static int row_order(const struct run *run, const struct interval *iv, int *order)
 {
-	int nr = 0, first_task = iv->nr_scopes;
+	int nr = 0, first_task = iv->nr_scopes, end_task;
 
-	/* interval_sort() put the threads last, by cgroup. */
+	/* interval_sort() put the threads together, by cgroup, between the cgroups and the
+	 * interrupt scopes. */
 	for (int i = 0; i < iv->nr_scopes; i++)
 		if (iv->scopes[i].kind == SCOPE_TASK) {
 			first_task = i;
 			break;
 		}
+	for (end_task = first_task; end_task < iv->nr_scopes; end_task++)
+		if (iv->scopes[end_task].kind != SCOPE_TASK)
+			break;
 	sort_iv = iv;
 	sort_event = rank_event(run);
-	for (int i = 0; i < first_task; i++) {
+	for (int i = 0; i < iv->nr_scopes; i++) {
 		const struct scope *s = &iv->scopes[i];
 		int from = nr, k;
 
+		if (s->kind == SCOPE_TASK)
+			continue;	/* under its cgroup's row */
 		order[nr++] = i;
 		if (s->kind != SCOPE_CGROUP || s->cpu >= 0 || hidden(run, s))
 			continue;
-		for (k = first_task; k < iv->nr_scopes; k++)
+		for (k = first_task; k < end_task; k++)
 			if (!strcmp(iv->scopes[k].cgroup, s->cgroup) && !hidden(run, &iv->scopes[k]))
 				order[nr++] = k;
 		qsort(order + from + 1, nr - from - 1, sizeof(*order), busier);

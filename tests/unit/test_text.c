@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The text output's row order: each cgroup's row with its threads under it (-T), and the
+ * interrupt scopes (--irq), which interval_sort() puts after the threads, still printed.
+ */
+#include <stdlib.h>
+
+#include "output.h"
+#include "synth.h"
+#include "test.h"
+
+static char *render(const struct run *run, const struct interval *iv)
+{
+	FILE *f = tmpfile();
+	struct output *o = NULL;
+	char *text;
+
+	if (!f || output_text_open(f, &o))
+		return NULL;
+	if (o->ops->begin)
+		CHECK_INT(o->ops->begin(o, run), 0);
+	CHECK_INT(o->ops->interval(o, run, iv), 0);
+	output_close(o);
+	text = synth_slurp(f);
+	fclose(f);
+	return text;
+}
+
+static void add(struct interval *iv, const struct run *run, enum scope_kind kind,
+		const char *cgroup, int tid, const char *irq, __u64 count)
+{
+	struct scope *s = interval_add_scope(iv, run, kind, kind == SCOPE_IRQ ? NULL : cgroup, -1);
+
+	CHECK(s != NULL, "interval_add_scope");
+	if (!s)
+		return;
+	if (kind == SCOPE_TASK) {
+		s->pid = tid;
+		s->tid = tid;
+		snprintf(s->comm, sizeof(s->comm), "w%d", tid);
+	}
+	if (kind == SCOPE_IRQ)
+		s->irq = irq;
+	s->sum[0] = (struct cgtma_count){ count, 10, 10 };
+}
+
+/* Threads and interrupt scopes in one interval (-G / -T --irq). */
+static void check_threads_and_irq(void)
+{
+	static const char *const events[] = { "cpu-clock" };
+	struct interval iv = { .interval_s = 1 };
+	struct synth sy;
+	const char *a, *t1, *t2, *b, *t3, *irq;
+	char *text;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	iv.time = sy.run.start_time + 1;
+	add(&iv, &sy.run, SCOPE_SYSTEM, NULL, 0, NULL, 100);
+	add(&iv, &sy.run, SCOPE_CGROUP, "/a", 0, NULL, 50);
+	add(&iv, &sy.run, SCOPE_CGROUP, "/b", 0, NULL, 30);
+	add(&iv, &sy.run, SCOPE_TASK, "/a", 11, NULL, 20);
+	add(&iv, &sy.run, SCOPE_TASK, "/a", 12, NULL, 25);
+	add(&iv, &sy.run, SCOPE_TASK, "/b", 13, NULL, 30);
+	add(&iv, &sy.run, SCOPE_IRQ, NULL, 0, "NET_RX", 7);
+	interval_sort(&iv);
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(&sy.run, &iv);
+	CHECK(text != NULL, "render");
+	if (text) {
+		a = strstr(text, "\n/a ");
+		t2 = strstr(text, "\n  w12:12 ");
+		t1 = strstr(text, "\n  w11:11 ");
+		b = strstr(text, "\n/b ");
+		t3 = strstr(text, "\n  w13:13 ");
+		irq = strstr(text, "\nirq:NET_RX ");
+		/* Busiest thread first, under its cgroup; the irq row last. */
+		CHECK(a && t2 && t1 && b && t3 && irq && a < t2 && t2 < t1 && t1 < b && b < t3 &&
+		      t3 < irq, "rows out of order:\n%s", text);
+	}
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+}
+
+int main(void)
+{
+	check_threads_and_irq();
+	return test_done("text");
+}
