@@ -387,13 +387,14 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			return damage(r, e, "malformed interval (scope %u of %u)", i + 1,
 				      nr_scopes);
 		}
-		s = interval_add_scope(iv, &r->run, kind, kind == SCOPE_IRQ ? NULL : cgroup, cpu);
+		if (kind == SCOPE_TASK)
+			s = interval_add_task(iv, &r->run, cgroup, pid, tid);
+		else
+			s = interval_add_scope(iv, &r->run, kind,
+					       irq >= 0 ? irq_scope_name(irq) : cgroup, cpu);
 		free(cgroup);
-		if (s && comm) {
-			s->pid = pid;
-			s->tid = tid;
+		if (s && comm)
 			snprintf(s->comm, sizeof(s->comm), "%s", comm);
-		}
 		free(comm);
 		if (s)
 			s->names = names;	/* taken */
@@ -401,8 +402,6 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			cgroup_names_release(&names);
 		if (!s)
 			return -ENOMEM;
-		if (irq >= 0)
-			s->irq = irq_scope_name(irq);
 		s->removed = removed;
 		for (int k = 0; k < n; k++) {
 			s->sum[k].counter = get_u64(&c);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,7 @@ int scope_set_names(struct scope *s, const struct cgroup_names *n)
 
 static void scope_release(struct scope *s)
 {
-	free(s->cgroup);
+	free((char *)s->key);	/* and the cgroup's path after it */
 	cgroup_names_release(&s->names);
 	free(s->sum);	/* count, multiplex and state live in the same block */
 	if (s->has_tma)
@@ -66,11 +67,80 @@ static void scope_release(struct scope *s)
 	memset(s, 0, sizeof(*s));
 }
 
-struct scope *interval_add_scope(struct interval *iv, const struct run *run,
-				 enum scope_kind kind, const char *cgroup, int cpu)
+/*
+ * A key is the kind as one character ('0' + kind: kinds sort in their order), the name
+ * (cgroup path, thread's cgroup path, interrupt scope's name; empty for the system and a
+ * CPU) with bytes 1 and 2 escaped as 2 2 and 2 3, byte 1 to end it (below every byte of an
+ * escaped name: a shorter name sorts first, as strcmp() has it), then the CPU (a thread's
+ * tid) as 8 hex digits of its value + 2^31 (numbers sort as their digits). The escape keeps
+ * keys distinct and in order for any path: cgroup names may hold any byte but '/' and NUL.
+ */
+#define KEY_END '\1'
+#define KEY_ESC '\2'
+#define KEY_NUM 8
+
+/* Whether name has a byte to escape; len is strlen(name). */
+static bool key_escapes(const char *name, size_t len)
 {
+	return len && (memchr(name, KEY_END, len) || memchr(name, KEY_ESC, len));
+}
+
+/* The key's length for a name of len bytes. */
+static size_t key_len(const char *name, size_t len)
+{
+	size_t n = 1 + len + 1 + KEY_NUM;
+
+	if (key_escapes(name, len))
+		for (size_t i = 0; i < len; i++)
+			n += name[i] == KEY_END || name[i] == KEY_ESC;
+	return n;
+}
+
+/* Writes the key (key_len() bytes and a NUL) at k. */
+static void key_write(char *k, enum scope_kind kind, const char *name, size_t len, int num)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t v = (uint32_t)num + 0x80000000u;
+
+	*k++ = '0' + kind;
+	if (key_escapes(name, len)) {
+		for (size_t i = 0; i < len; i++) {
+			if (name[i] == KEY_END || name[i] == KEY_ESC) {
+				*k++ = KEY_ESC;
+				*k++ = name[i] + 1;
+			} else {
+				*k++ = name[i];
+			}
+		}
+	} else if (len) {
+		memcpy(k, name, len);
+		k += len;
+	}
+	*k++ = KEY_END;
+	for (int i = KEY_NUM - 1; i >= 0; i--, v >>= 4)
+		k[i] = hex[v & 0xf];
+	k[KEY_NUM] = '\0';
+}
+
+char *scope_key_of(enum scope_kind kind, const char *name, int cpu, int tid)
+{
+	size_t len = name ? strlen(name) : 0;
+	char *k = malloc(key_len(name, len) + 1);
+
+	if (k)
+		key_write(k, kind, name, len, kind == SCOPE_TASK ? tid : cpu);
+	return k;
+}
+
+static struct scope *add_scope(struct interval *iv, const struct run *run, enum scope_kind kind,
+			       const char *name, int cpu, int tid)
+{
+	bool path = kind == SCOPE_CGROUP || kind == SCOPE_TASK;
+	size_t len = name ? strlen(name) : 0, klen = key_len(name, len);
+	size_t plen = path && name ? len + 1 : 0;
 	struct scope *s;
 	int n = run->nr_events;
+	char *key;
 
 	if (ALLOC_GROW(iv->scopes, iv->nr_scopes + 1, iv->cap_scopes))
 		return NULL;
@@ -78,15 +148,25 @@ struct scope *interval_add_scope(struct interval *iv, const struct run *run,
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->cpu = cpu;
-	s->cgroup = cgroup ? strdup(cgroup) : NULL;
+	s->tid = tid;
+	/* The key and the path in one block: the allocations of 10,000 scopes show in cgtma's
+	 * own time per interval. */
+	key = malloc(klen + 1 + plen);
+	if (!key)
+		return NULL;
+	key_write(key, kind, name, len, kind == SCOPE_TASK ? tid : cpu);
+	s->key = key;
+	if (plen)
+		s->cgroup = memcpy(key + klen + 1, name, plen);
+	else if (kind == SCOPE_IRQ)
+		s->irq = name;
 	/*
-	 * One block for the four per-event arrays: an interval with 10,000 cgroups makes
-	 * 10,000 scopes, and each allocation shows in cgtma's own time per interval. The
-	 * doubles come first, so every array is aligned.
+	 * One block for the four per-event arrays, likewise. The doubles come first, so every
+	 * array is aligned.
 	 */
 	s->sum = calloc(1, n * (sizeof(*s->sum) + sizeof(*s->count) + sizeof(*s->multiplex) +
 				sizeof(*s->state)));
-	if ((cgroup && !s->cgroup) || !s->sum) {
+	if (!s->sum) {
 		scope_release(s);
 		return NULL;
 	}
@@ -94,6 +174,25 @@ struct scope *interval_add_scope(struct interval *iv, const struct run *run,
 	s->multiplex = s->count + n;
 	s->state = (enum count_state *)(s->multiplex + n);
 	iv->nr_scopes++;
+	return s;
+}
+
+struct scope *interval_add_scope(struct interval *iv, const struct run *run,
+				 enum scope_kind kind, const char *name, int cpu)
+{
+	if (kind == SCOPE_TASK)
+		return NULL;
+	return add_scope(iv, run, kind, kind == SCOPE_CGROUP || kind == SCOPE_IRQ ? name : NULL,
+			 cpu, 0);
+}
+
+struct scope *interval_add_task(struct interval *iv, const struct run *run, const char *cgroup,
+				int pid, int tid)
+{
+	struct scope *s = add_scope(iv, run, SCOPE_TASK, cgroup, -1, tid);
+
+	if (s)
+		s->pid = pid;
 	return s;
 }
 
@@ -162,18 +261,8 @@ void interval_free(struct interval *iv)
 static int scope_cmp(const void *a, const void *b)
 {
 	const struct scope *x = a, *y = b;
-	int c;
 
-	if (x->kind != y->kind)
-		return x->kind - y->kind;
-	if (x->kind == SCOPE_CGROUP || x->kind == SCOPE_TASK || x->kind == SCOPE_IRQ) {
-		c = x->kind == SCOPE_IRQ ? strcmp(x->irq, y->irq) : strcmp(x->cgroup, y->cgroup);
-		if (c)
-			return c;
-	}
-	if (x->kind == SCOPE_TASK)
-		return x->tid - y->tid;
-	return x->cpu - y->cpu;
+	return strcmp(x->key, y->key);
 }
 
 void interval_sort(struct interval *iv)

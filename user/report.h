@@ -39,8 +39,9 @@ bool cgroup_names_equal(const struct cgroup_names *a, const char *container, con
 
 struct scope {
 	enum scope_kind kind;
-	char *cgroup;			/* SCOPE_CGROUP, SCOPE_TASK: canonical path ("/" is
-					 * the root) */
+	const char *key;		/* which scope this is: scope_key() */
+	const char *cgroup;		/* SCOPE_CGROUP, SCOPE_TASK: canonical path ("/" is
+					 * the root); in key's allocation */
 	int pid, tid;			/* SCOPE_TASK */
 	char comm[16];			/* SCOPE_TASK: NUL-terminated */
 	struct cgroup_names names;	/* SCOPE_CGROUP: its container or pod, if it is one */
@@ -95,9 +96,40 @@ struct run {
 	const char *cpu;		/* model name from /proc/cpuinfo */
 };
 
-/* Appends a scope with zeroed sums; returns it, or NULL on allocation failure. */
+/*
+ * Appends a scope with zeroed sums, and its key: name is a cgroup scope's path (copied), an
+ * interrupt scope's name (irq_scope_name(): kept, not copied), NULL for the system and a
+ * CPU; cpu is -1 but for a CPU or a cgroup's or irq's row on one CPU. Threads come from
+ * interval_add_task(). Returns the scope, or NULL on allocation failure (and for
+ * SCOPE_TASK).
+ */
 struct scope *interval_add_scope(struct interval *iv, const struct run *run,
-				 enum scope_kind kind, const char *cgroup, int cpu);
+				 enum scope_kind kind, const char *name, int cpu);
+/* A thread's scope (-T): tid in cgroup (copied); comm is the caller's to fill. */
+struct scope *interval_add_task(struct interval *iv, const struct run *run, const char *cgroup,
+				int pid, int tid);
+
+/*
+ * Every scope has a key, made once as it is added: a NUL-terminated string that two scopes
+ * share when they are the same scope, in any interval of a run, live or from a record (the
+ * system; a CPU; a cgroup, over all CPUs or on one; a thread of a cgroup; an interrupt scope,
+ * over all CPUs or on one), and that no two other scopes share. A cgroup removed and made
+ * again under its path is the same scope; so are a removed cgroup's last row and its
+ * summary's. Keys compare with strcmp() in interval_sort()'s order, so sinks find a scope
+ * again by hashing its key and merge sorted scopes by comparing keys; what a key holds is
+ * for this module alone to know.
+ */
+static inline const char *scope_key(const struct scope *s)
+{
+	return s->key;
+}
+
+/*
+ * The key a scope of kind, name and cpu (tid for a thread, else ignored) has, malloc'd;
+ * NULL when out of memory. For a sink that files a scope under another's key (CDM writes
+ * the system as the root cgroup), not for finding a scope: scope_key() is that.
+ */
+char *scope_key_of(enum scope_kind kind, const char *name, int cpu, int tid);
 /* Gives a cgroup scope copies of a cgroup's names: 0 or -ENOMEM. */
 int scope_set_names(struct scope *s, const struct cgroup_names *n);
 /* Scaled counts, multiplexing and (with a plan) the tree, for every scope. */

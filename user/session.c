@@ -278,11 +278,9 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 				 (unsigned long long)t->key.cgroup);
 			path = removed;
 		}
-		sc = interval_add_scope(iv, &s->run, SCOPE_TASK, path, -1);
+		sc = interval_add_task(iv, &s->run, path, t->pid, t->key.tid);
 		if (!sc)
 			return -ENOMEM;
-		sc->pid = t->pid;
-		sc->tid = t->key.tid;
 		memcpy(sc->comm, t->comm, sizeof(sc->comm));
 		sc->removed = !totals && t->state == TASK_FINAL;
 		memcpy(sc->sum, totals ? t->total : t->delta, n * sizeof(*sc->sum));
@@ -329,11 +327,9 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 	int n = s->m.nr_events;
 	struct scope *sc;
 
-	sc = interval_add_scope(iv, &s->run, kind, kind == SCOPE_CGROUP ? name : NULL, -1);
+	sc = interval_add_scope(iv, &s->run, kind, name, -1);
 	if (!sc || (names && scope_set_names(sc, names)))
 		return -ENOMEM;
-	if (kind == SCOPE_IRQ)
-		sc->irq = name;
 	sc->removed = removed;
 	if (!s->o->per_cpu) {
 		memcpy(sc->sum, v, n * sizeof(*sc->sum));
@@ -347,10 +343,9 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 
 		if (!collector__cpu_online(s->col, c))
 			continue;
-		pc = interval_add_scope(iv, &s->run, kind, kind == SCOPE_CGROUP ? name : NULL, c);
+		pc = interval_add_scope(iv, &s->run, kind, name, c);
 		if (!pc || (names && scope_set_names(pc, names)))
 			return -ENOMEM;
-		pc->irq = kind == SCOPE_IRQ ? name : NULL;
 		pc->removed = removed;
 		memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
 	}

@@ -15,6 +15,7 @@
  * appears a quarter into the run and is removed at three quarters. The system scope sums the
  * cgroups; the summary sums the intervals.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,15 +152,12 @@ int main(int argc, char **argv)
 	run.kernel = "6.1.0-synthetic";
 	run.cpu = "Intel(R) Xeon(R) Platinum 8480+ (synthetic counts)";
 
-	iv.scopes = calloc(nr_cg + 1, sizeof(*iv.scopes));
-	total.scopes = calloc(nr_cg + 1, sizeof(*total.scopes));
-	for (int s = 0; s <= nr_cg; s++) {
-		iv.scopes[s].kind = total.scopes[s].kind = s ? SCOPE_CGROUP : SCOPE_SYSTEM;
-		total.scopes[s].cgroup = s ? argv[6 + s] : NULL;
-		iv.scopes[s].cpu = total.scopes[s].cpu = -1;
-		iv.scopes[s].sum = calloc(ev.n, sizeof(struct cgtma_count));
-		total.scopes[s].sum = calloc(ev.n, sizeof(struct cgtma_count));
-	}
+	for (int s = 0; s <= nr_cg; s++)
+		if (!interval_add_scope(&total, &run, s ? SCOPE_CGROUP : SCOPE_SYSTEM,
+					s ? argv[6 + s] : NULL, -1)) {
+			fprintf(stderr, "mkrecord: out of memory\n");
+			return 1;
+		}
 
 	err = output_record_open(argv[1], &o);
 	if (err)
@@ -170,10 +168,13 @@ int main(int argc, char **argv)
 
 		iv.time = START_TIME + i + 1;
 		iv.interval_s = 1.0;
-		iv.nr_scopes = 1;
-		memset(iv.scopes[0].sum, 0, ev.n * sizeof(struct cgtma_count));
+		interval_clear(&iv);
+		if (!interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1)) {
+			err = -ENOMEM;
+			break;
+		}
 		for (int c = 0; c < nr_cg; c++) {
-			struct scope *sc = &iv.scopes[iv.nr_scopes];
+			struct scope *sc;
 			double busy = 0.15 + 0.8 * wave(1.3 * x + 0.37 * c);
 			double frac = c == 1 ? 0.55 + 0.3 * wave(3 * x) : 1.0;
 			double w[MAX_VECTORS], wsum = 0;
@@ -181,7 +182,11 @@ int main(int argc, char **argv)
 			if (nr_cg >= 4 && c == nr_cg - 1 &&
 			    (i < intervals / 4 || i >= 3 * intervals / 4))
 				continue;
-			sc->cgroup = argv[7 + c];
+			sc = interval_add_scope(&iv, &run, SCOPE_CGROUP, argv[7 + c], -1);
+			if (!sc) {
+				err = -ENOMEM;
+				break;
+			}
 			sc->removed = nr_cg >= 4 && c == nr_cg - 1 && i == 3 * intervals / 4 - 1;
 			if (nr_cg >= 3 && c == 2 && i >= intervals / 2 && i < intervals / 2 + 3)
 				busy = 0;
@@ -199,9 +204,9 @@ int main(int argc, char **argv)
 				set_count(&sc->sum[e], count * busy, 1e9 * busy, frac);
 				add(&iv.scopes[0].sum[e], &sc->sum[e]);
 			}
-			iv.nr_scopes++;
 		}
-		err = o->ops->interval(o, &run, &iv);
+		if (!err)
+			err = o->ops->interval(o, &run, &iv);
 		for (int s = 0; s < iv.nr_scopes; s++) {
 			int t = 0;
 
@@ -215,11 +220,12 @@ int main(int argc, char **argv)
 	total.summary = true;
 	total.time = START_TIME + intervals;
 	total.interval_s = intervals;
-	total.nr_scopes = nr_cg + 1;
 	if (!err)
 		err = o->ops->interval(o, &run, &total);
 	o->ops->close(o);
 	free(o);
+	interval_free(&iv);
+	interval_free(&total);
 	if (err) {
 		fprintf(stderr, "mkrecord: cannot write %s: %s\n", argv[1], strerror(-err));
 		return 1;

@@ -577,12 +577,12 @@ static void check_irq_names(void)
 		for (int cpu = -1; cpu <= 0; cpu++) {
 			enum scope_kind k = scopes[i].kind == SCOPE_SYSTEM && cpu >= 0 ? SCOPE_CPU :
 					    scopes[i].kind;
-			struct scope *s = interval_add_scope(&iv, &sy.run, k, scopes[i].cgroup, cpu);
+			struct scope *s = interval_add_scope(&iv, &sy.run, k, k == SCOPE_IRQ ?
+							     scopes[i].irq : scopes[i].cgroup, cpu);
 
 			CHECK(s != NULL, "scope");
 			if (!s)
 				continue;
-			s->irq = scopes[i].irq;
 			/* 10 * (i + 1) calls whole, i + 1 on CPU 0: rates 20 * (i + 1), 2 * (i + 1). */
 			s->sum[0] = (struct cgtma_count){ (cpu < 0 ? 10 : 1) * (i + 1), 10, 10 };
 		}

@@ -63,7 +63,7 @@ static const struct run run = {
 /* count[e] < 0: not counted (enabled, never running); NAN: idle. */
 struct scope_spec {
 	enum scope_kind kind;
-	const char *cgroup;
+	const char *cgroup;		/* an irq scope's name */
 	int cpu;
 	bool removed;
 	double count[2];
@@ -694,13 +694,11 @@ struct thread_step {
 static void add_thread(struct interval *iv, const struct run *r, int tid, double count,
 		       bool exited)
 {
-	struct scope *s = interval_add_scope(iv, r, SCOPE_TASK, "/a", -1);
+	struct scope *s = interval_add_task(iv, r, "/a", 100, tid);
 
-	CHECK(s != NULL, "interval_add_scope failed");
+	CHECK(s != NULL, "interval_add_task failed");
 	if (!s)
 		return;
-	s->pid = 100;
-	s->tid = tid;
 	snprintf(s->comm, sizeof(s->comm), "worker-%d", tid);
 	s->removed = exited;
 	s->state[0] = s->state[1] = COUNT_OK;
@@ -793,8 +791,8 @@ static void test_threads(void)
 	iv.interval_s = 1;
 	add_scope(&iv, &(const struct scope_spec){ SCOPE_CGROUP, "/a", -1, false, { 10, 1 }, N2,
 						  N4 });
-	add_scope(&iv, &(const struct scope_spec){ SCOPE_IRQ, NULL, -1, false, { 2, 1 }, N2, N4 });
-	iv.scopes[iv.nr_scopes - 1].irq = "NET_RX";
+	add_scope(&iv, &(const struct scope_spec){ SCOPE_IRQ, "NET_RX", -1, false, { 2, 1 }, N2,
+						  N4 });
 	add_thread(&iv, &trun, 101, 4, false);
 	interval_sort(&iv);
 	CHECK_INT(o->ops->interval(o, &trun, &iv), 0);

@@ -29,18 +29,14 @@ static char *render(const struct run *run, const struct interval *iv)
 static void add(struct interval *iv, const struct run *run, enum scope_kind kind,
 		const char *cgroup, int tid, const char *irq, __u64 count)
 {
-	struct scope *s = interval_add_scope(iv, run, kind, kind == SCOPE_IRQ ? NULL : cgroup, -1);
+	struct scope *s = kind == SCOPE_TASK ? interval_add_task(iv, run, cgroup, tid, tid) :
+			  interval_add_scope(iv, run, kind, kind == SCOPE_IRQ ? irq : cgroup, -1);
 
-	CHECK(s != NULL, "interval_add_scope");
+	CHECK(s != NULL, "scope");
 	if (!s)
 		return;
-	if (kind == SCOPE_TASK) {
-		s->pid = tid;
-		s->tid = tid;
+	if (kind == SCOPE_TASK)
 		snprintf(s->comm, sizeof(s->comm), "w%d", tid);
-	}
-	if (kind == SCOPE_IRQ)
-		s->irq = irq;
 	s->sum[0] = (struct cgtma_count){ count, 10, 10 };
 }
 
