@@ -95,7 +95,7 @@ struct series {
 	enum what what;
 	int index;			/* node, metric or event */
 	int type;			/* its entry in types */
-	int place;			/* its (cgroup, cpu) in places */
+	int place;			/* its scope's number in places */
 	char *cgroup;
 	const char *irq;		/* static: "NET_RX", "none", "all"; NULL: no "irq" name */
 	char *container, *pod;		/* names; NULL: not a container's or pod's */
@@ -122,11 +122,10 @@ struct cdm {
 	struct series *series;
 	int nr_series, cap_series;
 	/*
-	 * A series is found by its (cgroup, cpu), numbered in places on first sight, and its
-	 * type: the key is place << 32 | type.
+	 * A series is found by its scope, numbered in places on first sight, and its type: the
+	 * key is place << 32 | type.
 	 */
-	struct hashmap places;		/* "CPU TID IRQ CGROUP" -> number (TID -1: no thread,
-					 * IRQ "-": no "irq" name) */
+	struct hashmap places;		/* scope_key() -> number (find_place()) */
 	int nr_places;
 	struct hashmap index;		/* key -> series */
 	struct strbuf json;		/* the entries, without the brackets */
@@ -266,23 +265,34 @@ static uint64_t series_key(int place, int type)
 	return (uint64_t)place << 32 | (uint32_t)type;
 }
 
-/* The number of a (cgroup, irq, cpu[, thread]), given one on first sight; -ENOMEM. */
-static int find_place(struct cdm *c, const char *cgroup, const char *irq, int cpu, int tid)
+/*
+ * The number of a scope's place, given one on first sight; -ENOMEM. Scopes that the files
+ * name alike share one (see the top): without --irq the system is the root cgroup "/" (and
+ * a CPU the root on that CPU), and without --per-cpu nothing is on one CPU.
+ */
+static int find_place(struct cdm *c, const struct run *run, const struct scope *s)
 {
-	struct strbuf key = STRBUF_INIT;
+	bool as_root = !c->irq && (s->kind == SCOPE_SYSTEM || s->kind == SCOPE_CPU);
+	int cpu = run->per_cpu ? s->cpu : -1;
+	const char *key = scope_key(s);
+	char *alias = NULL;
 	int place, err;
 
-	/* Two numbers and a name without spaces, then the path: all that follows the third
-	 * space. */
-	strbuf_addf(&key, "%d %d %s %s", cpu, tid, irq ? irq : "-", cgroup);
-	if (key.failed)
-		return -ENOMEM;
-	place = hashmap_get_str(&c->places, key.buf);
+	if (as_root || cpu != s->cpu) {
+		/* A CPU over all CPUs is the system. */
+		alias = as_root ? scope_key_of(SCOPE_CGROUP, "/", cpu, 0) :
+			scope_key_of(s->kind == SCOPE_CPU ? SCOPE_SYSTEM : s->kind,
+				     s->kind == SCOPE_IRQ ? s->irq : s->cgroup, cpu, s->tid);
+		if (!alias)
+			return -ENOMEM;
+		key = alias;
+	}
+	place = hashmap_get_str(&c->places, key);
 	if (place < 0) {
-		err = hashmap_put_str(&c->places, key.buf, c->nr_places);
+		err = hashmap_put_str(&c->places, key, c->nr_places);
 		place = err ? err : c->nr_places++;
 	}
-	strbuf_release(&key);
+	free(alias);
 	return place;
 }
 
@@ -523,10 +533,11 @@ static int scope_values(const struct run *run, const struct scope *s, double int
 
 struct collect {
 	struct cdm *c;
+	const struct run *run;
 	const struct scope *scope;
 	const char *cgroup, *irq;
 	int cpu;
-	int place;			/* of (cgroup, cpu); -1 until a value needs it */
+	int place;			/* the scope's; -1 until a value needs it */
 	struct pending *rows;
 	int nr_rows, cap_rows;
 };
@@ -538,8 +549,7 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 	int i, err;
 
 	if (cl->place < 0) {
-		cl->place = find_place(c, cl->cgroup, cl->irq, cl->cpu,
-				       cl->scope->kind == SCOPE_TASK ? cl->scope->tid : -1);
+		cl->place = find_place(c, cl->run, cl->scope);
 		if (cl->place < 0)
 			return cl->place;
 	}
@@ -586,7 +596,7 @@ static int publish_series(struct cdm *c, int old_nr)
 static int cdm_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct cdm *c = o->priv;
-	struct collect cl = { .c = c };
+	struct collect cl = { .c = c, .run = run };
 	struct strbuf rows = STRBUF_INIT;
 	long long end = llround(iv->time * 1000), ibegin;
 	int old_nr = c->nr_series, err = 0;

@@ -102,7 +102,7 @@ struct html_sink {
 
 	int nr_series, cap_series;
 	struct html_series *series;
-	struct hashmap index;	/* label -> series */
+	struct hashmap index;	/* scope_key() -> series */
 };
 
 /* --- colors ------------------------------------------------------------------------- */
@@ -291,14 +291,14 @@ out:
 static struct html_series *find_series(struct html_sink *h, const struct scope *sc)
 {
 	bool system = sc->kind == SCOPE_SYSTEM;
-	const char *label = system ? "system" : sc->kind == SCOPE_IRQ ? irq_scope_label(sc->irq) :
-			    sc->cgroup;
+	int i = hashmap_get_str(&h->index, scope_key(sc));
 	struct html_series *s;
-	int i = hashmap_get_str(&h->index, label);
+	const char *label;
 	size_t n;
 
 	if (i >= 0)
 		return &h->series[i];
+	label = system ? "system" : sc->kind == SCOPE_IRQ ? irq_scope_label(sc->irq) : sc->cgroup;
 	if (ALLOC_GROW(h->series, h->nr_series + 1, h->cap_series))
 		return NULL;
 	s = &h->series[h->nr_series];
@@ -312,7 +312,7 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 	s->mux = malloc(n * sizeof(*s->mux));
 	s->sum_val = calloc(h->nr_cols ? h->nr_cols : 1, sizeof(*s->sum_val));
 	if (!s->label || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val ||
-	    hashmap_put_str(&h->index, label, h->nr_series)) {
+	    hashmap_put_str(&h->index, scope_key(sc), h->nr_series)) {
 		free(s->label);
 		free(s->state);
 		free(s->val);

@@ -71,6 +71,7 @@ static void sb_escaped(struct strbuf *sb, const char *s, bool quote)
 
 /* One scope as Prometheus sees it: its label set, and its counters' totals. */
 struct series {
+	char *key;			/* its scopes' scope_key() */
 	enum scope_kind kind;
 	int cpu;
 	char *cgroup;
@@ -95,38 +96,16 @@ struct prom {
 	char name[320];			/* the output's name: "prometheus ADDR:PORT" */
 
 	int nr_events;
-	struct series *series;		/* in interval_sort()'s order (key_cmp) */
+	struct series *series;		/* in interval_sort()'s order: by key */
 	int nr_series;
 	int nr_metrics;
 	char **metric_family;		/* per plan metric: family name, NULL if left out */
 	bool prepared;
 };
 
-/*
- * Label sets in interval_sort()'s order: the kind, then the cgroup's path (an irq scope's
- * name), then the CPU (a thread's: the tid).
- */
-/* What tells two scopes (or series) of one kind apart besides the CPU and tid. */
-#define KEY_NAME(x) ((x)->kind == SCOPE_IRQ ? (x)->irq : (x)->cgroup)
-
-static int key_cmp(enum scope_kind k1, const char *c1, int cpu1, int tid1, enum scope_kind k2,
-		   const char *c2, int cpu2, int tid2)
-{
-	if (k1 != k2)
-		return k1 < k2 ? -1 : 1;
-	if (k1 == SCOPE_CGROUP || k1 == SCOPE_TASK || k1 == SCOPE_IRQ) {
-		int c = strcmp(c1, c2);
-
-		if (c)
-			return c;
-	}
-	if (k1 == SCOPE_TASK)
-		return tid1 < tid2 ? -1 : tid1 > tid2;
-	return cpu1 < cpu2 ? -1 : cpu1 > cpu2;
-}
-
 static void series_release(struct series *s)
 {
+	free(s->key);
 	free(s->cgroup);
 	cgroup_names_release(&s->names);
 	free(s->total);
@@ -136,6 +115,7 @@ static void series_release(struct series *s)
 static int series_init(struct series *s, const struct scope *sc, int nr_events)
 {
 	memset(s, 0, sizeof(*s));
+	s->key = strdup(scope_key(sc));
 	s->kind = sc->kind;
 	s->cpu = sc->cpu;
 	s->pid = sc->pid;
@@ -145,7 +125,7 @@ static int series_init(struct series *s, const struct scope *sc, int nr_events)
 	s->irq = sc->irq;
 	s->total = calloc(nr_events + 1, sizeof(*s->total));
 	s->counted = calloc(nr_events + 1, sizeof(*s->counted));
-	if ((sc->cgroup && !s->cgroup) || !s->total || !s->counted) {
+	if (!s->key || (sc->cgroup && !s->cgroup) || !s->total || !s->counted) {
 		series_release(s);
 		return -ENOMEM;
 	}
@@ -161,11 +141,6 @@ static void series_add(struct series *s, const struct scope *sc, int nr_events)
 		s->total[i] += round(sc->count[i]);
 		s->counted[i] = true;
 	}
-}
-
-static int scope_key_cmp(const struct scope *x, const struct scope *y)
-{
-	return key_cmp(x->kind, KEY_NAME(x), x->cpu, x->tid, y->kind, KEY_NAME(y), y->cpu, y->tid);
 }
 
 /*
@@ -213,7 +188,7 @@ static int series_update(struct prom *p, const struct interval *iv)
 	signed char *kept;
 
 	for (int i = 1; i < n; i++)
-		if (scope_key_cmp(&iv->scopes[i - 1], &iv->scopes[i]) > 0)
+		if (strcmp(scope_key(&iv->scopes[i - 1]), scope_key(&iv->scopes[i])) > 0)
 			return -EINVAL;
 	slot = malloc((n + 1) * sizeof(*slot));	/* per scope: its series in next */
 	from = malloc((max + 1) * sizeof(*from));	/* per series in next: the old one, or -1 */
@@ -228,7 +203,7 @@ static int series_update(struct prom *p, const struct interval *iv)
 		const struct scope *sc = &iv->scopes[i];
 		int c = 1;
 
-		if (i && !scope_key_cmp(&iv->scopes[i - 1], sc)) {
+		if (i && !strcmp(scope_key(&iv->scopes[i - 1]), scope_key(sc))) {
 			slot[i] = nr_next - 1;
 			continue;
 		}
@@ -236,8 +211,7 @@ static int series_update(struct prom *p, const struct interval *iv)
 			const struct series *o = &p->series[old];
 			int k;
 
-			c = key_cmp(o->kind, KEY_NAME(o), o->cpu, o->tid, sc->kind, KEY_NAME(sc),
-				    sc->cpu, sc->tid);
+			c = strcmp(o->key, scope_key(sc));
 			if (c >= 0)
 				break;
 			k = thread_kept(o, iv);
