@@ -147,23 +147,23 @@ static int load_model(struct replay *rp)
 	char origin[4200];
 	int err;
 
-	if (h->model_source) {
+	if (h->run.model_source) {
 		snprintf(origin, sizeof(origin), "%s (the recorded model '%s')", rp->file,
-			 h->model);
-		err = model__load_string(origin, h->model_source, h->model_source_len,
+			 h->run.model);
+		err = model__load_string(origin, h->run.model_source, h->model_source_len,
 					 &rp->model);
 		/* The record's own text: a damaged record, not the user's input. */
 		return err == -EINVAL ? -EIO : err;
 	}
 	/* Written by a cgtma that did not record the model's text: the built-in one. */
-	err = model__load_builtin(h->model, &rp->model);
+	err = model__load_builtin(h->run.model, &rp->model);
 	if (err) {
 		pr_err("%s: the record has no model text and '%s' is not a built-in model",
-		       rp->file, h->model);
+		       rp->file, h->run.model);
 		return err == -EINVAL ? -EIO : err;
 	}
 	pr_warn("%s: the record has no model text: using this cgtma's built-in model '%s'",
-		rp->file, h->model);
+		rp->file, h->run.model);
 	return 0;
 }
 
@@ -185,8 +185,8 @@ static int map_events(struct replay *rp, int level)
 	for (int i = 0; i < p->nr_events; i++) {
 		rp->names[i] = p->events[i].name;
 		rp->map[i] = -1;
-		for (int k = 0; k < h->nr_events && rp->map[i] < 0; k++)
-			if (strcmp(h->event_names[k], p->events[i].name) == 0)
+		for (int k = 0; k < h->run.nr_events && rp->map[i] < 0; k++)
+			if (strcmp(h->run.event_names[k], p->events[i].name) == 0)
 				rp->map[i] = k;
 		if (rp->map[i] >= 0)
 			continue;
@@ -196,9 +196,9 @@ static int map_events(struct replay *rp, int level)
 		nr_missing++;
 	}
 	/* Each recorded scope's sums are reordered in place: the plan names no event twice. */
-	if (!nr_missing && p->nr_events > h->nr_events) {
+	if (!nr_missing && p->nr_events > h->run.nr_events) {
 		pr_err("%s: the model's plan has %d events for the %d recorded", rp->file,
-		       p->nr_events, h->nr_events);
+		       p->nr_events, h->run.nr_events);
 		return -EIO;
 	}
 	if (!nr_missing)
@@ -207,7 +207,7 @@ static int map_events(struct replay *rp, int level)
 		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 			 " and %d more", nr_missing - 8);
 	pr_err("%s: level %d needs events the run did not count (it recorded level %d): %s",
-	       rp->file, level, h->level, missing);
+	       rp->file, level, h->run.level, missing);
 	return -EINVAL;		/* -l asked for more than was recorded */
 }
 
@@ -227,8 +227,8 @@ static int setup_plan(struct replay *rp, int level)
 		return -EINVAL;
 	}
 	mo.level = max_level ? level : 1;
-	mo.perf_metrics = h->perf_metrics;
-	mo.smt = h->smt;
+	mo.perf_metrics = h->run.perf_metrics;
+	mo.smt = h->run.smt;
 	mo.reserved_counters = h->reserved_counters;
 	err = plan__new(rp->model, &mo, &rp->plan);
 	if (err)
@@ -236,13 +236,17 @@ static int setup_plan(struct replay *rp, int level)
 	return map_events(rp, level);
 }
 
+/* The run as recorded, but for what report's own options change: the level, its plan, -v. */
 static int setup_run(struct replay *rp, const struct report_args *a)
 {
 	const struct record_header *h = rp->h;
 	struct run *run = &rp->run;
-	int level = a->level ? a->level : h->level;
+	int level = a->level ? a->level : h->run.level;
 	int err;
 
+	*run = h->run;
+	run->level = level;
+	run->verbose = a->verbose;
 	if (h->has_plan) {
 		err = setup_plan(rp, level);
 		if (err)
@@ -250,27 +254,10 @@ static int setup_run(struct replay *rp, const struct report_args *a)
 		run->plan = rp->plan;
 		run->nr_events = rp->plan->nr_events;
 		run->event_names = rp->names;
-	} else {
-		if (a->level) {
-			pr_err("-l: %s recorded events (-e), not a Top-Down model", rp->file);
-			return -EINVAL;
-		}
-		run->nr_events = h->nr_events;
-		run->event_names = (const char *const *)h->event_names;
+	} else if (a->level) {
+		pr_err("-l: %s recorded events (-e), not a Top-Down model", rp->file);
+		return -EINVAL;
 	}
-	run->model = h->model;
-	run->model_source = h->model_source;
-	run->level = level;
-	run->perf_metrics = h->perf_metrics;
-	run->smt = h->smt;
-	run->verbose = a->verbose;
-	run->per_cpu = h->per_cpu;
-	run->cgroups = h->cgroups;
-	run->start_time = h->start_time;
-	run->interval_ms = h->interval_ms;
-	run->hostname = h->hostname ? h->hostname : "";
-	run->kernel = h->kernel ? h->kernel : "";
-	run->cpu = h->cpu ? h->cpu : "";
 	return 0;
 }
 

@@ -56,28 +56,21 @@
 /* zlib's CRC-32 (crc32(0, ...), chained as zlib chains it): the one the format specifies. */
 uint32_t record_crc32(uint32_t crc, const void *buf, size_t len);
 
-/* What a record's header says: the run, as it was measured. */
+/*
+ * What a record's header says. run is the run as it was measured, as the live run's
+ * outputs saw it (the writer wrote its struct run), for `report` to describe its own with:
+ * its strings are the reader's (hostname, kernel and cpu "" where the record has none),
+ * its event_names the recorded events; plan is NULL and verbose false, which are report's
+ * to decide. The rest is what report needs to plan the recorded model again.
+ */
 struct record_header {
 	unsigned int version;
 	char *cgtma_version;
-	char *hostname;
-	char *kernel;
-	char *cpu;
-	double start_time;
-	int interval_ms;
-	char *model;			/* "events" for an -e run */
-	char *model_source;		/* the model's JSON text; NULL when not recorded */
-	size_t model_source_len;
-	int level;
-	bool perf_metrics;
-	bool smt;
-	bool per_cpu;
-	bool cgroups;			/* -G or --all-cgroups were given */
+	struct run run;
+	size_t model_source_len;	/* run.model_source's; 0 when not recorded */
 	bool has_plan;			/* false for an -e run */
 	int reserved_counters;
-	int nr_events;
-	char **event_names;
-	char **encodings;
+	char **encodings;		/* per recorded event */
 	int *group;
 	bool *fixed;
 };

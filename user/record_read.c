@@ -34,7 +34,7 @@ struct record_reader {
 	bool summary_read;
 	bool failed;			/* an error was returned: nothing more is read */
 	struct record_header h;
-	struct run run;			/* the recorded events, for interval_add_scope() */
+	char **event_names;		/* h.run's, owned */
 	unsigned char *buf;
 	size_t cap;
 };
@@ -112,6 +112,18 @@ static char *get_str(struct cursor *c, size_t *len, bool *nomem)
 	}
 	memcpy(s, p, n);
 	s[n] = '\0';
+	return s;
+}
+
+/* The same, "" for an empty string. */
+static char *get_str_or_empty(struct cursor *c, bool *nomem)
+{
+	char *s = get_str(c, NULL, nomem);
+
+	if (!s && !*nomem) {
+		s = strdup("");
+		*nomem = !s;
+	}
 	return s;
 }
 
@@ -207,22 +219,24 @@ static int parse_header(struct record_reader *r, size_t len, struct record_error
 {
 	struct cursor c = { .p = r->buf, .left = len };
 	struct record_header *h = &r->h;
+	struct run *run = &h->run;
 	bool nomem = false;
 	uint32_t n;
 
+	/* The order record_begin() writes them in (record.h). */
 	h->cgtma_version = get_str(&c, NULL, &nomem);
-	h->hostname = get_str(&c, NULL, &nomem);
-	h->kernel = get_str(&c, NULL, &nomem);
-	h->cpu = get_str(&c, NULL, &nomem);
-	h->start_time = get_f64(&c);
-	h->interval_ms = (int)get_u32(&c);
-	h->model = get_str(&c, NULL, &nomem);
-	h->model_source = get_str(&c, &h->model_source_len, &nomem);
-	h->level = (int)get_u32(&c);
-	h->perf_metrics = get_u8(&c);
-	h->smt = get_u8(&c);
-	h->per_cpu = get_u8(&c);
-	h->cgroups = get_u8(&c);
+	run->hostname = get_str_or_empty(&c, &nomem);
+	run->kernel = get_str_or_empty(&c, &nomem);
+	run->cpu = get_str_or_empty(&c, &nomem);
+	run->start_time = get_f64(&c);
+	run->interval_ms = (int)get_u32(&c);
+	run->model = get_str(&c, NULL, &nomem);
+	run->model_source = get_str(&c, &h->model_source_len, &nomem);
+	run->level = (int)get_u32(&c);
+	run->perf_metrics = get_u8(&c);
+	run->smt = get_u8(&c);
+	run->per_cpu = get_u8(&c);
+	run->cgroups = get_u8(&c);
 	h->has_plan = get_u8(&c);
 	h->reserved_counters = (int)get_u32(&c);
 	n = get_u32(&c);
@@ -230,31 +244,30 @@ static int parse_header(struct record_reader *r, size_t len, struct record_error
 		return -ENOMEM;
 	if (c.short_read)
 		return damage(r, e, "malformed header (it ends before the event list)");
-	if (!h->model)
+	if (!run->model)
 		return damage(r, e, "malformed header (no model name)");
 	if (n == 0 || n > RECORD_MAX_EVENTS)
 		return damage(r, e, "malformed header (%u events)", n);
-	h->event_names = calloc(n, sizeof(*h->event_names));
+	r->event_names = calloc(n, sizeof(*r->event_names));
 	h->encodings = calloc(n, sizeof(*h->encodings));
 	h->group = calloc(n, sizeof(*h->group));
 	h->fixed = calloc(n, sizeof(*h->fixed));
-	if (!h->event_names || !h->encodings || !h->group || !h->fixed)
+	if (!r->event_names || !h->encodings || !h->group || !h->fixed)
 		return -ENOMEM;
-	h->nr_events = n;
+	run->nr_events = n;
+	run->event_names = (const char *const *)r->event_names;
 	for (uint32_t i = 0; i < n; i++) {
-		h->event_names[i] = get_str(&c, NULL, &nomem);
+		r->event_names[i] = get_str(&c, NULL, &nomem);
 		h->encodings[i] = get_str(&c, NULL, &nomem);
 		h->group[i] = (int)get_u32(&c);
 		h->fixed[i] = get_u8(&c);
 		if (nomem)
 			return -ENOMEM;
-		if (c.short_read || !h->event_names[i])
+		if (c.short_read || !r->event_names[i])
 			return damage(r, e, "malformed header (event %u of %u)", i + 1, n);
 	}
 	if (c.left)
 		return damage(r, e, "malformed header (%zu bytes left over)", c.left);
-	r->run.nr_events = n;
-	r->run.event_names = (const char *const *)h->event_names;
 	return 0;
 }
 
@@ -325,7 +338,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			  struct record_error *e)
 {
 	struct cursor c = { .p = r->buf, .left = len };
-	int n = r->h.nr_events;
+	int n = r->h.run.nr_events;
 	uint32_t seq, nr_events, nr_scopes;
 	size_t min_scope;
 	bool nomem = false;
@@ -388,9 +401,9 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 				      nr_scopes);
 		}
 		if (kind == SCOPE_TASK)
-			s = interval_add_task(iv, &r->run, cgroup, pid, tid);
+			s = interval_add_task(iv, &r->h.run, cgroup, pid, tid);
 		else
-			s = interval_add_scope(iv, &r->run, kind,
+			s = interval_add_scope(iv, &r->h.run, kind,
 					       irq >= 0 ? irq_scope_name(irq) : cgroup, cpu);
 		free(cgroup);
 		if (s && comm)
@@ -495,16 +508,16 @@ void record_reader__close(struct record_reader *r)
 	if (r->f)
 		fclose(r->f);
 	free(h->cgtma_version);
-	free(h->hostname);
-	free(h->kernel);
-	free(h->cpu);
-	free(h->model);
-	free(h->model_source);
-	for (int i = 0; i < h->nr_events; i++) {
-		free(h->event_names[i]);
+	free((char *)h->run.hostname);
+	free((char *)h->run.kernel);
+	free((char *)h->run.cpu);
+	free((char *)h->run.model);
+	free((char *)h->run.model_source);
+	for (int i = 0; i < h->run.nr_events; i++) {
+		free(r->event_names[i]);
 		free(h->encodings[i]);
 	}
-	free(h->event_names);
+	free(r->event_names);
 	free(h->encodings);
 	free(h->group);
 	free(h->fixed);

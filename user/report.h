@@ -87,7 +87,6 @@ struct run {
 	bool verbose;			/* show nodes below threshold */
 	bool per_cpu;
 	bool cgroups;			/* -G or --all-cgroups: cgroup rows may come */
-	bool per_task;			/* -T: task rows may come */
 	bool prometheus_tasks;		/* --prometheus-tasks: Prometheus exports them */
 	double start_time;		/* Unix time */
 	int interval_ms;

@@ -738,7 +738,6 @@ int session_run(const struct session_opts *o)
 	s.run.per_cpu = o->per_cpu;
 	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
 	s.run.cgroups = o->nr_cgroups || o->all_cgroups || o->all_containers || o->irq_mask;
-	s.run.per_task = o->per_task;
 	s.run.prometheus_tasks = o->prometheus_tasks;
 	s.run.interval_ms = o->interval_ms;
 	gethostname(host, sizeof(host) - 1);

@@ -737,7 +737,7 @@ static void test_threads(void)
 
 	if (!o)
 		return;
-	trun.per_task = trun.prometheus_tasks = true;
+	trun.prometheus_tasks = true;
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		const struct thread_step *st = &steps[i];
 		const struct scope_spec sys = { SCOPE_SYSTEM, NULL, -1, false, { 20, 1 }, N2, N4 };

@@ -187,21 +187,26 @@ static bool same_double(double a, double b)
 
 static void check_header(const struct fixture *fx, const struct record_header *h)
 {
+	const struct run *run = &h->run;
+
 	CHECK_INT(h->version, RECORD_VERSION);
-	CHECK_STR(h->hostname, "host-a");
-	CHECK_STR(h->kernel, "6.1.0-test");
-	CHECK_STR(h->cpu, "Test CPU @ 3.0GHz");
-	CHECK_STR(h->model, "spr");
-	CHECK(h->model_source && h->model_source_len == strlen(fx->model_text) &&
-	      memcmp(h->model_source, fx->model_text, h->model_source_len) == 0,
+	CHECK_STR(run->hostname, "host-a");
+	CHECK_STR(run->kernel, "6.1.0-test");
+	CHECK_STR(run->cpu, "Test CPU @ 3.0GHz");
+	CHECK_STR(run->model, "spr");
+	CHECK(run->model_source && h->model_source_len == strlen(fx->model_text) &&
+	      memcmp(run->model_source, fx->model_text, h->model_source_len) == 0,
 	      "the model's text differs");
-	CHECK(same_double(h->start_time, fx->run.start_time), "start %.17g", h->start_time);
-	CHECK_INT(h->interval_ms, 1000);
-	CHECK_INT(h->level, fx->run.level);
-	CHECK(h->has_plan && h->per_cpu && h->cgroups && !h->perf_metrics && !h->smt, "flags");
-	CHECK_INT(h->nr_events, fx->plan->nr_events);
-	for (int e = 0; e < h->nr_events && e < fx->plan->nr_events; e++) {
-		CHECK_STR(h->event_names[e], fx->plan->events[e].name);
+	CHECK(same_double(run->start_time, fx->run.start_time), "start %.17g", run->start_time);
+	CHECK_INT(run->interval_ms, 1000);
+	CHECK_INT(run->level, fx->run.level);
+	CHECK(h->has_plan && run->per_cpu && run->cgroups && !run->perf_metrics && !run->smt,
+	      "flags");
+	/* What report decides itself. */
+	CHECK(!run->plan && !run->verbose && !run->prometheus_tasks, "plan, -v");
+	CHECK_INT(run->nr_events, fx->plan->nr_events);
+	for (int e = 0; e < run->nr_events && e < fx->plan->nr_events; e++) {
+		CHECK_STR(run->event_names[e], fx->plan->events[e].name);
 		CHECK_STR(h->encodings[e], fx->plan->events[e].encoding);
 		CHECK_INT(h->group[e], fx->plan->events[e].group);
 		CHECK_INT(h->fixed[e], fx->plan->events[e].fixed);
@@ -631,7 +636,7 @@ static void test_events_run(const char *path)
 	static const char *const names[] = { "cpu-clock", "sched:sched_switch" };
 	struct run run = {
 		.model = "events", .nr_events = 2, .event_names = names, .level = 1,
-		.hostname = "h", .kernel = "k", .cpu = "c", .interval_ms = 250,
+		.hostname = "h", .kernel = NULL, .cpu = "c", .interval_ms = 250,
 	};
 	struct interval iv = { .time = 2, .interval_s = 0.25 };
 	struct record_reader *r = NULL;
@@ -655,15 +660,65 @@ static void test_events_run(const char *path)
 	CHECK_INT(record_reader__open(path, &r, &e), 0);
 	if (!r)
 		return;
-	CHECK(!record_reader__header(r)->has_plan && !record_reader__header(r)->model_source,
+	CHECK(!record_reader__header(r)->has_plan && !record_reader__header(r)->run.model_source,
 	      "an -e record has no plan and no model text");
 	CHECK_STR(record_reader__header(r)->encodings[1], "sched:sched_switch");
+	{
+		const struct run *rr = &record_reader__header(r)->run;
+
+		/* The run as written, a kernel not known as "". */
+		CHECK(!strcmp(rr->model, "events") && rr->nr_events == 2 &&
+		      !strcmp(rr->event_names[1], "sched:sched_switch") && rr->level == 1 &&
+		      rr->interval_ms == 250 && !strcmp(rr->hostname, "h") &&
+		      !strcmp(rr->kernel, "") && !strcmp(rr->cpu, "c") && !rr->plan,
+		      "the run read back");
+	}
 	err = record_reader__next(r, &iv, &e);
 	CHECK_INT(err, 1);
 	CHECK(iv.nr_scopes == 1 && iv.scopes[0].sum[1].running == 3, "sums");
 	CHECK_INT(record_reader__next(r, &iv, &e), 1);
 	CHECK(iv.summary, "the summary");
 	CHECK_INT(record_reader__next(r, &iv, &e), 0);
+	record_reader__close(r);
+	interval_free(&iv);
+}
+
+/*
+ * A version 1 record (the fuzz corpus' seed, written before container names): its run, and
+ * every interval to the summary.
+ */
+static void test_version1(void)
+{
+	static const char *const names[] = { "cpu-clock", "context-switches", "cpu-migrations",
+					     "page-faults" };
+	struct interval iv = {};
+	struct record_reader *r = NULL;
+	struct record_error e;
+	const struct run *run;
+	int n = 0, err;
+
+	CHECK_INT(record_reader__open("tests/fuzz/corpus/fuzz_record/sw-2-intervals.cgtma", &r,
+				      &e), 0);
+	if (!r)
+		return;
+	CHECK_INT(record_reader__header(r)->version, 1);
+	run = &record_reader__header(r)->run;
+	CHECK_STR(run->model, "sw");
+	CHECK_INT(run->nr_events, 4);
+	for (int i = 0; i < run->nr_events && i < 4; i++)
+		CHECK_STR(run->event_names[i], names[i]);
+	CHECK(run->cgroups && !run->per_cpu, "flags");
+	while ((err = record_reader__next(r, &iv, &e)) > 0) {
+		CHECK_INT(iv.nr_scopes, 3);
+		if (iv.nr_scopes == 3)
+			CHECK(iv.scopes[0].kind == SCOPE_SYSTEM && !strcmp(iv.scopes[1].cgroup, "/a") &&
+			      !strcmp(iv.scopes[2].cgroup, "/b") && !iv.scopes[1].names.container,
+			      "scopes of interval %d", n);
+		CHECK_INT(iv.summary, n == 2);
+		n++;
+	}
+	CHECK_INT(err, 0);
+	CHECK_INT(n, 3);
 	record_reader__close(r);
 	interval_free(&iv);
 }
@@ -834,6 +889,7 @@ int main(void)
 	test_writer_resumes(&fx, path2);
 	fixture_release(&fx);
 	test_events_run(path2);
+	test_version1();
 	test_unwritable();
 	test_report_levels(path2);
 	test_report_views(path2);
