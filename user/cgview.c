@@ -9,6 +9,7 @@
 #include <linux/magic.h>
 
 #include "cgroups.h"
+#include "cgtma.h"
 #include "cgview.h"
 #include "mounts.h"
 
@@ -16,6 +17,7 @@
 
 struct scan {
 	struct cgview *v;
+	const char *prefix;	/* "", or the root of the mount namespace whose mounts these are */
 	char fallback[4096];	/* a mount of the hierarchy that shows a subtree */
 	bool fallback_ns_root;	/* ... the namespace's root (mounted in it: root "/") */
 	bool above;		/* a mount shows cgroups above this namespace's root */
@@ -41,11 +43,14 @@ static int copy(char *dst, size_t len, const char *src)
 static int scan_cb(const char *root, const char *mnt, void *ctx)
 {
 	struct scan *sc = ctx;
+	char at[8192];
 
 	/* mountinfo shows a cgroup2 mount's root relative to the reader's namespace. */
 	if (strncmp(root, "/..", 3) == 0 && (root[3] == '/' || root[3] == '\0'))
 		sc->above = true;
-	if (is_hierarchy_root(mnt)) {
+	if (snprintf(at, sizeof(at), "%s%s", sc->prefix, mnt) >= (int)sizeof(at))
+		return -ENAMETOOLONG;
+	if (is_hierarchy_root(at)) {
 		int err = copy(sc->v->mount, sizeof(sc->v->mount), mnt);
 
 		return err ? err : 1;
@@ -104,48 +109,219 @@ static bool ns_differs_from_pid1(void)
 	       self.st_ino != init.st_ino;
 }
 
-int cgview_open(struct cgview *v, const char *mountinfo)
+/*
+ * Whether PID 1 is another mount namespace's init, whose mounts to look at: 1 (with its
+ * mountinfo and root in init), 0 when it shares ours, -errno when that cannot be told.
+ */
+static int init_elsewhere(const struct cgview_sources *src, struct cgview_sources *init)
 {
-	struct scan sc = { .v = v };
+	struct stat self, pid1;
+
+	if (src) {
+		*init = (struct cgview_sources){ src->init_mountinfo, NULL, src->init_root };
+		return src->init_mountinfo != NULL;
+	}
+	*init = (struct cgview_sources){ "/proc/1/mountinfo", NULL, "/proc/1/root" };
+	if (stat("/proc/self/ns/mnt", &self) || stat("/proc/1/ns/mnt", &pid1))
+		return -errno;
+	return self.st_ino != pid1.st_ino || self.st_dev != pid1.st_dev;
+}
+
+/* The view from the mounts scanned (found: one shows the hierarchy's root). */
+static int choose(struct cgview *v, struct scan *sc, bool found)
+{
+	char through[256] = "", at[8192];
 	int ret;
 
-	memset(v, 0, sizeof(*v));
-	v->fd = -1;
-	ret = mount_each(mountinfo, "cgroup2", scan_cb, &sc);
-	if (ret < 0)
-		return ret;
-	v->private_ns = sc.above || ns_differs_from_pid1();
-	if (ret == 1) {
+	/* The prefix is /proc/1/root (tests: another short one). */
+	if (sc->prefix[0])
+		snprintf(through, sizeof(through), " in PID 1's mount namespace, through %.64s "
+			 "(this one has no cgroup2 mount)", sc->prefix);
+	v->private_ns = sc->above || ns_differs_from_pid1();
+	if (found) {
 		v->kind = CGVIEW_HOST;
-		strcpy(v->root, v->mount);
+		if (snprintf(v->root, sizeof(v->root), "%s%s", sc->prefix, v->mount) >=
+		    (int)sizeof(v->root))
+			return -ENAMETOOLONG;
 		strcpy(v->shown, v->mount);
-		snprintf(v->why, sizeof(v->why), "the host's hierarchy at %s%s", v->mount,
+		snprintf(v->why, sizeof(v->why), "the host's hierarchy at %s%s%s", v->mount, through,
 			 v->private_ns ? " (this cgroup namespace is private, but that mount "
 			 "shows the hierarchy's root)" : "");
 		return 0;
 	}
-	if (!sc.fallback[0])
-		return -ENOENT;
-	v->private_ns = v->private_ns || sc.fallback_ns_root;
-	strcpy(v->mount, sc.fallback);
-	ret = open_root_by_handle(v->mount, &v->fd);
+	v->private_ns = v->private_ns || sc->fallback_ns_root;
+	strcpy(v->mount, sc->fallback);
+	if (snprintf(at, sizeof(at), "%s%s", sc->prefix, v->mount) >= (int)sizeof(v->root))
+		return -ENAMETOOLONG;
+	ret = open_root_by_handle(at, &v->fd);
 	if (ret == 0) {
 		v->kind = CGVIEW_HANDLE;
 		snprintf(v->root, sizeof(v->root), "/proc/self/fd/%d", v->fd);
 		strcpy(v->shown, "host:");
 		snprintf(v->why, sizeof(v->why), "the host's hierarchy, its root opened by file "
-			 "handle through %s, which shows only %s", v->mount,
-			 sc.fallback_ns_root ? "this cgroup namespace's subtree" : "a subtree");
+			 "handle through %s%s, which shows only %s", v->mount, through,
+			 sc->fallback_ns_root ? "this cgroup namespace's subtree" : "a subtree");
 		return 0;
 	}
 	v->kind = CGVIEW_SUBTREE;
-	strcpy(v->root, v->mount);
+	strcpy(v->root, at);
 	strcpy(v->shown, v->mount);
-	snprintf(v->why, sizeof(v->why), "only %s is visible (%s): the host's hierarchy root "
+	snprintf(v->why, sizeof(v->why), "only %s is visible (%s%s): the host's hierarchy root "
 		 "cannot be opened by file handle (%s; needs CAP_DAC_READ_SEARCH in the initial user "
 		 "namespace); cgroup paths are relative to it",
-		 sc.fallback_ns_root ? "this cgroup namespace's subtree" : "a subtree", v->mount,
-		 strerror(-ret));
+		 sc->fallback_ns_root ? "this cgroup namespace's subtree" : "a subtree", v->mount,
+		 through, strerror(-ret));
+	return 0;
+}
+
+int cgview_open(struct cgview *v, const struct cgview_sources *src)
+{
+	static const char none[] = "no cgroup2 entry in /proc/self/mountinfo";
+	struct scan sc = { .v = v, .prefix = "" };
+	struct cgview_sources init;
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+	strcpy(v->ns_root, "/");
+	ret = mount_each(src ? src->mountinfo : NULL, "cgroup2", scan_cb, &sc);
+	if (ret < 0) {
+		snprintf(v->why, sizeof(v->why), "%s cannot be read: %s",
+			 src && src->mountinfo ? src->mountinfo : "/proc/self/mountinfo",
+			 strerror(-ret));
+		return ret;
+	}
+	if (ret == 1 || sc.fallback[0])
+		return choose(v, &sc, ret == 1);
+	/*
+	 * None here. With pid=host, PID 1 is the host's init: its mount namespace has the
+	 * host's cgroup2 mount, readable through /proc/1/root (a container in the host's cgroup
+	 * namespace, with no cgroup2 mount of its own).
+	 */
+	ret = init_elsewhere(src, &init);
+	if (ret <= 0) {
+		if (ret)
+			snprintf(v->why, sizeof(v->why), "%s; whether PID 1 is in another mount "
+				 "namespace cannot be told: %s", none, strerror(-ret));
+		else
+			snprintf(v->why, sizeof(v->why), "%s", none);
+		return -ENOENT;
+	}
+	sc.prefix = init.init_root;
+	ret = mount_each(init.mountinfo, "cgroup2", scan_cb, &sc);
+	if (ret < 0) {
+		snprintf(v->why, sizeof(v->why), "%s; PID 1's, in another mount namespace, cannot be "
+			 "read (%s): %s", none, init.mountinfo, strerror(-ret));
+		return -ENOENT;
+	}
+	if (ret == 1 || sc.fallback[0])
+		return choose(v, &sc, ret == 1);
+	snprintf(v->why, sizeof(v->why), "%s, nor in PID 1's, in another mount namespace (%s)",
+		 none, init.mountinfo);
+	return -ENOENT;
+}
+
+/* pid's cgroup as a file of /proc shows it: the "0::" line, relative to its namespace. */
+static int read_own_cgroup(const char *file, char *out, size_t len)
+{
+	char line[4096];
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		ret = copy(out, len, line + 3);
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Whether a cgroup.procs lists pid. */
+static bool procs_list(const char *root, const char *path, int pid)
+{
+	char file[8192];
+	bool in = false;
+	FILE *f;
+	int p;
+
+	if (snprintf(file, sizeof(file), "%s%s/cgroup.procs", root, strcmp(path, "/") ? path : "")
+	    >= (int)sizeof(file))
+		return false;
+	f = fopen(file, "re");
+	if (!f)
+		return false;
+	while (!in && fscanf(f, "%d", &p) == 1)
+		in = p == pid;
+	fclose(f);
+	return in;
+}
+
+struct ns_search {
+	const char *root;
+	const char *own;	/* pid's path, relative to the namespace's root */
+	size_t own_len;
+	int pid;
+	char *out;
+	size_t len;
+};
+
+/* A cgroup of the view whose path ends with own and that holds pid: out is the rest. */
+static int ns_search_cb(const char *path, __u64 id, void *ctx)
+{
+	struct ns_search *ns = ctx;
+	size_t n = strlen(path), keep;
+
+	(void)id;
+	if (strcmp(ns->own, "/") == 0) {
+		keep = n;
+	} else {
+		if (n < ns->own_len || strcmp(path + n - ns->own_len, ns->own) != 0)
+			return 0;
+		keep = n - ns->own_len;
+	}
+	if (!procs_list(ns->root, path, ns->pid))
+		return 0;
+	if (keep == 0)
+		return copy(ns->out, ns->len, "/") ? -ENAMETOOLONG : 1;
+	if (keep >= ns->len)
+		return -ENAMETOOLONG;
+	memcpy(ns->out, path, keep);
+	ns->out[keep] = '\0';
+	return 1;
+}
+
+int cgview_find_ns_root(struct cgview *v, const char *self_cgroup, int pid)
+{
+	char own[4096], found[sizeof(v->ns_root)];
+	struct ns_search ns = { .root = v->root, .own = own, .out = found, .len = sizeof(found) };
+	int ret;
+
+	strcpy(v->ns_root, "/");
+	if (!v->private_ns)
+		return 0;
+	ret = read_own_cgroup(self_cgroup ? self_cgroup : "/proc/self/cgroup", own, sizeof(own));
+	if (ret)
+		return ret;
+	/* Outside its own namespace's root ("/.."): the root is not below it. */
+	if (own[0] != '/' || strncmp(own, "/..", 3) == 0)
+		return -ENOENT;
+	ns.own_len = strlen(own);
+	ns.pid = pid ? pid : getpid();
+	/* pid's cgroup is one only: the first that lists it is it. */
+	ret = ns_search_cb("/", CGVIEW_ROOT_ID, &ns);
+	if (ret == 0)
+		ret = cgroup_walk(v->root, CGTMA_MAX_LEVEL, ns_search_cb, &ns);
+	if (ret < 0)
+		return ret;
+	if (ret == 0)
+		return -ENOENT;
+	strcpy(v->ns_root, found);
 	return 0;
 }
 
