@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -100,13 +101,125 @@ static int open_root_by_handle(const char *mnt, int *out)
 	return err;
 }
 
-/* Whether this process's cgroup namespace differs from PID 1's; false when unreadable. */
+/* The initial cgroup namespace's inode number (the kernel's PROC_CGROUP_INIT_INO). */
+#define CGROUP_NS_INIT_INO 0xEFFFFFFBU
+
+/*
+ * Whether this process's cgroup namespace differs from PID 1's, or (PID 1's unreadable) is
+ * not the initial one; false when neither can be told.
+ */
 static bool ns_differs_from_pid1(void)
 {
 	struct stat self, init;
 
-	return stat("/proc/self/ns/cgroup", &self) == 0 && stat("/proc/1/ns/cgroup", &init) == 0 &&
-	       self.st_ino != init.st_ino;
+	if (stat("/proc/self/ns/cgroup", &self))
+		return false;
+	if (stat("/proc/1/ns/cgroup", &init))
+		return self.st_ino != CGROUP_NS_INIT_INO;
+	return self.st_ino != init.st_ino;
+}
+
+/*
+ * Whether cgroup v2 is in use here though no mount of it is visible: this process's v2
+ * cgroup (/proc/self/cgroup's "0::" line) is not the root, or its cgroup namespace is not
+ * the initial one. On a machine that uses only cgroup v1 every process is in the v2 root.
+ */
+static bool v2_in_use(const char *self_cgroup)
+{
+	char line[4096];
+	bool used = false;
+	struct stat st;
+	FILE *f;
+
+	if (stat("/proc/self/ns/cgroup", &st) == 0 && st.st_ino != CGROUP_NS_INIT_INO)
+		return true;
+	f = fopen(self_cgroup, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0)
+			used = strcmp(line + 3, "/\n") != 0 && strcmp(line + 3, "/") != 0;
+	fclose(f);
+	return used;
+}
+
+/*
+ * A cgroup2 mount of cgtma's own, read-only and attached nowhere (fsopen(2), fsmount(2);
+ * CAP_SYS_ADMIN): it shows this cgroup namespace's root. The descriptor, or -errno.
+ */
+static int own_mount(void)
+{
+	int fs, mfd;
+
+	fs = fsopen("cgroup2", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0)) {
+		mfd = -errno;
+	} else {
+		mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+		if (mfd < 0)
+			mfd = -errno;
+	}
+	close(fs);
+	return mfd;
+}
+
+/* The first cgroup2 mount point whose root is the hierarchy's (or above this namespace's). */
+static int root_mount_cb(const char *root, const char *mnt, void *ctx)
+{
+	struct cgview *v = ctx;
+
+	if (strcmp(root, "/") != 0 && strncmp(root, "/..", 3) != 0)
+		return 0;
+	return copy(v->mount, sizeof(v->mount), mnt) ? 0 : 1;
+}
+
+/*
+ * The view through a mount of our own (mfd, taken): the hierarchy's root where this cgroup
+ * namespace is the initial one, else its root by file handle through it, else its subtree.
+ * -G's absolute paths have stripped the mount point PID 1's mountinfo names, where it can be
+ * read though PID 1's root cannot (init_mountinfo), else nothing.
+ */
+static int choose_own(struct cgview *v, int mfd, const char *where, const char *init_mountinfo)
+{
+	char at[64];
+	int ret;
+
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", mfd);
+	v->mount[0] = '\0';
+	if (init_mountinfo && mount_each(init_mountinfo, "cgroup2", root_mount_cb, v) != 1)
+		v->mount[0] = '\0';
+	v->fd = mfd;
+	strcpy(v->root, at);
+	if (is_hierarchy_root(at)) {
+		v->kind = CGVIEW_HOST;
+		v->private_ns = ns_differs_from_pid1();
+		strcpy(v->shown, "host:");
+		snprintf(v->why, sizeof(v->why), "the host's hierarchy through a cgroup2 mount of "
+			 "cgtma's own, attached nowhere (%s); -G paths are from its root", where);
+		return 0;
+	}
+	v->private_ns = true;
+	ret = open_root_by_handle(at, &v->fd);
+	if (ret == 0) {
+		close(mfd);
+		v->kind = CGVIEW_HANDLE;
+		snprintf(v->root, sizeof(v->root), "/proc/self/fd/%d", v->fd);
+		strcpy(v->shown, "host:");
+		snprintf(v->why, sizeof(v->why), "the host's hierarchy, its root opened by file "
+			 "handle through a cgroup2 mount of cgtma's own, attached nowhere (%s), which "
+			 "shows only this cgroup namespace's subtree", where);
+		return 0;
+	}
+	v->kind = CGVIEW_SUBTREE;
+	strcpy(v->shown, "cgroupns:");
+	snprintf(v->why, sizeof(v->why), "only this cgroup namespace's subtree is visible (a "
+		 "cgroup2 mount of cgtma's own, attached nowhere: %s): the host's hierarchy root "
+		 "cannot be opened by file handle (%s; needs CAP_DAC_READ_SEARCH in the initial user "
+		 "namespace); cgroup paths are relative to it", where, strerror(-ret));
+	return 0;
 }
 
 /*
@@ -118,10 +231,12 @@ static int init_elsewhere(const struct cgview_sources *src, struct cgview_source
 	struct stat self, pid1;
 
 	if (src) {
-		*init = (struct cgview_sources){ src->init_mountinfo, NULL, src->init_root };
+		*init = (struct cgview_sources){ .mountinfo = src->init_mountinfo,
+						 .init_root = src->init_root };
 		return src->init_mountinfo != NULL;
 	}
-	*init = (struct cgview_sources){ "/proc/1/mountinfo", NULL, "/proc/1/root" };
+	*init = (struct cgview_sources){ .mountinfo = "/proc/1/mountinfo",
+					 .init_root = "/proc/1/root" };
 	if (stat("/proc/self/ns/mnt", &self) || stat("/proc/1/ns/mnt", &pid1))
 		return -errno;
 	return self.st_ino != pid1.st_ino || self.st_dev != pid1.st_dev;
@@ -178,6 +293,7 @@ int cgview_open(struct cgview *v, const struct cgview_sources *src)
 {
 	static const char none[] = "no cgroup2 entry in /proc/self/mountinfo";
 	struct scan sc = { .v = v, .prefix = "" };
+	char pid1[512], where[600];
 	struct cgview_sources init;
 	int ret;
 
@@ -199,25 +315,46 @@ int cgview_open(struct cgview *v, const struct cgview_sources *src)
 	 * namespace, with no cgroup2 mount of its own).
 	 */
 	ret = init_elsewhere(src, &init);
-	if (ret <= 0) {
-		if (ret)
-			snprintf(v->why, sizeof(v->why), "%s; whether PID 1 is in another mount "
-				 "namespace cannot be told: %s", none, strerror(-ret));
-		else
-			snprintf(v->why, sizeof(v->why), "%s", none);
-		return -ENOENT;
-	}
-	sc.prefix = init.init_root;
-	ret = mount_each(init.mountinfo, "cgroup2", scan_cb, &sc);
 	if (ret < 0) {
-		snprintf(v->why, sizeof(v->why), "%s; PID 1's, in another mount namespace, cannot be "
-			 "read (%s): %s", none, init.mountinfo, strerror(-ret));
+		snprintf(pid1, sizeof(pid1), "whether PID 1 is in another mount namespace cannot "
+			 "be told: %s", strerror(-ret));
+	} else if (ret == 0) {
+		snprintf(pid1, sizeof(pid1), "PID 1 shares this mount namespace");
+	} else {
+		sc.prefix = init.init_root;
+		ret = mount_each(init.mountinfo, "cgroup2", scan_cb, &sc);
+		if (ret == 1 || (ret == 0 && sc.fallback[0]))
+			return choose(v, &sc, ret == 1);
+		if (ret < 0)
+			snprintf(pid1, sizeof(pid1), "PID 1's, in another mount namespace, cannot be "
+				 "read (%s): %s", init.mountinfo, strerror(-ret));
+		else
+			snprintf(pid1, sizeof(pid1), "nor in PID 1's, in another mount namespace "
+				 "(%s)", init.mountinfo);
+	}
+	/*
+	 * Neither: where cgroup v2 is in use (we are in a cgroup below its root, or in a cgroup
+	 * namespace of our own), mount it ourselves, attached nowhere; on a machine that uses
+	 * only v1, say it is not mounted.
+	 */
+	if (src ? src->own_mount : v2_in_use("/proc/self/cgroup")) {
+		int mfd = src && src->own_mount_fd ? src->own_mount_fd() : own_mount();
+
+		if (mfd >= 0) {
+			snprintf(where, sizeof(where), "%s; %s", none, pid1);
+			return choose_own(v, mfd, where, src ? src->init_mountinfo :
+					  "/proc/1/mountinfo");
+		}
+		snprintf(v->why, sizeof(v->why), "%s%s%s; nor can cgtma mount one of its own: %s",
+			 none, strncmp(pid1, "nor ", 4) ? "; " : ", ", pid1, strerror(-mfd));
 		return -ENOENT;
 	}
-	if (ret == 1 || sc.fallback[0])
-		return choose(v, &sc, ret == 1);
-	snprintf(v->why, sizeof(v->why), "%s, nor in PID 1's, in another mount namespace (%s)",
-		 none, init.mountinfo);
+	/* "PID 1 shares ...": the plain message of a machine without cgroup v2. */
+	if (strncmp(pid1, "PID 1 shares", 12) == 0)
+		snprintf(v->why, sizeof(v->why), "%s", none);
+	else
+		snprintf(v->why, sizeof(v->why), "%s%s%s", none,
+			 strncmp(pid1, "nor ", 4) ? "; " : ", ", pid1);
 	return -ENOENT;
 }
 

@@ -23,6 +23,13 @@
  * mounts are taken instead, through /proc/1/root, and chosen among as above: root is read
  * through /proc/1/root, mount is the mount point as PID 1 sees it (a host path, as -G gives).
  *
+ * Where neither namespace has one (or PID 1's cannot be read, as in a sandbox whose PID 1
+ * is not the host's init) but cgroup v2 is in use (this process's v2 cgroup is not the root,
+ * or its cgroup namespace is not the initial one), cgtma mounts cgroup2 itself, read-only
+ * and attached nowhere (fsmount(2), CAP_SYS_ADMIN), and chooses as above through it: the
+ * hierarchy's root in the initial cgroup namespace, else by file handle, else the subtree.
+ * Where v2 is not in use (a machine on cgroup v1 only), cgroup v2 is not mounted: -ENOENT.
+ *
  * The hierarchy's root is the cgroup with id 1 (kernfs numbers its root 1).
  */
 #ifndef CGTMA_CGVIEW_H
@@ -60,6 +67,8 @@ struct cgview_sources {
 	const char *mountinfo;
 	const char *init_mountinfo;
 	const char *init_root;
+	bool own_mount;			/* cgroup v2 is in use: mount it when none is seen */
+	int (*own_mount_fd)(void);	/* that mount (NULL: fsmount(2)) */
 };
 
 /*

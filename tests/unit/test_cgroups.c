@@ -5,6 +5,7 @@
  * in for a cgroup v2 root (id, expand, walk).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -609,7 +610,7 @@ static void test_view_pid1(void)
 		snprintf(text, sizeof(text), "%s40 30 0:40 / %s rw - cgroup2 cgroup2 rw\n",
 			 hybrid_v1_only, real);
 		write_file(init, text);
-		CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root" }),
+		CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
 			  0);
 		CHECK_INT(v.kind, CGVIEW_HOST);
 		snprintf(want, sizeof(want), "/proc/self/root%s", real);
@@ -630,7 +631,7 @@ static void test_view_pid1(void)
 	snprintf(view, sizeof(view), "%s/a", root);
 	snprintf(text, sizeof(text), "40 30 0:40 / %s rw - cgroup2 cgroup2 rw\n", view);
 	write_file(init, text);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root" }), 0);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }), 0);
 	CHECK_INT(v.kind, CGVIEW_SUBTREE);
 	snprintf(want, sizeof(want), "/proc/self/root%s", view);
 	out = v.root;
@@ -640,7 +641,7 @@ static void test_view_pid1(void)
 	cgview_close(&v);
 	/* Neither has one: said, PID 1's tried. */
 	write_file(init, hybrid_v1_only);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root" }),
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
 		  -ENOENT);
 	snprintf(want, sizeof(want), "no cgroup2 entry in /proc/self/mountinfo, nor in PID 1's, "
 		 "in another mount namespace (%s)", init);
@@ -650,9 +651,67 @@ static void test_view_pid1(void)
 	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi }), -ENOENT);
 	CHECK_STR(v.why, "no cgroup2 entry in /proc/self/mountinfo");
 	snprintf(init, sizeof(init), "%s/no-init-mountinfo", tmp);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root" }),
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
 		  -ENOENT);
 	CHECK(strstr(v.why, "cannot be read") != NULL, "why: %s", v.why);
+}
+
+static char own_dir[4400];
+
+static int own_fd(void)
+{
+	return open(own_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int own_eperm(void)
+{
+	return -EPERM;
+}
+
+/*
+ * None seen here nor for PID 1, cgroup v2 in use: a mount of cgtma's own (here a directory
+ * stands for it: a real cgroup2 mount's for the host's root, a fixture for a subtree).
+ */
+static void test_view_own(void)
+{
+	char mi[4096], init[4096], want[8192];
+	struct cgview v;
+	const char *out;
+
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	snprintf(init, sizeof(init), "%s/init-mountinfo", tmp);
+	write_file(mi, hybrid_v1_only);
+	write_file(init, hybrid_v1_only);
+	if (mount_find(NULL, "cgroup2", own_dir, sizeof(own_dir)) == 0) {
+		CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root",
+								   true, own_fd }), 0);
+		CHECK_INT(v.kind, CGVIEW_HOST);
+		snprintf(want, sizeof(want), "/proc/self/fd/%d", v.fd);
+		out = v.root;
+		CHECK_STR(out, want);
+		CHECK_STR(v.mount, "");		/* nothing stripped from -G */
+		CHECK_STR(v.shown, "host:");
+		CHECK(strstr(v.why, "through a cgroup2 mount of cgtma's own, attached nowhere (no "
+			     "cgroup2 entry in /proc/self/mountinfo; nor in PID 1's") != NULL,
+		      "why: %s", v.why);
+		cgview_close(&v);
+		CHECK_INT(v.fd, -1);
+	}
+	snprintf(own_dir, sizeof(own_dir), "%s/a", root);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi, .own_mount = true,
+							   .own_mount_fd = own_fd }), 0);
+	CHECK_INT(v.kind, CGVIEW_SUBTREE);
+	CHECK(v.private_ns, "a mount of our own showing a subtree: a private namespace");
+	CHECK_STR(v.shown, "cgroupns:");
+	CHECK(strstr(v.why, "PID 1 shares this mount namespace") != NULL, "why: %s", v.why);
+	cgview_close(&v);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", true,
+							   own_eperm }), -ENOENT);
+	snprintf(want, sizeof(want), "no cgroup2 entry in /proc/self/mountinfo, nor in PID 1's, "
+		 "in another mount namespace (%s); nor can cgtma mount one of its own: %s", init,
+		 strerror(EPERM));
+	out = v.why;
+	CHECK_STR(out, want);
 }
 
 static void mkdirs(const char *base, const char *rel, const char *procs)
@@ -749,6 +808,7 @@ int main(void)
 	test_mount_each();
 	test_view();
 	test_view_pid1();
+	test_view_own();
 	test_ns_root();
 	test_resolve();
 
