@@ -87,6 +87,44 @@ int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, c
 	return 0;
 }
 
+int cgroup_resolve(const char *base, const char *rel, char *out, size_t len)
+{
+	size_t o;
+
+	if (rel[0] != '/')
+		return -EINVAL;
+	if (strlen(base) >= len)
+		return -ENAMETOOLONG;
+	strcpy(out, base);
+	o = strcmp(out, "/") ? strlen(out) : 0;	/* out[0..o) without a trailing '/' */
+	for (const char *p = rel; *p;) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing, or "." */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (o == 0)
+				return -EINVAL;
+			while (out[--o] != '/')
+				;
+		} else {
+			if (o + 1 + n >= len)
+				return -ENAMETOOLONG;
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
 bool cgroup_is_pattern(const char *path)
 {
 	return strpbrk(path, "*?[") != NULL;

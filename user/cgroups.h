@@ -19,6 +19,14 @@
 int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, char *err,
 		     size_t errlen);
 
+/*
+ * base (canonical) joined with rel, an absolute path that may climb with "..", as
+ * /proc/PID/cgroup shows a cgroup outside the reader's cgroup namespace ("/../../x/y" is
+ * two levels above the namespace's root, then x/y). 0, -EINVAL when rel climbs above the
+ * hierarchy's root or is not absolute, -ENAMETOOLONG.
+ */
+int cgroup_resolve(const char *base, const char *rel, char *out, size_t len);
+
 /* Whether a canonical path has shell wildcards (*, ?, [). */
 bool cgroup_is_pattern(const char *path);
 

@@ -17,6 +17,19 @@
  *            every level is looked up; paths the mkdir hook records (host paths) are
  *            translated by id (cgview_translate).
  *
+ * Where this process's mount namespace has no cgroup2 mount at all but PID 1 is another mount
+ * namespace's init (a container with pid=host in the host's cgroup namespace: podman's
+ * default where it sees cgroup v1, as on a hybrid host with crucible's engine), PID 1's
+ * mounts are taken instead, through /proc/1/root, and chosen among as above: root is read
+ * through /proc/1/root, mount is the mount point as PID 1 sees it (a host path, as -G gives).
+ *
+ * Where neither namespace has one (or PID 1's cannot be read, as in a sandbox whose PID 1
+ * is not the host's init) but cgroup v2 is in use (this process's v2 cgroup is not the root,
+ * or its cgroup namespace is not the initial one), cgtma mounts cgroup2 itself, read-only
+ * and attached nowhere (fsmount(2), CAP_SYS_ADMIN), and chooses as above through it: the
+ * hierarchy's root in the initial cgroup namespace, else by file handle, else the subtree.
+ * Where v2 is not in use (a machine on cgroup v1 only), cgroup v2 is not mounted: -ENOENT.
+ *
  * The hierarchy's root is the cgroup with id 1 (kernfs numbers its root 1).
  */
 #ifndef CGTMA_CGVIEW_H
@@ -34,7 +47,10 @@ struct cgview {
 	char mount[4096];	/* the cgroup2 mount point: -G's absolute paths have it stripped */
 	char shown[4096];	/* what messages prefix a path with: the mount, or "host:" */
 	bool private_ns;	/* this process's cgroup namespace is not the host's */
-	char why[4096 + 512];	/* how the view was chosen, for -v */
+	char ns_root[4096];	/* this cgroup namespace's root as a path of the view, which
+				 * /proc/PID/cgroup's paths are relative to: "/" unless
+				 * private (cgview_find_ns_root) */
+	char why[4096 + 512];	/* how the view was chosen, for -v; or why none was found */
 	int fd;			/* the root opened by handle, or -1 */
 };
 
@@ -42,11 +58,34 @@ struct cgview {
 #define CGVIEW_ROOT_ID 1
 
 /*
- * Chooses the view from mountinfo (NULL: /proc/self/mountinfo). 0, -ENOENT when cgroup2 is
- * not mounted, or -errno. cgview_close() releases it.
+ * What the view is chosen from. NULL: this process's /proc/self/mountinfo, and PID 1's
+ * /proc/1/mountinfo through /proc/1/root when PID 1's mount namespace is another. Tests
+ * give their own: init_mountinfo, when set, stands for another mount namespace's PID 1
+ * whose root directory is init_root.
  */
-int cgview_open(struct cgview *v, const char *mountinfo);
+struct cgview_sources {
+	const char *mountinfo;
+	const char *init_mountinfo;
+	const char *init_root;
+	bool own_mount;			/* cgroup v2 is in use: mount it when none is seen */
+	int (*own_mount_fd)(void);	/* that mount (NULL: fsmount(2)) */
+};
+
+/*
+ * Chooses the view (the one place it is chosen). 0; -ENOENT when cgroup2 is mounted in
+ * neither namespace (why says where it was looked for); or -errno. cgview_close() releases it.
+ */
+int cgview_open(struct cgview *v, const struct cgview_sources *src);
 void cgview_close(struct cgview *v);
+
+/*
+ * Learns v->ns_root in a private cgroup namespace: the cgroup of the view whose cgroup.procs
+ * lists pid and whose path ends with pid's path as self_cgroup shows it (the "0::" line,
+ * relative to the namespace's root), less that suffix. NULL and 0: /proc/self/cgroup and
+ * getpid(). 0 (ns_root stays "/" outside a private namespace), -ENOENT when pid's cgroup is
+ * not in the view, or -errno.
+ */
+int cgview_find_ns_root(struct cgview *v, const char *self_cgroup, int pid);
 
 /*
  * A path the BPF mkdir hook recorded (relative to the hierarchy's root) as a path of the

@@ -38,9 +38,9 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 		return 0;
 	ret = cgview_open(&sel->view, NULL);
 	if (ret == -ENOENT) {
-		pr_err("cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): "
-		       "-G and --all-cgroups need it; mount it (mount -t cgroup2 none DIR) or "
-		       "boot with systemd.unified_cgroup_hierarchy=1");
+		pr_err("cgroup v2 is not mounted (%s): -G and --all-cgroups need it; mount it "
+		       "(mount -t cgroup2 none DIR) or boot with systemd.unified_cgroup_hierarchy=1",
+		       sel->view.why);
 		return ret;
 	}
 	if (ret) {
@@ -51,6 +51,18 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 	/* Counts would be right either way; paths relative to a subtree must be said. */
 	if (sel->view.kind == CGVIEW_SUBTREE || o->verbose)
 		pr_notice("cgroup view: %s", sel->view.why);
+	/* -T reads threads' cgroups from /proc, relative to this cgroup namespace's root. */
+	if (o->per_task && sel->view.private_ns) {
+		ret = cgview_find_ns_root(&sel->view, NULL, 0);
+		if (ret)
+			pr_warn("-T: cannot find this cgroup namespace's root in the view (%s): "
+				"threads in /proc are taken as if it were the view's root",
+				strerror(-ret));
+		else if (o->verbose)
+			pr_notice("cgroup namespace root: %s%s (-T reads threads' cgroups relative "
+				  "to it)", sel->view.shown, strcmp(sel->view.ns_root, "/") ?
+				  sel->view.ns_root : "");
+	}
 	sel->patterns = calloc(o->nr_cgroups + 1, sizeof(*sel->patterns));
 	sel->selectors = calloc(o->nr_cgroups + 1, sizeof(*sel->selectors));
 	if (!sel->patterns || !sel->selectors ||

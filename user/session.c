@@ -491,7 +491,8 @@ static int do_interval(struct session *s)
 	interval_free(&iv);
 
 	if (s->o->per_task)
-		tasks_after_interval(&s->tasks, "/proc", tracked_path, forget_task, s);
+		tasks_after_interval(&s->tasks, "/proc", s->sel.view.ns_root, tracked_path,
+				     forget_task, s);
 	selection_retire(&s->sel);
 	/*
 	 * Each interval frees its rows and the cgroups it retired: hand the heap's free top back

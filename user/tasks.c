@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "cgroups.h"
 #include "log.h"
 #include "scale.h"
 #include "tasks.h"
@@ -91,9 +92,9 @@ int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, cons
 	return 0;
 }
 
-bool tasks_in_cgroup(const char *proc, int pid, int tid, const char *path)
+bool tasks_in_cgroup(const char *proc, const char *ns_root, int pid, int tid, const char *path)
 {
-	char file[128], line[4096];
+	char file[128], line[4096], at[4096];
 	size_t plen = strlen(path);
 	bool in = false;
 	FILE *f;
@@ -109,6 +110,14 @@ bool tasks_in_cgroup(const char *proc, int pid, int tid, const char *path)
 			continue;	/* a v1 hierarchy's line */
 		p = line + 3;
 		p[strcspn(p, "\n")] = '\0';
+		/* In a private cgroup namespace: "/../../x/y" climbs from its root. */
+		if (ns_root && ns_root[0] && strcmp(ns_root, "/") != 0) {
+			if (cgroup_resolve(ns_root, p, at, sizeof(at))) {
+				in = strcmp(path, "/") == 0;
+				break;
+			}
+			p = at;
+		}
 		in = strcmp(path, "/") == 0 ||
 		     (strncmp(p, path, plen) == 0 && (p[plen] == '\0' || p[plen] == '/'));
 		break;
@@ -117,8 +126,8 @@ bool tasks_in_cgroup(const char *proc, int pid, int tid, const char *path)
 	return in;
 }
 
-void tasks_after_interval(struct tasks *ts, const char *proc, tasks_path_fn cgroup_path,
-			  tasks_forget_fn forget, void *ctx)
+void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_root,
+			  tasks_path_fn cgroup_path, tasks_forget_fn forget, void *ctx)
 {
 	for (int i = 0; i < ts->nr; i++) {
 		struct task *t = &ts->t[i];
@@ -144,7 +153,7 @@ void tasks_after_interval(struct tasks *ts, const char *proc, tasks_path_fn cgro
 			break;
 		case TASK_ALIVE:
 			path = cgroup_path(t->key.cgroup, ctx);
-			if (!path || !tasks_in_cgroup(proc, t->pid, t->key.tid, path))
+			if (!path || !tasks_in_cgroup(proc, ns_root, t->pid, t->key.tid, path))
 				t->state = TASK_GONE;
 			break;
 		case TASK_DROPPED:

@@ -64,12 +64,14 @@ int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, cons
  * After the interval is reported: TASK_FINAL ones become TASK_DROPPED (forget is called
  * with each, to delete its kernel row), and alive ones whose thread is no longer in the
  * cgroup at cgroup_path(cgroup id, ctx) (a path relative to the v2 root, NULL: untracked
- * now) become TASK_GONE. proc is "/proc" (tests give another root).
+ * now) become TASK_GONE. proc is "/proc" (tests give another root). ns_root is the cgroup
+ * namespace's root in cgroup_path's terms, which /proc's paths are relative to ("/", or
+ * NULL, outside a private one; cgview.h).
  */
 typedef const char *(*tasks_path_fn)(__u64 cgroup, void *ctx);
 typedef int (*tasks_forget_fn)(const struct cgtma_task_key *key, void *ctx);
-void tasks_after_interval(struct tasks *ts, const char *proc, tasks_path_fn cgroup_path,
-			  tasks_forget_fn forget, void *ctx);
+void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_root,
+			  tasks_path_fn cgroup_path, tasks_forget_fn forget, void *ctx);
 
 /*
  * --comm: a shell glob matched against the whole comm (fnmatch, no flags). 0, or -EINVAL
@@ -79,7 +81,10 @@ void tasks_after_interval(struct tasks *ts, const char *proc, tasks_path_fn cgro
 int tasks_comm_pattern_check(const char *pattern);
 bool tasks_comm_match(const char *pattern, const char *comm);
 
-/* Whether the thread tid of process pid is in cgroup path (or below it), as /proc says. */
-bool tasks_in_cgroup(const char *proc, int pid, int tid, const char *path);
+/*
+ * Whether the thread tid of process pid is in cgroup path (or below it), as /proc says, its
+ * path there taken relative to ns_root (as tasks_after_interval()).
+ */
+bool tasks_in_cgroup(const char *proc, const char *ns_root, int pid, int tid, const char *path);
 
 #endif

@@ -134,24 +134,43 @@ expect 126 "cannot run '$TMP/not-exec': Permission denied" -e cpu-clock -I 100 -
 expect 126 "cannot run '$TMP': Permission denied" -e cpu-clock -I 100 -- "$TMP"
 
 # No cgroup v2 mounted, as on a v1-only machine: a mount namespace of its own without the
-# cgroup2 mounts. The whole machine is still counted; -G and --all-cgroups need v2.
-if unshare --mount --propagation private true 2>/dev/null; then
+# cgroup2 mounts, in the v2 root cgroup, and a PID namespace where cgtma is PID 1 (else PID
+# 1's mount namespace, the host's, would give the view: 60-cgroupns). The whole machine is
+# still counted; -G and --all-cgroups need v2.
+if unshare --mount --propagation private --pid --fork --mount-proc true 2>/dev/null; then
+	# nov2 HOW CGTMA-ARGS...: HOW is exec (cgtma is PID 1) or child (PID 1 is a shell in
+	# the same namespace, cgtma in another mount namespace of its own, with none either).
 	nov2() {
-		unshare --mount --propagation private sh -c '
+		local how=$1
+		shift
+		# In the v2 root cgroup, as every process of a machine on cgroup v1 only is
+		# (elsewhere cgtma would mount cgroup2 itself: user/cgview.h).
+		R=$CG_ROOT unshare --mount --propagation private --pid --fork --mount-proc sh -c '
+			echo $$ >"$R/cgroup.procs" || exit 1
 			awk "\$(NF-2) == \"cgroup2\" { print \$5 }" /proc/self/mountinfo | sort -r |
 				while read -r m; do umount -l "$m" || exit 1; done
-			exec "$@"' sh "$CGTMA" "$@" >"$TMP/out" 2>"$TMP/err"
+			how=$1
+			shift
+			[ "$how" = exec ] && exec "$@"
+			unshare --mount --propagation private "$@"
+			rc=$?
+			exit $rc' sh "$how" "$CGTMA" "$@" >"$TMP/out" 2>"$TMP/err"
 	}
-	nov2 -e cpu-clock -I 100 -d 0.3 -G /
-	rc=$?
-	[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
-		grep -q "^cgtma: cgroup v2 is not mounted (no cgroup2 entry in /proc/self/mountinfo): -G and --all-cgroups need it" "$TMP/err" ||
-		fail "without cgroup v2, -G /: exit $rc, want 1, and one line: $(cat "$TMP/err")"
-	echo "exit $rc: without cgroup v2: cgtma -G /: $(cat "$TMP/err")"
-	nov2 -e cpu-clock -I 100 -d 0.3 --json
+	# nov2_refused HOW WHY: -G / exits 1 with one line, cgroup v2 not mounted (WHY).
+	nov2_refused() {
+		nov2 "$1" -e cpu-clock -I 100 -d 0.3 -G /
+		rc=$?
+		[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
+			grep -qF "cgtma: cgroup v2 is not mounted ($2): -G and --all-cgroups need it" "$TMP/err" ||
+			fail "without cgroup v2 ($1), -G /: exit $rc, want 1, and one line: $(cat "$TMP/err")"
+		echo "exit $rc: without cgroup v2 ($1): cgtma -G /: $(cat "$TMP/err")"
+	}
+	nov2_refused exec "no cgroup2 entry in /proc/self/mountinfo"
+	nov2 exec -e cpu-clock -I 100 -d 0.3 --json
 	rc=$?
 	[ $rc -eq 0 ] && [ "$(tail -n1 "$TMP/out" | jq .summary)" = true ] ||
 		fail "without cgroup v2, the whole machine: exit $rc, want 0: $(cat "$TMP/err")"
+	nov2_refused child "no cgroup2 entry in /proc/self/mountinfo, nor in PID 1's, in another mount namespace (/proc/1/mountinfo)"
 	# No BTF: the kernel's own (/sys/kernel/btf) hidden under an empty tmpfs.
 	unshare --mount --propagation private sh -c \
 		'mount -t tmpfs none /sys/kernel/btf && exec "$@"' sh "$CGTMA" -e cpu-clock -d 0.3 \
@@ -162,7 +181,7 @@ if unshare --mount --propagation private true 2>/dev/null; then
 		fail "without BTF: exit $rc, want 1, and one line naming BTF: $(cat "$TMP/err")"
 	echo "exit $rc: without BTF: $(cat "$TMP/err")"
 else
-	echo "unshare --mount does not work here: the cases without cgroup v2 and BTF are not run"
+	echo "unshare --mount --pid does not work here: the cases without cgroup v2 and BTF are not run"
 fi
 
 # Not root: as nobody, no capabilities. The binary must be reachable by nobody.

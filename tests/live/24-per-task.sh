@@ -97,16 +97,9 @@ check_exact() {
 		 ([.[] | .counts["cpu-clock"]] | add) > 0' "$out" >/dev/null ||
 		fail "$name: A's task rows lack their comm, pid or cpu-clock"
 	# Gone threads: one row marked exited each, and none after it.
-	local ex
+	local why
 	for t in "$t1" "$t2" "$t3"; do
-		ex=$(jq -s --argjson t "$t" '[.[] | select(.summary != true) | .rows[] |
-			select(.scope == "task" and .tid == $t and .exited == true)] | length' "$out")
-		[ "$ex" = 1 ] || fail "$name: thread $t has $ex rows marked exited, want 1"
-		jq -e -s --argjson t "$t" '[.[] | select(.summary != true)] |
-			(map(any(.rows[]; .scope == "task" and .tid == $t and .exited == true)) |
-			 index(true)) as $i | .[$i + 1:] |
-			all(all(.rows[]; .scope != "task" or .tid != $t))' "$out" >/dev/null ||
-			fail "$name: thread $t has rows after the one marked exited"
+		why=$(task_ends_once "$out" "$t") || fail "$name: $why"
 	done
 	# The summary: the same per thread.
 	local sum1=$(jq --arg a "$A" --argjson t "$t1" --arg ev "$EV" 'select(.summary == true) |

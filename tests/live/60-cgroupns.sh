@@ -8,6 +8,18 @@
 #            shows ns/ only): cgtma opens the host's root by file handle; host paths;
 #   subtree  the same without CAP_DAC_READ_SEARCH (capsh drops it): only ns/ is visible and
 #            paths are relative to it, which cgtma says in one line.
+#   own      no cgroup2 mount at all in cgtma's mount namespace (all unmounted), as in a
+#            pid=host container in the host's cgroup namespace on a hybrid host (podman's
+#            default there, as crucible's engine runs tools): PID 1's mount through
+#            /proc/1/root where PID 1 can be read, else (this sandbox's PID 1 cannot) a
+#            cgroup2 mount of cgtma's own, attached nowhere; host paths. own-hostns: the same
+#            in the host's cgroup namespace.
+#   pid1     the same with PID 1 a shell of the test's (a PID namespace's init) in a mount
+#            namespace that has the cgroup2 mount: PID 1's mount, through /proc/1/root.
+# -T in the kept and own views: /proc shows threads' cgroups relative to the namespace's
+# root ("/in", "/../out"); two threads in ns/in and one in out, with exact counts, each
+# alive until it ends (one row marked exited, the last). --all-cgroups --depth 3 in the kept
+# view: out (outside the namespace's subtree) and ns/in by their host paths, exact.
 # Counting syscalls:sys_enter_getppid (exact), with workloads in ns/in (inside the
 # namespace's subtree, started from inside it through its own mount), in out (a host cgroup
 # outside it, started from the host), and in ns/new1, created after cgtma started (the mkdir
@@ -35,12 +47,26 @@ cgroups() {
 	       sort | join(" ")' "$1"
 }
 
+# tsum FILE CGROUP TID: a thread's count in a cgroup summed over the interval lines.
+tsum() {
+	jq -s --arg cg "$2" --argjson tid "$3" --arg ev "$EV" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "task" and .cgroup == $cg and .tid == $tid) | .counts[$ev]] |
+		 add // 0' "$1"
+}
+
+# Every cgroup2 mount of this mount namespace, unmounted (deepest first).
+UMOUNT_V2='awk "\$(NF-2) == \"cgroup2\" { print \$5 }" /proc/self/mountinfo | sort -r |
+	while read -r m; do umount -l "$m" || exit 1; done'
+
 # start_ns MODE OUT CGTMA-ARGS...: cgtma in a new cgroup namespace rooted at ns/.
 start_ns() {
-	local mode=$1 out=$2 mnt=$CG_ROOT inner
+	local mode=$1 out=$2 mnt=$CG_ROOT inner ns=--cgroup
 	shift 2
 	case $mode in
 	kept) inner='exec "$@"' ;;
+	own | pid1) inner="$UMOUNT_V2"' && exec "$@"' ;;
+	own-hostns) inner="$UMOUNT_V2"' && exec "$@"' ns= ;;
 	remount) inner='umount "$M" && mount -t cgroup2 none "$M" && exec "$@"' ;;
 	subtree) inner='umount "$M" && mount -t cgroup2 none "$M" &&
 		exec capsh --drop=cap_dac_read_search -- -c '\''exec "$@"'\'' capsh "$@"' ;;
@@ -48,7 +74,14 @@ start_ns() {
 	: >"$out"
 	(
 		echo $BASHPID >"$CG_ROOT/$CG_BASE/ns/cgroup.procs" || exit 1
-		M=$mnt exec unshare --cgroup --mount bash -c "$inner" bash \
+		if [ $mode = pid1 ]; then
+			# PID 1 of a PID namespace is a shell in a mount namespace that has the
+			# cgroup2 mount; cgtma runs in another, without one, as its child.
+			exec unshare --pid --fork --mount-proc bash -c \
+				'unshare --cgroup --mount bash -c "$0" bash "$@"; exit $?' "$inner" \
+				"$CGTMA" -v -e "$EV" -I 200 --json "$@" >"$out" 2>"$TMP/err"
+		fi
+		M=$mnt exec unshare $ns --mount bash -c "$inner" bash \
 			"$CGTMA" -v -e "$EV" -I 200 --json "$@" >"$out" 2>"$TMP/err"
 	) &
 	cgtma_pid=$!
@@ -56,9 +89,15 @@ start_ns() {
 	wait_lines "$out" 1
 }
 
+# stop OUT WHAT: one more interval, then SIGINT to cgtma itself (in ns/; under unshare --fork
+# it is not $cgtma_pid).
 stop() {
+	local p exe
 	wait_lines "$1" $(($(wc -l <"$1") + 1))
-	kill -INT $cgtma_pid
+	exe=$(readlink -f "$CGTMA")
+	for p in $(cat "$CG_ROOT/$CG_BASE/ns/cgroup.procs"); do
+		[ "$(readlink "/proc/$p/exe")" = "$exe" ] && kill -INT "$p"
+	done
 	wait $cgtma_pid || fail "$2: cgtma exited $?: $(cat "$TMP/err")"
 }
 
@@ -85,6 +124,10 @@ host_case() {
 	stop "$out" "$mode"
 	[ "$mode" = kept ] && view $mode "the host's hierarchy at $CG_ROOT"
 	[ "$mode" = remount ] && view $mode "the host's hierarchy, its root opened by file handle"
+	[ "$mode" = pid1 ] &&
+		view $mode "the host's hierarchy at $CG_ROOT in PID 1's mount namespace, through /proc/1/root (this one has no cgroup2 mount) (this cgroup namespace is private"
+	# PID 1's where it can be read (a host's init), else a mount of cgtma's own.
+	[ "${mode#own}" != "$mode" ] && view $mode "the host's hierarchy"
 	local got want
 	got=$(cgroups "$out")
 	want=$(printf '%s\n' "$IN" "$NEW" "$OUT" | sort | paste -sd' ')
@@ -97,10 +140,59 @@ host_case() {
 	rmdir "$CG_ROOT/$CG_BASE/ns/new1" || fail "cannot remove ns/new1"
 }
 
+# tasks_case MODE: -T; two threads in ns/in (/in in the namespace), one in out (/../out).
+tasks_case() {
+	local mode=$1 out=$TMP/out-tasks-$1 IN OUT t1 t2 t3 s1 s2 s3 t why
+	IN=$(cg_path ns/in) OUT=$(cg_path out)
+	start_ns "$mode" "$out" -G "$IN" -G "$OUT" -T
+	cg_run ns/in "$WORKLOAD" threads 100 $N_T1 $N_T2 >"$TMP/tids-in" & local pi=$!
+	cg_run out "$WORKLOAD" threads 100 $N_T3 >"$TMP/tids-out" & local po=$!
+	wait $pi || fail "$mode -T: the workload in ns/in failed"
+	wait $po || fail "$mode -T: the workload in out failed"
+	# Two more intervals: a thread gone is reported once more, then dropped.
+	wait_lines "$out" $(($(wc -l <"$out") + 3))
+	stop "$out" "$mode -T"
+	grep -q "^cgtma: cgroup namespace root: .*/$CG_BASE/ns " "$TMP/err" ||
+		fail "$mode -T: -v does not say the namespace's root is ns/: $(cat "$TMP/err")"
+	t1=$(awk 'NR == 1 { print $1 }' "$TMP/tids-in")
+	t2=$(awk 'NR == 2 { print $1 }' "$TMP/tids-in")
+	t3=$(awk 'NR == 1 { print $1 }' "$TMP/tids-out")
+	s1=$(tsum "$out" "$IN" "$t1") s2=$(tsum "$out" "$IN" "$t2") s3=$(tsum "$out" "$OUT" "$t3")
+	echo "$mode -T: ns/in threads $s1 $s2, out thread $s3 (want $N_T1 $N_T2 $N_T3)"
+	[ "$s1" = $N_T1 ] || fail "$mode -T: thread $t1 in $IN counted $s1, want $N_T1"
+	[ "$s2" = $N_T2 ] || fail "$mode -T: thread $t2 in $IN counted $s2, want $N_T2"
+	[ "$s3" = $N_T3 ] || fail "$mode -T: thread $t3 in $OUT counted $s3, want $N_T3"
+	# Alive until they end: one row marked exited each, and none after it.
+	for t in "$t1" "$t2" "$t3"; do
+		why=$(task_ends_once "$out" "$t") || fail "$mode -T: $why (found gone while it ran?)"
+	done
+}
+
 cg_make ns/in
 cg_make out
 host_case kept
 host_case remount
+host_case pid1
+host_case own
+host_case own-hostns
+N_T1=60000 N_T2=40000 N_T3=30000
+tasks_case kept
+tasks_case own
+
+# --all-cgroups inside the namespace: host cgroups outside its subtree by their host paths.
+out=$TMP/out-all
+IN=$(cg_path ns/in) OUT=$(cg_path out)
+start_ns kept "$out" --all-cgroups --depth 3
+cg_start ns/in "$WORKLOAD" getppid $N_IN 40
+cg_start out "$WORKLOAD" getppid $N_OUT 40
+cg_wait
+stop "$out" "--all-cgroups"
+si=$(sum "$out" "$IN") so=$(sum "$out" "$OUT")
+echo "--all-cgroups --depth 3: $IN $si, $OUT $so (want $N_IN $N_OUT)"
+[ "$si" = $N_IN ] || fail "--all-cgroups: $IN (inside) counted $si, want $N_IN"
+[ "$so" = $N_OUT ] || fail "--all-cgroups: $OUT (outside the namespace) counted $so, want $N_OUT"
+cgroups "$out" | tr ' ' '\n' | grep -qx "/$CG_BASE/ns" ||
+	fail "--all-cgroups: no row for the namespace's root by its host path"
 
 command -v capsh >/dev/null ||
 	skip "no capsh (libcap2-bin): the subtree view is untested"

@@ -5,17 +5,21 @@
 #   host     cgtma on the host tracks a running container by its cgroup (from podman
 #            inspect's pid: /libpod_parent/libpod-<id> with the cgroupfs manager here), and
 #            one started after cgtma by a glob on that parent; exact counts made inside both.
-#   inside   cgtma in a privileged container with --pid=host --net=host, as crucible's engine
-#            runs tools, in a private cgroup namespace: the same exact counts for a host
-#            cgroup and for another container, by their host paths. podman's default cgroup
-#            namespace is private on cgroup v2 (crucible's case) but the host's where podman
-#            sees cgroup v1 (a hybrid layout: /sys/fs/cgroup is a tmpfs): the test checks what
-#            the default gives and passes --cgroupns=private when it is the host's, and says
-#            so. podman mounts cgroup2 in the container on v2 only; on a hybrid host the
-#            container mounts it itself, in its namespace (showing only its subtree), as
-#            podman would on v2. cgtma reaches the host's hierarchy through the file handle
-#            of its root (user/cgview.h).
-#   inside-nopidhost  the same without --pid=host: the file handle does not need it.
+#   engine   cgtma in a privileged container started exactly as crucible's engine starts
+#            tools: --privileged --pid=host --net=host, podman's default cgroup namespace, no
+#            cgroup mount added: the same exact counts for a host cgroup and for another
+#            container, by their host paths. podman's default cgroup namespace is private on
+#            cgroup v2 (where podman mounts the namespace's cgroup2 in the container: cgtma
+#            opens the host's root by file handle) but the host's where podman sees cgroup v1
+#            (a hybrid layout: /sys/fs/cgroup is a tmpfs), with no cgroup2 mount in the
+#            container: cgtma reads PID 1's (the host's, pid=host) through /proc/1/root, or
+#            where PID 1 cannot be read (this sandbox's PID 1 is no init) mounts cgroup2
+#            itself, attached nowhere (user/cgview.h). The test says which.
+#   private  the same with --cgroupns=private (the v2 default): on a hybrid host no cgroup2
+#            mount either, and paths are still the host's.
+#   private-mounted  --cgroupns=private with cgroup2 mounted in the container's namespace
+#            (showing only its subtree), as podman does on v2: the root by file handle.
+#   private-nopidhost  the same without --pid=host: the file handle does not need it.
 # cgtma in a container: its root filesystem gets the cgtma binary and every shared library
 # ldd lists, at the same paths (the dynamic loader included), so it runs exactly what was
 # built here whatever the container's distribution; nothing of the host is mounted but
@@ -83,12 +87,11 @@ ns_of() { readlink "/proc/$(podman_pid "$1")/ns/cgroup"; }
 P=cgtma-test-$$-probe
 podman_run $P -d --privileged --pid=host --net=host -- /bin/sleep 1000 >/dev/null ||
 	fail "cannot start a privileged container"
-cgns=()
+default_ns=private
 if [ "$(ns_of $P)" = "$(readlink /proc/self/ns/cgroup)" ]; then
-	echo "inside: podman's default cgroup namespace here is the host's (it sees cgroup v1:" \
-		"$(podman info --format '{{.Host.CgroupsVersion}}')); passing --cgroupns=private," \
-		"which is its default on v2, where crucible's engine gets a private one"
-	cgns=(--cgroupns=private)
+	default_ns=host
+	echo "engine: podman's default cgroup namespace here is the host's (it sees cgroup v1:" \
+		"$(podman info --format '{{.Host.CgroupsVersion}}')); on v2 it is a private one"
 fi
 podman rm -f -t 0 $P >/dev/null
 
@@ -97,23 +100,30 @@ podman_run $C -d -- /bin/sleep 1000 >/dev/null || fail "cannot start container $
 CG_C=$(podman_cgroup $C)
 cg_make host
 HOST=$(cg_path host)
+run='exec /bin/cgtma -v -e '"$EV"' -I 200 --json "$@" >/io/out 2>/io/err'
 # cgroup2 where podman mounted none (cgroup v1 in its eyes), in the container's namespace.
-script='grep -q " - cgroup2 " /proc/self/mountinfo ||
+mount_v2='grep -q " - cgroup2 " /proc/self/mountinfo ||
 	{ mkdir -p /sys/fs/cgroup/unified && mount -t cgroup2 none /sys/fs/cgroup/unified; } ||
-	exit 3
-exec /bin/cgtma -v -e '"$EV"' -I 200 --json "$@" >/io/out 2>/io/err'
+	exit 3'
 
-# tool CASE PODMAN-ARGS...: cgtma in a privileged container tracks the host cgroup and $C.
+# tool CASE SCRIPT VIEW PODMAN-ARGS...: cgtma in a privileged container (started by SCRIPT)
+# tracks the host cgroup and $C; its -v line must start with VIEW.
 tool() {
-	local name=$1 T=cgtma-test-$$-tool-$1 out=$TMP/io/out i n rc
-	shift
+	local name=$1 script=$2 want_view=$3 T=cgtma-test-$$-tool-$1 out=$TMP/io/out i n rc ns
+	shift 3
 	rm -f "$TMP/io/out" "$TMP/io/err"
-	PODMAN_ROOTFS=$TMP/tool podman_run $T -d --privileged --net=host "${cgns[@]}" "$@" \
+	PODMAN_ROOTFS=$TMP/tool podman_run $T -d --privileged --net=host "$@" \
 		-v "$TMP/io:/io" -- /bin/sh -c "$script" sh -G "$HOST" -G "$CG_C" >/dev/null ||
 		fail "$name: cannot start the tool's container"
-	[ "$(ns_of $T)" != "$(readlink /proc/self/ns/cgroup)" ] ||
-		fail "$name: the tool's container shares the host's cgroup namespace"
-	echo "$name: the tool's container has a private cgroup namespace ($(ns_of $T)," \
+	ns=private
+	[ "$(ns_of $T)" = "$(readlink /proc/self/ns/cgroup)" ] && ns=host
+	case " $* " in
+	*" --cgroupns=private "*) [ $ns = private ] ||
+		fail "$name: the tool's container shares the host's cgroup namespace" ;;
+	*) [ $ns = $default_ns ] || fail "$name: the tool's cgroup namespace is $ns, podman's" \
+		"default here $default_ns" ;;
+	esac
+	echo "$name: the tool's container has the $ns cgroup namespace ($(ns_of $T)," \
 		"the host's $(readlink /proc/self/ns/cgroup)); its cgroup $(podman_cgroup $T)"
 	for ((i = 0; i < 200; i++)); do
 		[ -s "$out" ] && break
@@ -135,8 +145,8 @@ tool() {
 	rc=$(podman wait $T)
 	[ "$rc" = 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/io/err")"
 	grep '^cgtma: cgroup view' "$TMP/io/err" | sed "s/^/$name: /"
-	grep -q "^cgtma: cgroup view: the host's hierarchy" "$TMP/io/err" ||
-		fail "$name: -v does not say the host's view: $(grep 'cgroup view' "$TMP/io/err")"
+	grep -q "^cgtma: cgroup view: $want_view" "$TMP/io/err" ||
+		fail "$name: -v does not say '$want_view': $(grep 'cgroup view' "$TMP/io/err")"
 	local got want sh sc
 	got=$(summary_cgroups "$out")
 	want=$(printf '%s\n' "$HOST" "$CG_C" | sort | paste -sd' ')
@@ -146,8 +156,16 @@ tool() {
 	[ "$sh" = $N_HOST ] || fail "$name: the host cgroup $HOST counted $sh, want $N_HOST"
 	[ "$sc" = $N_C ] || fail "$name: container $C ($CG_C) counted $sc, want $N_C"
 }
-# As crucible's engine runs it.
-tool inside --pid=host
+# Without a cgroup2 mount in the container (podman's where it sees v1): PID 1's, or where
+# PID 1 cannot be read (this sandbox's) a mount of cgtma's own; -v says which.
+engine_view="the host's hierarchy"
+handle_view="the host's hierarchy, its root opened by file handle"
+# As crucible's engine runs it: nothing added.
+tool engine "$run" "$engine_view" --pid=host
+tool private "$run" "$engine_view" --pid=host --cgroupns=private
+tool private-mounted "$mount_v2
+$run" "$handle_view" --pid=host --cgroupns=private
 # The file handle needs no pid=host: the same without it.
-tool inside-nopidhost
+tool private-nopidhost "$mount_v2
+$run" "$handle_view" --cgroupns=private
 echo ok

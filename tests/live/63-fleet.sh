@@ -337,7 +337,8 @@ podman rm -f -t 0 "$name-ds" >/dev/null 2>&1
 # --- 5. crucible's engine ---------------------------------------------------------------------
 # The tool's own scripts in a container started as crucible's remotehosts engine starts its
 # profiler: --privileged --pid=host --net=host, podman's default cgroup namespace (private on
-# cgroup v2; asked for here, as this VM is hybrid) and no host cgroup mount. The image
+# cgroup v2; the host's on this hybrid VM, where podman sees v1 and mounts no cgroup2 in the
+# container: cgtma reads PID 1's through /proc/1/root) and no host cgroup mount. The image
 # stands in for the engine image (its packages are workshop.json's); start and stop run
 # as the engine runs them (cd tool-data/<tool-id> && cgtma-start --arg=val ...), the
 # post-process on the "controller", this shell.
@@ -346,16 +347,11 @@ ENGINE=$(cg_path engine)
 M=2345
 tool=$TMP/engine/tool-data/profiler-1/cgtma
 mkdir -p "$tool"
-podman run -d --name "$name-engine" --privileged --pid=host --net=host --cgroupns=private \
+podman run -d --name "$name-engine" --privileged --pid=host --net=host \
 	--ulimit nofile=4096:4096 --ulimit nproc=4096:4096 "${STATE_OPTS[@]}" \
 	-v "$ROOT/tools/crucible:/opt/cgtma-tool:ro" -v "$TMP/engine:/var/lib/crucible" \
 	--entrypoint /bin/sleep "$IMAGE" infinity >/dev/null || fail "cannot start the engine container"
 on_exit "podman rm -f -t 0 $name-engine >/dev/null 2>&1"
-# On cgroup v2 podman mounts the namespace's cgroup2 in the container; on this hybrid VM it
-# sees cgroup v1 and mounts none: mount one in the container's namespace, as v2 would.
-podman exec "$name-engine" bash -c 'grep -q " - cgroup2 " /proc/self/mountinfo ||
-	{ mkdir -p /sys/fs/cgroup/unified && mount -t cgroup2 none /sys/fs/cgroup/unified; }' ||
-	fail "cannot mount cgroup2 in the engine container"
 params=("--cgroup=$ENGINE" "--container=$WEB" --events=syscalls:sys_enter_getppid --interval=0.2)
 podman exec "$name-engine" bash -c 'cd /var/lib/crucible/tool-data/profiler-1/cgtma &&
 	exec /opt/cgtma-tool/cgtma-start "$@"' - "${params[@]}" ||

@@ -17,6 +17,9 @@
 #                 pingpong_stop ends them (the test's end does too)
 #   free_port     a TCP port nothing uses, listening or not (needs ss)
 #   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
+#   task_ends_once FILE TID   whether --json FILE has exactly one row of thread TID marked
+#                 exited and none after it (-T: a thread alive until it ends); else prints
+#                 what is wrong
 #   watch_perf_cgroup_sessions   skips now if another perf session counts per-cgroup events
 #                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
 #                 perf_seen then skips a failing check if one ran meanwhile
@@ -62,6 +65,18 @@ wait_for() {
 	shift
 	for _ in $(seq $((t * 5))); do "$@" && return 0; sleep 0.2; done
 	return 1
+}
+
+task_ends_once() {
+	local ex
+	ex=$(jq -s --argjson t "$2" '[.[] | select(.summary != true) | .rows[] |
+		select(.scope == "task" and .tid == $t and .exited == true)] | length' "$1")
+	[ "$ex" = 1 ] || { echo "thread $2 has $ex rows marked exited, want 1"; return 1; }
+	jq -e -s --argjson t "$2" '[.[] | select(.summary != true)] |
+		(map(any(.rows[]; .scope == "task" and .tid == $t and .exited == true)) |
+		 index(true)) as $i | .[$i + 1:] |
+		all(all(.rows[]; .scope != "task" or .tid != $t))' "$1" >/dev/null ||
+		{ echo "thread $2 has rows after the one marked exited"; return 1; }
 }
 
 cg_make() { mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"; }

@@ -5,6 +5,7 @@
  * in for a cgroup v2 root (id, expand, walk).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +62,11 @@ static const char hybrid[] =
 	"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
 	"40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
 	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:5 master:2 - cgroup2 cgroup2 rw\n";
+
+/* podman's container in the host's cgroup namespace on a hybrid host: cgroup v1 only. */
+static const char hybrid_v1_only[] =
+	"30 20 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	"31 30 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n";
 
 /* A container's view: a bind mount of its own subtree comes first, then the real root. */
 static const char container[] =
@@ -573,7 +579,7 @@ static void test_view(void)
 	fprintf(f, "1 0 0:9 /k8s/x %s/b rw - cgroup2 c rw\n2 0 0:9 / %s rw - cgroup2 c rw\n",
 		view, view);
 	fclose(f);
-	CHECK_INT(cgview_open(&v, mi), 0);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi }), 0);
 	CHECK_INT(v.kind, CGVIEW_SUBTREE);
 	CHECK_STR(v.root, view);
 	CHECK_STR(v.mount, view);
@@ -581,9 +587,206 @@ static void test_view(void)
 	CHECK(strstr(v.why, "this cgroup namespace's subtree") != NULL, "why: %s", v.why);
 	cgview_close(&v);
 	write_file(mi, "");
-	CHECK_INT(cgview_open(&v, mi), -ENOENT);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi }), -ENOENT);
+	CHECK_STR(v.why, "no cgroup2 entry in /proc/self/mountinfo");
 	snprintf(path, sizeof(path), "%s/none", tmp);
-	CHECK_INT(cgview_open(&v, path), -ENOENT);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = path }), -ENOENT);
+}
+
+/*
+ * None in this mount namespace, PID 1 in another: its mounts, through its root directory
+ * (here /proc/self/root stands for /proc/1/root; a real cgroup2 mount for the host's).
+ */
+static void test_view_pid1(void)
+{
+	char mi[4096], init[4096], text[9000], real[4096], want[8192], view[4400];
+	struct cgview v;
+	const char *out;
+
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	snprintf(init, sizeof(init), "%s/init-mountinfo", tmp);
+	write_file(mi, hybrid_v1_only);
+	if (mount_find(NULL, "cgroup2", real, sizeof(real)) == 0) {
+		snprintf(text, sizeof(text), "%s40 30 0:40 / %s rw - cgroup2 cgroup2 rw\n",
+			 hybrid_v1_only, real);
+		write_file(init, text);
+		CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
+			  0);
+		CHECK_INT(v.kind, CGVIEW_HOST);
+		snprintf(want, sizeof(want), "/proc/self/root%s", real);
+		out = v.root;
+		CHECK_STR(out, want);
+		out = v.mount;
+		CHECK_STR(out, real);	/* what -G's absolute paths have stripped */
+		out = v.shown;
+		CHECK_STR(out, real);
+		CHECK(strstr(v.why, "the host's hierarchy at ") == v.why &&
+		      strstr(v.why, "in PID 1's mount namespace, through /proc/self/root") != NULL,
+		      "why: %s", v.why);
+		cgview_close(&v);
+	} else {
+		printf("# no cgroup2 mounted here: the view through PID 1's root is untested\n");
+	}
+	/* PID 1's shows a subtree only (a fixture directory): read through its root too. */
+	snprintf(view, sizeof(view), "%s/a", root);
+	snprintf(text, sizeof(text), "40 30 0:40 / %s rw - cgroup2 cgroup2 rw\n", view);
+	write_file(init, text);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }), 0);
+	CHECK_INT(v.kind, CGVIEW_SUBTREE);
+	snprintf(want, sizeof(want), "/proc/self/root%s", view);
+	out = v.root;
+	CHECK_STR(out, want);
+	out = v.mount;
+	CHECK_STR(out, view);
+	cgview_close(&v);
+	/* Neither has one: said, PID 1's tried. */
+	write_file(init, hybrid_v1_only);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
+		  -ENOENT);
+	snprintf(want, sizeof(want), "no cgroup2 entry in /proc/self/mountinfo, nor in PID 1's, "
+		 "in another mount namespace (%s)", init);
+	out = v.why;
+	CHECK_STR(out, want);
+	/* PID 1 shares the namespace: not looked at. */
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi }), -ENOENT);
+	CHECK_STR(v.why, "no cgroup2 entry in /proc/self/mountinfo");
+	snprintf(init, sizeof(init), "%s/no-init-mountinfo", tmp);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
+		  -ENOENT);
+	CHECK(strstr(v.why, "cannot be read") != NULL, "why: %s", v.why);
+}
+
+static char own_dir[4400];
+
+static int own_fd(void)
+{
+	return open(own_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int own_eperm(void)
+{
+	return -EPERM;
+}
+
+/*
+ * None seen here nor for PID 1, cgroup v2 in use: a mount of cgtma's own (here a directory
+ * stands for it: a real cgroup2 mount's for the host's root, a fixture for a subtree).
+ */
+static void test_view_own(void)
+{
+	char mi[4096], init[4096], want[8192];
+	struct cgview v;
+	const char *out;
+
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	snprintf(init, sizeof(init), "%s/init-mountinfo", tmp);
+	write_file(mi, hybrid_v1_only);
+	write_file(init, hybrid_v1_only);
+	if (mount_find(NULL, "cgroup2", own_dir, sizeof(own_dir)) == 0) {
+		CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root",
+								   true, own_fd }), 0);
+		CHECK_INT(v.kind, CGVIEW_HOST);
+		snprintf(want, sizeof(want), "/proc/self/fd/%d", v.fd);
+		out = v.root;
+		CHECK_STR(out, want);
+		CHECK_STR(v.mount, "");		/* nothing stripped from -G */
+		CHECK_STR(v.shown, "host:");
+		CHECK(strstr(v.why, "through a cgroup2 mount of cgtma's own, attached nowhere (no "
+			     "cgroup2 entry in /proc/self/mountinfo; nor in PID 1's") != NULL,
+		      "why: %s", v.why);
+		cgview_close(&v);
+		CHECK_INT(v.fd, -1);
+	}
+	snprintf(own_dir, sizeof(own_dir), "%s/a", root);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi, .own_mount = true,
+							   .own_mount_fd = own_fd }), 0);
+	CHECK_INT(v.kind, CGVIEW_SUBTREE);
+	CHECK(v.private_ns, "a mount of our own showing a subtree: a private namespace");
+	CHECK_STR(v.shown, "cgroupns:");
+	CHECK(strstr(v.why, "PID 1 shares this mount namespace") != NULL, "why: %s", v.why);
+	cgview_close(&v);
+	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", true,
+							   own_eperm }), -ENOENT);
+	snprintf(want, sizeof(want), "no cgroup2 entry in /proc/self/mountinfo, nor in PID 1's, "
+		 "in another mount namespace (%s); nor can cgtma mount one of its own: %s", init,
+		 strerror(EPERM));
+	out = v.why;
+	CHECK_STR(out, want);
+}
+
+static void mkdirs(const char *base, const char *rel, const char *procs)
+{
+	char path[4400], cmd[4500];
+
+	snprintf(path, sizeof(path), "%s%s", base, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	if (system(cmd) != 0) {
+		printf("not ok - %s\n", cmd);
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s%s/cgroup.procs", base, rel);
+	write_file(path, procs);
+}
+
+/*
+ * Where a private namespace's root is: the cgroup listing our pid whose path ends with ours
+ * as /proc/self/cgroup shows it. A decoy with the same tail elsewhere lists another pid.
+ */
+static void test_ns_root(void)
+{
+	char self[4096];
+	struct cgview v = { .kind = CGVIEW_HOST, .private_ns = true };
+	const char *out = v.ns_root;
+
+	snprintf(v.root, sizeof(v.root), "%s/nsroot", tmp);
+	mkdirs(v.root, "", "1\n");
+	mkdirs(v.root, "/x/ns", "7\n");
+	mkdirs(v.root, "/x/ns/c/d", "5\n4242\n");
+	mkdirs(v.root, "/y/ns/c/d", "4243\n");
+	mkdirs(v.root, "/y/other", "");
+	snprintf(self, sizeof(self), "%s/self-cgroup", tmp);
+	write_file(self, "12:cpu,cpuacct:/\n0::/c/d\n");
+	CHECK_INT(cgview_find_ns_root(&v, self, 4242), 0);
+	CHECK_STR(out, "/x/ns");
+	CHECK_INT(cgview_find_ns_root(&v, self, 4243), 0);
+	CHECK_STR(out, "/y/ns");
+	CHECK_INT(cgview_find_ns_root(&v, self, 7), -ENOENT);	/* not in a /c/d */
+	CHECK_STR(out, "/");
+	write_file(self, "0::/\n");
+	CHECK_INT(cgview_find_ns_root(&v, self, 7), 0);		/* at the namespace's root */
+	CHECK_STR(out, "/x/ns");
+	CHECK_INT(cgview_find_ns_root(&v, self, 1), 0);		/* the hierarchy's root */
+	CHECK_STR(out, "/");
+	write_file(self, "0::/../elsewhere\n");
+	CHECK_INT(cgview_find_ns_root(&v, self, 4242), -ENOENT);
+	write_file(self, "12:cpu,cpuacct:/\n");
+	CHECK_INT(cgview_find_ns_root(&v, self, 4242), -ENOENT);
+	/* Not private: the namespace's root is the view's, nothing read. */
+	v.private_ns = false;
+	CHECK_INT(cgview_find_ns_root(&v, "/nonexistent", 4242), 0);
+	CHECK_STR(out, "/");
+}
+
+/* Paths from /proc in a private namespace, joined to its root. */
+static void test_resolve(void)
+{
+	static const struct { const char *base, *rel, *want; } ok[] = {
+		{ "/a/b", "/c", "/a/b/c" },	{ "/a/b", "/../../x/y", "/x/y" },
+		{ "/a/b", "/..", "/a" },	{ "/a/b", "/../..", "/" },
+		{ "/a/b", "/", "/a/b" },	{ "/", "/x//y/", "/x/y" },
+		{ "/", "/", "/" },
+	};
+	char outb[64];
+	const char *out = outb;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK_INT(cgroup_resolve(ok[i].base, ok[i].rel, outb, sizeof(outb)), 0);
+		CHECK_STR(out, ok[i].want);
+	}
+	CHECK_INT(cgroup_resolve("/a", "/../..", outb, sizeof(outb)), -EINVAL);
+	CHECK_INT(cgroup_resolve("/a", "x", outb, sizeof(outb)), -EINVAL);
+	CHECK_INT(cgroup_resolve("/a", "/0123456789", outb, 8), -ENAMETOOLONG);
+	CHECK_INT(cgroup_resolve("/0123456789", "/", outb, 8), -ENAMETOOLONG);
 }
 
 int main(void)
@@ -604,6 +807,10 @@ int main(void)
 	test_walk();
 	test_mount_each();
 	test_view();
+	test_view_pid1();
+	test_view_own();
+	test_ns_root();
+	test_resolve();
 
 	ret = test_done("cgroups");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);

@@ -2,8 +2,8 @@
 /*
  * The -T thread set: deltas per epoch half, a thread found gone reported once more (marked
  * final) and then dropped with its kernel row forgotten, a thread that comes back after
- * being dropped starting again from zero, the cgroup check against a fake /proc, and --comm
- * patterns.
+ * being dropped starting again from zero, the cgroup check against a fake /proc (also as a
+ * private cgroup namespace shows it), and --comm patterns.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,11 +19,12 @@
 
 static char proc[64];
 static int forgotten;
+static const char *ns_path;	/* cgroup 9's path */
 
 static const char *path_of(__u64 cgroup, void *ctx)
 {
 	(void)ctx;
-	return cgroup == 7 ? "/bench" : NULL;
+	return cgroup == 7 ? "/bench" : cgroup == 9 ? ns_path : NULL;
 }
 
 static int forget(const struct cgtma_task_key *key, void *ctx)
@@ -82,7 +83,7 @@ static void test_lifecycle(void)
 	CHECK_INT(ts.nr, 1);
 	CHECK_INT((int)ts.t[0].delta[1].counter, 11);
 	CHECK(ts.t[0].ran, "a first read with counts ran");
-	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_ALIVE);
 
 	tasks_begin_read(&ts);
@@ -97,12 +98,12 @@ static void test_lifecycle(void)
 
 	/* Gone: one more interval (final), then dropped and forgotten. */
 	gone_thread(100, 101);
-	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_GONE);
-	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_FINAL);
 	CHECK_INT(forgotten, 0);
-	tasks_after_interval(&ts, proc, path_of, forget, NULL);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_DROPPED);
 	CHECK_INT(forgotten, 1);
 	CHECK_INT((int)ts.t[0].total[0].counter, 15);
@@ -122,11 +123,50 @@ static void test_in_cgroup(void)
 	fake_thread(200, 201, "/bench");
 	fake_thread(200, 202, "/benchmark");
 	fake_thread(200, 203, "/bench/a/b");
-	CHECK(tasks_in_cgroup(proc, 200, 201, "/bench"), "the cgroup itself");
-	CHECK(!tasks_in_cgroup(proc, 200, 202, "/bench"), "a sibling sharing a prefix");
-	CHECK(tasks_in_cgroup(proc, 200, 203, "/bench"), "below it");
-	CHECK(tasks_in_cgroup(proc, 200, 203, "/"), "the root holds every thread");
-	CHECK(!tasks_in_cgroup(proc, 200, 299, "/"), "no such thread");
+	CHECK(tasks_in_cgroup(proc, NULL, 200, 201, "/bench"), "the cgroup itself");
+	CHECK(!tasks_in_cgroup(proc, "/", 200, 202, "/bench"), "a sibling sharing a prefix");
+	CHECK(tasks_in_cgroup(proc, NULL, 200, 203, "/bench"), "below it");
+	CHECK(tasks_in_cgroup(proc, NULL, 200, 203, "/"), "the root holds every thread");
+	CHECK(!tasks_in_cgroup(proc, NULL, 200, 299, "/"), "no such thread");
+}
+
+/*
+ * In a private cgroup namespace rooted at the host's /cg/ns, /proc shows paths relative to
+ * that root: "/in" is /cg/ns/in, "/../out" climbs to /cg/out. Tracked paths are the host's.
+ */
+static void test_in_cgroup_ns(void)
+{
+	struct cgtma_task_key key = { .cgroup = 9, .tid = 301 };
+	struct cgtma_count now[EVENTS];
+	struct tasks ts;
+
+	fake_thread(300, 301, "/in");
+	fake_thread(300, 302, "/../out/w");
+	fake_thread(300, 303, "/../../..");
+	fake_thread(300, 304, "/");
+	CHECK(tasks_in_cgroup(proc, "/cg/ns", 300, 301, "/cg/ns/in"), "inside the namespace");
+	CHECK(!tasks_in_cgroup(proc, "/cg/ns", 300, 301, "/in"), "/in is the namespace's");
+	CHECK(tasks_in_cgroup(proc, "/cg/ns", 300, 302, "/cg/out"), "outside it, climbing");
+	CHECK(!tasks_in_cgroup(proc, "/cg/ns", 300, 302, "/cg/ns"), "not in the namespace's root");
+	CHECK(!tasks_in_cgroup(proc, "/cg/ns", 300, 303, "/cg"), "above the hierarchy's root");
+	CHECK(tasks_in_cgroup(proc, "/cg/ns", 300, 303, "/"), "the root holds every thread");
+	CHECK(tasks_in_cgroup(proc, "/cg/ns", 300, 304, "/cg/ns"), "the namespace's root");
+	/* Without the namespace's root, the thread in /cg/ns/in reads as gone. */
+	CHECK(!tasks_in_cgroup(proc, NULL, 300, 301, "/cg/ns/in"), "unresolved: not found");
+
+	/* A thread there stays alive across intervals. */
+	CHECK_INT(tasks_init(&ts, EVENTS), 0);
+	tasks_begin_read(&ts);
+	counts(now, 10);
+	CHECK_INT(tasks_read(&ts, &key, 300, "getppid-1", now, 0), 0);
+	ns_path = "/cg/ns/in";
+	for (int i = 0; i < 3; i++)
+		tasks_after_interval(&ts, proc, "/cg/ns", path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_ALIVE);
+	tasks_after_interval(&ts, proc, "/", path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_GONE);
+	ns_path = NULL;
+	tasks_release(&ts);
 }
 
 static void test_comm(void)
@@ -152,6 +192,7 @@ int main(void)
 		return 1;
 	test_lifecycle();
 	test_in_cgroup();
+	test_in_cgroup_ns();
 	test_comm();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", proc);
 	if (system(cmd))
