@@ -89,13 +89,21 @@ check_exact() {
 	jq -e -s --arg a "$A" --argjson t3 "$t3" \
 		'[.[] | .rows[] | select(.scope == "task" and .cgroup == $a and .tid == $t3)] |
 		 length == 0' "$out" >/dev/null || fail "$name: B's thread $t3 shows in A's rows"
-	# Rows a user reads: the comm, the pid, nonzero cpu-clock.
-	jq -e -s --arg a "$A" --argjson t1 "$t1" --argjson t2 "$t2" \
+	# Rows a user reads: the comm, the pid, nonzero cpu-clock. A row carries the name the
+	# thread had at its last switch in that interval: one of a thread that had not yet named
+	# itself (an interval ending between its start and its prctl, seen under TCG on 6.1 and
+	# 6.1-rt) says the process's name; every row with getppid calls, made after the naming,
+	# says the thread's.
+	jq -e -s --arg a "$A" --argjson t1 "$t1" --argjson t2 "$t2" --arg ev "$EV" \
 		'[.[] | select(.summary != true) | .rows[] | select(.scope == "task" and
 		  .cgroup == $a and (.tid == $t1 or .tid == $t2))] |
-		 all(.comm == "getppid-\(if .tid == $t1 then 1 else 2 end)" and .pid > 0) and
+		 all(.pid > 0) and
+		 all(.[] | select(.counts[$ev] > 0);
+		     .comm == "getppid-\(if .tid == $t1 then 1 else 2 end)") and
 		 ([.[] | .counts["cpu-clock"]] | add) > 0' "$out" >/dev/null ||
-		fail "$name: A's task rows lack their comm, pid or cpu-clock"
+		fail "$name: A's task rows lack their comm, pid or cpu-clock: $(jq -c -s \
+			--arg a "$A" '[.[] | .rows[] | select(.scope == "task" and .cgroup == $a) |
+			{tid, pid, comm, counts}]' "$out" | head -c 600)"
 	# Gone threads: one row marked exited each, and none after it.
 	local why
 	for t in "$t1" "$t2" "$t3"; do
