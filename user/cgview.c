@@ -119,6 +119,27 @@ static bool ns_differs_from_pid1(void)
 	return self.st_ino != init.st_ino;
 }
 
+/* pid's cgroup as a file of /proc shows it: the "0::" line, relative to its namespace. */
+static int read_own_cgroup(const char *file, char *out, size_t len)
+{
+	char line[4096];
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		ret = copy(out, len, line + 3);
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
 /*
  * Whether cgroup v2 is in use here though no mount of it is visible: this process's v2
  * cgroup (/proc/self/cgroup's "0::" line) is not the root, or its cgroup namespace is not
@@ -126,21 +147,12 @@ static bool ns_differs_from_pid1(void)
  */
 static bool v2_in_use(const char *self_cgroup)
 {
-	char line[4096];
-	bool used = false;
+	char own[4096];
 	struct stat st;
-	FILE *f;
 
 	if (stat("/proc/self/ns/cgroup", &st) == 0 && st.st_ino != CGROUP_NS_INIT_INO)
 		return true;
-	f = fopen(self_cgroup, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "0::", 3) == 0)
-			used = strcmp(line + 3, "/\n") != 0 && strcmp(line + 3, "/") != 0;
-	fclose(f);
-	return used;
+	return read_own_cgroup(self_cgroup, own, sizeof(own)) == 0 && strcmp(own, "/") != 0;
 }
 
 /*
@@ -356,27 +368,6 @@ int cgview_open(struct cgview *v, const struct cgview_sources *src)
 		snprintf(v->why, sizeof(v->why), "%s%s%s", none,
 			 strncmp(pid1, "nor ", 4) ? "; " : ", ", pid1);
 	return -ENOENT;
-}
-
-/* pid's cgroup as a file of /proc shows it: the "0::" line, relative to its namespace. */
-static int read_own_cgroup(const char *file, char *out, size_t len)
-{
-	char line[4096];
-	int ret = -ENOENT;
-	FILE *f;
-
-	f = fopen(file, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		ret = copy(out, len, line + 3);
-		break;
-	}
-	fclose(f);
-	return ret;
 }
 
 /* Whether a cgroup.procs lists pid. */
