@@ -398,7 +398,7 @@ static int compute(const struct compute_args *a)
 	o.level = a->level < model__max_level(m) ? a->level : model__max_level(m);
 	err = plan__new(m, &o, &p);
 	if (err) {
-		err = err == -EINVAL ? -EIO : err;	/* a model that plans wrong: a failure */
+		err = not_usage(err);	/* a model that plans wrong: a failure */
 		goto out;
 	}
 
@@ -430,14 +430,14 @@ static int compute(const struct compute_args *a)
 		err = tma__compute(p, &in, &r);
 	if (err) {
 		pr_err("compute: %s", strerror(-err));
-		err = err == -EINVAL ? -EIO : err;
+		err = not_usage(err);
 		goto out;
 	}
 	if (a->json) {
 		err = print_json(p, &r);
 		if (err) {
 			pr_err("compute: cannot print the result: %s", strerror(-err));
-			err = err == -EINVAL ? -EIO : err;
+			err = not_usage(err);
 			goto out;
 		}
 	} else {

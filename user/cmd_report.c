@@ -153,14 +153,14 @@ static int load_model(struct replay *rp)
 		err = model__load_string(origin, h->run.model_source, h->model_source_len,
 					 &rp->model);
 		/* The record's own text: a damaged record, not the user's input. */
-		return err == -EINVAL ? -EIO : err;
+		return not_usage(err);
 	}
 	/* Written by a cgtma that did not record the model's text: the built-in one. */
 	err = model__load_builtin(h->run.model, &rp->model);
 	if (err) {
 		pr_err("%s: the record has no model text and '%s' is not a built-in model",
 		       rp->file, h->run.model);
-		return err == -EINVAL ? -EIO : err;
+		return not_usage(err);
 	}
 	pr_warn("%s: the record has no model text: using this cgtma's built-in model '%s'",
 		rp->file, h->run.model);
@@ -318,7 +318,7 @@ static int replay_all(struct replay *rp)
 		if (err) {
 			pr_err("%s: interval %ld in the file: cannot compute it: %s", rp->file,
 			       index, strerror(-err));
-			ret = err == -EINVAL ? -EIO : err;
+			ret = not_usage(err);
 			break;
 		}
 		if (outputs_emit(rp->outputs, rp->nr_outputs, &rp->run, &rec))
@@ -332,7 +332,7 @@ static int replay_all(struct replay *rp)
 		ret = err;
 	} else if (err < 0 && ret == 0) {
 		pr_err("cannot read record '%s': %s", rp->file, strerror(-err));
-		ret = err == -EINVAL ? -EIO : err;
+		ret = not_usage(err);
 	}
 	interval_free(&rec);
 	return ret;

@@ -25,4 +25,10 @@ static inline int exit_status(int err)
 	return err == -EINVAL ? EXIT_USAGE : EXIT_FAILURE;
 }
 
+/* err, from the kernel or cgtma's own data, as a failure: -EINVAL becomes -EIO. */
+static inline int not_usage(int err)
+{
+	return err == -EINVAL ? -EIO : err;
+}
+
 #endif

@@ -46,7 +46,7 @@ static int load_model(const struct measure_opts *o, struct model **mp)
 	if (err == -ENOENT)
 		return -EINVAL;		/* no such model */
 	/* A built-in model that does not parse is cgtma's fault, not the user's. */
-	return err == -EINVAL ? -EIO : err;
+	return not_usage(err);
 }
 
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)
@@ -91,7 +91,7 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	 * that plans wrong otherwise (EINVAL) is a failure, as it always was.
 	 */
 	if (err)
-		return err == -E2BIG ? -EINVAL : err == -EINVAL ? -EIO : err;
+		return err == -E2BIG ? -EINVAL : not_usage(err);
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
 		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,

@@ -7,6 +7,7 @@
 #include "cgroups.h"
 #include "collector.h"
 #include "containers.h"
+#include "exitstatus.h"
 #include "log.h"
 #include "selection.h"
 #include "session.h"
@@ -46,7 +47,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 	if (ret) {
 		pr_err("cannot find the cgroup v2 mount in /proc/self/mountinfo: %s",
 		       strerror(-ret));
-		return ret == -EINVAL ? -EIO : ret;	/* the system's, not the user's */
+		return not_usage(ret);	/* the system's, not the user's */
 	}
 	/* Counts would be right either way; paths relative to a subtree must be said. */
 	if (sel->view.kind == CGVIEW_SUBTREE || o->verbose)
