@@ -3,8 +3,8 @@
 # each booted under QEMU against the binaries built here, and on this machine's own kernel;
 # then one table, kernel x test.
 #
-#   tests/vm/test-kernels.sh [-b BUILD_DIR] [-t "TEST..."] [KERNEL...]
-#   make test-kernels [KERNELS="5.10 6.1"] [TESTS="10 12"]
+#   tests/vm/test-kernels.sh [-b BUILD_DIR] [-t "TEST..."] [-j JOBS] [KERNEL...]
+#   make test-kernels [KERNELS="5.10 6.1"] [TESTS="10 12"] [JOBS=2]
 #
 #   KERNEL  host (this machine, no VM), 5.10 (bullseye), 5.10-rt (its PREEMPT_RT), 6.1
 #           (bookworm), 6.1-full (the same with preempt=full), 6.1-rt (PREEMPT_RT), 6.1-hybrid
@@ -14,27 +14,36 @@
 #           6.18-voluntary (the same with preempt=voluntary); default all but the two
 #           6.18 rows, in that order
 #   -t      only these live tests (as run-kernel.sh takes them)
+#   -j      guests booted at once (default 1, or CGTMA_VMTEST_JOBS). Single-threaded TCG
+#           keeps a guest on one host CPU, so on a machine of N CPUs up to N guests run
+#           side by side about as fast as one alone. The host row always runs alone: its
+#           timing tests measure this machine.
 #
 # First everything is fetched and built (the newest kernel package of each family through a
 # private apt configuration, a debootstrap'd root image, an initramfs per kernel; once, in
-# the cache: see tests/vm/lib.sh), then KVM is probed, then the rows run one after another
-# (under TCG a row takes about 4 minutes). One row: tests/vm/run-kernel.sh.
+# the cache: see tests/vm/lib.sh), then KVM is probed, then the rows run, JOBS guests at a
+# time, in the order given (under TCG a row takes 8 to 15 minutes). One row:
+# tests/vm/run-kernel.sh.
 #
 # Exit status: 0 when every kernel passed every check that applies to it, 1 otherwise,
 # 2 bad usage.
 set -u
 . "$(dirname "$0")/lib.sh"
 
-usage() { echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2; exit 2; }
-build=build tests=
-while getopts b:t:h o; do
+usage() { echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [-j JOBS] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2; exit 2; }
+build=build tests= jobs=${CGTMA_VMTEST_JOBS:-1}
+while getopts b:t:j:h o; do
 	case $o in
 	b) build=$OPTARG ;;
 	t) tests=$OPTARG ;;
+	j) jobs=$OPTARG ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
+case $jobs in
+'' | *[!0-9]* | 0*) vm_err "jobs '$jobs': expected a whole number of guests, 1 or more"; exit 2 ;;
+esac
 rows=("$@")
 [ ${#rows[@]} -gt 0 ] || read -ra rows <<<"$DEFAULT_ROWS"
 for r in "${rows[@]}"; do
@@ -65,6 +74,17 @@ if [ -n "$first_image" ]; then
 	vm_say "accelerator: $ACCEL ($ACCEL_WHY)"
 fi
 
+# one_row ROW: runs ROW and says how long it took; its results are in the cache.
+one_row() {
+	vm_say "== $1"
+	run_row "$1" 0 "$build" "${TEST_FILES[@]}"
+	# shellcheck source=/dev/null
+	vm_say "== $1: $(vm_dur "$(. "$CACHE/results/$1/meta"; echo "$WALL")")"
+}
+
+# Guest rows run in subshells (run_row's state is global), at most $jobs at a time; a
+# host row waits for them all and runs alone.
+running=0
 for r in "${rows[@]}"; do
 	if printf '%s\n' "${setup_failed[@]}" | grep -qxF -- "$r"; then
 		res=$CACHE/results/$r
@@ -74,11 +94,23 @@ for r in "${rows[@]}"; do
 		printf 'ROW=%q\nWALL=0\nMODE_TEXT=%q\n' "$r" "set-up failed" >"$res/meta"
 		continue
 	fi
-	vm_say "== $r"
-	run_row "$r" 0 "$build" "${TEST_FILES[@]}"
-	# shellcheck source=/dev/null
-	vm_say "== $r: $(vm_dur "$(. "$CACHE/results/$r/meta"; echo "$WALL")")"
+	row_def "$r"
+	if [ "$jobs" = 1 ]; then
+		one_row "$r"
+	elif [ "$R_FAMILY" = host ]; then
+		wait
+		running=0
+		one_row "$r"
+	else
+		while [ "$running" -ge "$jobs" ]; do
+			wait -n
+			running=$((running - 1))
+		done
+		one_row "$r" &
+		running=$((running + 1))
+	fi
 done
+wait
 # The table also stays in the cache, beside the rows' logs.
 vm_report "${rows[@]}" | tee "$CACHE/results/report.txt"
 rc=${PIPESTATUS[0]}
