@@ -87,6 +87,30 @@ int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, c
 	return 0;
 }
 
+int cgroup_read_proc(const char *file, char *out, size_t len)
+{
+	char line[4096];
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;	/* a v1 hierarchy's line */
+		line[strcspn(line, "\n")] = '\0';
+		ret = -ENAMETOOLONG;
+		if (strlen(line + 3) < len) {
+			strcpy(out, line + 3);
+			ret = 0;
+		}
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
 int cgroup_resolve(const char *base, const char *rel, char *out, size_t len)
 {
 	size_t o;

@@ -27,6 +27,14 @@ int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, c
  */
 int cgroup_resolve(const char *base, const char *rel, char *out, size_t len);
 
+/*
+ * The v2 cgroup a /proc file of cgroups names (/proc/PID/cgroup, /proc/PID/task/TID/cgroup):
+ * its "0::" line, relative to the reader's cgroup namespace (it may climb with "..", see
+ * cgroup_resolve()). 0, -ENOENT when the file has no v2 line (v1 only), -ENAMETOOLONG, or
+ * the -errno of opening it (-ENOENT too for a task that exited).
+ */
+int cgroup_read_proc(const char *file, char *out, size_t len);
+
 /* Whether a canonical path has shell wildcards (*, ?, [). */
 bool cgroup_is_pattern(const char *path);
 

@@ -119,27 +119,6 @@ static bool ns_differs_from_pid1(void)
 	return self.st_ino != init.st_ino;
 }
 
-/* pid's cgroup as a file of /proc shows it: the "0::" line, relative to its namespace. */
-static int read_own_cgroup(const char *file, char *out, size_t len)
-{
-	char line[4096];
-	int ret = -ENOENT;
-	FILE *f;
-
-	f = fopen(file, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		ret = copy(out, len, line + 3);
-		break;
-	}
-	fclose(f);
-	return ret;
-}
-
 /*
  * Whether cgroup v2 is in use here though no mount of it is visible: this process's v2
  * cgroup (/proc/self/cgroup's "0::" line) is not the root, or its cgroup namespace is not
@@ -152,7 +131,7 @@ static bool v2_in_use(const char *self_cgroup)
 
 	if (stat("/proc/self/ns/cgroup", &st) == 0 && st.st_ino != CGROUP_NS_INIT_INO)
 		return true;
-	return read_own_cgroup(self_cgroup, own, sizeof(own)) == 0 && strcmp(own, "/") != 0;
+	return cgroup_read_proc(self_cgroup, own, sizeof(own)) == 0 && strcmp(own, "/") != 0;
 }
 
 /*
@@ -433,7 +412,7 @@ int cgview_find_ns_root(struct cgview *v, const char *self_cgroup, int pid)
 	strcpy(v->ns_root, "/");
 	if (!v->private_ns)
 		return 0;
-	ret = read_own_cgroup(self_cgroup ? self_cgroup : "/proc/self/cgroup", own, sizeof(own));
+	ret = cgroup_read_proc(self_cgroup ? self_cgroup : "/proc/self/cgroup", own, sizeof(own));
 	if (ret)
 		return ret;
 	/* Outside its own namespace's root ("/.."): the root is not below it. */

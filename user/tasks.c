@@ -94,36 +94,22 @@ int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, cons
 
 bool tasks_in_cgroup(const char *proc, const char *ns_root, int pid, int tid, const char *path)
 {
-	char file[128], line[4096], at[4096];
+	char file[128], cg[4096], at[4096];
 	size_t plen = strlen(path);
-	bool in = false;
-	FILE *f;
+	const char *p = cg;
 
 	snprintf(file, sizeof(file), "%s/%d/task/%d/cgroup", proc, pid, tid);
-	f = fopen(file, "re");
-	if (!f)
-		return false;	/* exited (and reaped) */
-	while (fgets(line, sizeof(line), f)) {
-		char *p;
-
-		if (strncmp(line, "0::", 3) != 0)
-			continue;	/* a v1 hierarchy's line */
-		p = line + 3;
-		p[strcspn(p, "\n")] = '\0';
-		/* In a private cgroup namespace: "/../../x/y" climbs from its root. */
-		if (ns_root && ns_root[0] && strcmp(ns_root, "/") != 0) {
-			if (cgroup_resolve(ns_root, p, at, sizeof(at))) {
-				in = strcmp(path, "/") == 0;
-				break;
-			}
-			p = at;
-		}
-		in = strcmp(path, "/") == 0 ||
-		     (strncmp(p, path, plen) == 0 && (p[plen] == '\0' || p[plen] == '/'));
-		break;
+	if (cgroup_read_proc(file, cg, sizeof(cg)))
+		return false;	/* exited (and reaped), or no v2 line */
+	if (strcmp(path, "/") == 0)
+		return true;
+	/* In a private cgroup namespace: "/../../x/y" climbs from its root. */
+	if (ns_root && ns_root[0] && strcmp(ns_root, "/") != 0) {
+		if (cgroup_resolve(ns_root, cg, at, sizeof(at)))
+			return false;
+		p = at;
 	}
-	fclose(f);
-	return in;
+	return strncmp(p, path, plen) == 0 && (p[plen] == '\0' || p[plen] == '/');
 }
 
 void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_root,

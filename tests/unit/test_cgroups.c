@@ -789,6 +789,26 @@ static void test_resolve(void)
 	CHECK_INT(cgroup_resolve("/0123456789", "/", outb, 8), -ENAMETOOLONG);
 }
 
+/* /proc/PID/cgroup's forms: hybrid (v1 lines first), v1 only, and none at all. */
+static void test_read_proc(void)
+{
+	char path[4096], out[64];
+	const char *o = out;
+
+	snprintf(path, sizeof(path), "%s/proc-cgroup", tmp);
+	write_file(path, "12:cpu,cpuacct:/x\n1:name=systemd:/init.scope\n0::/a/b\n");
+	CHECK_INT(cgroup_read_proc(path, out, sizeof(out)), 0);
+	CHECK_STR(o, "/a/b");
+	write_file(path, "0::/../../c\n");
+	CHECK_INT(cgroup_read_proc(path, out, sizeof(out)), 0);
+	CHECK_STR(o, "/../../c");
+	CHECK_INT(cgroup_read_proc(path, out, 8), -ENAMETOOLONG);
+	write_file(path, "12:cpu,cpuacct:/x\n");
+	CHECK_INT(cgroup_read_proc(path, out, sizeof(out)), -ENOENT);
+	snprintf(path, sizeof(path), "%s/no-such-task/cgroup", tmp);
+	CHECK_INT(cgroup_read_proc(path, out, sizeof(out)), -ENOENT);
+}
+
 int main(void)
 {
 	char cmd[4200];
@@ -811,6 +831,7 @@ int main(void)
 	test_view_own();
 	test_ns_root();
 	test_resolve();
+	test_read_proc();
 
 	ret = test_done("cgroups");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
