@@ -3,7 +3,11 @@
 # cgtma --all-cgroups --depth 3 -A --prometheus watches 10,000 cgroups come and go, 1,000 at a time
 # (each batch lives for two intervals, so each cgroup is tracked, reported and removed).
 # After a warm-up of two batches:
-#   - VmRSS grows by less than 50 kB per 1,000 removed cgroups;
+#   - VmRSS grows by less than 50 kB per 1,000 removed cgroups: a leak adds to every batch, so
+#     the figure is the median of the batches' increments; a one-time step (seen in full
+#     suites on 6.1 under TCG: 2 MiB once, after the third or fourth batch, then flat, in
+#     3 of 8 runs, never in a run of this test alone) is shown, split into anonymous and
+#     file memory, and more than one step of over 1 MiB fails;
 #   - the Prometheus page has as many series as at the start (removed cgroups leave it);
 #   - the BPF map of tracked cgroups holds the live ones only;
 #   - the summary names TRACKER_REMOVED_KEPT removed cgroups and folds the rest into one
@@ -27,14 +31,16 @@ wait_lines "$out" 2
 # Resident memory at rest: the least of ten looks over one interval, so that a look taken
 # while an interval's rows are allocated (before cgtma frees them and trims the heap) does
 # not count as growth; a leak raises this floor.
+# Prints "VMRSS ANON FILE" (kB) of that look.
 rss() {
-	local i v min=
+	local i v min= at
 	for ((i = 0; i < 10; i++)); do
-		v=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$cgtma_pid/status")
-		[ -z "$min" ] || [ "$v" -lt "$min" ] && min=$v
+		v=$(awk '$1 == "VmRSS:" { r = $2 } $1 == "RssAnon:" { a = $2 } $1 == "RssFile:" { f = $2 }
+			END { print r, a, f }' "/proc/$cgtma_pid/status")
+		[ -z "$min" ] || [ "${v%% *}" -lt "$min" ] && min=${v%% *} at=$v
 		sleep 0.02
 	done
-	echo "$min"
+	echo "$at"
 }
 series() { curl -sf "http://127.0.0.1:$port/metrics" | grep -c '^cgtma_.*cgroup="'; }
 # The entries of cgtma's map of tracked cgroups (cgroup_counts), by its fds.
@@ -60,21 +66,28 @@ for ((b = 1; b <= BATCHES; b++)); do
 	wait_lines "$out" $(($(lines_now) + 2))
 	rmdir "$dir"/b$b-{1..1000} || fail "cannot remove batch $b"
 	wait_lines "$out" $(($(lines_now) + 2))
-	trail+=" $(rss)"
-	[ $b -eq $WARM ] && rss_warm=${trail##* }
+	read -r r a f < <(rss)
+	trail+=" $r" parts+=" $a/$f"
+	[ $b -eq $WARM ] && rss_warm=$r
 done
-rss_end=${trail##* }
+rss_end=$r
 series_end=$(series)
 entries_end=$(map_entries)
 kill -INT $cgtma_pid
 wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
 
-removed=$(((BATCHES - WARM) * PER))
-growth=$(((rss_end - rss_warm) * 1000 / removed))
+# The increments after the warm-up, per 1,000 removed cgroups: their median, and the steps.
+incr=$(echo "$trail" | awk -v w=$WARM -v per=$PER \
+	'{ for (i = w + 1; i <= NF; i++) print int(($i - $(i - 1)) * 1000 / per) }' | sort -n)
+growth=$(echo "$incr" | awk '{ d[NR] = $1 } END { print NR % 2 ? d[(NR + 1) / 2] : int((d[NR / 2] + d[NR / 2 + 1]) / 2) }')
+steps=$(echo "$incr" | awk '$1 > 1024 { n++ } END { print n + 0 }')
 echo "$((BATCHES * PER)) cgroups churned in $((SECONDS - start)) s; VmRSS $rss_warm kB after" \
-	"$((WARM * PER)), $rss_end kB after $((BATCHES * PER)): $growth kB per 1,000 removed"
+	"$((WARM * PER)), $rss_end kB after $((BATCHES * PER)): $growth kB per 1,000 removed" \
+	"(the median batch), $steps step(s) of over 1 MiB"
 echo "VmRSS after each batch (kB):$trail"
-[ $growth -lt 50 ] || fail "VmRSS grew $growth kB per 1,000 removed cgroups, want < 50"
+echo "RssAnon/RssFile after each batch (kB):$parts"
+[ "$growth" -lt 50 ] || fail "VmRSS grew $growth kB per 1,000 removed cgroups, want < 50"
+[ "$steps" -le 1 ] || fail "VmRSS rose by over 1 MiB in $steps batches after the warm-up"
 echo "Prometheus series with a cgroup label: $series0 at the start, $series_end at the end"
 [ "$series_end" -le "$series0" ] || fail "the page grew from $series0 to $series_end series"
 if [ -n "$entries0" ]; then
