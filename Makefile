@@ -196,7 +196,8 @@ live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
 test-kernels: vm-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
 	$(call msg,VM-TEST,$(or $(KERNELS),the default kernels))
-	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") $(if $(JOBS),-j $(JOBS)) $(KERNELS)
+	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") \
+		$(if $(JOBS),-j $(JOBS)) $(KERNELS)
 
 # Everything, in the order a failure is cheapest to read.
 check: all

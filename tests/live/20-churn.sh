@@ -79,7 +79,8 @@ wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
 # The increments after the warm-up, per 1,000 removed cgroups: their median, and the steps.
 incr=$(echo "$trail" | awk -v w=$WARM -v per=$PER \
 	'{ for (i = w + 1; i <= NF; i++) print int(($i - $(i - 1)) * 1000 / per) }' | sort -n)
-growth=$(echo "$incr" | awk '{ d[NR] = $1 } END { print NR % 2 ? d[(NR + 1) / 2] : int((d[NR / 2] + d[NR / 2 + 1]) / 2) }')
+growth=$(echo "$incr" | awk '{ d[NR] = $1 }
+	END { print NR % 2 ? d[(NR + 1) / 2] : int((d[NR / 2] + d[NR / 2 + 1]) / 2) }')
 steps=$(echo "$incr" | awk '$1 > 1024 { n++ } END { print n + 0 }')
 echo "$((BATCHES * PER)) cgroups churned in $((SECONDS - start)) s; VmRSS $rss_warm kB after" \
 	"$((WARM * PER)), $rss_end kB after $((BATCHES * PER)): $growth kB per 1,000 removed" \

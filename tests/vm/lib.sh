@@ -364,9 +364,10 @@ build_rootfs() {
 # choose_accel KERNEL_IMAGE: ACCEL (kvm or tcg), ACCEL_ARGS and ACCEL_WHY. KVM only if a
 # tiny guest (this kernel, an initramfs that prints a line and powers off) reaches user
 # space under it within 20 s: /dev/kvm may be a software hypervisor that cannot boot a stock
-# kernel (reference README section 8), and one that boots slower than that is no faster than
-# TCG, which reaches user space in 6 to 7 s. CGTMA_VMTEST_ACCEL=kvm|tcg decides without a probe;
-# tcg-multi is multi-threaded TCG, for the experiment of README's kernel section only.
+# kernel (reference README section 8), and one that boots slower than that is no faster
+# than TCG, which reaches user space in 6 to 7 s. CGTMA_VMTEST_ACCEL=kvm|tcg decides without
+# a probe; tcg-multi is multi-threaded TCG, for the experiment of README's kernel section
+# only.
 choose_accel() {
 	local image=$1 d=$CACHE/probe rc out
 	case ${CGTMA_VMTEST_ACCEL:-} in

@@ -30,7 +30,10 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-usage() { echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [-j JOBS] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2; exit 2; }
+usage() {
+	echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [-j JOBS] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2
+	exit 2
+}
 build=build tests= jobs=${CGTMA_VMTEST_JOBS:-1}
 while getopts b:t:j:h o; do
 	case $o in
