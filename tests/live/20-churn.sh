@@ -33,7 +33,7 @@ wait_lines "$out" 2
 # not count as growth; a leak raises this floor.
 # Prints "VMRSS ANON FILE" (kB) of that look.
 rss() {
-	local i v min= at
+	local i v min='' at
 	for ((i = 0; i < 10; i++)); do
 		v=$(awk '$1 == "VmRSS:" { r = $2 } $1 == "RssAnon:" { a = $2 } $1 == "RssFile:" { f = $2 }
 			END { print r, a, f }' "/proc/$cgtma_pid/status")

@@ -34,7 +34,7 @@ usage() {
 	echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [-j JOBS] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2
 	exit 2
 }
-build=build tests= jobs=${CGTMA_VMTEST_JOBS:-1}
+build=build tests='' jobs=${CGTMA_VMTEST_JOBS:-1}
 while getopts b:t:j:h o; do
 	case $o in
 	b) build=$OPTARG ;;
