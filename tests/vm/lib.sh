@@ -17,9 +17,10 @@ set -u
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$VM_DIR/../.." && pwd)
 CACHE=${CGTMA_VMTEST_CACHE:-/var/cache/cgtma-vmtest}
-# Host-side limit of one boot: the live suite takes a few minutes under TCG; a guest still
-# running after 25 has hung.
-VM_TIMEOUT=${CGTMA_VMTEST_TIMEOUT:-1500}
+# Host-side limit of one boot: the live suite takes 8 to 15 minutes under TCG alone, up to
+# 24 two at a time (6.1-hybrid and 6.12, 1 December 2026); a guest still running after 45
+# has hung.
+VM_TIMEOUT=${CGTMA_VMTEST_TIMEOUT:-2700}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # The rows, in the order they run and are shown. A plain `make test-kernels` runs the

@@ -18,7 +18,7 @@
 # guest wrote stay in $CGTMA_VMTEST_CACHE/results/KERNEL/ (default /var/cache/cgtma-vmtest).
 # The first run downloads the kernel and builds the root image (tests/vm/lib.sh says what
 # the cache holds); later ones boot in seconds. Environment: CGTMA_VMTEST_CACHE,
-# CGTMA_VMTEST_TIMEOUT (seconds per boot, default 1500), CGTMA_VMTEST_ACCEL (kvm or tcg:
+# CGTMA_VMTEST_TIMEOUT (seconds per boot, default 2700), CGTMA_VMTEST_ACCEL (kvm or tcg:
 # skip the KVM probe), CGTMA_VMTEST_REFRESH=1 (ask the archive for newer kernels),
 # CGTMA_VMTEST_MIRROR and CGTMA_VMTEST_SECURITY_MIRROR (instead of this machine's apt's).
 #
