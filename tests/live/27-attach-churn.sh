@@ -5,6 +5,8 @@
 # Phase one does the same code patching without BPF (tracefs enabling and disabling
 # sched_switch), so that where a kernel hangs, the console says which of the two it was in:
 # the kernel matrix uses this to tell an emulator's fault from cgtma's (tests/vm, README).
+# The kernel's log is judged for phase two alone: trouble logged in phase one, before cgtma
+# ran, is the kernel's (or its hypervisor's) own, and is shown, not held against cgtma.
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=${CGTMA_ATTACH_ROUNDS:-10}
@@ -37,6 +39,9 @@ else
 	echo "phase 1: no tracefs here; only phase 2 runs"
 fi
 
+dmesg >"$TMP/dmesg.phase2" 2>/dev/null
+phase1=$(diff "$TMP/dmesg.before" "$TMP/dmesg.phase2" | sed -n 's/^> //p' | grep -E "$KLOG_RE")
+
 say "phase 2: cgtma attached and detached $ROUNDS times"
 for i in $(seq "$ROUNDS"); do
 	say "phase 2: $i"
@@ -53,6 +58,10 @@ done
 say "phase 2: done"
 
 dmesg >"$TMP/dmesg.after" 2>/dev/null
-new=$(diff "$TMP/dmesg.before" "$TMP/dmesg.after" | sed -n 's/^> //p' | grep -E "$KLOG_RE")
+new=$(diff "$TMP/dmesg.phase2" "$TMP/dmesg.after" | sed -n 's/^> //p' | grep -E "$KLOG_RE")
 [ -z "$new" ] || fail "the kernel logged trouble while cgtma attached and detached: $new"
-echo "ok: $ROUNDS attach/detach rounds, nothing in the kernel's log"
+if [ -n "$phase1" ]; then
+	echo "NOTE: the kernel logged trouble in phase 1, with no cgtma running (tracefs alone):"
+	printf '%s\n' "$phase1" | sed 's/^/  /'
+fi
+echo "ok: $ROUNDS attach/detach rounds, nothing in the kernel's log while cgtma ran"
