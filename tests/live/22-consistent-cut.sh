@@ -19,8 +19,12 @@ out=$TMP/out
 cgtma_pid=$!
 on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1
+# Under an emulator (tests/vm sets CGTMA_EMULATION) a ping-pong switches ten times slower,
+# and slower still with two guests sharing the machine: it runs longer there.
+secs=2
+[ -n "${CGTMA_EMULATION:-}" ] && secs=5
 pingpong_start A B
-sleep 2
+sleep $secs
 pingpong_stop
 wait_lines "$out" $(($(wc -l <"$out") + 1))
 kill -INT $cgtma_pid
@@ -41,9 +45,10 @@ bad=$(jq -c '
 	{time, system: $sys, root: $root, cpus: [$cpus[] | {cpu, counts}]}' "$out" | head -n 3)
 switches=$(jq -s '[.[] | select(.summary != true) | .rows[] |
 	select(.scope == "cgroup" and .cgroup != "/" and .cpu == null) | .counts["context-switches"]] | add' "$out")
-echo "$n intervals at -I 20, $switches context switches in A"
-# Tens of thousands of cross-cgroup switches per second even on a busy or emulated machine.
-[ "$switches" -ge 10000 ] || fail "only $switches switches in A: the ping-pong did not run"
+echo "$n intervals at -I 20, $switches context switches in A in $secs s"
 [ -z "$bad" ] || fail "an interval whose rows are not one cut: $bad"
+# Thousands of cross-cgroup switches a second even on a busy or emulated machine (9,656 in
+# 2 s on 6.1 under TCG beside another guest).
+[ "$switches" -ge 10000 ] || fail "only $switches switches in A: the ping-pong hardly ran"
 echo "every interval: system = root = sum of CPU rows, root per CPU = CPU rows, exactly"
 echo ok
