@@ -17,6 +17,9 @@ say() {
 	echo "<4>cgtma 27-attach-churn: $*" >/dev/kmsg 2>/dev/null
 }
 KLOG_RE='BUG: |WARNING: |Oops|soft lockup|hard LOCKUP|rcu_.*stall|blocked for more than'
+# trouble FROM TO: the lines matching KLOG_RE that the kernel's log gained from dmesg copy
+# FROM to TO.
+trouble() { diff "$1" "$2" | sed -n 's/^> //p' | grep -E "$KLOG_RE"; }
 
 cg_make A
 cg_make B
@@ -40,7 +43,7 @@ else
 fi
 
 dmesg >"$TMP/dmesg.phase2" 2>/dev/null
-phase1=$(diff "$TMP/dmesg.before" "$TMP/dmesg.phase2" | sed -n 's/^> //p' | grep -E "$KLOG_RE")
+phase1=$(trouble "$TMP/dmesg.before" "$TMP/dmesg.phase2")
 
 say "phase 2: cgtma attached and detached $ROUNDS times"
 for i in $(seq "$ROUNDS"); do
@@ -58,7 +61,7 @@ done
 say "phase 2: done"
 
 dmesg >"$TMP/dmesg.after" 2>/dev/null
-new=$(diff "$TMP/dmesg.phase2" "$TMP/dmesg.after" | sed -n 's/^> //p' | grep -E "$KLOG_RE")
+new=$(trouble "$TMP/dmesg.phase2" "$TMP/dmesg.after")
 [ -z "$new" ] || fail "the kernel logged trouble while cgtma attached and detached: $new"
 if [ -n "$phase1" ]; then
 	echo "NOTE: the kernel logged trouble in phase 1, with no cgtma running (tracefs alone):"

@@ -98,9 +98,7 @@ for r in "${rows[@]}"; do
 		continue
 	fi
 	row_def "$r"
-	if [ "$jobs" = 1 ]; then
-		one_row "$r"
-	elif [ "$R_FAMILY" = host ]; then
+	if [ "$R_FAMILY" = host ]; then
 		wait
 		running=0
 		one_row "$r"
