@@ -92,6 +92,33 @@ struct {
 	__uint(value_size, 2 * sizeof(struct cgtma_counts));
 } cgroup_counts SEC(".maps");
 
+/*
+ * A hash lookup in cgroup_counts costs more than the rest of a switch's own work (about 90 ns
+ * of the hook's 200 over its reads, 4 events, on the development VM), and the switches of a
+ * CPU mostly charge the same few cgroups again. So each CPU keeps, per cgroup it charged
+ * lately, whether it is tracked and the counts charged to it in the current epoch, and adds
+ * them to cgroup_counts when the flush closes the epoch: the reads still see every count of
+ * the interval, in the same half. An entry whose slot another cgroup holds with counts
+ * (dirty) is not evicted: that cgroup is charged in cgroup_counts directly, as without the
+ * cache, so the worst case costs what every switch cost before. (A CPU taken offline keeps
+ * its entries' counts until it comes back online and is flushed: they are counted then.)
+ * Value size set by user space: offsetof(acc) + nr_events counts.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CGTMA_CHARGE_CACHE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cgtma_charge_entry));
+} charge_cache SEC(".maps");
+
+/*
+ * Moved by user space after each insert into or delete from cgroup_counts: an entry looked
+ * up under another generation is looked up again. (The mkdir hook's inserts need not move
+ * it: no task can run in a cgroup before its mkdir tracepoint, which fires under
+ * cgroup_mutex, so no entry holds the new id yet.)
+ */
+__u64 tracked_gen = 0;
+
 /* Interrupt scope -> counts, both epochs like cgroup_counts (value size set by user space). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -282,13 +309,84 @@ static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
 }
 
 /*
- * Adds delta to epoch half of cg and of each of its tracked ancestors. Returns the id of the
- * deepest one (0: none), which holds the thread's row with -T.
+ * Adds the counts of charge cache entry slot to epoch half of its cgroup in cgroup_counts
+ * (dropped if it is no longer tracked) and empties it. A global function: the verifier
+ * checks it once, not at each of its callers' steps.
  */
-static __always_inline __u64 charge_cgroup(struct cgroup *cg, const struct cgtma_counts *delta,
-					   __u32 half)
+__noinline int charge_cache_write_back(__u32 slot, __u32 half)
 {
+	struct cgtma_charge_entry *e = bpf_map_lookup_elem(&charge_cache, &slot);
 	struct cgtma_counts *counts;
+	struct cgtma_count *dst;
+
+	if (!e || !e->dirty)
+		return 0;
+	counts = bpf_map_lookup_elem(&cgroup_counts, &e->id);
+	dst = counts ? half_of(counts, half) : NULL;
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		if (dst) {
+			dst[i].counter += e->acc[i].counter;
+			dst[i].enabled += e->acc[i].enabled;
+			dst[i].running += e->acc[i].running;
+		}
+		e->acc[i].counter = e->acc[i].enabled = e->acc[i].running = 0;
+	}
+	e->dirty = 0;
+	return 0;
+}
+
+/*
+ * Adds the slice's deltas (this CPU's deltas value, as read_slice() left them) to epoch half
+ * of cgroup id if it is tracked, through this CPU's charge cache; returns whether it is.
+ * Called only inside an update (the snapshot busy), so nothing on this CPU changes the cache
+ * under it. Global, so that the verifier checks it once rather than at every step of every
+ * caller's walk up the hierarchy.
+ */
+__noinline int charge_id(__u64 id, __u32 half)
+{
+	__u32 slot = id & (CGTMA_CHARGE_CACHE - 1), zero = 0;
+	struct cgtma_counts *delta, *counts;
+	struct cgtma_charge_entry *e;
+	__u64 gen;
+
+	/* The generation before the lookup: a change after it makes the entry stale. */
+	gen = *(volatile __u64 *)&tracked_gen;
+	barrier();
+	delta = bpf_map_lookup_elem(&deltas, &zero);
+	e = bpf_map_lookup_elem(&charge_cache, &slot);
+	if (!delta || !e)
+		return 0;
+	if (e->id != id || e->gen != gen) {
+		if (e->dirty && e->id != id) {
+			/* Another cgroup's counts hold the entry: this one is charged in the map. */
+			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
+			if (!counts)
+				return 0;
+			add_counts(half_of(counts, half), delta);
+			stat_inc(CGTMA_STAT_CACHE_PASSED);
+			return 1;
+		}
+		charge_cache_write_back(slot, half);
+		e->id = id;
+		e->gen = gen;
+		e->tracked = bpf_map_lookup_elem(&cgroup_counts, &id) != NULL;
+	}
+	if (!e->tracked)
+		return 0;
+	add_counts(e->acc, delta);
+	e->dirty = 1;
+	return 1;
+}
+
+/*
+ * Adds the slice's deltas (read_slice()'s) to epoch half of cg and of each of its tracked
+ * ancestors. Returns the id of the deepest one (0: none), which holds the thread's row with
+ * -T.
+ */
+static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half)
+{
 	int level = BPF_CORE_READ(cg, level);
 	__u64 deepest = 0;
 
@@ -303,12 +401,8 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, const struct cgtma
 		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
 			__u64 id = BPF_CORE_READ(cg, kn, id);
 
-			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
-			if (counts) {
-				add_counts(half_of(counts, half), delta);
-				if (!deepest)
-					deepest = id;
-			}
+			if (charge_id(id, half) && !deepest)
+				deepest = id;
 		}
 		cg = cgroup_parent(cg);
 		level--;
@@ -321,10 +415,8 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, const struct cgtma
  * bpf_probe_read_kernel() calls, and parents through css->cgroup so that each pointer keeps
  * its BTF type.
  */
-static __always_inline __u64 charge_cgroup_btf(struct cgroup *cg,
-					       const struct cgtma_counts *delta, __u32 half)
+static __always_inline __u64 charge_cgroup_btf(struct cgroup *cg, __u32 half)
 {
-	struct cgtma_counts *counts;
 	int level = cg->level;
 	__u64 deepest = 0;
 
@@ -336,12 +428,8 @@ static __always_inline __u64 charge_cgroup_btf(struct cgroup *cg,
 		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
 			__u64 id = cg->kn->id;
 
-			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
-			if (counts) {
-				add_counts(half_of(counts, half), delta);
-				if (!deepest)
-					deepest = id;
-			}
+			if (charge_id(id, half) && !deepest)
+				deepest = id;
 		}
 		parent = cg->self.parent;
 		cg = parent ? parent->cgroup : NULL;
@@ -415,32 +503,40 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 		return NULL;
 	}
 
+	/* One pass: the deltas, the CPU's total and the new snapshot of each event. */
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		struct cgtma_count *d = &delta->ev[i], *s = &snap->ev[i], *t = &total->ev[i];
+		__u64 bit = 1ULL << (i % 64);
+
 		if (i >= nr_events)
 			break;
-		delta->ev[i].counter = delta->ev[i].enabled = delta->ev[i].running = 0;
 		/*
 		 * A failed read leaves the snapshot: the next delta covers the gap. An empty slot
 		 * is a CPU whose events user space has not opened yet (it came online): no error.
 		 */
 		err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
 		if (err) {
+			d->counter = d->enabled = d->running = 0;
 			if (err != -ENOENT)
 				stat_inc(CGTMA_STAT_READ_ERRORS);
 			continue;
 		}
-		/* The first reading of an event only starts its slice. */
-		if (snap->valid[i / 64] & (1ULL << (i % 64))) {
-			delta->ev[i].counter = v.counter - snap->ev[i].counter;
-			delta->ev[i].enabled = v.enabled - snap->ev[i].enabled;
-			delta->ev[i].running = v.running - snap->ev[i].running;
+		if (snap->valid[i / 64] & bit) {
+			d->counter = v.counter - s->counter;
+			d->enabled = v.enabled - s->enabled;
+			d->running = v.running - s->running;
+			t->counter += d->counter;
+			t->enabled += d->enabled;
+			t->running += d->running;
+		} else {
+			/* The first reading of an event only starts its slice. */
+			d->counter = d->enabled = d->running = 0;
+			snap->valid[i / 64] |= bit;
 		}
-		snap->ev[i].counter = v.counter;
-		snap->ev[i].enabled = v.enabled;
-		snap->ev[i].running = v.running;
-		snap->valid[i / 64] |= 1ULL << (i % 64);
+		s->counter = v.counter;
+		s->enabled = v.enabled;
+		s->running = v.running;
 	}
-	add_counts(total->ev, delta);
 	snap->irq_coalesce = 0;
 	return delta;
 }
@@ -578,13 +674,13 @@ static __always_inline void charge_running(struct cgtma_snapshot *snap,
 		 * tracepoint still ends the move's slice there.
 		 */
 		if (owner_alive(snap->owner, snap->owner_id))
-			charge_task(charge_cgroup((struct cgroup *)snap->owner, delta, half),
+			charge_task(charge_cgroup((struct cgroup *)snap->owner, half),
 				    delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)cur)
 			stat_inc(CGTMA_STAT_UNSEEN);
 		set_owner(snap, cur);
-		charge_task(charge_cgroup(cur, delta, half), delta, half);
+		charge_task(charge_cgroup(cur, half), delta, half);
 	}
 }
 
@@ -770,12 +866,12 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 	} else if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
 		/* Inside prev's self-move: the slice is the old cgroup's (see above). */
 		if (owner_alive(snap->owner, snap->owner_id))
-			charge_task(charge_cgroup((struct cgroup *)snap->owner, delta, half),
+			charge_task(charge_cgroup((struct cgroup *)snap->owner, half),
 				    delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)prev_cg)
 			stat_inc(CGTMA_STAT_UNSEEN);
-		charge_task(charge_cgroup_btf(prev_cg, delta, half), delta, half);
+		charge_task(charge_cgroup_btf(prev_cg, half), delta, half);
 	}
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
@@ -857,19 +953,26 @@ int flush_slice(void *ctx)
 	if (snap->busy)
 		return 1;
 	delta = cur ? read_slice(snap, &half) : NULL;
-	if (!delta)
-		goto close_epoch;
-	/* Where the epoch's counts end on this CPU: its last reading, as user space reads it. */
-	read_ns = bpf_map_lookup_elem(&read_times, &half);
-	if (read_ns)
-		*read_ns = bpf_ktime_get_ns();
-	/* Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's. */
-	if (!charge_irq_owner(snap, delta, half))
-		charge_running(snap, delta, half);
-	slice_done(snap);
-close_epoch:
+	if (delta) {
+		/* Where the epoch's counts end on this CPU: its last reading, as user space
+		 * reads it. */
+		read_ns = bpf_map_lookup_elem(&read_times, &half);
+		if (read_ns)
+			*read_ns = bpf_ktime_get_ns();
+		/* Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's. */
+		if (!charge_irq_owner(snap, delta, half))
+			charge_running(snap, delta, half);
+	} else {
+		WRITE_ONCE(snap->busy, 1);
+		barrier();
+	}
+	/* The epoch's counts still in the charge cache go where user space reads them. */
+	half = snap->epoch & 1;
+	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)
+		charge_cache_write_back(slot, half);
 	/* The interval ends here on this CPU: what follows goes to the other half. */
-	WRITE_ONCE(snap->epoch, (snap->epoch & 1) ^ 1);
+	WRITE_ONCE(snap->epoch, half ^ 1);
+	slice_done(snap);
 	return 0;
 }
 
@@ -931,7 +1034,7 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
 	 */
 	if (owner_alive((__u64)owner, owner_id))
-		charge_task(charge_cgroup(owner, delta, half), delta, half);
+		charge_task(charge_cgroup(owner, half), delta, half);
 	slice_done(snap);
 	return 0;
 }

@@ -80,6 +80,25 @@ struct cgtma_snapshot {
 	__u64 read_ns;		/* when the last interrupt exit read (with irq_coalesce) */
 };
 
+/*
+ * Each CPU's charge cache (bpf/cgtma.bpf.c says why): entries per CPU, direct-mapped by the
+ * low bits of the cgroup id, so a power of two.
+ */
+#define CGTMA_CHARGE_CACHE 32
+
+/*
+ * One entry: a cgroup id, whether it is tracked (as cgroup_counts said under generation
+ * gen), and the counts charged to it on this CPU in the current epoch that cgroup_counts
+ * does not hold yet. Created with value size offsetof(acc) + nr_events counts.
+ */
+struct cgtma_charge_entry {
+	__u64 id;	/* 0: empty */
+	__u64 gen;	/* tracked_gen when tracked was looked up */
+	__u32 tracked;
+	__u32 dirty;	/* acc holds counts */
+	struct cgtma_count acc[CGTMA_MAX_EVENTS];
+};
+
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */
 struct cgtma_new_cgroup {
 	__u64 id;
@@ -118,6 +137,8 @@ enum cgtma_stat {
 					 * that they did not read */
 	CGTMA_STAT_IRQ_UNMATCHED,	/* interrupt exits without their entry (begun before
 					 * attach), or nested too deep */
+	CGTMA_STAT_CACHE_PASSED,	/* charges made past the charge cache: their entry held
+					 * another cgroup's counts */
 	CGTMA_STAT_MAX,
 };
 

@@ -688,6 +688,9 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, 2 * c->value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, 2 * c->value_size)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.charge_cache,
+					   offsetof(struct cgtma_charge_entry, acc) +
+						   c->value_size)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
@@ -958,6 +961,15 @@ int collector__closed_epoch(const struct collector *c)
 	return c->closed_epoch;
 }
 
+/*
+ * After a change to cgroup_counts' keys: the BPF side's charge caches look up again whether
+ * a cgroup is tracked (the change is in the map before the generation moves).
+ */
+static void tracked_changed(struct collector *c)
+{
+	__atomic_fetch_add(&c->skel->bss->tracked_gen, 1, __ATOMIC_RELEASE);
+}
+
 int collector__track(struct collector *c, __u64 id)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
@@ -981,6 +993,8 @@ int collector__track(struct collector *c, __u64 id)
 		usleep(1000 << (tries < 4 ? tries : 4));
 	}
 	free(zero);
+	if (!err)
+		tracked_changed(c);
 	return err;
 }
 
@@ -990,6 +1004,7 @@ int collector__untrack(struct collector *c, __u64 id)
 
 	if (bpf_map_delete_elem(fd, &id) && errno != ENOENT)
 		return -errno;
+	tracked_changed(c);
 	return 0;
 }
 

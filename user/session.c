@@ -529,6 +529,10 @@ static void report_bpf_stats(struct session *s)
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
 			  s->o->per_task ? "(-T: every switch)" : "between cgroups",
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
+	if (s->o->verbose)
+		pr_notice("BPF: %llu charges went past a CPU's charge cache (the entry held "
+			  "another cgroup's counts)",
+			  (unsigned long long)st[CGTMA_STAT_CACHE_PASSED]);
 	if (s->o->verbose && s->o->irq_mask)
 		pr_notice("BPF: --irq: %llu interrupt entries coalesced with the exit before them "
 			  "(no reading); %llu interrupts came during an update and stayed with "

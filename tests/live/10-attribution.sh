@@ -20,13 +20,8 @@ A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B)
 
 
 
-# sum FILE CGROUP [CPU]: a cgroup's count summed over the interval lines.
-sum() {
-	jq -s --arg cg "$2" --arg ev "$EV" --argjson cpu "${3:-null}" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
-		 add // 0' "$1"
-}
+# sum FILE CGROUP [CPU]: a cgroup's getppid() calls over the interval lines.
+sum() { cgroup_sum "$1" "$2" "$EV" "${3:-}"; }
 # summary FILE CGROUP: its count on the summary line ("system" for the system row).
 summary() {
 	jq --arg cg "$2" --arg ev "$EV" \

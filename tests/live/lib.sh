@@ -102,6 +102,14 @@ cg_wait() {
 	done
 	_started=()
 }
+# cgroup_sum FILE CGROUP EVENT [CPU]: the cgroup's count of EVENT summed over the interval
+# lines of cgtma --json output FILE (its rows of CPU, with -A), 0 where it has none.
+cgroup_sum() {
+	jq -s --arg cg "$2" --arg ev "$3" --argjson cpu "${4:-null}" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
+		 add // 0' "$1"
+}
 wait_lines() {
 	local i
 	for ((i = 0; i < 200; i++)); do
