@@ -404,6 +404,9 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half)
 			if (charge_id(id, half) && !deepest)
 				deepest = id;
 		}
+		/* None above: the parent is not loaded. */
+		if (!(tracked_levels & ((1ULL << (level & 63)) - 1)))
+			break;
 		cg = cgroup_parent(cg);
 		level--;
 	}
@@ -431,6 +434,8 @@ static __always_inline __u64 charge_cgroup_btf(struct cgroup *cg, __u32 half)
 			if (charge_id(id, half) && !deepest)
 				deepest = id;
 		}
+		if (!(tracked_levels & ((1ULL << (level & 63)) - 1)))
+			break;
 		parent = cg->self.parent;
 		cg = parent ? parent->cgroup : NULL;
 		level--;
