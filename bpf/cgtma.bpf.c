@@ -113,9 +113,11 @@ struct {
 
 /*
  * Moved by user space after each insert into or delete from cgroup_counts: an entry looked
- * up under another generation is looked up again. (The mkdir hook's inserts need not move
- * it: no task can run in a cgroup before its mkdir tracepoint, which fires under
- * cgroup_mutex, so no entry holds the new id yet.)
+ * up under another generation is looked up again. So a cgroup user space starts tracking is
+ * counted from the move, microseconds after its insert, and one it stops tracking is
+ * charged in the cache until then and dropped at the write-back. (The mkdir hook's inserts
+ * need not move it: no task can run in a cgroup before its mkdir tracepoint, which fires
+ * under cgroup_mutex, so no entry holds the new id yet.)
  */
 __u64 tracked_gen = 0;
 
