@@ -46,7 +46,9 @@
  * Threads (-T): each thread's series have the type of the cgroup's with "task-" before it
  * (task-cpu-clock, task-frontend-bound), so that no query of a cgroup type sums them with
  * the cgroup's, and the names "cgroup", "pid", "tid" and "cmd" (keys CDM's index knows; with
- * --per-cpu also "cpu": "all"): every series of a task- type has the same keys.
+ * --per-cpu also "cpu": "all"): every series of a task- type has the same keys. "cmd" is the
+ * name the thread had at its latest row: a thread that names itself after its first row
+ * gets the JSON written again with its new name.
  *
  * Times are integer milliseconds since the Unix epoch, both ends inclusive. An interval
  * begins one millisecond after the previous one ended (the first at the run's start) and
@@ -137,6 +139,7 @@ struct cdm {
 	long nr_intervals;
 
 	long lost_series;		/* new series whose JSON entry could not be written */
+	bool renamed;			/* a thread's series took a new cmd: the JSON is due */
 };
 
 /* --- small helpers --------------------------------------------------------------------- */
@@ -559,6 +562,14 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 		if (err)
 			return err;
 		i = c->nr_series - 1;
+	} else if (cl->scope->kind == SCOPE_TASK &&
+		   strncmp(c->series[i].cmd, cl->scope->comm, sizeof(c->series[i].cmd))) {
+		/*
+		 * A thread that named itself after its first row (a worker's prctl or
+		 * pthread_setname_np just after its start): its series takes the name it has now.
+		 */
+		memcpy(c->series[i].cmd, cl->scope->comm, sizeof(c->series[i].cmd));
+		c->renamed = true;
 	}
 	/* The same series twice in one interval (the root next to the system, without --irq):
 	 * once. */
@@ -591,6 +602,27 @@ static int publish_series(struct cdm *c, int old_nr)
 			outfile_failed(&c->csv, c->json_quoted, err);
 	}
 	return err;
+}
+
+/* Writes the JSON anew from every series, after a thread's series took a new name. */
+static int republish_series(struct cdm *c)
+{
+	struct strbuf b = STRBUF_INIT;
+	int err = 0;
+
+	for (int i = 0; i < c->nr_series && !err; i++)
+		err = series_json(c, i, &b);
+	if (!err)
+		err = write_json(c, b.buf, b.len);
+	if (err) {
+		strbuf_release(&b);
+		if (err != -ENOMEM)
+			outfile_failed(&c->csv, c->json_quoted, err);
+		return err;
+	}
+	strbuf_release(&c->json);
+	c->json = b;
+	return 0;
 }
 
 static int cdm_interval(struct output *o, const struct run *run, const struct interval *iv)
@@ -636,6 +668,9 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 	}
 	/* Every series is in the JSON now: publish_series() forgets those it cannot write. */
 	old_nr = c->nr_series;
+	/* New names: the file again (and again at the next interval if that fails). */
+	if (c->renamed && !republish_series(c))
+		c->renamed = false;
 
 	for (int i = 0; i < cl.nr_rows && !err; i++) {
 		struct series *s = &c->series[cl.rows[i].series];

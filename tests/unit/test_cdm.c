@@ -50,7 +50,8 @@ static void files_free(struct files *f)
 
 static bool known_name(const char *k)
 {
-	static const char *const keys[] = { "cgroup", "cpu", "container", "pod", "irq" };
+	static const char *const keys[] = { "cgroup", "cpu", "container", "pod", "irq", "pid", "tid",
+					     "cmd" };
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(k, keys[i]))
@@ -542,6 +543,65 @@ out:
 }
 
 /*
+ * A thread's series when the thread names itself after its first row (an interval that
+ * ended between its start and its prctl): one series, both rows in it, and the name it has
+ * now in the JSON, which is written again.
+ */
+static void check_thread_rename(void)
+{
+	static const char *const events[] = { "syscalls:sys_enter_getppid" };
+	static const char *const comms[] = { "workload", "getppid-1", "getppid-1" };
+	struct interval iv[3] = { { .interval_s = 0.5 }, { .interval_s = 0.5 },
+				  { .interval_s = 0.5 } };
+	struct row rows[4];
+	struct output *o = NULL;
+	struct files f = {};
+	struct synth sy;
+	char *dir = make_dir();
+	long idx;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	sy.run.cgroups = true;
+	for (int k = 0; k < 3; k++) {
+		struct scope *s = interval_add_task(&iv[k], &sy.run, "/a", 100, 101);
+
+		CHECK(s != NULL, "task scope");
+		if (!s)
+			goto out;
+		iv[k].time = sy.run.start_time + 0.5 * (k + 1);
+		snprintf(s->comm, sizeof(s->comm), "%s", comms[k]);
+		s->sum[0] = (struct cgtma_count){ 1000 * (k + 1), 10, 10 };
+		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+	}
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	for (int k = 0; k < 3; k++)
+		CHECK_INT(emit(o, &sy.run, &iv[k]), 0);
+	output_close(o);
+	if (!read_files(dir, &f)) {
+		CHECK(false, "rename files");
+		goto out;
+	}
+	idx = find_idx(f.json, "task-syscalls-sys-enter-getppid", "/a", NULL);
+	CHECK(idx >= 0, "the thread's series");
+	if (idx >= 0) {
+		CHECK_STR(name_of(f.json, idx, "cmd"), "getppid-1");
+		CHECK_STR(name_of(f.json, idx, "tid"), "101");
+		CHECK_INT(rows_of(&f, idx, rows, 4), 3);
+	}
+	/* One series of the thread's: the rename made no second one. */
+	CHECK_INT((int)json_object_array_length(f.json), 1);
+	files_free(&f);
+out:
+	for (int k = 0; k < 3; k++)
+		interval_free(&iv[k]);
+	synth_close(&sy);
+	drop_dir(dir);
+}
+
+/*
  * --irq: the system, the root cgroup, a cgroup and two interrupt scopes, whole and per CPU.
  * Each its own series, told apart by "cgroup" and "irq": the system {"all", "all"}, the root
  * {"/", "none"}, a cgroup {P, "none"}, an interrupt {"none", NAME}; every series has the same
@@ -850,6 +910,7 @@ int main(void)
 	check_metrics();
 	check_events();
 	check_names();
+	check_thread_rename();
 	check_irq_names();
 	check_full();
 	check_unwritable();
