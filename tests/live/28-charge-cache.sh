@@ -92,7 +92,8 @@ jq -r -s --arg ev "$EV" '
 		(map(select(.cpu != null) | .counts[$ev]) | add)]) as $r |
 	$r + [first(.[] | select(.summary == true) | .rows[] |
 		select(.scope == "cgroup" and .cgroup == $r[0] and .cpu == null) | .counts[$ev])] |
-	map(tostring) | join(" ")' "$out" >"$TMP/many-counts"
+	map(tostring) | join(" ")' "$out" >"$TMP/many-counts" ||
+	fail "jq could not read cgtma's output: $(tail -c 300 "$out")"
 for ((i = 0; i < NR_MANY; i++)); do
 	cg=$(cg_path "many/c$i") want=$((1000 + 37 * i))
 	read -r _ got per_cpu in_summary < <(awk -v cg="$cg" '$1 == cg' "$TMP/many-counts")
