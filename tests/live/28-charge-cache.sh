@@ -20,10 +20,6 @@ NR_MANY=48
 
 # sum FILE CGROUP [CPU]: a cgroup's getppid() calls over the interval lines.
 sum() { cgroup_sum "$1" "$2" "$EV" "${3:-}"; }
-summary() {
-	jq --arg cg "$2" --arg ev "$EV" 'select(.summary == true) | .rows[] |
-		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]' "$1"
-}
 # slot_of NAME: the charge cache entry of cgroup many/NAME (its id's low bits are the inode).
 slot_of() { echo $(($(stat -c %i "$CG_ROOT/$CG_BASE/many/$1") % 32)); }
 # stop OUT: one more interval, then Ctrl-C; cgtma must exit 0 and say nothing but -v's lines.
