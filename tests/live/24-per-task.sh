@@ -13,7 +13,7 @@
 # P calls in ten bursts 600 ms apart (each sleep spans whole 200 ms intervals where it does
 # not run) has one counter on the page, present in every scrape from its first burst until
 # it exits, never decreasing, P at the end, and gone from the page within 3 s of its exit
-# (found gone, reported once more, dropped). -T makes auto pick the tracepoint (every switch ends a slice); where the
+# (found gone, reported once more, dropped); under emulation 1500 ms, 500 ms and 6 s. -T makes auto pick the tracepoint (every switch ends a slice); where the
 # perf-event hook works, the exact case runs again with --switch-hook perf-event, which
 # then takes the switches between cgroups and leaves those inside one to the tracepoint.
 # live: both-hooks
@@ -163,15 +163,21 @@ echo "full: $(grep -o '[0-9]* slices were not counted per thread' "$TMP/err"); A
 # it has exited.
 command -v curl >/dev/null || skip "curl is not installed (the Prometheus check needs it)"
 P=20000
+# The exited thread's last count is on the page for one interval. Under an emulator a scrape
+# (curl, awk) can take longer than 200 ms, and 5.10's row beside another guest missed that
+# interval: there the intervals are 500 ms and the bursts 1500 ms apart (a sleep still spans
+# whole intervals), and the thread may take 6 s to leave the page.
+iv=200 pause=600 leave=60
+[ -n "${CGTMA_EMULATION:-}" ] && iv=500 pause=1500 leave=120
 PORT=$(free_port)
-"$CGTMA" -e "$EV" -I 200 -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks \
+"$CGTMA" -e "$EV" -I $iv -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks \
 	>/dev/null 2>"$TMP/err-prom" &
 prom_pid=$!
 on_exit "kill -9 $prom_pid"
 page() { curl -sf "http://127.0.0.1:$PORT/metrics"; }
 page_has_a() { page | grep -qF "cgroup=\"$A\""; }
 wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err-prom")"
-cg_run A "$WORKLOAD" threads 600 $P >"$TMP/tids-p" &
+cg_run A "$WORKLOAD" threads $pause $P >"$TMP/tids-p" &
 wpid=$!
 tid_known() { [ -s "$TMP/tids-p" ]; }
 wait_for 10 tid_known || fail "prometheus-tasks: the workload gave no tid"
@@ -195,13 +201,14 @@ bad=$(awk 'BEGIN { seen = 0; last = -1 }
 	END { if (!seen) print "never on the page" }' "$TMP/scrapes")
 [ -z "$bad" ] || fail "prometheus-tasks: thread $tp's counter $bad ($(tr '\n' ' ' <"$TMP/scrapes"))"
 # Then until it leaves the page (and three scrapes more: it stays away).
-for ((i = 0; i < 60; i++)); do
+for ((i = 0; i < leave; i++)); do
 	v=$(tvalue)
 	echo "$v" >>"$TMP/after"
 	[ "$v" = absent ] && break
 	sleep 0.05
 done
-[ "$v" = absent ] || fail "prometheus-tasks: thread $tp still on the page 3 s after it exited ($v)"
+[ "$v" = absent ] ||
+	fail "prometheus-tasks: thread $tp still on the page $((leave / 20)) s after it exited ($v)"
 for ((i = 0; i < 3; i++)); do
 	sleep 0.1
 	[ "$(tvalue)" = absent ] || fail "prometheus-tasks: thread $tp came back to the page"
