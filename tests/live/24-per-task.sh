@@ -14,8 +14,9 @@
 # not run) has one counter on the page, present in every scrape from its first burst until
 # it exits, never decreasing, P at the end, and gone from the page within 3 s of its exit
 # (found gone, reported once more, dropped); under emulation 2500 ms, 1 s and 8 s. -T makes
-# auto pick the tracepoint (every switch ends a slice); where the perf-event hook works, the exact case runs again with --switch-hook perf-event, which
-# then takes the switches between cgroups and leaves those inside one to the tracepoint.
+# auto pick the tracepoint (every switch ends a slice); where the perf-event hook works, the
+# exact case runs again with --switch-hook perf-event, which then takes the switches between
+# cgroups and leaves those inside one to the tracepoint.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
