@@ -117,7 +117,8 @@ cg_start many/c0 taskset -c $last "$WORKLOAD" getppid $N 30
 cg_start "many/$pair" taskset -c $last "$WORKLOAD" getppid $M 30
 cg_wait
 stop "$out"
-passed=$(sed -n 's/^cgtma: BPF: \([0-9]*\) charges went past a CPU.s charge cache.*/\1/p' "$TMP/err")
+passed=$(sed -n 's/^cgtma: BPF: \([0-9]*\) charges went past a CPU.s charge cache.*/\1/p' \
+	"$TMP/err")
 [ -n "$passed" ] || fail "-v did not say how many charges went past the cache: $(cat "$TMP/err")"
 ((passed > 0)) || fail "no charge went past the cache: the case tests nothing"
 got_a=$(sum "$out" "$(cg_path many/c0)") got_b=$(sum "$out" "$(cg_path "many/$pair")")
