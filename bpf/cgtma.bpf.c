@@ -319,20 +319,15 @@ __noinline int charge_cache_write_back(__u32 slot, __u32 half)
 {
 	struct cgtma_charge_entry *e = bpf_map_lookup_elem(&charge_cache, &slot);
 	struct cgtma_counts *counts;
-	struct cgtma_count *dst;
 
 	if (!e || !e->dirty)
 		return 0;
 	counts = bpf_map_lookup_elem(&cgroup_counts, &e->id);
-	dst = counts ? half_of(counts, half) : NULL;
+	if (counts)
+		add_counts(half_of(counts, half), (const struct cgtma_counts *)e->acc);
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
-		if (dst) {
-			dst[i].counter += e->acc[i].counter;
-			dst[i].enabled += e->acc[i].enabled;
-			dst[i].running += e->acc[i].running;
-		}
 		e->acc[i].counter = e->acc[i].enabled = e->acc[i].running = 0;
 	}
 	e->dirty = 0;
