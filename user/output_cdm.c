@@ -57,7 +57,10 @@
  * its time without gaps or overlaps, as CDM's queries need. An interval where a series has
  * no value (a node not counted: a cgroup that did not run, an event that never got a
  * counter) writes no row for it; the series' next row then covers that time too, as
- * toolbox's CDMMetrics does. Values are never NaN or Inf: such a value is skipped alike.
+ * toolbox's CDMMetrics does. An event's rate is known where its scope did not run: 0.
+ * A scope that has no row at all in such intervals (a cgroup found by a glob, a thread)
+ * gets that span of zero written before its next row, or at the run's end while it is
+ * not gone (idle_gap()). Values are never NaN or Inf: such a value is skipped alike.
  *
  * Writing: at begin (counting has started), an empty CSV and "[]", so that the pair is
  * valid from then on. Each
@@ -129,6 +132,15 @@ struct cdm {
 	 */
 	struct hashmap places;		/* scope_key() -> number (find_place()) */
 	int nr_places;
+	/*
+	 * Per place: the end of the last interval it had rows in (written), -1 before its
+	 * first; and whether its scope is gone (a removed cgroup, an exited thread).
+	 */
+	struct place_state {
+		long long last_end;
+		bool gone;
+	} *place_st;
+	int cap_place_st;
 	struct hashmap index;		/* key -> series */
 	struct strbuf json;		/* the entries, without the brackets */
 
@@ -292,7 +304,11 @@ static int find_place(struct cdm *c, const struct run *run, const struct scope *
 	}
 	place = hashmap_get_str(&c->places, key);
 	if (place < 0) {
-		err = hashmap_put_str(&c->places, key, c->nr_places);
+		err = ALLOC_GROW(c->place_st, c->nr_places + 1, c->cap_place_st);
+		if (!err)
+			err = hashmap_put_str(&c->places, key, c->nr_places);
+		if (!err)
+			c->place_st[c->nr_places] = (struct place_state){ .last_end = -1 };
 		place = err ? err : c->nr_places++;
 	}
 	free(alias);
@@ -555,6 +571,7 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 		cl->place = find_place(c, cl->run, cl->scope);
 		if (cl->place < 0)
 			return cl->place;
+		c->place_st[cl->place].gone |= cl->scope->removed;
 	}
 	i = hashmap_get_u64(&c->index, series_key(cl->place, type_of(c, w, index)));
 	if (i < 0) {
@@ -582,6 +599,22 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 	cl->rows[cl->nr_rows].value = v;
 	cl->nr_rows++;
 	return 0;
+}
+
+/*
+ * Whether an event series has a span of zero to write before until (inclusive): its scope
+ * had no row since the series' last one, because it did not run (a cgroup found by a glob,
+ * a thread) and is not gone. An event rate is 0 there, and the next row must not cover that
+ * time with its own rate. Nodes and metrics have no value where nothing ran: their series
+ * keep such spans uncovered, as they always did. A series with no row at its scope's last
+ * one (an event not counted) keeps its gap too.
+ */
+static bool idle_gap(const struct cdm *c, const struct series *s, long long until)
+{
+	const struct place_state *p = &c->place_st[s->place];
+
+	return s->what == W_EVENT && s->has_row && p->last_end == s->last_end &&
+	       s->last_end < until;
 }
 
 /* Adds the new series' entries to the JSON and writes it; on failure forgets them. */
@@ -676,9 +709,14 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 		struct series *s = &c->series[cl.rows[i].series];
 		char num[400];		/* "%.6f" of the largest double */
 
-		err = strbuf_addf(&rows, "%d,%lld,%lld,%s\n", cl.rows[i].series,
-				  s->has_row ? s->last_end + 1 : ibegin, end,
-				  fmt_value(cl.rows[i].value, num, sizeof(num)));
+		if (idle_gap(c, s, ibegin - 1))
+			err = strbuf_addf(&rows, "%d,%lld,%lld,0\n", cl.rows[i].series,
+					  s->last_end + 1, ibegin - 1);
+		if (!err)
+			err = strbuf_addf(&rows, "%d,%lld,%lld,%s\n", cl.rows[i].series,
+					  idle_gap(c, s, ibegin - 1) || !s->has_row ? ibegin :
+					  s->last_end + 1, end,
+					  fmt_value(cl.rows[i].value, num, sizeof(num)));
 	}
 	if (err)
 		goto out;
@@ -692,8 +730,11 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 			err = 0;
 		} else {
 			for (int i = 0; i < cl.nr_rows; i++) {
-				c->series[cl.rows[i].series].last_end = end;
-				c->series[cl.rows[i].series].has_row = true;
+				struct series *s = &c->series[cl.rows[i].series];
+
+				c->place_st[s->place].last_end = end;
+				s->last_end = end;
+				s->has_row = true;
 			}
 		}
 	}
@@ -748,6 +789,38 @@ static int cdm_begin(struct output *o, const struct run *run)
 	return make_types(c, run);
 }
 
+/*
+ * The run's end: event series of scopes that did not run since their last row and are not
+ * gone get their span of zero up to the last interval's end (idle_gap()).
+ */
+static int cdm_summary(struct output *o, const struct run *run, const struct interval *total)
+{
+	struct cdm *c = o->priv;
+	struct strbuf rows = STRBUF_INIT;
+	int err = 0;
+
+	(void)run;
+	(void)total;
+	for (int i = 0; i < c->nr_series && !err; i++) {
+		const struct series *s = &c->series[i];
+
+		if (!c->place_st[s->place].gone && idle_gap(c, s, c->prev_end))
+			err = strbuf_addf(&rows, "%d,%lld,%lld,0\n", i, s->last_end + 1,
+					  c->prev_end);
+	}
+	if (!err && rows.len) {
+		err = outfile_write_whole(&c->csv, rows.buf, rows.len);
+		if (err) {
+			c->csv.lost++;
+			o->lost = true;
+			outfile_failed(&c->csv, c->csv_quoted, err);
+			err = 0;
+		}
+	}
+	strbuf_release(&rows);
+	return err;
+}
+
 static void cdm_close(struct output *o)
 {
 	struct cdm *c = o->priv;
@@ -762,6 +835,7 @@ static void cdm_close(struct output *o)
 	for (int i = 0; i < c->nr_series; i++)
 		series_free_names(&c->series[i]);
 	free(c->series);
+	free(c->place_st);
 	hashmap_clear(&c->places);
 	hashmap_clear(&c->index);
 	for (int i = 0; i < c->nr_types; i++)
@@ -781,6 +855,7 @@ static void cdm_close(struct output *o)
 static const struct output_ops cdm_ops = {
 	.begin = cdm_begin,
 	.interval = cdm_interval,
+	.summary = cdm_summary,
 	.close = cdm_close,
 };
 

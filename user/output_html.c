@@ -11,10 +11,11 @@
  *   - the fraction of the time the counters ran, where it was below 100 %.
  *
  * A model without nodes (the software model) or an -e run gets one line chart per metric
- * (or event rate) instead. Intervals where a scope existed but ran nothing, or its events
- * were not counted, are hatched; before a cgroup appeared or after it went, the chart is
- * blank. Per-CPU scopes are not charted. Long runs are averaged into at most MAX_POINTS
- * points per chart, weighted by interval length.
+ * (or event rate) instead. Intervals where a scope existed but ran nothing (a row of zeros,
+ * or no row between its first and last: fill_idle()), or its events were not counted, are
+ * hatched; before a cgroup appeared or after it went, the chart is blank. Per-CPU scopes
+ * are not charted. Long runs are averaged into at most MAX_POINTS points per chart,
+ * weighted by interval length.
  *
  * Every chart is <svg class="cgtma-chart" data-kind="system|cgroup" data-scope="LABEL">.
  */
@@ -1175,6 +1176,35 @@ static void meta_row(FILE *f, const char *name, const char *fmt, ...)
 	fputs("</td></tr>\n", f);
 }
 
+/*
+ * A cgroup found by a glob has rows only in intervals where it ran (and its first and last):
+ * between its first row and its last (or the run's end, while it is not gone) it existed,
+ * so the intervals without a row are idle ones, hatched, not blank.
+ */
+static void fill_idle(struct html_sink *h)
+{
+	int cols = h->nr_cols ? h->nr_cols : 1;
+
+	for (int i = 0; i < h->nr_series; i++) {
+		struct html_series *s = &h->series[i];
+		int first = 0, last = h->nr_iv - 1;
+
+		while (first < h->nr_iv && s->state[first] == ST_ABSENT)
+			first++;
+		while (s->removed && last > first && s->state[last] == ST_ABSENT)
+			last--;
+		for (int k = first; k <= last; k++) {
+			if (s->state[k] != ST_ABSENT)
+				continue;
+			s->state[k] = ST_IDLE;
+			for (int c = 0; c < cols; c++)
+				s->val[(size_t)k * cols + c] = NAN;
+			s->bn[k] = -1;
+			s->mux[k] = NAN;
+		}
+	}
+}
+
 static int write_page(struct html_sink *h)
 {
 	FILE *f = h->f;
@@ -1188,6 +1218,7 @@ static int write_page(struct html_sink *h)
 	h->written = true;
 	if (!order)
 		return -ENOMEM;
+	fill_idle(h);
 	for (int i = 0; i < h->nr_series; i++) {
 		order[i] = &h->series[i];
 		nr_cgroups += !h->series[i].system;

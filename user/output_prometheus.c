@@ -21,10 +21,12 @@
  * got a counter, a node computed from one) is left out of the page, not written as NaN. A
  * removed cgroup's series are on the page of the interval that saw it go and on no later one,
  * so Prometheus marks them stale at its next scrape and the page does not grow with churn.
- * A thread (--prometheus-tasks) has a row only in intervals where it ran, and its last one
- * when it is gone (tasks.h); its series stays on the page in between, counters as they
- * were and no gauges, while its cgroup is reported, and leaves after the page of that last
- * row (or with its cgroup): a counter that left the page would start again from zero.
+ * A cgroup found by a glob or --all-* has a row only in intervals where it ran (and in its
+ * first and its last: session.c), and a thread (--prometheus-tasks) only where it ran and
+ * its last when it is gone (tasks.h); in between their series stay on the page, counters as
+ * they were and no gauges (an idle scope has none), and leave after the page of the last row
+ * (a thread's also with its cgroup's): a counter that left the page would start again from
+ * zero.
  *
  * The model's metrics are one family each rather than one family with a metric label: their
  * units differ (CPUs, events per second, instructions per cycle), and a family's samples should
@@ -144,15 +146,16 @@ static void series_add(struct series *s, const struct scope *sc, int nr_events)
 }
 
 /*
- * Whether a thread's series with no scope this interval stays (see the top): while a scope
- * of its cgroup is in iv. -1: no; 0: yes; 1: yes, for this page only (the cgroup is gone).
- * iv's scopes are sorted: a binary search finds the cgroup's first.
+ * Whether a cgroup's or a thread's series with no scope this interval stays (see the top):
+ * until a row of its cgroup says the cgroup is gone (an idle cgroup found by a glob has no
+ * row at all). -1: no; 0: yes; 1: yes, for this page only. iv's scopes are sorted: a binary
+ * search finds the cgroup's first.
  */
-static int thread_kept(const struct series *s, const struct interval *iv)
+static int kept_without_scope(const struct series *s, const struct interval *iv)
 {
-	int lo = 0, hi = iv->nr_scopes, kept = -1;
+	int lo = 0, hi = iv->nr_scopes, kept = 0;
 
-	if (s->kind != SCOPE_TASK)
+	if (s->kind != SCOPE_TASK && s->kind != SCOPE_CGROUP)
 		return -1;
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
@@ -167,14 +170,15 @@ static int thread_kept(const struct series *s, const struct interval *iv)
 	}
 	for (; lo < iv->nr_scopes && iv->scopes[lo].kind == SCOPE_CGROUP &&
 	       !strcmp(iv->scopes[lo].cgroup, s->cgroup); lo++)
-		kept = kept != 0 && iv->scopes[lo].removed ? 1 : 0;
+		kept |= iv->scopes[lo].removed;
 	return kept;
 }
 
 /*
  * Matches this interval's scopes with the series kept so far, both in interval_sort()'s
  * order (a run's intervals come sorted): a series whose scope is back carries its totals on,
- * one with no scope now is dropped (a thread's is kept: thread_kept()), and a new scope
+ * one with no scope now is dropped (a cgroup's or a thread's may be kept:
+ * kept_without_scope()), and a new scope
  * starts a series at zero. Scopes that share
  * a label set (a cgroup removed and made again under the same path) share a series, whose
  * gauges come from the live one. -EINVAL when the scopes are not in order; on failure nothing
@@ -193,7 +197,7 @@ static int series_update(struct prom *p, const struct interval *iv)
 	slot = malloc((n + 1) * sizeof(*slot));	/* per scope: its series in next */
 	from = malloc((max + 1) * sizeof(*from));	/* per series in next: the old one, or -1 */
 	next = calloc(max + 1, sizeof(*next));
-	kept = calloc(max + 1, sizeof(*kept));	/* per series in next: thread_kept() if kept
+	kept = calloc(max + 1, sizeof(*kept));	/* per series in next: kept_without_scope() if kept
 						 * without a scope */
 	if (!slot || !from || !next || !kept)
 		goto out;
@@ -214,7 +218,7 @@ static int series_update(struct prom *p, const struct interval *iv)
 			c = strcmp(o->key, scope_key(sc));
 			if (c >= 0)
 				break;
-			k = thread_kept(o, iv);
+			k = kept_without_scope(o, iv);
 			if (k >= 0) {
 				kept[nr_next] = (signed char)(k + 1);
 				from[nr_next++] = old;
@@ -234,9 +238,9 @@ static int series_update(struct prom *p, const struct interval *iv)
 		}
 		slot[i] = nr_next++;
 	}
-	/* Threads sorted after the last scope. */
+	/* Series sorted after the last scope. */
 	for (; old < p->nr_series; old++) {
-		int k = thread_kept(&p->series[old], iv);
+		int k = kept_without_scope(&p->series[old], iv);
 
 		if (k >= 0) {
 			kept[nr_next] = (signed char)(k + 1);
@@ -252,7 +256,7 @@ static int series_update(struct prom *p, const struct interval *iv)
 		for (; old < from[k]; old++)
 			series_release(&p->series[old]);
 		next[k] = p->series[old++];
-		/* A thread without a scope now: no gauges; it leaves with its cgroup. */
+		/* Kept without a scope now: no gauges; it leaves with its cgroup. */
 		if (kept[k]) {
 			next[k].now = NULL;
 			next[k].removed = kept[k] == 2;

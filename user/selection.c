@@ -174,6 +174,36 @@ static int name_tracked(struct selection *sel, int i)
 	return cgroup_names_set(&tr->names, name, pod, ns);
 }
 
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/*
+ * Whether the user named this cgroup (-G PATH, or -G container:NAME / pod:NS/NAME without a
+ * glob), rather than a glob or --all-* finding it: a named cgroup has a row every interval,
+ * the others only in intervals where they ran (session.c).
+ */
+static bool named(const struct selection *sel, __u64 id, const char *path)
+{
+	const struct container_info *info;
+
+	for (int i = 0; i < sel->nr_patterns; i++)
+		if (!cgroup_is_pattern(sel->patterns[i]) && !strcmp(sel->patterns[i], path))
+			return true;
+	if (!sel->nr_selectors)
+		return false;
+	info = containers_lookup(sel->containers, id, path);
+	for (int i = 0; i < sel->nr_selectors; i++) {
+		const struct container_selector *cs = &sel->selectors[i];
+
+		if (cs->kind != SELECT_ALL_CONTAINERS && !has_glob(cs->name) &&
+		    !has_glob(cs->namespace) && container_selector_match(cs, info))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Starts tracking id. The mkdir hook has usually put it in the map already (EEXIST is fine);
  * inserting anyway covers the hook's insert having failed.
@@ -193,7 +223,11 @@ static int track(struct selection *sel, __u64 id, const char *path)
 		return err;
 	}
 	err = tracker_add(sel->tk, id, path, refused);
-	return err ? err : name_tracked(sel, sel->tk->nr - 1);
+	if (err)
+		return err;
+	err = name_tracked(sel, sel->tk->nr - 1);
+	sel->tk->tracked[sel->tk->nr - 1].named = named(sel, id, path);
+	return err;
 }
 
 static int rescan_cb(const char *path, __u64 id, void *ctx)

@@ -129,6 +129,9 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
 		    tr->delta, tr->total, per_cpu);
 	tr->read = true;
+	tr->ran = false;
+	for (int k = 0; k < s->stride * s->m.nr_events && !tr->ran; k++)
+		tr->ran = tr->delta[k].enabled || tr->delta[k].counter;
 	return 0;
 }
 
@@ -382,9 +385,18 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		/* An interval reports live cgroups and those gone in it, once. */
 		if (!totals && !tr->read)
 			continue;
+		/*
+		 * Of the cgroups a glob or --all-* found, only those that ran: with thousands
+		 * tracked and a few busy, rows of zeros would be most of an interval's cost
+		 * and output. Each still has a row in its first interval and its last, and
+		 * every one is in the summary.
+		 */
+		if (!totals && !tr->ran && !tr->named && tr->reported && tr->present)
+			continue;
 		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, &tr->names,
 			     totals ? tr->total : tr->delta, !totals && !tr->present))
 			return -ENOMEM;
+		tr->reported |= !totals;
 	}
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
 		if (irq_selected(s, q) &&

@@ -36,6 +36,10 @@ struct tracked {
 	bool present;			/* found by this interval's rescan */
 	bool refused;			/* the maps were full: warned about once, not counted */
 	bool read;			/* its counts were read this interval */
+	bool ran;			/* read, and some event counted or was enabled in it */
+	bool named;			/* -G gave its path or its container's name, no glob:
+					 * it has a row every interval */
+	bool reported;			/* it has had an interval row */
 	struct cgtma_count *prev;	/* cumulative at the last read of each epoch half
 					 * (collector.h): per event, or per CPU, twice */
 	struct cgtma_count *delta;	/* this interval, same shape */

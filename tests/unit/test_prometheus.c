@@ -307,13 +307,18 @@ static void test_page(void)
 		{ SCOPE_CGROUP, "/gone2", -1, true, { 70, 7 }, N2, N4 },
 	};
 	/* Interval 3, per CPU: /again goes on from both scopes' counts; a new cgroup where
-	 * /gone2 was starts from zero. */
+	 * /gone2 was starts from zero; the idle /q"uo... is gone now (its last row). */
 	const struct scope_spec iv3[] = {
 		{ SCOPE_SYSTEM, NULL, -1, false, { 10, 1 }, N2, N4 },
 		{ SCOPE_CPU, NULL, 1, false, { 10, 1 }, N2, N4 },
 		{ SCOPE_CGROUP, "/again", -1, false, { 8, 1 }, N2, N4 },
 		{ SCOPE_CGROUP, "/again", 1, false, { 8, 1 }, N2, N4 },
 		{ SCOPE_CGROUP, "/gone2", -1, false, { 3, 0 }, N2, N4 },
+		{ SCOPE_CGROUP, "/q\"uo\\te\nnl", -1, true, { 0, 0 }, N2, N4 },
+	};
+	/* Interval 4: the system alone; idle cgroups stay, those gone are not. */
+	const struct scope_spec iv4[] = {
+		{ SCOPE_SYSTEM, NULL, -1, false, { 10, 1 }, N2, N4 },
 	};
 	struct interval iv;
 	struct output *o = NULL;
@@ -433,10 +438,15 @@ static void test_page(void)
 			 "event=\"cpu-clock\"} 500");
 	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/stays\","
 			 "event=\"ev\\\"2\"} 6");
-	/* The removed cgroup was on the last page only; those not reported now are gone too. */
+	/* The removed cgroup was on the last page only. */
 	CHECK_NOT_IN(page, "cgroup=\"/gone\"");
-	CHECK_NOT_IN(page, "/idle");
-	CHECK_NOT_IN(page, "/q\\\"uo");
+	/* One with no row now (idle, found by a glob) stays: its counters, and no gauges. */
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/idle\","
+			 "event=\"cpu-clock\"} 0");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/q\\\"uo\\\\te\\nnl\","
+			 "event=\"cpu-clock\"} 1000");
+	CHECK_NOT_IN(page, "cgtma_multiplex_ratio{scope=\"cgroup\",cgroup=\"/q");
+	CHECK_NOT_IN(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/q");
 	/* One label set, one series: both scopes' counts, the live scope's gauges. */
 	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/again\","
 			 "event=\"cpu-clock\"} 12");
@@ -460,10 +470,28 @@ static void test_page(void)
 	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} 5010");
 	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/gone2\","
 			 "event=\"cpu-clock\"} 3");
-	CHECK_NOT_IN(page, "/stays");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/stays\","
+			 "event=\"cpu-clock\"} 500");
+	/* Its last row: on this page, counters as they were. */
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/q\\\"uo\\\\te\\nnl\","
+			 "event=\"cpu-clock\"} 1000");
 	/* Families without a sample are left out whole. */
 	CHECK_NOT_IN(page, "cgtma_topdown_ratio");
 	CHECK_NOT_IN(page, "cgtma_metric_");
+	free(page);
+
+	make_interval(&iv, iv4, sizeof(iv4) / sizeof(iv4[0]));
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	check_structure(page);
+	CHECK_NOT_IN(page, "/q\\\"uo");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/stays\","
+			 "event=\"cpu-clock\"} 500");
+	CHECK_LINE(page, "cgtma_events_total{scope=\"cgroup\",cgroup=\"/again\",cpu=\"1\","
+			 "event=\"cpu-clock\"} 8");
+	/* A CPU's series without a row now is not kept: CPUs are always reported. */
+	CHECK_NOT_IN(page, "scope=\"cpu\"");
 	free(page);
 
 	output_close(o);

@@ -1,0 +1,80 @@
+#!/bin/bash
+# Interval rows follow the cgroups that ran. Of the cgroups a glob finds, one has a row in an
+# interval only where it ran, and in its first interval and its last (the one that sees it
+# removed); a cgroup named by -G has a row every interval; the summary has every one. The
+# Prometheus page keeps an idle cgroup's counters all the same.
+#   grp/busy    makes N getppid() calls over several intervals: exactly N in its rows
+#   grp/idle    runs nothing: one interval row (the first), and on the page at 0
+#   grp/gone    runs nothing and is removed mid-run: its first row and its removed one
+#   grp/named   runs nothing, named by -G as well: a row of zeros in every interval
+# live: both-hooks
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+N=30000
+
+for c in busy idle gone named; do cg_make "grp/$c"; done
+G=$(cg_path grp)
+port=$(free_port)
+out=$TMP/out
+: >"$out"
+"$CGTMA" -e "$EV" -I 200 --json -G "$G/*" -G "$G/named" --prometheus "127.0.0.1:$port" \
+	>"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 2
+cg_start grp/busy "$WORKLOAD" getppid $N 60
+rmdir "$CG_ROOT/$CG_BASE/grp/gone" || fail "cannot remove grp/gone"
+cg_wait
+wait_lines "$out" $(($(wc -l <"$out") + 3))
+page=$(curl -sf "http://127.0.0.1:$port/metrics") || fail "cannot scrape the page"
+kill -INT $cgtma_pid
+wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+
+# rows CGROUP: per interval line, whether the cgroup has a row (1/0), as one string.
+rows() {
+	jq -r -s --arg cg "$1" '[.[] | select(.summary != true) |
+		if any(.rows[]; .scope == "cgroup" and .cgroup == $cg) then 1 else 0 end] |
+		map(tostring) | join("")' "$out"
+}
+nr_iv=$(jq -s '[.[] | select(.summary != true)] | length' "$out")
+echo "$nr_iv intervals; rows per interval: busy $(rows "$G/busy"), idle $(rows "$G/idle")," \
+	"gone $(rows "$G/gone"), named $(rows "$G/named")"
+[ "$nr_iv" -ge 5 ] || fail "only $nr_iv intervals"
+
+got=$(cgroup_sum "$out" "$G/busy" "$EV")
+[ "$got" = $N ] || fail "grp/busy counted $got, want $N"
+# Every row of busy after its first is one where it ran.
+jq -e -s --arg cg "$G/busy" --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and .cgroup == $cg)] | .[1:] | all(.counts[$ev] > 0)' \
+	"$out" >/dev/null || fail "grp/busy has a row where it did not run"
+
+[ "$(rows "$G/idle")" = "1$(printf '0%.0s' $(seq 2 "$nr_iv"))" ] ||
+	fail "grp/idle's rows by interval: $(rows "$G/idle"), want its first alone"
+
+r=$(rows "$G/gone")
+[ "${r:0:1}" = 1 ] && [ "$(tr -cd 1 <<<"$r" | wc -c)" = 2 ] ||
+	fail "grp/gone's rows by interval: $r, want its first and the one it went in"
+jq -e -s --arg cg "$G/gone" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and .cgroup == $cg)] | .[1].removed == true' "$out" >/dev/null ||
+	fail "grp/gone's last row is not marked removed"
+
+[ "$(rows "$G/named")" = "$(printf '1%.0s' $(seq "$nr_iv"))" ] ||
+	fail "grp/named (-G) lacks a row in some interval: $(rows "$G/named")"
+jq -e -s --arg cg "$G/named" --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and .cgroup == $cg) | .counts[$ev]] | all(. == 0)' "$out" \
+	>/dev/null || fail "grp/named counted something"
+
+for c in busy idle gone named; do
+	jq -e -s --arg cg "$G/$c" '.[-1] | .summary == true and
+		any(.rows[]; .scope == "cgroup" and .cgroup == $cg)' "$out" >/dev/null ||
+		fail "the summary has no row for grp/$c"
+done
+
+# The page, scraped after several intervals without a row of grp/idle.
+line() { grep -F "cgtma_events_total{scope=\"cgroup\",cgroup=\"$G/$1\",event=\"$EV\"} $2" \
+	<<<"$page"; }
+line busy $N >/dev/null || fail "the page has no count $N for grp/busy"
+line idle 0 >/dev/null || fail "the page lost grp/idle: $(grep -F "$G/" <<<"$page")"
+grep -qF "cgroup=\"$G/gone\"" <<<"$page" && fail "the page still has grp/gone"
+echo "rows follow the cgroups that ran; named, summary and page rows are all there"
