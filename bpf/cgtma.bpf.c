@@ -89,8 +89,23 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1024);
 	__uint(key_size, sizeof(__u64));
-	__uint(value_size, 2 * sizeof(struct cgtma_counts));
+	__uint(value_size, 2 * sizeof(struct cgtma_counts) + 8);
 } cgroup_counts SEC(".maps");
+
+/*
+ * Per epoch half, the tracked cgroups each CPU charged in its current epoch of that half
+ * (cgtma.h): user space reads only those of the half just closed, so an interval's reads
+ * follow the cgroups that ran, not those tracked. A cgroup goes in when its counts are
+ * added to cgroup_counts (the cache's write-back, or a charge past the cache), once per
+ * epoch: its value remembers the epoch that listed it last. The flush empties the list of
+ * the half a CPU moves into, which user space read when that half last closed.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct cgtma_charged);
+} charged_ids SEC(".maps");
 
 /*
  * A hash lookup in cgroup_counts costs more than the rest of a switch's own work (about 90 ns
@@ -197,9 +212,9 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* Zeroes to create a cgroup's counts from (both epochs): a map value, as the update helper
- * wants. */
-static struct cgtma_counts zero_counts[2];
+/* Zeroes to create a cgroup's value from (both epochs and listed): a map value, as the update
+ * helper wants. */
+static __u64 zero_counts[CGTMA_CGROUP_VALUE_SIZE(CGTMA_MAX_EVENTS) / 8];
 static struct cgtma_task zero_task;
 
 static __always_inline void stat_inc(__u32 which)
@@ -311,6 +326,33 @@ static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
 }
 
 /*
+ * Puts cgroup id, whose value in cgroup_counts is counts, on this CPU's list of the cgroups
+ * charged in its epoch (charged_ids), unless it is there already. Inside an update: the
+ * epoch does not move under it.
+ */
+static __always_inline void list_charged(struct cgtma_counts *counts, __u64 id, __u32 half)
+{
+	/* After both epochs' counts: an offset the verifier knows (nr_events is constant). */
+	__u64 *listed = (__u64 *)&counts->ev[2 * nr_events];
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct cgtma_charged *l;
+	__u32 n;
+
+	if (!snap || *listed == snap->epoch_seq + 1)
+		return;
+	l = bpf_map_lookup_elem(&charged_ids, &half);
+	if (!l)
+		return;
+	*listed = snap->epoch_seq + 1;
+	n = l->nr;
+	if (n < CGTMA_CHARGED_MAX)
+		l->ids[n] = id;
+	/* Past the end it only counts: user space then reads every cgroup. */
+	if (n <= CGTMA_CHARGED_MAX)
+		l->nr = n + 1;
+}
+
+/*
  * Adds the counts of charge cache entry slot to epoch half of its cgroup in cgroup_counts
  * (dropped if it is no longer tracked) and empties it. A global function: the verifier
  * checks it once, not at each of its callers' steps.
@@ -323,8 +365,10 @@ __noinline int charge_cache_write_back(__u32 slot, __u32 half)
 	if (!e || !e->dirty)
 		return 0;
 	counts = bpf_map_lookup_elem(&cgroup_counts, &e->id);
-	if (counts)
+	if (counts) {
 		add_counts(half_of(counts, half), (const struct cgtma_counts *)e->acc);
+		list_charged(counts, e->id, half);
+	}
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
@@ -362,6 +406,7 @@ __noinline int charge_id(__u64 id, __u32 half)
 			if (!counts)
 				return 0;
 			add_counts(half_of(counts, half), delta);
+			list_charged(counts, id, half);
 			stat_inc(CGTMA_STAT_CACHE_PASSED);
 			return 1;
 		}
@@ -945,6 +990,7 @@ int flush_slice(void *ctx)
 {
 	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct cgtma_charged *charged;
 	struct cgtma_counts *delta;
 	__u64 *read_ns;
 	__u32 half;
@@ -972,8 +1018,16 @@ int flush_slice(void *ctx)
 	half = snap->epoch & 1;
 	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)
 		charge_cache_write_back(slot, half);
-	/* The interval ends here on this CPU: what follows goes to the other half. */
-	WRITE_ONCE(snap->epoch, half ^ 1);
+	/*
+	 * The interval ends here on this CPU: what follows goes to the other half, whose list
+	 * user space read when that half last closed.
+	 */
+	half ^= 1;
+	charged = bpf_map_lookup_elem(&charged_ids, &half);
+	if (charged)
+		charged->nr = 0;
+	snap->epoch_seq++;
+	WRITE_ONCE(snap->epoch, half);
 	slice_done(snap);
 	return 0;
 }
@@ -996,8 +1050,13 @@ int reset_cpu(void *ctx)
 	snap->owner_id = 0;
 	snap->irq_depth = 0;
 	snap->irq_coalesce = 0;
-	/* The epoch the other CPUs are in: ctx is the test run's one argument. */
+	/*
+	 * The epoch the other CPUs are in: ctx is the test run's one argument. A new epoch for
+	 * the lists too; the list of that half keeps what it holds (user space may not have
+	 * read it), and a cgroup charged now goes on it again.
+	 */
 	snap->epoch = ((__u64 *)ctx)[0] & 1;
+	snap->epoch_seq++;
 	return 0;
 }
 

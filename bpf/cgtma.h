@@ -58,6 +58,26 @@ struct cgtma_counts {
 };
 
 /*
+ * A tracked cgroup's value in cgroup_counts, per CPU, is epoch 0's nr_events counts, epoch
+ * 1's, and one __u64: the number (epoch_seq + 1) of the CPU's epoch that last listed the
+ * cgroup in charged_ids (CGTMA_CGROUP_VALUE_SIZE bytes).
+ */
+#define CGTMA_CGROUP_VALUE_SIZE(nr_events) (2 * (nr_events) * sizeof(struct cgtma_count) + 8)
+
+/*
+ * The cgroups one CPU charged in one epoch half (charged_ids[half]), each once, so that user
+ * space reads those instead of every tracked one. nr beyond CGTMA_CHARGED_MAX: more were
+ * charged than the list holds, and user space reads every tracked cgroup.
+ */
+#define CGTMA_CHARGED_MAX 511
+
+struct cgtma_charged {
+	__u32 nr;
+	__u32 pad;
+	__u64 ids[CGTMA_CHARGED_MAX];
+};
+
+/*
  * One CPU's slice in progress: the readings where it started (bit i of valid: event i has
  * been read) and the cgroup it belongs to, as the kernel's struct cgroup pointer and the
  * cgroup's id (a pointer whose id changed was freed and reused: it is not charged).
@@ -69,6 +89,7 @@ struct cgtma_snapshot {
 	__u64 owner_id;
 	__u64 busy;	/* being updated: a nested call leaves it alone */
 	__u64 epoch;	/* the half of the counts this CPU writes now (0 or 1) */
+	__u64 epoch_seq;	/* epochs this CPU began: flushes, and coming online */
 	/*
 	 * --irq: the interrupts in progress, innermost last (scope number, maybe with
 	 * CGTMA_IRQ_SKIPPED). The topmost one that read at its entry owns the slice; with none,

@@ -28,6 +28,13 @@ struct collector {
 	bool *online;		/* per possible CPU */
 	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
 	size_t value_size;	/* nr_events * sizeof(struct cgtma_count): one epoch's counts */
+	size_t cg_value_size;	/* a cgroup's value on one CPU: CGTMA_CGROUP_VALUE_SIZE() */
+	long nr_inserted;	/* cgroups this process put in cgroup_counts, less those it
+				 * took out: at most the entries (the mkdir hook adds more) */
+	struct cgtma_charged *charged;	/* per CPU: one half's list of charged_ids */
+	__u64 *ids;		/* the cgroups the lists name */
+	long reads_listed, reads_all;	/* intervals read from the lists, and whole */
+	int full_reads;		/* the next reads that read every cgroup (collector__track()) */
 	__u32 open_epoch;	/* the half of the counts the CPUs write now */
 	__u32 closed_epoch;	/* the half the last flush closed: what the reads return */
 	struct cgtma_count *half;	/* per CPU: one cgroup's closed half, for the callback */
@@ -599,7 +606,7 @@ static bool probe_batch(struct collector *c)
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 	__u64 keys[1], out_batch;
 	__u32 count = 1;
-	void *values = calloc(c->nr_cpus, 2 * c->value_size);
+	void *values = calloc(c->nr_cpus, c->cg_value_size);
 	int ret;
 
 	if (!values)
@@ -641,6 +648,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->o = *o;
 	c->stats_fd = -1;
 	c->value_size = o->nr_events * sizeof(struct cgtma_count);
+	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(o->nr_events);
 	c->nr_cpus = libbpf_num_possible_cpus();
 	if (c->nr_cpus <= 0) {
 		err = c->nr_cpus ? c->nr_cpus : -EIO;
@@ -650,7 +658,9 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->online = calloc(c->nr_cpus, sizeof(*c->online));
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
-	if (!c->online || !c->fds || !c->half) {
+	c->charged = calloc(c->nr_cpus, sizeof(*c->charged));
+	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
+	if (!c->online || !c->fds || !c->half || !c->charged || !c->ids) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -686,7 +696,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
-	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, 2 * c->value_size)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->cg_value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, 2 * c->value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.charge_cache,
 					   offsetof(struct cgtma_charge_entry, acc) +
@@ -789,7 +799,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	c->batch_ok = probe_batch(c);
 	if (c->batch_ok) {
-		c->batch = malloc((size_t)c->nr_cpus * 2 * c->value_size * READ_BATCH);
+		c->batch = malloc((size_t)c->nr_cpus * c->cg_value_size * READ_BATCH);
 		if (!c->batch) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -820,6 +830,8 @@ void collector__destroy(struct collector *c)
 	free(c->online);
 	free(c->half);
 	free(c->batch);
+	free(c->charged);
+	free(c->ids);
 	free(c);
 }
 
@@ -973,7 +985,7 @@ static void tracked_changed(struct collector *c)
 int collector__track(struct collector *c, __u64 id)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	void *zero = calloc(c->nr_cpus, 2 * c->value_size);
+	void *zero = calloc(c->nr_cpus, c->cg_value_size);
 	int err = 0;
 
 	if (!zero)
@@ -984,8 +996,20 @@ int collector__track(struct collector *c, __u64 id)
 	 * ENOMEM while memory is plentiful. Give the refill a moment.
 	 */
 	for (int tries = 0;; tries++) {
-		if (!bpf_map_update_elem(fd, &id, zero, BPF_NOEXIST) || errno == EEXIST)
+		if (!bpf_map_update_elem(fd, &id, zero, BPF_NOEXIST)) {
+			c->nr_inserted++;
 			break;
+		}
+		if (errno == EEXIST) {
+			/*
+			 * The mkdir hook's: counted since its birth, and perhaps listed in a
+			 * half read before the caller knew the cgroup. Every cgroup is read in
+			 * both halves once. (An insert of ours is counted from now, in the open
+			 * half, which the next read lists.)
+			 */
+			c->full_reads = 2;
+			break;
+		}
 		if (errno != ENOMEM || tries == 100) {
 			err = -errno;
 			break;
@@ -1002,8 +1026,12 @@ int collector__untrack(struct collector *c, __u64 id)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 
-	if (bpf_map_delete_elem(fd, &id) && errno != ENOENT)
-		return -errno;
+	if (bpf_map_delete_elem(fd, &id)) {
+		if (errno != ENOENT)
+			return -errno;
+	} else if (c->nr_inserted > 0) {
+		c->nr_inserted--;
+	}
 	tracked_changed(c);
 	return 0;
 }
@@ -1016,14 +1044,17 @@ int collector__read_cpus(struct collector *c, struct cgtma_count *out)
 	return 0;
 }
 
-/* The closed epoch's counts of one cgroup's value (or an interrupt scope's) (per CPU: both epochs, epoch 0 first). */
-static const struct cgtma_count *closed_half(struct collector *c, const void *value)
+/*
+ * The closed epoch's counts of one cgroup's value or an interrupt scope's: per CPU, stride
+ * bytes holding both epochs, epoch 0 first.
+ */
+static const struct cgtma_count *closed_half(struct collector *c, const void *value,
+					     size_t stride)
 {
-	const struct cgtma_count *v = value;
-
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
 		memcpy(&c->half[cpu * c->nr_events],
-		       &v[(cpu * 2 + c->closed_epoch) * c->nr_events], c->value_size);
+		       (const char *)value + cpu * stride + c->closed_epoch * c->value_size,
+		       c->value_size);
 	return c->half;
 }
 
@@ -1040,7 +1071,7 @@ int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
 		free(values);
 		return err;
 	}
-	memcpy(out, closed_half(c, values), c->nr_cpus * c->value_size);
+	memcpy(out, closed_half(c, values, 2 * c->value_size), c->nr_cpus * c->value_size);
 	free(values);
 	return 0;
 }
@@ -1048,7 +1079,7 @@ int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	size_t per_key = c->nr_cpus * 2 * c->value_size;
+	size_t per_key = c->nr_cpus * c->cg_value_size;
 	__u64 keys[READ_BATCH], in_batch, out_batch;
 	char *values = c->batch;
 	bool first = true, done = false;
@@ -1066,25 +1097,27 @@ static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void 
 			done = true;	/* ENOENT: the last batch, possibly partial */
 		}
 		for (__u32 i = 0; i < count && !err; i++)
-			err = cb(keys[i], closed_half(c, values + i * per_key), ctx);
+			err = cb(keys[i], closed_half(c, values + i * per_key, c->cg_value_size),
+				 ctx);
 		in_batch = out_batch;
 		first = false;
 	}
 	return err;
 }
 
-int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx)
+/* Every cgroup in the map, batch by batch where the kernel can, else key by key. */
+static int read_cgroups_all(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	struct cgtma_count *values;
+	void *values;
 	__u64 key, next;
 	bool first = true;
 	int err = 0;
 
+	c->reads_all++;
 	if (c->batch_ok)
 		return read_cgroups_batch(c, cb, ctx);
-
-	values = malloc(c->nr_cpus * 2 * c->value_size);
+	values = malloc(c->nr_cpus * c->cg_value_size);
 	if (!values)
 		return -ENOMEM;
 	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
@@ -1092,10 +1125,80 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, values))
 			continue;	/* removed between the two calls */
-		err = cb(key, closed_half(c, values), ctx);
+		err = cb(key, closed_half(c, values, c->cg_value_size), ctx);
 	}
 	free(values);
 	return err;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The cgroups the CPUs charged in the closed half, once each, into c->ids: how many, or -1
+ * when a list overflowed (or cannot be read) and every cgroup must be read.
+ */
+static long charged_ids(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.charged_ids);
+	long n = 0, u = 0;
+
+	if (bpf_map_lookup_elem(fd, &c->closed_epoch, c->charged))
+		return -1;
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		const struct cgtma_charged *l = &c->charged[cpu];
+
+		if (l->nr > CGTMA_CHARGED_MAX)
+			return -1;
+		memcpy(&c->ids[n], l->ids, l->nr * sizeof(*l->ids));
+		n += l->nr;
+	}
+	/* A cgroup charged on several CPUs is on several lists. */
+	qsort(c->ids, n, sizeof(*c->ids), cmp_u64);
+	for (long i = 0; i < n; i++)
+		if (!u || c->ids[u - 1] != c->ids[i])
+			c->ids[u++] = c->ids[i];
+	return u;
+}
+
+int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx)
+{
+	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
+	void *values;
+	long n = charged_ids(c);
+	int err = 0;
+
+	/*
+	 * One lookup per cgroup listed costs a system call each; a batch lookup copies every
+	 * cgroup for a few. Below a quarter of those tracked, the lookups are cheaper.
+	 */
+	if (c->full_reads > 0 || n < 0 || n * 4 > c->nr_inserted) {
+		if (c->full_reads > 0)
+			c->full_reads--;
+		return read_cgroups_all(c, cb, ctx);
+	}
+	c->reads_listed++;
+	values = c->batch ? c->batch : malloc(c->nr_cpus * c->cg_value_size);
+	if (!values)
+		return -ENOMEM;
+	for (long i = 0; i < n && !err; i++) {
+		if (bpf_map_lookup_elem(fd, &c->ids[i], values))
+			continue;	/* no longer tracked */
+		err = cb(c->ids[i], closed_half(c, values, c->cg_value_size), ctx);
+	}
+	if (values != c->batch)
+		free(values);
+	return err;
+}
+
+void collector__read_counts(const struct collector *c, long *listed, long *all)
+{
+	*listed = c->reads_listed;
+	*all = c->reads_all;
 }
 
 bool collector__cgroups_changed(struct collector *c, __u64 *seen)

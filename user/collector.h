@@ -107,11 +107,19 @@ int collector__read_cpus(struct collector *c, struct cgtma_count *out);
 int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out);
 
 /*
- * Every tracked cgroup at once, with batch lookups where the kernel has them (5.6+).
- * cb is called per cgroup with its per-CPU counts; returns 0 or the first error.
+ * The tracked cgroups whose counts may have changed in the closed half: those the CPUs
+ * charged in it, from the BPF side's lists, one lookup each. Every tracked cgroup instead
+ * (batch lookups where the kernel has them, 5.6+) when that is cheaper, when a list
+ * overflowed, and for two reads after a cgroup the mkdir hook counted from its birth is
+ * tracked (its counts may be listed in a half read before). A cgroup not read has the counts
+ * of its last read of that half. cb is called per cgroup with its per-CPU counts; returns
+ * 0 or the first error.
  */
 typedef int (*collector_cgroup_cb)(__u64 id, const struct cgtma_count *per_cpu, void *ctx);
 int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx);
+
+/* How many reads of the cgroups so far took the lists, and how many read every one. */
+void collector__read_counts(const struct collector *c, long *listed, long *all);
 
 /*
  * Whether the v2 hierarchy may have changed (a cgroup made or removed) since the

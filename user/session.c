@@ -232,8 +232,17 @@ static int read_counts(struct session *s)
 		       s->cpu_prev + collector__closed_epoch(s->col) * s->nr_cpus * s->m.nr_events,
 		       s->cpu_delta, s->cpu_total, s->cpu_now);
 
-	for (int i = 0; i < s->tk.nr; i++)
-		s->tk.tracked[i].read = false;
+	/*
+	 * A cgroup the read skips had nothing charged in the closed half (collector.h): its
+	 * interval is zeros.
+	 */
+	for (int i = 0; i < s->tk.nr; i++) {
+		struct tracked *tr = &s->tk.tracked[i];
+
+		tr->read = !tr->refused;
+		tr->ran = false;
+		memset(tr->delta, 0, sizeof(*tr->delta) * s->stride * s->m.nr_events);
+	}
 	err = collector__read_cgroups(s->col, read_cgroup_cb, s);
 	if (err) {
 		pr_err("cannot read the cgroup counts: %s", strerror(-err));
@@ -545,6 +554,13 @@ static void report_bpf_stats(struct session *s)
 		pr_notice("BPF: %llu charges went past a CPU's charge cache (the entry held "
 			  "another cgroup's counts)",
 			  (unsigned long long)st[CGTMA_STAT_CACHE_PASSED]);
+	if (s->o->verbose && selection_active(&s->sel)) {
+		long listed, all;
+
+		collector__read_counts(s->col, &listed, &all);
+		pr_notice("BPF maps: %ld intervals read only the cgroups the CPUs charged, %ld "
+			  "read every tracked cgroup", listed, all);
+	}
 	if (s->o->verbose && s->o->irq_mask)
 		pr_notice("BPF: --irq: %llu interrupt entries coalesced with the exit before them "
 			  "(no reading); %llu interrupts came during an update and stayed with "

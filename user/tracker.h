@@ -35,7 +35,7 @@ struct tracked {
 	struct cgroup_names names;	/* its container or pod, if it is one */
 	bool present;			/* found by this interval's rescan */
 	bool refused;			/* the maps were full: warned about once, not counted */
-	bool read;			/* its counts were read this interval */
+	bool read;			/* counted (not refused): delta is this interval's */
 	bool ran;			/* read, and some event counted or was enabled in it */
 	bool named;			/* -G gave its path or its container's name, no glob:
 					 * it has a row every interval */

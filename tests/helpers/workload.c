@@ -7,6 +7,8 @@
  *                                  spans several intervals and many context switches
  *   workload spin MS               burn one CPU for MS milliseconds of wall time
  *   workload cgexec DIR CMD...     move into cgroup DIR (its cgroup.procs), then exec CMD
+ *   workload tour N DIR...         move into each cgroup DIR in turn and make N getppid()
+ *                                  calls in each: many cgroups charged on one CPU at once
  *   workload threads PAUSE_MS N... one thread per N, named getppid-I (I from 1), each making
  *                                  N getppid() calls as above; prints "TID N" per thread
  *                                  once all have started, and again nothing: the main
@@ -53,7 +55,7 @@ static int do_spin(long ms)
 	return 0;
 }
 
-static int do_cgexec(const char *dir, char **cmd)
+static int join(const char *dir)
 {
 	char path[4096];
 	FILE *f;
@@ -64,6 +66,13 @@ static int do_cgexec(const char *dir, char **cmd)
 		fprintf(stderr, "workload: cannot join %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
+	return 0;
+}
+
+static int do_cgexec(const char *dir, char **cmd)
+{
+	if (join(dir))
+		return 1;
 	execvp(cmd[0], cmd);
 	fprintf(stderr, "workload: cannot run %s: %s\n", cmd[0], strerror(errno));
 	return 127;
@@ -126,7 +135,15 @@ int main(int argc, char **argv)
 		return do_spin(atol(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "cgexec"))
 		return do_cgexec(argv[2], argv + 3);
+	if (argc >= 4 && !strcmp(argv[1], "tour")) {
+		for (int i = 3; i < argc; i++) {
+			if (join(argv[i]))
+				return 1;
+			do_getppid(atol(argv[2]), 0);
+		}
+		return 0;
+	}
 	fprintf(stderr, "usage: workload getppid N [PAUSE_MS] | spin MS | cgexec DIR CMD... | "
-		"threads PAUSE_MS N...\n");
+		"threads PAUSE_MS N... | tour N DIR...\n");
 	return 2;
 }

@@ -11,20 +11,29 @@
 #  3. Two cgroups whose ids share an entry, taking turns on one CPU: in every interval the
 #     one charged first holds the entry, and the other is charged in the map directly (-v
 #     must say that happened). Each must count exactly its own.
+#  4. More cgroups charged on one CPU in one interval than its list of charged cgroups holds
+#     (CGTMA_CHARGED_MAX, 511): one process visits 600, making 3 calls in each. Every one
+#     must count exactly 3 (user space must see the list overflowed and read them all).
+# Cases 2 to 4 also track NR_IDLE idle cgroups, so that user space reads only the cgroups
+# the lists name (it reads all of them when over a quarter of those tracked ran, which
+# would hide a list cut short in case 4); -v must say it did.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
 N=60000 M=40000
 NR_MANY=48
+NR_IDLE=1600
+NR_TOUR=600
 
 # sum FILE CGROUP [CPU]: a cgroup's getppid() calls over the interval lines.
 sum() { cgroup_sum "$1" "$2" "$EV" "${3:-}"; }
 # slot_of NAME: the charge cache entry of cgroup many/NAME (its id's low bits are the inode).
 slot_of() { echo $(($(stat -c %i "$CG_ROOT/$CG_BASE/many/$1") % 32)); }
-# stop OUT: one more interval, then Ctrl-C; cgtma must exit 0 and say nothing but -v's lines.
+# stop OUT [now]: one more interval (not with now), then Ctrl-C; cgtma must exit 0 and say
+# nothing but -v's lines.
 stop() {
-	wait_lines "$1" $(($(wc -l <"$1") + 1))
+	[ "${2:-}" = now ] || wait_lines "$1" $(($(wc -l <"$1") + 1))
 	kill -INT $cgtma_pid
 	wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
 	grep -v '^cgtma: \(BPF\|switch hook\|cgroup view\)' "$TMP/err" | grep -q . &&
@@ -64,11 +73,26 @@ for cg in "$A" "$B"; do
 done
 echo "busy before cgtma: A $got_a, B $got_b, exact"
 
+# listed: the intervals that read only the cgroups listed, as -v says.
+listed() {
+	sed -n 's/^cgtma: BPF maps: \([0-9]*\) intervals read only.*/\1/p' "$TMP/err"
+}
+check_listed() {
+	local n
+	n=$(listed)
+	[ -n "$n" ] || fail "$1: -v did not say how the cgroups were read: $(cat "$TMP/err")"
+	((n > 0)) || fail "$1: no interval read only the cgroups listed: $(grep 'BPF maps' "$TMP/err")"
+}
+
 # --- 2. more cgroups than entries ---------------------------------------------------------
 out=$TMP/many
 : >"$out"
 for ((i = 0; i < NR_MANY; i++)); do cg_make "many/c$i"; done
-"$CGTMA" -e "$EV" -I 200 --json -A -G "$(cg_path many)/*" >"$out" 2>"$TMP/err" &
+mkdir -p "$CG_ROOT/$CG_BASE/idle" || fail "cannot create cgroup idle"
+(cd "$CG_ROOT/$CG_BASE/idle" && seq -f 'c%g' 0 $((NR_IDLE - 1)) | xargs mkdir) ||
+	fail "cannot create the idle cgroups"
+"$CGTMA" -v -e "$EV" -I 200 --json -A -G "$(cg_path many)/*" -G "$(cg_path idle)/*" \
+	--max-cgroups 4096 >"$out" 2>"$TMP/err" &
 cgtma_pid=$!
 on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1
@@ -97,7 +121,9 @@ for ((i = 0; i < NR_MANY; i++)); do
 	[ "$in_summary" = $want ] || fail "$cg counted $in_summary in the summary, want $want"
 	[ "$per_cpu" = $want ] || fail "$cg's CPU rows add up to $per_cpu, want $want"
 done
-echo "$NR_MANY cgroups at once ($shared cache slots shared by two or more): each exact"
+check_listed "$NR_MANY cgroups"
+echo "$NR_MANY cgroups at once ($shared cache slots shared by two or more): each exact;" \
+	"$(listed) intervals read only those listed"
 
 # --- 3. two cgroups sharing an entry, on one CPU ------------------------------------------
 # The cgroup of many/ whose id shares c0's entry.
@@ -109,7 +135,7 @@ done
 out=$TMP/pair
 : >"$out"
 "$CGTMA" -v -e "$EV" -I 200 --json -G "$(cg_path many/c0)" -G "$(cg_path many/$pair)" \
-	>"$out" 2>"$TMP/err" &
+	-G "$(cg_path idle)/*" --max-cgroups 4096 >"$out" 2>"$TMP/err" &
 cgtma_pid=$!
 on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1
@@ -124,5 +150,36 @@ passed=$(sed -n 's/^cgtma: BPF: \([0-9]*\) charges went past a CPU.s charge cach
 got_a=$(sum "$out" "$(cg_path many/c0)") got_b=$(sum "$out" "$(cg_path "many/$pair")")
 [ "$got_a" = $N ] && [ "$got_b" = $M ] ||
 	fail "sharing an entry: c0 counted $got_a (want $N), $pair $got_b (want $M)"
-echo "c0 and $pair share an entry: $got_a and $got_b, exact ($passed charges past the cache)"
+check_listed "sharing an entry"
+echo "c0 and $pair share an entry: $got_a and $got_b, exact ($passed charges past the cache," \
+	"$(listed) intervals read only the cgroups listed)"
+
+# --- 4. more cgroups charged on one CPU than its list holds -------------------------------
+out=$TMP/tour
+: >"$out"
+for ((i = 0; i < NR_TOUR; i++)); do cg_make "tour/c$i"; done
+# Long enough that the tour (some 600 moves) fits in one interval, under emulation too.
+iv=2000
+[ -n "${CGTMA_EMULATION:-}" ] && iv=20000
+"$CGTMA" -v -e "$EV" -I $iv --json -G "$(cg_path tour)/*" -G "$(cg_path idle)/*" \
+	--max-cgroups 4096 >"$out" 2>"$TMP/err" &
+cgtma_pid=$!
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$out" 1 $((iv / 1000 + 10))
+dirs=()
+for ((i = 0; i < NR_TOUR; i++)); do dirs+=("$CG_ROOT/$CG_BASE/tour/c$i"); done
+taskset -c 0 "$WORKLOAD" tour 3 "${dirs[@]}" || fail "the tour failed"
+stop "$out" now
+wrong=$(jq -r -s --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and (.cgroup | contains("/tour/")))] | group_by(.cgroup)[] |
+	select((map(.counts[$ev]) | add) != 3) | .[0].cgroup' "$out")
+seen=$(jq -s '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup" and (.cgroup | contains("/tour/"))) | .cgroup] | unique |
+	length' "$out")
+[ -z "$wrong" ] && [ "$seen" = $NR_TOUR ] ||
+	fail "$seen of $NR_TOUR cgroups seen; these did not count 3: $(head -c 300 <<<"$wrong")"
+all=$(sed -n 's/^cgtma: BPF maps: .*, \([0-9]*\) read every tracked cgroup/\1/p' "$TMP/err")
+((${all:-0} > 0)) || fail "no interval read every cgroup: no list overflowed, the case" \
+	"tests nothing ($(grep 'BPF maps' "$TMP/err"))"
+echo "$NR_TOUR cgroups charged on CPU 0 at once: each exactly 3 ($all intervals read every one)"
 echo PASS

@@ -110,14 +110,15 @@ cgroup_sum() {
 		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
 		 add // 0' "$1"
 }
+# wait_lines FILE N [SECONDS]: until cgtma's output FILE has N lines (10 s at most).
 wait_lines() {
-	local i
-	for ((i = 0; i < 200; i++)); do
+	local i s=${3:-10}
+	for ((i = 0; i < s * 20; i++)); do
 		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
 		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
 		sleep 0.05
 	done
-	fail "cgtma wrote fewer than $2 lines in 10 s"
+	fail "cgtma wrote fewer than $2 lines in $s s"
 }
 # A loopback port nothing uses, listening or not.
 free_port() {
