@@ -1195,7 +1195,7 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 	return err;
 }
 
-void collector__read_counts(const struct collector *c, long *listed, long *all)
+void collector__cgroup_reads(const struct collector *c, long *listed, long *all)
 {
 	*listed = c->reads_listed;
 	*all = c->reads_all;

@@ -119,7 +119,7 @@ typedef int (*collector_cgroup_cb)(__u64 id, const struct cgtma_count *per_cpu, 
 int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx);
 
 /* How many reads of the cgroups so far took the lists, and how many read every one. */
-void collector__read_counts(const struct collector *c, long *listed, long *all);
+void collector__cgroup_reads(const struct collector *c, long *listed, long *all);
 
 /*
  * Whether the v2 hierarchy may have changed (a cgroup made or removed) since the

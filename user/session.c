@@ -557,7 +557,7 @@ static void report_bpf_stats(struct session *s)
 	if (s->o->verbose && selection_active(&s->sel)) {
 		long listed, all;
 
-		collector__read_counts(s->col, &listed, &all);
+		collector__cgroup_reads(s->col, &listed, &all);
 		pr_notice("BPF maps: %ld intervals read only the cgroups the CPUs charged, %ld "
 			  "read every tracked cgroup", listed, all);
 	}
