@@ -14,16 +14,17 @@
 #  4. More cgroups charged on one CPU in one interval than its list of charged cgroups holds
 #     (CGTMA_CHARGED_MAX, 511): one process visits 600, making 3 calls in each. Every one
 #     must count exactly 3 (user space must see the list overflowed and read them all).
-# Cases 2 to 4 also track NR_IDLE idle cgroups, so that user space reads only the cgroups
-# the lists name (it reads all of them when over a quarter of those tracked ran, which
-# would hide a list cut short in case 4); -v must say it did.
+# Cases 2 to 4 also track NR_IDLE idle cgroups (case 4 NR_IDLE_TOUR more), so that user
+# space reads only the cgroups the lists name (it reads all of them when over a quarter of
+# those tracked ran, which would hide a list cut short in case 4); -v must say it did.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
 N=60000 M=40000
 NR_MANY=48
-NR_IDLE=1600
+NR_IDLE=150
+NR_IDLE_TOUR=1500
 NR_TOUR=600
 
 # sum FILE CGROUP [CPU]: a cgroup's getppid() calls over the interval lines.
@@ -88,9 +89,13 @@ check_listed() {
 out=$TMP/many
 : >"$out"
 for ((i = 0; i < NR_MANY; i++)); do cg_make "many/c$i"; done
-mkdir -p "$CG_ROOT/$CG_BASE/idle" || fail "cannot create cgroup idle"
-(cd "$CG_ROOT/$CG_BASE/idle" && seq -f 'c%g' 0 $((NR_IDLE - 1)) | xargs mkdir) ||
-	fail "cannot create the idle cgroups"
+# make_idle DIR N: N idle cgroups under DIR.
+make_idle() {
+	mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"
+	(cd "$CG_ROOT/$CG_BASE/$1" && seq -f 'c%g' 0 $(($2 - 1)) | xargs mkdir) ||
+		fail "cannot create the idle cgroups under $1"
+}
+make_idle idle $NR_IDLE
 "$CGTMA" -v -e "$EV" -I 200 --json -A -G "$(cg_path many)/*" -G "$(cg_path idle)/*" \
 	--max-cgroups 4096 >"$out" 2>"$TMP/err" &
 cgtma_pid=$!
@@ -157,12 +162,13 @@ echo "c0 and $pair share an entry: $got_a and $got_b, exact ($passed charges pas
 # --- 4. more cgroups charged on one CPU than its list holds -------------------------------
 out=$TMP/tour
 : >"$out"
-for ((i = 0; i < NR_TOUR; i++)); do cg_make "tour/c$i"; done
+make_idle tour $NR_TOUR
+make_idle idle-tour $NR_IDLE_TOUR
 # Long enough that the tour (some 600 moves) fits in one interval, under emulation too.
 iv=2000
-[ -n "${CGTMA_EMULATION:-}" ] && iv=20000
+[ -n "${CGTMA_EMULATION:-}" ] && iv=10000
 "$CGTMA" -v -e "$EV" -I $iv --json -G "$(cg_path tour)/*" -G "$(cg_path idle)/*" \
-	--max-cgroups 4096 >"$out" 2>"$TMP/err" &
+	-G "$(cg_path idle-tour)/*" --max-cgroups 4096 >"$out" 2>"$TMP/err" &
 cgtma_pid=$!
 on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1 $((iv / 1000 + 10))
