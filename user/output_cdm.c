@@ -707,15 +707,15 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 
 	for (int i = 0; i < cl.nr_rows && !err; i++) {
 		struct series *s = &c->series[cl.rows[i].series];
+		bool gap = idle_gap(c, s, ibegin - 1);
 		char num[400];		/* "%.6f" of the largest double */
 
-		if (idle_gap(c, s, ibegin - 1))
+		if (gap)
 			err = strbuf_addf(&rows, "%d,%lld,%lld,0\n", cl.rows[i].series,
 					  s->last_end + 1, ibegin - 1);
 		if (!err)
 			err = strbuf_addf(&rows, "%d,%lld,%lld,%s\n", cl.rows[i].series,
-					  idle_gap(c, s, ibegin - 1) || !s->has_row ? ibegin :
-					  s->last_end + 1, end,
+					  gap || !s->has_row ? ibegin : s->last_end + 1, end,
 					  fmt_value(cl.rows[i].value, num, sizeof(num)));
 	}
 	if (err)

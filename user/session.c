@@ -128,8 +128,6 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	/* prev holds the cumulative counts of each epoch half (collector.h). */
 	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
 		    tr->delta, tr->total, per_cpu);
-	tr->read = true;
-	tr->ran = false;
 	for (int k = 0; k < s->stride * s->m.nr_events && !tr->ran; k++)
 		tr->ran = tr->delta[k].enabled || tr->delta[k].counter;
 	return 0;
@@ -239,7 +237,6 @@ static int read_counts(struct session *s)
 	for (int i = 0; i < s->tk.nr; i++) {
 		struct tracked *tr = &s->tk.tracked[i];
 
-		tr->read = !tr->refused;
 		tr->ran = false;
 		memset(tr->delta, 0, sizeof(*tr->delta) * s->stride * s->m.nr_events);
 	}
@@ -392,7 +389,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		struct tracked *tr = &s->tk.tracked[t];
 
 		/* An interval reports live cgroups and those gone in it, once. */
-		if (!totals && !tr->read)
+		if (!totals && tr->refused)
 			continue;
 		/*
 		 * Of the cgroups a glob or --all-* found, only those that ran: with thousands

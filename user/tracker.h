@@ -35,8 +35,7 @@ struct tracked {
 	struct cgroup_names names;	/* its container or pod, if it is one */
 	bool present;			/* found by this interval's rescan */
 	bool refused;			/* the maps were full: warned about once, not counted */
-	bool read;			/* counted (not refused): delta is this interval's */
-	bool ran;			/* read, and some event counted or was enabled in it */
+	bool ran;			/* some event counted or was enabled in this interval */
 	bool named;			/* -G gave its path or its container's name, no glob:
 					 * it has a row every interval */
 	bool reported;			/* it has had an interval row */
