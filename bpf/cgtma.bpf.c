@@ -651,6 +651,42 @@ static __always_inline bool charge_irq_owner(const struct cgtma_snapshot *snap,
 }
 
 /*
+ * An interrupt's entry cut the running task's slice: the task's part (delta) waits in the
+ * snapshot until the slice ends, so that an entry only reads and adds, walking no cgroups
+ * (that walk cost about as much as the reading, 4 events, on the development VM). The CPU's
+ * total has it already (read_slice()).
+ */
+static __always_inline void keep_task_part(struct cgtma_snapshot *snap,
+					   const struct cgtma_counts *delta)
+{
+	add_counts(snap->task_part, delta);
+	snap->task_part_set = 1;
+}
+
+/*
+ * The running task's slice ends: its parts kept at interrupts' entries join its delta, the
+ * slice's last part. Every slice end on the CPU passes here or through charge_task_part(), so
+ * the parts are charged in the epoch that read them, and to the cgroup that ran them: every
+ * switch between cgroups ends the slice, and with -T every switch does.
+ */
+static __always_inline void add_task_part(struct cgtma_snapshot *snap, struct cgtma_counts *delta)
+{
+	if (!irq_mask || !snap->task_part_set)
+		return;
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		struct cgtma_count *t = &snap->task_part[i];
+
+		if (i >= nr_events)
+			break;
+		delta->ev[i].counter += t->counter;
+		delta->ev[i].enabled += t->enabled;
+		delta->ev[i].running += t->running;
+		t->counter = t->enabled = t->running = 0;
+	}
+	snap->task_part_set = 0;
+}
+
+/*
  * Whether a switch must end the slice though both tasks share a cgroup: an interrupt owns
  * it (PREEMPT_RT runs softirqs in tasks, and preempts them), or some task's stack is saved.
  */
@@ -708,13 +744,14 @@ static __always_inline void irq_follow_task(struct task_struct *prev, struct tas
  * it): charged to the running task's cgroup, or to the owner inside a self-move.
  */
 static __always_inline void charge_running(struct cgtma_snapshot *snap,
-					   const struct cgtma_counts *delta, __u32 half)
+					   struct cgtma_counts *delta, __u32 half)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct cgroup *cur = task_cgroup(task);
 
 	if (!cur)
 		return;
+	add_task_part(snap, delta);
 	if (snap->owner && snap->owner != (__u64)cur && holds_cgroup_mutex(task)) {
 		/*
 		 * Inside a self-move: the old cgroup's, and it stays the owner, so that the
@@ -732,13 +769,31 @@ static __always_inline void charge_running(struct cgtma_snapshot *snap,
 }
 
 /*
- * An interrupt begins: the slice so far goes to its owner (the enclosing interrupt, or the
- * interrupted task's cgroup), and the interrupt owns the next one. An unselected scope costs
- * the one test of the mask. Inside an update (a flush in task context, a cgroup hook on
- * PREEMPT_RT) the snapshot is not touched: the entry is marked skipped, and the interrupt's
- * work stays in the slice being updated's successor, charged to whatever owns it then: all
- * of it is still counted once. Right after another interrupt's exit nothing ran in between:
- * no reading, the gap goes to this interrupt.
+ * An interrupt owned the slice that ended (a flush inside it, or on PREEMPT_RT a switch away
+ * from a task preempted in a softirq): the interrupted task's parts are charged now, in
+ * delta's place (its counts are charged already), so that they stay in their epoch.
+ */
+static __always_inline void charge_task_part(struct cgtma_snapshot *snap,
+					     struct cgtma_counts *delta, __u32 half)
+{
+	if (!irq_mask || !snap->task_part_set)
+		return;
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		delta->ev[i].counter = delta->ev[i].enabled = delta->ev[i].running = 0;
+	}
+	charge_running(snap, delta, half);
+}
+
+/*
+ * An interrupt begins: the slice so far goes to its owner (the enclosing interrupt's scope,
+ * or the interrupted task's parts, keep_task_part()), and the interrupt owns the next one.
+ * An unselected scope costs the one test of the mask. Inside an update (a flush in task
+ * context, a cgroup hook on PREEMPT_RT) the snapshot is not touched: the entry is marked
+ * skipped, and the interrupt's work stays in the slice being updated's successor, charged
+ * to whatever owns it then: all of it is still counted once. Right after another
+ * interrupt's exit nothing ran in between: no reading, the gap goes to this interrupt.
  */
 static __always_inline void irq_enter(__u32 irq)
 {
@@ -773,7 +828,7 @@ static __always_inline void irq_enter(__u32 irq)
 		return;
 	}
 	if (!charge_irq_owner(snap, delta, half))
-		charge_running(snap, delta, half);
+		keep_task_part(snap, delta);
 	snap->irq_stack[irq_slot(depth)] = irq;
 	snap->irq_depth = depth + 1;
 	slice_done(snap);
@@ -910,14 +965,17 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 	 */
 	if (charge_irq_owner(snap, delta, half)) {
 		/* PREEMPT_RT: a softirq preempted, its scope's (irq_follow_task keeps it). */
+		charge_task_part(snap, delta, half);
 	} else if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
 		/* Inside prev's self-move: the slice is the old cgroup's (see above). */
+		add_task_part(snap, delta);
 		if (owner_alive(snap->owner, snap->owner_id))
 			charge_task(charge_cgroup((struct cgroup *)snap->owner, half),
 				    delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)prev_cg)
 			stat_inc(CGTMA_STAT_UNSEEN);
+		add_task_part(snap, delta);
 		charge_task(charge_cgroup_btf(prev_cg, half), delta, half);
 	}
 	snap->owner = (__u64)next_cg;
@@ -1007,8 +1065,13 @@ int flush_slice(void *ctx)
 		read_ns = bpf_map_lookup_elem(&read_times, &half);
 		if (read_ns)
 			*read_ns = bpf_ktime_get_ns();
-		/* Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's. */
-		if (!charge_irq_owner(snap, delta, half))
+		/*
+		 * Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's,
+		 * and the interrupted task's parts its cgroup's.
+		 */
+		if (charge_irq_owner(snap, delta, half))
+			charge_task_part(snap, delta, half);
+		else
 			charge_running(snap, delta, half);
 	} else {
 		WRITE_ONCE(snap->busy, 1);
@@ -1090,6 +1153,7 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	owner = (struct cgroup *)snap->owner;
 	owner_id = snap->owner_id;
 	set_owner(snap, cur);
+	add_task_part(snap, delta);
 	/*
 	 * The owner outlives its slice, except when its running task was moved away by another
 	 * CPU and the cgroup removed: then its memory may be another cgroup's now.

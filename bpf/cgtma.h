@@ -99,6 +99,12 @@ struct cgtma_snapshot {
 	__u32 irq_depth;	/* may exceed CGTMA_IRQ_DEPTH: those are not carved out */
 	__u32 irq_coalesce;	/* the last reading ended an interrupt */
 	__u64 read_ns;		/* when the last interrupt exit read (with irq_coalesce) */
+	/*
+	 * --irq: the running task's part of its slice so far, before the interrupts that cut
+	 * it (task_part_set: it holds counts). Charged with the rest where the slice ends.
+	 */
+	__u64 task_part_set;
+	struct cgtma_count task_part[CGTMA_MAX_EVENTS];
 };
 
 /*

@@ -9,7 +9,8 @@
 # - with --irq: A's sys_enter_sendto is exactly N; A's and B's netif_receive_skb are 0; the
 #   NET_RX scope holds every receive of the system (at least N); every interval, for every
 #   event, system = root + the irq scopes (cpu-clock within 0.1 %, the tracepoints exactly).
-# The same over loopback in one namespace, and with a CPU-bound noise cgroup on every CPU:
+# The same at -I 10 through a stream without pauses (flushes inside softirqs), over
+# loopback in one namespace, and with a CPU-bound noise cgroup on every CPU:
 # noise's netif_receive_skb is 0 with --irq. Then the outputs: per-CPU rows with -A, the
 # terminal's irq: rows, --record and `report`, and a bad --irq name (exit 2).
 # irq:softirq_entry is not used as a reference: its order against cgtma's program on the
@@ -46,8 +47,9 @@ cg_make noise
 A=$(cg_path A) B=$(cg_path B) NOISE=$(cg_path noise)
 
 # run NAME NS-RECV ADDR NOISE CGTMA-ARGS...: cgtma with -G / A B noise; after its first
-# line, a receiver in B (in NS-RECV), N datagrams from A (in $NSA) to ADDR, and with NOISE=1
-# a spinner per CPU in noise.
+# line, a receiver in B (in NS-RECV), N datagrams from A (in $NSA) to ADDR (in bursts of
+# N/10, PAUSE ms apart), and with NOISE=1 a spinner per CPU in noise.
+PAUSE=100
 run() {
 	local name=$1 nsr=$2 addr=$3 noise=$4 out=$TMP/out-$1 rc got
 	shift 4
@@ -63,7 +65,7 @@ run() {
 		for ((c = 0; c < NCPU; c++)); do cg_start noise "$WORKLOAD" spin 1500; done
 	fi
 	sleep 0.2
-	cg_run A nsenter --net=/run/netns/$NSA -- "$UDP" send "$addr" 5301 $N 100 ||
+	cg_run A nsenter --net=/run/netns/$NSA -- "$UDP" send "$addr" 5301 $N $PAUSE ||
 		fail "$name: the sender failed"
 	wait $recv || fail "$name: the receiver failed"
 	cg_wait
@@ -134,6 +136,14 @@ conserved plain
 
 run veth $NSB 10.254.23.2 0 --irq
 check_irq veth
+# Flushes inside softirqs: the shortest interval through a stream without pauses, where the
+# sender's CPU spends much of its time in NET_RX run from the sender's own system calls. A
+# flush's IPI there charges NET_RX's part to NET_RX and the sender's parts before it to A,
+# in that interval: conservation every interval, and A's sendto calls exactly N.
+N=20000 PAUSE=0
+run flush $NSB 10.254.23.2 0 --irq -I 10
+check_irq flush
+N=4000 PAUSE=100
 run loopback $NSA 127.0.0.1 0 --irq=NET_RX,NET_TX,hardirq,TIMER
 check_irq loopback
 [ "$(jq -s '[.[-1].rows[] | select(.scope == "irq") | .irq] | sort | join(",")' \
