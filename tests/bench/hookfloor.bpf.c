@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The floor under cgtma's tracepoint switch hook (make bench only; tests/bench/hookfloor.c
- * loads it): two sched_switch programs that do what on_switch cannot avoid and nothing more.
+ * The floors under cgtma's hooks (make bench only; tests/bench/hookfloor.c loads them):
+ * programs that do what cgtma's cannot avoid and nothing more. Two on sched_switch:
  *
  *   floor_empty  compares prev's and next's v2 cgroups, as on_switch does first, and returns
  *   floor_reads  the same, then at a switch between cgroups reads this CPU's nr_events events
@@ -9,7 +9,11 @@
  *                cpu * nr_events + event) and drops the values
  *
  * Their run time per switch (bpf_stats) against on_switch's says how much of the hook is its
- * own work: snapshots, deltas, totals, the cgroup's counts, the owner.
+ * own work: snapshots, deltas, totals, the cgroup's counts, the owner. And for --irq, which
+ * must read the events where a softirq begins and where it ends, two that only read:
+ *
+ *   floor_softirq_entry, floor_softirq_exit  read this CPU's events, on softirq_entry and
+ *                                            softirq_exit
  *
  * GPL: bpf_perf_event_read_value() is a GPL-only helper.
  */
@@ -42,20 +46,38 @@ int BPF_PROG(floor_empty, bool preempt, struct task_struct *prev, struct task_st
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(floor_reads, bool preempt, struct task_struct *prev, struct task_struct *next)
+static __always_inline void read_events(void)
 {
-	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp, *next_cg = next->cgroups->dfl_cgrp;
 	struct bpf_perf_event_value v;
-	__u32 cpu;
+	__u32 cpu = bpf_get_smp_processor_id();
 
-	if (next_cg == prev_cg)
-		return 0;
-	cpu = bpf_get_smp_processor_id();
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
 		bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
 	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(floor_reads, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp, *next_cg = next->cgroups->dfl_cgrp;
+
+	if (next_cg != prev_cg)
+		read_events();
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(floor_softirq_entry, unsigned int vec)
+{
+	read_events();
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(floor_softirq_exit, unsigned int vec)
+{
+	read_events();
 	return 0;
 }

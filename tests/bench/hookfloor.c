@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loads one of the floor programs of hookfloor.bpf.c on sched_switch, for make bench:
+ * Loads floor programs of hookfloor.bpf.c, for make bench:
  *
- *   hookfloor -p empty|reads -e EVENT[,EVENT...]
+ *   hookfloor -p empty|reads|softirq -e EVENT[,EVENT...]
  *
- * Opens the events (as cgtma -e names them, each on its own, counting, on every online CPU:
- * the attributes cgtma's collector gives them) into the program's perf event array, attaches
- * the program, prints "prog_id=ID" on stdout and stays until SIGTERM or SIGINT, then detaches
- * and exits 0. The bench times it as it times cgtma's on_switch: tests/helpers/pingpong -s -p ID.
+ * empty and reads: that program on sched_switch; softirq: the two reading ones on
+ * softirq_entry and softirq_exit. Opens the events (as cgtma -e names them, each on its own,
+ * counting, on every online CPU: the attributes cgtma's collector gives them) into the
+ * programs' perf event array, attaches, prints "prog_id=ID" on stdout (the first program's)
+ * and stays until SIGTERM or SIGINT, then detaches and exits 0. The bench times the switch
+ * floors as it times cgtma's on_switch (tests/helpers/pingpong -s -p ID), and the softirq
+ * floor by the programs' names (tests/bench/irq-stream.sh).
  * Exit status 1 when something could not be set up, 2 on bad usage.
  */
 #include <errno.h>
@@ -26,7 +29,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: hookfloor -p empty|reads -e EVENT[,EVENT...]\n");
+	fprintf(stderr, "usage: hookfloor -p empty|reads|softirq -e EVENT[,EVENT...]\n");
 }
 
 /*
@@ -72,8 +75,8 @@ int main(int argc, char **argv)
 	const char *which = NULL, *list = NULL;
 	struct perf_event_attr *attrs = NULL;
 	struct hookfloor_bpf *skel = NULL;
-	struct bpf_program *prog;
-	struct bpf_link *link = NULL;
+	struct bpf_program *prog, *prog2 = NULL;
+	struct bpf_link *link = NULL, *link2 = NULL;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	char **names = NULL, err_msg[EVENT_ERR_LEN];
@@ -89,7 +92,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || !which || !list ||
-	    (strcmp(which, "empty") && strcmp(which, "reads"))) {
+	    (strcmp(which, "empty") && strcmp(which, "reads") && strcmp(which, "softirq"))) {
 		usage();
 		return 2;
 	}
@@ -135,9 +138,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	skel->rodata->nr_events = nr;
-	prog = strcmp(which, "empty") ? skel->progs.floor_reads : skel->progs.floor_empty;
+	if (!strcmp(which, "softirq")) {
+		prog = skel->progs.floor_softirq_entry;
+		prog2 = skel->progs.floor_softirq_exit;
+	} else {
+		prog = strcmp(which, "empty") ? skel->progs.floor_reads : skel->progs.floor_empty;
+	}
 	bpf_program__set_autoload(skel->progs.floor_empty, prog == skel->progs.floor_empty);
 	bpf_program__set_autoload(skel->progs.floor_reads, prog == skel->progs.floor_reads);
+	bpf_program__set_autoload(skel->progs.floor_softirq_entry, prog2 != NULL);
+	bpf_program__set_autoload(skel->progs.floor_softirq_exit, prog2 != NULL);
 	err = bpf_map__set_max_entries(skel->maps.events, ncpus * nr);
 	if (!err)
 		err = hookfloor_bpf__load(skel);
@@ -147,6 +157,11 @@ int main(int argc, char **argv)
 	}
 	if (open_events(bpf_map__fd(skel->maps.events), attrs, names, nr, ncpus, fds))
 		goto out;
+	if (prog2 && !(link2 = bpf_program__attach(prog2))) {
+		fprintf(stderr, "hookfloor: cannot attach %s: %s\n", bpf_program__name(prog2),
+			strerror(errno));
+		goto out;
+	}
 	link = bpf_program__attach(prog);
 	if (!link) {
 		fprintf(stderr, "hookfloor: cannot attach %s: %s\n", bpf_program__name(prog),
@@ -170,6 +185,7 @@ int main(int argc, char **argv)
 	ret = 0;
 out:
 	bpf_link__destroy(link);
+	bpf_link__destroy(link2);
 	hookfloor_bpf__destroy(skel);
 	for (int i = 0; fds && i < ncpus * nr; i++)
 		if (fds[i] >= 0)
