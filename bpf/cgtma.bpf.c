@@ -4,8 +4,9 @@
  *
  * Every CPU keeps a snapshot of its events and the cgroup that owns the slice in progress.
  * When the next task is in another cgroup than the previous one, the events are read, the
- * deltas since the snapshot are added to the CPU's total and to the previous task's cgroup
- * and each of its tracked ancestors, and the next task's cgroup owns the new slice.
+ * deltas since the snapshot are added to the previous task's cgroup and each of its tracked
+ * ancestors, and the next task's cgroup owns the new slice. The CPU's total, the sum of all
+ * deltas, is the difference of its readings at two flushes.
  * Switches inside one cgroup read nothing: the slice simply continues. The slice also ends
  * when the running task moves to another cgroup (cgroup_attach_task), so the time before
  * the move stays with the old one, and at each interval's end, when user space runs
@@ -494,11 +495,16 @@ static __always_inline __u64 charge_cgroup_btf(struct cgroup *cg, __u32 half)
  */
 static __always_inline void charge_task(__u64 id, const struct cgtma_counts *delta, __u32 half)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct cgtma_task_key key = { .cgroup = id, .tid = (__u32)pid_tgid };
+	struct cgtma_task_key key = { .cgroup = id };
 	struct cgtma_task *t;
+	__u64 pid_tgid;
 
-	if (!per_task || !id || !key.tid)
+	/* Before the helper call, which the verifier's pruning would otherwise leave in. */
+	if (!per_task || !id)
+		return;
+	pid_tgid = bpf_get_current_pid_tgid();
+	key.tid = (__u32)pid_tgid;
+	if (!key.tid)
 		return;
 	t = bpf_map_lookup_elem(&task_counts, &key);
 	if (!t) {
@@ -516,8 +522,8 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
 }
 
 /*
- * Reads the events: returns the deltas of the slice that ends now, added to the CPU's total
- * of the CPU's epoch (*half, to charge its cgroups in), with the snapshot marked busy until
+ * Reads the events: returns the deltas of the slice that ends now, to charge in the CPU's
+ * epoch (*half), with the snapshot marked busy until
  * slice_done(); NULL if busy or the maps are missing. It reads no clock: only the callers
  * whose reading's time is used take it (the flush, which ends the epoch, for read_times; an
  * interrupt's exit, for coalescing), not the switch on every change of cgroup.
@@ -526,7 +532,7 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 							__u32 *half)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
-	struct cgtma_counts *delta, *total;
+	struct cgtma_counts *delta;
 	struct bpf_perf_event_value v;
 	long err;
 
@@ -543,16 +549,18 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 	barrier();
 	*half = snap->epoch & 1;
 	delta = bpf_map_lookup_elem(&deltas, &zero);
-	total = bpf_map_lookup_elem(&cpu_counts, half);
-	if (!delta || !total) {
+	if (!delta) {
 		barrier();
 		WRITE_ONCE(snap->busy, 0);
 		return NULL;
 	}
 
-	/* One pass: the deltas, the CPU's total and the new snapshot of each event. */
+	/*
+	 * One pass: the deltas and the new snapshot of each event. No CPU total: it is the sum
+	 * of the deltas, which the flush takes from the readings (close_cpu_total()).
+	 */
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
-		struct cgtma_count *d = &delta->ev[i], *s = &snap->ev[i], *t = &total->ev[i];
+		struct cgtma_count *d = &delta->ev[i], *s = &snap->ev[i];
 		__u64 bit = 1ULL << (i % 64);
 
 		if (i >= nr_events)
@@ -572,12 +580,12 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 			d->counter = v.counter - s->counter;
 			d->enabled = v.enabled - s->enabled;
 			d->running = v.running - s->running;
-			t->counter += d->counter;
-			t->enabled += d->enabled;
-			t->running += d->running;
 		} else {
-			/* The first reading of an event only starts its slice. */
+			/* The first reading of an event only starts its slice, and its total. */
 			d->counter = d->enabled = d->running = 0;
+			snap->base[i].counter = v.counter;
+			snap->base[i].enabled = v.enabled;
+			snap->base[i].running = v.running;
 			snap->valid[i / 64] |= bit;
 		}
 		s->counter = v.counter;
@@ -586,6 +594,31 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 	}
 	snap->irq_coalesce = 0;
 	return delta;
+}
+
+/*
+ * Adds to the CPU's total in epoch half the sum of the deltas read since the epoch began:
+ * the difference of its readings, which a failed read leaves for the next epoch as it
+ * leaves its delta for the next slice. Inside an update (busy): the snapshot holds still.
+ */
+static __always_inline void close_cpu_total(struct cgtma_snapshot *snap, __u32 half)
+{
+	struct cgtma_counts *total = bpf_map_lookup_elem(&cpu_counts, &half);
+
+	if (!total)
+		return;
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		struct cgtma_count *t = &total->ev[i], *s = &snap->ev[i], *b = &snap->base[i];
+
+		if (i >= nr_events)
+			break;
+		if (!(snap->valid[i / 64] & (1ULL << (i % 64))))
+			continue;
+		t->counter += s->counter - b->counter;
+		t->enabled += s->enabled - b->enabled;
+		t->running += s->running - b->running;
+		*b = *s;
+	}
 }
 
 static __always_inline void slice_done(struct cgtma_snapshot *snap)
@@ -1077,8 +1110,10 @@ int flush_slice(void *ctx)
 		WRITE_ONCE(snap->busy, 1);
 		barrier();
 	}
-	/* The epoch's counts still in the charge cache go where user space reads them. */
+	/* The epoch's total, and its counts still in the charge cache, where user space reads
+	 * them. */
 	half = snap->epoch & 1;
+	close_cpu_total(snap, half);
 	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)
 		charge_cache_write_back(slot, half);
 	/*
@@ -1107,6 +1142,8 @@ int reset_cpu(void *ctx)
 
 	if (!snap || snap->busy)
 		return 1;
+	/* The old events' readings since the CPU's last flush: to its total, in its epoch. */
+	close_cpu_total(snap, snap->epoch & 1);
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS / 64; i++)
 		snap->valid[i] = 0;
 	snap->owner = 0;

@@ -84,6 +84,11 @@ struct cgtma_charged {
  */
 struct cgtma_snapshot {
 	struct cgtma_count ev[CGTMA_MAX_EVENTS];
+	/*
+	 * The readings where the CPU's epoch began (an event's first reading, if later): the
+	 * flush adds ev - base to the CPU's total, which is the sum of the epoch's deltas.
+	 */
+	struct cgtma_count base[CGTMA_MAX_EVENTS];
 	__u64 valid[CGTMA_MAX_EVENTS / 64];
 	__u64 owner;
 	__u64 owner_id;
