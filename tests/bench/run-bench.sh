@@ -33,7 +33,9 @@
 #     each task in a cgroup of our choosing), with its two tasks in two tracked cgroups and in
 #     one: time per round trip under cgtma with either hook and under perf stat -a
 #     --for-each-cgroup counting the same events for the same cgroups, as a ratio to no
-#     profiler in the same round. The configurations (none, cgtma with each hook, perf; in
+#     profiler in the same round; and under perf stat -a counting the same events for the
+#     whole system, no cgroups: what counting them costs the switches at all (the kernel
+#     counts context-switches, say, at every switch), the floor of any profiler of them. The configurations (none, cgtma with each hook, perf; in
 #     two cgroups and in one) alternate within every round, their order rotating from round
 #     to round; figures are medians over the rounds with their min..max.
 #  3. cgtma's own CPU time per interval (flush, map reads, glob rescan, computing, printing),
@@ -246,6 +248,8 @@ cgtma_count() {
 perf_count() {
 	awk -F, -v cg="$BASE/$2" -v ev="$3" '$3 == ev && $4 == cg { printf "%d\n", $1; exit }' "$1"
 }
+# Count of event EV in perf's CSV without cgroups.
+perf_total() { awk -F, -v ev="$2" '$3 == ev { printf "%d\n", $1; exit }' "$1"; }
 
 # A profiler that counted nothing would make any overhead figure meaningless.
 check_counted() {
@@ -327,7 +331,7 @@ else
 fi
 
 # run_overhead OUT PROFILER WHERE: PROFILER none, tracepoint or perf-event (cgtma with that
-# switch hook), or perf; set SET, group small.
+# switch hook), perf (per cgroup) or count (perf stat -a, no cgroups); set SET, group small.
 run_overhead() {
 	local out=$1 prof=$2 where=$3 ev pp pt=()
 	[[ $prof == *+T ]] && prof=${prof%+T} pt=(-T)
@@ -356,6 +360,13 @@ run_overhead() {
 		check_counted "perf stat ($where, small/a, $CHECK_EV)" \
 			"$(perf_count "$TMP/perf.csv" small/a "$CHECK_EV")" "$CHECK_MIN"
 		;;
+	count)
+		"${OFF_CPU[@]}" perf stat -a -e "$ev" -x, -o "$TMP/count.csv" -- \
+			sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$out" "${pp[@]}" >/dev/null \
+			2>"$TMP/err" || die "perf stat -a failed: $(cat "$TMP/err")"
+		check_counted "perf stat -a ($where, $CHECK_EV)" \
+			"$(perf_total "$TMP/count.csv" "$CHECK_EV")" "$CHECK_MIN"
+		;;
 	esac
 }
 
@@ -380,7 +391,7 @@ for s in $FLOOR_SETS; do HOOK_CONFIGS+=("floor-reads $s small cross"); done
 # PROFILER WHERE
 OVH_CONFIGS=()
 for where in cross same; do
-	for prof in none "${HOOKS[@]}" tracepoint+T perf; do OVH_CONFIGS+=("$prof $where"); done
+	for prof in none "${HOOKS[@]}" tracepoint+T perf count; do OVH_CONFIGS+=("$prof $where"); done
 done
 
 # Rotates the argument list by $1 places: each round starts with another configuration.
@@ -633,13 +644,14 @@ printf '  %-13s %-35s %9s  %-20s %9s  %-20s %s\n' tasks profiler "CPU time" "[mi
 	wall "[min .. max]" "added ns/switch"
 declare -A OVH
 for where in cross same; do
-	for prof in "${HOOKS[@]}" perf; do
+	for prof in "${HOOKS[@]}" perf count; do
 		read -r med lo hi < <(ratio_stats "$prof" "$where")
 		read -r wmed wlo whi < <(ratio_stats "$prof" "$where" 5)
 		read -r ns _ < <(added_ns_stats "$prof" "$where")
 		OVH[$prof $where]=$med
 		name="cgtma -G a -G b, $prof hook"
 		[ "$prof" = perf ] && name="perf stat -a --for-each-cgroup a,b"
+		[ "$prof" = count ] && name="perf stat -a (the events, no cgroups)"
 		printf '  %-13s %-35s %9s  %-20s %9s  %-20s %.0f\n' "$where-cgroup" "$name" \
 			"$(pct "$med")" "[$(pct "$lo") .. $(pct "$hi")]" \
 			"$(pct "$wmed")" "[$(pct "$wlo") .. $(pct "$whi")]" "$ns"
@@ -718,6 +730,11 @@ if has_perf_hook; then
 fi
 target "same-cgroup, tracepoint hook: at most +2 % over no profiler" "$(pct "$tp_same")" \
 	"$t_tp_same"
+# The floor of any profiler of these events, for reading the two above: counting them.
+echo "  (same-cgroup, counting the events alone with perf stat -a: $(pct "${OVH[count same]}");" \
+	"each hook over it, by the medians:$(for hook in "${HOOKS[@]}"; do printf ' %s %s' "$hook" \
+	"$(pct "$(awk -v a="${OVH[$hook same]}" -v b="${OVH[count same]}" 'BEGIN { print a / b }')")"
+	done))"
 if has_perf_hook; then
 	target "cross-cgroup, perf-event hook: no slower than the tracepoint" \
 		"$(pct "$pe_cross") vs $(pct "$tp_cross")" "$t_pe_tp"
@@ -827,8 +844,8 @@ echo "Slowdown of a pinned ping-pong (2 tasks, 1 CPU; CPU time per round trip ag
 echo
 line="| Tasks |" rule="|---|"
 for hook in "${HOOKS[@]}"; do line+=" cgtma, $hook hook |" rule+="---|"; done
-echo "$line perf stat -a --for-each-cgroup | Targets |"
-echo "$rule---|---|"
+echo "$line perf stat -a --for-each-cgroup | perf stat -a, no cgroups (counting only) | Targets |"
+echo "$rule---|---|---|"
 for where in same cross; do
 	if [ "$where" = same ]; then
 		line="| Same cgroup |" goals=""
@@ -841,7 +858,7 @@ for where in same cross; do
 		goals+="tracepoint below perf: $(verdict "$t_tp_perf")"
 	fi
 	for hook in "${HOOKS[@]}"; do line+=" $(pct "${OVH[$hook $where]}") |"; done
-	echo "$line $(pct "${OVH[perf $where]}") | $goals |"
+	echo "$line $(pct "${OVH[perf $where]}") | $(pct "${OVH[count $where]}") | $goals |"
 done
 echo
 echo "cgtma's own CPU time per interval (-e cpu-clock -I $US_INTERVAL --json, $AUTO_HOOK" \
