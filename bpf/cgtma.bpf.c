@@ -687,7 +687,7 @@ static __always_inline bool charge_irq_owner(const struct cgtma_snapshot *snap,
  * An interrupt's entry cut the running task's slice: the task's part (delta) waits in the
  * snapshot until the slice ends, so that an entry only reads and adds, walking no cgroups
  * (that walk cost about as much as the reading, 4 events, on the development VM). The CPU's
- * total has it already (read_slice()).
+ * total needs nothing: the flush takes it from the readings.
  */
 static __always_inline void keep_task_part(struct cgtma_snapshot *snap,
 					   const struct cgtma_counts *delta)
@@ -1110,8 +1110,7 @@ int flush_slice(void *ctx)
 		WRITE_ONCE(snap->busy, 1);
 		barrier();
 	}
-	/* The epoch's total, and its counts still in the charge cache, where user space reads
-	 * them. */
+	/* The epoch's total and its counts still in the charge cache: where user space reads. */
 	half = snap->epoch & 1;
 	close_cpu_total(snap, half);
 	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)
