@@ -9,9 +9,10 @@
 # read the 4 events at every softirq's entry and exit (tests/bench/hookfloor -p softirq),
 # what carving softirqs out cannot do without. Printed: the stream's throughput
 # (median over rounds), its ratio to no profiler, the softirqs per second per CPU
-# (/proc/softirqs), and cgtma's BPF CPU time per second (the run_time_ns of all its
-# programs, kernel.bpf_stats_enabled on only while timing, restored after): a percentage of
-# one CPU. Never fails on timing.
+# (/proc/softirqs), the BPF CPU time per second of cgtma's programs or the floor's (their
+# run_time_ns, kernel.bpf_stats_enabled on only while timing, restored after) as a
+# percentage of one CPU, and the run time of the programs on the interrupt tracepoints per
+# softirq. Never fails on timing.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 build=${1:-build}

@@ -35,9 +35,10 @@
 #     --for-each-cgroup counting the same events for the same cgroups, as a ratio to no
 #     profiler in the same round; and under perf stat -a counting the same events for the
 #     whole system, no cgroups: what counting them costs the switches at all (the kernel
-#     counts context-switches, say, at every switch), the floor of any profiler of them. The configurations (none, cgtma with each hook, perf; in
-#     two cgroups and in one) alternate within every round, their order rotating from round
-#     to round; figures are medians over the rounds with their min..max.
+#     counts context-switches, say, at every switch), the floor of any profiler of them.
+#     The configurations (none, cgtma with each hook, perf per cgroup, perf counting only;
+#     in two cgroups and in one) alternate within every round, their order rotating from
+#     round to round; figures are medians over the rounds with their min..max.
 #  3. cgtma's own CPU time per interval (flush, map reads, glob rescan, computing, printing),
 #     tracking 10 and N cgroups, with the hook auto picks.
 #  4. -T's cost: the tracepoint hook with -T (every switch ends a slice and charges the
