@@ -53,13 +53,20 @@ echo "closed beside --cdm: one message, $n intervals in the CSV, exit 1"
 mkdir "$TMP/small"
 mount -t tmpfs -o size=64k cgtma-test "$TMP/small" || skip "cannot mount a tmpfs"
 on_exit "umount -l $TMP/small"
-"$CGTMA" -e "$EV" -I 20 -d 3 --json >"$TMP/small/out" 2>"$TMP/err" &
+"$CGTMA" -e "$EV" -I 20 --json >"$TMP/small/out" 2>"$TMP/err" &
 cgtma_pid=$!
-sleep 1
-# Fill what is left; cgtma's writes fail until the filler goes.
+on_exit "kill -9 $cgtma_pid"
+wait_lines "$TMP/small/out" 1 30
+# Fill what is left; cgtma's writes fail until the filler goes. Each step waits for cgtma to
+# say so, not for a fixed time: under an emulator beside another guest (6.1-rt in the
+# kernel matrix) half a second once passed without an interval's write.
 dd if=/dev/zero of="$TMP/small/fill" bs=4k count=64 2>/dev/null
-sleep 0.5
+wait_for 60 grep -q "cannot write standard output" "$TMP/err" ||
+	fail "full disk: no write failed in 60 s: $(cat "$TMP/err")"
 rm "$TMP/small/fill"
+wait_for 60 grep -q "standard output is written again" "$TMP/err" ||
+	fail "full disk: writing did not resume in 60 s: $(cat "$TMP/err")"
+kill -INT $cgtma_pid
 wait $cgtma_pid
 rc=$?
 [ $rc -eq 1 ] || fail "full disk: exit $rc, want 1: $(cat "$TMP/err")"
