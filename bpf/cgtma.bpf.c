@@ -302,6 +302,16 @@ static __always_inline void add_counts(struct cgtma_count *dst, const struct cgt
 	}
 }
 
+/* Zeroes nr_events counts. */
+static __always_inline void clear_counts(struct cgtma_count *c)
+{
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		c[i].counter = c[i].enabled = c[i].running = 0;
+	}
+}
+
 /*
  * The counts of epoch half in a cgroup's value (both epochs, nr_events each). A mask, not a
  * product: 5.10's verifier loses the bounds of (half & 1) * nr_events ("unbounded memory
@@ -370,11 +380,7 @@ __noinline int charge_cache_write_back(__u32 slot, __u32 half)
 		add_counts(half_of(counts, half), (const struct cgtma_counts *)e->acc);
 		list_charged(counts, e->id, half);
 	}
-	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
-		if (i >= nr_events)
-			break;
-		e->acc[i].counter = e->acc[i].enabled = e->acc[i].running = 0;
-	}
+	clear_counts(e->acc);
 	e->dirty = 0;
 	return 0;
 }
@@ -706,16 +712,8 @@ static __always_inline void add_task_part(struct cgtma_snapshot *snap, struct cg
 {
 	if (!irq_mask || !snap->task_part_set)
 		return;
-	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
-		struct cgtma_count *t = &snap->task_part[i];
-
-		if (i >= nr_events)
-			break;
-		delta->ev[i].counter += t->counter;
-		delta->ev[i].enabled += t->enabled;
-		delta->ev[i].running += t->running;
-		t->counter = t->enabled = t->running = 0;
-	}
+	add_counts(delta->ev, (const struct cgtma_counts *)snap->task_part);
+	clear_counts(snap->task_part);
 	snap->task_part_set = 0;
 }
 
@@ -811,11 +809,7 @@ static __always_inline void charge_task_part(struct cgtma_snapshot *snap,
 {
 	if (!irq_mask || !snap->task_part_set)
 		return;
-	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
-		if (i >= nr_events)
-			break;
-		delta->ev[i].counter = delta->ev[i].enabled = delta->ev[i].running = 0;
-	}
+	clear_counts(delta->ev);
 	charge_running(snap, delta, half);
 }
 
