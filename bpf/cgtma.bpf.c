@@ -116,8 +116,10 @@ struct {
  * them to cgroup_counts when the flush closes the epoch: the reads still see every count of
  * the interval, in the same half. An entry whose slot another cgroup holds with counts
  * (dirty) is not evicted: that cgroup is charged in cgroup_counts directly, as without the
- * cache, so the worst case costs what every switch cost before. (A CPU taken offline keeps
- * its entries' counts until it comes back online and is flushed: they are counted then.)
+ * cache, so the worst case costs what every switch cost before. Where the slice's cgroup is
+ * at the only tracked level and its entry is warm, a switch adds the deltas to the entry as
+ * it reads them (warm_entry()). (A CPU taken offline keeps its entries' counts until it
+ * comes back online and is flushed: they are counted then.)
  * Value size set by user space: offsetof(acc) + nr_events counts.
  */
 struct {
@@ -528,78 +530,159 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
 }
 
 /*
+ * Marks the snapshot busy until slice_done() and gives the CPU's epoch (*half); false if it
+ * is busy already.
+ *
+ * sched_switch runs with interrupts off, and the cgroup hooks under a spinlock taken with
+ * interrupts off; but on PREEMPT_RT the cgroup hooks can be interrupted by the flush IPI.
+ * Nesting is last-in first-out, so a flag set before any change keeps the two apart (the
+ * nested call leaves its slice to the next one). The epoch is read after it: a flush that
+ * finds the flag clear has no update of the old epoch under it.
+ */
+static __always_inline bool begin_update(struct cgtma_snapshot *snap, __u32 *half)
+{
+	if (snap->busy)
+		return false;
+	WRITE_ONCE(snap->busy, 1);
+	barrier();
+	*half = snap->epoch & 1;
+	return true;
+}
+
+/*
+ * Reads event i of this CPU (cpu) into the snapshot, and its delta since the last reading
+ * into *d. False where there is no delta: a failed read leaves the snapshot, and the next
+ * delta covers the gap (an empty slot is a CPU whose events user space has not opened yet,
+ * as it came online: no error); an event's first reading only starts its slice, and its
+ * total. No CPU total here: it is the sum of the deltas, which the flush takes from the
+ * readings (close_cpu_total()).
+ */
+static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, __u32 i,
+				       struct cgtma_count *d)
+{
+	struct cgtma_count *s = &snap->ev[i];
+	__u64 bit = 1ULL << (i % 64);
+	struct bpf_perf_event_value v;
+	bool have = true;
+	long err;
+
+	err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
+	if (err) {
+		if (err != -ENOENT)
+			stat_inc(CGTMA_STAT_READ_ERRORS);
+		return false;
+	}
+	if (snap->valid[i / 64] & bit) {
+		d->counter = v.counter - s->counter;
+		d->enabled = v.enabled - s->enabled;
+		d->running = v.running - s->running;
+	} else {
+		snap->base[i].counter = v.counter;
+		snap->base[i].enabled = v.enabled;
+		snap->base[i].running = v.running;
+		snap->valid[i / 64] |= bit;
+		have = false;
+	}
+	s->counter = v.counter;
+	s->enabled = v.enabled;
+	s->running = v.running;
+	return have;
+}
+
+/*
  * Reads the events: returns the deltas of the slice that ends now, to charge in the CPU's
- * epoch (*half), with the snapshot marked busy until
- * slice_done(); NULL if busy or the maps are missing. It reads no clock: only the callers
- * whose reading's time is used take it (the flush, which ends the epoch, for read_times; an
- * interrupt's exit, for coalescing), not the switch on every change of cgroup.
+ * epoch (*half), with the snapshot marked busy until slice_done(); NULL if busy or the maps
+ * are missing. It reads no clock: only the callers whose reading's time is used take it (the
+ * flush, which ends the epoch, for read_times; an interrupt's exit, for coalescing), not the
+ * switch on every change of cgroup.
  */
 static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *snap,
 							__u32 *half)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct cgtma_counts *delta;
-	struct bpf_perf_event_value v;
-	long err;
 
-	/*
-	 * sched_switch runs with interrupts off, and the cgroup hooks under a spinlock taken
-	 * with interrupts off; but on PREEMPT_RT the cgroup hooks can be interrupted by the
-	 * flush IPI. Nesting is last-in first-out, so a flag set before any change keeps the
-	 * two apart (the nested call leaves its slice to the next one). The epoch is read
-	 * after it: a flush that finds the flag clear has no update of the old epoch under it.
-	 */
-	if (snap->busy)
+	if (!begin_update(snap, half))
 		return NULL;
-	WRITE_ONCE(snap->busy, 1);
-	barrier();
-	*half = snap->epoch & 1;
 	delta = bpf_map_lookup_elem(&deltas, &zero);
 	if (!delta) {
 		barrier();
 		WRITE_ONCE(snap->busy, 0);
 		return NULL;
 	}
-
-	/*
-	 * One pass: the deltas and the new snapshot of each event. No CPU total: it is the sum
-	 * of the deltas, which the flush takes from the readings (close_cpu_total()).
-	 */
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
-		struct cgtma_count *d = &delta->ev[i], *s = &snap->ev[i];
-		__u64 bit = 1ULL << (i % 64);
+		struct cgtma_count *d = &delta->ev[i];
 
 		if (i >= nr_events)
 			break;
-		/*
-		 * A failed read leaves the snapshot: the next delta covers the gap. An empty slot
-		 * is a CPU whose events user space has not opened yet (it came online): no error.
-		 */
-		err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
-		if (err) {
+		if (!read_event(snap, cpu, i, d))
 			d->counter = d->enabled = d->running = 0;
-			if (err != -ENOENT)
-				stat_inc(CGTMA_STAT_READ_ERRORS);
-			continue;
-		}
-		if (snap->valid[i / 64] & bit) {
-			d->counter = v.counter - s->counter;
-			d->enabled = v.enabled - s->enabled;
-			d->running = v.running - s->running;
-		} else {
-			/* The first reading of an event only starts its slice, and its total. */
-			d->counter = d->enabled = d->running = 0;
-			snap->base[i].counter = v.counter;
-			snap->base[i].enabled = v.enabled;
-			snap->base[i].running = v.running;
-			snap->valid[i / 64] |= bit;
-		}
-		s->counter = v.counter;
-		s->enabled = v.enabled;
-		s->running = v.running;
 	}
 	snap->irq_coalesce = 0;
 	return delta;
+}
+
+/*
+ * The slice that a switch ends, when it is the common one: prev's cgroup owns it, that
+ * cgroup is at the one level that can hold tracked cgroups, and its charge cache entry is
+ * warm (this cgroup, this generation, tracked). Then that entry is the only place the deltas
+ * go (charge_cgroup() would charge it and stop), and read_slice_to_entry() adds them there
+ * as it reads: no deltas to store and load again, no walk, no call. Returns the entry, or
+ * NULL where the general path charges the slice: other owners, several tracked levels, -T
+ * and --irq (which need the deltas for more than one place).
+ *
+ * Checked before the update begins: the cache changes only inside updates on its own CPU,
+ * and the switch hooks run with interrupts off, so none can begin before this one does; one
+ * in progress (preempted on PREEMPT_RT) leaves the snapshot busy, and the entry unused.
+ */
+static __always_inline struct cgtma_charge_entry *warm_entry(const struct cgtma_snapshot *snap,
+							     struct cgroup *cg)
+{
+	struct cgtma_charge_entry *e;
+	__u64 id, gen;
+	__u32 slot;
+
+	/* Constants: the verifier drops the rest where they fail. */
+	if (per_task || irq_mask || !tracked_levels || (tracked_levels & (tracked_levels - 1)))
+		return NULL;
+	if (!cg || snap->owner != (__u64)cg || !(tracked_levels & (1ULL << (cg->level & 63))))
+		return NULL;
+	/* The generation before the entry, as charge_id() takes it. */
+	gen = *(volatile __u64 *)&tracked_gen;
+	barrier();
+	id = cg->kn->id;
+	slot = id & (CGTMA_CHARGE_CACHE - 1);
+	e = bpf_map_lookup_elem(&charge_cache, &slot);
+	if (!e || e->id != id || e->gen != gen || !e->tracked)
+		return NULL;
+	return e;
+}
+
+/*
+ * read_slice() for the common slice (warm_entry()): its deltas are added to charge cache
+ * entry e, which the flush writes back into the epoch it read them in. False if busy.
+ */
+static __always_inline bool read_slice_to_entry(struct cgtma_snapshot *snap,
+						struct cgtma_charge_entry *e)
+{
+	__u32 half, cpu = bpf_get_smp_processor_id();
+
+	if (!begin_update(snap, &half))
+		return false;
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		struct cgtma_count d;
+
+		if (i >= nr_events)
+			break;
+		if (read_event(snap, cpu, i, &d)) {
+			e->acc[i].counter += d.counter;
+			e->acc[i].enabled += d.enabled;
+			e->acc[i].running += d.running;
+		}
+	}
+	e->dirty = 1;
+	snap->irq_coalesce = 0;
+	return true;
 }
 
 /*
@@ -963,23 +1046,18 @@ int BPF_PROG(raw_hardirq_exit)
 }
 
 /*
- * A switch from prev (the task running here until now) to next in another cgroup: the
- * slice ends and is charged to prev's cgroup, and next's cgroup owns the new one. Both
- * switch hooks, the sched_switch tracepoint and the cgroup-switches perf event, end here.
+ * Reads and charges the slice that a switch away from prev ends, by the general rule (any
+ * owner, any tracked levels, -T, --irq); false if the snapshot is busy.
  */
-static __always_inline void end_slice_at_switch(struct task_struct *prev, struct cgroup *prev_cg,
-						struct cgroup *next_cg, __u64 next_id)
+static __always_inline bool charge_switch_slice(struct cgtma_snapshot *snap,
+						struct task_struct *prev, struct cgroup *prev_cg)
 {
-	struct cgtma_snapshot *snap;
 	struct cgtma_counts *delta;
 	__u32 half;
 
-	snap = this_cpu_snapshot();
-	if (!snap)
-		return;
 	delta = read_slice(snap, &half);
 	if (!delta)
-		return;
+		return false;
 	/*
 	 * The slice is prev's cgroup's. Every switch-in, flush and self-move makes the running
 	 * task's cgroup the owner, so the two differ when the slice began with a switch this
@@ -1005,6 +1083,25 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 		add_task_part(snap, delta);
 		charge_task(charge_cgroup_btf(prev_cg, half), delta, half);
 	}
+	return true;
+}
+
+/*
+ * A switch from prev (the task running here until now) to next in another cgroup: the
+ * slice ends and is charged to prev's cgroup, and next's cgroup owns the new one. Both
+ * switch hooks, the sched_switch tracepoint and the cgroup-switches perf event, end here.
+ */
+static __always_inline void end_slice_at_switch(struct task_struct *prev, struct cgroup *prev_cg,
+						struct cgroup *next_cg, __u64 next_id)
+{
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct cgtma_charge_entry *e;
+
+	if (!snap)
+		return;
+	e = warm_entry(snap, prev_cg);
+	if (e ? !read_slice_to_entry(snap, e) : !charge_switch_slice(snap, prev, prev_cg))
+		return;
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
 	slice_done(snap);
