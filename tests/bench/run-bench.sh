@@ -39,6 +39,13 @@
 #     The configurations (none, cgtma with each hook, perf per cgroup, perf counting only;
 #     in two cgroups and in one) alternate within every round, their order rotating from
 #     round to round; figures are medians over the rounds with their min..max.
+# 2b. The same in one cgroup, in more and shorter rounds (the 1 % target is smaller than this
+#     VM's drift between rounds): no profiler, cgtma with the perf-event hook (the
+#     tracepoint where that hook is missing) and perf stat -a counting the same events, for
+#     cpu-clock alone, which the kernel counts at no switch (as CPU-wide hardware counters):
+#     cgtma's own cost; and for the overhead runs' set, which adds what counting its events
+#     costs every switch. Figures: medians of the rounds' ratios to no profiler, and cgtma's
+#     to perf stat -a's.
 #  3. cgtma's own CPU time per interval (flush, map reads, glob rescan, computing, printing),
 #     tracking 10 and N cgroups, with the hook auto picks.
 #  4. -T's cost: the tracepoint hook with -T (every switch ends a slice and charges the
@@ -59,6 +66,8 @@
 #   CGTMA_BENCH_ROUNDS       rounds [5]
 #   CGTMA_BENCH_LOOPS        round trips per overhead run [200000]
 #   CGTMA_BENCH_HOOK_LOOPS   round trips per hook-cost run [50000]
+#   CGTMA_BENCH_SAME_ROUNDS  short rounds of the one-cgroup runs (2b) [15]
+#   CGTMA_BENCH_SAME_LOOPS   round trips per run of those [100000]
 #   CGTMA_BENCH_CGROUPS      tracked cgroups of the large case [5000]
 #   CGTMA_BENCH_EVENTS       event set (1, 4 or 8) of the overhead runs and 10-vs-N [4]
 #   CGTMA_BENCH_CPU          the CPU the ping-pong runs on [the last online one]; the
@@ -72,6 +81,8 @@ FLOOR=$BUILD/tests/hookfloor
 HOOK_RUN=$(cd "$(dirname "$0")" && pwd)/hook-run.sh
 ROUNDS=${CGTMA_BENCH_ROUNDS:-5}
 LOOPS=${CGTMA_BENCH_LOOPS:-200000}
+SAME_ROUNDS=${CGTMA_BENCH_SAME_ROUNDS:-15}
+SAME_LOOPS=${CGTMA_BENCH_SAME_LOOPS:-100000}
 HOOK_LOOPS=${CGTMA_BENCH_HOOK_LOOPS:-50000}
 NR_LARGE=${CGTMA_BENCH_CGROUPS:-5000}
 SET=${CGTMA_BENCH_EVENTS:-4}
@@ -83,7 +94,7 @@ die() { echo "run-bench: $*" >&2; exit 1; }
 # Like the live tests: a machine that cannot run it says so and is not an error.
 skip() { echo "SKIP bench: $*"; exit 0; }
 
-for v in ROUNDS LOOPS HOOK_LOOPS NR_LARGE; do
+for v in ROUNDS LOOPS HOOK_LOOPS NR_LARGE SAME_ROUNDS SAME_LOOPS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "CGTMA_BENCH_$v='${!v}' is not a positive number"
 done
 [[ $SET =~ ^(1|4|8)$ ]] || die "CGTMA_BENCH_EVENTS='$SET': use 1, 4 or 8"
@@ -323,22 +334,19 @@ run_hook() {
 	return 0
 }
 
-# What proves a profiler counted in an overhead run: a context switch per ping-pong round
-# trip in cgroup a, or with set 1 (cpu-clock alone) some cpu-clock.
-if [[ ,$(events_of "$SET"), == *,context-switches,* ]]; then
-	CHECK_EV=context-switches CHECK_MIN=$LOOPS
-else
-	CHECK_EV=cpu-clock CHECK_MIN=1
-fi
-
-# run_overhead OUT PROFILER WHERE: PROFILER none, tracepoint or perf-event (cgtma with that
-# switch hook), perf (per cgroup) or count (perf stat -a, no cgroups); set SET, group small.
+# run_overhead OUT PROFILER WHERE [SET [LOOPS]]: PROFILER none, tracepoint or perf-event
+# (cgtma with that switch hook), perf (per cgroup) or count (perf stat -a, no cgroups); event
+# set SET [$SET], LOOPS round trips [$LOOPS], group small.
 run_overhead() {
-	local out=$1 prof=$2 where=$3 ev pp pt=()
+	local out=$1 prof=$2 where=$3 set=${4:-$SET} loops=${5:-$LOOPS} ev pp pt=()
+	local check_ev=cpu-clock check_min=1
 	[[ $prof == *+T ]] && prof=${prof%+T} pt=(-T)
-	ev=$(events_of "$SET")
+	ev=$(events_of "$set")
+	# What proves a profiler counted: a context switch per ping-pong round trip in cgroup
+	# a, or without that event (set 1, cpu-clock alone) some cpu-clock.
+	[[ ,$ev, == *,context-switches,* ]] && check_ev=context-switches check_min=$loops
 	placement small "$where"
-	pp=("$PINGPONG" -c "$CPU" -n "$LOOPS" "${PL[@]}")
+	pp=("$PINGPONG" -c "$CPU" -n "$loops" "${PL[@]}")
 	# shellcheck disable=SC2016 # expanded by that sh
 	case $prof in
 	none)
@@ -350,23 +358,23 @@ run_overhead() {
 			sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$out" "${pp[@]}" \
 			>"$TMP/cgtma.json" 2>"$TMP/err" ||
 			die "cgtma --switch-hook $prof failed: $(cat "$TMP/err")"
-		check_counted "cgtma ($prof hook, $where, small/a, $CHECK_EV)" \
-			"$(cgtma_count "$TMP/cgtma.json" small/a "$CHECK_EV")" "$CHECK_MIN"
+		check_counted "cgtma ($prof hook, $where, small/a, $check_ev)" \
+			"$(cgtma_count "$TMP/cgtma.json" small/a "$check_ev")" "$check_min"
 		;;
 	perf)
 		"${OFF_CPU[@]}" perf stat -a --for-each-cgroup "$BASE/small/a,$BASE/small/b" \
 			-e "$ev" -x, -o "$TMP/perf.csv" -- sh -c 'out=$1; shift; exec "$@" >"$out"' \
 			sh "$out" "${pp[@]}" >/dev/null 2>"$TMP/err" ||
 			die "perf stat failed: $(cat "$TMP/err")"
-		check_counted "perf stat ($where, small/a, $CHECK_EV)" \
-			"$(perf_count "$TMP/perf.csv" small/a "$CHECK_EV")" "$CHECK_MIN"
+		check_counted "perf stat ($where, small/a, $check_ev)" \
+			"$(perf_count "$TMP/perf.csv" small/a "$check_ev")" "$check_min"
 		;;
 	count)
 		"${OFF_CPU[@]}" perf stat -a -e "$ev" -x, -o "$TMP/count.csv" -- \
 			sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$out" "${pp[@]}" >/dev/null \
 			2>"$TMP/err" || die "perf stat -a failed: $(cat "$TMP/err")"
-		check_counted "perf stat -a ($where, $CHECK_EV)" \
-			"$(perf_total "$TMP/count.csv" "$CHECK_EV")" "$CHECK_MIN"
+		check_counted "perf stat -a ($where, $check_ev)" \
+			"$(perf_total "$TMP/count.csv" "$check_ev")" "$check_min"
 		;;
 	esac
 }
@@ -477,6 +485,34 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 [ -t 2 ] && printf '\r%40s\r' '' >&2
 elapsed=$((SECONDS - start))
+
+# --- one cgroup, more rounds ----------------------------------------------------------------
+# The same-cgroup target is one percent, and this VM's runs drift by more than that from
+# round to round: many short rounds instead, each alternating no profiler, cgtma with the
+# hook that runs no BPF at these switches (perf-event, where there is one) and perf stat -a
+# counting the same events. With cpu-clock alone, which the kernel counts at no switch (as
+# hardware counters are not touched at a switch between tasks in CPU-wide mode), what is
+# left is cgtma's own cost; with SET, also what counting those events costs each switch,
+# whoever counts them.
+SAME_HOOK=tracepoint
+has_perf_hook && SAME_HOOK=perf-event
+SAME_SETS=(1)
+[ "$SET" != 1 ] && SAME_SETS+=("$SET")
+SAME_CONFIGS=()
+for s in "${SAME_SETS[@]}"; do
+	for prof in none "$SAME_HOOK" count; do SAME_CONFIGS+=("$prof $s"); done
+done
+: >"$TMP/same"
+start=$SECONDS
+for ((r = 1; r <= SAME_ROUNDS; r++)); do
+	[ -t 2 ] && printf '\r  one cgroup, round %d/%d ...' "$r" "$SAME_ROUNDS" >&2
+	while read -r prof s; do
+		run_overhead "$TMP/pp" "$prof" same "$s" "$SAME_LOOPS" </dev/null
+		echo "$prof $s $r $(field "$TMP/pp" cpu_usec_per_op)" >>"$TMP/same"
+	done < <(rotate "$r" "${SAME_CONFIGS[@]}")
+done
+[ -t 2 ] && printf '\r%40s\r' '' >&2
+same_elapsed=$((SECONDS - start))
 
 # --- cgtma's own cost per interval ----------------------------------------------------------
 # CPU time (user + system, from bash's `time`) of cgtma in a short and a long run, tracking
@@ -671,6 +707,36 @@ if awk -v x="$shared" 'BEGIN { exit !(x > 1.1) }'; then
 fi
 echo
 
+# Over the short rounds of event set SET: PROFILER's CPU time per op over BASE's (none), per
+# round; "median min max".
+same_stats() {
+	awk -v p="$1" -v s="$2" -v b="${3:-none}" '$2 == s { t[$1, $3] = $4; r[$3] = 1 }
+		END { for (i in r) if (t[b, i] > 0 && t[p, i] > 0) print t[p, i] / t[b, i] }' \
+		"$TMP/same" | stats
+}
+echo "One cgroup, $SAME_ROUNDS short rounds ($SAME_LOOPS round trips each; no profiler, cgtma" \
+	"with the $SAME_HOOK hook and perf stat -a alternating): CPU time per round trip over" \
+	"the same round's run without a profiler, median of the rounds' ratios [min .. max]"
+printf '  %-58s %9s  %-20s %9s  %-20s %s\n' events cgtma "[min .. max]" "perf -a" \
+	"[min .. max]" "cgtma over perf -a"
+declare -A SAME
+for s in "${SAME_SETS[@]}"; do
+	read -r med lo hi < <(same_stats "$SAME_HOOK" "$s")
+	read -r cmed clo chi < <(same_stats count "$s")
+	read -r over _ < <(same_stats "$SAME_HOOK" "$s" count)
+	SAME[$s]="$med $cmed $over"
+	printf '  %-58s %9s  %-20s %9s  %-20s %s\n' "$s: $(events_of "$s")" "$(pct "$med")" \
+		"[$(pct "$lo") .. $(pct "$hi")]" "$(pct "$cmed")" "[$(pct "$clo") .. $(pct "$chi")]" \
+		"$(pct "$over")"
+done
+read -r snmed snlo snhi < <(awk '$1 == "none" { print $4 }' "$TMP/same" | stats)
+echo "  (cpu-clock is counted at no switch, as CPU-wide hardware counters: what is left is" \
+	"cgtma's own; perf -a: perf stat -a counting the same events, no cgroups, the floor of"
+echo "  any profiler of them; the runs without a profiler spread by" \
+	"+-$(awk -v m="$snmed" -v lo="$snlo" -v hi="$snhi" 'BEGIN { printf "%.1f", (hi - lo) / 2 / m * 100 }') %" \
+	"among themselves, medians hold better; $same_elapsed s)"
+echo
+
 echo "-T's cost: the tracepoint hook with -T against it without, events '$(events_of "$SET")'," \
 	"10 tracked cgroups, medians of $ROUNDS [min .. max]"
 printf '  %-13s %14s %14s %9s  %14s %14s\n' tasks "ns/switch" "ns/switch -T" ratio \
@@ -731,6 +797,10 @@ if has_perf_hook; then
 fi
 target "same-cgroup, tracepoint hook: at most +2 % over no profiler" "$(pct "$tp_same")" \
 	"$t_tp_same"
+read -r same1 _ <<<"${SAME[1]}"
+t_same1=$(le "$same1" 1.01)
+target "same-cgroup, $SAME_HOOK hook, cpu-clock, $SAME_ROUNDS rounds: at most +1 %" \
+	"$(pct "$same1")" "$t_same1"
 # The floor of any profiler of these events, for reading the two above: counting them.
 echo "  (same-cgroup, counting the events alone with perf stat -a: $(pct "${OVH[count same]}");" \
 	"each hook over it, by the medians:$(for hook in "${HOOKS[@]}"; do printf ' %s %s' "$hook" \
@@ -860,6 +930,19 @@ for where in same cross; do
 	fi
 	for hook in "${HOOKS[@]}"; do line+=" $(pct "${OVH[$hook $where]}") |"; done
 	echo "$line $(pct "${OVH[perf $where]}") | $(pct "${OVH[count $where]}") | $goals |"
+done
+echo
+echo "One cgroup, $SAME_ROUNDS short rounds (CPU time per round trip against no profiler," \
+	"median of the rounds' ratios; cgtma with the $SAME_HOOK hook):"
+echo
+echo "| Events | cgtma | perf stat -a, no cgroups (counting only) | cgtma over perf stat -a | Target |"
+echo "|---|---|---|---|---|"
+for s in "${SAME_SETS[@]}"; do
+	read -r med cmed over <<<"${SAME[$s]}"
+	goal=""
+	[ "$s" = 1 ] && goal="at most +1 %: $(verdict "$t_same1")"
+	printf '| %s | %s | %s | %s | %s |\n' "$(events_of "$s" | sed 's/,/, /g')" "$(pct "$med")" \
+		"$(pct "$cmed")" "$(pct "$over")" "$goal"
 done
 echo
 echo "cgtma's own CPU time per interval (-e cpu-clock -I $US_INTERVAL --json, $AUTO_HOOK" \
