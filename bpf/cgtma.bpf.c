@@ -293,14 +293,19 @@ static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
 	return css ? (void *)css - bpf_core_field_offset(struct cgroup, self) : NULL;
 }
 
+static __always_inline void add_count(struct cgtma_count *dst, const struct cgtma_count *d)
+{
+	dst->counter += d->counter;
+	dst->enabled += d->enabled;
+	dst->running += d->running;
+}
+
 static __always_inline void add_counts(struct cgtma_count *dst, const struct cgtma_counts *d)
 {
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
-		dst[i].counter += d->ev[i].counter;
-		dst[i].enabled += d->ev[i].enabled;
-		dst[i].running += d->ev[i].running;
+		add_count(&dst[i], &d->ev[i]);
 	}
 }
 
@@ -366,6 +371,20 @@ static __always_inline void list_charged(struct cgtma_counts *counts, __u64 id, 
 }
 
 /*
+ * This CPU's charge cache entry for cgroup id (whatever it holds now), and in *gen the
+ * generation to check it against, read before the entry: a change after it makes the
+ * entry stale.
+ */
+static __always_inline struct cgtma_charge_entry *cache_entry(__u64 id, __u64 *gen)
+{
+	__u32 slot = id & (CGTMA_CHARGE_CACHE - 1);
+
+	*gen = *(volatile __u64 *)&tracked_gen;
+	barrier();
+	return bpf_map_lookup_elem(&charge_cache, &slot);
+}
+
+/*
  * Adds the counts of charge cache entry slot to epoch half of its cgroup in cgroup_counts
  * (dropped if it is no longer tracked) and empties it. A global function: the verifier
  * checks it once, not at each of its callers' steps.
@@ -396,16 +415,13 @@ __noinline int charge_cache_write_back(__u32 slot, __u32 half)
  */
 __noinline int charge_id(__u64 id, __u32 half)
 {
-	__u32 slot = id & (CGTMA_CHARGE_CACHE - 1), zero = 0;
 	struct cgtma_counts *delta, *counts;
 	struct cgtma_charge_entry *e;
+	__u32 zero = 0;
 	__u64 gen;
 
-	/* The generation before the lookup: a change after it makes the entry stale. */
-	gen = *(volatile __u64 *)&tracked_gen;
-	barrier();
+	e = cache_entry(id, &gen);
 	delta = bpf_map_lookup_elem(&deltas, &zero);
-	e = bpf_map_lookup_elem(&charge_cache, &slot);
 	if (!delta || !e)
 		return 0;
 	if (e->id != id || e->gen != gen) {
@@ -419,7 +435,7 @@ __noinline int charge_id(__u64 id, __u32 half)
 			stat_inc(CGTMA_STAT_CACHE_PASSED);
 			return 1;
 		}
-		charge_cache_write_back(slot, half);
+		charge_cache_write_back(id & (CGTMA_CHARGE_CACHE - 1), half);
 		e->id = id;
 		e->gen = gen;
 		e->tracked = bpf_map_lookup_elem(&cgroup_counts, &id) != NULL;
@@ -640,19 +656,14 @@ static __always_inline struct cgtma_charge_entry *warm_entry(const struct cgtma_
 {
 	struct cgtma_charge_entry *e;
 	__u64 id, gen;
-	__u32 slot;
 
 	/* Constants: the verifier drops the rest where they fail. */
 	if (per_task || irq_mask || !tracked_levels || (tracked_levels & (tracked_levels - 1)))
 		return NULL;
 	if (!cg || snap->owner != (__u64)cg || !(tracked_levels & (1ULL << (cg->level & 63))))
 		return NULL;
-	/* The generation before the entry, as charge_id() takes it. */
-	gen = *(volatile __u64 *)&tracked_gen;
-	barrier();
 	id = cg->kn->id;
-	slot = id & (CGTMA_CHARGE_CACHE - 1);
-	e = bpf_map_lookup_elem(&charge_cache, &slot);
+	e = cache_entry(id, &gen);
 	if (!e || e->id != id || e->gen != gen || !e->tracked)
 		return NULL;
 	return e;
@@ -674,11 +685,8 @@ static __always_inline bool read_slice_to_entry(struct cgtma_snapshot *snap,
 
 		if (i >= nr_events)
 			break;
-		if (read_event(snap, cpu, i, &d)) {
-			e->acc[i].counter += d.counter;
-			e->acc[i].enabled += d.enabled;
-			e->acc[i].running += d.running;
-		}
+		if (read_event(snap, cpu, i, &d))
+			add_count(&e->acc[i], &d);
 	}
 	e->dirty = 1;
 	snap->irq_coalesce = 0;
