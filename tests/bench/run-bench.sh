@@ -562,18 +562,22 @@ hook_stats() { awk -v c="$1 $2 $3 $4" '$1 " " $2 " " $3 " " $4 == c && $6 != "-"
 	"$TMP/hook" | stats; }
 hook_runs() { awk -v c="$1 $2 $3 $4" '$1 " " $2 " " $3 " " $4 == c { print $7 }' "$TMP/hook" |
 	stats | cut -d' ' -f1; }
-# Per round: time per op under PROFILER / without one, same placement; then over rounds.
-# Column 4 is CPU time per op, 5 wall time.
+# ratio_stats PROFILER WHERE [COLUMN [BASE [FILE]]]: per round, time per op under PROFILER
+# over BASE's (none: without a profiler), same placement; then over rounds. FILE's lines
+# (the overhead runs' by default; the short rounds' have the event set for WHERE) are
+# "PROFILER WHERE ROUND CPU-TIME [WALL-TIME]": COLUMN 4 is CPU time per op, 5 wall time.
 ratio_stats() {
-	awk -v p="$1" -v w="$2" -v f="${3:-4}" '$2 == w { t[$1, $3] = $f; r[$3] = 1 }
-		END { for (i in r) if (t["none", i] > 0) print t[p, i] / t["none", i] }' \
-		"$TMP/ovh" | stats
+	awk -v p="$1" -v w="$2" -v f="${3:-4}" -v b="${4:-none}" '$2 == w { t[$1, $3] = $f; r[$3] = 1 }
+		END { for (i in r) if (t[b, i] > 0) print t[p, i] / t[b, i] }' \
+		"${5:-$TMP/ovh}" | stats
 }
 added_ns_stats() {
 	awk -v p="$1" -v w="$2" '$2 == w { t[$1, $3] = $4; r[$3] = 1 }
 		END { for (i in r) print (t[p, i] - t["none", i]) * 1000 / 2 }' "$TMP/ovh" | stats
 }
 pct() { awk -v x="$1" 'BEGIN { printf "%+.1f %%", (x - 1) * 100 }'; }
+# Half the range MIN..MAX, in percent of MEDIAN: how far runs of one kind spread.
+spread() { awk -v m="$1" -v lo="$2" -v hi="$3" 'BEGIN { printf "%.1f", (hi - lo) / 2 / m * 100 }'; }
 # A figure with one decimal, or "-" where there is none.
 num() { case $1 in nan | - | '') echo - ;; *) printf '%.1f' "$1" ;; esac; }
 verdict() { if [ "$1" = 1 ]; then echo met; else echo "NOT MET"; fi; }
@@ -707,13 +711,8 @@ if awk -v x="$shared" 'BEGIN { exit !(x > 1.1) }'; then
 fi
 echo
 
-# Over the short rounds of event set SET: PROFILER's CPU time per op over BASE's (none), per
-# round; "median min max".
-same_stats() {
-	awk -v p="$1" -v s="$2" -v b="${3:-none}" '$2 == s { t[$1, $3] = $4; r[$3] = 1 }
-		END { for (i in r) if (t[b, i] > 0 && t[p, i] > 0) print t[p, i] / t[b, i] }' \
-		"$TMP/same" | stats
-}
+# Over the short rounds of event set SET: PROFILER's CPU time per op over BASE's [none].
+same_stats() { ratio_stats "$1" "$2" 4 "${3:-none}" "$TMP/same"; }
 echo "One cgroup, $SAME_ROUNDS short rounds ($SAME_LOOPS round trips each; no profiler, cgtma" \
 	"with the $SAME_HOOK hook and perf stat -a alternating): CPU time per round trip over" \
 	"the same round's run without a profiler, median of the rounds' ratios [min .. max]"
@@ -733,7 +732,7 @@ read -r snmed snlo snhi < <(awk '$1 == "none" { print $4 }' "$TMP/same" | stats)
 echo "  (cpu-clock is counted at no switch, as CPU-wide hardware counters: what is left is" \
 	"cgtma's own; perf -a: perf stat -a counting the same events, no cgroups, the floor of"
 echo "  any profiler of them; the runs without a profiler spread by" \
-	"+-$(awk -v m="$snmed" -v lo="$snlo" -v hi="$snhi" 'BEGIN { printf "%.1f", (hi - lo) / 2 / m * 100 }') %" \
+	"+-$(spread "$snmed" "$snlo" "$snhi") %" \
 	"among themselves, medians hold better; $same_elapsed s)"
 echo
 
@@ -830,7 +829,7 @@ done
 # How far apart the runs without a profiler were (same tasks): a slowdown smaller than
 # that cannot be told from noise.
 read -r nmed nlo nhi < <(awk '$1 == "none" && $2 == "same" { print $4 }' "$TMP/ovh" | stats)
-noise=$(awk -v m="$nmed" -v lo="$nlo" -v hi="$nhi" 'BEGIN { printf "%.1f", (hi - lo) / 2 / m * 100 }')
+noise=$(spread "$nmed" "$nlo" "$nhi")
 if has_perf_hook && awk -v n="$noise" 'BEGIN { exit !(n > 2) }'; then
 	beyond="the 1 % and 2 % targets, so those verdicts are"
 elif has_perf_hook && awk -v n="$noise" 'BEGIN { exit !(n > 1) }'; then
