@@ -64,6 +64,8 @@ static void usage(FILE *f)
 "  -I, --interval MS       print every MS milliseconds (default 1000, at least 10)\n"
 "  -d, --duration S        stop after S seconds (default: at Ctrl-C or the command's end)\n"
 "  -a, --all-cpus          count every CPU (the default; accepted for perf compatibility)\n"
+"  -C, --cpu LIST          count only these CPUs, as perf's -C (0-3,8): every row holds what\n"
+"                          ran on them; the other CPUs have no events and nothing to read\n"
 "  -A, --per-cpu           also break down per CPU (and each cgroup per CPU)\n"
 "      --max-cgroups N     cgroups the kernel maps can hold (default 16384; 1024 before\n"
 "                          Linux 6.1, where the maps are preallocated)\n"
@@ -108,6 +110,7 @@ static void usage(FILE *f)
 "  cgtma -e cpu-clock,syscalls:sys_enter_getppid -G A -G B\n"
 "                                          plain event counts per cgroup\n"
 "  cgtma -G /bench -- uperf -m profile.xml profile a command's run\n"
+"  cgtma -C 2-3 -G /bench -A               only the CPUs the benchmark is pinned to\n"
 "\n"
 "Needs root (or CAP_PERFMON and CAP_BPF) and a kernel with BTF, Linux 5.10 or later.\n"
 "Exit status: 0 success, 1 failure, 2 bad usage; with -- COMMAND, the command's (127:\n"
@@ -156,6 +159,7 @@ static const struct option long_options[] = {
 	{ "interval", required_argument, NULL, 'I' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
 	{ "per-cpu", no_argument, NULL, 'A' },
 	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
 	{ "switch-hook", required_argument, NULL, OPT_SWITCH_HOOK },
@@ -216,7 +220,7 @@ static int profile(int argc, char **argv)
 	}
 	o.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aATjx:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATjx:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (ret < 0)
 			goto usage_error;
@@ -251,6 +255,9 @@ static int profile(int argc, char **argv)
 				goto usage_error;
 			break;
 		case 'a':
+			break;
+		case 'C':
+			o.cpus = optarg;
 			break;
 		case 'A':
 			o.per_cpu = true;

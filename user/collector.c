@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector.h"
+#include "cpulist.h"
 #include "switchhook.h"
 #include "log.h"
 #include "cgtma.skel.h"
@@ -25,7 +26,7 @@ struct collector {
 	struct cgtma *skel;
 	int nr_events;
 	int nr_cpus;		/* possible */
-	bool *online;		/* per possible CPU */
+	bool *online;		/* per possible CPU: online, and selected (-C) */
 	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
 	size_t value_size;	/* nr_events * sizeof(struct cgtma_count): one epoch's counts */
 	size_t cg_value_size;	/* a cgroup's value on one CPU: CGTMA_CGROUP_VALUE_SIZE() */
@@ -63,33 +64,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-static int parse_online(bool *online, int nr_cpus)
+/* The CPUs to count now: those online, of the ones -C selects. 0 or -errno. */
+static int counted_cpus(const struct collector *c, bool *set)
 {
-	char buf[4096], *p = buf;
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int err = cpulist_read("/sys/devices/system/cpu/online", set, c->nr_cpus);
 
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	while (*p && *p != '\n') {
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
-
-		if (end == p)
-			return -EIO;
-		if (*end == '-') {
-			p = end + 1;
-			hi = strtol(p, &end, 10);
-		}
-		for (long c = lo; c <= hi && c < nr_cpus; c++)
-			online[c] = true;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return 0;
+	for (int cpu = 0; !err && c->o.cpus && cpu < c->nr_cpus; cpu++)
+		set[cpu] &= c->o.cpus[cpu];
+	return err;
 }
 
 /* Whether the running kernel's release is older than major.minor (unknown: older). */
@@ -666,11 +648,25 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	for (int i = 0; i < c->nr_cpus * o->nr_events; i++)
 		c->fds[i] = -1;
-	err = parse_online(c->online, c->nr_cpus);
+	err = counted_cpus(c, c->online);
 	if (err) {
 		pr_err("cannot read /sys/devices/system/cpu/online: %s",
 			strerror(-err));
 		goto cleanup;
+	}
+	if (o->cpus) {
+		int n = 0;
+
+		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+			n += c->online[cpu];
+		if (!n) {
+			pr_err("-C: none of the CPUs it names is online");
+			err = -ENODEV;
+			goto cleanup;
+		}
+		if (o->verbose)
+			pr_notice("-C: counting %d CPU%s, and any other it names once online", n,
+				  n == 1 ? "" : "s");
 	}
 
 	c->skel = cgtma__open();
@@ -893,7 +889,7 @@ static void update_cpus(struct collector *c)
 {
 	bool *now = calloc(c->nr_cpus, sizeof(*now));
 
-	if (!now || parse_online(now, c->nr_cpus)) {
+	if (!now || counted_cpus(c, now)) {
 		free(now);
 		return;		/* keep the CPUs as they were; try again next interval */
 	}

@@ -62,10 +62,14 @@ struct collector_opts {
 	bool per_task;				/* -T: every switch ends a slice; thread rows */
 	int max_tasks;				/* -T: threads the task map holds; 0: 4096 */
 	__u32 irq_mask;				/* --irq: bit i carves out interrupt scope i */
+	const bool *cpus;			/* -C: per possible CPU, whether to count it
+						 * (NULL: all); kept until collector__destroy() */
 };
 
 /*
- * Checks privileges and BTF, opens every event on every online CPU, loads and attaches.
+ * Checks privileges and BTF, opens every event on every online CPU (of those o->cpus
+ * selects), loads and attaches. A CPU left out has no events: the tracepoint hooks read
+ * nothing there, and the perf-event hook has no cgroup-switches event there to run on.
  * Prints what failed, naming the event and CPU or the step, and returns -errno.
  */
 int collector__open(const struct collector_opts *o, struct collector **cp);
@@ -73,6 +77,7 @@ void collector__destroy(struct collector *c);
 
 /* Possible CPUs: the per-CPU arrays below have this many entries of nr_events counts. */
 int collector__nr_cpus(const struct collector *c);
+/* Whether cpu is counted: online, and selected by -C. */
 bool collector__cpu_online(const struct collector *c, int cpu);
 
 /*

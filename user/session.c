@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 
 #include "cgroups.h"
 #include "child.h"
 #include "collector.h"
 #include "cpu.h"
+#include "cpulist.h"
 #include "hashmap.h"
 #include "irqscope.h"
 #include "log.h"
@@ -37,6 +39,7 @@ struct session {
 	struct selection sel;		/* which cgroups are tracked */
 	int nr_cpus;
 	int stride;			/* per_cpu ? nr_cpus : 1 */
+	bool *cpus;			/* -C: per possible CPU, whether to count it; or NULL */
 
 	struct tracker tk;		/* the cgroups counted, and those that were */
 	struct tasks tasks;		/* -T: their threads */
@@ -666,6 +669,7 @@ static void session_release(struct session *s)
 	for (int i = 0; i < s->nr_outputs; i++)
 		output_close(s->outputs[i]);
 	collector__destroy(s->col);
+	free(s->cpus);
 	tracker_release(&s->tk);
 	tasks_release(&s->tasks);
 	selection_release(&s->sel);
@@ -678,6 +682,37 @@ static void session_release(struct session *s)
 	free(s->read_now);
 	irq_release(s);
 	measurement_release(&s->m);
+}
+
+/*
+ * -C's list as a set of the possible CPUs (the collector's per-CPU arrays have as many): 0;
+ * -EINVAL after saying what is wrong with it.
+ */
+static int select_cpus(const char *list, bool **out)
+{
+	int nr = libbpf_num_possible_cpus(), err;
+	bool *set;
+	long beyond;
+
+	if (nr <= 0) {
+		pr_err("cannot count possible CPUs: %s", strerror(nr ? -nr : EIO));
+		return nr ? nr : -EIO;
+	}
+	set = calloc(nr, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	err = cpulist_parse(list, set, nr, &beyond);
+	if (err == -ERANGE)
+		pr_err("-C '%s': there is no CPU %ld (this machine's CPUs are 0-%d)", list, beyond,
+		       nr - 1);
+	else if (err)
+		pr_err("-C '%s': expected CPU numbers and ranges, such as 0-3,8", list);
+	if (err) {
+		free(set);
+		return -EINVAL;
+	}
+	*out = set;
+	return 0;
 }
 
 int session_run(const struct session_opts *o)
@@ -708,6 +743,8 @@ int session_run(const struct session_opts *o)
 
 	/* Input is checked first: -EINVAL from these and the sinks is bad usage. */
 	ret = measurement_setup(&o->measure, &s.m);
+	if (!ret && o->cpus)
+		ret = select_cpus(o->cpus, &s.cpus);
 	if (!ret)
 		ret = selection_setup(&s.sel, o, &co.new_cgroup_levels, &co.max_level);
 	if (ret) {
@@ -727,6 +764,7 @@ int session_run(const struct session_opts *o)
 	co.per_task = o->per_task;
 	co.max_tasks = o->max_tasks;
 	co.irq_mask = o->irq_mask;
+	co.cpus = s.cpus;
 	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */

@@ -14,6 +14,7 @@ struct session_opts {
 	int interval_ms;		/* -I */
 	double duration_s;		/* -d; 0: until Ctrl-C or the command's exit */
 	bool per_cpu;
+	const char *cpus;		/* -C: a CPU list, or NULL for every CPU */
 	struct output_opts out;		/* sinks: terminal, --json, -x, --cdm, ... */
 	bool verbose;
 	const char **cgroups;		/* -G, as given: paths, globs, container: and pod: */

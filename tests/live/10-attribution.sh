@@ -97,13 +97,7 @@ run_case() {
 
 	if [ -n "$per_cpu" ]; then
 		# Per interval and scope: the CPU rows add up to the total row, exactly.
-		jq -e -s --arg ev "$EV" 'all(.[]; .rows as $r |
-			all($r[] | select(.cpu == null);
-			    . as $t | $t.counts[$ev] ==
-			    ([$r[] | select(.cpu != null and
-				(if $t.scope == "system" then .scope == "cpu"
-				 else .scope == "cgroup" and .cgroup == $t.cgroup end)) |
-			      .counts[$ev]] | add)))' "$out" >/dev/null ||
+		cpu_rows_add_up "$out" "$EV" ||
 			fail "$name: per-CPU rows do not add up to their totals"
 		local ncpu=$(jq -s '[.[0].rows[] | select(.scope == "cpu")] | length' "$out")
 		[ "$ncpu" = "$(getconf _NPROCESSORS_ONLN)" ] ||

@@ -78,6 +78,11 @@ expect 2 "--duration '?0'?" -e cpu-clock -d 0
 expect 2 "--duration '?x'?" -e cpu-clock -d x
 expect 2 "--depth '?0'?" --all-cgroups --depth 0 -e cpu-clock -d 1
 expect 2 "--max-cgroups '?0'?" --max-cgroups 0 -e cpu-clock -d 1
+expect 2 "-C '0-x': expected CPU numbers and ranges" -C 0-x -e cpu-clock -d 1
+expect 2 "-C '0,': expected CPU numbers and ranges" -C 0, -e cpu-clock -d 1
+possible=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
+expect 2 "-C '0,$possible': there is no CPU $possible \\(this machine's CPUs are 0-$((possible - 1))\\)" \
+	-C "0,$possible" -e cpu-clock -d 1
 expect 2 "(-e|--events).*(-M|--model)" -e cpu-clock -M sw -d 1
 expect 2 "--json.*-x|-x.*--json" -e cpu-clock --json -x , -d 1
 # The same event twice would be one JSON key and two clashing Prometheus series.

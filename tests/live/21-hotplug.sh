@@ -4,7 +4,8 @@
 # the fly. A task pinned to it makes exactly N getppid() calls in cgroup A: A's row for that
 # CPU and A's total say N. Then it goes offline again while cgtma runs: its rows end (-v says
 # so), and once more online it counts again (M more calls, exactly). Every interval, the
-# system row is the sum of the CPU rows shown. Needs a CPU that can go offline
+# system row is the sum of the CPU rows shown. -C naming only the offline CPU fails (exit 1),
+# saying why. Needs a CPU that can go offline
 # (/sys/devices/system/cpu/cpuN/online); the CPU is brought back online whatever happens.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
@@ -22,6 +23,11 @@ set_cpu() { echo "$1" >"$ctl" || fail "cannot set CPU $last online=$1"; }
 cg_make A
 A=$(cg_path A)
 set_cpu 0
+# -C naming only the offline CPU has nothing to count: a failure (1), said.
+timeout 30 "$CGTMA" -C $last -e cpu-clock -d 0.2 >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc = 1 ] && grep -q "^cgtma: -C: none of the CPUs it names is online" "$TMP/err" ||
+	fail "cgtma -C $last, CPU $last offline: exit $rc, stderr: $(cat "$TMP/err")"
 out=$TMP/out
 : >"$out"
 "$CGTMA" -v -A -e "$EV,cpu-clock" -I 200 --json -G "$A" >"$out" 2>"$TMP/err" &

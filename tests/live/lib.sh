@@ -9,6 +9,7 @@
 #   cg_run REL CMD...   runs CMD inside that cgroup (waits for it)
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
+#   cpu_rows_add_up FILE EVENT   whether --per-cpu output's CPU rows add up to their totals
 #   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
 #                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
@@ -109,6 +110,17 @@ cgroup_sum() {
 		'[.[] | select(.summary != true) | .rows[] |
 		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
 		 add // 0' "$1"
+}
+# cpu_rows_add_up FILE EVENT: whether, in every line of cgtma --json --per-cpu output FILE,
+# each total row's EVENT equals the sum of its CPU rows (the system's: the cpu rows).
+cpu_rows_add_up() {
+	jq -e -s --arg ev "$2" 'all(.[]; .rows as $r |
+		all($r[] | select(.cpu == null);
+		    . as $t | $t.counts[$ev] ==
+		    ([$r[] | select(.cpu != null and
+			(if $t.scope == "system" then .scope == "cpu"
+			 else .scope == "cgroup" and .cgroup == $t.cgroup end)) |
+		      .counts[$ev]] | add // 0)))' "$1" >/dev/null
 }
 # wait_lines FILE N [SECONDS]: until cgtma's output FILE has N lines (10 s at most).
 wait_lines() {
