@@ -46,6 +46,16 @@
 #     cgtma's own cost; and for the overhead runs' set, which adds what counting its events
 #     costs every switch. Figures: medians of the rounds' ratios to no profiler, and cgtma's
 #     to perf stat -a's.
+# 2c. The same in one cgroup, timed at the same moment as its baseline: a ping-pong on each of
+#     two CPUs at once, the profiler counting one of them only (cgtma -C X, perf stat -a -C
+#     X) from that CPU itself (taskset), so that its whole cost lands there. Each round times
+#     every configuration twice, counting either CPU in turn; a run's figure is the counted
+#     CPU's time per round trip over the other's, and the round's the geometric mean of the
+#     two, in which the CPUs' own difference cancels out. The host's drift, which both CPUs
+#     share, cancels too. The same with no profiler is the method's null: how far from 0
+#     the figure is when nothing counts. cgtma only with the perf-event hook: the
+#     tracepoint's program runs on the CPU left out too (it reads nothing there) and would
+#     slow the baseline.
 #  3. cgtma's own CPU time per interval (flush, map reads, glob rescan, computing, printing),
 #     tracking 10 and N cgroups, with the hook auto picks.
 #  4. -T's cost: the tracepoint hook with -T (every switch ends a slice and charges the
@@ -68,6 +78,8 @@
 #   CGTMA_BENCH_HOOK_LOOPS   round trips per hook-cost run [50000]
 #   CGTMA_BENCH_SAME_ROUNDS  short rounds of the one-cgroup runs (2b) [15]
 #   CGTMA_BENCH_SAME_LOOPS   round trips per run of those [100000]
+#   CGTMA_BENCH_SIM_ROUNDS   rounds of the runs on two CPUs at once (2c) [15]
+#   CGTMA_BENCH_SIM_LOOPS    round trips per ping-pong of those [50000]
 #   CGTMA_BENCH_CGROUPS      tracked cgroups of the large case [5000]
 #   CGTMA_BENCH_EVENTS       event set (1, 4 or 8) of the overhead runs and 10-vs-N [4]
 #   CGTMA_BENCH_CPU          the CPU the ping-pong runs on [the last online one]; the
@@ -83,6 +95,8 @@ ROUNDS=${CGTMA_BENCH_ROUNDS:-5}
 LOOPS=${CGTMA_BENCH_LOOPS:-200000}
 SAME_ROUNDS=${CGTMA_BENCH_SAME_ROUNDS:-15}
 SAME_LOOPS=${CGTMA_BENCH_SAME_LOOPS:-100000}
+SIM_ROUNDS=${CGTMA_BENCH_SIM_ROUNDS:-15}
+SIM_LOOPS=${CGTMA_BENCH_SIM_LOOPS:-50000}
 HOOK_LOOPS=${CGTMA_BENCH_HOOK_LOOPS:-50000}
 NR_LARGE=${CGTMA_BENCH_CGROUPS:-5000}
 SET=${CGTMA_BENCH_EVENTS:-4}
@@ -94,7 +108,7 @@ die() { echo "run-bench: $*" >&2; exit 1; }
 # Like the live tests: a machine that cannot run it says so and is not an error.
 skip() { echo "SKIP bench: $*"; exit 0; }
 
-for v in ROUNDS LOOPS HOOK_LOOPS NR_LARGE SAME_ROUNDS SAME_LOOPS; do
+for v in ROUNDS LOOPS HOOK_LOOPS NR_LARGE SAME_ROUNDS SAME_LOOPS SIM_ROUNDS SIM_LOOPS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "CGTMA_BENCH_$v='${!v}' is not a positive number"
 done
 [[ $SET =~ ^(1|4|8)$ ]] || die "CGTMA_BENCH_EVENTS='$SET': use 1, 4 or 8"
@@ -379,6 +393,48 @@ run_overhead() {
 	esac
 }
 
+# run_sim PROFILER SET X: the one-cgroup ping-pong on CPU and on SIM_CPU at once, PROFILER
+# (none; perf-event: cgtma -C X with that hook; count: perf stat -a -C X) counting the events
+# of SET on CPU X only, from X; prints X's CPU time per round trip over the other CPU's.
+run_sim() {
+	local prof=$1 ev y=$CPU check_ev=cpu-clock check_min=1 run=()
+	local x=$3 ox=$TMP/sim-x oy=$TMP/sim-y
+	ev=$(events_of "$2")
+	[ "$x" = "$CPU" ] && y=$SIM_CPU
+	[[ ,$ev, == *,context-switches,* ]] && check_ev=context-switches check_min=$SIM_LOOPS
+	placement small same
+	# Both ping-pongs from one shell, which the profiler starts and waits for; each pins
+	# itself to its CPU.
+	# shellcheck disable=SC2016 # expanded by that sh
+	run=(sh -c 'pp=$1 x=$2 y=$3 n=$4 a=$5 b=$6 ox=$7 oy=$8
+		"$pp" -c "$x" -n "$n" -A "$a" -B "$b" >"$ox" & p=$!
+		"$pp" -c "$y" -n "$n" -A "$a" -B "$b" >"$oy" || exit 1
+		wait $p' sh "$PINGPONG" "$x" "$y" "$SIM_LOOPS" "${PL[1]}" "${PL[3]}" "$ox" "$oy")
+	case $prof in
+	none)
+		"${run[@]}" 2>"$TMP/err" || die "pingpongs on CPUs $x and $y failed: $(cat "$TMP/err")"
+		;;
+	perf-event)
+		taskset -c "$x" "$CGTMA" --switch-hook perf-event -C "$x" -e "$ev" \
+			-G "$BASE/small/a" -I "$LONG_INTERVAL" -j -- "${run[@]}" \
+			>"$TMP/cgtma.json" 2>"$TMP/err" ||
+			die "cgtma -C $x failed: $(cat "$TMP/err")"
+		check_counted "cgtma -C $x (small/a, $check_ev)" \
+			"$(cgtma_count "$TMP/cgtma.json" small/a "$check_ev")" "$check_min"
+		;;
+	count)
+		taskset -c "$x" perf stat -a -C "$x" -e "$ev" -x, -o "$TMP/count.csv" -- \
+			"${run[@]}" >/dev/null 2>"$TMP/err" ||
+			die "perf stat -a -C $x failed: $(cat "$TMP/err")"
+		check_counted "perf stat -a -C $x ($check_ev)" \
+			"$(perf_total "$TMP/count.csv" "$check_ev")" "$check_min"
+		;;
+	esac
+	awk -v a="$(field "$ox" cpu_usec_per_op)" -v b="$(field "$oy" cpu_usec_per_op)" \
+		'BEGIN { if (a > 0 && b > 0) print a / b; else exit 1 }' ||
+		die "pingpongs on CPUs $x and $y gave no CPU time: $(cat "$ox" "$oy")"
+}
+
 # --- rounds -------------------------------------------------------------------------------
 
 # HOOK EVENTS GROUP WHERE. The perf-event hook skips the 1-event pair (see the header) but
@@ -513,6 +569,41 @@ for ((r = 1; r <= SAME_ROUNDS; r++)); do
 done
 [ -t 2 ] && printf '\r%40s\r' '' >&2
 same_elapsed=$((SECONDS - start))
+
+# --- one cgroup, two CPUs at once -----------------------------------------------------------
+# The same target timed against a baseline that runs at the same moment (see 2c above): the
+# host's drift from round to round, larger than 1 %, falls out of each round's figure.
+SIM_CPU=$(cut -d, -f1 <<<"$OTHERS")
+SIM_WHY=""
+if [ -z "$SIM_CPU" ]; then
+	SIM_WHY="one online CPU: the runs at once need two"
+elif ! has_perf_hook; then
+	SIM_WHY="no perf-event hook here ($NO_PERF_HOOK), and the tracepoint's program would run on the baseline's CPU too"
+fi
+: >"$TMP/sim"
+start=$SECONDS
+for ((r = 1; r <= SIM_ROUNDS && ${#SIM_WHY} == 0; r++)); do
+	[ -t 2 ] && printf '\r  two CPUs at once, round %d/%d ...' "$r" "$SIM_ROUNDS" >&2
+	configs=()
+	for s in "${SAME_SETS[@]}"; do
+		for prof in none perf-event count; do configs+=("$prof $s"); done
+	done
+	while read -r prof s; do
+		# Either CPU counted first, by turns.
+		if ((r % 2)); then
+			on_cpu=$(run_sim "$prof" "$s" "$CPU") &&
+				on_sim=$(run_sim "$prof" "$s" "$SIM_CPU")
+		else
+			on_sim=$(run_sim "$prof" "$s" "$SIM_CPU") &&
+				on_cpu=$(run_sim "$prof" "$s" "$CPU")
+		fi || exit 1
+		echo "$prof $s $r $(awk -v a="$on_cpu" -v b="$on_sim" 'BEGIN { print sqrt(a * b) }')" \
+			"$on_cpu $on_sim" \
+			>>"$TMP/sim"
+	done < <(rotate "$r" "${configs[@]}")
+done
+[ -t 2 ] && printf '\r%40s\r' '' >&2
+sim_elapsed=$((SECONDS - start))
 
 # --- cgtma's own cost per interval ----------------------------------------------------------
 # CPU time (user + system, from bash's `time`) of cgtma in a short and a long run, tracking
@@ -736,6 +827,33 @@ echo "  any profiler of them; the runs without a profiler spread by" \
 	"among themselves, medians hold better; $same_elapsed s)"
 echo
 
+# Over the rounds of 2c, configuration PROFILER SET: "median min max" of the rounds' figures.
+sim_stats() { awk -v p="$1" -v s="$2" '$1 == p && $2 == s { print $4 }' "$TMP/sim" | stats; }
+declare -A SIM
+if [ -n "$SIM_WHY" ]; then
+	echo "One cgroup, two CPUs at once: not run ($SIM_WHY)"
+else
+	echo "One cgroup, two CPUs at once ($SIM_ROUNDS rounds; a ping-pong of $SIM_LOOPS round" \
+		"trips on CPUs $CPU and $SIM_CPU together, the profiler counting one of them from it):" \
+		"the counted CPU's time per round trip over the other's, both ways, geometric mean;"
+	echo "  median of the rounds [min .. max]. No profiler gives the method's own error."
+	printf '  %-58s %9s  %-20s %9s  %-20s %9s  %s\n' events "none" "[min .. max]" cgtma \
+		"[min .. max]" "perf -a -C" "cgtma over perf"
+	for s in "${SAME_SETS[@]}"; do
+		read -r nmed nlo nhi < <(sim_stats none "$s")
+		read -r med lo hi < <(sim_stats perf-event "$s")
+		read -r cmed _ < <(sim_stats count "$s")
+		read -r over _ < <(ratio_stats perf-event "$s" 4 count "$TMP/sim")
+		SIM[$s]="$nmed $med $cmed $over"
+		printf '  %-58s %9s  %-20s %9s  %-20s %9s  %s\n' "$s: $(events_of "$s")" \
+			"$(pct "$nmed")" "[$(pct "$nlo") .. $(pct "$nhi")]" "$(pct "$med")" \
+			"[$(pct "$lo") .. $(pct "$hi")]" "$(pct "$cmed")" "$(pct "$over")"
+	done
+	echo "  (cgtma: -C X --switch-hook perf-event, run on X; perf -a -C: perf stat -a -C X" \
+		"counting the same events; $sim_elapsed s)"
+fi
+echo
+
 echo "-T's cost: the tracepoint hook with -T against it without, events '$(events_of "$SET")'," \
 	"10 tracked cgroups, medians of $ROUNDS [min .. max]"
 printf '  %-13s %14s %14s %9s  %14s %14s\n' tasks "ns/switch" "ns/switch -T" ratio \
@@ -800,6 +918,12 @@ read -r same1 _ <<<"${SAME[1]}"
 t_same1=$(le "$same1" 1.01)
 target "same-cgroup, $SAME_HOOK hook, cpu-clock, $SAME_ROUNDS rounds: at most +1 %" \
 	"$(pct "$same1")" "$t_same1"
+if [ -z "$SIM_WHY" ]; then
+	read -r sim_null sim1 _ <<<"${SIM[1]}"
+	t_sim1=$(le "$sim1" 1.01)
+	target "same-cgroup, perf-event hook, 2 CPUs at once: at most +1 %" \
+		"$(pct "$sim1") (cpu-clock; none: $(pct "$sim_null"))" "$t_sim1"
+fi
 # The floor of any profiler of these events, for reading the two above: counting them.
 echo "  (same-cgroup, counting the events alone with perf stat -a: $(pct "${OVH[count same]}");" \
 	"each hook over it, by the medians:$(for hook in "${HOOKS[@]}"; do printf ' %s %s' "$hook" \
@@ -944,6 +1068,23 @@ for s in "${SAME_SETS[@]}"; do
 		"$(pct "$cmed")" "$(pct "$over")" "$goal"
 done
 echo
+if [ -z "$SIM_WHY" ]; then
+	echo "One cgroup, two CPUs at once ($SIM_ROUNDS rounds: a ping-pong on each of CPUs" \
+		"$CPU and $SIM_CPU together, the profiler counting one, from it; the counted CPU's" \
+		"CPU time per round trip over the other's, geometric mean of both ways; median of" \
+		"the rounds; cgtma -C with the perf-event hook):"
+	echo
+	echo "| Events | No profiler (the method's null) | cgtma | perf stat -a -C | cgtma over perf stat | Target |"
+	echo "|---|---|---|---|---|---|"
+	for s in "${SAME_SETS[@]}"; do
+		read -r nmed med cmed over <<<"${SIM[$s]}"
+		goal=""
+		[ "$s" = 1 ] && goal="at most +1 %: $(verdict "$t_sim1")"
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$(events_of "$s" | sed 's/,/, /g')" \
+			"$(pct "$nmed")" "$(pct "$med")" "$(pct "$cmed")" "$(pct "$over")" "$goal"
+	done
+	echo
+fi
 echo "cgtma's own CPU time per interval (-e cpu-clock -I $US_INTERVAL --json, $AUTO_HOOK" \
 	"hook; median of $ROUNDS):"
 echo
