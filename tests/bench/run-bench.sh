@@ -581,14 +581,14 @@ if [ -z "$SIM_CPU" ]; then
 elif ! has_perf_hook; then
 	SIM_WHY="no perf-event hook here ($NO_PERF_HOOK), and the tracepoint's program would run on the baseline's CPU too"
 fi
+SIM_CONFIGS=()
+for s in "${SAME_SETS[@]}"; do
+	for prof in none perf-event count; do SIM_CONFIGS+=("$prof $s"); done
+done
 : >"$TMP/sim"
 start=$SECONDS
 for ((r = 1; r <= SIM_ROUNDS && ${#SIM_WHY} == 0; r++)); do
 	[ -t 2 ] && printf '\r  two CPUs at once, round %d/%d ...' "$r" "$SIM_ROUNDS" >&2
-	configs=()
-	for s in "${SAME_SETS[@]}"; do
-		for prof in none perf-event count; do configs+=("$prof $s"); done
-	done
 	while read -r prof s; do
 		# Either CPU counted first, by turns.
 		if ((r % 2)); then
@@ -601,7 +601,7 @@ for ((r = 1; r <= SIM_ROUNDS && ${#SIM_WHY} == 0; r++)); do
 		echo "$prof $s $r $(awk -v a="$on_cpu" -v b="$on_sim" 'BEGIN { print sqrt(a * b) }')" \
 			"$on_cpu $on_sim" \
 			>>"$TMP/sim"
-	done < <(rotate "$r" "${configs[@]}")
+	done < <(rotate "$r" "${SIM_CONFIGS[@]}")
 done
 [ -t 2 ] && printf '\r%40s\r' '' >&2
 sim_elapsed=$((SECONDS - start))
