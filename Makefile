@@ -7,7 +7,8 @@
 #   make bench        overhead figures (prints numbers, never fails on timing)
 #   make test-kernels the live tests in Debian's kernels under QEMU and on this one, one table
 #                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
-#   make install      install the binary, the man pages and the docs under $(PREFIX)
+#   make install      install the binary, the man pages, the bash completion and the docs
+#                     under $(PREFIX)
 #   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   V=1               show the commands
 
@@ -200,10 +201,11 @@ unit-tests: $(UNIT_BINS)
 san-tests: $(SAN_UNIT_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run-unit.sh $(SAN_UNIT_BINS)
 
-# Every long option of each command's --help in its man page, and the pages clean under
-# groff -ww (no root needed).
+# Every long option of each command's --help in its man page, the pages clean under groff
+# -ww, and the bash completion driven as bash drives it (no root needed).
 doc-tests: $(OUTPUT)/cgtma $(MAN_PAGES)
 	$(Q)tests/docs/check-man.sh $(OUTPUT)
+	$(Q)tests/docs/check-completion.sh $(OUTPUT)
 
 # '+': the script runs make for each target, which then shares this make's job slots.
 fuzz-tests:
@@ -245,18 +247,21 @@ bench: test-deps
 install: $(OUTPUT)/cgtma
 	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma
 
-# The man pages and the documents (README, CHANGELOG, docs/*.md, as the links between them
-# expect).
+# The man pages, the bash completion, and the documents (README, CHANGELOG, docs/*.md, as
+# the links between them expect).
 install: install-docs
 install-docs: $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/cgtma/docs
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -D -m 0644 tools/completion/cgtma \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/cgtma
 	install -m 0644 README.md CHANGELOG.md $(DESTDIR)$(PREFIX)/share/doc/cgtma/
 	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/cgtma/docs/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/cgtma
 	rm -f $(patsubst $(OUTPUT)/man/%,$(DESTDIR)$(PREFIX)/share/man/man8/%,$(MAN_PAGES))
+	rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cgtma
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cgtma
 
 # Through a temporary file: a failing bpftool must not leave the checked-in header empty.
