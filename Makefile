@@ -7,7 +7,8 @@
 #   make bench        overhead figures (prints numbers, never fails on timing)
 #   make test-kernels the live tests in Debian's kernels under QEMU and on this one, one table
 #                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
-#   make install      install the binary and man-less docs under $(PREFIX)
+#   make install      install the binary, the man pages, the bash completion and the docs
+#                     under $(PREFIX)
 #   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   V=1               show the commands
 
@@ -17,6 +18,7 @@ CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
+SCDOC ?= scdoc
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -73,6 +75,12 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 
 all: $(OUTPUT)/cgtma
 
+# The man pages (docs/man/*.8.scd, scdoc) are part of the build.
+MAN_SRCS := $(wildcard docs/man/*.8.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(OUTPUT)/man/%,$(MAN_SRCS))
+all: $(MAN_PAGES)
+.PHONY: doc-tests install-docs
+
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(SAN)/user $(SAN)/tests $(OUTPUT)/fuzz \
 		$(OUTPUT)/fuzz/user:
 	$(Q)mkdir -p $@
@@ -120,6 +128,15 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS) $(OUTPUT)/models_table.h
 $(OUTPUT)/cgtma: $(OUTPUT)/user/cgtma.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# --- man pages ---------------------------------------------------------------------------
+
+$(OUTPUT)/man:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/man/%.8: docs/man/%.8.scd | $(OUTPUT)/man
+	$(call msg,SCDOC,$@)
+	$(Q)$(SCDOC) < $< > $@
 
 # --- tests -------------------------------------------------------------------------------
 
@@ -184,6 +201,12 @@ unit-tests: $(UNIT_BINS)
 san-tests: $(SAN_UNIT_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run-unit.sh $(SAN_UNIT_BINS)
 
+# Every long option of each command's --help in its man page, the pages clean under groff
+# -ww, and the bash completion driven as bash drives it (no root needed).
+doc-tests: $(OUTPUT)/cgtma $(MAN_PAGES)
+	$(Q)tests/docs/check-man.sh $(OUTPUT)
+	$(Q)tests/docs/check-completion.sh $(OUTPUT)
+
 # '+': the script runs make for each target, which then shares this make's job slots.
 fuzz-tests:
 	$(Q)+tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
@@ -203,6 +226,7 @@ test-kernels: vm-deps
 check: all
 	$(Q)$(MAKE) --no-print-directory unit-tests
 	$(Q)$(MAKE) --no-print-directory san-tests
+	$(Q)$(MAKE) --no-print-directory doc-tests
 	$(Q)$(MAKE) --no-print-directory fuzz-tests
 	$(Q)$(MAKE) --no-print-directory live-tests
 
@@ -222,10 +246,22 @@ bench: test-deps
 
 install: $(OUTPUT)/cgtma
 	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma
-	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/cgtma/README.md
+
+# The man pages, the bash completion, and the documents (README, CHANGELOG, docs/*.md, as
+# the links between them expect).
+install: install-docs
+install-docs: $(MAN_PAGES)
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/cgtma/docs
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -D -m 0644 tools/completion/cgtma \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/cgtma
+	install -m 0644 README.md CHANGELOG.md $(DESTDIR)$(PREFIX)/share/doc/cgtma/
+	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/cgtma/docs/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/cgtma
+	rm -f $(patsubst $(OUTPUT)/man/%,$(DESTDIR)$(PREFIX)/share/man/man8/%,$(MAN_PAGES))
+	rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cgtma
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cgtma
 
 # Through a temporary file: a failing bpftool must not leave the checked-in header empty.

@@ -13,6 +13,8 @@ what=${1:-build}
 
 build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 	libpfm4-dev libjson-c-dev libmicrohttpd-dev"
+# scdoc builds the man pages (docs/man/*.8.scd).
+build_pkgs="$build_pkgs scdoc"
 # jq reads JSON in the shell tests; linux-perf gives `perf bench` and the perf comparison;
 # prometheus is the real scraper of the exporter test; chromium renders the HTML report;
 # iproute2, procps, util-linux and curl are what the tests drive workloads with; iperf3 is the

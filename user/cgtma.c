@@ -75,7 +75,7 @@ static void usage(FILE *f)
 "                          default: perf-event where it sees every v2 switch; -v says\n"
 "                          which); the environment's CGTMA_SWITCH_HOOK sets the default\n"
 "  -T, --per-task          also one row per thread inside every tracked cgroup (ends a\n"
-"                          slice at every switch: costs more, see README)\n"
+"                          slice at every switch: costs more, see cgtma(8))\n"
 "      --comm PATTERN      -T: only threads whose name (comm) matches the shell glob\n"
 "      --max-tasks N       -T: threads the kernel map holds (default 4096)\n"
 "      --prometheus-tasks  -T: export the thread rows to Prometheus too (cardinality)\n"

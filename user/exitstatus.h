@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cgtma's exit status (README, "Exit status"): 0 success, 1 failure, 2 bad usage. Internal
+ * cgtma's exit status (cgtma(8), EXIT STATUS): 0 success, 1 failure, 2 bad usage. Internal
  * functions return 0 or -errno, having printed what went wrong; each command's entry point
  * turns that into its status here, and nowhere else.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * --cdm DIR: crucible's Common Data Model metric files, DIR/metric-data-cgtma.json and
- * DIR/metric-data-cgtma.csv (the rules: /work/shared/reference/README.md section 6).
+ * DIR/metric-data-cgtma.csv (the rules: docs/crucible.md, "The Common Data Model's rules").
  *
  * The JSON is an array with one entry per series:
  *   {"idx": N, "desc": {"source": "cgtma", "class": "throughput", "type": T},

@@ -68,7 +68,7 @@
 #     rounds' ratios), and either below perf's per-cgroup mode; each hook's cost
 #     with N tracked cgroups within 10 % of its cost with 10; the tracepoint hook at most
 #     1.2 times the reads alone, with 4 and 8 events. Then the figures as Markdown
-#     tables for README, each column naming the hook that produced it.
+#     tables for docs/performance.md, each column naming the hook that produced it.
 #
 # Prints figures and never fails on timing: exit 1 only when something could not run; a
 # machine that cannot run it at all (not root, no cgroup v2, no BTF) prints SKIP, exit 0.
@@ -982,8 +982,8 @@ if [ -s "$TMP/notes" ]; then
 	echo
 fi
 
-# The same figures, ready for README; every column names the hook that produced it.
-echo "README tables (Markdown):"
+# The same figures, ready for docs/performance.md; every column names the hook that produced it.
+echo "docs/performance.md tables (Markdown):"
 echo
 if has_perf_hook; then
 	echo "Hook cost per context switch, ns (median of $ROUNDS; run_time_ns / run_cnt of" \

@@ -68,7 +68,7 @@ elif [ -n "${CGTMA_PROVOKE_WARNING:-}" ]; then
 	echo "ok: Linux $release (before 6.1) warns about run-time allocated maps: preallocated is the rule"
 else
 	# The kernel's answer is a WARNING in its log, which the kernel matrix (rightly) counts
-	# as trouble: shown once (README), and again only when asked for.
+	# as trouble: shown once (docs/kernels.md, "Maps"), and again only when asked for.
 	echo "ok: Linux $release (before 6.1, not RT): run-time allocated maps not tried, as they" \
 		"log a kernel WARNING (CGTMA_PROVOKE_WARNING=1 tries them)"
 fi

@@ -4,7 +4,7 @@
 # text_poke and its IPIs), the kernel's log checked for lockups, stalls and warnings after.
 # Phase one does the same code patching without BPF (tracefs enabling and disabling
 # sched_switch), so that where a kernel hangs, the console says which of the two it was in:
-# the kernel matrix uses this to tell an emulator's fault from cgtma's (tests/vm, README).
+# the kernel matrix uses this to tell an emulator's fault from cgtma's (tests/vm, docs/kernels.md).
 # The kernel's log is judged for phase two alone: trouble logged in phase one, before cgtma
 # ran, is the kernel's (or its hypervisor's) own, and is shown, not held against cgtma. Where
 # phase one logged the platform's stalls (workqueue lockups, RCU stalls: the development VM's

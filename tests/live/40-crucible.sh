@@ -1,6 +1,6 @@
 #!/bin/bash
 # cgtma as a crucible tool, and --cdm's files against every rule of crucible's Common Data
-# Model (/work/shared/reference/README.md section 6).
+# Model (docs/crucible.md, "The Common Data Model's rules").
 #
 # 1. The harness's sequence: tools/crucible/cgtma-start in a tool directory with a cgroup
 #    glob as its param (--arg=value, as rickshaw renders params), a workload in that cgroup,

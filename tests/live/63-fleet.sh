@@ -318,7 +318,8 @@ echo "in the image with the DaemonSet's settings: container $WEB counted $got ge
 jq -e -s --arg n "$WEB" --arg c "$WEB_CG" --arg h "$HOST" 'all(.[].rows[] | select(.scope == "cgroup");
 	(.cgroup == $c and .container == $n) or (.cgroup == $h and (has("container") | not)))' \
 	"$TMP/in.jsonl" >/dev/null || fail "rows not named as they should be: $(tail -n1 "$TMP/in.jsonl")"
-# Through the host's cgroup filesystem the DaemonSet mounts (README, "In a container").
+# Through the host's cgroup filesystem the DaemonSet mounts (docs/containers.md, "cgtma in a
+# container").
 grep -q "cgroup view: the host's hierarchy at /sys/fs/cgroup" "$TMP/err" ||
 	fail "cgtma in the container does not read the host's hierarchy through the mount: $(cat "$TMP/err")"
 

@@ -2,8 +2,8 @@
 /*
  * --cdm: crucible's metric files. Synthetic intervals (the spr plan from a vector's counts,
  * the sw model, -e events) go through the sink; after every interval the pair on disk must
- * follow every rule of CDM (the reference README, section 6): a JSON array of
- * {idx, desc{source, class, type}, names{...}} with exactly those keys (no
+ * follow every rule of CDM (docs/crucible.md, "The Common Data Model's rules"): a JSON
+ * array of {idx, desc{source, class, type}, names{...}} with exactly those keys (no
  * default-aggregation: CDM's v8dev index rejects it; class throughput, never count) and
  * known name keys, CSV rows "idx,begin,end,value" of integer milliseconds whose idx is in
  * the JSON, begin <= end, each series' next begin its previous end + 1, no NaN or Inf.

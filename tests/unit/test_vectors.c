@@ -2,7 +2,7 @@
 /*
  * The built-in models against toplev: every vector in tests/vectors (computed with pmu-tools'
  * model files and checked against the toplev command line, see
- * /work/shared/reference/README.md section 1) must give the same values (within 1e-9), the
+ * docs/topdown.md, "Reference vectors") must give the same values (within 1e-9), the
  * same threshold flags and the same bottleneck. Intel vectors are level 3, AMD level 2.
  */
 #include <dirent.h>

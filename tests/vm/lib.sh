@@ -26,7 +26,7 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # The rows, in the order they run and are shown. A plain `make test-kernels` runs the
 # default ones: the kernels users run most, every one of which must pass. Debian's 6.18
 # from backports is there to be asked for by name: under TCG its lazy row runs out of time
-# in 17, 22 and 27 (README, "Kernels it has run on").
+# in 17, 22 and 27 (docs/kernels.md).
 DEFAULT_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
 ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary"
 
@@ -365,9 +365,9 @@ build_rootfs() {
 # choose_accel KERNEL_IMAGE: ACCEL (kvm or tcg), ACCEL_ARGS and ACCEL_WHY. KVM only if a
 # tiny guest (this kernel, an initramfs that prints a line and powers off) reaches user
 # space under it within 20 s: /dev/kvm may be a software hypervisor that cannot boot a stock
-# kernel (reference README section 8), and one that boots slower than that is no faster
+# kernel (docs/kernels.md, "Known issues"), and one that boots slower than that is no faster
 # than TCG, which reaches user space in 6 to 7 s. CGTMA_VMTEST_ACCEL=kvm|tcg decides without
-# a probe; tcg-multi is multi-threaded TCG, for the experiment of README's kernel section
+# a probe; tcg-multi is multi-threaded TCG, for the experiment docs/kernels.md describes
 # only.
 choose_accel() {
 	local image=$1 d=$CACHE/probe rc out
@@ -409,7 +409,7 @@ choose_accel() {
 		ACCEL_ARGS=(-accel tcg,thread=multi -cpu max)
 	else
 		# thread=single: multi-threaded TCG hung with soft lockups while a BPF program
-		# attached (QEMU misses the kernel's live code patching; reference section 8).
+		# attached (QEMU misses the kernel's live code patching; docs/kernels.md).
 		# shellcheck disable=SC2054 # tcg,thread=single is one option's value
 		ACCEL_ARGS=(-accel tcg,thread=single -cpu max)
 	fi
