@@ -79,11 +79,14 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	mo.level = max_level ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;
-	/* As toplev: the hard-lockup detector keeps one counter on every CPU. */
+	/*
+	 * As toplev: the hard-lockup detector keeps a cycles counter on every CPU, pinned (on
+	 * Intel the fixed one, so cgtma's own cycles event takes a generic counter).
+	 */
 	if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
 		pr_warn("the NMI watchdog holds a counter: one fewer for cgtma "
 			"(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
-		mo.reserved_counters = 1;
+		mo.nmi_watchdog = true;
 	}
 	err = plan__new(m->model, &mo, &m->plan);
 	/*

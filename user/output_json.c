@@ -131,16 +131,22 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 	if (s->removed)
 		strbuf_addstr(sb, s->kind == SCOPE_TASK ? ",\"exited\":true" : ",\"removed\":true");
 	strbuf_addstr(sb, ",\"counts\":{");
-	for (int i = 0; i < run->nr_events; i++) {
-		if (i)
+	for (int i = 0, first = 1; i < run->nr_events; i++) {
+		if (!run_lists_event(run, i))
+			continue;
+		if (!first)
 			strbuf_add(sb, ",", 1);
+		first = 0;
 		add_key(sb, run->event_names[i]);
 		add_count(sb, s->state[i] != COUNT_NOT_COUNTED ? s->count[i] : NAN);
 	}
 	strbuf_addstr(sb, "},\"multiplex\":{");
-	for (int i = 0; i < run->nr_events; i++) {
-		if (i)
+	for (int i = 0, first = 1; i < run->nr_events; i++) {
+		if (!run_lists_event(run, i))
+			continue;
+		if (!first)
 			strbuf_add(sb, ",", 1);
+		first = 0;
 		add_key(sb, run->event_names[i]);
 		add_number(sb, s->multiplex[i]);
 	}
