@@ -292,8 +292,8 @@ static void describe_counters(unsigned long long mask, char *buf, size_t len)
 			at += snprintf(buf + at, len - at, "generic counters 0x%llx", gen);
 	}
 	if (fix && at < len)
-		snprintf(buf + at, len - at, "%sfixed counter%s 0x%llx", gen ? " and " : "",
-			 __builtin_popcountll(fix) > 1 ? "s" : "", fix);
+		snprintf(buf + at, len - at, "%s%d fixed counter%s", gen ? " and " : "",
+			 __builtin_popcountll(fix), __builtin_popcountll(fix) > 1 ? "s" : "");
 }
 
 /* Why a unit's events cannot be one group: the counters some of them want are too few. */
