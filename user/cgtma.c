@@ -59,6 +59,9 @@ static void usage(FILE *f)
 "      --perf-metrics, --no-perf-metrics\n"
 "                          Intel's fixed-counter Top-Down path (default: when sysfs has it)\n"
 "      --smt, --no-smt     SMT-aware formulas (default: as the machine is)\n"
+"      --nmi-watchdog, --no-nmi-watchdog\n"
+"                          plan for the NMI watchdog holding a counter (default: as\n"
+"                          /proc/sys/kernel/nmi_watchdog says)\n"
 "\n"
 "How and how long:\n"
 "  -I, --interval MS       print every MS milliseconds (default 1000, at least 10)\n"
@@ -197,7 +200,7 @@ static int profile(int argc, char **argv)
 	struct session_opts o = {
 		.interval_ms = 1000,
 		.depth = 3,
-		.measure = { .perf_metrics = -1, .smt = -1 },
+		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
 		.max_cgroups = 0,	/* the collector's default for this kernel */
 	};
 	const char **cgroups, *env_hook, *env_alloc;

@@ -18,7 +18,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: cgtma list-events [--model M | --model-file F] [-l N]\n"
-"                         [--perf-metrics|--no-perf-metrics] [--smt|--no-smt] [--json]\n"
+"                         [--perf-metrics|--no-perf-metrics] [--smt|--no-smt]\n"
+"                         [--nmi-watchdog|--no-nmi-watchdog] [--json]\n"
 "\n"
 "Prints the event groups and the perf_event_attr encodings (type, config, config1) a run\n"
 "with these options would open on every CPU, and the nodes computed from each group's\n"
@@ -143,7 +144,7 @@ int cmd_list_events(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct measure_opts mo = { .perf_metrics = -1, .smt = -1 };
+	struct measure_opts mo = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 };
 	struct measurement m = {};
 	bool json = false;
 	int c, ret;

@@ -83,7 +83,9 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	 * As toplev: the hard-lockup detector keeps a cycles counter on every CPU, pinned (on
 	 * Intel the fixed one, so cgtma's own cycles event takes a generic counter).
 	 */
-	if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
+	if (o->nmi_watchdog >= 0) {
+		mo.nmi_watchdog = o->nmi_watchdog;
+	} else if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
 		pr_warn("the NMI watchdog holds a counter: one fewer for cgtma "
 			"(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
 		mo.nmi_watchdog = true;
