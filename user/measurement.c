@@ -97,6 +97,11 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	 */
 	if (err)
 		return err == -E2BIG ? -EINVAL : not_usage(err);
+	for (int i = 0; i < m->plan->nr_nodes; i++)
+		if (m->plan->nodes[i].split)
+			pr_notice("%s is split over groups (%s): its value mixes counts multiplexed "
+				  "at different times, marked [split]", m->plan->nodes[i].full_name,
+				  m->plan->nodes[i].split_reason);
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
 		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,

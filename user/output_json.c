@@ -167,6 +167,19 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 			add_string(sb, run->plan->nodes[bn].full_name);
 		else
 			strbuf_add(sb, "null", 4);
+		/* Nodes computed from counts of several groups, multiplexed apart: when any. */
+		for (int i = 0, first = 1; i < run->plan->nr_nodes; i++) {
+			if (!run->plan->nodes[i].split)
+				continue;
+			strbuf_addstr(sb, first ? ",\"split_nodes\":[" : ",");
+			first = 0;
+			add_string(sb, run->plan->nodes[i].full_name);
+		}
+		for (int i = 0; i < run->plan->nr_nodes; i++)
+			if (run->plan->nodes[i].split) {
+				strbuf_add(sb, "]", 1);
+				break;
+			}
 	}
 	if (run->plan && run->plan->nr_metrics) {
 		strbuf_addstr(sb, ",\"metrics\":{");

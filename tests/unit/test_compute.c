@@ -149,6 +149,35 @@ static void test_errors(void)
 	CHECK(!strncmp(r.out, "{\"error\":", 9) && lines(r.out) == 1, "%s", r.out);
 	result_free(&r);
 
+	/* a node whose events cannot fit one group says so; the others say nothing */
+	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, NULL));
+	r = compute((const char *[]){ "--model", "spr", "-l", "3", "--perf-metrics", "--json",
+				      TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	{
+		json_object *out = json_tokener_parse(r.out), *nodes = NULL, *v;
+		int split = 0, fe_split = -1;
+
+		CHECK(out && json_object_object_get_ex(out, "nodes", &nodes), "%s", r.out);
+		for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
+			json_object *n = json_object_array_get_idx(nodes, i), *name;
+			bool s = json_object_object_get_ex(n, "split", &v) &&
+				 json_object_get_boolean(v);
+
+			json_object_object_get_ex(n, "name", &name);
+			split += s;
+			if (!strcmp(json_object_get_string(name),
+				    "Backend_Bound.Core_Bound.Ports_Utilization"))
+				CHECK(s, "Ports_Utilization not split");
+			if (!strcmp(json_object_get_string(name), "Frontend_Bound"))
+				fe_split = s;
+		}
+		CHECK_INT(fe_split, 0);
+		CHECK_INT(split, 3);
+		json_object_put(out);
+	}
+	result_free(&r);
+
 	/* --perf-metrics on a model without that path */
 	r = compute((const char *[]){ "--model", "skx", "--perf-metrics", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 2);
