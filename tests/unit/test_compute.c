@@ -161,7 +161,7 @@ static void test_errors(void)
 		CHECK(out && json_object_object_get_ex(out, "nodes", &nodes), "%s", r.out);
 		for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
 			json_object *n = json_object_array_get_idx(nodes, i), *name;
-			bool s = json_object_object_get_ex(n, "split", &v) &&
+			int s = json_object_object_get_ex(n, "split", &v) &&
 				 json_object_get_boolean(v);
 
 			json_object_object_get_ex(n, "name", &name);
