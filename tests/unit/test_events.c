@@ -159,6 +159,20 @@ static void check_excl(const char *spec, int user, int kernel, int hv)
 	      a.exclude_kernel, a.exclude_hv, user, kernel, hv);
 }
 
+static void check_guest(const char *spec, int guest, int host)
+{
+	struct perf_event_attr a;
+	char err[EVENT_ERR_LEN];
+	int ret = event_parse(spec, &a, err, sizeof(err));
+
+	CHECK(ret == 0, "%s: returned %d (%s)", spec, ret, err);
+	if (ret)
+		return;
+	CHECK(a.exclude_guest == guest && a.exclude_host == host,
+	      "%s: exclude guest %d host %d, want %d %d", spec, a.exclude_guest, a.exclude_host,
+	      guest, host);
+}
+
 static void test_modifiers(void)
 {
 	check_excl("cycles", 0, 0, 0);
@@ -170,6 +184,20 @@ static void test_modifiers(void)
 	check_excl("cpu/event=0x3c/u", 0, 1, 1);
 	check_excl("cpu/event=0x3c/k", 1, 0, 0);
 	check_excl("cpu/event=0x3c/", 0, 0, 0);
+	/* guests: excluded from hardware events by default, as perf; G and H as perf's */
+	check_guest("cycles", 1, 0);
+	check_guest("cycles:u", 1, 0);
+	check_guest("cycles:G", 0, 1);
+	check_guest("cycles:H", 1, 0);
+	check_guest("cycles:GH", 0, 0);
+	check_guest("cycles:uG", 0, 1);
+	check_guest("cpu/event=0x3c/", 1, 0);
+	check_guest("cpu/event=0x3c/G", 0, 1);
+	check_guest("cpu/event=0x3c/HG", 0, 0);
+	check_guest("r003c", 1, 0);
+	check_guest("cpu-clock", 0, 0);		/* software: no guest to exclude */
+	check_guest("cpu-clock:H", 1, 0);
+	check_guest("context-switches:u", 0, 0);
 	/* A modifier does not change what is counted. */
 	CHECK_EVENT("cycles:u", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	CHECK_EVENT("cpu-clock:k", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
@@ -308,6 +336,8 @@ static void test_libpfm(void)
 	CHECK_INT(event_parse("INST_RETIRED:ANY_P", &a, err, sizeof(err)), 0);
 	CHECK(!a.exclude_user && !a.exclude_kernel, "INST_RETIRED:ANY_P: exclude user %d kernel %d",
 	      a.exclude_user, a.exclude_kernel);
+	CHECK(a.exclude_guest && !a.exclude_host, "INST_RETIRED:ANY_P: exclude guest %d host %d",
+	      a.exclude_guest, a.exclude_host);
 	CHECK_INT(event_parse("INST_RETIRED:ANY_P:u=1:k=0", &a, err, sizeof(err)), 0);
 	CHECK(!a.exclude_user && a.exclude_kernel, "INST_RETIRED:ANY_P:u: exclude user %d kernel %d",
 	      a.exclude_user, a.exclude_kernel);
