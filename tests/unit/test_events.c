@@ -145,14 +145,20 @@ static void test_perf_names(void)
 		CHECK_EVENT(cases[i].spec, cases[i].type, cases[i].config);
 }
 
+static bool parses(const char *spec, struct perf_event_attr *a)
+{
+	char err[EVENT_ERR_LEN];
+	int ret = event_parse(spec, a, err, sizeof(err));
+
+	CHECK(ret == 0, "%s: returned %d (%s)", spec, ret, err);
+	return ret == 0;
+}
+
 static void check_excl(const char *spec, int user, int kernel, int hv)
 {
 	struct perf_event_attr a;
-	char err[EVENT_ERR_LEN];
-	int ret = event_parse(spec, &a, err, sizeof(err));
 
-	CHECK(ret == 0, "%s: returned %d (%s)", spec, ret, err);
-	if (ret)
+	if (!parses(spec, &a))
 		return;
 	CHECK(a.exclude_user == user && a.exclude_kernel == kernel && a.exclude_hv == hv,
 	      "%s: exclude user %d kernel %d hv %d, want %d %d %d", spec, a.exclude_user,
@@ -162,11 +168,8 @@ static void check_excl(const char *spec, int user, int kernel, int hv)
 static void check_guest(const char *spec, int guest, int host)
 {
 	struct perf_event_attr a;
-	char err[EVENT_ERR_LEN];
-	int ret = event_parse(spec, &a, err, sizeof(err));
 
-	CHECK(ret == 0, "%s: returned %d (%s)", spec, ret, err);
-	if (ret)
+	if (!parses(spec, &a))
 		return;
 	CHECK(a.exclude_guest == guest && a.exclude_host == host,
 	      "%s: exclude guest %d host %d, want %d %d", spec, a.exclude_guest, a.exclude_host,
