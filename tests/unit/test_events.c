@@ -9,6 +9,7 @@
  * syscalls:sys_enter_getppid.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
