@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "measurement.h"
 #include "test.h"
 
 static char sysfs[] = "/tmp/cgtma-test-sysfs.XXXXXX";
@@ -422,6 +423,50 @@ static void test_split(void)
 	}
 }
 
+/* -e's group for one list: names in order, and each event's group. */
+static void check_topdown(const char *list, int nr, const char *const *names, const int *groups)
+{
+	struct measure_opts o = { .events = list, .perf_metrics = -1, .smt = -1,
+				  .nmi_watchdog = -1 };
+	struct measurement m = {};
+	int ret = measurement_setup(&o, &m);
+
+	CHECK(ret == 0, "%s: %d", list, ret);
+	CHECK(m.nr_events == nr, "%s: %d events, want %d", list, m.nr_events, nr);
+	for (int i = 0; !ret && i < nr && i < m.nr_events; i++) {
+		CHECK_STR(m.names[i], names[i]);
+		CHECK(m.group[i] == groups[i], "%s: %s in group %d, want %d", list, names[i],
+		      m.group[i], groups[i]);
+	}
+	/* the leader is the slots event, with the metrics' exclusions */
+	if (!ret && nr > 1 && !strcmp(names[0], "cpu/slots/")) {
+		CHECK(m.attrs[0].type == 4 && m.attrs[0].config == 0x0400, "%s: leader %u 0x%llx",
+		      list, m.attrs[0].type, (unsigned long long)m.attrs[0].config);
+		CHECK(m.attrs[0].exclude_kernel == m.attrs[1].exclude_kernel, "%s: exclusions",
+		      list);
+	}
+	measurement_release(&m);
+}
+
+/* perf-metrics events given with -e get a slots leader, as perf gives them */
+static void test_topdown_leader(void)
+{
+	check_topdown("cpu/topdown-fe-bound/", 2,
+		      (const char *[]){ "cpu/slots/", "cpu/topdown-fe-bound/" },
+		      (const int[]){ 0, 0 });
+	check_topdown("cycles,cpu/topdown-retiring/u,cpu-clock,cpu/event=0x00,umask=0x82/u", 5,
+		      (const char *[]){ "cycles", "cpu/slots/", "cpu/topdown-retiring/u",
+					"cpu/event=0x00,umask=0x82/u", "cpu-clock" },
+		      (const int[]){ 0, 1, 1, 1, 2 });
+	/* a slots event in the list leads, wherever it was */
+	check_topdown("cpu/topdown-fe-bound/,cycles,cpu/slots/", 3,
+		      (const char *[]){ "cpu/slots/", "cpu/topdown-fe-bound/", "cycles" },
+		      (const int[]){ 0, 0, 1 });
+	/* without metrics events nothing changes */
+	check_topdown("cpu/slots/,cycles", 2, (const char *[]){ "cpu/slots/", "cycles" },
+		      (const int[]){ 0, 1 });
+}
+
 int main(void)
 {
 	/* Before the first libpfm4 use: it reads the variable when it initializes. */
@@ -436,6 +481,7 @@ int main(void)
 	test_libpfm();
 	test_bad();
 	test_split();
+	test_topdown_leader();
 
 	remove_tree();
 	return test_done("events");
