@@ -492,8 +492,20 @@ static int emit_events(struct plan *p, struct grouper *g)
 	const struct model *m = g->m;
 	int i = 0, total = 0;
 
-	for (int k = 0; k < g->nr_groups; k++)
-		total += g->groups[k].n;
+	for (int k = 0; k < g->nr_groups; k++) {
+		struct pgroup *pg = &g->groups[k];
+
+		total += pg->n;
+		/* as perf orders a topdown group: slots, its metrics events, then the others */
+		for (int j = 1, at = 1; pg->pm && j < pg->n; j++) {
+			int e = pg->ev[j];
+
+			if (!g->pm[e])
+				continue;
+			memmove(pg->ev + at + 1, pg->ev + at, (j - at) * sizeof(*pg->ev));
+			pg->ev[at++] = e;
+		}
+	}
 	p->events = calloc(total + 1, sizeof(*p->events));
 	priv->model_event = calloc(total + 1, sizeof(*priv->model_event));
 	if (!p->events || !priv->model_event)

@@ -143,7 +143,7 @@ static void check_groups(const struct pmu *pmu, const struct plan *p, const char
 	for (int i = 0; i < p->nr_events;) {
 		unsigned long long c[64];
 		int n = 0, start = i;
-		bool metrics = false;
+		bool metrics = false, others = false;
 
 		/* the watchdog's pinned cycles event sits beside every group */
 		if (p->opts.nmi_watchdog)
@@ -152,9 +152,13 @@ static void check_groups(const struct pmu *pmu, const struct plan *p, const char
 			CHECK(event_parse(p->events[i].encoding, &attr, err, sizeof(err)) == 0,
 			      "%s: %s: %s", where, p->events[i].name, err);
 			if (is_metric(attr.config)) {
+				/* perf's order: slots, the metrics events, the others */
+				CHECK(!others, "%s: %s after other events", where,
+				      p->events[i].name);
 				metrics = true;
 				continue;	/* the metric pseudo-counters */
 			}
+			others |= i > start;
 			CHECK(n < 64, "%s: group too long", where);
 			if (n < 64)
 				c[n++] = constraint(pmu, attr.config, ngen);
