@@ -51,7 +51,8 @@ static void usage(FILE *f)
 "  -e, --events LIST       count these events instead of a model's: perf names (cpu-clock,\n"
 "                          context-switches, cycles, ...), tracepoints (sched:sched_wakeup),\n"
 "                          libpfm4 names (INST_RETIRED:ANY_P), raw (r01a0) or PMU terms\n"
-"                          (cpu/event=0xa0,umask=0x01,cmask=6/)\n"
+"                          (cpu/event=0xa0,umask=0x01,cmask=6/); modifiers :u :k, and\n"
+"                          :G :H as perf's (hardware events exclude guests by default)\n"
 "  -M, --model NAME        Top-Down model (default: detected from the CPU)\n"
 "      --model-file FILE   load a model from a file (see user/models/README.md)\n"
 "      --list-models       print the built-in models and exit\n"
@@ -59,6 +60,9 @@ static void usage(FILE *f)
 "      --perf-metrics, --no-perf-metrics\n"
 "                          Intel's fixed-counter Top-Down path (default: when sysfs has it)\n"
 "      --smt, --no-smt     SMT-aware formulas (default: as the machine is)\n"
+"      --nmi-watchdog, --no-nmi-watchdog\n"
+"                          plan for the NMI watchdog holding a counter (default: as\n"
+"                          /proc/sys/kernel/nmi_watchdog says)\n"
 "\n"
 "How and how long:\n"
 "  -I, --interval MS       print every MS milliseconds (default 1000, at least 10)\n"
@@ -197,7 +201,7 @@ static int profile(int argc, char **argv)
 	struct session_opts o = {
 		.interval_ms = 1000,
 		.depth = 3,
-		.measure = { .perf_metrics = -1, .smt = -1 },
+		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
 		.max_cgroups = 0,	/* the collector's default for this kernel */
 	};
 	const char **cgroups, *env_hook, *env_alloc;

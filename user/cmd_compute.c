@@ -304,6 +304,9 @@ static int print_json(const struct plan *p, const struct tma_result *r)
 		json_object_object_add(o, "value", number_or_null(r->value[i], r->counted[i]));
 		json_object_object_add(o, "thresh", json_object_new_boolean(r->above[i]));
 		json_object_object_add(o, "bottleneck", json_object_new_boolean(i == r->bottleneck));
+		/* computed from counts of several groups, multiplexed apart (only when so) */
+		if (p->nodes[i].split)
+			json_object_object_add(o, "split", json_object_new_boolean(true));
 	}
 	if (metrics)
 		json_object_object_add(root, "metrics", metrics);

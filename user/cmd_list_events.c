@@ -18,16 +18,52 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: cgtma list-events [--model M | --model-file F] [-l N]\n"
-"                         [--perf-metrics|--no-perf-metrics] [--smt|--no-smt] [--json]\n"
+"                         [--perf-metrics|--no-perf-metrics] [--smt|--no-smt]\n"
+"                         [--nmi-watchdog|--no-nmi-watchdog] [--json]\n"
 "\n"
 "Prints the event groups and the perf_event_attr encodings (type, config, config1) a run\n"
-"with these options would open on every CPU. Without --model, the model is the one a run\n"
-"would detect here.\n"
+"with these options would open on every CPU, and the nodes computed from each group's\n"
+"counts; a node whose events cannot fit one group is \"split\" (its ratios mix counts\n"
+"multiplexed at different times). Without --model, the model is the one a run would\n"
+"detect here.\n"
 "\n"
 "Examples:\n"
 "  cgtma list-events --model spr -l 2\n"
 "  cgtma list-events --model zen4 -l 2 --json\n"
 "  LIBPFM_FORCE_PMU=icx cgtma list-events --model icx -l 3 --no-perf-metrics\n");
+}
+
+/* Whether group k holds one of node n's events. */
+static bool holds_part(const struct plan *p, int n, int k)
+{
+	const int *ev;
+	int ne = plan__node_events(p, n, &ev);
+
+	for (int j = 0; j < ne; j++)
+		if (p->events[ev[j]].group == k)
+			return true;
+	return false;
+}
+
+/* The nodes computed from group k's counts, then those split over it and other groups. */
+static void print_group_nodes(const struct plan *p, int k)
+{
+	const char *sep = "  nodes:";
+
+	for (int n = 0; n < p->nr_nodes; n++) {
+		if (p->nodes[n].group == k) {
+			printf("%s %s", sep, p->nodes[n].full_name);
+			sep = ",";
+		}
+	}
+	for (int n = 0; n < p->nr_nodes; n++) {
+		if (p->nodes[n].split && holds_part(p, n, k)) {
+			printf("%s %s (split)", sep, p->nodes[n].full_name);
+			sep = ",";
+		}
+	}
+	if (strcmp(sep, "  nodes:"))
+		printf("\n");
 }
 
 static void print_text(const struct measurement *m)
@@ -41,12 +77,29 @@ static void print_text(const struct measurement *m)
 	for (int i = 0; i < p->nr_events; i++) {
 		const struct perf_event_attr *a = &m->attrs[i];
 
-		if (i == 0 || p->events[i].group != p->events[i - 1].group)
+		if (i == 0 || p->events[i].group != p->events[i - 1].group) {
 			printf("group %d:\n", p->events[i].group);
+			print_group_nodes(p, p->events[i].group);
+		}
 		printf("  %-52s type %u config 0x%llx config1 0x%llx%s\n", p->events[i].name,
 		       a->type, (unsigned long long)a->config, (unsigned long long)a->config1,
 		       p->events[i].fixed ? "  (fixed counter)" : "");
 	}
+	for (int n = 0; n < p->nr_nodes; n++)
+		if (p->nodes[n].split)
+			printf("split: %s: its events are in several groups, counted at different "
+			       "times: %s\n", p->nodes[n].full_name, p->nodes[n].split_reason);
+}
+
+static json_object *group_nodes_json(const struct plan *p, int k, bool split)
+{
+	json_object *a = json_object_new_array();
+
+	for (int n = 0; n < p->nr_nodes; n++) {
+		if (split ? p->nodes[n].split && holds_part(p, n, k) : p->nodes[n].group == k)
+			json_object_array_add(a, json_object_new_string(p->nodes[n].full_name));
+	}
+	return a;
 }
 
 static void print_json(const struct measurement *m)
@@ -64,6 +117,10 @@ static void print_json(const struct measurement *m)
 			events = json_object_new_array();
 			json_object_object_add(g, "group", json_object_new_int(p->events[i].group));
 			json_object_object_add(g, "events", events);
+			json_object_object_add(g, "nodes",
+					       group_nodes_json(p, p->events[i].group, false));
+			json_object_object_add(g, "split_nodes",
+					       group_nodes_json(p, p->events[i].group, true));
 			json_object_array_add(groups, g);
 		}
 		json_object_object_add(e, "name", json_object_new_string(p->events[i].name));
@@ -87,7 +144,7 @@ int cmd_list_events(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct measure_opts mo = { .perf_metrics = -1, .smt = -1 };
+	struct measure_opts mo = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 };
 	struct measurement m = {};
 	bool json = false;
 	int c, ret;

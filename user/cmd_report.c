@@ -229,7 +229,7 @@ static int setup_plan(struct replay *rp, int level)
 	mo.level = max_level ? level : 1;
 	mo.perf_metrics = h->run.perf_metrics;
 	mo.smt = h->run.smt;
-	mo.reserved_counters = h->reserved_counters;
+	mo.nmi_watchdog = h->nmi_watchdog;
 	err = plan__new(rp->model, &mo, &rp->plan);
 	if (err)
 		return -EIO;	/* as recorded, the plan was made once: a damaged record */

@@ -64,18 +64,35 @@ static const struct {
 	{ "ldlat", "config1:0-15" },	 { "frontend", "config1:0-23" },
 };
 
+/* A PMU's counters, not the kernel's software or tracepoint events. */
+static bool counts_hardware(const struct perf_event_attr *attr)
+{
+	return attr->type != PERF_TYPE_SOFTWARE && attr->type != PERF_TYPE_TRACEPOINT;
+}
+
+/*
+ * perf's modifiers: u and k as perf's; G and H, guest and host, as perf's too. Without G or
+ * H a hardware event excludes the guests of a VMM (exclude_guest, perf's default), so that
+ * a VMM's cgroup is not charged what its guests run; G counts guests only, H the host only,
+ * GH both.
+ */
 static int apply_modifiers(const char *mods, struct perf_event_attr *attr, char *err,
 			   size_t errlen)
 {
-	bool user = false, kernel = false;
+	bool user = false, kernel = false, guest = false, host = false;
 
 	for (const char *m = mods; *m; m++) {
 		if (*m == 'u')
 			user = true;
 		else if (*m == 'k')
 			kernel = true;
+		else if (*m == 'G')
+			guest = true;
+		else if (*m == 'H')
+			host = true;
 		else {
-			snprintf(err, errlen, "unknown modifier '%c' (u and k are supported)", *m);
+			snprintf(err, errlen, "unknown modifier '%c' (u, k, G and H are supported)",
+				 *m);
 			return -EINVAL;
 		}
 	}
@@ -83,6 +100,12 @@ static int apply_modifiers(const char *mods, struct perf_event_attr *attr, char 
 		attr->exclude_kernel = user;
 		attr->exclude_hv = user;
 		attr->exclude_user = kernel;
+	}
+	if (guest || host) {
+		attr->exclude_guest = !guest;
+		attr->exclude_host = !host;
+	} else {
+		attr->exclude_guest = counts_hardware(attr);
 	}
 	return 0;
 }
@@ -337,6 +360,7 @@ int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_
 	if (is_raw(spec)) {
 		attr->type = PERF_TYPE_RAW;
 		attr->config = strtoull(spec + 1, NULL, 16);
+		attr->exclude_guest = 1;
 		return 0;
 	}
 
@@ -375,6 +399,7 @@ int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_
 	attr->config2 = enc.config2;
 	attr->exclude_user = enc.exclude_user;
 	attr->exclude_kernel = enc.exclude_kernel;
+	attr->exclude_guest = counts_hardware(attr);
 	return 0;
 }
 

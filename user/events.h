@@ -3,12 +3,15 @@
  * Event specifications, as `cgtma -e` and model files write them, to perf_event_attr:
  *
  *   cpu-clock, context-switches, cycles, ...  perf's software and generic hardware names,
- *                                             optionally with :u or :k
+ *                                             optionally with :u, :k, :G, :H
  *   sched:sched_wakeup                        tracepoints (tracefs is mounted if needed)
  *   r01a0                                     raw config for the core PMU
  *   cpu/event=0xa0,umask=0x01,cmask=6/        PMU terms (sysfs format, or the x86 core
  *   cpu/topdown-fe-bound/                     layout when sysfs has no such PMU); sysfs
- *                                             aliases; trailing u or k modifiers
+ *                                             aliases; trailing u, k, G, H modifiers
+ *
+ * As perf, hardware events exclude a VMM's guests unless G (guests only) or GH (both) says
+ * otherwise; H is the host only.
  *   INST_RETIRED:ANY_P                        libpfm4 names (LIBPFM_FORCE_PMU is honoured)
  */
 #ifndef CGTMA_EVENTS_H

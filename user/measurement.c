@@ -79,11 +79,16 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	mo.level = max_level ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;
-	/* As toplev: the hard-lockup detector keeps one counter on every CPU. */
-	if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
+	/*
+	 * As toplev: the hard-lockup detector keeps a cycles counter on every CPU, pinned (on
+	 * Intel the fixed one, so cgtma's own cycles event takes a generic counter).
+	 */
+	if (o->nmi_watchdog >= 0) {
+		mo.nmi_watchdog = o->nmi_watchdog;
+	} else if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
 		pr_warn("the NMI watchdog holds a counter: one fewer for cgtma "
 			"(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
-		mo.reserved_counters = 1;
+		mo.nmi_watchdog = true;
 	}
 	err = plan__new(m->model, &mo, &m->plan);
 	/*
@@ -92,6 +97,11 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	 */
 	if (err)
 		return err == -E2BIG ? -EINVAL : not_usage(err);
+	for (int i = 0; i < m->plan->nr_nodes; i++)
+		if (m->plan->nodes[i].split)
+			pr_notice("%s is split over groups (%s): its value mixes counts multiplexed "
+				  "at different times, marked [split]", m->plan->nodes[i].full_name,
+				  m->plan->nodes[i].split_reason);
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
 		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,
@@ -132,6 +142,110 @@ static int encode_events(struct measurement *m)
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/* On a core PMU (not perf's software, tracepoint or generic hardware types). */
+static bool core_pmu_event(const struct perf_event_attr *a)
+{
+	return a->type != PERF_TYPE_SOFTWARE && a->type != PERF_TYPE_TRACEPOINT &&
+	       a->type != PERF_TYPE_HARDWARE && a->type != PERF_TYPE_HW_CACHE;
+}
+
+/* Intel's perf-metrics events (topdown-retiring ... topdown-mem-bound): event 0, umask 0x8N. */
+static bool topdown_metric(const struct perf_event_attr *a)
+{
+	return core_pmu_event(a) && (a->config & 0xff) == 0 &&
+	       (a->config >> 8 & 0xff) >= 0x80 && (a->config >> 8 & 0xff) <= 0x87;
+}
+
+static bool topdown_slots(const struct perf_event_attr *a)
+{
+	return core_pmu_event(a) && (a->config & 0xffff) == 0x0400;
+}
+
+/*
+ * The kernel opens perf-metrics events only in a group led by the slots event (EINVAL
+ * otherwise). As perf does, -e's metrics events go into one group led by slots: the one
+ * the list names, or one added ("cpu/slots/", with the first metric's exclusions). The group
+ * takes the place of its first member; the other events stay as they were, each alone.
+ */
+static int group_topdown(struct measurement *m)
+{
+	int n = m->nr_events, leader = -1, first = -1, nr_metrics = 0, k = 0, g = 0;
+	struct perf_event_attr *attrs;
+	char **names;
+	int *group;
+	bool done = false;
+
+	for (int i = 0; i < n; i++) {
+		if (topdown_metric(&m->attrs[i])) {
+			nr_metrics++;
+			if (first < 0)
+				first = i;
+		}
+	}
+	if (!nr_metrics)
+		return 0;
+	for (int i = 0; i < n && leader < 0; i++)
+		if (topdown_slots(&m->attrs[i]) && m->attrs[i].type == m->attrs[first].type)
+			leader = i;
+	if (leader < 0 && n + 1 > CGTMA_MAX_EVENTS) {
+		pr_err("-e: %d events and the slots leader they need; cgtma counts at most %d "
+		       "per run", n, CGTMA_MAX_EVENTS);
+		return -EINVAL;
+	}
+	attrs = calloc(n + 1, sizeof(*attrs));
+	names = calloc(n + 1, sizeof(*names));
+	group = calloc(n + 1, sizeof(*group));
+	if (!attrs || !names || !group) {
+		free(attrs);
+		free(names);
+		free(group);
+		return out_of_memory();
+	}
+	for (int i = 0; i < n; i++) {
+		if (i == leader || topdown_metric(&m->attrs[i])) {
+			if (done)
+				continue;
+			done = true;
+			/* the leader, then every metrics event in the list's order */
+			if (leader >= 0) {
+				attrs[k] = m->attrs[leader];
+				names[k] = m->names[leader];
+			} else {
+				attrs[k] = m->attrs[first];
+				attrs[k].config = 0x0400;
+				names[k] = strdup("cpu/slots/");
+				if (!names[k]) {
+					free(attrs);
+					free(names);
+					free(group);
+					return out_of_memory();
+				}
+			}
+			group[k++] = g;
+			for (int j = 0; j < n; j++) {
+				if (topdown_metric(&m->attrs[j])) {
+					attrs[k] = m->attrs[j];
+					names[k] = m->names[j];
+					group[k++] = g;
+				}
+			}
+			g++;
+			continue;
+		}
+		attrs[k] = m->attrs[i];
+		names[k] = m->names[i];
+		group[k++] = g++;
+	}
+	free(m->attrs);
+	free(m->names);
+	free(m->group);
+	m->attrs = attrs;
+	m->names = names;
+	m->group = group;
+	m->nr_events = k;
 	return 0;
 }
 
@@ -185,6 +299,8 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 	/* Only for the encoding: -- COMMAND must not inherit it. */
 	if (forced)
 		unsetenv("LIBPFM_FORCE_PMU");
+	if (!ret && !m->plan)
+		ret = group_topdown(m);
 	return ret;
 }
 

@@ -20,6 +20,7 @@ struct measure_opts {
 	int level;			/* 0: 1 */
 	int perf_metrics;		/* 1, 0, or -1 to detect */
 	int smt;			/* 1, 0, or -1 to detect */
+	int nmi_watchdog;		/* 1, 0, or -1 to detect */
 };
 
 struct measurement {

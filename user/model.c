@@ -437,7 +437,8 @@ static int event_list(struct loader *ld, const char *where, json_object *arr, in
 static int load_pmu(struct loader *ld, json_object *pmu)
 {
 	static const char *const optional[] = { "generic_counters", "generic_counters_smt", "fixed",
-						"perf_metrics", "software", "libpfm4", NULL };
+						"perf_metrics", "software", "libpfm4",
+						"nmi_watchdog", NULL };
 	static const char *const pm_keys[] = { "leader", "events", NULL };
 	struct model_pmu *p = &ld->m->pmu;
 	json_object *v, *arr;
@@ -478,6 +479,16 @@ static int load_pmu(struct loader *ld, json_object *pmu)
 		err = event_list(ld, "pmu: fixed", arr, &p->fixed, &p->nr_fixed);
 	if (err)
 		return err;
+	p->nmi_watchdog = -1;
+	if (json_object_object_get_ex(pmu, "nmi_watchdog", &v)) {
+		err = want_type(ld, "pmu", "nmi_watchdog", v, json_type_string, "an event name");
+		if (err)
+			return err;
+		p->nmi_watchdog = find_kind(ld, json_object_get_string(v), EXPR_SYM_EVENT);
+		if (p->nmi_watchdog < 0)
+			return lerr(ld, "pmu: nmi_watchdog: unknown event '%.64s'",
+				    json_object_get_string(v));
+	}
 	if (!json_object_object_get_ex(pmu, "perf_metrics", &v))
 		return 0;
 	err = want_type(ld, "pmu", "perf_metrics", v, json_type_object, "an object");
@@ -504,10 +515,33 @@ static int load_pmu(struct loader *ld, json_object *pmu)
 	return 0;
 }
 
+/* "counters": [0, 1, 2, 3], the generic counters an event may use; all when absent. */
+static int load_counters(struct loader *ld, const char *where, json_object *e,
+			 unsigned long long *mask)
+{
+	json_object *arr;
+	size_t i;
+	int err, c;
+
+	*mask = ~0ull;
+	err = get_array(ld, where, e, "counters", &arr);
+	if (err || !arr)
+		return err;
+	*mask = 0;
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		err = json_to_int(ld, where, "counters", json_object_array_get_idx(arr, i), 0, 63,
+				  &c);
+		if (err)
+			return err;
+		*mask |= 1ull << c;
+	}
+	return 0;
+}
+
 static int load_events(struct loader *ld, json_object *arr)
 {
 	static const char *const required[] = { "name", "encoding", NULL };
-	static const char *const optional[] = { "sysfs", "retire_latency", NULL };
+	static const char *const optional[] = { "sysfs", "retire_latency", "counters", NULL };
 	struct model *m = ld->m;
 	size_t i, n = json_object_array_length(arr);
 	int err;
@@ -540,6 +574,8 @@ static int load_events(struct loader *ld, json_object *arr)
 		if (!err && json_object_object_get_ex(e, "retire_latency", &v)) {
 			err = json_to_number(ld, where, "retire_latency", v, &ev->retire_latency);
 		}
+		if (!err)
+			err = load_counters(ld, where, e, &ev->counters);
 		if (err)
 			return err;
 		add_symbol(ld, ev->name, EXPR_SYM_EVENT, i);
@@ -1072,6 +1108,7 @@ int model__load_string(const char *origin, const char *json, size_t len, struct 
 		goto out;
 	}
 	ld.m->pmu.pm_leader = -1;
+	ld.m->pmu.nmi_watchdog = -1;
 	ld.m->origin = strdup(origin);
 	ld.m->text = strndup(json, len);
 	err = ld.m->origin && ld.m->text ? load(&ld, top) : -ENOMEM;

@@ -51,7 +51,8 @@ struct model_options {
 	int level;		/* report nodes of levels 1..level */
 	bool perf_metrics;	/* the perf-metrics path (topdown_use_fixed) */
 	bool smt;		/* smt_enabled */
-	int reserved_counters;	/* generic counters taken by others (NMI watchdog) */
+	int reserved_counters;	/* generic counters taken by others */
+	bool nmi_watchdog;	/* the NMI watchdog holds a counter (the model says which) */
 };
 
 struct plan_event {
@@ -59,6 +60,12 @@ struct plan_event {
 	const char *encoding;	/* an event specification, as `cgtma -e` takes */
 	int group;		/* 0..nr_groups-1; events of a group are consecutive, leader first */
 	bool fixed;		/* runs on a fixed counter */
+	/*
+	 * A copy of an earlier plan event (the same model event) in another group, there so
+	 * that a node's events are counted together: what lists events by name shows the
+	 * first copy only.
+	 */
+	bool duplicate;
 };
 
 struct plan_node {
@@ -70,12 +77,23 @@ struct plan_node {
 	const char *area;
 	const char *desc;
 	double maxval;		/* reported values are clamped to it; NAN when none */
+	/*
+	 * The group all its events are counted in, or -1 when they cannot fit one group
+	 * (split): then its value mixes counts multiplexed at different times, and outputs
+	 * flag it. Software models never split (their events are never multiplexed).
+	 */
+	int group;
+	bool split;
+	const char *split_reason;	/* why, when split (owned by the plan) */
 };
 
 struct plan_metric {
 	const char *name;
 	const char *unit;
 	const char *desc;
+	int group;		/* as plan_node's */
+	bool split;
+	const char *split_reason;
 };
 
 /* A model instantiated for one run. */
@@ -94,8 +112,12 @@ struct plan {
 
 /*
  * The events the reported nodes and the metrics need (transitively, under these options),
- * grouped so that no group needs more counters than the PMU has. Fails with -E2BIG naming the
- * culprit when one event set cannot be scheduled at all.
+ * grouped as toplev does: each node's (and metric's) events in one group, events shared
+ * between groups counted once in each, and every group one the kernel's x86 scheduler can
+ * place on the PMU's counters (generic and fixed counters, each event's allowed counters,
+ * the NMI watchdog's counter). A node whose events cannot fit one group is split over
+ * several, and says why. Fails with -E2BIG naming the culprit when one event cannot be
+ * scheduled at all.
  */
 int plan__new(const struct model *m, const struct model_options *o, struct plan **pp);
 void plan__free(struct plan *p);

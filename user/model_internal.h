@@ -27,6 +27,12 @@ struct model_event {
 	char *encoding;
 	char *sysfs;		/* NULL when none */
 	double retire_latency;	/* retlat()'s default; 0 when the file gives none */
+	/*
+	 * The generic counters it may run on (bit i: counter i), the kernel's constraint for
+	 * it (intel/core.c's tables, the "Counter" field of Intel's event files); all bits set
+	 * when the file gives none. A fixed event runs on its fixed counter or on these.
+	 */
+	unsigned long long counters;
 };
 
 struct model_aux {
@@ -76,7 +82,9 @@ struct model_pmu {
 	int generic_counters;
 	int generic_counters_smt;
 	int nr_fixed;
-	int *fixed;		/* event indices */
+	int *fixed;		/* event indices; fixed[i] runs on fixed counter i */
+	int nmi_watchdog;	/* event index of what the NMI watchdog counts (its counter is
+				 * taken), -1: it takes one generic counter */
 	int pm_leader;		/* event index of the perf-metrics leader, -1 without that path */
 	int nr_pm_events;
 	int *pm_events;		/* event indices */
@@ -110,19 +118,24 @@ struct model {
 /* A plan's private part (plan->priv): what tma__compute needs besides the public arrays. */
 struct plan_deps {
 	int nr;
-	int *events;		/* plan event indices */
+	int *events;		/* plan event indices: the copies in the unit's group */
+	int *model_events;	/* the model event of each */
+	int ctx;		/* its group, or a number of its own when split: computations
+				 * with the same ctx read the same counts */
 };
 
 struct plan_priv {
 	double params[EXPR_NR_PARAMS];	/* smt_enabled, topdown_use_fixed (interval_s unset) */
 	int *model_event;	/* per plan event: model event index */
-	int *plan_event;	/* per model event: plan event index, -1 when not in the plan */
+	int *plan_event;	/* per model event: its first plan event, -1 when not in the plan */
 	int *model_node;	/* per plan node: model node index */
 	int *plan_node;		/* per model node: plan node index, -1 when not reported */
 	int *model_metric;	/* per plan metric: model metric index */
 	/* The events each reported node and metric reads, through everything it computes. */
 	struct plan_deps *node_deps;
 	struct plan_deps *metric_deps;
+	char **split_reason;	/* per node then metric, NULL when not split */
+	int nr_split_reasons;
 	/*
 	 * Memoized node values (see tma.c), per model node: the most node computations its
 	 * value expression makes, or -1 when its value is not memoized (it reads flags or

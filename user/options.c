@@ -43,6 +43,10 @@ int model_opt(struct measure_opts *mo, int c, const char *arg)
 	case OPT_NO_SMT:
 		mo->smt = c == OPT_SMT;
 		return 1;
+	case OPT_NMI_WATCHDOG:
+	case OPT_NO_NMI_WATCHDOG:
+		mo->nmi_watchdog = c == OPT_NMI_WATCHDOG;
+		return 1;
 	default:
 		return 0;
 	}

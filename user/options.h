@@ -20,6 +20,8 @@ enum {
 	OPT_NO_PERF_METRICS,
 	OPT_SMT,
 	OPT_NO_SMT,
+	OPT_NMI_WATCHDOG,
+	OPT_NO_NMI_WATCHDOG,
 	OPT_COMMAND_FIRST,
 };
 
@@ -31,7 +33,9 @@ enum {
 	{ "perf-metrics", no_argument, NULL, OPT_PERF_METRICS },           \
 	{ "no-perf-metrics", no_argument, NULL, OPT_NO_PERF_METRICS },     \
 	{ "smt", no_argument, NULL, OPT_SMT },                             \
-	{ "no-smt", no_argument, NULL, OPT_NO_SMT }
+	{ "no-smt", no_argument, NULL, OPT_NO_SMT },                       \
+	{ "nmi-watchdog", no_argument, NULL, OPT_NMI_WATCHDOG },           \
+	{ "no-nmi-watchdog", no_argument, NULL, OPT_NO_NMI_WATCHDOG }
 
 /*
  * s as an integer from min to max into *out: 0; or -EINVAL after saying what is wrong, with

@@ -131,16 +131,22 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 	if (s->removed)
 		strbuf_addstr(sb, s->kind == SCOPE_TASK ? ",\"exited\":true" : ",\"removed\":true");
 	strbuf_addstr(sb, ",\"counts\":{");
-	for (int i = 0; i < run->nr_events; i++) {
-		if (i)
+	for (int i = 0, first = 1; i < run->nr_events; i++) {
+		if (!run_lists_event(run, i))
+			continue;
+		if (!first)
 			strbuf_add(sb, ",", 1);
+		first = 0;
 		add_key(sb, run->event_names[i]);
 		add_count(sb, s->state[i] != COUNT_NOT_COUNTED ? s->count[i] : NAN);
 	}
 	strbuf_addstr(sb, "},\"multiplex\":{");
-	for (int i = 0; i < run->nr_events; i++) {
-		if (i)
+	for (int i = 0, first = 1; i < run->nr_events; i++) {
+		if (!run_lists_event(run, i))
+			continue;
+		if (!first)
 			strbuf_add(sb, ",", 1);
+		first = 0;
 		add_key(sb, run->event_names[i]);
 		add_number(sb, s->multiplex[i]);
 	}
@@ -161,6 +167,19 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 			add_string(sb, run->plan->nodes[bn].full_name);
 		else
 			strbuf_add(sb, "null", 4);
+		/* Nodes computed from counts of several groups, multiplexed apart: when any. */
+		for (int i = 0, first = 1; i < run->plan->nr_nodes; i++) {
+			if (!run->plan->nodes[i].split)
+				continue;
+			strbuf_addstr(sb, first ? ",\"split_nodes\":[" : ",");
+			first = 0;
+			add_string(sb, run->plan->nodes[i].full_name);
+		}
+		for (int i = 0; i < run->plan->nr_nodes; i++)
+			if (run->plan->nodes[i].split) {
+				strbuf_add(sb, "]", 1);
+				break;
+			}
 	}
 	if (run->plan && run->plan->nr_metrics) {
 		strbuf_addstr(sb, ",\"metrics\":{");

@@ -480,7 +480,7 @@ static void render_events(struct strbuf *sb, const struct prom *p, const struct 
 		const struct series *s = &p->series[i];
 
 		for (int e = 0; e < p->nr_events; e++) {
-			if (!s->counted[e])
+			if (!s->counted[e] || !run_lists_event(run, e))
 				continue;
 			strbuf_addstr(sb, "cgtma_events_total");
 			scope_labels(sb, s);
@@ -501,7 +501,7 @@ static void render_events(struct strbuf *sb, const struct prom *p, const struct 
 		const struct series *s = &p->series[i];
 
 		for (int e = 0; s->now && e < p->nr_events; e++) {
-			if (!isfinite(s->now->multiplex[e]))
+			if (!isfinite(s->now->multiplex[e]) || !run_lists_event(run, e))
 				continue;
 			strbuf_addstr(sb, "cgtma_multiplex_ratio");
 			scope_labels(sb, s);

@@ -182,7 +182,7 @@ static int record_begin(struct output *o, const struct run *run)
 	put_u8(&b, run->per_cpu);
 	put_u8(&b, run->cgroups);
 	put_u8(&b, p != NULL);
-	put_u32(&b, p ? p->opts.reserved_counters : 0);
+	put_u32(&b, p ? p->opts.nmi_watchdog : 0);
 	put_u32(&b, run->nr_events);
 	for (int i = 0; i < run->nr_events; i++) {
 		put_str(&b, run->event_names[i]);

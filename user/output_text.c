@@ -140,6 +140,9 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 				!s->tma.above[i] ? "<" : s->tma.bottleneck == i ? "<==" : "");
 		if (mux < 0.995)
 			fprintf(f, " (counted %.0f%%)", mux * 100);
+		/* its events are in several groups: its ratios mix times multiplexed apart */
+		if (n->split)
+			fprintf(f, " [split]");
 		fputc('\n', f);
 		printed++;
 	}

@@ -93,36 +93,12 @@ static bool in_set(const uint64_t *set, int e)
 
 /* --- grouping ----------------------------------------------------------------------------- */
 
-struct grouper {
-	const struct model *m;
-	int limit;		/* generic counters per group */
-	bool *fixed;		/* per model event */
-	int *group;		/* per model event: -1 until placed */
-	int *order;		/* model events in the order they were placed */
-	int nr_placed;
-	int *generic;		/* per group: generic counters used */
-	unsigned long long *config1;	/* per model event: its extra register value, or 0 */
-	unsigned long long *group_config1;	/* per group: the one its events use, or 0 */
-	int nr_groups;
-	int first_free;		/* groups before it are the perf-metrics one */
-};
-
-static void place(struct grouper *g, int e, int group)
-{
-	g->group[e] = group;
-	g->order[g->nr_placed++] = e;
-	if (!g->fixed[e])
-		g->generic[group]++;
-	if (g->config1[e])
-		g->group_config1[group] = g->config1[e];
-}
-
-static int new_group(struct grouper *g)
-{
-	g->generic[g->nr_groups] = 0;
-	g->group_config1[g->nr_groups] = 0;
-	return g->nr_groups++;
-}
+/*
+ * A counter constraint as the kernel's x86 scheduler sees it (arch/x86/events/core.c): bit
+ * i < 32 for generic counter i, bit 32 + j for fixed counter j.
+ */
+#define GENERIC_BITS 0xffffffffull
+#define FIXED_BIT(j) (1ull << (32 + (j)))
 
 /*
  * config1 of a raw encoding ("cpu/...,config1=0x8/"): Intel's frontend, offcore-response and
@@ -136,188 +112,513 @@ static unsigned long long encoding_config1(const char *enc)
 	return p ? strtoull(p + 8, NULL, 0) : 0;
 }
 
-static bool fits_config1(const struct grouper *g, int k, int e)
-{
-	return !g->config1[e] || !g->group_config1[k] || g->group_config1[k] == g->config1[e];
-}
+struct pgroup {
+	int n;
+	int *ev;			/* model events, leader first, in the order placed */
+	int *plan;			/* per member: its plan event index */
+	unsigned long long config1;	/* the extra register value its events use, or 0 */
+	bool pm;			/* led by the perf-metrics leader, may hold its events */
+};
 
-/* Whether every not yet placed event of set agrees with group k's extra register. */
-static bool unit_fits_config1(const struct grouper *g, int k, const uint64_t *set)
-{
-	for (int e = 0; e < g->m->nr_events; e++)
-		if (in_set(set, e) && g->group[e] < 0 && !fits_config1(g, k, e))
-			return false;
-	return true;
-}
+struct grouper {
+	const struct model *m;
+	const struct model_options *o;
+	unsigned long long *mask;	/* per model event; 0 for perf-metrics events */
+	unsigned long long *config1;	/* per model event */
+	bool *pm;			/* per model event: a perf-metrics event (on that path) */
+	unsigned long long *extra;	/* what others hold beside every group */
+	int nr_extra;
+	unsigned long long *scratch;
+	struct pgroup *groups;
+	int nr_groups;
+};
 
-/* The unit's own events disagree among themselves: they cannot share any group. */
-static bool unit_self_consistent(const struct grouper *g, const uint64_t *set)
+/*
+ * perf_assign_events(): events by increasing weight (number of allowed counters), each on
+ * a free fixed counter when it may use one, else on the lowest free generic counter; no
+ * backtracking (the kernel backtracks only for overlapping constraints, which no core PMU
+ * table here has). The kernel refuses a group this cannot place (validate_group()).
+ */
+static bool assign(const unsigned long long *c, int n)
 {
-	unsigned long long v = 0;
+	unsigned long long used = 0;
+	int placed = 0;
 
-	for (int e = 0; e < g->m->nr_events; e++) {
-		if (!in_set(set, e) || g->group[e] >= 0 || !g->config1[e])
-			continue;
-		if (v && v != g->config1[e])
-			return false;
-		v = g->config1[e];
+	for (int w = 1; w <= 64 && placed < n; w++) {
+		for (int i = 0; i < n; i++) {
+			unsigned long long free;
+
+			if (__builtin_popcountll(c[i]) != w)
+				continue;
+			free = c[i] & ~used;
+			if (!free)
+				return false;
+			if (free & ~GENERIC_BITS)
+				free &= ~GENERIC_BITS;
+			used |= free & -free;
+			placed++;
+		}
 	}
-	return true;
+	return placed == n;
+}
+
+/* Whether the events of a and b (b may be NULL) and what others hold can all be placed. */
+static bool schedulable(const struct grouper *g, const int *a, int na, const int *b, int nb)
+{
+	int n = 0;
+
+	for (int i = 0; i < na + nb; i++) {
+		int e = i < na ? a[i] : b[i - na];
+
+		if (!g->pm[e])
+			g->scratch[n++] = g->mask[e];
+	}
+	for (int i = 0; i < g->nr_extra; i++)
+		g->scratch[n++] = g->extra[i];
+	return assign(g->scratch, n);
+}
+
+static bool in_group(const struct pgroup *k, int e)
+{
+	for (int i = 0; i < k->n; i++)
+		if (k->ev[i] == e)
+			return true;
+	return false;
+}
+
+static int new_group(struct grouper *g)
+{
+	struct pgroup *k = &g->groups[g->nr_groups];
+
+	memset(k, 0, sizeof(*k));
+	k->ev = calloc(g->m->nr_events + 1, sizeof(*k->ev));
+	k->plan = calloc(g->m->nr_events + 1, sizeof(*k->plan));
+	if (!k->ev || !k->plan) {
+		free(k->ev);
+		free(k->plan);
+		return -ENOMEM;
+	}
+	return g->nr_groups++;
+}
+
+static void add_to_group(struct grouper *g, int k, int e)
+{
+	struct pgroup *pg = &g->groups[k];
+
+	if (in_group(pg, e))
+		return;
+	pg->ev[pg->n++] = e;
+	if (g->config1[e])
+		pg->config1 = g->config1[e];
+}
+
+/* The unit's events (leader added where it reads perf-metrics events), in model order. */
+static int unit_events(const struct grouper *g, const uint64_t *set, int *out, bool *pm)
+{
+	int n = 0;
+
+	*pm = false;
+	for (int e = 0; e < g->m->nr_events; e++) {
+		if (in_set(set, e)) {
+			out[n++] = e;
+			*pm |= g->pm[e];
+		}
+	}
+	if (*pm && !in_set(set, g->m->pmu.pm_leader)) {
+		/* the leader goes first */
+		memmove(out + 1, out, n * sizeof(*out));
+		out[0] = g->m->pmu.pm_leader;
+		n++;
+	} else if (*pm) {
+		for (int i = 0; out[0] != g->m->pmu.pm_leader; i++) {
+			if (out[i] == g->m->pmu.pm_leader) {
+				memmove(out + 1, out, i * sizeof(*out));
+				out[0] = g->m->pmu.pm_leader;
+			}
+		}
+	}
+	return n;
+}
+
+/* The extra-register value the events share, 0 when none, -1 when they disagree. */
+static long long common_config1(const struct grouper *g, unsigned long long start, const int *ev,
+				int n)
+{
+	unsigned long long v = start;
+
+	for (int i = 0; i < n; i++) {
+		unsigned long long c = g->config1[ev[i]];
+
+		if (c && v && c != v)
+			return -1;
+		if (c)
+			v = c;
+	}
+	return (long long)v;
+}
+
+/* How many events group k gains by taking ev, or -1 when it cannot take them. */
+static int join_cost(const struct grouper *g, int k, const int *ev, int n, bool pm)
+{
+	const struct pgroup *pg = &g->groups[k];
+	int add[n + 1], na = 0;
+
+	if (pm && !pg->pm)
+		return -1;
+	if (common_config1(g, pg->config1, ev, n) < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (!in_group(pg, ev[i]))
+			add[na++] = ev[i];
+	if (na && !schedulable(g, pg->ev, pg->n, add, na))
+		return -1;
+	return na;
+}
+
+/* "generic counters 0-3 and fixed counter 1" */
+static void describe_counters(unsigned long long mask, char *buf, size_t len)
+{
+	unsigned long long gen = mask & GENERIC_BITS, fix = mask >> 32;
+	size_t at = 0;
+
+	buf[0] = 0;
+	if (gen) {
+		int lo = __builtin_ctzll(gen), hi = 63 - __builtin_clzll(gen);
+
+		if (gen == ((2ull << hi) - (1ull << lo)))
+			at += snprintf(buf + at, len - at, lo == hi ? "generic counter %d" :
+					"generic counters %d-%d", lo, hi);
+		else
+			at += snprintf(buf + at, len - at, "generic counters 0x%llx", gen);
+	}
+	if (fix && at < len)
+		snprintf(buf + at, len - at, "%s%d fixed counter%s", gen ? " and " : "",
+			 __builtin_popcountll(fix), __builtin_popcountll(fix) > 1 ? "s" : "");
+}
+
+/* Why a unit's events cannot be one group: the counters some of them want are too few. */
+static char *split_reason(const struct grouper *g, const int *ev, int n)
+{
+	char what[96], *r = NULL;
+	int nc = 0;
+
+	if (common_config1(g, 0, ev, n) < 0)
+		return strdup("its events need different values of one extra register (config1)");
+	for (int i = 0; i < n; i++)
+		if (!g->pm[ev[i]])
+			g->scratch[nc++] = g->mask[ev[i]];
+	for (int i = 0; i < g->nr_extra; i++)
+		g->scratch[nc++] = g->extra[i];
+	/* Hall's condition: a set of counters wanted by more events than it has */
+	for (int i = 0; i < nc; i++) {
+		unsigned long long want = g->scratch[i];
+		int users = 0;
+
+		for (int j = 0; j < nc; j++)
+			users += (g->scratch[j] & ~want) == 0;
+		if (users <= __builtin_popcountll(want))
+			continue;
+		describe_counters(want, what, sizeof(what));
+		r = malloc(192);
+		if (r)
+			snprintf(r, 192, "%d events%s can only use %s", users,
+				 g->nr_extra ? " (with the counters others hold)" : "", what);
+		return r;
+	}
+	return strdup("no assignment of its events to the PMU's counters exists");
 }
 
 /*
- * Places the not yet placed events of one node (or metric) together: in the first group
- * with room for all of them, else in a new group; when they cannot fit in one group at all,
- * one by one, each where it fits (scaling copes with a node read from several groups).
+ * Places one node's (or metric's) events, toplev's way: all in one group, the one that gains
+ * the fewest events by it (events it already holds are shared), else a new group. Events
+ * in other groups are counted again here. When they cannot fit one group at all, each goes
+ * where it fits or is already counted, and the unit is split. Returns its group, -1 when
+ * split (*why saying why), or -ENOMEM as -2.
  */
-static void place_unit(struct grouper *g, const uint64_t *set)
+static int place_unit(struct grouper *g, const uint64_t *set, char **why)
 {
-	int e, k, need = 0, any = 0;
+	int ev[g->m->nr_events + 1], n, best = -1, best_cost = INT_MAX;
+	bool pm;
 
-	/*
-	 * Software events never compete for counters, and grouping them only hurts: read one
-	 * by one, the members of a group led by cpu-clock (an hrtimer PMU) report running time
-	 * 0 when they belong to the other software PMU (seen on 6.18). Each gets its own.
-	 */
-	if (g->m->pmu.software) {
-		for (e = 0; e < g->m->nr_events; e++)
-			if (in_set(set, e) && g->group[e] < 0)
-				place(g, e, new_group(g));
-		return;
+	*why = NULL;
+	n = unit_events(g, set, ev, &pm);
+	if (!n)
+		return -1;
+	if (common_config1(g, 0, ev, n) >= 0 && schedulable(g, ev, n, NULL, 0)) {
+		for (int k = 0; k < g->nr_groups; k++) {
+			int cost = join_cost(g, k, ev, n, pm);
+
+			if (cost >= 0 && cost < best_cost) {
+				best = k;
+				best_cost = cost;
+			}
+		}
+		if (best < 0) {
+			best = new_group(g);
+			if (best < 0)
+				return -2;
+			g->groups[best].pm = pm;
+		}
+		for (int i = 0; i < n; i++)
+			add_to_group(g, best, ev[i]);
+		return best;
 	}
 
-	for (e = 0; e < g->m->nr_events; e++) {
-		if (in_set(set, e) && g->group[e] < 0) {
-			any = 1;
-			need += !g->fixed[e];
-		}
-	}
-	if (!any)
-		return;
-	if (need <= g->limit && unit_self_consistent(g, set)) {
-		for (k = g->first_free; k < g->nr_groups; k++) {
-			if (g->generic[k] + need <= g->limit && unit_fits_config1(g, k, set))
-				break;
-		}
-		if (k == g->nr_groups)
-			k = new_group(g);
-		for (e = 0; e < g->m->nr_events; e++) {
-			if (in_set(set, e) && g->group[e] < 0)
-				place(g, e, k);
-		}
-		return;
-	}
-	for (e = 0; e < g->m->nr_events; e++) {
-		if (!in_set(set, e) || g->group[e] >= 0)
+	*why = split_reason(g, ev, n);
+	if (!*why)
+		return -2;
+	for (int i = 0; i < n; i++) {
+		int e = ev[i], k;
+
+		for (k = 0; k < g->nr_groups && !in_group(&g->groups[k], e); k++)
+			;
+		if (k < g->nr_groups)
 			continue;
-		for (k = g->first_free; k < g->nr_groups; k++) {
-			if ((g->fixed[e] || g->generic[k] < g->limit) && fits_config1(g, k, e))
-				break;
-		}
-		if (k == g->nr_groups)
+		for (k = 0; k < g->nr_groups && join_cost(g, k, &e, 1, g->pm[e]) < 0; k++)
+			;
+		if (k == g->nr_groups) {
 			k = new_group(g);
-		place(g, e, k);
+			if (k < 0)
+				return -2;
+			g->groups[k].pm = g->pm[e];
+			if (g->pm[e])
+				add_to_group(g, k, g->m->pmu.pm_leader);
+		}
+		add_to_group(g, k, e);
 	}
+	return -1;
+}
+
+/* Software events: never multiplexed, and grouped they misbehave; each on its own. */
+static int place_software(struct grouper *g, const uint64_t *set)
+{
+	for (int e = 0; e < g->m->nr_events; e++) {
+		int k;
+
+		if (!in_set(set, e))
+			continue;
+		for (k = 0; k < g->nr_groups && !in_group(&g->groups[k], e); k++)
+			;
+		if (k < g->nr_groups)
+			continue;
+		k = new_group(g);
+		if (k < 0)
+			return -ENOMEM;
+		add_to_group(g, k, e);
+	}
+	return 0;
+}
+
+static int grouper_init(struct grouper *g, const struct model *m, const struct model_options *o,
+			int max_groups)
+{
+	const struct model_pmu *pmu = &m->pmu;
+	int ngen = o->smt ? pmu->generic_counters_smt : pmu->generic_counters;
+	unsigned long long gen;
+
+	g->m = m;
+	g->o = o;
+	if (ngen > 32)
+		ngen = 32;
+	gen = ngen ? (~0ull >> (64 - ngen)) : 0;
+	g->mask = calloc(m->nr_events + 1, sizeof(*g->mask));
+	g->config1 = calloc(m->nr_events + 1, sizeof(*g->config1));
+	g->pm = calloc(m->nr_events + 1, sizeof(*g->pm));
+	g->extra = calloc(o->reserved_counters + 2, sizeof(*g->extra));
+	g->scratch = calloc(m->nr_events + o->reserved_counters + 2, sizeof(*g->scratch));
+	g->groups = calloc(max_groups + 1, sizeof(*g->groups));
+	if (!g->mask || !g->config1 || !g->pm || !g->extra || !g->scratch || !g->groups)
+		return -ENOMEM;
+	for (int e = 0; e < m->nr_events; e++) {
+		g->mask[e] = m->events[e].counters & gen;
+		g->config1[e] = encoding_config1(m->events[e].encoding);
+	}
+	for (int j = 0; j < pmu->nr_fixed && j < 32; j++)
+		g->mask[pmu->fixed[j]] |= FIXED_BIT(j);
+	for (int j = 0; o->perf_metrics && j < pmu->nr_pm_events; j++)
+		g->pm[pmu->pm_events[j]] = true;
+	/* the watchdog counts cycles on the counter its event would use */
+	if (o->nmi_watchdog)
+		g->extra[g->nr_extra++] = pmu->nmi_watchdog >= 0 ? g->mask[pmu->nmi_watchdog] : gen;
+	for (int i = 0; i < o->reserved_counters; i++)
+		g->extra[g->nr_extra++] = gen;
+	return 0;
+}
+
+static void grouper_release(struct grouper *g)
+{
+	for (int k = 0; g->groups && k < g->nr_groups; k++) {
+		free(g->groups[k].ev);
+		free(g->groups[k].plan);
+	}
+	free(g->groups);
+	free(g->mask);
+	free(g->config1);
+	free(g->pm);
+	free(g->extra);
+	free(g->scratch);
+}
+
+/* An event no group can hold, even alone: the user's to fix (fewer reserved counters). */
+static int check_alone(const struct grouper *g, const uint64_t *needed)
+{
+	const struct model *m = g->m;
+	const struct model_options *o = g->o;
+	int ngen = o->smt ? m->pmu.generic_counters_smt : m->pmu.generic_counters;
+	char what[96];
+
+	for (int e = 0; e < m->nr_events; e++) {
+		if (!in_set(needed, e) || g->pm[e] || schedulable(g, &e, 1, NULL, 0))
+			continue;
+		if (!(g->mask[e] & ~GENERIC_BITS) && ngen - o->reserved_counters -
+		    (o->nmi_watchdog && m->pmu.nmi_watchdog < 0) <= 0) {
+			pr_err("model %s: event '%s' needs a generic counter and none is left "
+			       "(%d counters, %d reserved%s)", m->name, m->events[e].name, ngen,
+			       o->reserved_counters, o->nmi_watchdog ? ", the NMI watchdog's" : "");
+		} else {
+			describe_counters(g->mask[e], what, sizeof(what));
+			pr_err("model %s: event '%s' can only use %s, and others hold them",
+			       m->name, m->events[e].name, what[0] ? what : "no counter");
+		}
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* The plan's events, group by group, and each unit's events in the group it reads. */
+static int emit_events(struct plan *p, struct grouper *g)
+{
+	struct plan_priv *priv = p->priv;
+	const struct model *m = g->m;
+	int i = 0, total = 0;
+
+	for (int k = 0; k < g->nr_groups; k++) {
+		struct pgroup *pg = &g->groups[k];
+
+		total += pg->n;
+		/* as perf orders a topdown group: slots, its metrics events, then the others */
+		for (int j = 1, at = 1; pg->pm && j < pg->n; j++) {
+			int e = pg->ev[j];
+
+			if (!g->pm[e])
+				continue;
+			memmove(pg->ev + at + 1, pg->ev + at, (j - at) * sizeof(*pg->ev));
+			pg->ev[at++] = e;
+		}
+	}
+	p->events = calloc(total + 1, sizeof(*p->events));
+	priv->model_event = calloc(total + 1, sizeof(*priv->model_event));
+	if (!p->events || !priv->model_event)
+		return -ENOMEM;
+	for (int k = 0; k < g->nr_groups; k++) {
+		struct pgroup *pg = &g->groups[k];
+
+		for (int j = 0; j < pg->n; j++, i++) {
+			const struct model_event *ev = &m->events[pg->ev[j]];
+
+			p->events[i].name = ev->name;
+			p->events[i].encoding = ev->encoding;
+			p->events[i].group = k;
+			p->events[i].fixed = (g->mask[pg->ev[j]] & ~GENERIC_BITS) != 0;
+			p->events[i].duplicate = priv->plan_event[pg->ev[j]] >= 0;
+			priv->model_event[i] = pg->ev[j];
+			if (priv->plan_event[pg->ev[j]] < 0)
+				priv->plan_event[pg->ev[j]] = i;
+			pg->plan[j] = i;
+		}
+	}
+	p->nr_events = total;
+	p->nr_groups = g->nr_groups;
+	return 0;
+}
+
+/* The plan events unit reads: its group's copies, or the first copies when it is split. */
+static int make_deps(const struct plan_priv *priv, const struct grouper *g, const uint64_t *set,
+		     int group, int ctx, struct plan_deps *d)
+{
+	int e, n = 0;
+
+	for (e = 0; e < g->m->nr_events; e++)
+		n += in_set(set, e);
+	d->events = calloc(n + 1, sizeof(*d->events));
+	d->model_events = calloc(n + 1, sizeof(*d->model_events));
+	if (!d->events || !d->model_events)
+		return -ENOMEM;
+	d->ctx = ctx;
+	for (e = 0; e < g->m->nr_events; e++) {
+		int pe = priv->plan_event[e];
+
+		if (!in_set(set, e))
+			continue;
+		if (group >= 0) {
+			const struct pgroup *pg = &g->groups[group];
+
+			for (int j = 0; j < pg->n; j++)
+				if (pg->ev[j] == e)
+					pe = pg->plan[j];
+		}
+		d->model_events[d->nr] = e;
+		d->events[d->nr++] = pe;
+	}
+	return 0;
 }
 
 static int group_events(struct plan *p, const struct model *m, const struct model_options *o,
 			const uint64_t *needed, const uint64_t *const *units, int nr_units)
 {
 	struct plan_priv *priv = p->priv;
-	struct grouper g = { .m = m };
-	int i, e, k, err = -ENOMEM;
-	bool pm_group = false;
+	struct grouper g = {};
+	int *unit_group = NULL, err;
+	char **why = NULL;
 
-	g.fixed = calloc(m->nr_events + 1, sizeof(*g.fixed));
-	g.group = malloc((m->nr_events + 1) * sizeof(*g.group));
-	g.order = malloc((m->nr_events + 1) * sizeof(*g.order));
-	g.generic = calloc(m->nr_events + 2, sizeof(*g.generic));
-	g.config1 = calloc(m->nr_events + 1, sizeof(*g.config1));
-	g.group_config1 = calloc(m->nr_events + 2, sizeof(*g.group_config1));
-	if (!g.fixed || !g.group || !g.order || !g.generic || !g.config1 || !g.group_config1)
+	unit_group = calloc(nr_units + 1, sizeof(*unit_group));
+	why = calloc(nr_units + 1, sizeof(*why));
+	priv->split_reason = why;
+	priv->nr_split_reasons = nr_units;
+	priv->node_deps = calloc(p->nr_nodes + 1, sizeof(*priv->node_deps));
+	priv->metric_deps = calloc(p->nr_metrics + 1, sizeof(*priv->metric_deps));
+	err = -ENOMEM;
+	if (!unit_group || !why || !priv->node_deps || !priv->metric_deps ||
+	    grouper_init(&g, m, o, nr_units + m->nr_events))
 		goto out;
-	for (e = 0; e < m->nr_events; e++)
-		g.config1[e] = encoding_config1(m->events[e].encoding);
-	for (e = 0; e < m->nr_events; e++)
-		g.group[e] = -1;
-	for (i = 0; i < m->pmu.nr_fixed; i++)
-		g.fixed[m->pmu.fixed[i]] = true;
-
-	if (m->pmu.software) {
-		g.limit = INT_MAX;
-	} else {
-		g.limit = (o->smt ? m->pmu.generic_counters_smt : m->pmu.generic_counters) -
-			  o->reserved_counters;
-		if (g.limit < 0)
-			g.limit = 0;
-	}
-
-	/* The kernel's perf-metrics events only exist in a group led by the slots event. */
-	if (o->perf_metrics) {
-		for (i = 0; i < m->pmu.nr_pm_events; i++)
-			pm_group |= in_set(needed, m->pmu.pm_events[i]);
-	}
-	if (pm_group) {
-		k = new_group(&g);
-		place(&g, m->pmu.pm_leader, k);
-		for (i = 0; i < m->pmu.nr_pm_events; i++) {
-			if (in_set(needed, m->pmu.pm_events[i]))
-				place(&g, m->pmu.pm_events[i], k);
+	err = m->pmu.software ? 0 : check_alone(&g, needed);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	for (int u = 0; u < nr_units; u++) {
+		if (m->pmu.software) {
+			if (place_software(&g, units[u]))
+				goto out;
+			unit_group[u] = -1;
+			continue;
 		}
-		/* It takes no generic counter, and nothing else joins it. */
-		g.generic[k] = 0;
-		g.first_free = 1;
-	}
-
-	for (e = 0; e < m->nr_events; e++) {
-		if (in_set(needed, e) && !g.fixed[e] && g.group[e] < 0 && !g.limit) {
-			pr_err("model %s: event '%s' needs a generic counter and none is left "
-			       "(%d counters, %d reserved)",
-			       m->name, m->events[e].name,
-			       o->smt ? m->pmu.generic_counters_smt : m->pmu.generic_counters,
-			       o->reserved_counters);
-			err = -E2BIG;
+		unit_group[u] = place_unit(&g, units[u], &why[u]);
+		if (unit_group[u] == -2)
 			goto out;
-		}
 	}
-	for (i = 0; i < nr_units; i++)
-		place_unit(&g, units[i]);
-
-	p->nr_events = g.nr_placed;
-	p->nr_groups = g.nr_groups;
-	p->events = calloc(g.nr_placed + 1, sizeof(*p->events));
-	priv->model_event = calloc(g.nr_placed + 1, sizeof(*priv->model_event));
-	if (!p->events || !priv->model_event)
+	if (emit_events(p, &g))
 		goto out;
-	/* Events of a group consecutive, each group in the order its events were placed. */
-	i = 0;
-	for (k = 0; k < g.nr_groups; k++) {
-		int j;
+	for (int u = 0; u < nr_units; u++) {
+		bool node = u < p->nr_nodes;
+		struct plan_deps *d = node ? &priv->node_deps[u] : &priv->metric_deps[u - p->nr_nodes];
+		int ctx = unit_group[u] >= 0 ? unit_group[u] : g.nr_groups + u;
 
-		for (j = 0; j < g.nr_placed; j++) {
-			const struct model_event *ev;
-
-			e = g.order[j];
-			if (g.group[e] != k)
-				continue;
-			ev = &m->events[e];
-			p->events[i].name = ev->name;
-			p->events[i].encoding = ev->encoding;
-			p->events[i].group = k;
-			p->events[i].fixed = g.fixed[e];
-			priv->model_event[i] = e;
-			priv->plan_event[e] = i;
-			i++;
+		if (make_deps(priv, &g, units[u], unit_group[u], ctx, d))
+			goto out;
+		if (node) {
+			p->nodes[u].group = unit_group[u];
+			p->nodes[u].split = why[u] != NULL;
+			p->nodes[u].split_reason = why[u];
+		} else {
+			p->metrics[u - p->nr_nodes].group = unit_group[u];
+			p->metrics[u - p->nr_nodes].split = why[u] != NULL;
+			p->metrics[u - p->nr_nodes].split_reason = why[u];
 		}
 	}
 	err = 0;
 out:
-	free(g.fixed);
-	free(g.group);
-	free(g.order);
-	free(g.generic);
-	free(g.config1);
-	free(g.group_config1);
+	grouper_release(&g);
+	free(unit_group);
 	return err;
 }
 
@@ -437,23 +738,6 @@ void plan__set_memo(struct plan *p, bool on)
 
 /* --- the plan ----------------------------------------------------------------------------- */
 
-static int make_deps(const struct plan_priv *priv, const uint64_t *set, int nr_events,
-		     struct plan_deps *d)
-{
-	int e, n = 0;
-
-	for (e = 0; e < nr_events; e++)
-		n += in_set(set, e);
-	d->events = calloc(n + 1, sizeof(*d->events));
-	if (!d->events)
-		return -ENOMEM;
-	for (e = 0; e < nr_events; e++) {
-		if (in_set(set, e))
-			d->events[d->nr++] = priv->plan_event[e];
-	}
-	return 0;
-}
-
 static int check_options(const struct model *m, const struct model_options *o)
 {
 	if (o->level < 0 || o->reserved_counters < 0) {
@@ -571,23 +855,8 @@ int plan__new(const struct model *m, const struct model_options *o, struct plan 
 	}
 
 	err = group_events(p, m, o, needed, units, nr_units);
-	if (err)
-		goto out;
-
-	err = -ENOMEM;
-	priv->node_deps = calloc(p->nr_nodes + 1, sizeof(*priv->node_deps));
-	priv->metric_deps = calloc(p->nr_metrics + 1, sizeof(*priv->metric_deps));
-	if (!priv->node_deps || !priv->metric_deps)
-		goto out;
-	for (i = 0; i < p->nr_nodes; i++) {
-		if (make_deps(priv, units[i], m->nr_events, &priv->node_deps[i]))
-			goto out;
-	}
-	for (i = 0; i < p->nr_metrics; i++) {
-		if (make_deps(priv, units[p->nr_nodes + i], m->nr_events, &priv->metric_deps[i]))
-			goto out;
-	}
-	err = plan_memo(m, priv);
+	if (!err)
+		err = plan_memo(m, priv);
 out:
 	free(c.sets);
 	free(c.done);
@@ -626,10 +895,17 @@ void plan__free(struct plan *p)
 		return;
 	priv = p->priv;
 	if (priv) {
-		for (i = 0; priv->node_deps && i < p->nr_nodes; i++)
+		for (i = 0; priv->node_deps && i < p->nr_nodes; i++) {
 			free(priv->node_deps[i].events);
-		for (i = 0; priv->metric_deps && i < p->nr_metrics; i++)
+			free(priv->node_deps[i].model_events);
+		}
+		for (i = 0; priv->metric_deps && i < p->nr_metrics; i++) {
 			free(priv->metric_deps[i].events);
+			free(priv->metric_deps[i].model_events);
+		}
+		for (i = 0; priv->split_reason && i < priv->nr_split_reasons; i++)
+			free(priv->split_reason[i]);
+		free(priv->split_reason);
 		free(priv->node_deps);
 		free(priv->metric_deps);
 		free(priv->model_event);

@@ -69,7 +69,7 @@ struct record_header {
 	struct run run;
 	size_t model_source_len;	/* run.model_source's; 0 when not recorded */
 	bool has_plan;			/* false for an -e run */
-	int reserved_counters;
+	bool nmi_watchdog;		/* the plan's option (a u32: once a counter count) */
 	char **encodings;		/* per recorded event */
 	int *group;
 	bool *fixed;

@@ -238,7 +238,7 @@ static int parse_header(struct record_reader *r, size_t len, struct record_error
 	run->per_cpu = get_u8(&c);
 	run->cgroups = get_u8(&c);
 	h->has_plan = get_u8(&c);
-	h->reserved_counters = (int)get_u32(&c);
+	h->nmi_watchdog = get_u32(&c) != 0;
 	n = get_u32(&c);
 	if (nomem)
 		return -ENOMEM;

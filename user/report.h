@@ -96,6 +96,15 @@ struct run {
 };
 
 /*
+ * Whether outputs that list events by name show event i: a plan counts an event once in
+ * every group whose nodes read it, and lists show its first copy only.
+ */
+static inline bool run_lists_event(const struct run *run, int i)
+{
+	return !run->plan || !run->plan->events || !run->plan->events[i].duplicate;
+}
+
+/*
  * Appends a scope with zeroed sums, and its key: name is a cgroup scope's path (copied), an
  * interrupt scope's name (irq_scope_name(): kept, not copied), NULL for the system and a
  * CPU; cpu is -1 but for a CPU or a cgroup's or irq's row on one CPU. Threads come from

@@ -40,3 +40,18 @@ enum count_state count_scale(const struct cgtma_count *c, double *scaled, double
 	}
 	return COUNT_OK;
 }
+
+int count_never_ran(const struct cgtma_count *totals, int nr_cpus, int nr_events, bool *never)
+{
+	int nr = 0;
+
+	for (int e = 0; e < nr_events; e++) {
+		struct cgtma_count sum = { 0 };
+
+		for (int c = 0; c < nr_cpus; c++)
+			count_add(&sum, &totals[c * nr_events + e]);
+		never[e] = sum.enabled > 0 && sum.running == 0;
+		nr += never[e];
+	}
+	return nr;
+}

@@ -32,4 +32,12 @@ enum count_state {
  */
 enum count_state count_scale(const struct cgtma_count *c, double *scaled, double *multiplex);
 
+/*
+ * The events that never ran in a whole run: enabled on some CPU but never on a counter on
+ * any (another perf user's pinned events held them, or their group can never be scheduled
+ * beside those). totals is per CPU then event ([cpu * nr_events + e]); never[e] is set for
+ * each. Returns how many.
+ */
+int count_never_ran(const struct cgtma_count *totals, int nr_cpus, int nr_events, bool *never);
+
 #endif

@@ -28,6 +28,7 @@
 #include "scale.h"
 #include "selection.h"
 #include "session.h"
+#include "strbuf.h"
 #include "tasks.h"
 #include "tracker.h"
 
@@ -536,6 +537,32 @@ static void emit_summary(struct session *s)
 	interval_free(&iv);
 }
 
+/* Once per run: the events that were never on a counter, by name (a copy once). */
+static void report_never_ran(struct session *s)
+{
+	int n = s->m.nr_events;
+	bool *never = calloc(n + 1, sizeof(*never));
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!never || !count_never_ran(s->cpu_total, s->nr_cpus, n, never)) {
+		free(never);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = never[j] && !strcmp(s->m.names[j], s->m.names[i]);
+		if (never[i] && !seen)
+			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", s->m.names[i]);
+	}
+	pr_warn("never counted in this run (enabled, never on a counter: other perf users' "
+		"pinned events hold them, or the group cannot be scheduled beside those): %s",
+		sb.len ? sb.buf : "?");
+	strbuf_release(&sb);
+	free(never);
+}
+
 /* What the BPF side saw that the counts do not show. */
 static void report_bpf_stats(struct session *s)
 {
@@ -827,6 +854,7 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
+	report_never_ran(&s);
 	report_bpf_stats(&s);
 
 	if (s.child.pid > 0) {

@@ -26,6 +26,7 @@
 
 struct node_memo {
 	bool done;		/* value and calls are this computation's */
+	int ctx;		/* the counts they were computed from (plan_deps.ctx) */
 	bool overflow;		/* more calls than plan.c counted: not memoized after all */
 	int err;		/* of the value expression */
 	double value;
@@ -46,6 +47,7 @@ struct tma_ctx {
 	const struct plan_priv *priv;
 	struct tma_scratch *s;
 	int recorder;		/* model node whose first evaluation is recording, or -1 */
+	int ctx;		/* whose counts s->events holds (plan_deps.ctx), -1: none yet */
 };
 
 static double compute_node(const struct expr_env *env, int i);
@@ -59,7 +61,7 @@ static int node_value(const struct expr_env *env, int i, double *v)
 
 	if (!c->priv->memo || c->priv->memo_calls[i] < 0)
 		return expr__eval(c->m->nodes[i].expr, env, v);
-	if (mm->done) {
+	if (mm->done && mm->ctx == c->ctx) {
 		const int *calls = c->s->calls + c->priv->memo_at[i];
 
 		for (k = 0; k < mm->nr_calls; k++)
@@ -73,6 +75,7 @@ static int node_value(const struct expr_env *env, int i, double *v)
 	err = expr__eval(c->m->nodes[i].expr, env, v);
 	/* plan.c's count is an upper bound; should it be wrong, stay correct, just slower */
 	mm->done = !mm->overflow;
+	mm->ctx = c->ctx;
 	mm->err = err;
 	mm->value = err ? 0 : *v;
 	return err;
@@ -142,6 +145,23 @@ static bool deps_counted(const struct plan_deps *d, const bool *counted)
 	return true;
 }
 
+/*
+ * A node or metric reads the counts of its own group: with an event counted in several
+ * groups, the copy measured beside the unit's other events (toplev ties a node to its group
+ * the same way). The nodes it computes read them too.
+ */
+static void use_counts(struct tma_ctx *c, const struct plan_deps *d, const struct tma_input *in)
+{
+	if (d->ctx == c->ctx)
+		return;
+	for (int i = 0; i < d->nr; i++) {
+		c->s->events[d->model_events[i]] = in->counts[d->events[i]];
+		if (in->retire_latency)
+			c->s->retlat[d->model_events[i]] = in->retire_latency[d->events[i]];
+	}
+	c->ctx = d->ctx;
+}
+
 static bool plausible(double v)
 {
 	return v > -RATIO_MARGIN && v < 1 + RATIO_MARGIN;
@@ -204,7 +224,7 @@ int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_re
 	const struct plan_priv *priv = p->priv;
 	const struct model *m = p->model;
 	struct tma_scratch *s = r->scratch;
-	struct tma_ctx ctx = { .m = m, .priv = priv, .s = s, .recorder = -1 };
+	struct tma_ctx ctx = { .m = m, .priv = priv, .s = s, .recorder = -1, .ctx = -1 };
 	struct expr_env env = {
 		.events = s->events,
 		.retire_latency = s->retlat,
@@ -246,6 +266,7 @@ int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_re
 		r->counted[i] = all_counted || deps_counted(&priv->node_deps[i], in->counted);
 		if (!r->counted[i])
 			continue;
+		use_counts(&ctx, &priv->node_deps[i], in);
 		compute_node(&env, mi);
 		if (!plausible(s->val[mi]))
 			s->flags[mi] = false;
@@ -285,6 +306,8 @@ int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_re
 	for (i = 0; i < p->nr_metrics; i++) {
 		r->metric_counted[i] =
 			all_counted || deps_counted(&priv->metric_deps[i], in->counted);
+		if (r->metric_counted[i])
+			use_counts(&ctx, &priv->metric_deps[i], in);
 		r->metric[i] = r->metric_counted[i] ? compute_metric(&env, priv->model_metric[i])
 						    : NAN;
 	}

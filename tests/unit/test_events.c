@@ -9,11 +9,13 @@
  * syscalls:sys_enter_getppid.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "events.h"
+#include "measurement.h"
 #include "test.h"
 
 static char sysfs[] = "/tmp/cgtma-test-sysfs.XXXXXX";
@@ -145,18 +147,35 @@ static void test_perf_names(void)
 		CHECK_EVENT(cases[i].spec, cases[i].type, cases[i].config);
 }
 
+static bool parses(const char *spec, struct perf_event_attr *a)
+{
+	char err[EVENT_ERR_LEN];
+	int ret = event_parse(spec, a, err, sizeof(err));
+
+	CHECK(ret == 0, "%s: returned %d (%s)", spec, ret, err);
+	return ret == 0;
+}
+
 static void check_excl(const char *spec, int user, int kernel, int hv)
 {
 	struct perf_event_attr a;
-	char err[EVENT_ERR_LEN];
-	int ret = event_parse(spec, &a, err, sizeof(err));
 
-	CHECK(ret == 0, "%s: returned %d (%s)", spec, ret, err);
-	if (ret)
+	if (!parses(spec, &a))
 		return;
 	CHECK(a.exclude_user == user && a.exclude_kernel == kernel && a.exclude_hv == hv,
 	      "%s: exclude user %d kernel %d hv %d, want %d %d %d", spec, a.exclude_user,
 	      a.exclude_kernel, a.exclude_hv, user, kernel, hv);
+}
+
+static void check_guest(const char *spec, int guest, int host)
+{
+	struct perf_event_attr a;
+
+	if (!parses(spec, &a))
+		return;
+	CHECK(a.exclude_guest == guest && a.exclude_host == host,
+	      "%s: exclude guest %d host %d, want %d %d", spec, a.exclude_guest, a.exclude_host,
+	      guest, host);
 }
 
 static void test_modifiers(void)
@@ -170,6 +189,20 @@ static void test_modifiers(void)
 	check_excl("cpu/event=0x3c/u", 0, 1, 1);
 	check_excl("cpu/event=0x3c/k", 1, 0, 0);
 	check_excl("cpu/event=0x3c/", 0, 0, 0);
+	/* guests: excluded from hardware events by default, as perf; G and H as perf's */
+	check_guest("cycles", 1, 0);
+	check_guest("cycles:u", 1, 0);
+	check_guest("cycles:G", 0, 1);
+	check_guest("cycles:H", 1, 0);
+	check_guest("cycles:GH", 0, 0);
+	check_guest("cycles:uG", 0, 1);
+	check_guest("cpu/event=0x3c/", 1, 0);
+	check_guest("cpu/event=0x3c/G", 0, 1);
+	check_guest("cpu/event=0x3c/HG", 0, 0);
+	check_guest("r003c", 1, 0);
+	check_guest("cpu-clock", 0, 0);		/* software: no guest to exclude */
+	check_guest("cpu-clock:H", 1, 0);
+	check_guest("context-switches:u", 0, 0);
 	/* A modifier does not change what is counted. */
 	CHECK_EVENT("cycles:u", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	CHECK_EVENT("cpu-clock:k", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
@@ -308,6 +341,8 @@ static void test_libpfm(void)
 	CHECK_INT(event_parse("INST_RETIRED:ANY_P", &a, err, sizeof(err)), 0);
 	CHECK(!a.exclude_user && !a.exclude_kernel, "INST_RETIRED:ANY_P: exclude user %d kernel %d",
 	      a.exclude_user, a.exclude_kernel);
+	CHECK(a.exclude_guest && !a.exclude_host, "INST_RETIRED:ANY_P: exclude guest %d host %d",
+	      a.exclude_guest, a.exclude_host);
 	CHECK_INT(event_parse("INST_RETIRED:ANY_P:u=1:k=0", &a, err, sizeof(err)), 0);
 	CHECK(!a.exclude_user && a.exclude_kernel, "INST_RETIRED:ANY_P:u: exclude user %d kernel %d",
 	      a.exclude_user, a.exclude_kernel);
@@ -388,6 +423,50 @@ static void test_split(void)
 	}
 }
 
+/* -e's group for one list: names in order, and each event's group. */
+static void check_topdown(const char *list, int nr, const char *const *names, const int *groups)
+{
+	struct measure_opts o = { .events = list, .perf_metrics = -1, .smt = -1,
+				  .nmi_watchdog = -1 };
+	struct measurement m = {};
+	int ret = measurement_setup(&o, &m);
+
+	CHECK(ret == 0, "%s: %d", list, ret);
+	CHECK(m.nr_events == nr, "%s: %d events, want %d", list, m.nr_events, nr);
+	for (int i = 0; !ret && i < nr && i < m.nr_events; i++) {
+		CHECK_STR(m.names[i], names[i]);
+		CHECK(m.group[i] == groups[i], "%s: %s in group %d, want %d", list, names[i],
+		      m.group[i], groups[i]);
+	}
+	/* the leader is the slots event, with the metrics' exclusions */
+	if (!ret && nr > 1 && !strcmp(names[0], "cpu/slots/")) {
+		CHECK(m.attrs[0].type == 4 && m.attrs[0].config == 0x0400, "%s: leader %u 0x%llx",
+		      list, m.attrs[0].type, (unsigned long long)m.attrs[0].config);
+		CHECK(m.attrs[0].exclude_kernel == m.attrs[1].exclude_kernel, "%s: exclusions",
+		      list);
+	}
+	measurement_release(&m);
+}
+
+/* perf-metrics events given with -e get a slots leader, as perf gives them */
+static void test_topdown_leader(void)
+{
+	check_topdown("cpu/topdown-fe-bound/", 2,
+		      (const char *[]){ "cpu/slots/", "cpu/topdown-fe-bound/" },
+		      (const int[]){ 0, 0 });
+	check_topdown("cycles,cpu/topdown-retiring/u,cpu-clock,cpu/event=0x00,umask=0x82/u", 5,
+		      (const char *[]){ "cycles", "cpu/slots/", "cpu/topdown-retiring/u",
+					"cpu/event=0x00,umask=0x82/u", "cpu-clock" },
+		      (const int[]){ 0, 1, 1, 1, 2 });
+	/* a slots event in the list leads, wherever it was */
+	check_topdown("cpu/topdown-fe-bound/,cycles,cpu/slots/", 3,
+		      (const char *[]){ "cpu/slots/", "cpu/topdown-fe-bound/", "cycles" },
+		      (const int[]){ 0, 0, 1 });
+	/* without metrics events nothing changes */
+	check_topdown("cpu/slots/,cycles", 2, (const char *[]){ "cpu/slots/", "cycles" },
+		      (const int[]){ 0, 1 });
+}
+
 int main(void)
 {
 	/* Before the first libpfm4 use: it reads the variable when it initializes. */
@@ -402,6 +481,7 @@ int main(void)
 	test_libpfm();
 	test_bad();
 	test_split();
+	test_topdown_leader();
 
 	remove_tree();
 	return test_done("events");

@@ -65,6 +65,54 @@ static void keys_of(json_object *o, char *buf, size_t len)
 	}
 }
 
+/*
+ * "split_nodes": the nodes whose events are in several groups, after "bottleneck", only when
+ * the plan has any (spr level 3 with perf-metrics: two; level 2: none, no key); each event
+ * once in "counts" though the plan counts some in several groups.
+ */
+static void check_split_nodes(int level, int want)
+{
+	json_object *vectors = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *counts = NULL, *line = NULL, *split;
+	struct interval iv = { .interval_s = 1 }, *ivs[1] = { &iv };
+	struct synth sy;
+	char *text;
+	int n = 0;
+
+	if (vectors)
+		json_object_object_get_ex(json_object_array_get_idx(vectors, 0), "counts", &counts);
+	CHECK_INT(synth_open(&sy, "spr", level, true, NULL, 0), 0);
+	iv.time = sy.run.start_time + 1;
+	CHECK(synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(&sy.run, ivs, 1);
+	if (text)
+		line = json_tokener_parse(text);
+	CHECK(line != NULL, "%s", text);
+	split = get(row_at(line, 0), "split_nodes", NULL);
+	CHECK((split != NULL) == (want > 0), "l%d: split_nodes %s", level, text);
+	for (int i = 0; i < sy.plan->nr_nodes; i++) {
+		if (!sy.plan->nodes[i].split)
+			continue;
+		CHECK(split && n < (int)json_object_array_length(split) &&
+		      !strcmp(json_object_get_string(json_object_array_get_idx(split, n)),
+			      sy.plan->nodes[i].full_name), "l%d: %s", level,
+		      sy.plan->nodes[i].full_name);
+		n++;
+	}
+	CHECK_INT(n, want);
+	for (int i = 0; i < sy.plan->nr_events; i++)
+		n += sy.plan->events[i].duplicate;
+	CHECK(level < 3 || n > want, "l%d: no event counted twice", level);
+	CHECK_INT(json_object_object_length(get(row_at(line, 0), "counts", NULL)),
+		  sy.plan->nr_events - (n - want));
+	json_object_put(line);
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+	json_object_put(vectors);
+}
+
 int main(void)
 {
 	struct synth sy;
@@ -157,5 +205,7 @@ int main(void)
 	interval_free(&iv);
 	interval_free(&total);
 	synth_close(&sy);
+	check_split_nodes(3, 2);
+	check_split_nodes(2, 0);
 	return test_done("json");
 }

@@ -430,10 +430,18 @@ static bool is_fixed(const struct model *m, const char *name)
 	return false;
 }
 
+static bool is_pm_event(const struct model *m, const char *name)
+{
+	for (int j = 0; j < m->pmu.nr_pm_events; j++)
+		if (!strcmp(m->events[m->pmu.pm_events[j]].name, name))
+			return true;
+	return false;
+}
+
 /* The invariants of a plan's events and groups. */
 static void check_plan(const struct model *m, const struct model_options *o, const struct plan *p)
 {
-	int i, j, generic = 0, limit = generic_limit(m, o);
+	int i, j, generic = 0, limit = generic_limit(m, o), leader = 0;
 	char where[96];
 
 	snprintf(where, sizeof(where), "%s l%d pm%d smt%d reserved %d", m->name, o->level,
@@ -441,23 +449,35 @@ static void check_plan(const struct model *m, const struct model_options *o, con
 	CHECK(p->nr_events == 0 || p->events[0].group == 0, "%s: first group not 0", where);
 	for (i = 0; i < p->nr_events; i++) {
 		const struct plan_event *e = &p->events[i];
+		bool earlier = false;
 
 		CHECK(e->fixed == is_fixed(m, e->name), "%s: %s fixed %d", where, e->name,
 		      e->fixed);
-		for (j = 0; j < i; j++)
-			CHECK(strcmp(p->events[j].name, e->name), "%s: %s twice", where, e->name);
 		if (i && e->group != p->events[i - 1].group) {
 			/* groups consecutive and numbered in order */
 			CHECK(e->group == p->events[i - 1].group + 1, "%s: group %d after %d", where,
 			      e->group, p->events[i - 1].group);
 			generic = 0;
+			leader = i;
 		}
+		/* once per group; a copy in a later group is marked as one */
+		for (j = 0; j < i; j++) {
+			if (strcmp(p->events[j].name, e->name))
+				continue;
+			earlier = true;
+			CHECK(p->events[j].group != e->group, "%s: %s twice in group %d", where,
+			      e->name, e->group);
+		}
+		CHECK(e->duplicate == earlier, "%s: %s duplicate %d", where, e->name, e->duplicate);
 		CHECK(e->group >= 0 && e->group < p->nr_groups, "%s: group %d of %d", where,
 		      e->group, p->nr_groups);
-		if (!e->fixed && !(o->perf_metrics && e->group == 0))
+		if (!e->fixed && !(o->perf_metrics && is_pm_event(m, e->name)))
 			generic++;
 		CHECK(generic <= limit, "%s: group %d needs more than %d generic counters", where,
 		      e->group, limit);
+		/* perf-metrics events only in a group the leader leads */
+		if (o->perf_metrics && is_pm_event(m, e->name))
+			CHECK_STR(p->events[leader].name, m->events[m->pmu.pm_leader].name);
 	}
 	if (p->nr_events)
 		CHECK_INT(p->events[p->nr_events - 1].group, p->nr_groups - 1);
@@ -474,21 +494,17 @@ static void check_plan(const struct model *m, const struct model_options *o, con
 				      p->events[i].name, p->events[j].name, p->events[i].group);
 		}
 	}
-	/* the perf-metrics group: led by the leader, nothing but its events */
-	if (o->perf_metrics && p->nr_events) {
-		CHECK_STR(p->events[0].name, m->events[m->pmu.pm_leader].name);
-		for (i = 1; i < p->nr_events && p->events[i].group == 0; i++) {
-			bool pm = false;
-
-			for (j = 0; j < m->pmu.nr_pm_events; j++)
-				pm |= !strcmp(m->events[m->pmu.pm_events[j]].name, p->events[i].name);
-			CHECK(pm, "%s: %s in the perf-metrics group", where, p->events[i].name);
-		}
-	}
-	/* every reported node, parents first */
+	/* every reported node, parents first; one not split reads its own group's events */
 	for (i = 0; i < p->nr_nodes; i++) {
+		const int *ev;
+		int n = plan__node_events(p, i, &ev);
+
 		CHECK(p->nodes[i].level <= o->level, "%s: %s reported", where, p->nodes[i].name);
 		CHECK(p->nodes[i].parent < i, "%s: parent after %s", where, p->nodes[i].name);
+		CHECK(p->nodes[i].split == (p->nodes[i].split_reason != NULL), "%s: %s", where,
+		      p->nodes[i].name);
+		for (j = 0; j < n && p->nodes[i].group >= 0; j++)
+			CHECK_INT(p->events[ev[j]].group, p->nodes[i].group);
 	}
 }
 

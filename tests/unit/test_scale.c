@@ -228,6 +228,25 @@ static void test_derive(void)
 	}
 }
 
+/* Events never on a counter in a whole run, over every CPU's totals. */
+static void test_never_ran(void)
+{
+	/* 2 CPUs x 4 events: [cpu * 4 + e] = { counter, enabled, running } */
+	const struct cgtma_count totals[8] = {
+		{ 10, 100, 100 }, { 0, 100, 0 }, { 0, 0, 0 }, { 0, 100, 0 },
+		{ 0, 50, 0 },	  { 0, 50, 0 },	 { 0, 0, 0 }, { 5, 50, 1 },
+	};
+	bool never[4];
+
+	/* 0 ran on CPU 0; 1 never anywhere; 2 never enabled (idle); 3 ran once on CPU 1 */
+	CHECK_INT(count_never_ran(totals, 2, 4, never), 1);
+	CHECK(!never[0] && never[1] && !never[2] && !never[3], "never %d %d %d %d", never[0],
+	      never[1], never[2], never[3]);
+	/* one CPU alone: 3 never ran on it */
+	CHECK_INT(count_never_ran(totals, 1, 4, never), 2);
+	CHECK(never[1] && never[3], "one CPU: %d %d", never[1], never[3]);
+}
+
 int main(void)
 {
 	test_delta();
@@ -235,5 +254,6 @@ int main(void)
 	test_delta_series();
 	test_scale();
 	test_derive();
+	test_never_ran();
 	return test_done("scale");
 }

@@ -78,8 +78,51 @@ static void check_threads_and_irq(void)
 	synth_close(&sy);
 }
 
+/* Nodes split over groups carry [split]; the others do not (spr level 3, perf-metrics). */
+static void check_split_marker(void)
+{
+	json_object *vectors = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *counts = NULL;
+	struct interval iv = { .interval_s = 1 };
+	struct synth sy;
+	int split = 0;
+	char *text;
+
+	if (vectors)
+		json_object_object_get_ex(json_object_array_get_idx(vectors, 0), "counts", &counts);
+	CHECK(counts != NULL, "spr-perf-metrics.json");
+	CHECK_INT(synth_open(&sy, "spr", 3, true, NULL, 0), 0);
+	sy.run.verbose = true;
+	iv.time = sy.run.start_time + 1;
+	CHECK(synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(&sy.run, &iv);
+	CHECK(text != NULL, "render");
+	for (int i = 0; text && i < sy.plan->nr_nodes; i++) {
+		char key[160];
+		const char *line, *end;
+
+		snprintf(key, sizeof(key), " %s ", sy.plan->nodes[i].name);
+		line = strstr(text, key);
+		CHECK(line != NULL, "%s not shown:\n%s", sy.plan->nodes[i].name, text);
+		if (!line)
+			continue;
+		end = strchr(line, '\n');
+		CHECK((strstr(line, "[split]") && strstr(line, "[split]") < end) ==
+			      sy.plan->nodes[i].split,
+		      "%s: split %d:\n%s", sy.plan->nodes[i].name, sy.plan->nodes[i].split, text);
+		split += sy.plan->nodes[i].split;
+	}
+	CHECK_INT(split, 2);
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+	json_object_put(vectors);
+}
+
 int main(void)
 {
 	check_threads_and_irq();
+	check_split_marker();
 	return test_done("text");
 }
