@@ -10,6 +10,7 @@
 #include "log.h"
 #include "jsonfile.h"
 #include "measurement.h"
+#include "suggest.h"
 
 static int out_of_memory(void)
 {
@@ -123,12 +124,25 @@ static int encode_events(struct measurement *m)
 	for (int i = 0; i < m->nr_events; i++) {
 		const char *spec = m->plan ? m->plan->events[i].encoding : m->names[i];
 
-		if (event_parse(spec, &m->attrs[i], err, sizeof(err))) {
-			if (m->plan)
-				pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
-				       model__name(m->model), spec, err);
-			else
-				pr_err("event '%s': %s", spec, err);
+		int ret = event_parse(spec, &m->attrs[i], err, sizeof(err));
+
+		if (ret && m->plan) {
+			pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
+			       model__name(m->model), spec, err);
+			return -EINVAL;
+		}
+		if (ret) {
+			char close[SUGGEST_LEN] = "";
+			struct suggest sg;
+
+			/* A name it does not know: the user's typo, more often than not. */
+			if (ret == -ENOENT) {
+				suggest_init(&sg, spec);
+				if (event_suggest(spec, &sg) == 0 && suggest_found(&sg))
+					suggest_format(&sg, close, sizeof(close));
+				suggest_release(&sg);
+			}
+			pr_err("event '%s': %s%s%s", spec, err, *close ? "; " : "", close);
 			return -EINVAL;
 		}
 	}

@@ -64,6 +64,10 @@ tail -n1 "$TMP/err" | grep -q "^cgtma: cannot open cgroup" ||
 	fail "cgtma -G (missing), default model: $(cat "$TMP/err")"
 
 expect 2 "event 'no-such-event': not a perf event name" -e no-such-event -d 1
+# A typo: the close names are offered, as git offers commands.
+expect 2 "event 'cycels': not a perf event name.*; did you mean 'cycles'\?$" -e cycels -d 1
+expect 2 "event 'sched:sched_swtich': no tracepoint.*; did you mean 'sched:sched_switch'\?$" \
+	-e sched:sched_swtich -d 1
 expect 2 "event 'cpu/bogus=1/': unknown term 'bogus'" -e cpu/bogus=1/ -d 1
 expect 2 "event 'cpu/event=0x1000/': value 0x1000 does not fit" -e cpu/event=0x1000/ -d 1
 expect 2 "event 'cycles:q': unknown modifier 'q'" -e cycles:q -d 1
