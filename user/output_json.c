@@ -3,7 +3,8 @@
  * --json: one object per interval, on one line:
  *   {"time": T, "interval": S, "model": M, "rows": [ROW, ...]}
  *   ROW: {"scope": "system"|"cpu"|"cgroup"|"task", ["cgroup": P,] ["container": NAME,]
- *         ["pod": NAME, "namespace": NS,] (a container's or pod's cgroup) ["cpu": N,]
+ *         ["pod": NAME, "namespace": NS,] (a container's or pod's cgroup, and its
+ *         threads) ["cpu": N,]
  *         ["pid": N, "tid": N, "comm": S,] (task rows, -T)
  *         "counts": {EVENT: N|null}, "multiplex": {EVENT: F|null}
  *         [, "nodes": {NODE: F|null}, "bottleneck": NODE|null] [, "metrics": {NAME: F|null}]}
@@ -112,7 +113,7 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 		strbuf_addstr(sb, ",\"cgroup\":");
 		add_string(sb, s->cgroup);
 	}
-	if (s->kind == SCOPE_CGROUP) {
+	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		add_name(sb, "container", s->names.container);
 		add_name(sb, "pod", s->names.pod);
 		add_name(sb, "namespace", s->names.namespace);

@@ -144,13 +144,20 @@ static int read_task_cb(const struct cgtma_task_key *key, __u32 pid, const char 
 	return tasks_read(&s->tasks, key, pid, comm, counts, collector__closed_epoch(s->col));
 }
 
+/* A tracked cgroup, NULL when it is not (or no longer) counted. */
+static const struct tracked *tracked_of(const struct session *s, __u64 id)
+{
+	int i = tracker_find(&s->tk, id);
+
+	return i < 0 || s->tk.tracked[i].refused ? NULL : &s->tk.tracked[i];
+}
+
 /* The path of a tracked cgroup, NULL when it is not (or no longer) counted. */
 static const char *tracked_path(__u64 id, void *ctx)
 {
-	struct session *s = ctx;
-	int i = tracker_find(&s->tk, id);
+	const struct tracked *tr = tracked_of(ctx, id);
 
-	return i < 0 || s->tk.tracked[i].refused ? NULL : s->tk.tracked[i].path;
+	return tr ? tr->path : NULL;
 }
 
 static int forget_task(const struct cgtma_task_key *key, void *ctx)
@@ -268,7 +275,8 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 
 	for (int i = 0; i < s->tasks.nr; i++) {
 		struct task *t = &s->tasks.t[i];
-		const char *path = tracked_path(t->key.cgroup, s);
+		const struct tracked *tr = tracked_of(s, t->key.cgroup);
+		const char *path = tr ? tr->path : NULL;
 		struct scope *sc;
 		char removed[64];
 
@@ -291,7 +299,8 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 			path = removed;
 		}
 		sc = interval_add_task(iv, &s->run, path, t->pid, t->key.tid);
-		if (!sc)
+		/* Its cgroup's container and pod, as the cgroup's own row has them. */
+		if (!sc || (tr && scope_set_names(sc, &tr->names)))
 			return -ENOMEM;
 		memcpy(sc->comm, t->comm, sizeof(sc->comm));
 		sc->removed = !totals && t->state == TASK_FINAL;

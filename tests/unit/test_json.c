@@ -71,7 +71,7 @@ int main(void)
 	struct interval iv = { .time = 1700000001.125, .interval_s = 1.0000000000000002 };
 	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true };
 	struct interval *ivs[] = { &iv, &total };
-	struct scope *sys, *cg, *idle;
+	struct scope *sys, *cg, *idle, *task;
 	json_object *line, *row;
 	char *text, *nl, keys[256];
 
@@ -85,6 +85,13 @@ int main(void)
 		const struct cgroup_names n = { "ng\"inx", "frontend", "shop" };
 
 		CHECK_INT(scope_set_names(idle, &n), 0);
+		/* Its thread (-T): the same names, before the thread's own fields. */
+		task = interval_add_task(&iv, &sy.run, "/idle", 7, 8);
+		CHECK(task != NULL, "cannot add a thread");
+		if (task) {
+			CHECK_INT(scope_set_names(task, &n), 0);
+			snprintf(task->comm, sizeof(task->comm), "nginx");
+		}
 	}
 	for (int i = 0; i < 3; i++) {
 		sys->sum[i] = (struct cgtma_count){ 1000 + i, SYNTH_ENABLED, SYNTH_ENABLED };
@@ -144,6 +151,13 @@ int main(void)
 	CHECK_INT(json_object_get_int64(get(row, "counts", "cpu-clock")), 0);
 	CHECK(json_object_object_get_ex(get(row, "multiplex", NULL), "cpu-clock", NULL) &&
 	      get(row, "multiplex", "cpu-clock") == NULL, "idle multiplex is not null");
+
+	row = row_at(line, 3);
+	keys_of(row, keys, sizeof(keys));
+	CHECK(strcmp(keys, "scope,cgroup,container,pod,namespace,pid,tid,comm,counts,multiplex") == 0,
+	      "task keys %s", keys);
+	CHECK_STR(json_object_get_string(get(row, "container", NULL)), "ng\"inx");
+	CHECK_INT(json_object_get_int(get(row, "tid", NULL)), 8);
 	json_object_put(line);
 
 	line = nl ? json_tokener_parse(nl + 1) : NULL;
