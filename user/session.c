@@ -80,6 +80,15 @@ static double real_now(void)
 
 /* --- reading ------------------------------------------------------------------------- */
 
+/* Whether any of n counts was enabled or counted: the scope ran at all. */
+static bool counts_ran(const struct cgtma_count *v, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (v[k].enabled || v[k].counter)
+			return true;
+	return false;
+}
+
 /* delta = now - prev and total += delta, per CPU and event; prev becomes now. */
 static void per_cpu_deltas(const struct session *s, struct cgtma_count *prev,
 			   struct cgtma_count *delta, struct cgtma_count *total,
@@ -131,8 +140,7 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	/* prev holds the cumulative counts of each epoch half (collector.h). */
 	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
 		    tr->delta, tr->total, per_cpu);
-	for (int k = 0; k < s->stride * s->m.nr_events && !tr->ran; k++)
-		tr->ran = tr->delta[k].enabled || tr->delta[k].counter;
+	tr->ran = counts_ran(tr->delta, s->stride * s->m.nr_events);
 	return 0;
 }
 
@@ -417,9 +425,18 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		tr->reported |= !totals;
 	}
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
-		if (irq_selected(s, q) &&
-		    add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), NULL,
-			     totals ? s->irq[q].total : s->irq[q].delta, false))
+		const struct cgtma_count *v = totals ? s->irq[q].total : s->irq[q].delta;
+
+		if (!irq_selected(s, q))
+			continue;
+		/*
+		 * As the terminal hides idle cgroups: of eleven scopes, a few take interrupts
+		 * at a time; one with no time in the interval (or the run) has no row, but
+		 * with -v.
+		 */
+		if (!s->o->verbose && !counts_ran(v, s->stride * n))
+			continue;
+		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), NULL, v, false))
 			return -ENOMEM;
 	}
 	if (totals && add_removed(s, iv))
