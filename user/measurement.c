@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,34 @@ static int out_of_memory(void)
 	return -ENOMEM;
 }
 
-static int load_model(const struct measure_opts *o, struct model **mp)
+/* A notice (or, with "warning: " first, a warning) for measurement_notices(). */
+static void keep_notice(struct measurement *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void keep_notice(struct measurement *m, const char *fmt, ...)
 {
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	strbuf_addf(&m->notices, "%s\n", line);
+}
+
+void measurement_notices(struct measurement *m)
+{
+	char *line = m->notices.buf;
+
+	for (char *nl; line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		pr_notice("%s", line);
+	}
+	strbuf_release(&m->notices);
+}
+
+static int load_model(const struct measure_opts *o, struct measurement *m)
+{
+	struct model **mp = &m->model;
 	const char *name = o->model, *notice = NULL, *why = NULL;
 	struct cpu_id id;
 	int err;
@@ -30,15 +57,15 @@ static int load_model(const struct measure_opts *o, struct model **mp)
 	}
 	if (!name) {
 		if (!cpu_has_pmu(&why)) {
-			pr_notice("no hardware PMU: %s; using the software model 'sw'", why);
+			keep_notice(m, "no hardware PMU: %s; using the software model 'sw'", why);
 			name = "sw";
 		} else if (cpu_identify(NULL, &id) == 0 &&
 			   model__match_cpu(id.vendor, id.family, id.model, &name, &notice) == 0) {
 			if (notice)
-				pr_notice("%s", notice);
+				keep_notice(m, "%s", notice);
 		} else {
-			pr_notice("no Top-Down model for this CPU (%s family %d model %d): using "
-				  "the generic model", id.vendor, id.family, id.model);
+			keep_notice(m, "no Top-Down model for this CPU (%s family %d model %d): "
+				    "using the generic model", id.vendor, id.family, id.model);
 			name = "generic";
 		}
 	}
@@ -56,7 +83,7 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	const char *sysfs;
 	int err, max_level;
 
-	err = load_model(o, &m->model);
+	err = load_model(o, m);
 	if (err)
 		return err;
 	max_level = model__max_level(m->model);
@@ -82,8 +109,8 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	mo.smt = m->smt;
 	/* As toplev: the hard-lockup detector keeps one counter on every CPU. */
 	if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
-		pr_warn("the NMI watchdog holds a counter: one fewer for cgtma "
-			"(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
+		keep_notice(m, "warning: the NMI watchdog holds a counter: one fewer for cgtma "
+			    "(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
 		mo.reserved_counters = 1;
 	}
 	err = plan__new(m->model, &mo, &m->plan);
@@ -212,5 +239,6 @@ void measurement_release(struct measurement *m)
 	free(m->names);
 	free(m->attrs);
 	free(m->group);
+	strbuf_release(&m->notices);
 }
 

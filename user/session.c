@@ -767,7 +767,15 @@ int session_run(const struct session_opts *o)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
-	/* Input is checked first: -EINVAL from these and the sinks is bad usage. */
+	/*
+	 * Privileges first: without them the PMU's probe (the model's choice) fails for that
+	 * reason and would say something else. Then input: -EINVAL from these and the sinks is
+	 * bad usage.
+	 */
+	if (collector__check_privileges()) {
+		ret = EXIT_FAILURE;
+		goto cleanup;
+	}
 	ret = measurement_setup(&o->measure, &s.m);
 	if (!ret && o->cpus)
 		ret = select_cpus(o->cpus, &s.cpus);
@@ -800,6 +808,8 @@ int session_run(const struct session_opts *o)
 		ret = exit_status(ret);
 		goto cleanup;
 	}
+	/* The input is good: what the model's choice has to say comes now, once. */
+	measurement_notices(&s.m);
 	/* From here on everything concerns the kernel and the outputs: failures, whatever errno. */
 	ret = EXIT_FAILURE;
 	if (collector__open(&co, &s.col))
