@@ -28,6 +28,7 @@
 #include "scale.h"
 #include "selection.h"
 #include "session.h"
+#include "strbuf.h"
 #include "tasks.h"
 #include "tracker.h"
 
@@ -745,6 +746,7 @@ int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT };
 	struct collector_opts co = {};
+	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
 	struct utsname uts;
 	struct cpu_id id = {};
@@ -870,17 +872,21 @@ int session_run(const struct session_opts *o)
 		if (ret == 0 && s.child.done)
 			ret = child_exit_status(&s.child);
 	}
-	/* The sinks say what they could not write as they close; then the run's verdict. */
+	/* What the sinks could not write, as they close, is the run's verdict: one line. */
 	for (int i = 0; i < s.nr_outputs; i++) {
 		s.output_failed |= s.outputs[i]->lost;
-		output_close(s.outputs[i]);
+		output_close_lost(s.outputs[i], &lost);
 	}
 	s.nr_outputs = 0;
 	if (s.output_failed) {
-		pr_err("some output could not be written (see above)");
+		if (lost.len)
+			pr_err("some output could not be written: %s", lost.buf);
+		else
+			pr_err("some output could not be written (see above)");
 		ret = EXIT_FAILURE;
 	}
 cleanup:
+	strbuf_release(&lost);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
 	{
