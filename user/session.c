@@ -865,6 +865,7 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
+	selection_unmatched(&s.sel);
 	report_bpf_stats(&s);
 
 	if (s.child.pid > 0) {

@@ -76,32 +76,50 @@ static void drop_names(struct suggest *sg)
 	sg->more = 0;
 }
 
-int suggest_add(struct suggest *sg, const char *candidate)
+int suggest_add_against(struct suggest *sg, const char *typo, const char *candidate)
 {
-	int score;
+	int score, at;
+	char *name;
 
-	if (!*candidate || !strcasecmp(candidate, sg->typo))
+	if (!*candidate || !strcasecmp(candidate, typo))
 		return 0;
-	score = !strncasecmp(candidate, sg->typo, strlen(sg->typo)) ? 0 :
-		suggest_distance(sg->typo, candidate) + 1;
+	score = !strncasecmp(candidate, typo, strlen(typo)) ? 0 :
+		suggest_distance(typo, candidate) + 1;
 	if (score >= SUGGEST_FLOOR || score > sg->best)
 		return 0;
 	if (score < sg->best) {
 		drop_names(sg);
 		sg->best = score;
 	}
-	for (int i = 0; i < sg->nr; i++)
-		if (!strcasecmp(sg->names[i], candidate))
+	/* Sorted by name, as git lists its equals; the first SUGGEST_MAX are kept. */
+	for (at = 0; at < sg->nr; at++) {
+		int c = strcasecmp(sg->names[at], candidate);
+
+		if (!c)
 			return 0;
-	if (sg->nr == SUGGEST_MAX) {
+		if (c > 0)
+			break;
+	}
+	if (at == SUGGEST_MAX) {
 		sg->more++;
 		return 0;
 	}
-	sg->names[sg->nr] = strdup(candidate);
-	if (!sg->names[sg->nr])
+	name = strdup(candidate);
+	if (!name)
 		return -ENOMEM;
+	if (sg->nr == SUGGEST_MAX) {
+		free(sg->names[--sg->nr]);
+		sg->more++;
+	}
+	memmove(&sg->names[at + 1], &sg->names[at], (sg->nr - at) * sizeof(*sg->names));
+	sg->names[at] = name;
 	sg->nr++;
 	return 0;
+}
+
+int suggest_add(struct suggest *sg, const char *candidate)
+{
+	return suggest_add_against(sg, sg->typo, candidate);
 }
 
 int suggest_found(const struct suggest *sg)

@@ -33,11 +33,16 @@ struct suggest {
 void suggest_init(struct suggest *sg, const char *typo);
 /* Scores candidate against the typo and keeps it if among the best. -ENOMEM or 0. */
 int suggest_add(struct suggest *sg, const char *candidate);
+/*
+ * The same, scored against another form of the typo: the typo as it reads where candidate
+ * would be (a glob's matches put in, for one).
+ */
+int suggest_add_against(struct suggest *sg, const char *typo, const char *candidate);
 /* Whether anything is close enough to offer. */
 int suggest_found(const struct suggest *sg);
 /*
- * "did you mean 'a'?", "did you mean 'a' or 'b'?", "did you mean 'a', 'b' or 'c'?" ("..."
- * when more were as close) into buf, "" when nothing is close; the names in the order added.
+ * "did you mean 'a'?", "did you mean 'a' or 'b'?", "did you mean 'a', 'b' or 'c'?" ("or
+ * others" when more were as close) into buf, "" when nothing is close; the names sorted.
  */
 void suggest_format(const struct suggest *sg, char *buf, size_t len);
 void suggest_release(struct suggest *sg);

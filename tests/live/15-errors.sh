@@ -263,7 +263,10 @@ fi
 timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.5 --json -G "$CG_BASE/none-*" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 0 ] || fail "a glob matching nothing: exit $rc, want 0: $(cat "$TMP/err")"
-[ "$(wc -l <"$TMP/err")" = 1 ] && grep -q "^cgtma: warning: '/$CG_BASE/none-\*' matches no cgroup yet" "$TMP/err" ||
+# Said at the start, and again at the end as it never matched.
+[ "$(wc -l <"$TMP/err")" = 2 ] &&
+	head -n1 "$TMP/err" | grep -qx "cgtma: warning: '/$CG_BASE/none-\*' matches no cgroup yet; watching for it" &&
+	tail -n1 "$TMP/err" | grep -qx "cgtma: warning: '/$CG_BASE/none-\*' never matched a cgroup during the run" ||
 	fail "a glob matching nothing: stderr: $(cat "$TMP/err")"
 jq -e -R 'fromjson | type == "object"' "$TMP/out" >/dev/null || fail "a glob matching nothing: bad JSON"
 [ "$(tail -n1 "$TMP/out" | jq .summary)" = true ] || fail "a glob matching nothing: no summary"
@@ -271,6 +274,16 @@ jq -e -R 'fromjson | type == "object"' "$TMP/out" >/dev/null || fail "a glob mat
 	fail "a glob matching nothing: it did not keep running for -d"
 [ "$(jq -s '[.[].rows[] | select(.scope == "cgroup")] | length' "$TMP/out")" = 0 ] ||
 	fail "a glob matching nothing: cgroup rows"
+
+# A typo: the close cgroups at the level where it stops matching, at the start and the end.
+cg_make iperf-client
+cg_make iperf-server
+timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.3 -G "$CG_BASE/iperf-clinet*" >/dev/null 2>"$TMP/err" ||
+	fail "a glob with a typo: exit $?: $(cat "$TMP/err")"
+[ "$(grep -c "'/$CG_BASE/iperf-clinet\*' .*; did you mean '/$CG_BASE/iperf-client'?$" "$TMP/err")" = 2 ] ||
+	fail "a glob with a typo: not offered the close name twice: $(cat "$TMP/err")"
+expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/iperf-srever': No such file or directory; did you mean '/$CG_BASE/iperf-server'\?$" \
+	-e cpu-clock -d 1 -G "$CG_BASE/iperf-srever"
 
 # --help: exit 0, usage and examples on stdout, nothing on stderr.
 "$CGTMA" --help >"$TMP/out" 2>"$TMP/err"
