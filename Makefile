@@ -189,8 +189,10 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS) | $(OUTPUT)/fuzz
 deps:
 	$(Q)tools/install-deps.sh build
 
+# Then checks that every program a live test would skip without is there.
 test-deps:
 	$(Q)tools/install-deps.sh test
+	$(Q)tests/check-deps.sh
 
 vm-deps:
 	$(Q)tools/install-deps.sh vm

@@ -4,11 +4,17 @@
 #   tools/install-deps.sh build   what `make` needs (compilers, libbpf, libpfm4, json-c, ...)
 #   tools/install-deps.sh test    the above, plus what `make test` and `make bench` run
 #   tools/install-deps.sh vm      the above, plus what `make test-kernels` boots guests with
+#   tools/install-deps.sh --list SET   prints SET's packages, one a line, and installs nothing
 #
 # Debian 12 (bookworm) is the reference; package names are Debian's. Without root, it lists
 # what is missing and the command to install it, and fails.
 set -eu
 
+list=false
+if [ "${1:-}" = --list ]; then
+	list=true
+	shift
+fi
 what=${1:-build}
 
 build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
@@ -21,9 +27,14 @@ build_pkgs="$build_pkgs scdoc"
 # network stream of the interrupt tests and benchmark; podman (with Debian's crun) runs the
 # container tests from a busybox-static root file system, as no image registry is needed;
 # capsh (libcap2-bin) drops a capability for the cgroup-namespace test's subtree view;
-# python3-yaml reads the DaemonSet manifest in the fleet test.
+# python3 runs crucible's post-process and, with python3-yaml, reads the DaemonSet manifest
+# in the fleet test, and debootstrap (with the archive's keyring, which it only recommends)
+# makes the debian:12 base image its container build starts from
+# (tools/container/import-debian12.sh). uperf is not in Debian 12: 25-uperf skips unless
+# tools/build-uperf.sh built it from its source. tests/check-deps.sh checks this list.
 test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chromium
-	fonts-dejavu-core iperf3 podman busybox-static libcap2-bin python3-yaml"
+	fonts-dejavu-core iperf3 podman busybox-static libcap2-bin python3 python3-yaml
+	debootstrap debian-archive-keyring"
 # The kernel matrix (tests/vm/): QEMU runs the guests, debootstrap builds their root file
 # system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
 # and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.
@@ -34,8 +45,13 @@ build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
 # The host's own row of the matrix is the live suite: the test packages too.
 vm) pkgs="$build_pkgs $test_pkgs $vm_pkgs" ;;
-*) echo "usage: $0 build|test|vm" >&2; exit 2 ;;
+*) echo "usage: $0 [--list] build|test|vm" >&2; exit 2 ;;
 esac
+if $list; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $pkgs
+	exit 0
+fi
 
 missing=""
 for p in $pkgs; do

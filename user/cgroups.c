@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "suggest.h"
 
 /*
  * Refuses what fnmatch() would take silently but no user means: a '[' that no ']' closes in
@@ -314,4 +315,63 @@ int cgroup_walk(const char *root, int depth, cgroup_cb cb, void *ctx)
 	if (depth < 1)
 		return 0;
 	return walk(root, path, sizeof(path), 0, depth, cb, ctx);
+}
+
+/*
+ * cgroup_suggest()'s descent: dir (canonical, "" for the root) exists; rest is what the
+ * pattern has below it. Where a level matches nothing, its names are offered, each with the
+ * pattern's rest after it. *found tells the caller that something below dir matched.
+ */
+static int suggest_below(const char *root, const char *dir, const char *rest,
+			 struct suggest *sg, bool *found)
+{
+	const char *slash = strchr(rest, '/'), *tail = slash ? slash : "";
+	char comp[NAME_MAX + 1], full[4096], sub[4096];
+	size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
+	bool any = false;
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	char typo[4096];	/* the pattern, with what its globs above matched put in */
+
+	if (n > NAME_MAX || (size_t)snprintf(full, sizeof(full), "%s%s", root, dir) >= sizeof(full))
+		return 0;
+	snprintf(typo, sizeof(typo), "%s/%s", dir, rest);
+	memcpy(comp, rest, n);
+	comp[n] = '\0';
+	d = opendir(full);
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+		    fnmatch(comp, de->d_name, FNM_PERIOD) != 0)
+			continue;
+		any = true;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		if (slash)
+			ret = suggest_below(root, sub, slash + 1, sg, found);
+		else
+			*found = true;
+	}
+	if (!ret && !any) {
+		rewinddir(d);
+		while (!ret && (de = readdir(d))) {
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s%s", dir, de->d_name, tail);
+			ret = suggest_add_against(sg, typo, sub);
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+int cgroup_suggest(const char *root, const char *pattern, struct suggest *sg)
+{
+	bool found = false;
+
+	if (!strcmp(pattern, "/"))
+		return 0;
+	return suggest_below(root, "", pattern[0] == '/' ? pattern + 1 : pattern, sg, &found);
 }

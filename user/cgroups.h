@@ -61,6 +61,16 @@ typedef int (*cgroup_cb)(const char *path, __u64 id, void *ctx);
  */
 int cgroup_expand(const char *root, const char *pattern, cgroup_cb cb, void *ctx);
 
+struct suggest;
+
+/*
+ * For a canonical path or pattern that matches nothing: offers sg, at the first level where
+ * it matches nothing (along every branch where it matches), the cgroups there, each with the
+ * rest of the pattern after it ("/bench/iperf-clinet" offers "/bench/iperf-client"). 0 or
+ * -ENOMEM.
+ */
+int cgroup_suggest(const char *root, const char *pattern, struct suggest *sg);
+
 /* Calls cb for every cgroup of levels 1..depth, parents before children. */
 int cgroup_walk(const char *root, int depth, cgroup_cb cb, void *ctx);
 

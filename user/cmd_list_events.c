@@ -179,6 +179,7 @@ int cmd_list_events(int argc, char **argv)
 	}
 	ret = exit_status(measurement_setup(&mo, &m));
 	if (!ret) {
+		measurement_notices(&m);
 		if (json)
 			print_json(&m);
 		else

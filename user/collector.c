@@ -149,6 +149,14 @@ static bool has_privileges(void)
 	return (eff & CAP_SYS_ADMIN_BIT) || ((eff & CAP_PERFMON_BIT) && (eff & CAP_BPF_BIT));
 }
 
+int collector__check_privileges(void)
+{
+	if (has_privileges())
+		return 0;
+	pr_err("not permitted: needs root, or CAP_PERFMON and CAP_BPF (Linux 5.8+)");
+	return -EPERM;
+}
+
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */
 static int perf_event_paranoid(void)
 {
@@ -609,10 +617,6 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		pr_err("%d events requested; the limit is %d", o->nr_events,
 			CGTMA_MAX_EVENTS);
 		return -E2BIG;
-	}
-	if (!has_privileges()) {
-		pr_err("not permitted: needs root, or CAP_PERFMON and CAP_BPF (Linux 5.8+)");
-		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): cgtma needs a kernel "

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "events.h"
 #include "mounts.h"
 #include "pfm_encode.h"
+#include "suggest.h"
 
 const char *event_sysfs_root = "/sys/bus/event_source/devices";
 
@@ -445,4 +447,72 @@ void event_list_free(char **specs, int nr)
 	for (int i = 0; i < nr; i++)
 		free(specs[i]);
 	free(specs);
+}
+
+/* A candidate name with the typo's modifiers or umasks (":u", ":ANY_P") after it. */
+struct named_suggest {
+	struct suggest *sg;
+	const char *suffix;
+};
+
+static int suggest_named(const char *name, void *ctx)
+{
+	const struct named_suggest *ns = ctx;
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s%s", name, ns->suffix);
+	return suggest_add(ns->sg, buf);
+}
+
+/* The tracepoints of spec's subsystem, or spec's event under every subsystem that has it. */
+static int suggest_tracepoints(const char *spec, struct suggest *sg)
+{
+	char dir[4096], path[4600], name[512];
+	const char *colon = strchr(spec, ':');
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	if (!colon || colon == spec || strchr(colon + 1, ':') || tracefs_dir(dir, sizeof(dir)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/events/%.*s", dir, (int)(colon - spec), spec);
+	d = opendir(path);
+	if (d) {
+		while (!ret && (de = readdir(d)))
+			if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+				snprintf(name, sizeof(name), "%.*s:%s", (int)(colon - spec), spec,
+					 de->d_name);
+				ret = suggest_add(sg, name);
+			}
+		closedir(d);
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/events", dir);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s/%s", dir, de->d_name, colon + 1);
+		snprintf(name, sizeof(name), "%s:%s", de->d_name, colon + 1);
+		if (!access(path, F_OK))
+			ret = suggest_add(sg, name);
+	}
+	closedir(d);
+	return ret;
+}
+
+int event_suggest(const char *spec, struct suggest *sg)
+{
+	struct named_suggest ns = { sg, strchr(spec, ':') ? strchr(spec, ':') : "" };
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < sizeof(named_events) / sizeof(named_events[0]); i++)
+		ret = suggest_named(named_events[i].name, &ns);
+	if (!ret)
+		ret = suggest_tracepoints(spec, sg);
+	if (!ret)
+		ret = pfm_event_names(suggest_named, &ns);
+	return ret;
 }

@@ -36,6 +36,15 @@ int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_
 int event_list_split(const char *list, char ***specs);
 void event_list_free(char **specs, int nr);
 
+struct suggest;
+
+/*
+ * Offers sg the names close to an event that event_parse() did not know: perf's names, the
+ * tracepoints of its subsystem (or the same event under another subsystem), and the events
+ * of the PMUs libpfm4 finds. 0 or -ENOMEM.
+ */
+int event_suggest(const char *spec, struct suggest *sg);
+
 /* Where PMUs are described; tests point it at a fake tree. */
 extern const char *event_sysfs_root;
 

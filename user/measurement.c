@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "log.h"
 #include "jsonfile.h"
 #include "measurement.h"
+#include "suggest.h"
 
 static int out_of_memory(void)
 {
@@ -17,8 +19,34 @@ static int out_of_memory(void)
 	return -ENOMEM;
 }
 
-static int load_model(const struct measure_opts *o, struct model **mp)
+/* A notice (or, with "warning: " first, a warning) for measurement_notices(). */
+static void keep_notice(struct measurement *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void keep_notice(struct measurement *m, const char *fmt, ...)
 {
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	strbuf_addf(&m->notices, "%s\n", line);
+}
+
+void measurement_notices(struct measurement *m)
+{
+	char *line = m->notices.buf;
+
+	for (char *nl; line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		pr_notice("%s", line);
+	}
+	strbuf_release(&m->notices);
+}
+
+static int load_model(const struct measure_opts *o, struct measurement *m)
+{
+	struct model **mp = &m->model;
 	const char *name = o->model, *notice = NULL, *why = NULL;
 	struct cpu_id id;
 	int err;
@@ -29,15 +57,15 @@ static int load_model(const struct measure_opts *o, struct model **mp)
 	}
 	if (!name) {
 		if (!cpu_has_pmu(&why)) {
-			pr_notice("no hardware PMU: %s; using the software model 'sw'", why);
+			keep_notice(m, "no hardware PMU: %s; using the software model 'sw'", why);
 			name = "sw";
 		} else if (cpu_identify(NULL, &id) == 0 &&
 			   model__match_cpu(id.vendor, id.family, id.model, &name, &notice) == 0) {
 			if (notice)
-				pr_notice("%s", notice);
+				keep_notice(m, "%s", notice);
 		} else {
-			pr_notice("no Top-Down model for this CPU (%s family %d model %d): using "
-				  "the generic model", id.vendor, id.family, id.model);
+			keep_notice(m, "no Top-Down model for this CPU (%s family %d model %d): "
+				    "using the generic model", id.vendor, id.family, id.model);
 			name = "generic";
 		}
 	}
@@ -55,7 +83,7 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	const char *sysfs;
 	int err, max_level;
 
-	err = load_model(o, &m->model);
+	err = load_model(o, m);
 	if (err)
 		return err;
 	max_level = model__max_level(m->model);
@@ -86,8 +114,8 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	if (o->nmi_watchdog >= 0) {
 		mo.nmi_watchdog = o->nmi_watchdog;
 	} else if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
-		pr_warn("the NMI watchdog holds a counter: one fewer for cgtma "
-			"(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
+		keep_notice(m, "warning: the NMI watchdog holds a counter: one fewer for cgtma "
+			    "(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
 		mo.nmi_watchdog = true;
 	}
 	err = plan__new(m->model, &mo, &m->plan);
@@ -99,9 +127,9 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 		return err == -E2BIG ? -EINVAL : not_usage(err);
 	for (int i = 0; i < m->plan->nr_nodes; i++)
 		if (m->plan->nodes[i].split)
-			pr_notice("%s is split over groups (%s): its value mixes counts multiplexed "
-				  "at different times, marked [split]", m->plan->nodes[i].full_name,
-				  m->plan->nodes[i].split_reason);
+			keep_notice(m, "%s is split over groups (%s): its value mixes counts "
+				    "multiplexed at different times, marked [split]",
+				    m->plan->nodes[i].full_name, m->plan->nodes[i].split_reason);
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
 		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,
@@ -133,12 +161,25 @@ static int encode_events(struct measurement *m)
 	for (int i = 0; i < m->nr_events; i++) {
 		const char *spec = m->plan ? m->plan->events[i].encoding : m->names[i];
 
-		if (event_parse(spec, &m->attrs[i], err, sizeof(err))) {
-			if (m->plan)
-				pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
-				       model__name(m->model), spec, err);
-			else
-				pr_err("event '%s': %s", spec, err);
+		int ret = event_parse(spec, &m->attrs[i], err, sizeof(err));
+
+		if (ret && m->plan) {
+			pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
+			       model__name(m->model), spec, err);
+			return -EINVAL;
+		}
+		if (ret) {
+			char close[SUGGEST_LEN] = "";
+			struct suggest sg;
+
+			/* A name it does not know: the user's typo, more often than not. */
+			if (ret == -ENOENT) {
+				suggest_init(&sg, spec);
+				if (event_suggest(spec, &sg) == 0 && suggest_found(&sg))
+					suggest_format(&sg, close, sizeof(close));
+				suggest_release(&sg);
+			}
+			pr_err("event '%s': %s%s%s", spec, err, *close ? "; " : "", close);
 			return -EINVAL;
 		}
 	}
@@ -314,5 +355,6 @@ void measurement_release(struct measurement *m)
 	free(m->names);
 	free(m->attrs);
 	free(m->group);
+	strbuf_release(&m->notices);
 }
 

@@ -12,6 +12,7 @@
 
 #include "exitstatus.h"
 #include "model.h"
+#include "strbuf.h"
 
 struct measure_opts {
 	const char *events;		/* -e list; NULL: a model's events */
@@ -33,6 +34,12 @@ struct measurement {
 	bool perf_metrics;
 	bool smt;
 	int level;
+	/*
+	 * What the choice of model has to say ("no hardware PMU: ...; using the software
+	 * model"), kept for measurement_notices(): the caller says it once the rest of its
+	 * input is known good, so that a usage error is said first and alone.
+	 */
+	struct strbuf notices;
 };
 
 /*
@@ -40,6 +47,8 @@ struct measurement {
  * lacks), or another -errno; what is wrong printed.
  */
 int measurement_setup(const struct measure_opts *o, struct measurement *m);
+/* Prints the notices measurement_setup() kept, once. */
+void measurement_notices(struct measurement *m);
 void measurement_release(struct measurement *m);
 
 #endif

@@ -33,12 +33,14 @@ void outfile_init(struct outfile *of, int fd, const char *name, const char *keep
 
 void outfile_failed(struct outfile *of, const char *name, int err)
 {
-	of->failing = true;
-	if (of->said_failure)
+	if (of->failing)
 		return;
-	of->said_failure = true;
-	pr_err("cannot write %s: %s; profiling goes on, %s, and the next intervals are tried "
-	       "again", name, strerror(-err), of->keeps);
+	of->failing = true;
+	if (++of->episodes > OUTFILE_EPISODES_SAID)
+		return;
+	pr_err("cannot write %s%s: %s; profiling goes on, %s, and the next intervals are tried "
+	       "again%s", name, of->episodes > 1 ? " again" : "", strerror(-err), of->keeps,
+	       of->episodes == OUTFILE_EPISODES_SAID ? " (its next failures are not said)" : "");
 }
 
 void outfile_written(struct outfile *of)
@@ -46,10 +48,11 @@ void outfile_written(struct outfile *of)
 	if (!of->failing)
 		return;
 	of->failing = false;
-	if (of->said_resumed)
+	if (of->episodes > OUTFILE_EPISODES_SAID)
 		return;
-	of->said_resumed = true;
-	pr_notice("%s is written again (%ld interval(s) could not be)", of->name, of->lost);
+	pr_notice("%s is written again (%ld interval(s) could not be)", of->name,
+		  of->lost - of->lost_said);
+	of->lost_said = of->lost;
 }
 
 /* Back to the last whole record, so that the next one starts on a record boundary. */

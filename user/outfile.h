@@ -4,8 +4,9 @@
  * and what a user sees when it cannot be written, the same for every one of them:
  *   - a record is written whole or not at all: a write that fails on a regular file (a full
  *     disk) is cut back to the last whole record; on a pipe or terminal nothing is cut;
- *   - one message when writing first fails, naming the file and the reason, and one when it
- *     is first written again, saying how many records were lost meanwhile;
+ *   - one message when writing starts failing, naming the file and the reason, and one when
+ *     it is written again, saying how many records were lost meanwhile: for each episode (a
+ *     disk full, freed, and full again), up to OUTFILE_EPISODES_SAID of them;
  *   - the count of lost records, for the sink's closing message and the run's exit status;
  *   - a reader that went away (EPIPE: a closed pipe) is no failure to report here: the file
  *     is marked closed, and the run decides what that means.
@@ -27,9 +28,13 @@ struct outfile {
 	bool broken;		/* a cut write could not be undone: nothing more goes in */
 	bool closed;		/* the reader went away: nothing more goes in */
 	bool failing;		/* the last record could not be written */
-	bool said_failure, said_resumed;
+	int episodes;		/* times writing started failing */
 	long lost;		/* records that could not be written */
+	long lost_said;		/* of them, those said when writing resumed */
 };
+
+/* Episodes of failures said; a file that keeps failing and recovering says no more. */
+#define OUTFILE_EPISODES_SAID 5
 
 /*
  * Takes fd (not owned: the caller closes it) for appending, from where it is now. name and
@@ -53,8 +58,9 @@ int outfile_write_whole(struct outfile *of, const void *buf, size_t len);
 /*
  * What append does around outfile_write_whole(), for a sink whose record is more than one
  * write (CDM's JSON file and CSV rows): outfile_failed() says a failure of the file name
- * (once), outfile_written() that a record was written whole after failures (once). Neither
- * counts lost records: the sink adds to lost what it lost.
+ * (once an episode), outfile_written() that a record was written whole after failures, and
+ * how many were lost since the last time it said so. Neither counts lost records: the sink
+ * adds to lost what it lost.
  */
 void outfile_failed(struct outfile *of, const char *name, int err);
 void outfile_written(struct outfile *of);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,6 +9,7 @@
 #include "log.h"
 #include "outfile.h"
 #include "output.h"
+#include "strbuf.h"
 
 int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
 {
@@ -121,15 +124,37 @@ bool outputs_stdout_closed(struct output **outs, int n)
 	return false;
 }
 
-void output_close(struct output *o)
+void output_lost(struct output *o, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (!o->lost_text)
+		pr_warn("%s", text);
+	else if (o->lost_text->len)
+		strbuf_addf(o->lost_text, "; and %s", text);
+	else
+		strbuf_addstr(o->lost_text, text);
+}
+
+void output_close_lost(struct output *o, struct strbuf *lost)
 {
 	if (!o)
 		return;
+	o->lost_text = lost;
 	if (o->ops->close)
 		o->ops->close(o);
 	if (o->file && o->file->lost)
-		pr_warn("%s: %ld interval(s) could not be written; it holds the rest whole",
-			o->file->name, o->file->lost);
+		output_lost(o, "%s: %ld interval(s) could not be written; it holds the rest whole",
+			    o->file->name, o->file->lost);
 	free(o->file);
 	free(o);
+}
+
+void output_close(struct output *o)
+{
+	output_close_lost(o, NULL);
 }

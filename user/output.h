@@ -23,6 +23,7 @@ struct output_ops {
 };
 
 struct outfile;
+struct strbuf;
 
 struct output {
 	const struct output_ops *ops;
@@ -35,6 +36,11 @@ struct output {
 	 * what it wrote goes out whole through this (outfile.h), or not at all.
 	 */
 	struct outfile *file;
+	/*
+	 * Where, closing, the sink says what it could not write (output_lost()): the run's
+	 * closing error when set (output_close_lost()), else a warning of its own.
+	 */
+	struct strbuf *lost_text;
 };
 
 /* Which sinks a run (or `cgtma report`) writes to. */
@@ -58,6 +64,13 @@ struct output_opts {
  */
 int outputs_open(const struct output_opts *oo, struct output **outs, int *n);
 void output_close(struct output *o);
+/*
+ * The same, with what the sink could not write (if anything) appended to lost, to be said
+ * in the run's one closing error line instead of a line of its own.
+ */
+void output_close_lost(struct output *o, struct strbuf *lost);
+/* For a sink's close: says what it lost, as output_close_lost() or output_close() wants. */
+void output_lost(struct output *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Calls every sink's begin, or its interval or summary callback (iv->summary says which).

@@ -828,8 +828,8 @@ static void cdm_close(struct output *o)
 	if (!c)
 		return;
 	if (c->csv.lost || c->lost_series)
-		pr_warn("%s: %ld interval(s) and %ld new series could not be written; the files "
-		       "hold the rest", c->dir, c->csv.lost, c->lost_series);
+		output_lost(o, "%s: %ld interval(s) and %ld new series could not be written; the "
+			    "files hold the rest", c->dir, c->csv.lost, c->lost_series);
 	if (c->csv.fd >= 0)
 		close(c->csv.fd);
 	for (int i = 0; i < c->nr_series; i++)

@@ -304,8 +304,9 @@ static const char *cpus_field(const struct scope *s, char *buf, size_t len)
 		}
 		return buf;
 	case SCOPE_TASK:
-		/* A thread in its cgroup: "/a/b:TID(comm)". */
-		snprintf(buf, len, "%s:%d(%s)", s->cgroup, s->tid, s->comm);
+		/* A thread in its cgroup, named as the cgroup's row is: "/a/b:TID(comm)". */
+		scope_label(s, false, buf, len);
+		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", s->comm);
 		return buf;
 	case SCOPE_IRQ:
 		if (s->cpu < 0)

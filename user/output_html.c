@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * report --html FILE: one self-contained page (inline CSS and SVG, no script, nothing
- * fetched) with the run's metadata and, per scope (the system and every cgroup), one chart:
+ * fetched) with the run's metadata and, per scope (the system, every cgroup, each with its
+ * threads after it under -T, and the interrupt scopes of --irq), one chart:
  *
  *   - level 1 of the Top-Down tree as a stacked area over time, 0-100 % of the slots;
  *   - level 2 under it: each level-1 band split among its children, each child in a shade
@@ -13,11 +14,13 @@
  * A model without nodes (the software model) or an -e run gets one line chart per metric
  * (or event rate) instead. Intervals where a scope existed but ran nothing (a row of zeros,
  * or no row between its first and last: fill_idle()), or its events were not counted, are
- * hatched; before a cgroup appeared or after it went, the chart is blank. Per-CPU scopes
- * are not charted. Long runs are averaged into at most MAX_POINTS points per chart,
- * weighted by interval length.
+ * hatched; before a cgroup appeared or after it went, the chart is blank (an interrupt
+ * scope is there from the start: an idle one has no rows). Per-CPU scopes are not charted.
+ * Long runs are averaged into at most MAX_POINTS points per chart, weighted by interval
+ * length. A container's or pod's cgroup is titled by its name, as the terminal shows it.
  *
- * Every chart is <svg class="cgtma-chart" data-kind="system|cgroup" data-scope="LABEL">.
+ * Every chart is <svg class="cgtma-chart" data-kind="system|cgroup|task|irq"
+ * data-scope="SCOPE">, SCOPE being "system", the cgroup's path, "PATH:TID" or "irq:NAME".
  */
 #include <errno.h>
 #include <math.h>
@@ -63,7 +66,11 @@ struct html_col {
 };
 
 struct html_series {
-	char *label;
+	char *label;		/* the chart's title */
+	char *scope;		/* data-scope: the path, not the container's name */
+	char *path;		/* a cgroup's, or a thread's cgroup's; NULL for others */
+	enum scope_kind kind;
+	int tid;		/* SCOPE_TASK */
 	bool system;
 	bool removed;
 	unsigned char *state;	/* per interval: ST_* */
@@ -294,27 +301,51 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 	bool system = sc->kind == SCOPE_SYSTEM;
 	int i = hashmap_get_str(&h->index, scope_key(sc));
 	struct html_series *s;
-	const char *label;
+	char label[1100], scope[1100];
 	size_t n;
 
 	if (i >= 0)
 		return &h->series[i];
-	label = system ? "system" : sc->kind == SCOPE_IRQ ? irq_scope_label(sc->irq) : sc->cgroup;
+	if (system) {
+		snprintf(label, sizeof(label), "System (every CPU, all tasks)");
+		snprintf(scope, sizeof(scope), "system");
+	} else if (sc->kind == SCOPE_IRQ) {
+		snprintf(label, sizeof(label), "%s", irq_scope_label(sc->irq));
+		snprintf(scope, sizeof(scope), "%s", label);
+	} else if (sc->kind == SCOPE_TASK) {
+		/* "comm:tid in web": a thread, under its cgroup's chart. */
+		char cg[1024];
+		struct scope c = { .kind = SCOPE_CGROUP, .cgroup = sc->cgroup, .names = sc->names,
+				   .cpu = -1 };
+
+		snprintf(label, sizeof(label), "%s:%d in %s", sc->comm, sc->tid,
+			 scope_label(&c, false, cg, sizeof(cg)));
+		scope_label(sc, true, scope, sizeof(scope));
+	} else {
+		scope_label(sc, false, label, sizeof(label));
+		snprintf(scope, sizeof(scope), "%s", sc->cgroup);
+	}
 	if (ALLOC_GROW(h->series, h->nr_series + 1, h->cap_series))
 		return NULL;
 	s = &h->series[h->nr_series];
 	memset(s, 0, sizeof(*s));
 	n = h->cap_iv ? h->cap_iv : 1;
 	s->label = strdup(label);
+	s->scope = strdup(scope);
+	s->path = sc->cgroup ? strdup(sc->cgroup) : NULL;
+	s->kind = sc->kind;
+	s->tid = sc->tid;
 	s->system = system;
 	s->state = calloc(n, sizeof(*s->state));
 	s->val = malloc(n * (h->nr_cols ? h->nr_cols : 1) * sizeof(*s->val));
 	s->bn = malloc(n * sizeof(*s->bn));
 	s->mux = malloc(n * sizeof(*s->mux));
 	s->sum_val = calloc(h->nr_cols ? h->nr_cols : 1, sizeof(*s->sum_val));
-	if (!s->label || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val ||
+	if (!s->label || !s->scope || (sc->cgroup && !s->path) || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val ||
 	    hashmap_put_str(&h->index, scope_key(sc), h->nr_series)) {
 		free(s->label);
+		free(s->scope);
+		free(s->path);
 		free(s->state);
 		free(s->val);
 		free(s->bn);
@@ -390,7 +421,7 @@ static void scope_values(const struct html_sink *h, const struct run *run,
 
 static bool charted(const struct scope *sc)
 {
-	return sc->kind == SCOPE_SYSTEM ||
+	return sc->kind == SCOPE_SYSTEM || sc->kind == SCOPE_TASK ||
 	       ((sc->kind == SCOPE_CGROUP || sc->kind == SCOPE_IRQ) && sc->cpu < 0);
 }
 
@@ -1086,12 +1117,12 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 		height += TITLE_H + MUX_H + AXIS_H;
 
 	fputs("<section class=\"scope\">\n<h2>", f);
-	html_escape(f, s->system ? "System (every CPU, all tasks)" : s->label);
+	html_escape(f, s->label);
 	fputs("</h2>\n", f);
 	summary_line(f, h, s);
 	fprintf(f, "<svg class=\"cgtma-chart\" data-kind=\"%s\" data-scope=\"",
-		s->system ? "system" : "cgroup");
-	html_escape(f, s->label);
+		scope_kind_name(s->kind));
+	html_escape(f, s->scope);
 	fprintf(f, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", CHART_W,
 		height, CHART_W, height);
 	fprintf(f, "<defs><pattern id=\"idle%d\" width=\"6\" height=\"6\" "
@@ -1127,9 +1158,17 @@ static int series_cmp(const void *a, const void *b)
 	const struct html_series *x = *(const struct html_series *const *)a;
 	const struct html_series *y = *(const struct html_series *const *)b;
 
-	if (x->system != y->system)
-		return x->system ? -1 : 1;
-	return strcmp(x->label, y->label);
+	/* The system, the cgroups by path each with its threads by tid, the irq scopes. */
+	int rx = x->system ? 0 : x->kind == SCOPE_IRQ ? 2 : 1;
+	int ry = y->system ? 0 : y->kind == SCOPE_IRQ ? 2 : 1, c;
+	const char *px = x->path ? x->path : x->scope, *py = y->path ? y->path : y->scope;
+
+	if (rx != ry)
+		return rx - ry;
+	c = strcmp(px, py);
+	if (c || x->kind == y->kind)
+		return c ? c : x->tid - y->tid;
+	return x->kind == SCOPE_TASK ? 1 : -1;
 }
 
 static const char page_style[] =
@@ -1179,7 +1218,8 @@ static void meta_row(FILE *f, const char *name, const char *fmt, ...)
 /*
  * A cgroup found by a glob has rows only in intervals where it ran (and its first and last):
  * between its first row and its last (or the run's end, while it is not gone) it existed,
- * so the intervals without a row are idle ones, hatched, not blank.
+ * so the intervals without a row are idle ones, hatched, not blank. So are a thread's, and
+ * an interrupt scope's from the run's start.
  */
 static void fill_idle(struct html_sink *h)
 {
@@ -1189,7 +1229,7 @@ static void fill_idle(struct html_sink *h)
 		struct html_series *s = &h->series[i];
 		int first = 0, last = h->nr_iv - 1;
 
-		while (first < h->nr_iv && s->state[first] == ST_ABSENT)
+		while (s->kind != SCOPE_IRQ && first < h->nr_iv && s->state[first] == ST_ABSENT)
 			first++;
 		while (s->removed && last > first && s->state[last] == ST_ABSENT)
 			last--;
@@ -1205,13 +1245,31 @@ static void fill_idle(struct html_sink *h)
 	}
 }
 
+/* "the system and 3 cgroups", "the system, 3 cgroups, 4 threads and 2 interrupt scopes". */
+static const char *scope_counts(int cgroups, int threads, int irqs, char *buf, size_t len)
+{
+	char part[3][48];
+	int n = 0, at;
+
+	snprintf(part[n++], sizeof(part[0]), "%d cgroup%s", cgroups, cgroups == 1 ? "" : "s");
+	if (threads)
+		snprintf(part[n++], sizeof(part[0]), "%d thread%s", threads, threads == 1 ? "" : "s");
+	if (irqs)
+		snprintf(part[n++], sizeof(part[0]), "%d interrupt scope%s", irqs,
+			 irqs == 1 ? "" : "s");
+	at = snprintf(buf, len, "the system");
+	for (int i = 0; i < n && at < (int)len; i++)
+		at += snprintf(buf + at, len - at, "%s%s", i == n - 1 ? " and " : ", ", part[i]);
+	return buf;
+}
+
 static int write_page(struct html_sink *h)
 {
 	FILE *f = h->f;
-	char when[64] = "";
+	char when[64] = "", counts[160];
 	time_t t = (time_t)h->start_time;
 	struct tm tm;
-	int err = 0, nr_cgroups = 0;
+	int err = 0, nr[SCOPE_IRQ + 1] = {};
 	/* The system first, then the cgroups by path; the series stay where the index says. */
 	const struct html_series **order = malloc((h->nr_series + 1) * sizeof(*order));
 
@@ -1221,7 +1279,7 @@ static int write_page(struct html_sink *h)
 	fill_idle(h);
 	for (int i = 0; i < h->nr_series; i++) {
 		order[i] = &h->series[i];
-		nr_cgroups += !h->series[i].system;
+		nr[h->series[i].kind]++;
 	}
 	qsort(order, h->nr_series, sizeof(*order), series_cmp);
 	if (gmtime_r(&t, &tm))
@@ -1245,8 +1303,8 @@ static int write_page(struct html_sink *h)
 	meta_row(f, "Intervals", "%d of %d ms", h->nr_iv, h->interval_ms);
 	meta_row(f, "Duration", "%.1f s", h->has_summary ? h->summary_s :
 					   h->nr_iv ? h->t1[h->nr_iv - 1] : 0.0);
-	meta_row(f, "Scopes", "the system and %d cgroup%s", nr_cgroups,
-		 nr_cgroups == 1 ? "" : "s");
+	meta_row(f, "Scopes", "%s", scope_counts(nr[SCOPE_CGROUP], nr[SCOPE_TASK], nr[SCOPE_IRQ],
+						 counts, sizeof(counts)));
 	fputs("</table>\n", f);
 	if (h->per_cpu)
 		fputs("<p class=\"note\">Per-CPU scopes were recorded but are not charted.</p>\n",
@@ -1305,6 +1363,8 @@ static void html_close(struct output *o)
 		struct html_series *s = &h->series[i];
 
 		free(s->label);
+		free(s->scope);
+		free(s->path);
 		free(s->state);
 		free(s->val);
 		free(s->bn);

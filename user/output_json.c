@@ -3,7 +3,8 @@
  * --json: one object per interval, on one line:
  *   {"time": T, "interval": S, "model": M, "rows": [ROW, ...]}
  *   ROW: {"scope": "system"|"cpu"|"cgroup"|"task", ["cgroup": P,] ["container": NAME,]
- *         ["pod": NAME, "namespace": NS,] (a container's or pod's cgroup) ["cpu": N,]
+ *         ["pod": NAME, "namespace": NS,] (a container's or pod's cgroup, and its
+ *         threads) ["cpu": N,]
  *         ["pid": N, "tid": N, "comm": S,] (task rows, -T)
  *         "counts": {EVENT: N|null}, "multiplex": {EVENT: F|null}
  *         [, "nodes": {NODE: F|null}, "bottleneck": NODE|null] [, "metrics": {NAME: F|null}]}
@@ -89,6 +90,28 @@ static void add_number(struct strbuf *sb, double v)
 }
 
 /*
+ * Seconds, as the clocks give them: nanoseconds at most, and no digit the double does not
+ * hold. The fewest decimals (1 to 9) that read back as the same double; 9 where none does
+ * (an interval of 0.199978311 s, not 0.19997831099999999).
+ */
+static void add_seconds(struct strbuf *sb, double v)
+{
+	char num[48];
+	int n = 0;
+
+	if (!isfinite(v)) {
+		strbuf_add(sb, "null", 4);
+		return;
+	}
+	for (int decimals = 1; decimals <= 9; decimals++) {
+		n = snprintf(num, sizeof(num), "%.*f", decimals, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
+	strbuf_add(sb, num, (size_t)n);
+}
+
+/*
  * A scaled count as a whole number, or null. A heavily multiplexed event can scale past what
  * an int64 holds (llround is undefined there): such a count is the int64's limit.
  */
@@ -112,7 +135,7 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 		strbuf_addstr(sb, ",\"cgroup\":");
 		add_string(sb, s->cgroup);
 	}
-	if (s->kind == SCOPE_CGROUP) {
+	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		add_name(sb, "container", s->names.container);
 		add_name(sb, "pod", s->names.pod);
 		add_name(sb, "namespace", s->names.namespace);
@@ -204,9 +227,9 @@ static int write_record(struct output *o, const struct run *run, const struct in
 
 	strbuf_setlen(sb, 0);
 	strbuf_addstr(sb, "{\"time\":");
-	add_number(sb, iv->time);
+	add_seconds(sb, iv->time);
 	strbuf_addstr(sb, ",\"interval\":");
-	add_number(sb, iv->interval_s);
+	add_seconds(sb, iv->interval_s);
 	strbuf_addstr(sb, ",\"model\":");
 	add_string(sb, run->model);
 	if (iv->summary)

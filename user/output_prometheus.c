@@ -155,6 +155,9 @@ static int kept_without_scope(const struct series *s, const struct interval *iv)
 {
 	int lo = 0, hi = iv->nr_scopes, kept = 0;
 
+	/* An interrupt scope is there for the whole run; an idle one has no row (session.c). */
+	if (s->kind == SCOPE_IRQ)
+		return 0;
 	if (s->kind != SCOPE_TASK && s->kind != SCOPE_CGROUP)
 		return -1;
 	while (lo < hi) {

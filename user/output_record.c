@@ -253,11 +253,11 @@ static void record_close(struct output *o)
 	bool ended = rs->broken || rs->file.broken;
 
 	if (rs->file.lost && ended)
-		pr_warn("%s: %ld interval(s) could not be written; the file ends where "
-			"recording stopped", rs->path, rs->file.lost);
+		output_lost(o, "%s: %ld interval(s) could not be written; the file ends where "
+			    "recording stopped", rs->path, rs->file.lost);
 	else if (rs->file.lost)
-		pr_warn("%s: %ld interval(s) could not be written; the file holds the rest "
-			"(cgtma report says where they are missing)", rs->path, rs->file.lost);
+		output_lost(o, "%s: %ld interval(s) could not be written; the file holds the rest "
+			    "(cgtma report says where they are missing)", rs->path, rs->file.lost);
 	/* Intervals are in the page cache as they end; this is for a crash of the machine. */
 	if (!ended)
 		fdatasync(rs->file.fd);

@@ -23,6 +23,12 @@ struct pfm_encoding {
  * host PMU, or the one LIBPFM_FORCE_PMU names. Returns 0, or -ENOENT/-EINVAL with libpfm4's
  * reason in err.
  */
+/*
+ * Calls fn with the name of every event of the PMUs libpfm4 finds present (its own
+ * detection, or LIBPFM_FORCE_PMU) until fn returns non-zero, which is returned; 0.
+ */
+int pfm_event_names(int (*fn)(const char *name, void *ctx), void *ctx);
+
 int pfm_encode(const char *name, struct pfm_encoding *enc, char *err, size_t errlen);
 
 #endif

@@ -334,6 +334,33 @@ const struct record_header *record_reader__header(const struct record_reader *r)
 	return &r->h;
 }
 
+/*
+ * A record keeps a container's names on its cgroup's rows only: its threads take them from
+ * there, as a live run gives them (a thread ran, so its cgroup has a row). Scopes come
+ * sorted, a cgroup's threads together: the last match is tried first.
+ */
+static int name_tasks(struct interval *iv)
+{
+	const struct scope *cg = NULL;
+
+	for (int i = 0; i < iv->nr_scopes; i++) {
+		struct scope *t = &iv->scopes[i];
+
+		if (t->kind != SCOPE_TASK)
+			continue;
+		if (!cg || strcmp(cg->cgroup, t->cgroup)) {
+			cg = NULL;
+			for (int j = 0; j < iv->nr_scopes && !cg; j++)
+				if (iv->scopes[j].kind == SCOPE_CGROUP && iv->scopes[j].cpu < 0 &&
+				    !strcmp(iv->scopes[j].cgroup, t->cgroup))
+					cg = &iv->scopes[j];
+		}
+		if (cg && scope_set_names(t, &cg->names))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int parse_interval(struct record_reader *r, size_t len, struct interval *iv,
 			  struct record_error *e)
 {
@@ -428,7 +455,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	if (c.left)
 		return damage(r, e, "malformed interval (%zu bytes left over)", c.left);
 	r->seq = seq;
-	return 0;
+	return name_tasks(iv);
 }
 
 /* A gap record: the intervals it names are skipped, and counted. */

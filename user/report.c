@@ -298,9 +298,24 @@ const char *scope_kind_name(enum scope_kind kind)
 	return names[kind];
 }
 
-const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len)
+/* A cgroup's or a thread's cgroup: its container's or pod's name, or (paths) its path. */
+static void cgroup_label(const struct scope *s, bool paths, char *buf, size_t len)
 {
 	const struct cgroup_names *n = &s->names;
+
+	if (paths || (!n->container && !n->pod))
+		snprintf(buf, len, "%s", s->cgroup);
+	else if (n->pod && n->container)
+		snprintf(buf, len, "%s/%s/%s", n->namespace ? n->namespace : "", n->pod,
+			 n->container);
+	else if (n->pod)
+		snprintf(buf, len, "%s/%s", n->namespace ? n->namespace : "", n->pod);
+	else
+		snprintf(buf, len, "%s", n->container);
+}
+
+const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len)
+{
 	char name[1024];
 
 	switch (s->kind) {
@@ -311,23 +326,15 @@ const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len
 		snprintf(buf, len, "cpu%d", s->cpu);
 		break;
 	case SCOPE_CGROUP:
-		if (paths || (!n->container && !n->pod))
-			snprintf(name, sizeof(name), "%s", s->cgroup);
-		else if (n->pod && n->container)
-			snprintf(name, sizeof(name), "%s/%s/%s", n->namespace ? n->namespace : "",
-				 n->pod, n->container);
-		else if (n->pod)
-			snprintf(name, sizeof(name), "%s/%s", n->namespace ? n->namespace : "",
-				 n->pod);
-		else
-			snprintf(name, sizeof(name), "%s", n->container);
+		cgroup_label(s, paths, name, sizeof(name));
 		if (s->cpu >= 0)
 			snprintf(buf, len, "%s@cpu%d", name, s->cpu);
 		else
 			snprintf(buf, len, "%s", name);
 		break;
 	case SCOPE_TASK:
-		snprintf(buf, len, "%s:%d", s->cgroup, s->tid);
+		cgroup_label(s, paths, name, sizeof(name));
+		snprintf(buf, len, "%s:%d", name, s->tid);
 		break;
 	case SCOPE_IRQ:
 		if (s->cpu >= 0)

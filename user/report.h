@@ -44,7 +44,8 @@ struct scope {
 					 * the root); in key's allocation */
 	int pid, tid;			/* SCOPE_TASK */
 	char comm[16];			/* SCOPE_TASK: NUL-terminated */
-	struct cgroup_names names;	/* SCOPE_CGROUP: its container or pod, if it is one */
+	struct cgroup_names names;	/* SCOPE_CGROUP: its container or pod, if it is one;
+					 * SCOPE_TASK: its cgroup's */
 	const char *irq;		/* SCOPE_IRQ: "NET_RX", "hardirq" (irqscope.h) */
 	int cpu;			/* SCOPE_CPU, or a cgroup or irq on one CPU; else -1 */
 	bool removed;			/* the cgroup is gone (the thread exited or left the
@@ -138,7 +139,7 @@ static inline const char *scope_key(const struct scope *s)
  * the system as the root cgroup), not for finding a scope: scope_key() is that.
  */
 char *scope_key_of(enum scope_kind kind, const char *name, int cpu, int tid);
-/* Gives a cgroup scope copies of a cgroup's names: 0 or -ENOMEM. */
+/* Gives a cgroup's or a thread's scope copies of a cgroup's names: 0 or -ENOMEM. */
 int scope_set_names(struct scope *s, const struct cgroup_names *n);
 /* Scaled counts, multiplexing and (with a plan) the tree, for every scope. */
 int report_derive(const struct run *run, struct interval *iv);
@@ -164,7 +165,7 @@ const char *scope_kind_name(enum scope_kind kind);
 /*
  * A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3", "/a/b:1234",
  * "irq:NET_RX@cpu3"; a container's or pod's cgroup by its name ("web", "ns/pod",
- * "ns/pod/web"), unless paths is set.
+ * "ns/pod/web"), and its threads ("web:1234"), unless paths is set.
  */
 const char *scope_label(const struct scope *s, bool paths, char *buf, size_t len);
 

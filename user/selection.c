@@ -11,6 +11,7 @@
 #include "log.h"
 #include "selection.h"
 #include "session.h"
+#include "suggest.h"
 #include "tracker.h"
 
 /*
@@ -24,6 +25,19 @@ struct pending {
 
 #define PENDING_INTERVALS 5
 
+
+/* "did you mean ...?" for a -G path or glob that matches nothing, or "". */
+static void path_suggestions(const struct selection *sel, const char *pattern, char *buf,
+			     size_t len)
+{
+	struct suggest sg;
+
+	buf[0] = '\0';
+	suggest_init(&sg, pattern);
+	if (cgroup_suggest(sel->view.root, pattern, &sg) == 0 && suggest_found(&sg))
+		suggest_format(&sg, buf, len);
+	suggest_release(&sg);
+}
 
 int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *levels,
 		    __u32 *max_level)
@@ -65,8 +79,12 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 				  sel->view.ns_root : "");
 	}
 	sel->patterns = calloc(o->nr_cgroups + 1, sizeof(*sel->patterns));
+	sel->pattern_matched = calloc(o->nr_cgroups + 1, sizeof(*sel->pattern_matched));
 	sel->selectors = calloc(o->nr_cgroups + 1, sizeof(*sel->selectors));
-	if (!sel->patterns || !sel->selectors ||
+	sel->selector_args = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_args));
+	sel->selector_matched = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_matched));
+	if (!sel->patterns || !sel->pattern_matched || !sel->selectors || !sel->selector_args ||
+	    !sel->selector_matched ||
 	    containers_new(sel->view.root, o->verbose, &sel->containers)) {
 		pr_err("out of memory");
 		return -ENOMEM;
@@ -84,7 +102,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 			return -EINVAL;
 		}
 		if (ret) {
-			sel->nr_selectors++;
+			sel->selector_args[sel->nr_selectors++] = o->cgroups[i];
 			continue;
 		}
 		ret = cgroup_normalize(sel->view.mount, o->cgroups[i], path, sizeof(path), err, sizeof(err));
@@ -102,8 +120,12 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 		if (!cgroup_is_pattern(path)) {
 			ret = cgroup_id(sel->view.root, path, &id);
 			if (ret) {
-				pr_err("cannot open cgroup '%s%s': %s", sel->view.shown,
-				       strcmp(path, "/") ? path : "", strerror(-ret));
+				char close[SUGGEST_LEN];
+
+				path_suggestions(sel, path, close, sizeof(close));
+				pr_err("cannot open cgroup '%s%s': %s%s%s", sel->view.shown,
+				       strcmp(path, "/") ? path : "", strerror(-ret),
+				       *close ? "; " : "", close);
 				return -EINVAL;
 			}
 		}
@@ -204,6 +226,20 @@ static bool named(const struct selection *sel, __u64 id, const char *path)
 	return false;
 }
 
+/* Which selectors found a cgroup now tracked: those are not said to match nothing. */
+static void mark_matched(struct selection *sel, __u64 id, const char *path)
+{
+	const struct container_info *info;
+
+	for (int i = 0; i < sel->nr_patterns; i++)
+		sel->pattern_matched[i] |= cgroup_match(sel->patterns[i], path);
+	if (!sel->nr_selectors)
+		return;
+	info = containers_lookup(sel->containers, id, path);
+	for (int i = 0; i < sel->nr_selectors; i++)
+		sel->selector_matched[i] |= container_selector_match(&sel->selectors[i], info);
+}
+
 /*
  * Starts tracking id. The mkdir hook has usually put it in the map already (EEXIST is fine);
  * inserting anyway covers the hook's insert having failed.
@@ -225,6 +261,7 @@ static int track(struct selection *sel, __u64 id, const char *path)
 	err = tracker_add(sel->tk, id, path, refused);
 	if (err)
 		return err;
+	mark_matched(sel, id, path);
 	err = name_tracked(sel, sel->tk->nr - 1);
 	sel->tk->tracked[sel->tk->nr - 1].named = named(sel, id, path);
 	return err;
@@ -380,12 +417,89 @@ static int initial_select_cb(const char *path, __u64 id, void *ctx)
 	return initial_scan_cb(path, id, ctx);
 }
 
-static bool pattern_matches_tracked(const struct selection *sel, const char *pattern)
+/* The container or pod names close to what a selector asks for (suggest.h). */
+struct named_suggest {
+	struct selection *sel;
+	const struct container_selector *cs;
+	struct suggest *sg;
+};
+
+static int suggest_name_cb(const char *path, __u64 id, void *ctx)
 {
-	for (int t = 0; t < sel->tk->nr; t++)
-		if (cgroup_match(pattern, sel->tk->tracked[t].path))
-			return true;
-	return false;
+	struct named_suggest *ns = ctx;
+	const struct container_info *info = containers_lookup(ns->sel->containers, id, path);
+	char name[600];
+
+	if (!info)
+		return 0;
+	if (ns->cs->kind == SELECT_POD && info->pod)
+		snprintf(name, sizeof(name), "pod:%s/%s", info->namespace ? info->namespace : "",
+			 info->pod);
+	else if (ns->cs->kind == SELECT_CONTAINER && info->name)
+		snprintf(name, sizeof(name), "container:%s", info->name);
+	else
+		return 0;
+	return suggest_add(ns->sg, name);
+}
+
+static void selector_suggestions(struct selection *sel, int i, char *buf, size_t len)
+{
+	struct suggest sg;
+	struct named_suggest ns = { sel, &sel->selectors[i], &sg };
+
+	buf[0] = '\0';
+	suggest_init(&sg, sel->selector_args[i]);
+	if (cgroup_walk(sel->view.root, CGTMA_MAX_LEVEL, suggest_name_cb, &ns) == 0 &&
+	    suggest_found(&sg))
+		suggest_format(&sg, buf, len);
+	suggest_release(&sg);
+}
+
+/*
+ * Each selector that matched nothing (yet, or at_end: during the whole run), with the close
+ * names that exist now: a glob or a container's name; a path named by -G exists (else the
+ * run did not start) and stays tracked.
+ */
+static void say_unmatched(struct selection *sel, bool at_end)
+{
+	char close[SUGGEST_LEN];
+
+	for (int i = 0; i < sel->nr_patterns; i++) {
+		if (sel->pattern_matched[i] || !cgroup_is_pattern(sel->patterns[i]))
+			continue;
+		path_suggestions(sel, sel->patterns[i], close, sizeof(close));
+		if (at_end)
+			pr_warn("'%s' never matched a cgroup during the run%s%s", sel->patterns[i],
+				*close ? "; " : "", close);
+		else
+			pr_warn("'%s' matches no cgroup yet; watching for it%s%s", sel->patterns[i],
+				*close ? "; " : "", close);
+	}
+	for (int i = 0; i < sel->nr_selectors; i++) {
+		const char *what = sel->selectors[i].kind == SELECT_POD ? "pod" : "container";
+
+		if (sel->selector_matched[i])
+			continue;
+		if (!sel->selector_args[i]) {
+			pr_warn("no container or pod %s --all-containers%s", at_end ?
+				"was found by" : "matches", at_end ? " during the run" :
+				" yet; watching for one");
+			continue;
+		}
+		selector_suggestions(sel, i, close, sizeof(close));
+		if (at_end)
+			pr_warn("-G '%s' never matched a %s during the run%s%s",
+				sel->selector_args[i], what, *close ? "; " : "", close);
+		else
+			pr_warn("-G '%s' matches no %s yet; watching for it%s%s",
+				sel->selector_args[i], what, *close ? "; " : "", close);
+	}
+}
+
+void selection_unmatched(struct selection *sel)
+{
+	if (sel->tk)
+		say_unmatched(sel, true);
 }
 
 int selection_start(struct selection *sel, struct collector *col, struct tracker *tk)
@@ -395,27 +509,19 @@ int selection_start(struct selection *sel, struct collector *col, struct tracker
 	sel->col = col;
 	sel->tk = tk;
 	collector__cgroups_changed(sel->col, &sel->changes_seen);
-	for (int i = 0; i < sel->nr_patterns && !err; i++) {
+	for (int i = 0; i < sel->nr_patterns && !err; i++)
 		err = cgroup_expand(sel->view.root, sel->patterns[i], initial_scan_cb, sel);
-		/* A glob matching nothing yet is fine: containers come and go. */
-		if (!err && cgroup_is_pattern(sel->patterns[i]) &&
-		    !pattern_matches_tracked(sel, sel->patterns[i]))
-			pr_warn("'%s' matches no cgroup yet; watching for it", sel->patterns[i]);
-	}
 	if (!err && sel->o->all_cgroups)
 		err = cgroup_walk(sel->view.root, sel->o->depth, initial_scan_cb, sel);
-	if (!err && sel->nr_selectors) {
-		int before = sel->tk->nr;
-
+	if (!err && sel->nr_selectors)
 		err = cgroup_walk(sel->view.root, CGTMA_MAX_LEVEL, initial_select_cb, sel);
-		if (!err && sel->tk->nr == before)
-			pr_warn("no container or pod matches %s yet; watching for one",
-				sel->nr_selectors == 1 && sel->o->all_containers ? "--all-containers" :
-				"the container:/pod: selectors");
-	}
-	if (err)
+	if (err) {
 		pr_err("cannot list cgroups under %s: %s", sel->view.shown, strerror(-err));
-	return err;
+		return err;
+	}
+	/* Matching nothing yet is fine: containers come and go. A typo is said. */
+	say_unmatched(sel, false);
+	return 0;
 }
 
 bool selection_active(const struct selection *sel)
@@ -465,7 +571,10 @@ void selection_release(struct selection *sel)
 	for (int i = 0; i < sel->nr_patterns; i++)
 		free(sel->patterns[i]);
 	free(sel->patterns);
+	free(sel->pattern_matched);
 	free(sel->selectors);
+	free(sel->selector_args);
+	free(sel->selector_matched);
 	free(sel->pending);
 	containers_free(sel->containers);
 	memset(sel, 0, sizeof(*sel));

@@ -12,6 +12,10 @@
  *   selection_update()   each interval, before the flush: new cgroups from the mkdir hook,
  *                        and a walk when the hierarchy changed
  *   selection_retire()   each interval, after the report: gone cgroups leave
+ *   selection_unmatched() at the end: says which selectors never matched
+ *
+ * A selector that matches nothing at the start is said with the close names that exist (a
+ * typo, more often than not), and cgtma keeps watching: containers often start after it.
  */
 #ifndef CGTMA_SELECTION_H
 #define CGTMA_SELECTION_H
@@ -32,9 +36,12 @@ struct selection {
 	const struct session_opts *o;
 	struct cgview view;		/* the v2 hierarchy, as this process can see it */
 	char **patterns;		/* canonical -G paths and globs */
+	bool *pattern_matched;		/* per pattern: whether it ever found a cgroup */
 	int nr_patterns;
 	__u64 changes_seen;		/* the hierarchy's change count at the last walk */
 	struct container_selector *selectors;	/* -G container:, pod:, --all-containers */
+	const char **selector_args;	/* per selector: its -G argument (NULL: --all-*) */
+	bool *selector_matched;		/* per selector: whether it ever found a cgroup */
 	int nr_selectors;
 	struct containers *containers;	/* names of the cgroups tracked */
 	struct pending *pending;	/* new container cgroups not named yet */
@@ -65,6 +72,9 @@ int selection_update(struct selection *sel);
 
 /* Stops counting the tracked cgroups a walk found gone (they have had their last report). */
 void selection_retire(struct selection *sel);
+
+/* Warns of each selector that never matched during the run, with the close names now. */
+void selection_unmatched(struct selection *sel);
 
 void selection_release(struct selection *sel);
 

@@ -81,6 +81,15 @@ static double real_now(void)
 
 /* --- reading ------------------------------------------------------------------------- */
 
+/* Whether any of n counts was enabled or counted: the scope ran at all. */
+static bool counts_ran(const struct cgtma_count *v, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (v[k].enabled || v[k].counter)
+			return true;
+	return false;
+}
+
 /* delta = now - prev and total += delta, per CPU and event; prev becomes now. */
 static void per_cpu_deltas(const struct session *s, struct cgtma_count *prev,
 			   struct cgtma_count *delta, struct cgtma_count *total,
@@ -132,8 +141,7 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	/* prev holds the cumulative counts of each epoch half (collector.h). */
 	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
 		    tr->delta, tr->total, per_cpu);
-	for (int k = 0; k < s->stride * s->m.nr_events && !tr->ran; k++)
-		tr->ran = tr->delta[k].enabled || tr->delta[k].counter;
+	tr->ran = counts_ran(tr->delta, s->stride * s->m.nr_events);
 	return 0;
 }
 
@@ -145,13 +153,20 @@ static int read_task_cb(const struct cgtma_task_key *key, __u32 pid, const char 
 	return tasks_read(&s->tasks, key, pid, comm, counts, collector__closed_epoch(s->col));
 }
 
+/* A tracked cgroup, NULL when it is not (or no longer) counted. */
+static const struct tracked *tracked_of(const struct session *s, __u64 id)
+{
+	int i = tracker_find(&s->tk, id);
+
+	return i < 0 || s->tk.tracked[i].refused ? NULL : &s->tk.tracked[i];
+}
+
 /* The path of a tracked cgroup, NULL when it is not (or no longer) counted. */
 static const char *tracked_path(__u64 id, void *ctx)
 {
-	struct session *s = ctx;
-	int i = tracker_find(&s->tk, id);
+	const struct tracked *tr = tracked_of(ctx, id);
 
-	return i < 0 || s->tk.tracked[i].refused ? NULL : s->tk.tracked[i].path;
+	return tr ? tr->path : NULL;
 }
 
 static int forget_task(const struct cgtma_task_key *key, void *ctx)
@@ -269,7 +284,8 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 
 	for (int i = 0; i < s->tasks.nr; i++) {
 		struct task *t = &s->tasks.t[i];
-		const char *path = tracked_path(t->key.cgroup, s);
+		const struct tracked *tr = tracked_of(s, t->key.cgroup);
+		const char *path = tr ? tr->path : NULL;
 		struct scope *sc;
 		char removed[64];
 
@@ -292,7 +308,8 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 			path = removed;
 		}
 		sc = interval_add_task(iv, &s->run, path, t->pid, t->key.tid);
-		if (!sc)
+		/* Its cgroup's container and pod, as the cgroup's own row has them. */
+		if (!sc || (tr && scope_set_names(sc, &tr->names)))
 			return -ENOMEM;
 		memcpy(sc->comm, t->comm, sizeof(sc->comm));
 		sc->removed = !totals && t->state == TASK_FINAL;
@@ -409,9 +426,18 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		tr->reported |= !totals;
 	}
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
-		if (irq_selected(s, q) &&
-		    add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), NULL,
-			     totals ? s->irq[q].total : s->irq[q].delta, false))
+		const struct cgtma_count *v = totals ? s->irq[q].total : s->irq[q].delta;
+
+		if (!irq_selected(s, q))
+			continue;
+		/*
+		 * As the terminal hides idle cgroups: of eleven scopes, a few take interrupts
+		 * at a time; one with no time in the interval (or the run) has no row, but
+		 * with -v.
+		 */
+		if (!s->o->verbose && !counts_ran(v, s->stride * n))
+			continue;
+		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), NULL, v, false))
 			return -ENOMEM;
 	}
 	if (totals && add_removed(s, iv))
@@ -746,6 +772,7 @@ int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT };
 	struct collector_opts co = {};
+	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
 	struct utsname uts;
 	struct cpu_id id = {};
@@ -768,7 +795,15 @@ int session_run(const struct session_opts *o)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
-	/* Input is checked first: -EINVAL from these and the sinks is bad usage. */
+	/*
+	 * Privileges first: without them the PMU's probe (the model's choice) fails for that
+	 * reason and would say something else. Then input: -EINVAL from these and the sinks is
+	 * bad usage.
+	 */
+	if (collector__check_privileges()) {
+		ret = EXIT_FAILURE;
+		goto cleanup;
+	}
 	ret = measurement_setup(&o->measure, &s.m);
 	if (!ret && o->cpus)
 		ret = select_cpus(o->cpus, &s.cpus);
@@ -801,6 +836,8 @@ int session_run(const struct session_opts *o)
 		ret = exit_status(ret);
 		goto cleanup;
 	}
+	/* The input is good: what the model's choice has to say comes now, once. */
+	measurement_notices(&s.m);
 	/* From here on everything concerns the kernel and the outputs: failures, whatever errno. */
 	ret = EXIT_FAILURE;
 	if (collector__open(&co, &s.col))
@@ -855,6 +892,7 @@ int session_run(const struct session_opts *o)
 	ret = loop(&s, &block);
 	emit_summary(&s);
 	report_never_ran(&s);
+	selection_unmatched(&s.sel);
 	report_bpf_stats(&s);
 
 	if (s.child.pid > 0) {
@@ -862,17 +900,21 @@ int session_run(const struct session_opts *o)
 		if (ret == 0 && s.child.done)
 			ret = child_exit_status(&s.child);
 	}
-	/* The sinks say what they could not write as they close; then the run's verdict. */
+	/* What the sinks could not write, as they close, is the run's verdict: one line. */
 	for (int i = 0; i < s.nr_outputs; i++) {
 		s.output_failed |= s.outputs[i]->lost;
-		output_close(s.outputs[i]);
+		output_close_lost(s.outputs[i], &lost);
 	}
 	s.nr_outputs = 0;
 	if (s.output_failed) {
-		pr_err("some output could not be written (see above)");
+		if (lost.len)
+			pr_err("some output could not be written: %s", lost.buf);
+		else
+			pr_err("some output could not be written (see above)");
 		ret = EXIT_FAILURE;
 	}
 cleanup:
+	strbuf_release(&lost);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
 	{

@@ -56,14 +56,15 @@ expect 2 "cgroup '$CG_BASE/\*\*': '\*\*' is not supported" -e cpu-clock -d 1 -G 
 max_level=$(limit CGTMA_MAX_LEVEL)
 deep=$(printf 'l%d/' $(seq 0 "$max_level"))
 expect 2 "$((max_level + 1)) levels deep.*$max_level" -e cpu-clock -d 1 -G "${deep%/}"
-# Without -e, too: the model's notice may come first, the error is the last line.
-timeout 30 "$CGTMA" -d 1 -G "$CG_BASE/nope" >/dev/null 2>"$TMP/err"
-rc=$?
-[ $rc -eq 2 ] || fail "cgtma -G (missing), default model: exit $rc, want 2"
-tail -n1 "$TMP/err" | grep -q "^cgtma: cannot open cgroup" ||
-	fail "cgtma -G (missing), default model: $(cat "$TMP/err")"
+# Without -e, too: the error alone, without the model's notice before it.
+expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/nope': No such file or directory" \
+	-d 1 -G "$CG_BASE/nope"
 
 expect 2 "event 'no-such-event': not a perf event name" -e no-such-event -d 1
+# A typo: the close names are offered, as git offers commands.
+expect 2 "event 'cycels': not a perf event name.*; did you mean 'cycles'\?$" -e cycels -d 1
+expect 2 "event 'sched:sched_swtich': no tracepoint.*; did you mean 'sched:sched_switch'\?$" \
+	-e sched:sched_swtich -d 1
 expect 2 "event 'cpu/bogus=1/': unknown term 'bogus'" -e cpu/bogus=1/ -d 1
 expect 2 "event 'cpu/event=0x1000/': value 0x1000 does not fit" -e cpu/event=0x1000/ -d 1
 expect 2 "event 'cycles:q': unknown modifier 'q'" -e cycles:q -d 1
@@ -212,6 +213,9 @@ expect_as() {
 	echo "exit $rc: as nobody${caps:+ with $caps}: cgtma $*: $(cat "$TMP/err")"
 }
 expect_as 1 "not permitted: needs root, or CAP_PERFMON and CAP_BPF" "" -e cpu-clock -d 0.3
+# With the default model, too: the privileges are checked before the PMU is probed (whose
+# answer would be "Permission denied"), and said alone.
+expect_as 1 "not permitted: needs root, or CAP_PERFMON and CAP_BPF" "" -d 0.3
 expect_as 1 "not permitted" "" -e cpu-clock -d 0.3 -G "$CG_BASE/A"
 # CAP_PERFMON alone is not enough; with CAP_BPF too it runs, where the kernel lets it:
 # - before 5.11 BPF maps count against RLIMIT_MEMLOCK (64 KiB for a user by default), and
@@ -259,7 +263,10 @@ fi
 timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.5 --json -G "$CG_BASE/none-*" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 0 ] || fail "a glob matching nothing: exit $rc, want 0: $(cat "$TMP/err")"
-[ "$(wc -l <"$TMP/err")" = 1 ] && grep -q "^cgtma: warning: '/$CG_BASE/none-\*' matches no cgroup yet" "$TMP/err" ||
+# Said at the start, and again at the end as it never matched.
+[ "$(wc -l <"$TMP/err")" = 2 ] &&
+	head -n1 "$TMP/err" | grep -qx "cgtma: warning: '/$CG_BASE/none-\*' matches no cgroup yet; watching for it" &&
+	tail -n1 "$TMP/err" | grep -qx "cgtma: warning: '/$CG_BASE/none-\*' never matched a cgroup during the run" ||
 	fail "a glob matching nothing: stderr: $(cat "$TMP/err")"
 jq -e -R 'fromjson | type == "object"' "$TMP/out" >/dev/null || fail "a glob matching nothing: bad JSON"
 [ "$(tail -n1 "$TMP/out" | jq .summary)" = true ] || fail "a glob matching nothing: no summary"
@@ -267,6 +274,16 @@ jq -e -R 'fromjson | type == "object"' "$TMP/out" >/dev/null || fail "a glob mat
 	fail "a glob matching nothing: it did not keep running for -d"
 [ "$(jq -s '[.[].rows[] | select(.scope == "cgroup")] | length' "$TMP/out")" = 0 ] ||
 	fail "a glob matching nothing: cgroup rows"
+
+# A typo: the close cgroups at the level where it stops matching, at the start and the end.
+cg_make iperf-client
+cg_make iperf-server
+timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.3 -G "$CG_BASE/iperf-clinet*" >/dev/null 2>"$TMP/err" ||
+	fail "a glob with a typo: exit $?: $(cat "$TMP/err")"
+[ "$(grep -c "'/$CG_BASE/iperf-clinet\*' .*; did you mean '/$CG_BASE/iperf-client'?$" "$TMP/err")" = 2 ] ||
+	fail "a glob with a typo: not offered the close name twice: $(cat "$TMP/err")"
+expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/iperf-srever': No such file or directory; did you mean '/$CG_BASE/iperf-server'\?$" \
+	-e cpu-clock -d 1 -G "$CG_BASE/iperf-srever"
 
 # --help: exit 0, usage and examples on stdout, nothing on stderr.
 "$CGTMA" --help >"$TMP/out" 2>"$TMP/err"

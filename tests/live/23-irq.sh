@@ -12,7 +12,8 @@
 # The same at -I 10 through a stream without pauses (flushes inside softirqs), over
 # loopback in one namespace, and with a CPU-bound noise cgroup on every CPU:
 # noise's netif_receive_skb is 0 with --irq. Then the outputs: per-CPU rows with -A, the
-# terminal's irq: rows, --record and `report`, and a bad --irq name (exit 2).
+# terminal's irq: rows, --record and `report`, idle scopes without rows (but with -v), and a
+# bad --irq name (exit 2).
 # irq:softirq_entry is not used as a reference: its order against cgtma's program on the
 # same tracepoint is not defined.
 # live: both-hooks
@@ -146,9 +147,13 @@ check_irq flush
 N=4000 PAUSE=100
 run loopback $NSA 127.0.0.1 0 --irq=NET_RX,NET_TX,hardirq,TIMER
 check_irq loopback
-[ "$(jq -s '[.[-1].rows[] | select(.scope == "irq") | .irq] | sort | join(",")' \
-	"$TMP/out-loopback")" = '"NET_RX,NET_TX,TIMER,hardirq"' ] ||
-	fail "loopback: the irq rows are not the four selected scopes"
+# Rows of the selected scopes only, of those that took interrupts (NET_RX did); an idle one
+# has none.
+jq -e -s '[.[].rows[] | select(.scope == "irq") | .irq] | unique |
+	(. - ["NET_RX", "NET_TX", "TIMER", "hardirq"]) == [] and index("NET_RX") != null' \
+	"$TMP/out-loopback" >/dev/null ||
+	fail "loopback: the irq rows are not of the four selected scopes: $(jq -s -c \
+		'[.[].rows[] | select(.scope == "irq") | .irq] | unique' "$TMP/out-loopback")"
 run noise $NSB 10.254.23.2 1 --irq -A
 check_irq noise
 # -A: every irq scope has one row per online CPU, which add up to its total row.
@@ -161,7 +166,8 @@ bad=$(jq -c --argjson ncpu "$NCPU" 'select(.summary != true) | . as $l |
 [ -z "$bad" ] || fail "noise: -A irq rows missing or not adding up: ${bad%%$'\n'*}"
 
 # The other outputs name them: the terminal's irq: rows, and a record replayed by report.
-"$CGTMA" -e cpu-clock --irq=NET_RX,hardirq -I 200 -d 0.5 --record "$TMP/r.cgtma" \
+# -v: NET_RX may be idle here, and idle scopes have rows only with -v.
+"$CGTMA" -e cpu-clock --irq=NET_RX,hardirq -I 200 -d 0.5 -v --record "$TMP/r.cgtma" \
 	>"$TMP/text" 2>"$TMP/err" || fail "record: cgtma failed: $(cat "$TMP/err")"
 grep -q '^irq:NET_RX' "$TMP/text" && grep -q '^irq:hardirq' "$TMP/text" ||
 	fail "terminal: no irq:NET_RX or irq:hardirq row: $(head -20 "$TMP/text")"
@@ -169,6 +175,25 @@ grep -q '^irq:NET_RX' "$TMP/text" && grep -q '^irq:hardirq' "$TMP/text" ||
 	fail "report failed: $(cat "$TMP/err")"
 [ "$(jq -s '[.[-1].rows[] | select(.scope == "irq") | .irq] | sort | join(",")' \
 	"$TMP/replay")" = '"NET_RX,hardirq"' ] || fail "report: the record lost the irq rows"
+
+# Idle scopes have no rows, as idle cgroups, but with -v: without it, every irq row of an
+# interval (or the summary) took interrupts (cpu-clock enabled: multiplex not null), and some
+# scope of the eleven is idle in some interval; with -v every scope has a row every interval.
+"$CGTMA" -e cpu-clock --irq -I 100 -d 0.6 --json >"$TMP/quiet" 2>"$TMP/err" ||
+	fail "--irq: cgtma failed: $(cat "$TMP/err")"
+jq -e -s 'all(.[].rows[] | select(.scope == "irq"); .multiplex["cpu-clock"] != null)' \
+	"$TMP/quiet" >/dev/null || fail "--irq: an idle interrupt scope has a row without -v"
+jq -e -s 'any(.[]; ([.rows[] | select(.scope == "irq")] | length) < 11)' "$TMP/quiet" \
+	>/dev/null || fail "--irq: every scope took interrupts in every interval: nothing hidden"
+"$CGTMA" -e cpu-clock --irq -I 100 -d 0.6 --json -v >"$TMP/loud" 2>"$TMP/err" ||
+	fail "--irq -v: cgtma failed: $(cat "$TMP/err")"
+jq -e -s 'all(.[]; ([.rows[] | select(.scope == "irq")] | length) == 11)' "$TMP/loud" \
+	>/dev/null || fail "--irq -v: not every scope has a row every interval"
+# The terminal: the same rows as --json.
+"$CGTMA" -e cpu-clock --irq -I 100 -d 0.3 >"$TMP/text" 2>"$TMP/err" ||
+	fail "--irq (terminal): cgtma failed: $(cat "$TMP/err")"
+[ "$(grep -c '^irq:' "$TMP/text")" -lt "$(( $(grep -c '^# ' "$TMP/text") * 11 ))" ] ||
+	fail "--irq (terminal): every scope has a row every interval: $(head -20 "$TMP/text")"
 
 # A bad name: exit 2, naming it and the valid ones.
 "$CGTMA" -e cpu-clock --irq=NET_RX,BOGUS -d 0.1 >/dev/null 2>"$TMP/err"

@@ -7,7 +7,8 @@
 # no external url()). Rendered by headless Chromium, the screenshot must not be blank: many
 # colors, a good share of non-background pixels, and the level-1 colors of the charts in
 # quantity. (b) A live recording with this machine's model (here the software model: flat
-# metrics) renders too: one chart for its cgroup.
+# metrics) renders too: one chart for its cgroup. (c) A -T recording: one chart per thread
+# the text report lists, after its cgroup's, and the header counts them apart.
 . "$(dirname "$0")/lib.sh"
 
 MKRECORD=${CGTMA_BUILD:-build}/tests/mkrecord
@@ -132,4 +133,24 @@ shoot "$TMP/live.html" "$TMP/live.png"
 read -r w h ncolors nonbg < <(png_stats "$TMP/live.png") || fail "cannot decode the screenshot"
 [ "$ncolors" -ge 20 ] || fail "live screenshot has $ncolors colors: blank?"
 [ "$nonbg" -ge 100 ] || fail "live screenshot is $nonbg/1000 non-background: blank?"
+
+# --- (c) a -T recording: its threads are charted after their cgroup, as the text lists them
+"$CGTMA" -G "$CG" -T -I 250 --record "$TMP/task.cgtma" -- "$WORKLOAD" cgexec \
+	"$CG_ROOT/$CG_BASE/live" "$WORKLOAD" spin 600 >"$TMP/task.out" 2>"$TMP/task.err" ||
+	fail "-T run failed (exit $?): $(cat "$TMP/task.err")"
+"$CGTMA" report "$TMP/task.cgtma" --html "$TMP/task.html" 2>"$TMP/task.rerr" ||
+	fail "report --html of the -T record failed: $(cat "$TMP/task.rerr")"
+"$CGTMA" report "$TMP/task.cgtma" >"$TMP/task.txt" 2>"$TMP/task.rerr" ||
+	fail "report of the -T record failed: $(cat "$TMP/task.rerr")"
+tids=$(sed -n 's/^  [^ ]*:\([0-9][0-9]*\) .*/\1/p' "$TMP/task.txt" | sort -un)
+[ -n "$tids" ] || fail "the text report of the -T record has no thread: $(cat "$TMP/task.txt")"
+charts=("system:system" "cgroup:$CG")
+for t in $tids; do charts+=("task:$CG:$t"); done
+check_page "$TMP/task.html" "${charts[@]}"
+# In page order: the cgroup's chart, then its threads'.
+grep -o 'data-kind="[a-z]*"' "$TMP/task.html" | sed -n 2,3p | tr '\n' ' ' |
+	grep -q '^data-kind="cgroup" data-kind="task" $' || fail "the threads do not follow their cgroup"
+n=$(echo "$tids" | wc -l)
+grep -qF "the system, 1 cgroup and $n thread" "$TMP/task.html" ||
+	fail "the header does not count $n thread(s): $(grep -o 'the system[^<]*' "$TMP/task.html")"
 exit 0

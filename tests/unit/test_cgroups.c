@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "suggest.h"
 #include "cgview.h"
 #include "mounts.h"
 #include "test.h"
@@ -809,6 +810,34 @@ static void test_read_proc(void)
 	CHECK_INT(cgroup_read_proc(path, out, sizeof(out)), -ENOENT);
 }
 
+/* A path or glob matching nothing: the cgroups at the level where it stops matching. */
+static void check_suggest(const char *pattern, const char *want)
+{
+	char buf[SUGGEST_LEN];
+	struct suggest sg;
+
+	suggest_init(&sg, pattern);
+	CHECK_INT(cgroup_suggest(root, pattern, &sg), 0);
+	suggest_format(&sg, buf, sizeof(buf));
+	CHECK(!strcmp(buf, want), "'%s': got \"%s\", want \"%s\"", pattern, buf, want);
+	suggest_release(&sg);
+}
+
+static void test_suggest(void)
+{
+	check_suggest("/a/nwe-1", "did you mean '/a/new-1'?");
+	check_suggest("/sis", "did you mean '/sys'?");
+	/* The rest of the pattern follows the name offered, glob and all. */
+	check_suggest("/sy/docker-*.scope", "did you mean '/sys/docker-*.scope'?");
+	/* Below a glob that matches: each branch where the next level matches nothing. */
+	check_suggest("/*/docker-3.scope",
+		      "did you mean '/sys/docker-1.scope' or '/sys/docker-2.scope'?");
+	check_suggest("/a/c/x", "did you mean '/a/c/d'?");
+	/* Hidden cgroups and files are no cgroups to offer; nothing close, nothing offered. */
+	check_suggest("/a/.hidde", "");
+	check_suggest("/completely-else", "");
+}
+
 int main(void)
 {
 	char cmd[4200];
@@ -824,6 +853,7 @@ int main(void)
 	make_tree();
 	test_id();
 	test_expand();
+	test_suggest();
 	test_walk();
 	test_mount_each();
 	test_view();

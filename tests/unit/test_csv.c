@@ -319,8 +319,16 @@ static void check_scopes(void)
 		struct scope *n2 = synth_scope(&sy, &b, SCOPE_CGROUP, "/libpod_parent/libpod-1", 1,
 					       counts, 1);
 
+		/* A thread of the container (-T): named by the container, as its cgroup. */
+		struct scope *t = interval_add_task(&b, &sy.run, "/libpod_parent/libpod-1", 42, 43);
+
 		CHECK(n1 && n2 && !scope_set_names(n1, &pc) && !scope_set_names(n2, &web),
 		      "named scopes");
+		CHECK(t && n2 && !scope_set_names(t, &web), "a named thread");
+		if (t && n2) {
+			memcpy(t->sum, n2->sum, sy.run.nr_events * sizeof(*t->sum));
+			snprintf(t->comm, sizeof(t->comm), "nginx");
+		}
 	}
 	if (!busy || !idle || !half || !s)
 		goto out;
@@ -360,6 +368,8 @@ static void check_scopes(void)
 	CHECK(strstr(text, "\n3.0,shop/frontend/nginx,Frontend_Bound,") != NULL,
 	      "a pod's container by name");
 	CHECK(strstr(text, "\n3.0,web@CPU1,Frontend_Bound,") != NULL, "a container per CPU");
+	CHECK(strstr(text, "\n3.0,web:43(nginx),Frontend_Bound,") != NULL,
+	      "a container's thread by the container's name");
 	CHECK(strstr(text, "libpod") == NULL && strstr(text, "kubepods") == NULL,
 	      "a container's path in the CPUs column");
 	CHECK(strstr(text, "/notcounted") == NULL, "a scope not counted has no rows");

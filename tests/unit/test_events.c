@@ -16,6 +16,7 @@
 
 #include "events.h"
 #include "measurement.h"
+#include "suggest.h"
 #include "test.h"
 
 static char sysfs[] = "/tmp/cgtma-test-sysfs.XXXXXX";
@@ -467,6 +468,29 @@ static void test_topdown_leader(void)
 		      (const int[]){ 0, 1 });
 }
 
+/* An unknown name: the close perf and libpfm4 (skx) names, modifiers and umasks kept. */
+static void check_suggest(const char *typo, const char *want)
+{
+	char buf[SUGGEST_LEN];
+	struct suggest sg;
+
+	suggest_init(&sg, typo);
+	CHECK_INT(event_suggest(typo, &sg), 0);
+	suggest_format(&sg, buf, sizeof(buf));
+	CHECK(strcmp(buf, want) == 0, "'%s': got \"%s\", want \"%s\"", typo, buf, want);
+	suggest_release(&sg);
+}
+
+static void test_suggest(void)
+{
+	check_suggest("cycels", "did you mean 'cycles'?");
+	check_suggest("cycels:u", "did you mean 'cycles:u'?");
+	check_suggest("context-swtiches", "did you mean 'context-switches'?");
+	check_suggest("INST_RETIRD:ANY_P", "did you mean 'INST_RETIRED:ANY_P'?");
+	check_suggest("br_msip_retired", "did you mean 'BR_MISP_RETIRED'?");
+	check_suggest("completely-unrelated-name", "");
+}
+
 int main(void)
 {
 	/* Before the first libpfm4 use: it reads the variable when it initializes. */
@@ -482,6 +506,7 @@ int main(void)
 	test_bad();
 	test_split();
 	test_topdown_leader();
+	test_suggest();
 
 	remove_tree();
 	return test_done("events");

@@ -116,10 +116,10 @@ static void check_split_nodes(int level, int want)
 int main(void)
 {
 	struct synth sy;
-	struct interval iv = { .time = 1700000001.125, .interval_s = 1.0000000000000002 };
+	struct interval iv = { .time = 1764756000.123456789, .interval_s = 0.199978311 };
 	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true };
 	struct interval *ivs[] = { &iv, &total };
-	struct scope *sys, *cg, *idle;
+	struct scope *sys, *cg, *idle, *task;
 	json_object *line, *row;
 	char *text, *nl, keys[256];
 
@@ -133,6 +133,13 @@ int main(void)
 		const struct cgroup_names n = { "ng\"inx", "frontend", "shop" };
 
 		CHECK_INT(scope_set_names(idle, &n), 0);
+		/* Its thread (-T): the same names, before the thread's own fields. */
+		task = interval_add_task(&iv, &sy.run, "/idle", 7, 8);
+		CHECK(task != NULL, "cannot add a thread");
+		if (task) {
+			CHECK_INT(scope_set_names(task, &n), 0);
+			snprintf(task->comm, sizeof(task->comm), "nginx");
+		}
 	}
 	for (int i = 0; i < 3; i++) {
 		sys->sum[i] = (struct cgtma_count){ 1000 + i, SYNTH_ENABLED, SYNTH_ENABLED };
@@ -160,9 +167,10 @@ int main(void)
 	CHECK(line != NULL, "line 1 is not JSON: %s", text);
 	keys_of(line, keys, sizeof(keys));
 	CHECK(strcmp(keys, "time,interval,model,rows") == 0, "keys %s", keys);
-	CHECK(json_object_get_double(get(line, "time", NULL)) == 1700000001.125, "time");
-	CHECK(json_object_get_double(get(line, "interval", NULL)) == 1.0000000000000002,
-	      "interval lost digits: %s", text);
+	CHECK(json_object_get_double(get(line, "time", NULL)) == 1764756000.123456789, "time");
+	/* Seconds to the nanosecond at most: the clocks' resolution, not the double's. */
+	CHECK(strstr(text, "{\"time\":1764756000.1234567,\"interval\":0.199978311,") == text,
+	      "time and interval: %s", text);
 	CHECK_STR(json_object_get_string(get(line, "model", NULL)), "events");
 
 	row = row_at(line, 0);
@@ -192,6 +200,13 @@ int main(void)
 	CHECK_INT(json_object_get_int64(get(row, "counts", "cpu-clock")), 0);
 	CHECK(json_object_object_get_ex(get(row, "multiplex", NULL), "cpu-clock", NULL) &&
 	      get(row, "multiplex", "cpu-clock") == NULL, "idle multiplex is not null");
+
+	row = row_at(line, 3);
+	keys_of(row, keys, sizeof(keys));
+	CHECK(strcmp(keys, "scope,cgroup,container,pod,namespace,pid,tid,comm,counts,multiplex") == 0,
+	      "task keys %s", keys);
+	CHECK_STR(json_object_get_string(get(row, "container", NULL)), "ng\"inx");
+	CHECK_INT(json_object_get_int(get(row, "tid", NULL)), 8);
 	json_object_put(line);
 
 	line = nl ? json_tokener_parse(nl + 1) : NULL;
@@ -199,6 +214,9 @@ int main(void)
 	keys_of(line, keys, sizeof(keys));
 	CHECK(strcmp(keys, "time,interval,model,summary,rows") == 0, "keys %s", keys);
 	CHECK(json_object_get_double(get(line, "interval", NULL)) == 2.0, "summary interval");
+	/* Whole seconds keep their ".0", as json-c writes a double. */
+	CHECK(nl && strstr(nl + 1, "{\"time\":1700000002.5,\"interval\":2.0,") == nl + 1,
+	      "summary's time and interval: %s", nl ? nl + 1 : "");
 	json_object_put(line);
 
 	free(text);

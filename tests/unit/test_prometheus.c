@@ -834,6 +834,42 @@ static void test_threads(void)
 	output_close(o);
 }
 
+/*
+ * An idle interrupt scope has no row (session.c): its series stays on the page with its
+ * counter as it was, and goes on from there when the scope takes interrupts again.
+ */
+static void test_idle_irq(void)
+{
+	static const double netrx[] = { 2, NAN, NAN, 3 };
+	static const char *const want[] = { "2", "2", "2", "5" };
+	struct output *o = open_events_sink();
+	struct interval iv;
+	char line[256], *page;
+
+	if (!o)
+		return;
+	for (int i = 0; i < 4; i++) {
+		memset(&iv, 0, sizeof(iv));
+		iv.interval_s = 1;
+		add_scope(&iv, &(const struct scope_spec){ SCOPE_SYSTEM, NULL, -1, false, { 20, 1 },
+							  N2, N4 });
+		if (!isnan(netrx[i]))
+			add_scope(&iv, &(const struct scope_spec){ SCOPE_IRQ, "NET_RX", -1, false,
+								  { netrx[i], 1 }, N2, N4 });
+		interval_sort(&iv);
+		CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+		interval_free(&iv);
+		page = output_prometheus_page(o);
+		snprintf(line, sizeof(line),
+			 "cgtma_events_total{scope=\"irq\",irq=\"NET_RX\",event=\"cpu-clock\"} %s",
+			 want[i]);
+		CHECK_LINE(page, line);
+		check_structure(page);
+		free(page);
+	}
+	output_close(o);
+}
+
 int main(void)
 {
 	test_bad_listen();
@@ -842,5 +878,6 @@ int main(void)
 	test_events_run();
 	test_names();
 	test_threads();
+	test_idle_irq();
 	return test_done("prometheus");
 }

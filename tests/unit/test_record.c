@@ -112,7 +112,7 @@ static int fixture_init(struct fixture *fx, int level)
 	/* System, a cgroup, the cgroup on CPU 1 and a removed one; counts drifting. */
 	for (int i = 0; i <= NR_INTERVALS; i++) {
 		struct interval *iv = &fx->iv[i];
-		struct scope *s[4];
+		struct scope *s[5];
 
 		iv->summary = i == NR_INTERVALS;
 		iv->time = fx->run.start_time + (i + 1) * 1.000123456789;
@@ -124,18 +124,24 @@ static int fixture_init(struct fixture *fx, int level)
 		s[1] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", -1);
 		s[2] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", 1);
 		s[3] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/gone", -1);
-		if (!s[0] || !s[1] || !s[2] || !s[3])
+		s[4] = interval_add_task(iv, &fx->run, "/a/b", 10, 11);
+		if (!s[0] || !s[1] || !s[2] || !s[3] || !s[4])
 			return -1;
-		/* A pod's container, on its total and its CPU row; /gone has no names. */
+		snprintf(s[4]->comm, sizeof(s[4]->comm), "nginx");
+		/*
+		 * A pod's container, on its total, its CPU row and its thread (the record keeps
+		 * them on the cgroup's rows, the thread's come back from there); /gone has none.
+		 */
 		{
 			const struct cgroup_names n = { "nginx", "frontend-7d4b9", "shop" };
 
-			if (scope_set_names(s[1], &n) || scope_set_names(s[2], &n))
+			if (scope_set_names(s[1], &n) || scope_set_names(s[2], &n) ||
+			    scope_set_names(s[4], &n))
 				return -1;
 		}
 		s[3]->removed = i == 2;
 		for (int e = 0; e < fx->plan->nr_events; e++)
-			for (int k = 0; k < 4; k++) {
+			for (int k = 0; k < 5; k++) {
 				double f = 1.0 / (k + 1) * (1 + 0.1 * i) * (1 + 0.01 * e);
 
 				s[k]->sum[e].counter = (__u64)(fx->base[e] * f);

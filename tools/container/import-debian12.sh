@@ -22,7 +22,7 @@ err() { echo "import-debian12: $*" >&2; exit 1; }
 
 podman image exists "$image" 2>/dev/null && exit 0
 if [ ! -s "$tar" ]; then
-	command -v debootstrap >/dev/null || err "debootstrap is not installed (tools/install-deps.sh vm)"
+	command -v debootstrap >/dev/null || err "debootstrap is not installed (tools/install-deps.sh test)"
 	# The mirror the machine's apt uses (deb822 sources first, then sources.list).
 	mirror=${CGTMA_FLEET_MIRROR:-$(
 		{
