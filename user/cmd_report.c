@@ -182,24 +182,32 @@ static int map_events(struct replay *rp, int level)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	/*
+	 * The plan's n-th copy of an event reads the record's n-th copy (the same group when
+	 * the plans match), or its first when the record has fewer (another level's plan, or
+	 * one made before events were counted again per group).
+	 */
 	for (int i = 0; i < p->nr_events; i++) {
+		int copy = 0, seen = 0;
+
+		for (int j = 0; j < i; j++)
+			copy += !strcmp(p->events[j].name, p->events[i].name);
 		rp->names[i] = p->events[i].name;
 		rp->map[i] = -1;
-		for (int k = 0; k < h->run.nr_events && rp->map[i] < 0; k++)
-			if (strcmp(h->run.event_names[k], p->events[i].name) == 0)
+		for (int k = 0; k < h->run.nr_events; k++) {
+			if (strcmp(h->run.event_names[k], p->events[i].name))
+				continue;
+			if (!seen || seen == copy)
 				rp->map[i] = k;
+			if (seen++ == copy)
+				break;
+		}
 		if (rp->map[i] >= 0)
 			continue;
 		if (nr_missing < 8)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 				 "%s%s", nr_missing ? ", " : "", p->events[i].name);
 		nr_missing++;
-	}
-	/* Each recorded scope's sums are reordered in place: the plan names no event twice. */
-	if (!nr_missing && p->nr_events > h->run.nr_events) {
-		pr_err("%s: the model's plan has %d events for the %d recorded", rp->file,
-		       p->nr_events, h->run.nr_events);
-		return -EIO;
 	}
 	if (!nr_missing)
 		return 0;
@@ -277,8 +285,8 @@ static int open_outputs(struct replay *rp, struct report_args *a)
 }
 
 /*
- * The recorded interval as a live one of the plan: each scope's sums reordered in place into
- * the plan's events (the first run.nr_events of them), then derived.
+ * The recorded interval as a live one of the plan: each scope's sums reordered into the
+ * plan's events, in place when the plan has no more events than were recorded, then derived.
  */
 static int replay_interval(struct replay *rp, struct interval *rec)
 {
@@ -289,7 +297,10 @@ static int replay_interval(struct replay *rp, struct interval *rec)
 
 		for (int k = 0; k < n; k++)
 			rp->sums[k] = s->sum[rp->map[k]];
-		memcpy(s->sum, rp->sums, n * sizeof(*s->sum));
+		if (n <= rp->h->run.nr_events)
+			memcpy(s->sum, rp->sums, n * sizeof(*s->sum));
+		else if (scope_set_sums(s, rp->sums, n))
+			return -ENOMEM;
 	}
 	return report_derive(&rp->run, rec);
 }

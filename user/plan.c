@@ -321,8 +321,10 @@ static char *split_reason(const struct grouper *g, const int *ev, int n)
 		describe_counters(want, what, sizeof(what));
 		r = malloc(192);
 		if (r)
-			snprintf(r, 192, "%d events%s can only use %s", users,
-				 g->nr_extra ? " (with the counters others hold)" : "", what);
+			snprintf(r, 192, "%d events%s for the %d counters they can use (%s)",
+				 users, !g->nr_extra ? "" : g->o->nmi_watchdog ?
+				 " (the NMI watchdog's among them)" : " (others' among them)",
+				 __builtin_popcountll(want), what);
 		return r;
 	}
 	return strdup("no assignment of its events to the PMU's counters exists");

@@ -132,6 +132,13 @@ char *scope_key_of(enum scope_kind kind, const char *name, int cpu, int tid)
 	return k;
 }
 
+/* One zeroed block for a scope's per-event arrays: sums, counts, multiplex, states. */
+static void *event_block(int n)
+{
+	return calloc(1, n * (sizeof(struct cgtma_count) + 2 * sizeof(double) +
+			      sizeof(enum count_state)));
+}
+
 static struct scope *add_scope(struct interval *iv, const struct run *run, enum scope_kind kind,
 			       const char *name, int cpu, int tid)
 {
@@ -164,8 +171,7 @@ static struct scope *add_scope(struct interval *iv, const struct run *run, enum 
 	 * One block for the four per-event arrays, likewise. The doubles come first, so every
 	 * array is aligned.
 	 */
-	s->sum = calloc(1, n * (sizeof(*s->sum) + sizeof(*s->count) + sizeof(*s->multiplex) +
-				sizeof(*s->state)));
+	s->sum = event_block(n);
 	if (!s->sum) {
 		scope_release(s);
 		return NULL;
@@ -175,6 +181,20 @@ static struct scope *add_scope(struct interval *iv, const struct run *run, enum 
 	s->state = (enum count_state *)(s->multiplex + n);
 	iv->nr_scopes++;
 	return s;
+}
+
+int scope_set_sums(struct scope *s, const struct cgtma_count *sums, int n)
+{
+	struct cgtma_count *block = event_block(n);
+
+	if (!block)
+		return -ENOMEM;
+	free(s->sum);
+	s->sum = memcpy(block, sums, n * sizeof(*sums));
+	s->count = (double *)(s->sum + n);
+	s->multiplex = s->count + n;
+	s->state = (enum count_state *)(s->multiplex + n);
+	return 0;
 }
 
 struct scope *interval_add_scope(struct interval *iv, const struct run *run,

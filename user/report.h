@@ -97,6 +97,12 @@ struct run {
 };
 
 /*
+ * Replaces a scope's per-event arrays with ones for n events holding these sums (count,
+ * multiplex and state zeroed, for report_derive()). 0 or -ENOMEM.
+ */
+int scope_set_sums(struct scope *s, const struct cgtma_count *sums, int n);
+
+/*
  * Whether outputs that list events by name show event i: a plan counts an event once in
  * every group whose nodes read it, and lists show its first copy only.
  */

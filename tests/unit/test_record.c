@@ -71,8 +71,12 @@ static void put_file(const char *path, const char *data, size_t len)
 	CHECK(f && fwrite(data, 1, len, f) == len && fclose(f) == 0, "cannot write %s", path);
 }
 
-/* The spr plan at level, and per event its count in the vector's first entry. */
-static int fixture_init(struct fixture *fx, int level)
+/*
+ * The spr plan at level, and per event its count in the vector's first entry. once: each
+ * event recorded once, as a record made before events were counted again per group (its
+ * scopes are not derived: the plan has more events than it).
+ */
+static int fixture_init(struct fixture *fx, int level, bool once)
 {
 	struct model_options mo = { .level = level };
 	json_object *vec, *counts, *v;
@@ -95,10 +99,17 @@ static int fixture_init(struct fixture *fx, int level)
 	}
 	json_object_put(vec);
 
+	fx->run.nr_events = fx->plan->nr_events;
+	for (int e = 0, k = 0; once && e < fx->plan->nr_events; e++) {
+		if (fx->plan->events[e].duplicate)
+			continue;
+		fx->names[k] = fx->names[e];
+		fx->base[k] = fx->base[e];
+		fx->run.nr_events = ++k;
+	}
 	fx->run.model = "spr";
 	fx->run.model_source = fx->model_text;
 	fx->run.plan = fx->plan;
-	fx->run.nr_events = fx->plan->nr_events;
 	fx->run.event_names = fx->names;
 	fx->run.level = level;
 	fx->run.start_time = 1767225600.123456789;
@@ -140,7 +151,7 @@ static int fixture_init(struct fixture *fx, int level)
 				return -1;
 		}
 		s[3]->removed = i == 2;
-		for (int e = 0; e < fx->plan->nr_events; e++)
+		for (int e = 0; e < fx->run.nr_events; e++)
 			for (int k = 0; k < 5; k++) {
 				double f = 1.0 / (k + 1) * (1 + 0.1 * i) * (1 + 0.01 * e);
 
@@ -154,7 +165,7 @@ static int fixture_init(struct fixture *fx, int level)
 				if (k == 2 && e == 3)
 					s[k]->sum[e].running = 0;
 			}
-		if (report_derive(&fx->run, iv))
+		if (!once && report_derive(&fx->run, iv))
 			return -1;
 	}
 	return 0;
@@ -766,7 +777,7 @@ static void test_report_levels(const char *path)
 	char *out = NULL, *err = NULL;
 	int ret;
 
-	CHECK_INT(fixture_init(&fx2, 2), 0);
+	CHECK_INT(fixture_init(&fx2, 2, false), 0);
 	CHECK_INT(write_record(&fx2, path), 0);
 
 	ret = run_report(path, "1", &out, &err);
@@ -798,6 +809,37 @@ static void test_report_levels(const char *path)
 	free(out);
 	free(err);
 	fixture_release(&fx2);
+}
+
+/*
+ * A level-3 record reported at level 3: each copy of an event maps to its own recorded copy;
+ * and a record listing each event once (made before events were counted again per group)
+ * still reports, every copy reading the one recorded.
+ */
+static void test_report_copies(const char *path)
+{
+	struct fixture fx3;
+	char *out = NULL, *err = NULL;
+
+	for (int once = 0; once <= 1; once++) {
+		int lines = 0;
+
+		CHECK_INT(fixture_init(&fx3, 3, once), 0);
+		CHECK(once ? fx3.run.nr_events < fx3.plan->nr_events :
+			     fx3.run.nr_events == fx3.plan->nr_events,
+		      "once %d: %d events of %d", once, fx3.run.nr_events, fx3.plan->nr_events);
+		CHECK_INT(write_record(&fx3, path), 0);
+		CHECK_INT(run_report(path, "3", &out, &err), 0);
+		for (char *p = out; p && (p = strchr(p, '\n')); p++)
+			lines++;
+		CHECK_INT(lines, NR_INTERVALS + 1);
+		CHECK(out && strstr(out, "\"Backend_Bound.Memory_Bound.L1_Bound\":0.") &&
+		      strstr(out, "\"split_nodes\":["), "once %d: %.300s", once, out ? out : "");
+		CHECK(err && !*err, "once %d: stderr %s", once, err ? err : "");
+		free(out);
+		free(err);
+		fixture_release(&fx3);
+	}
 }
 
 /*
@@ -887,7 +929,7 @@ int main(void)
 	snprintf(path2, sizeof(path2), "%s/other.cgtma", dir);
 
 	test_crc();
-	CHECK_INT(fixture_init(&fx, 3), 0);
+	CHECK_INT(fixture_init(&fx, 3, false), 0);
 	test_round_trip(&fx, path);
 	test_truncation(&fx, path);
 	test_corruption(&fx, path);
@@ -898,6 +940,7 @@ int main(void)
 	test_version1();
 	test_unwritable();
 	test_report_levels(path2);
+	test_report_copies(path2);
 	test_report_views(path2);
 
 	unlink(path);

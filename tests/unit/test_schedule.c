@@ -290,7 +290,7 @@ static void test_nodes_in_one_group(void)
 						      "%s l%d pm%d smt%d wd%d: %s split", names[i], level,
 						      pm, smt, wd, p->nodes[n].full_name);
 						CHECK(p->nodes[n].group < 0 &&
-						      strstr(p->nodes[n].split_reason, "can only use"),
+						      strstr(p->nodes[n].split_reason, "counters they can use"),
 						      "%s: %s", p->nodes[n].full_name,
 						      p->nodes[n].split_reason);
 					}
