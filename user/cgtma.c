@@ -340,8 +340,9 @@ static int profile(int argc, char **argv)
 		pr_err("--comm, --max-tasks and --prometheus-tasks shape the thread rows: add -T");
 		goto usage_error;
 	}
-	if (o.per_task && !o.nr_cgroups && !o.all_cgroups) {
-		pr_err("-T shows the threads inside tracked cgroups: add -G or --all-cgroups");
+	if (o.per_task && !o.nr_cgroups && !o.all_cgroups && !o.all_containers) {
+		pr_err("-T shows the threads inside tracked cgroups: add -G, --all-cgroups or "
+		       "--all-containers");
 		goto usage_error;
 	}
 	if (optind < argc)
