@@ -86,7 +86,8 @@ static void usage(FILE *f)
 "      --irq[=LIST]        interrupt work as its own scopes, out of the cgroups it landed\n"
 "                          in: softirq vectors HI TIMER NET_TX NET_RX BLOCK IRQ_POLL TASKLET\n"
 "                          SCHED HRTIMER RCU, and hardirq; LIST picks some (default: all),\n"
-"                          e.g. --irq=NET_RX,NET_TX,hardirq; rows irq:NET_RX (off by default)\n"
+"                          e.g. --irq=NET_RX,NET_TX,hardirq; rows irq:NET_RX (off by\n"
+"                          default); a scope idle in an interval has no row (-v shows it)\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -97,7 +98,8 @@ static void usage(FILE *f)
 "      --prometheus [ADDR:]PORT\n"
 "                          serve /metrics for Prometheus (on 127.0.0.1 unless ADDR)\n"
 "      --record FILE       keep every interval's raw counts for `cgtma report`\n"
-"  -v, --verbose           show nodes below threshold, idle cgroups, libbpf's warnings\n"
+"  -v, --verbose           show nodes below threshold, idle cgroups and interrupt scopes,\n"
+"                          libbpf's warnings\n"
 "  -h, --help              this help\n"
 "  -V, --version\n"
 "\n"
@@ -344,8 +346,9 @@ static int profile(int argc, char **argv)
 		pr_err("--comm, --max-tasks and --prometheus-tasks shape the thread rows: add -T");
 		goto usage_error;
 	}
-	if (o.per_task && !o.nr_cgroups && !o.all_cgroups) {
-		pr_err("-T shows the threads inside tracked cgroups: add -G or --all-cgroups");
+	if (o.per_task && !o.nr_cgroups && !o.all_cgroups && !o.all_containers) {
+		pr_err("-T shows the threads inside tracked cgroups: add -G, --all-cgroups or "
+		       "--all-containers");
 		goto usage_error;
 	}
 	if (optind < argc)

@@ -8,7 +8,9 @@
 # state), put "container": NAME next to "cgroup" on their JSON rows and container="NAME" on
 # their Prometheus series, and show the names instead of the paths on the terminal (-v: the
 # paths). Also: bad selectors exit 2, --all-containers finds WEB, a container cgroup without
-# runtime state keeps its path and -v says why once.
+# runtime state keeps its path and -v says why once, a typo in a name is said with the close
+# name, and -T's thread rows (--all-containers -T too) are named by their container in JSON,
+# CSV and the HTML report.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/podman.sh"
 
@@ -140,4 +142,34 @@ grep -qF "${WEB_CG: -30}" "$TMP/term-v" || fail "-v does not show the path: $(ca
 	fail "--all-containers failed: $(cat "$TMP/err")"
 jq -e -s --arg w "$WEB" 'any(.[].rows[]; .container == $w)' "$TMP/all" >/dev/null ||
 	fail "--all-containers did not find $WEB"
-echo "PASS: containers by name (podman): exact counts, names in JSON, Prometheus, terminal"
+
+# A typo in a container's name: it may be a container still to come, so the run goes on;
+# said with the close name that exists, at the start and again at the end.
+typo=${WEB%web}wbe
+"$CGTMA" -e "$EV" -G "container:$typo" -I 100 -d 0.5 >/dev/null 2>"$TMP/typo" ||
+	fail "a typo in a container's name: exit $?: $(cat "$TMP/typo")"
+[ "$(grep -c -- "-G 'container:$typo' matches no container yet; watching for it; did you mean 'container:$WEB'?$" "$TMP/typo")" = 1 ] &&
+	[ "$(grep -c -- "-G 'container:$typo' never matched a container during the run; did you mean 'container:$WEB'?$" "$TMP/typo")" = 1 ] ||
+	fail "a typo in a container's name: not said with the close name: $(cat "$TMP/typo")"
+
+# -T: --all-containers -T runs as -G 'container:*' -T does; a thread's rows carry its
+# container's names (JSON) and are named by it (CSV), as its cgroup's row.
+"$CGTMA" -e "$EV" --all-containers -T -I 100 -d 0.5 --json >"$TMP/task" 2>"$TMP/err" ||
+	fail "--all-containers -T: exit $?: $(cat "$TMP/err")"
+jq -e -s --arg w "$WEB" --arg wc "$WEB_CG" 'any(.[].rows[];
+	.scope == "task" and .cgroup == $wc and .container == $w and .comm == "sh")' \
+	"$TMP/task" >/dev/null || fail "--all-containers -T: no thread row of $WEB naming it"
+# (cpu-clock: WEB's shell spins without system calls, and rows of zeros are not printed.)
+"$CGTMA" -e cpu-clock -G "container:$WEB" -T -I 100 -d 0.5 -x, >"$TMP/task.csv" 2>"$TMP/err" ||
+	fail "-T -x,: exit $?: $(cat "$TMP/err")"
+grep -qE "^[^,]*,$WEB:[0-9]+\(sh\)," "$TMP/task.csv" && ! grep -q libpod "$TMP/task.csv" ||
+	fail "-T -x,: the thread is not named by its container: $(head -5 "$TMP/task.csv")"
+# The HTML report of a -T record: charts titled by the container's name.
+"$CGTMA" -e cpu-clock -G "container:$WEB" -T -I 100 -d 0.5 --record "$TMP/task.cgtma" \
+	>/dev/null 2>"$TMP/err" || fail "-T --record: exit $?: $(cat "$TMP/err")"
+"$CGTMA" report "$TMP/task.cgtma" --html "$TMP/task.html" 2>"$TMP/err" ||
+	fail "report --html: exit $?: $(cat "$TMP/err")"
+grep -qF "<h2>$WEB</h2>" "$TMP/task.html" && grep -qE "<h2>sh:[0-9]+ in $WEB</h2>" "$TMP/task.html" &&
+	! grep -q '<h2>[^<]*libpod' "$TMP/task.html" ||
+	fail "report --html: charts not titled by $WEB: $(grep -o '<h2>[^<]*</h2>' "$TMP/task.html")"
+echo "PASS: containers by name (podman): exact counts, names in JSON, Prometheus, terminal, typos, threads, HTML"
