@@ -12,6 +12,15 @@
 #   V=1               show the commands
 
 OUTPUT ?= build
+# The release, set here only. The commit comes from `git describe`, or from the VERSION file
+# at the top of a release tarball (make dist), or from CGTMA_COMMIT=... on the command line
+# (a build from copied sources, as in tools/container/Containerfile).
+CGTMA_VERSION := 0.1.0
+ifeq ($(origin CGTMA_COMMIT),undefined)
+CGTMA_COMMIT := $(shell if [ -f VERSION ]; then cat VERSION; \
+	elif [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ]; then \
+	git describe --always --dirty; else echo unknown; fi | tr -cd 'A-Za-z0-9._+-')
+endif
 PREFIX ?= /usr/local
 CC ?= gcc
 CLANG ?= clang
@@ -68,7 +77,7 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
 # intermediate and deleted after each build.
 .SECONDARY:
-.PHONY: all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
+.PHONY: FORCE all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
 	uninstall vmlinux deps test-deps vm-deps clean
 
 all: $(OUTPUT)/cgtma
@@ -110,10 +119,24 @@ $(OUTPUT)/models.o: $(OUTPUT)/models.S $(MODEL_FILES)
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c $< -o $@
 
+# --- version -----------------------------------------------------------------------------
+
+# Written on every make, replaced only when it changes: a new commit recompiles the files
+# that include it (their -MMD dependencies say which), not everything.
+$(OUTPUT)/version_data.h: FORCE | $(OUTPUT)
+	$(Q)printf '#define CGTMA_VERSION "%s"\n#define CGTMA_COMMIT "%s"\n' \
+		'$(CGTMA_VERSION)' '$(CGTMA_COMMIT)' >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; echo '  GEN      $@'; fi
+
+FORCE:
+
 # --- user space --------------------------------------------------------------------------
 
-# Every user object may include the skeleton or the model table: generate them first.
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS) $(OUTPUT)/models_table.h
+# Every user object may include a generated header (skeleton, model table, version): make
+# them first.
+GENERATED_HDRS := $(SKELS) $(OUTPUT)/models_table.h $(OUTPUT)/version_data.h
+
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(GENERATED_HDRS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -152,7 +175,7 @@ $(OUTPUT)/tests/workload-static: tests/helpers/workload.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
 
-$(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKELS) $(OUTPUT)/models_table.h
+$(SAN)/user/%.o: user/%.c | $(SAN)/user $(GENERATED_HDRS)
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
@@ -161,7 +184,7 @@ $(SAN)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(SAN_LIB_OBJS) $(LIBS) -o $@
 
 # libFuzzer targets build with clang; they link the sources, not the gcc objects.
-$(OUTPUT)/fuzz/user/%.o: user/%.c | $(OUTPUT)/fuzz/user $(SKELS) $(OUTPUT)/models_table.h
+$(OUTPUT)/fuzz/user/%.o: user/%.c | $(OUTPUT)/fuzz/user $(GENERATED_HDRS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
