@@ -7,6 +7,8 @@
 #   make bench        overhead figures (prints numbers, never fails on timing)
 #   make test-kernels the live tests in Debian's kernels under QEMU and on this one, one table
 #                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
+#   make dist         build/cgtma-VERSION.tar.gz: the committed tree and a VERSION file, builds
+#                     without git (make dist-test tries that)
 #   make install      install the binary and man-less docs under $(PREFIX)
 #   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   V=1               show the commands
@@ -78,7 +80,7 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 # intermediate and deleted after each build.
 .SECONDARY:
 .PHONY: FORCE all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
-	uninstall vmlinux deps test-deps vm-deps clean
+	uninstall vmlinux deps test-deps vm-deps clean dist dist-test
 
 all: $(OUTPUT)/cgtma
 
@@ -225,6 +227,7 @@ test-kernels: vm-deps
 # Everything, in the order a failure is cheapest to read.
 check: all
 	$(Q)$(MAKE) --no-print-directory unit-tests
+	$(Q)$(MAKE) --no-print-directory dist-test
 	$(Q)$(MAKE) --no-print-directory san-tests
 	$(Q)$(MAKE) --no-print-directory fuzz-tests
 	$(Q)$(MAKE) --no-print-directory live-tests
@@ -242,6 +245,23 @@ bench: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/bench/run-bench.sh $(OUTPUT)
 	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
+
+# --- release tarball -----------------------------------------------------------------------
+
+# HEAD's files (git archive: committed changes only) and VERSION, HEAD's git describe, which
+# a build without git reads for the commit.
+DIST := cgtma-$(CGTMA_VERSION)
+
+dist: | $(OUTPUT)
+	$(call msg,DIST,$(OUTPUT)/$(DIST).tar.gz)
+	$(Q)git diff --quiet HEAD -- 2>/dev/null || \
+		echo "make dist: uncommitted changes are not in the tarball (it is HEAD's tree)" >&2
+	$(Q)mkdir -p $(OUTPUT)/dist && git describe --always HEAD >$(OUTPUT)/dist/VERSION
+	$(Q)git archive --format=tar.gz --prefix=$(DIST)/ --add-file=$(OUTPUT)/dist/VERSION \
+		-o $(OUTPUT)/$(DIST).tar.gz HEAD
+
+dist-test: dist
+	$(Q)tests/dist.sh $(OUTPUT)/$(DIST).tar.gz $(CGTMA_VERSION)
 
 install: $(OUTPUT)/cgtma
 	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma
