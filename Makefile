@@ -9,6 +9,9 @@
 #                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
 #   make dist         build/cgtma-VERSION.tar.gz: the committed tree and a VERSION file, builds
 #                     without git (make dist-test tries that)
+#   make static       build/cgtma-static: no shared libraries, models and BPF object inside,
+#                     for any x86-64 Linux 5.10+ (tools/install-deps.sh static; fetches
+#                     Debian's libmicrohttpd source once)
 #   make install      install the binary and man-less docs under $(PREFIX)
 #   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   V=1               show the commands
@@ -80,7 +83,7 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 # intermediate and deleted after each build.
 .SECONDARY:
 .PHONY: FORCE all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
-	uninstall vmlinux deps test-deps vm-deps clean dist dist-test
+	uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test static
 
 all: $(OUTPUT)/cgtma
 
@@ -146,6 +149,35 @@ $(OUTPUT)/cgtma: $(OUTPUT)/user/cgtma.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
+# --- static binary -----------------------------------------------------------------------
+
+# Every object once more with CGTMA_STATIC (no name lookups through glibc's NSS, which a
+# static binary cannot load; --version says "static"), linked with -static against Debian's
+# archives, but for libmicrohttpd: Debian's needs GnuTLS, which has no complete static form
+# there, so tools/build-static-mhd.sh builds it from Debian's source without TLS (cgtma
+# serves plain HTTP). The skeleton already holds the BPF object, models.o the models.
+STATIC := $(OUTPUT)/static
+STATIC_MHD := $(STATIC)/mhd/lib/libmicrohttpd.a
+STATIC_OBJS := $(patsubst user/%.c,$(STATIC)/user/%.o,user/cgtma.c $(USER_SRCS)) $(OUTPUT)/models.o
+
+static: $(OUTPUT)/cgtma-static
+
+$(STATIC)/user:
+	$(Q)mkdir -p $@
+
+$(STATIC_MHD): tools/build-static-mhd.sh
+	$(call msg,MHD,$@)
+	$(Q)CC=$(CC) tools/build-static-mhd.sh $(STATIC)/mhd
+
+$(STATIC)/user/%.o: user/%.c | $(STATIC)/user $(GENERATED_HDRS) $(STATIC_MHD)
+	$(call msg,CC-STATIC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DCGTMA_STATIC -I$(STATIC)/mhd/include -c $< -o $@
+
+$(OUTPUT)/cgtma-static: $(STATIC_OBJS) $(STATIC_MHD)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $(STATIC_OBJS) $(STATIC_MHD) \
+		$(filter-out -lmicrohttpd,$(LIBS)) -o $@
+
 # --- tests -------------------------------------------------------------------------------
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
@@ -202,6 +234,9 @@ test-deps:
 
 vm-deps:
 	$(Q)tools/install-deps.sh vm
+
+static-deps:
+	$(Q)tools/install-deps.sh static
 
 unit-tests: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
@@ -282,5 +317,5 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/*.d \
-	$(OUTPUT)/fuzz/user/*.d \
+	$(OUTPUT)/fuzz/user/*.d $(STATIC)/user/*.d \
 	$(SAN)/user/*.d $(SAN)/tests/*.d)
