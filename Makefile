@@ -248,7 +248,8 @@ san-tests: $(SAN_UNIT_BINS)
 fuzz-tests:
 	$(Q)+tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
 
-live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
+# The static binary too: tests/live/33-static.sh runs it in an empty root.
+live-tests: $(OUTPUT)/cgtma $(HELPER_BINS) $(OUTPUT)/cgtma-static
 	$(Q)tests/run-live.sh $(OUTPUT)
 
 # The same live tests in each kernel of the matrix, booted under QEMU (tests/vm/). Installs
