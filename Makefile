@@ -255,7 +255,7 @@ live-tests: $(OUTPUT)/cgtma $(HELPER_BINS) $(OUTPUT)/cgtma-static
 # The same live tests in each kernel of the matrix, booted under QEMU (tests/vm/). Installs
 # its packages in a step of its own, like `make test`.
 test-kernels: vm-deps
-	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(OUTPUT)/cgtma-static
 	$(call msg,VM-TEST,$(or $(KERNELS),the default kernels))
 	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") \
 		$(if $(JOBS),-j $(JOBS)) $(KERNELS)

@@ -23,14 +23,16 @@ if [ -z "$src" ]; then
 	apt=$dir/apt
 	rm -rf "$apt" "$dir/src"
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/parts" "$dir/src"
-	# The machine's Debian mirrors (deb822 sources first, then sources.list), each with the
-	# suites it serves, as deb-src.
+	# The machine's Debian mirrors (deb822 sources first, then sources.list) with the suites
+	# of its release, as deb-src; other vendors' sources are left out.
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[ -n "$codename" ] || err "no VERSION_CODENAME in /etc/os-release: which Debian release is this?"
 	{
 		awk '/^URIs:/ { u = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) print u, $i }' \
-			/etc/apt/sources.list.d/*.sources 2>/dev/null
+			/etc/apt/sources.list.d/*.sources 2>/dev/null || true
 		sed -e 's/\[[^]]*\]//' /etc/apt/sources.list 2>/dev/null |
-			awk '$1 == "deb" { print $2, $3 }'
-	} | grep -E '/debian(-security)?/? ' | sort -u |
+			awk '$1 == "deb" { print $2, $3 }' || true
+	} | awk -v c="$codename" '$2 == c || $2 == c "-updates" || $2 == c "-security"' | sort -u |
 		while read -r uri suite; do
 			echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
 		done >"$apt/sources.list"

@@ -16,10 +16,14 @@
 
 BIN=${CGTMA_BUILD:-build}/cgtma-static
 [ -x "$BIN" ] || skip "no $BIN: make static builds it (tools/install-deps.sh static installs what it needs)"
-for t in unshare chroot file curl; do
+for t in unshare chroot curl; do
 	command -v $t >/dev/null || skip "$t is not installed"
 done
-file -L "$BIN" | grep -q 'statically linked' || fail "$BIN is not statically linked: $(file -L "$BIN")"
+# Where `file` is (the kernel matrix's guests lack it), it must say so; running in the empty
+# root, where no dynamic loader is, proves it anyway.
+if command -v file >/dev/null; then
+	file -L "$BIN" | grep -q 'statically linked' || fail "$BIN is not statically linked: $(file -L "$BIN")"
+fi
 
 ROOT=$TMP/root
 mkdir -p "$ROOT/proc" "$ROOT/sys" && cp "$BIN" "$ROOT/cgtma" || fail "cannot make $ROOT"
