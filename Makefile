@@ -248,7 +248,7 @@ san-tests: $(SAN_UNIT_BINS)
 fuzz-tests:
 	$(Q)+tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
 
-# The static binary too: tests/live/33-static.sh runs it in an empty root.
+# The static binary too: tests/live/36-static.sh runs it in an empty root.
 live-tests: $(OUTPUT)/cgtma $(HELPER_BINS) $(OUTPUT)/cgtma-static
 	$(Q)tests/run-live.sh $(OUTPUT)
 

@@ -36,7 +36,7 @@ vm_pkgs="qemu-system-x86 debootstrap debian-archive-keyring kmod busybox-static 
 case "$what" in
 build) pkgs=$build_pkgs ;;
 static) pkgs="$build_pkgs $static_pkgs" ;;
-# The live tests run the static binary too (tests/live/33-static.sh).
+# The live tests run the static binary too (tests/live/36-static.sh).
 test) pkgs="$build_pkgs $static_pkgs $test_pkgs" ;;
 # The host's own row of the matrix is the live suite: the test packages too.
 vm) pkgs="$build_pkgs $static_pkgs $test_pkgs $vm_pkgs" ;;
