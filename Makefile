@@ -82,8 +82,8 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
 # intermediate and deleted after each build.
 .SECONDARY:
-.PHONY: FORCE all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
-	uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test static
+.PHONY: FORCE all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench \
+	install uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test static
 
 all: $(OUTPUT)/cgtma
 
