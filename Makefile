@@ -167,7 +167,7 @@ $(STATIC)/user:
 
 $(STATIC_MHD): tools/build-static-mhd.sh
 	$(call msg,MHD,$@)
-	$(Q)CC=$(CC) tools/build-static-mhd.sh $(STATIC)/mhd
+	$(Q)CC='$(CC)' tools/build-static-mhd.sh $(STATIC)/mhd
 
 $(STATIC)/user/%.o: user/%.c | $(STATIC)/user $(GENERATED_HDRS) $(STATIC_MHD)
 	$(call msg,CC-STATIC,$@)
