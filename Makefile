@@ -7,12 +7,26 @@
 #   make bench        overhead figures (prints numbers, never fails on timing)
 #   make test-kernels the live tests in Debian's kernels under QEMU and on this one, one table
 #                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
+#   make dist         build/cgtma-VERSION.tar.gz: the committed tree and a VERSION file, builds
+#                     without git (make dist-test tries that)
+#   make static       build/cgtma-static: no shared libraries, models and BPF object inside,
+#                     for any x86-64 Linux 5.10+ (tools/install-deps.sh static; fetches
+#                     Debian's libmicrohttpd source once)
 #   make install      install the binary, the man pages, the bash completion and the docs
 #                     under $(PREFIX)
 #   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   V=1               show the commands
 
 OUTPUT ?= build
+# The release, set here only. The commit comes from `git describe`, or from the VERSION file
+# at the top of a release tarball (make dist), or from CGTMA_COMMIT=... on the command line
+# (a build from copied sources, as in tools/container/Containerfile).
+CGTMA_VERSION := 0.1.0
+ifeq ($(origin CGTMA_COMMIT),undefined)
+CGTMA_COMMIT := $(shell if [ -f VERSION ]; then cat VERSION; \
+	elif [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ]; then \
+	git describe --always --dirty; else echo unknown; fi | tr -cd 'A-Za-z0-9._+-')
+endif
 PREFIX ?= /usr/local
 CC ?= gcc
 CLANG ?= clang
@@ -70,8 +84,8 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
 # intermediate and deleted after each build.
 .SECONDARY:
-.PHONY: all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
-	uninstall vmlinux deps test-deps vm-deps clean
+.PHONY: FORCE all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench \
+	install uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test static
 
 all: $(OUTPUT)/cgtma
 
@@ -118,10 +132,24 @@ $(OUTPUT)/models.o: $(OUTPUT)/models.S $(MODEL_FILES)
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c $< -o $@
 
+# --- version -----------------------------------------------------------------------------
+
+# Written on every make, replaced only when it changes: a new commit recompiles the files
+# that include it (their -MMD dependencies say which), not everything.
+$(OUTPUT)/version_data.h: FORCE | $(OUTPUT)
+	$(Q)printf '#define CGTMA_VERSION "%s"\n#define CGTMA_COMMIT "%s"\n' \
+		'$(CGTMA_VERSION)' '$(CGTMA_COMMIT)' >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; echo '  GEN      $@'; fi
+
+FORCE:
+
 # --- user space --------------------------------------------------------------------------
 
-# Every user object may include the skeleton or the model table: generate them first.
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(SKELS) $(OUTPUT)/models_table.h
+# Every user object may include a generated header (skeleton, model table, version): make
+# them first.
+GENERATED_HDRS := $(SKELS) $(OUTPUT)/models_table.h $(OUTPUT)/version_data.h
+
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(GENERATED_HDRS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -137,6 +165,35 @@ $(OUTPUT)/man:
 $(OUTPUT)/man/%.8: docs/man/%.8.scd | $(OUTPUT)/man
 	$(call msg,SCDOC,$@)
 	$(Q)$(SCDOC) < $< > $@
+
+# --- static binary -----------------------------------------------------------------------
+
+# Every object once more with CGTMA_STATIC (no name lookups through glibc's NSS, which a
+# static binary cannot load; --version says "static"), linked with -static against Debian's
+# archives, but for libmicrohttpd: Debian's needs GnuTLS, which has no complete static form
+# there, so tools/build-static-mhd.sh builds it from Debian's source without TLS (cgtma
+# serves plain HTTP). The skeleton already holds the BPF object, models.o the models.
+STATIC := $(OUTPUT)/static
+STATIC_MHD := $(STATIC)/mhd/lib/libmicrohttpd.a
+STATIC_OBJS := $(patsubst user/%.c,$(STATIC)/user/%.o,user/cgtma.c $(USER_SRCS)) $(OUTPUT)/models.o
+
+static: $(OUTPUT)/cgtma-static
+
+$(STATIC)/user:
+	$(Q)mkdir -p $@
+
+$(STATIC_MHD): tools/build-static-mhd.sh
+	$(call msg,MHD,$@)
+	$(Q)CC='$(CC)' tools/build-static-mhd.sh $(STATIC)/mhd
+
+$(STATIC)/user/%.o: user/%.c | $(STATIC)/user $(GENERATED_HDRS) $(STATIC_MHD)
+	$(call msg,CC-STATIC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DCGTMA_STATIC -I$(STATIC)/mhd/include -c $< -o $@
+
+$(OUTPUT)/cgtma-static: $(STATIC_OBJS) $(STATIC_MHD)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $(STATIC_OBJS) $(STATIC_MHD) \
+		$(filter-out -lmicrohttpd,$(LIBS)) -o $@
 
 # --- tests -------------------------------------------------------------------------------
 
@@ -169,7 +226,7 @@ $(OUTPUT)/tests/workload-static: tests/helpers/workload.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
 
-$(SAN)/user/%.o: user/%.c | $(SAN)/user $(SKELS) $(OUTPUT)/models_table.h
+$(SAN)/user/%.o: user/%.c | $(SAN)/user $(GENERATED_HDRS)
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
@@ -178,7 +235,7 @@ $(SAN)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(SAN_LIB_OBJS) $(LIBS) -o $@
 
 # libFuzzer targets build with clang; they link the sources, not the gcc objects.
-$(OUTPUT)/fuzz/user/%.o: user/%.c | $(OUTPUT)/fuzz/user $(SKELS) $(OUTPUT)/models_table.h
+$(OUTPUT)/fuzz/user/%.o: user/%.c | $(OUTPUT)/fuzz/user $(GENERATED_HDRS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
@@ -197,6 +254,9 @@ test-deps:
 vm-deps:
 	$(Q)tools/install-deps.sh vm
 
+static-deps:
+	$(Q)tools/install-deps.sh static
+
 unit-tests: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
@@ -213,13 +273,14 @@ doc-tests: $(OUTPUT)/cgtma $(MAN_PAGES)
 fuzz-tests:
 	$(Q)+tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
 
-live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
+# The static binary too: tests/live/36-static.sh runs it in an empty root.
+live-tests: $(OUTPUT)/cgtma $(HELPER_BINS) $(OUTPUT)/cgtma-static
 	$(Q)tests/run-live.sh $(OUTPUT)
 
 # The same live tests in each kernel of the matrix, booted under QEMU (tests/vm/). Installs
 # its packages in a step of its own, like `make test`.
 test-kernels: vm-deps
-	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(OUTPUT)/cgtma-static
 	$(call msg,VM-TEST,$(or $(KERNELS),the default kernels))
 	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") \
 		$(if $(JOBS),-j $(JOBS)) $(KERNELS)
@@ -227,6 +288,7 @@ test-kernels: vm-deps
 # Everything, in the order a failure is cheapest to read.
 check: all
 	$(Q)$(MAKE) --no-print-directory unit-tests
+	$(Q)$(MAKE) --no-print-directory dist-test
 	$(Q)$(MAKE) --no-print-directory san-tests
 	$(Q)$(MAKE) --no-print-directory doc-tests
 	$(Q)$(MAKE) --no-print-directory fuzz-tests
@@ -245,6 +307,23 @@ bench: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/bench/run-bench.sh $(OUTPUT)
 	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
+
+# --- release tarball -----------------------------------------------------------------------
+
+# HEAD's files (git archive: committed changes only) and VERSION, HEAD's git describe, which
+# a build without git reads for the commit.
+DIST := cgtma-$(CGTMA_VERSION)
+
+dist: | $(OUTPUT)
+	$(call msg,DIST,$(OUTPUT)/$(DIST).tar.gz)
+	$(Q)git diff --quiet HEAD -- 2>/dev/null || \
+		echo "make dist: uncommitted changes are not in the tarball (it is HEAD's tree)" >&2
+	$(Q)mkdir -p $(OUTPUT)/dist && git describe --always HEAD >$(OUTPUT)/dist/VERSION
+	$(Q)git archive --format=tar.gz --prefix=$(DIST)/ --add-file=$(OUTPUT)/dist/VERSION \
+		-o $(OUTPUT)/$(DIST).tar.gz HEAD
+
+dist-test: dist
+	$(Q)tests/dist.sh $(OUTPUT)/$(DIST).tar.gz $(CGTMA_VERSION)
 
 install: $(OUTPUT)/cgtma
 	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma
@@ -277,5 +356,5 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/*.d \
-	$(OUTPUT)/fuzz/user/*.d \
+	$(OUTPUT)/fuzz/user/*.d $(STATIC)/user/*.d \
 	$(SAN)/user/*.d $(SAN)/tests/*.d)

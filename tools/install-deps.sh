@@ -2,6 +2,7 @@
 # Installs the Debian packages cgtma needs, and only the missing ones.
 #
 #   tools/install-deps.sh build   what `make` needs (compilers, libbpf, libpfm4, json-c, ...)
+#   tools/install-deps.sh static  the above, plus what `make static` needs
 #   tools/install-deps.sh test    the above, plus what `make test` and `make bench` run
 #   tools/install-deps.sh vm      the above, plus what `make test-kernels` boots guests with
 #   tools/install-deps.sh --list SET   prints SET's packages, one a line, and installs nothing
@@ -21,6 +22,11 @@ build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-
 	libpfm4-dev libjson-c-dev libmicrohttpd-dev"
 # scdoc builds the man pages (docs/man/*.8.scd).
 build_pkgs="$build_pkgs scdoc"
+# make static links Debian's own static archives (libbpf.a, libelf.a, libz.a, libpfm.a,
+# libjson-c.a and glibc's libc.a come with the build packages) and builds libmicrohttpd from
+# Debian's source package without TLS (tools/build-static-mhd.sh): dpkg-source unpacks it,
+# xz its tarballs; `file` tells the tests the binary is static.
+static_pkgs="dpkg-dev xz-utils file"
 # jq reads JSON in the shell tests; linux-perf gives `perf bench` and the perf comparison;
 # prometheus is the real scraper of the exporter test; chromium renders the HTML report;
 # iproute2, procps, util-linux and curl are what the tests drive workloads with; iperf3 is the
@@ -42,10 +48,12 @@ vm_pkgs="qemu-system-x86 debootstrap debian-archive-keyring kmod busybox-static 
 
 case "$what" in
 build) pkgs=$build_pkgs ;;
-test) pkgs="$build_pkgs $test_pkgs" ;;
+static) pkgs="$build_pkgs $static_pkgs" ;;
+# The live tests run the static binary too (tests/live/36-static.sh).
+test) pkgs="$build_pkgs $static_pkgs $test_pkgs" ;;
 # The host's own row of the matrix is the live suite: the test packages too.
-vm) pkgs="$build_pkgs $test_pkgs $vm_pkgs" ;;
-*) echo "usage: $0 [--list] build|test|vm" >&2; exit 2 ;;
+vm) pkgs="$build_pkgs $static_pkgs $test_pkgs $vm_pkgs" ;;
+*) echo "usage: $0 [--list] build|static|test|vm" >&2; exit 2 ;;
 esac
 if $list; then
 	# shellcheck disable=SC2086

@@ -22,6 +22,13 @@
 #include "tasks.h"
 #include "version.h"
 
+/* make static compiles this file once more, for build/cgtma-static. */
+#ifdef CGTMA_STATIC
+#define CGTMA_LINKAGE "static"
+#else
+#define CGTMA_LINKAGE "dynamic"
+#endif
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -101,7 +108,7 @@ static void usage(FILE *f)
 "  -v, --verbose           show nodes below threshold, idle cgroups and interrupt scopes,\n"
 "                          libbpf's warnings\n"
 "  -h, --help              this help\n"
-"  -V, --version\n"
+"  -V, --version           the version, the commit built, the libbpf in use, static or not\n"
 "\n"
 "Examples:\n"
 "  cgtma                                   whole machine, level 1, every second\n"
@@ -322,7 +329,7 @@ static int profile(int argc, char **argv)
 			free(cgroups);
 			return 0;
 		case 'V':
-			printf("cgtma %s\n", CGTMA_VERSION);
+			version_print(stdout, CGTMA_LINKAGE);
 			free(cgroups);
 			return 0;
 		default:

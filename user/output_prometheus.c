@@ -752,17 +752,31 @@ bad:
 	return -EINVAL;
 }
 
+/*
+ * The static binary takes numeric addresses only: a host name would be looked up through
+ * glibc's NSS modules, shared libraries a static binary cannot safely load (getaddrinfo
+ * parses a numeric address itself).
+ */
+#ifdef CGTMA_STATIC
+#define PROM_AI_FLAGS (AI_NUMERICSERV | AI_NUMERICHOST)
+#define PROM_NAME_HINT " (this static build takes a numeric address)"
+#else
+#define PROM_AI_FLAGS AI_NUMERICSERV
+#define PROM_NAME_HINT ""
+#endif
+
 /* A socket listening on host:port, or -errno with the reason printed. */
 static int listen_on(struct prom *p, const char *host, const char *port, int *family)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = PROM_AI_FLAGS };
 	struct addrinfo *ai = NULL;
 	int fd = -1, one = 1, err, gai;
 
 	gai = getaddrinfo(host, port, &hints, &ai);
 	if (gai) {
-		pr_err("cannot serve Prometheus on %s: %s", p->where,
-		       gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+		pr_err("cannot serve Prometheus on %s: %s%s", p->where,
+		       gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai),
+		       gai == EAI_NONAME ? PROM_NAME_HINT : "");
 		return -EADDRNOTAVAIL;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -18,7 +18,7 @@
 #include "outfile.h"
 #include "record.h"
 #include "strbuf.h"
-#include "version.h"
+#include "version_data.h"
 
 struct record_sink {
 	struct outfile file;	/* its lost count: intervals not written */

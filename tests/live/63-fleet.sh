@@ -18,15 +18,18 @@
 # 3. The image builds with podman from local files: a debootstrap'd bookworm imported as
 #    debian:12 stands in for the registry's image (tools/container/import-debian12.sh, kept
 #    in $CGTMA_FLEET_CACHE, default /var/cache/cgtma-fleet); apt inside the build reaches
-#    Debian's mirror over the host's network.
+#    Debian's mirror over the host's network. It holds the static cgtma alone: its --version
+#    names this tree's release and commit (the build argument) and says "build: static".
 # 4. The image runs as the DaemonSet runs it: privileged, pid=host, a private cgroup
 #    namespace (podman's default on cgroup v2; asked for explicitly, as this VM is hybrid),
 #    the host's /sys/fs/cgroup mounted read-only. It counts exactly the getppid calls made in
 #    a host cgroup outside its own, by that cgroup's host path, and, with the manifest's
 #    runtime state mounts and CGTMA_RUNTIME_ROOT, those made in WEB by -G container:WEB, its
 #    rows carrying "container": WEB; and with the manifest's own arguments it serves /metrics.
-# 5. crucible's engine: the image started as crucible's remotehosts engine starts its
-#    profiler, the tool's cgtma-start and cgtma-stop run in it as the engine runs them, the
+# 5. crucible's engine: a debian:12 container (any distribution's engine image will do) with
+#    the static cgtma where rickshaw.json copies the tool's binary (/usr/bin/cgtma), started
+#    as crucible's remotehosts engine starts its profiler, the tool's cgtma-start and
+#    cgtma-stop run in it as the engine runs them, the
 #    post-process here: exact getppid counts for a host cgroup, and its series published;
 #    with the DaemonSet's runtime state mounts, --container=WEB: WEB's exact counts, and a
 #    published series named container WEB (pod "none") whose rates add up to them (1 %).
@@ -40,6 +43,10 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MANIFEST=$ROOT/tools/k8s/cgtma-daemonset.yaml
 DASH=$ROOT/tools/grafana/cgtma-dashboard.json
 IMAGE=localhost/cgtma:fleet-test
+BASE=docker.io/library/debian:12
+CGTMA_STATIC=${CGTMA_BUILD:-build}/cgtma-static
+[ -x "$CGTMA_STATIC" ] || fail "no $CGTMA_STATIC: build first (make static)"
+CGTMA_STATIC=$(readlink -f "$CGTMA_STATIC")
 for t in python3 jq curl ss prometheus; do
 	command -v $t >/dev/null || skip "$t is not installed (tools/install-deps.sh test installs it)"
 done
@@ -259,10 +266,18 @@ out=$("$ROOT/tools/container/import-debian12.sh" 2>&1) ||
 	skip "no debian:12 base image: $(tail -n 2 <<<"$out")"
 t0=$SECONDS
 # Host network: the build's apt reaches the mirror as the host does (no bridge set up here).
-podman build --network=host -f "$ROOT/tools/container/Containerfile" -t "$IMAGE" "$ROOT" \
+commit=$(cd "$ROOT" && git describe --always --dirty 2>/dev/null || echo unknown)
+podman build --network=host --build-arg CGTMA_COMMIT="$commit" \
+	-f "$ROOT/tools/container/Containerfile" -t "$IMAGE" "$ROOT" \
 	>"$TMP/build.log" 2>&1 || fail "podman build failed: $(tail -n 15 "$TMP/build.log")"
 echo "image built in $((SECONDS - t0)) s (cached layers reused): $(podman image inspect -f '{{.Size}}' "$IMAGE") bytes"
 on_exit "podman rmi -f $IMAGE >/dev/null 2>&1"
+podman run --rm --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 "$IMAGE" --version \
+	>"$TMP/image-version" 2>&1 ||
+	fail "cgtma --version in the image: $(cat "$TMP/image-version")"
+{ "$CGTMA" --version | head -n 1; echo "commit: $commit"; } >"$TMP/want-version"
+head -n 2 "$TMP/image-version" | cmp -s - "$TMP/want-version" && grep -qx 'build: static' "$TMP/image-version" ||
+	fail "the image's cgtma --version says '$(cat "$TMP/image-version")', want $(cat "$TMP/want-version") and a static build"
 
 # --- 4. run as the DaemonSet runs it ---------------------------------------------------------
 # The DaemonSet's settings, and this sandbox's rlimits (no CAP_SYS_RESOURCE: podman.sh).
@@ -339,9 +354,10 @@ podman rm -f -t 0 "$name-ds" >/dev/null 2>&1
 # The tool's own scripts in a container started as crucible's remotehosts engine starts its
 # profiler: --privileged --pid=host --net=host, podman's default cgroup namespace (private on
 # cgroup v2; the host's on this hybrid VM, where podman sees v1 and mounts no cgroup2 in the
-# container: cgtma reads PID 1's through /proc/1/root) and no host cgroup mount. The image
-# stands in for the engine image (its packages are workshop.json's); start and stop run
-# as the engine runs them (cd tool-data/<tool-id> && cgtma-start --arg=val ...), the
+# container: cgtma reads PID 1's through /proc/1/root) and no host cgroup mount. debian:12
+# stands in for the engine image (crucible's are CentOS Stream and UBI: the static binary
+# needs none of their packages), the static cgtma at /usr/bin/cgtma as rickshaw.json's
+# files-from-controller puts the tool directory's; start and stop run as the engine runs them (cd tool-data/<tool-id> && cgtma-start --arg=val ...), the
 # post-process on the "controller", this shell.
 cg_make engine
 ENGINE=$(cg_path engine)
@@ -351,7 +367,8 @@ mkdir -p "$tool"
 podman run -d --name "$name-engine" --privileged --pid=host --net=host \
 	--ulimit nofile=4096:4096 --ulimit nproc=4096:4096 "${STATE_OPTS[@]}" \
 	-v "$ROOT/tools/crucible:/opt/cgtma-tool:ro" -v "$TMP/engine:/var/lib/crucible" \
-	--entrypoint /bin/sleep "$IMAGE" infinity >/dev/null || fail "cannot start the engine container"
+	-v "$CGTMA_STATIC:/usr/bin/cgtma:ro" "$BASE" sleep infinity >/dev/null ||
+	fail "cannot start the engine container"
 on_exit "podman rm -f -t 0 $name-engine >/dev/null 2>&1"
 params=("--cgroup=$ENGINE" "--container=$WEB" --events=syscalls:sys_enter_getppid --interval=0.2)
 podman exec "$name-engine" bash -c 'cd /var/lib/crucible/tool-data/profiler-1/cgtma &&

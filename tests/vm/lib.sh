@@ -856,6 +856,10 @@ snapshot_tree() {
 		tar -C "$SRC" --exclude=./.git --exclude="./$build" -cf - .
 	fi | tar -C "$tmp" -xf - || { vm_err "cannot copy $SRC to $tmp"; return 1; }
 	cp -p "$SRC/$build/cgtma" "$tmp/$build/" || return 1
+	# make static's, where built: tests/live/36-static.sh runs it, else skips.
+	if [ -f "$SRC/$build/cgtma-static" ]; then
+		cp -p "$SRC/$build/cgtma-static" "$tmp/$build/" || return 1
+	fi
 	for f in "$SRC/$build"/tests/*; do
 		[ -f "$f" ] && [ -x "$f" ] && { cp -p "$f" "$tmp/$build/tests/" || return 1; }
 	done
