@@ -60,12 +60,7 @@ start_cgtma() {
 	wait_lines "$out" 1
 }
 stop_cgtma() {
-	local rc
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-	[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+	cgtma_stop
 	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "the last line is not the summary"
 }
 usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }

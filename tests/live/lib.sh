@@ -10,6 +10,7 @@
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
 #   cpu_rows_add_up FILE EVENT   whether --per-cpu output's CPU rows add up to their totals
+#   cgtma_stop    ends cgtma ($cgtma_pid) with SIGINT; it must exit 0, quiet on stderr
 #   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
 #                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
@@ -131,6 +132,17 @@ wait_lines() {
 		sleep 0.05
 	done
 	fail "cgtma wrote fewer than $2 lines in $s s"
+}
+# cgtma_stop: ends cgtma ($cgtma_pid) with SIGINT, as a user's Ctrl-C; it must exit 0 and have
+# written nothing to stderr ($TMP/err).
+cgtma_stop() {
+	local rc
+	kill -INT $cgtma_pid
+	wait $cgtma_pid
+	rc=$?
+	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+	[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+	return 0
 }
 # A loopback port nothing uses, listening or not.
 free_port() {
