@@ -15,7 +15,7 @@
 # the perf-event hook is refused: there the kernel skips the event's program at a switch that
 # preempts a BPF map operation (4 % of A's calls went elsewhere on 6.1-rt).
 # Auto takes the perf-event hook wherever the kernel has it, whether or not the kernel
-# drops samples of switch events (its fallback is 32-busy-start's); asked for by name on a
+# drops samples of switch events (its fallback is 37-busy-start's); asked for by name on a
 # kernel that drops them (see switch_samples_dropped()), it runs with a warning, exact here.
 # Then, where the controller can be moved: a v1 perf_event hierarchy mounted for the test
 # makes the event compare v1 cgroups, which would hide v2 switches inside one v1 cgroup:
