@@ -27,9 +27,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define ENOENT 2
 #define EEXIST 17
+#define E2BIG 7
 
 #define barrier() asm volatile("" ::: "memory")
 #define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 
 /* Set by user space between open and load; the verifier prunes what they disable. */
 const volatile __u32 nr_events = 0;
@@ -41,8 +43,24 @@ const volatile __u64 tracked_levels = 0;
 const volatile __u64 new_cgroup_levels = 0;
 /* -T: every switch ends the slice, and each slice is also charged to its thread. */
 const volatile bool per_task = false;
-/* -T with the perf-event hook: sched_switch handles only switches inside a cgroup. */
-const volatile bool switch_tp_same_cgroup_only = false;
+/*
+ * The perf-event hook is loaded. The sched_switch program, where it is attached beside it,
+ * acts only once switch_tp_on is set, and with -T at switches inside a cgroup (which the
+ * event never sees). False with the tracepoint alone: the verifier then drops every test
+ * of switch_tp_on.
+ */
+const volatile bool pe_hook = false;
+/* The perf-event hook falls back to sched_switch at its first miss (auto picked it). */
+const volatile bool pe_falls_back = false;
+/*
+ * The first slice found to have begun with a switch the perf-event hook did not see (a
+ * kernel that drops the event's samples) sets switch_miss_cpu to the CPU it was found on,
+ * for user space to say, and with pe_falls_back switch_tp_on, in the BPF program that
+ * finds it: sched_switch takes over at once, without waiting for user space. Each CPU
+ * hands over at its next switch that the tracepoint acts on (snapshot's tp_took_over).
+ */
+__u32 switch_tp_on = 0;
+__s32 switch_miss_cpu = -1;
 /* --irq: bit i carves interrupt scope i out (cgtma.h); 0: interrupts stay with the task. */
 const volatile __u32 irq_mask = 0;
 /* An interrupt entry this soon after an interrupt's exit reads nothing: the gap is its own. */
@@ -219,6 +237,8 @@ struct {
  * helper wants. */
 static __u64 zero_counts[CGTMA_CGROUP_VALUE_SIZE(CGTMA_MAX_EVENTS) / 8];
 static struct cgtma_task zero_task;
+/* -T: the error of the last insert into task_counts that failed, not for want of room. */
+__s64 task_insert_error = 0;
 
 static __always_inline void stat_inc(__u32 which)
 {
@@ -226,6 +246,24 @@ static __always_inline void stat_inc(__u32 which)
 
 	if (v)
 		(*v)++;
+}
+
+/*
+ * A slice that began with a switch the hook did not see (the callers say how they know).
+ * Where the perf-event hook was in charge of the CPU, the slice's interval is not exact
+ * (CGTMA_STAT_HOOK_MISSED), and its first one moves the switches to the tracepoint.
+ */
+static __always_inline void unseen_switch(const struct cgtma_snapshot *snap)
+{
+	stat_inc(CGTMA_STAT_UNSEEN);
+	if (!pe_hook || snap->tp_took_over)
+		return;
+	stat_inc(CGTMA_STAT_HOOK_MISSED);
+	if (switch_miss_cpu < 0) {
+		switch_miss_cpu = bpf_get_smp_processor_id();
+		if (pe_falls_back)
+			WRITE_ONCE(switch_tp_on, 1);
+	}
 }
 
 /*
@@ -535,8 +573,21 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
 		long err = bpf_map_update_elem(&task_counts, &key, &zero_task, BPF_NOEXIST);
 
 		t = err && err != -EEXIST ? NULL : bpf_map_lookup_elem(&task_counts, &key);
+		/*
+		 * Full is -E2BIG only. The kernel fails an insert for other reasons too, with
+		 * room to spare: no memory at hand in this context (-ENOMEM: maps allocated as
+		 * entries come take it from a per-CPU cache refilled later), the bucket's lock
+		 * held on this CPU or its deadlock check (-EBUSY, -EDEADLK, -ETIMEDOUT), and a
+		 * row that user space deleted between the insert and the lookup: each its own
+		 * count, with the last error, so that a full map is said only where it is one.
+		 */
 		if (!t) {
-			stat_inc(CGTMA_STAT_TASKS_DROPPED);
+			if (err == -E2BIG) {
+				stat_inc(CGTMA_STAT_TASKS_DROPPED);
+			} else {
+				stat_inc(CGTMA_STAT_TASKS_FAILED);
+				task_insert_error = err;
+			}
 			return;
 		}
 		t->pid = pid_tgid >> 32;
@@ -884,7 +935,7 @@ static __always_inline void charge_running(struct cgtma_snapshot *snap,
 				    delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)cur)
-			stat_inc(CGTMA_STAT_UNSEEN);
+			unseen_switch(snap);
 		set_owner(snap, cur);
 		charge_task(charge_cgroup(cur, half), delta, half);
 	}
@@ -1087,12 +1138,19 @@ static __always_inline bool charge_switch_slice(struct cgtma_snapshot *snap,
 				    delta, half);
 	} else {
 		if (snap->owner && snap->owner != (__u64)prev_cg)
-			stat_inc(CGTMA_STAT_UNSEEN);
+			unseen_switch(snap);
 		add_task_part(snap, delta);
 		charge_task(charge_cgroup_btf(prev_cg, half), delta, half);
 	}
 	return true;
 }
+
+/* Which program ends a slice at a switch (end_slice_at_switch()). */
+enum switch_by {
+	BY_EVENT,		/* the perf-event hook */
+	BY_TP,			/* sched_switch, in charge */
+	BY_TP_IDLE_EXIT,	/* sched_switch beside the perf-event hook: a switch out of idle */
+};
 
 /*
  * A switch from prev (the task running here until now) to next in another cgroup: the
@@ -1100,18 +1158,39 @@ static __always_inline bool charge_switch_slice(struct cgtma_snapshot *snap,
  * switch hooks, the sched_switch tracepoint and the cgroup-switches perf event, end here.
  */
 static __always_inline void end_slice_at_switch(struct task_struct *prev, struct cgroup *prev_cg,
-						struct cgroup *next_cg, __u64 next_id)
+						struct cgroup *next_cg, __u64 next_id,
+						enum switch_by by)
 {
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgtma_charge_entry *e;
 
 	if (!snap)
 		return;
+	/*
+	 * Beside the tracepoint, which runs first at a switch, the event's program leaves alone
+	 * every switch once the tracepoint took the CPU over (after the tracepoint's first
+	 * slice there, which the perf-event hook began), and before that the switch out of
+	 * idle that the tracepoint just ended (the mark goes at the next switch either way: it
+	 * may never come, on a kernel that drops it).
+	 */
+	if (pe_falls_back && by == BY_EVENT) {
+		if (snap->tp_took_over)
+			return;
+		if (snap->tp_idle_exit) {
+			snap->tp_idle_exit = 0;
+			if (!prev->pid)
+				return;
+		}
+	}
 	e = warm_entry(snap, prev_cg);
 	if (e ? !read_slice_to_entry(snap, e) : !charge_switch_slice(snap, prev, prev_cg))
 		return;
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
+	if (pe_falls_back && by == BY_TP)
+		snap->tp_took_over = 1;
+	if (pe_falls_back && by == BY_TP_IDLE_EXIT)
+		snap->tp_idle_exit = 1;
 	slice_done(snap);
 	stat_inc(CGTMA_STAT_SLICES);
 }
@@ -1119,20 +1198,35 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
-	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp, *next_cg = next->cgroups->dfl_cgrp;
+	bool in_charge = !pe_hook || READ_ONCE(switch_tp_on);
+	enum switch_by by = BY_TP;
+	struct cgroup *prev_cg, *next_cg;
 
+	/*
+	 * Beside the perf-event hook in charge (auto), only the switches away from the idle
+	 * task: some kernels do not report them to the event (this development VM's 6.18
+	 * drops their samples on its second CPU), and the idle time before one would go to
+	 * the cgroup after it. Everything else is the event's, and returns here at once.
+	 */
+	if (!in_charge && !per_task) {
+		if (!pe_falls_back || prev->pid)
+			return 0;
+		by = BY_TP_IDLE_EXIT;
+	}
+	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
+	prev_cg = prev->cgroups->dfl_cgrp;
+	next_cg = next->cgroups->dfl_cgrp;
 	/* Both tasks in one cgroup: the slice just goes on. Nothing else on this path. */
 	if (next_cg != prev_cg) {
-		/* -T with the perf-event hook: that one takes the switches between cgroups. */
-		if (!switch_tp_same_cgroup_only)
-			end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
+		/* -T beside the perf-event hook in charge: that one takes these. */
+		if (in_charge || by == BY_TP_IDLE_EXIT)
+			end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, by);
 	} else if (per_task || irq_switch_pending()) {
 		/*
 		 * -T: each thread its own slices (without it the verifier drops this); --irq: an
 		 * interrupt owns the slice (a softirq preempted on PREEMPT_RT).
 		 */
-		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
+		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, by);
 	}
 	if (irq_mask)
 		irq_follow_task(prev, next);
@@ -1165,7 +1259,7 @@ int on_cgroup_switch(struct bpf_perf_event_data *ctx)
 	struct cgroup *next_cg = next->cgroups->dfl_cgrp;
 
 	if (next_cg && next_cg != prev_cg)
-		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id);
+		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, BY_EVENT);
 	return 0;
 }
 

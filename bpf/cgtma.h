@@ -110,6 +110,10 @@ struct cgtma_snapshot {
 	 */
 	__u64 task_part_set;
 	struct cgtma_count task_part[CGTMA_MAX_EVENTS];
+	/* The perf-event hook's fallback: sched_switch took this CPU over (switch_tp_on). */
+	__u32 tp_took_over;
+	/* Beside the perf-event hook: sched_switch ended the last switch out of idle. */
+	__u32 tp_idle_exit;
 };
 
 /*
@@ -171,6 +175,10 @@ enum cgtma_stat {
 					 * attach), or nested too deep */
 	CGTMA_STAT_CACHE_PASSED,	/* charges made past the charge cache: their entry held
 					 * another cgroup's counts */
+	CGTMA_STAT_HOOK_MISSED,		/* of the UNSEEN ones, those the perf-event hook began
+					 * (in charge of the CPU): their intervals are not exact */
+	CGTMA_STAT_TASKS_FAILED,	/* -T: task slices not counted per task: the kernel
+					 * failed the row's insert with room to spare */
 	CGTMA_STAT_MAX,
 };
 

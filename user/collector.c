@@ -43,6 +43,8 @@ struct collector {
 	void *batch;		/* values of one batch lookup, kept between intervals */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
+	bool falls_back;	/* perf-event, with the tracepoint attached as its fallback */
+	bool miss_said;		/* the forced perf-event hook's first miss was said */
 	bool watch_changes;	/* the mkdir and rmdir hooks are attached */
 	int *switch_fds;	/* per possible CPU with the perf-event hook, -1 where none */
 	struct bpf_link **switch_links;	/* the same, the program attached to each */
@@ -340,13 +342,22 @@ static void close_switch_events(struct collector *c)
 }
 
 /*
- * Picks the switch hook before the load, so that the verifier sees only the program in use:
- * the perf-event one where it is exact, unless the tracepoint is asked for.
+ * Picks the switch hook before the load, so that the verifier sees only the programs in
+ * use. Auto takes the perf-event hook wherever the kernel has it (5.13+, the perf_event
+ * controller on v2, not fully preemptible), with sched_switch loaded and attached beside
+ * it: that one ends the slices at switches out of idle, which some kernels do not report to
+ * the event, and takes every switch over at the first other one the event misses
+ * (pe_falls_back). No probe at start decides it: a probe sees the missing samples only on
+ * CPUs that idle while it runs, and the check at every slice sees them whenever they
+ * happen. Asked for by name, the perf-event hook runs alone and is kept whatever it misses
+ * (a user measuring its cost): the probe then warns where it can tell, and the intervals
+ * where it missed are marked not exact.
  */
 static int choose_switch_hook(struct collector *c, const struct collector_opts *o)
 {
+	bool forced = o->switch_hook == SWITCH_HOOK_PERF_EVENT;
 	char why[256] = "";
-	const char *unfit, *dropped;
+	const char *unfit, *dropped = NULL;
 	int unchecked = -1;
 
 	c->hook = SWITCH_HOOK_TRACEPOINT;
@@ -361,17 +372,12 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
 		if (open_switch_events(c, why, sizeof(why)) == 0) {
 			unfit = switch_hook_unfit();
-			dropped = unfit ? NULL : switch_samples_dropped(c->online, c->nr_cpus,
-									&unchecked);
-			/*
-			 * Asked for by name, a hook that misses switches out of idle still
-			 * measures its own cost: it runs, with a warning.
-			 */
-			if (dropped && o->switch_hook == SWITCH_HOOK_PERF_EVENT)
-				pr_warn("--switch-hook=perf-event: %s; the idle time before such a "
-					"switch goes to the cgroup that runs after it", dropped);
-			else if (dropped)
-				unfit = dropped;
+			dropped = unfit || !forced ? NULL :
+				  switch_samples_dropped(c->online, c->nr_cpus, &unchecked);
+			if (dropped)
+				pr_warn("--switch-hook=perf-event: %s; kept as asked: the time before a "
+					"switch it misses goes to the cgroup that runs after it, and "
+					"each interval with such a switch is marked not exact", dropped);
 			if (unfit)
 				snprintf(why, sizeof(why), "%s", unfit);
 			else
@@ -380,29 +386,31 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 		if (c->hook != SWITCH_HOOK_PERF_EVENT)
 			close_switch_events(c);
 	}
-	if (o->switch_hook == SWITCH_HOOK_PERF_EVENT && c->hook != SWITCH_HOOK_PERF_EVENT) {
+	if (forced && c->hook != SWITCH_HOOK_PERF_EVENT) {
 		pr_err("--switch-hook=perf-event: %s", why);
 		return -EOPNOTSUPP;
 	}
+	c->falls_back = c->hook == SWITCH_HOOK_PERF_EVENT && !forced;
 	if (o->verbose) {
-		if (c->hook == SWITCH_HOOK_PERF_EVENT && unchecked >= 0)
+		if (c->hook == SWITCH_HOOK_PERF_EVENT)
 			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
-				  "only at switches between cgroups); CPU %d never went idle during "
-				  "the probe of samples, so its switches out of idle were not checked",
-				  unchecked);
-		else if (c->hook == SWITCH_HOOK_PERF_EVENT)
-			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
-				  "only at switches between cgroups)");
+				  "at switches between cgroups)%s", c->falls_back ?
+				  ", with sched_switch at switches out of idle; the tracepoint takes "
+				  "over at the first other switch it misses" :
+				  "; kept whatever it misses (asked for by name)");
 		else
 			pr_notice("switch hook: tracepoint (sched_switch: BPF runs at every "
 				  "switch)%s%s", *why ? ": " : "", why);
+		if (unchecked >= 0)
+			pr_notice("switch hook: CPU %d never went idle during the probe of samples: "
+				  "its switches out of idle were not checked", unchecked);
 	}
-	if (c->hook == SWITCH_HOOK_PERF_EVENT && o->per_task)
-		c->skel->rodata->switch_tp_same_cgroup_only = true;
-	else
-		bpf_program__set_autoload(c->hook == SWITCH_HOOK_PERF_EVENT ?
-					  c->skel->progs.on_switch :
-					  c->skel->progs.on_cgroup_switch, false);
+	c->skel->rodata->pe_hook = c->hook == SWITCH_HOOK_PERF_EVENT;
+	c->skel->rodata->pe_falls_back = c->falls_back;
+	bpf_program__set_autoload(c->skel->progs.on_cgroup_switch,
+				  c->hook == SWITCH_HOOK_PERF_EVENT);
+	bpf_program__set_autoload(c->skel->progs.on_switch, c->hook == SWITCH_HOOK_TRACEPOINT ||
+				  o->per_task || c->falls_back);
 	return 0;
 }
 
@@ -423,17 +431,15 @@ static int attach_switch_hook(struct collector *c)
 {
 	int err;
 
-	if (c->hook == SWITCH_HOOK_TRACEPOINT || c->o.per_task) {
+	if (bpf_program__autoload(c->skel->progs.on_switch)) {
 		c->skel->links.on_switch = bpf_program__attach(c->skel->progs.on_switch);
 		if (!c->skel->links.on_switch) {
 			err = -errno;
 			pr_err("cannot attach to sched_switch: %s", strerror(-err));
 			return err;
 		}
-		if (c->hook == SWITCH_HOOK_TRACEPOINT)
-			return 0;
 	}
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+	for (int cpu = 0; c->hook == SWITCH_HOOK_PERF_EVENT && cpu < c->nr_cpus; cpu++) {
 		if (c->switch_fds[cpu] < 0)
 			continue;
 		err = attach_switch_event(c, cpu);
@@ -441,6 +447,31 @@ static int attach_switch_hook(struct collector *c)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * After a flush: says the perf-event hook's first miss, once. Where the tracepoint took
+ * over (it had before the flush began: every switch in progress then has ended since, so
+ * none waits for the event's program), the events go, and with them its cost.
+ */
+static void switch_hook_missed(struct collector *c, bool tp_on_before)
+{
+	int cpu = __atomic_load_n(&c->skel->data->switch_miss_cpu, __ATOMIC_ACQUIRE);
+
+	if (c->hook != SWITCH_HOOK_PERF_EVENT || cpu < 0 || (c->falls_back && !tp_on_before))
+		return;
+	if (c->falls_back) {
+		pr_warn("switch hook: the perf-event hook missed a switch on CPU %d (the kernel did "
+			"not run its program there): the tracepoint (sched_switch) has taken over "
+			"on every CPU; the interval of the missed switch is marked not exact", cpu);
+		close_switch_events(c);
+		c->hook = SWITCH_HOOK_TRACEPOINT;
+	} else if (!c->miss_said) {
+		pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the kernel did not "
+			"run its program there); kept as asked: each interval with a missed switch "
+			"is marked not exact", cpu);
+		c->miss_said = true;
+	}
 }
 
 /* An interrupt entry this close after an exit reads nothing (the gap is the next one's). */
@@ -922,6 +953,7 @@ static void update_cpus(struct collector *c)
 int collector__flush(struct collector *c)
 {
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
+	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
 
 	update_cpus(c);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
@@ -958,6 +990,7 @@ int collector__flush(struct collector *c)
 	/* Every CPU has closed its epoch: the reads see that half, which nothing writes now. */
 	c->closed_epoch = c->open_epoch;
 	c->open_epoch ^= 1;
+	switch_hook_missed(c, tp_on);
 	return 0;
 }
 
@@ -1254,7 +1287,7 @@ int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_
 					 c->skel->progs.on_cgroup_switch };
 
 	*run_time_ns = *run_cnt = 0;
-	/* Both with -T and the perf-event hook. */
+	/* Both with -T and the perf-event hook, and with its fallback. */
 	for (int i = 0; i < 2; i++) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -1297,6 +1330,28 @@ int collector__forget_task(struct collector *c, const struct cgtma_task_key *key
 	if (bpf_map_delete_elem(bpf_map__fd(c->skel->maps.task_counts), key) && errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+long collector__task_insert_error(const struct collector *c)
+{
+	return __atomic_load_n(&c->skel->bss->task_insert_error, __ATOMIC_RELAXED);
+}
+
+int collector__missed_slices(struct collector *c, __u64 *out)
+{
+	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
+	__u32 key = CGTMA_STAT_HOOK_MISSED;
+	int err = 0;
+
+	if (!per_cpu)
+		return -ENOMEM;
+	*out = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &key, per_cpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < c->nr_cpus; cpu++)
+		*out += per_cpu[cpu];
+	free(per_cpu);
+	return err;
 }
 
 enum switch_hook collector__switch_hook(const struct collector *c)

@@ -154,10 +154,24 @@ int collector__forget_task(struct collector *c, const struct cgtma_task_key *key
 /* Takes one cgroup the mkdir hook recorded; -ENOENT when there is none left. */
 int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out);
 
+/* -T: the error (-errno) of the BPF side's last failed insert of a thread's row, not for
+ * want of room (CGTMA_STAT_TASKS_FAILED); 0 if none. */
+long collector__task_insert_error(const struct collector *c);
+
 /* The BPF side's own counters, summed over CPUs. */
 int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
 
-/* The switch hook in use: SWITCH_HOOK_TRACEPOINT or SWITCH_HOOK_PERF_EVENT. */
+/*
+ * Slices so far (ended at a switch or flush) that began with a switch the perf-event hook
+ * did not see while in charge: their counts may hold another cgroup's time (the intervals
+ * they end in are not exact).
+ */
+int collector__missed_slices(struct collector *c, __u64 *out);
+
+/*
+ * The switch hook in use: SWITCH_HOOK_TRACEPOINT or SWITCH_HOOK_PERF_EVENT; the tracepoint
+ * once it took over from the perf-event hook (said at the flush after).
+ */
 enum switch_hook collector__switch_hook(const struct collector *c);
 
 /*

@@ -425,6 +425,10 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 		f[F_IDLE] = idle[i] ? "Y" : "";
 		scope_rows(c, run, &iv->scopes[i], f);
 	}
+	/* A comment line, which readers of toplev's CSV skip, after the interval's rows. */
+	if (iv->missed_slices)
+		fprintf(c->buf, "# not exact: %s: %llu slices began with a switch the perf-event "
+			"hook missed\n", f[F_TS], (unsigned long long)iv->missed_slices);
 	if (iv->summary)
 		fprintf(c->buf, "# cgtma model %s on %s [%s]\n", run->model,
 			run->cpu && *run->cpu ? run->cpu : "unknown CPU",

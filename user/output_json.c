@@ -234,6 +234,10 @@ static int write_record(struct output *o, const struct run *run, const struct in
 	add_string(sb, run->model);
 	if (iv->summary)
 		strbuf_addstr(sb, ",\"summary\":true");
+	/* Only where it is not: every other interval's counts are exact. */
+	if (iv->missed_slices)
+		strbuf_addf(sb, ",\"exact\":false,\"missed_slices\":%llu",
+			    (unsigned long long)iv->missed_slices);
 	strbuf_addstr(sb, ",\"rows\":[");
 	for (int i = 0; i < iv->nr_scopes; i++) {
 		if (i)

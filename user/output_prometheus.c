@@ -605,6 +605,11 @@ static void render(struct strbuf *sb, const struct prom *p, const struct run *ru
 	family_header(sb, "cgtma_interval_seconds", "gauge",
 		      "Length of the last interval, the one the gauges describe.");
 	strbuf_addf(sb, "cgtma_interval_seconds %.6f\n", iv->interval_s);
+	family_header(sb, "cgtma_interval_exact", "gauge",
+		      "1 when the last interval's counts are exact; 0 when a slice in it began "
+		      "with a switch the perf-event hook missed (its time may be another "
+		      "cgroup's).");
+	strbuf_addf(sb, "cgtma_interval_exact %d\n", !iv->missed_slices);
 	render_events(sb, p, run);
 	render_tma(sb, p, run);
 	if (iv->has_bpf_stats) {

@@ -217,6 +217,7 @@ static int record_interval(struct output *o, const struct run *run, const struct
 	put_u8(&b, iv->has_bpf_stats);
 	put_u64(&b, iv->bpf_run_time_ns);
 	put_u64(&b, iv->bpf_run_cnt);
+	put_u64(&b, iv->missed_slices);
 	put_u32(&b, rs->nr_events);
 	put_u32(&b, iv->nr_scopes);
 	for (int i = 0; i < iv->nr_scopes; i++) {

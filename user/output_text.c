@@ -33,6 +33,10 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 	if (run->plan && run->plan->nr_nodes)
 		fprintf(f, "  level %d%s", run->level, run->perf_metrics ? "  perf-metrics" : "");
 	fputc('\n', f);
+	if (iv->missed_slices)
+		fprintf(f, "# NOT EXACT: %llu slices began with a switch the perf-event hook "
+			"missed (their time may be another cgroup's)\n",
+			(unsigned long long)iv->missed_slices);
 }
 
 /* A thread's label under its cgroup: "  comm:tid". */

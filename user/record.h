@@ -3,7 +3,7 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 2 (1 is read too):
+ * The format is binary, little-endian, version 3 (1 and 2 are read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
@@ -16,7 +16,10 @@
  *               u8:cgroups u8:has-plan u32:reserved-counters u32:nr-events
  *               (str:name str:encoding u32:group u8:fixed){nr-events}
  *   interval := u32:seq f64:time f64:interval-s u8:has-bpf-stats u64:bpf-run-time-ns
- *               u64:bpf-run-cnt u32:nr-events u32:nr-scopes scope{nr-scopes}
+ *               u64:bpf-run-cnt [u64:missed-slices] u32:nr-events u32:nr-scopes
+ *               scope{nr-scopes}
+ *               missed-slices (from version 3 on): slices that began with a switch the
+ *               perf-event hook did not see, 0 where the interval is exact
  *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u32:pid u32:tid str:comm]
  *               [str:container str:pod str:namespace]
  *               (u64:counter u64:enabled u64:running){nr-events}
@@ -47,7 +50,7 @@
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 2
+#define RECORD_VERSION 3
 #define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */

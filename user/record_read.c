@@ -376,6 +376,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	iv->has_bpf_stats = get_u8(&c);
 	iv->bpf_run_time_ns = get_u64(&c);
 	iv->bpf_run_cnt = get_u64(&c);
+	iv->missed_slices = r->h.version >= 3 ? get_u64(&c) : 0;
 	nr_events = get_u32(&c);
 	nr_scopes = get_u32(&c);
 	if (c.short_read)

@@ -70,6 +70,11 @@ struct interval {
 	bool has_bpf_stats;
 	__u64 bpf_run_time_ns;
 	__u64 bpf_run_cnt;
+	/*
+	 * Slices charged in it that began with a switch the perf-event hook did not see: not
+	 * 0, and its counts are not exact (such a slice may hold another cgroup's time).
+	 */
+	__u64 missed_slices;
 	int nr_scopes;
 	int cap_scopes;
 	struct scope *scopes;

@@ -52,6 +52,8 @@ struct session {
 
 	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
+	__u64 missed_first, missed_prev;/* collector__missed_slices() at the start, at
+						 * the last interval */
 	struct output *outputs[OUTPUTS_MAX];
 	int nr_outputs;
 	double run_start_mono;
@@ -527,6 +529,12 @@ static int do_interval(struct session *s)
 	err = read_counts(s);
 	if (err)
 		return err;
+	if (collector__missed_slices(s->col, &iv.missed_slices) == 0) {
+		__u64 now_missed = iv.missed_slices;
+
+		iv.missed_slices -= s->missed_prev;
+		s->missed_prev = now_missed;
+	}
 	iv.has_bpf_stats = collector__hook_runtime(s->col, &iv.bpf_run_time_ns,
 						   &iv.bpf_run_cnt) == 0 && iv.bpf_run_cnt;
 	err = build_interval(s, &iv, false);
@@ -558,6 +566,7 @@ static void emit_summary(struct session *s)
 	iv.time = real_now();
 	iv.interval_s = counted_span(s, s->read_first, s->read_prev,
 				     s->last_mono - s->run_start_mono);
+	iv.missed_slices = s->missed_prev - s->missed_first;
 	if (build_interval(s, &iv, true) == 0)
 		emit(s, &iv);
 	interval_free(&iv);
@@ -628,6 +637,11 @@ static void report_bpf_stats(struct session *s)
 		pr_warn("%llu slices were not counted per thread: the kernel's thread map was full "
 			"(raise --max-tasks); the cgroups counted them",
 			(unsigned long long)st[CGTMA_STAT_TASKS_DROPPED]);
+	if (st[CGTMA_STAT_TASKS_FAILED])
+		pr_warn("%llu slices were not counted per thread: the kernel could not add the "
+			"thread's row then, with room in the map (the last error: %s); the cgroups "
+			"counted them", (unsigned long long)st[CGTMA_STAT_TASKS_FAILED],
+			strerror((int)-collector__task_insert_error(s->col)));
 	if (s->o->verbose && s->tasks.nr_gone_forgotten)
 		pr_notice("-T: %ld threads gone during the run are not in the summary (it keeps "
 			  "%d)", s->tasks.nr_gone_forgotten, TASKS_GONE_KEPT);
@@ -663,6 +677,8 @@ static int baseline(struct session *s)
 		return err;
 	if (collector__read_times(s->col, s->read_first) == 0)
 		memcpy(s->read_prev, s->read_first, sizeof(*s->read_first) * s->nr_cpus);
+	if (collector__missed_slices(s->col, &s->missed_first) == 0)
+		s->missed_prev = s->missed_first;
 	memset(s->cpu_total, 0, sizeof(*s->cpu_total) * s->nr_cpus * s->m.nr_events);
 	for (int t = 0; t < s->tk.nr; t++)
 		memset(s->tk.tracked[t].total, 0,

@@ -57,7 +57,7 @@ run_case() {
 	wait $cgtma_pid
 	rc=$?
 	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-	[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+	stderr_said "$TMP/err" && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
 
 	jq -e -R 'fromjson | type == "object"' "$out" >/dev/null || fail "a line is not JSON"
 	[ "$(tail -n1 "$out" | jq '.summary')" = true ] || fail "the last line is not the summary"

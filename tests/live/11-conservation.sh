@@ -58,7 +58,7 @@ run() {
 	wait $cgtma_pid
 	rc=$?
 	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
-	[ -s "$TMP/err" ] && fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"
+	stderr_said "$TMP/err" && fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"
 	jq -e -R 'fromjson | type == "object"' "$out" >/dev/null || fail "$name: a line is not JSON"
 	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "$name: the last line is not the summary"
 	[ "$(grep -c . "$out")" -ge 6 ] || fail "$name: only $(grep -c . "$out") lines"

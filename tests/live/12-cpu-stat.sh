@@ -63,34 +63,12 @@ stop_cgtma() {
 	cgtma_stop
 	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "the last line is not the summary"
 }
-usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }
 # clock_usec FILE CGROUP: the cgroup's cpu-clock over the intervals, in microseconds.
 clock_usec() {
 	jq -s --arg cg "$2" '[.[] | select(.summary != true) | .rows[] |
 		select(.scope == "cgroup" and .cgroup == $cg) | .counts["cpu-clock"]] |
 		add / 1000 | floor' "$1"
 }
-# steal_usec: CPU time the hypervisor took from this VM so far (all CPUs). cpu-clock runs on
-# through it; the scheduler's clock, and so cpu.stat, leaves it out. /proc/stat counts it per
-# CPU in whole ticks of 1/CLK_TCK s, so a difference of two readings is short by up to one
-# tick per CPU: steal_tick_usec.
-steal_usec() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print int($9 * 1000000 / hz) }' /proc/stat; }
-steal_tick_usec=$(($(nproc) * 1000000 / $(getconf CLK_TCK)))
-# agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]: within 3 %, plus the time stolen
-# meanwhile (and what its ticks hide), which cpu-clock may hold and cpu.stat does not, plus
-# $slack us either way.
-slack=0
-agree() {
-	echo "$1: cpu-clock $2 us, cpu.stat usage_usec grew $3 us (steal $4 us)"
-	[ "$3" -ge 100000 ] || fail "$1: only $3 us of CPU time: the workload did not run"
-	awk -v a="$2" -v b="$3" -v st="$4" \
-		-v sl="$slack" -v tick=$steal_tick_usec \
-		'BEGIN { exit !(a - b <= 0.03 * b + st + tick + sl && b - a <= 0.03 * b + sl) }' && return 0
-	perf_seen
-	fail "$1: cpu-clock $2 us is not within 3 % of cpu.stat's $3 us" \
-		"($(awk -v a="$2" -v b="$3" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / b }'))${5:-}"
-}
-
 # --- steady state: three spinners, entering their cgroups from a blocked slice ------------
 gate a A "$WORKLOAD" spin $SPIN_MS
 gate a1 A/A1 "$WORKLOAD" spin $SPIN_MS

@@ -43,7 +43,7 @@ kill -INT $cgtma_pid
 wait $cgtma_pid
 rc=$?
 [ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+stderr_said "$TMP/err" && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
 
 sum() {
 	jq -s --arg cg "$1" --arg ev "$2" '[.[] | select(.summary != true) | .rows[] |

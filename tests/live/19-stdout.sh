@@ -20,7 +20,7 @@ start=$(date +%s.%N)
 rc=${PIPESTATUS[0]}
 took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 [ $rc -eq 141 ] || fail "cgtma --json | head -n 1: exit $rc, want 141 (SIGPIPE): $(cat "$TMP/err")"
-[ -s "$TMP/err" ] && fail "cgtma --json | head -n 1 said something: $(cat "$TMP/err")"
+stderr_said "$TMP/err" && fail "cgtma --json | head -n 1 said something: $(cat "$TMP/err")"
 jq -e .interval "$TMP/first" >/dev/null || fail "the first line is not an interval: $(cat "$TMP/first")"
 awk -v t="$took" 'BEGIN { exit !(t < 5) }' || fail "cgtma took $took s to end after head did"
 echo "closed, alone: exit 141 after $took s, nothing said"

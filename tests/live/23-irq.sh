@@ -75,7 +75,7 @@ run() {
 	wait $cgtma_pid
 	rc=$?
 	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
-	[ -s "$TMP/err" ] && fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"
+	stderr_said "$TMP/err" && fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"
 	got=$(cat "$TMP/got")
 	echo "$name: the receiver got $got of $N datagrams"
 }

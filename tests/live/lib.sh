@@ -25,6 +25,11 @@
 #   watch_perf_cgroup_sessions   skips now if another perf session counts per-cgroup events
 #                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
 #                 perf_seen then skips a failing check if one ran meanwhile
+#   stderr_said FILE   whether cgtma's stderr FILE says more than the switch hook's fallback
+#                 (said once where the kernel drops the perf-event hook's samples)
+#   usage_usec REL   the cgroup's cpu.stat usage_usec;  steal_usec  /proc/stat's steal so far
+#   agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]   fails unless cgtma's cpu-clock is
+#                 within 3 % of cpu.stat's usage (plus the time stolen, plus $slack us)
 set -u
 CGTMA=${CGTMA_BUILD:-build}/cgtma
 WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
@@ -141,7 +146,7 @@ cgtma_stop() {
 	wait $cgtma_pid
 	rc=$?
 	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-	[ -s "$TMP/err" ] && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+	stderr_said "$TMP/err" && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
 	return 0
 }
 # A loopback port nothing uses, listening or not.
@@ -166,3 +171,24 @@ perf_seen() {
 	[ -s "$TMP/perf-seen" ] &&
 		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
 }
+usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }
+# steal_usec: CPU time the hypervisor took from this VM so far (all CPUs). cpu-clock runs on
+# through it; the scheduler's clock, and so cpu.stat, leaves it out. /proc/stat counts it per
+# CPU in whole ticks of 1/CLK_TCK s, so a difference of two readings is short by up to one
+# tick per CPU: steal_tick_usec.
+steal_usec() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print int($9 * 1000000 / hz) }' /proc/stat; }
+steal_tick_usec=$(($(nproc) * 1000000 / $(getconf CLK_TCK)))
+# agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]: within 3 %, plus the time stolen
+# meanwhile (and what its ticks hide), which cpu-clock may hold and cpu.stat does not, plus
+# $slack us either way (0 unless the test sets it).
+agree() {
+	echo "$1: cpu-clock $2 us, cpu.stat usage_usec grew $3 us (steal $4 us)"
+	[ "$3" -ge 100000 ] || fail "$1: only $3 us of CPU time: the workload did not run"
+	awk -v a="$2" -v b="$3" -v st="$4" \
+		-v sl="${slack:-0}" -v tick=$steal_tick_usec \
+		'BEGIN { exit !(a - b <= 0.03 * b + st + tick + sl && b - a <= 0.03 * b + sl) }' && return 0
+	perf_seen
+	fail "$1: cpu-clock $2 us is not within 3 % of cpu.stat's $3 us" \
+		"($(awk -v a="$2" -v b="$3" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / b }'))${5:-}"
+}
+stderr_said() { grep -qv '^cgtma: warning: switch hook: the perf-event hook missed a switch' "$1"; }

@@ -117,7 +117,9 @@ int main(void)
 {
 	struct synth sy;
 	struct interval iv = { .time = 1764756000.123456789, .interval_s = 0.199978311 };
-	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true };
+	/* The summary holds slices begun by switches the perf-event hook missed: not exact. */
+	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true,
+				  .missed_slices = 3 };
 	struct interval *ivs[] = { &iv, &total };
 	struct scope *sys, *cg, *idle, *task;
 	json_object *line, *row;
@@ -212,11 +214,14 @@ int main(void)
 	line = nl ? json_tokener_parse(nl + 1) : NULL;
 	CHECK(line != NULL, "line 2 is not JSON");
 	keys_of(line, keys, sizeof(keys));
-	CHECK(strcmp(keys, "time,interval,model,summary,rows") == 0, "keys %s", keys);
+	CHECK(strcmp(keys, "time,interval,model,summary,exact,missed_slices,rows") == 0,
+	      "keys %s", keys);
 	CHECK(json_object_get_double(get(line, "interval", NULL)) == 2.0, "summary interval");
 	/* Whole seconds keep their ".0", as json-c writes a double. */
 	CHECK(nl && strstr(nl + 1, "{\"time\":1700000002.5,\"interval\":2.0,") == nl + 1,
 	      "summary's time and interval: %s", nl ? nl + 1 : "");
+	CHECK(!json_object_get_boolean(get(line, "exact", NULL)), "summary marked exact");
+	CHECK_INT(json_object_get_int64(get(line, "missed_slices", NULL)), 3);
 	json_object_put(line);
 
 	free(text);

@@ -365,6 +365,7 @@ static void test_page(void)
 	check_structure(page);
 	CHECK_LINE(page, "# TYPE cgtma_events_total counter");
 	CHECK_LINE(page, "cgtma_interval_seconds 1.000000");
+	CHECK_LINE(page, "cgtma_interval_exact 1");
 	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} 3000");
 	/* Not counted: no sample (never NaN); idle: a zero count. */
 	CHECK_NOT_IN(page, "cgtma_events_total{scope=\"system\",event=\"ev\\\"2\"}");
@@ -426,11 +427,13 @@ static void test_page(void)
 	make_interval(&iv, iv2, sizeof(iv2) / sizeof(iv2[0]));
 	iv.interval_s = 0.5;
 	iv.has_bpf_stats = false;
+	iv.missed_slices = 2;	/* a slice begun by a switch the perf-event hook missed */
 	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
 	interval_free(&iv);
 	page = output_prometheus_page(o);
 	check_structure(page);
 	CHECK_LINE(page, "cgtma_interval_seconds 0.500000");
+	CHECK_LINE(page, "cgtma_interval_exact 0");
 	/* Counters go on from where they were; one counted for the first time starts. */
 	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} 5000");
 	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"ev\\\"2\"} 20");

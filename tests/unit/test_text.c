@@ -60,9 +60,12 @@ static void check_threads_and_irq(void)
 	add(&iv, &sy.run, SCOPE_IRQ, NULL, 0, "NET_RX", 7);
 	interval_sort(&iv);
 	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	iv.missed_slices = 1;	/* said under the header: not exact */
 	text = render(&sy.run, &iv);
 	CHECK(text != NULL, "render");
 	if (text) {
+		CHECK(strstr(text, "\n# NOT EXACT: 1 slices began with a switch the perf-event "
+				   "hook missed"), "not exact:\n%s", text);
 		a = strstr(text, "\n/a ");
 		t2 = strstr(text, "\n  w12:12 ");
 		t1 = strstr(text, "\n  w11:11 ");
