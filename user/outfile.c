@@ -33,6 +33,7 @@ void outfile_init(struct outfile *of, int fd, const char *name, const char *keep
 
 void outfile_failed(struct outfile *of, const char *name, int err)
 {
+	of->resumed = 0;
 	if (of->failing)
 		return;
 	of->failing = true;
@@ -45,7 +46,7 @@ void outfile_failed(struct outfile *of, const char *name, int err)
 
 void outfile_written(struct outfile *of)
 {
-	if (!of->failing)
+	if (!of->failing || ++of->resumed < OUTFILE_RESUMED)
 		return;
 	of->failing = false;
 	if (of->episodes > OUTFILE_EPISODES_SAID)

@@ -5,8 +5,10 @@
  *   - a record is written whole or not at all: a write that fails on a regular file (a full
  *     disk) is cut back to the last whole record; on a pipe or terminal nothing is cut;
  *   - one message when writing starts failing, naming the file and the reason, and one when
- *     it is written again, saying how many records were lost meanwhile: for each episode (a
- *     disk full, freed, and full again), up to OUTFILE_EPISODES_SAID of them;
+ *     it is written again (OUTFILE_RESUMED records in a row: a nearly full disk that takes a
+ *     small record now and then is still failing), saying how many records were lost
+ *     meanwhile: for each episode (a disk full, freed, and full again), up to
+ *     OUTFILE_EPISODES_SAID of them;
  *   - the count of lost records, for the sink's closing message and the run's exit status;
  *   - a reader that went away (EPIPE: a closed pipe) is no failure to report here: the file
  *     is marked closed, and the run decides what that means.
@@ -27,7 +29,9 @@ struct outfile {
 	bool regular;		/* a regular file: failed writes are cut back */
 	bool broken;		/* a cut write could not be undone: nothing more goes in */
 	bool closed;		/* the reader went away: nothing more goes in */
-	bool failing;		/* the last record could not be written */
+	bool failing;		/* in an episode of failures: not OUTFILE_RESUMED records
+				 * written in a row since the last that failed */
+	int resumed;		/* records written in a row in the episode */
 	int episodes;		/* times writing started failing */
 	long lost;		/* records that could not be written */
 	long lost_said;		/* of them, those said when writing resumed */
@@ -35,6 +39,8 @@ struct outfile {
 
 /* Episodes of failures said; a file that keeps failing and recovering says no more. */
 #define OUTFILE_EPISODES_SAID 5
+/* Records written in a row that end an episode. */
+#define OUTFILE_RESUMED 2
 
 /*
  * Takes fd (not owned: the caller closes it) for appending, from where it is now. name and
@@ -58,8 +64,8 @@ int outfile_write_whole(struct outfile *of, const void *buf, size_t len);
 /*
  * What append does around outfile_write_whole(), for a sink whose record is more than one
  * write (CDM's JSON file and CSV rows): outfile_failed() says a failure of the file name
- * (once an episode), outfile_written() that a record was written whole after failures, and
- * how many were lost since the last time it said so. Neither counts lost records: the sink
+ * (once an episode), outfile_written() that a record was written whole (the episode ends
+ * at OUTFILE_RESUMED in a row, said with how many were lost in it). Neither counts lost records: the sink
  * adds to lost what it lost.
  */
 void outfile_failed(struct outfile *of, const char *name, int err);

@@ -22,6 +22,7 @@
 
 #include "capture.h"
 #include "commands.h"
+#include "outfile.h"
 #include "output.h"
 #include "record.h"
 #include "synth.h"
@@ -852,11 +853,16 @@ static void check_full(void)
 	nr_before = f.nr_rows;
 	files_free(&f);
 
-	/* Room again: the next interval is written, its rows cover the lost time. */
+	/*
+	 * Room again: the next interval is written, its rows cover the lost time; with one more
+	 * (OUTFILE_RESUMED in a row) the file is said to be written again.
+	 */
 	CHECK_INT(setrlimit(RLIMIT_FSIZE, &old), 0);
 	capture_begin(&cap, 2);
-	iv.time = sy.run.start_time + 5;
-	CHECK_INT(emit(o, &sy.run, &iv), 0);
+	for (int k = 5; k < 5 + OUTFILE_RESUMED; k++) {
+		iv.time = sy.run.start_time + k;
+		CHECK_INT(emit(o, &sy.run, &iv), 0);
+	}
 	output_close(o);
 	err_text = capture_end(&cap);
 	CHECK(strstr(err_text, "written again") != NULL, "resumed: '%s'", err_text);
@@ -864,8 +870,8 @@ static void check_full(void)
 	      err_text);
 	free(err_text);
 	CHECK(read_files(dir, &f), "valid after");
-	CHECK_INT(f.nr_rows, 2 * nr_before);
-	if (f.nr_rows == 2 * nr_before) {
+	CHECK_INT(f.nr_rows, (1 + OUTFILE_RESUMED) * nr_before);
+	if (f.nr_rows == (1 + OUTFILE_RESUMED) * nr_before) {
 		CHECK_INT(f.rows[nr_before].begin, llround((sy.run.start_time + 1) * 1000) + 1);
 		CHECK_INT(f.rows[nr_before].end, llround((sy.run.start_time + 5) * 1000));
 	}

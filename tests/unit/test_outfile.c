@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A file that fills up, is freed, and fills up again (outfile.h): each episode is said when
- * it starts and when it ends, with the records it lost; the file holds whole records only;
- * the lost count is the sum. A full disk is played by RLIMIT_FSIZE (with SIGXFSZ ignored a
+ * it starts and when it ends (OUTFILE_RESUMED records in a row: one record that slips in
+ * does not end it), with the records it lost; the file holds whole records only; the lost
+ * count is the sum. A full disk is played by RLIMIT_FSIZE (with SIGXFSZ ignored a
  * write past it fails with EFBIG, as one on a full disk fails with ENOSPC).
  */
 #include <errno.h>
@@ -62,23 +63,29 @@ int main(void)
 	outfile_init(&of, fd, "'out'", "what was written stays");
 	CHECK_INT(capture_begin(&cap, 2), 0);
 
-	/* 10 records fit; 4 more are lost; room again: 3 go in; full again: 6 lost; room. */
+	/*
+	 * 10 records fit; 4 more are lost; room again: OUTFILE_RESUMED go in (said); full
+	 * again: 6 lost; room for one (fewer than OUTFILE_RESUMED): the episode goes on; full: 2
+	 * lost; room: OUTFILE_RESUMED go in (said, 8 lost).
+	 */
 	set_limit(10 * 64 + 30);
 	CHECK_INT(append(&of, 14), 10);
-	set_limit(13 * 64 + 30);
-	CHECK_INT(append(&of, 3), 3);
+	set_limit((10 + OUTFILE_RESUMED) * 64 + 30);
+	CHECK_INT(append(&of, OUTFILE_RESUMED), OUTFILE_RESUMED);
 	CHECK_INT(append(&of, 6), 0);
+	set_limit((11 + OUTFILE_RESUMED) * 64 + 30);
+	CHECK_INT(append(&of, 3), 1);
 	set_limit(saved.rlim_cur);
-	CHECK_INT(append(&of, 2), 2);
+	CHECK_INT(append(&of, OUTFILE_RESUMED), OUTFILE_RESUMED);
 
 	said = capture_end(&cap);
-	CHECK_INT(of.lost, 10);
-	CHECK_INT(lseek(fd, 0, SEEK_END), 15 * 64);
+	CHECK_INT(of.lost, 12);
+	CHECK_INT(lseek(fd, 0, SEEK_END), (11 + 2 * OUTFILE_RESUMED) * 64);
 	CHECK_INT(count(said, "cgtma: cannot write 'out': File too large; profiling goes on, "
 			      "what was written stays, and the next intervals are tried again\n"), 1);
 	CHECK_INT(count(said, "cgtma: cannot write 'out' again: File too large;"), 1);
 	CHECK_INT(count(said, "cgtma: 'out' is written again (4 interval(s) could not be)\n"), 1);
-	CHECK_INT(count(said, "cgtma: 'out' is written again (6 interval(s) could not be)\n"), 1);
+	CHECK_INT(count(said, "cgtma: 'out' is written again (8 interval(s) could not be)\n"), 1);
 	CHECK_INT(count(said, "\n"), 4);
 	free(said);
 
@@ -88,7 +95,7 @@ int main(void)
 		set_limit(lseek(fd, 0, SEEK_END) + 30);
 		append(&of, 1);
 		set_limit(saved.rlim_cur);
-		append(&of, 1);
+		append(&of, OUTFILE_RESUMED);
 	}
 	said = capture_end(&cap);
 	/* Two of those episodes were said above. */
@@ -96,7 +103,7 @@ int main(void)
 	CHECK_INT(count(said, "(its next failures are not said)"), 1);
 	CHECK_INT(count(said, "is written again (1 interval(s) could not be)"),
 		  OUTFILE_EPISODES_SAID - 2);
-	CHECK_INT(of.lost, 10 + OUTFILE_EPISODES_SAID + 3);
+	CHECK_INT(of.lost, 12 + OUTFILE_EPISODES_SAID + 3);
 	free(said);
 
 	close(fd);
