@@ -47,6 +47,8 @@ const volatile bool switch_tp_same_cgroup_only = false;
 const volatile __u32 irq_mask = 0;
 /* An interrupt entry this soon after an interrupt's exit reads nothing: the gap is its own. */
 const volatile __u64 irq_coalesce_ns = 0;
+/* -A with cgroups: cgroup_counts is a per-CPU hash (user space sets its type), see there. */
+const volatile bool cgroup_per_cpu = false;
 
 /* possible_cpus * nr_events entries: index cpu * nr_events + event. Sized by user space. */
 struct {
@@ -84,13 +86,20 @@ struct {
  * Tracked cgroups (v2 id) -> counts. Presence of a key is what "tracked" means. Not
  * preallocated: memory follows the cgroups tracked, not max_entries; only user space and the
  * mkdir hook insert, never the sched_switch hook.
+ *
+ * One value per cgroup, which every CPU adds to with atomic adds: a per-CPU value would cost
+ * a cgroup its counts times the possible CPUs (650 kB with 62 events and 240 possible CPUs),
+ * and a read would copy them all. The adds are rare: a CPU's charges collect in its charge
+ * cache and reach this map at the flush (one CPU at a time, as user space runs it), or when
+ * another cgroup's counts hold the cgroup's slot. Only -A with cgroups, whose rows are per
+ * CPU, makes it a per-CPU hash (cgroup_per_cpu), at that memory.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1024);
 	__uint(key_size, sizeof(__u64));
-	__uint(value_size, 2 * sizeof(struct cgtma_counts) + 8);
+	__uint(value_size, CGTMA_CGROUP_VALUE_SIZE(CGTMA_MAX_EVENTS));
 } cgroup_counts SEC(".maps");
 
 /*
@@ -139,7 +148,17 @@ struct {
  */
 __u64 tracked_gen = 0;
 
-/* Interrupt scope -> counts, both epochs like cgroup_counts (value size set by user space). */
+/*
+ * Moved by user space before each flush of every CPU: the round in which an epoch half
+ * opens, the same on every CPU, so that a cgroup's value says whether any CPU listed it in
+ * charged_ids in this round of that half.
+ */
+__u64 flush_round = 0;
+
+/*
+ * Interrupt scope -> counts, both epochs like cgroup_counts (value size set by user space;
+ * one entry, never used, without --irq).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CGTMA_NR_IRQ);
@@ -154,7 +173,8 @@ struct irq_saved_stack {
 	__u32 pad;
 };
 
-/* Thread id -> its saved context stack. Preallocated: PREEMPT_RT wants that in tracing. */
+/* Thread id -> its saved context stack. Preallocated: PREEMPT_RT wants that in tracing.
+ * Sized by user space: one entry without --irq. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -186,12 +206,13 @@ struct {
 	__type(value, __u64);
 } read_times SEC(".maps");
 
-/* The deltas of the slice being accounted; per CPU, too big for the stack. */
+/* The deltas of the slice being accounted; per CPU, too big for the stack. Value size set by
+ * user space: nr_events counts. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cgtma_counts);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cgtma_counts));
 } deltas SEC(".maps");
 
 /*
@@ -309,6 +330,26 @@ static __always_inline void add_counts(struct cgtma_count *dst, const struct cgt
 	}
 }
 
+/*
+ * add_counts() into a cgroup's value in cgroup_counts, which other CPUs may be adding to:
+ * atomic adds unless the map is per CPU. (Without a fetch: 5.10 has those for 64 bits.)
+ */
+static __always_inline void add_counts_to_cgroup(struct cgtma_count *dst,
+						 const struct cgtma_counts *d)
+{
+	if (cgroup_per_cpu) {
+		add_counts(dst, d);
+		return;
+	}
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		__sync_fetch_and_add(&dst[i].counter, d->ev[i].counter);
+		__sync_fetch_and_add(&dst[i].enabled, d->ev[i].enabled);
+		__sync_fetch_and_add(&dst[i].running, d->ev[i].running);
+	}
+}
+
 /* Zeroes nr_events counts. */
 static __always_inline void clear_counts(struct cgtma_count *c)
 {
@@ -345,8 +386,9 @@ static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
 
 /*
  * Puts cgroup id, whose value in cgroup_counts is counts, on this CPU's list of the cgroups
- * charged in its epoch (charged_ids), unless it is there already. Inside an update: the
- * epoch does not move under it.
+ * charged in its epoch (charged_ids), unless a CPU listed it in this round of epoch half.
+ * Inside an update: the epoch does not move under it. Two CPUs may both list it: user space
+ * reads each cgroup once.
  */
 static __always_inline void list_charged(struct cgtma_counts *counts, __u64 id, __u32 half)
 {
@@ -356,12 +398,14 @@ static __always_inline void list_charged(struct cgtma_counts *counts, __u64 id, 
 	struct cgtma_charged *l;
 	__u32 n;
 
-	if (!snap || *listed == snap->epoch_seq + 1)
+	if (half & 1)
+		listed++;
+	if (!snap || *listed == snap->round + 1)
 		return;
 	l = bpf_map_lookup_elem(&charged_ids, &half);
 	if (!l)
 		return;
-	*listed = snap->epoch_seq + 1;
+	*listed = snap->round + 1;
 	n = l->nr;
 	if (n < CGTMA_CHARGED_MAX)
 		l->ids[n] = id;
@@ -398,7 +442,7 @@ __noinline int charge_cache_write_back(__u32 slot, __u32 half)
 		return 0;
 	counts = bpf_map_lookup_elem(&cgroup_counts, &e->id);
 	if (counts) {
-		add_counts(half_of(counts, half), (const struct cgtma_counts *)e->acc);
+		add_counts_to_cgroup(half_of(counts, half), (const struct cgtma_counts *)e->acc);
 		list_charged(counts, e->id, half);
 	}
 	clear_counts(e->acc);
@@ -430,7 +474,7 @@ __noinline int charge_id(__u64 id, __u32 half)
 			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
 			if (!counts)
 				return 0;
-			add_counts(half_of(counts, half), delta);
+			add_counts_to_cgroup(half_of(counts, half), delta);
 			list_charged(counts, id, half);
 			stat_inc(CGTMA_STAT_CACHE_PASSED);
 			return 1;
@@ -1222,7 +1266,7 @@ int flush_slice(void *ctx)
 	charged = bpf_map_lookup_elem(&charged_ids, &half);
 	if (charged)
 		charged->nr = 0;
-	snap->epoch_seq++;
+	snap->round = *(volatile __u64 *)&flush_round;
 	WRITE_ONCE(snap->epoch, half);
 	slice_done(snap);
 	return 0;
@@ -1249,12 +1293,12 @@ int reset_cpu(void *ctx)
 	snap->irq_depth = 0;
 	snap->irq_coalesce = 0;
 	/*
-	 * The epoch the other CPUs are in: ctx is the test run's one argument. A new epoch for
-	 * the lists too; the list of that half keeps what it holds (user space may not have
-	 * read it), and a cgroup charged now goes on it again.
+	 * The epoch the other CPUs are in: ctx is the test run's one argument, and the round
+	 * they began it in. The list of that half keeps what it holds (user space may not have
+	 * read it); a cgroup another CPU listed in this round is read from that CPU's list.
 	 */
 	snap->epoch = ((__u64 *)ctx)[0] & 1;
-	snap->epoch_seq++;
+	snap->round = *(volatile __u64 *)&flush_round;
 	return 0;
 }
 
