@@ -448,7 +448,10 @@ static void choose_irq_hooks(struct collector *c, const struct collector_opts *o
 {
 	bool softirq = o->irq_mask & ((1U << CGTMA_IRQ_HARDIRQ) - 1);
 	bool hardirq = o->irq_mask & (1U << CGTMA_IRQ_HARDIRQ);
-	bool btf = libbpf_find_vmlinux_btf_id("softirq_entry", BPF_TRACE_RAW_TP) > 0 &&
+	/* CGTMA_IRQ_HOOK=raw_tp takes the raw tracepoints where tp_btf would do: for tests. */
+	const char *force = getenv("CGTMA_IRQ_HOOK");
+	bool btf = !(force && strcmp(force, "raw_tp") == 0) &&
+		   libbpf_find_vmlinux_btf_id("softirq_entry", BPF_TRACE_RAW_TP) > 0 &&
 		   libbpf_find_vmlinux_btf_id("irq_handler_entry", BPF_TRACE_RAW_TP) > 0;
 	__typeof__(c->skel->progs) *p = &c->skel->progs;
 
@@ -463,7 +466,8 @@ static void choose_irq_hooks(struct collector *c, const struct collector_opts *o
 	bpf_program__set_autoload(p->raw_hardirq_entry, hardirq && !btf);
 	bpf_program__set_autoload(p->raw_hardirq_exit, hardirq && !btf);
 	if (o->irq_mask && o->verbose)
-		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : "raw tracepoints (no tp_btf)");
+		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : force ?
+			  "raw tracepoints (CGTMA_IRQ_HOOK)" : "raw tracepoints (no tp_btf)");
 }
 
 static int attach_one(struct bpf_program *prog, struct bpf_link **link)
@@ -742,7 +746,6 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
-	    (err = bpf_map__set_value_size(c->skel->maps.deltas, c->value_size)) ||
 	    (err = bpf_map__set_type(c->skel->maps.cgroup_counts, o->per_cpu_cgroups ?
 				     BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->cg_value_size)) ||
