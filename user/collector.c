@@ -637,8 +637,9 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 	int n;
 
 	n = snprintf(s, sizeof(s), "the BPF maps ask for %.1f MB of kernel memory at load, "
-		     "with %d events and %d possible CPUs; fewer events (-e, -l) lower it",
-		     maps_load_bytes(c) / 1e6, o->nr_events, c->nr_cpus);
+		     "with %d event%s and %d possible CPUs; fewer events (-e, -l) lower it",
+		     maps_load_bytes(c) / 1e6, o->nr_events, o->nr_events == 1 ? "" : "s",
+		     c->nr_cpus);
 	if (prealloc && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, ", as --max-cgroups does (%d, preallocated "
 			      "before Linux 6.1)", max_cgroups);
