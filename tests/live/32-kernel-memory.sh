@@ -1,14 +1,18 @@
 #!/bin/bash
 # Kernel memory per tracked cgroup does not grow with the CPUs (bpf/cgtma.bpf.c: one value
 # per cgroup in cgroup_counts, added to atomically; per CPU only with -A). With 62 events (an
-# Intel level-3 model's count; syscall tracepoints stand in) cgtma runs twice over the same
-# 208 cgroups, tracking 8 of them and then all 208. The kernel memory it adds is Percpu +
-# SUnreclaim + VmallocUsed of /proc/meminfo while it runs, less the same just before it
-# started. Then:
-#  - per tracked cgroup, the slope (with 208 - with 8) / 200, at most 16 kB;
-#  - with 208, at most 64 MB in all;
-#  - both runs count exactly: N getppid() calls in the first cgroup, and in the second run M
-#    more in the last one.
+# Intel level-3 model's count; syscall tracepoints stand in) cgtma runs three times over the
+# same 208 cgroups: tracking all 208, then 8 of them, then all 208 again. The kernel memory
+# it adds is Percpu + SUnreclaim + VmallocUsed of /proc/meminfo while it runs, less the same
+# just before it started. Then:
+#  - with 208, the first run: at most 64 MB in all. The kernel's percpu allocator keeps the
+#    pages it populated for a run (for the next one), so only a first run shows the per-CPU
+#    maps' whole cost: in a freshly booted machine (the kernel matrix's rows, this test
+#    alone), the figure is all of it; after other runs, less;
+#  - per tracked cgroup, the slope between the two later runs, (with 208 - with 8) / 200, at
+#    most 16 kB (both find the same pages populated);
+#  - every run counts exactly: N getppid() calls in the first cgroup, and in the runs of 208
+#    M more in the last one.
 # The bounds are made for machines of many possible CPUs (the kernel matrix's rows with
 # maxcpus=240: 2 CPUs online, 240 possible); they hold on any. The figures are printed as
 # "kmem: ..." lines (make bench prints them).
@@ -68,6 +72,8 @@ measure() {
 
 few=()
 for ((i = 0; i < NR_FEW; i++)); do few+=(-G "$(cg_path "$(printf 'c%03d' $i)")"); done
+measure all -G "/$CG_BASE/c*"
+first_kb=$added
 measure few "${few[@]}"
 few_kb=$added
 measure all -G "/$CG_BASE/c*"
@@ -75,10 +81,11 @@ all_kb=$added
 slope=$(awk -v a="$all_kb" -v f="$few_kb" -v n=$((NR_CG - NR_FEW)) 'BEGIN { printf "%.1f", (a - f) / n }')
 cpus=$(cat /sys/devices/system/cpu/possible)
 echo "kmem: $NR_EV events, possible CPUs $cpus, Linux $(uname -r):" \
-	"$few_kb kB with $NR_FEW cgroups, $all_kb kB with $NR_CG, $slope kB per tracked cgroup"
+	"$first_kb kB with $NR_CG cgroups (the first run); then $few_kb kB with $NR_FEW," \
+	"$all_kb kB with $NR_CG: $slope kB per tracked cgroup"
 awk -v s="$slope" -v m=$MAX_SLOPE_KB 'BEGIN { exit !(s <= m) }' ||
 	fail "$slope kB more kernel memory per tracked cgroup, want at most $MAX_SLOPE_KB"
-((all_kb <= MAX_TOTAL_MB * 1000)) ||
-	fail "$all_kb kB of kernel memory with $NR_CG cgroups, want at most $MAX_TOTAL_MB MB"
-echo "ok: exact counts; per tracked cgroup $slope kB (<= $MAX_SLOPE_KB), with $NR_CG $all_kb kB" \
-	"(<= $MAX_TOTAL_MB MB)"
+((first_kb <= MAX_TOTAL_MB * 1000)) ||
+	fail "$first_kb kB of kernel memory with $NR_CG cgroups, want at most $MAX_TOTAL_MB MB"
+echo "ok: exact counts; per tracked cgroup $slope kB (<= $MAX_SLOPE_KB), with $NR_CG" \
+	"$first_kb kB (<= $MAX_TOTAL_MB MB)"
