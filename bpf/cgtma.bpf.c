@@ -65,6 +65,8 @@ __s32 switch_miss_cpu = -1;
 const volatile __u32 irq_mask = 0;
 /* An interrupt entry this soon after an interrupt's exit reads nothing: the gap is its own. */
 const volatile __u64 irq_coalesce_ns = 0;
+/* -A with cgroups: cgroup_counts is a per-CPU hash (user space sets its type), see there. */
+const volatile bool cgroup_per_cpu = false;
 
 /* possible_cpus * nr_events entries: index cpu * nr_events + event. Sized by user space. */
 struct {
@@ -102,13 +104,20 @@ struct {
  * Tracked cgroups (v2 id) -> counts. Presence of a key is what "tracked" means. Not
  * preallocated: memory follows the cgroups tracked, not max_entries; only user space and the
  * mkdir hook insert, never the sched_switch hook.
+ *
+ * One value per cgroup, which every CPU adds to with atomic adds: a per-CPU value would cost
+ * a cgroup its counts times the possible CPUs (650 kB with 62 events and 240 possible CPUs),
+ * and a read would copy them all. The adds are rare: a CPU's charges collect in its charge
+ * cache and reach this map at the flush (one CPU at a time, as user space runs it), or when
+ * another cgroup's counts hold the cgroup's slot. Only -A with cgroups, whose rows are per
+ * CPU, makes it a per-CPU hash (cgroup_per_cpu), at that memory.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1024);
 	__uint(key_size, sizeof(__u64));
-	__uint(value_size, 2 * sizeof(struct cgtma_counts) + 8);
+	__uint(value_size, 2 * sizeof(struct cgtma_counts) + 16);	/* CGTMA_CGROUP_VALUE_SIZE */
 } cgroup_counts SEC(".maps");
 
 /*
@@ -157,7 +166,17 @@ struct {
  */
 __u64 tracked_gen = 0;
 
-/* Interrupt scope -> counts, both epochs like cgroup_counts (value size set by user space). */
+/*
+ * Moved by user space before each flush of every CPU: the round in which an epoch half
+ * opens, the same on every CPU, so that a cgroup's value says whether any CPU listed it in
+ * charged_ids in this round of that half.
+ */
+__u64 flush_round = 0;
+
+/*
+ * Interrupt scope -> counts, both epochs like cgroup_counts (value size set by user space;
+ * one entry, never used, without --irq).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CGTMA_NR_IRQ);
@@ -172,7 +191,8 @@ struct irq_saved_stack {
 	__u32 pad;
 };
 
-/* Thread id -> its saved context stack. Preallocated: PREEMPT_RT wants that in tracing. */
+/* Thread id -> its saved context stack. Preallocated: PREEMPT_RT wants that in tracing.
+ * Sized by user space: one entry without --irq. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -347,6 +367,26 @@ static __always_inline void add_counts(struct cgtma_count *dst, const struct cgt
 	}
 }
 
+/*
+ * add_counts() into a cgroup's value in cgroup_counts, which other CPUs may be adding to:
+ * atomic adds unless the map is per CPU. (Without a fetch: 5.10 has those for 64 bits.)
+ */
+static __always_inline void add_counts_to_cgroup(struct cgtma_count *dst,
+						 const struct cgtma_counts *d)
+{
+	if (cgroup_per_cpu) {
+		add_counts(dst, d);
+		return;
+	}
+	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		__sync_fetch_and_add(&dst[i].counter, d->ev[i].counter);
+		__sync_fetch_and_add(&dst[i].enabled, d->ev[i].enabled);
+		__sync_fetch_and_add(&dst[i].running, d->ev[i].running);
+	}
+}
+
 /* Zeroes nr_events counts. */
 static __always_inline void clear_counts(struct cgtma_count *c)
 {
@@ -383,8 +423,9 @@ static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
 
 /*
  * Puts cgroup id, whose value in cgroup_counts is counts, on this CPU's list of the cgroups
- * charged in its epoch (charged_ids), unless it is there already. Inside an update: the
- * epoch does not move under it.
+ * charged in its epoch (charged_ids), unless a CPU listed it in this round of epoch half.
+ * Inside an update: the epoch does not move under it. Two CPUs may both list it: user space
+ * reads each cgroup once.
  */
 static __always_inline void list_charged(struct cgtma_counts *counts, __u64 id, __u32 half)
 {
@@ -394,12 +435,14 @@ static __always_inline void list_charged(struct cgtma_counts *counts, __u64 id, 
 	struct cgtma_charged *l;
 	__u32 n;
 
-	if (!snap || *listed == snap->epoch_seq + 1)
+	if (half & 1)
+		listed++;
+	if (!snap || *listed == snap->round + 1)
 		return;
 	l = bpf_map_lookup_elem(&charged_ids, &half);
 	if (!l)
 		return;
-	*listed = snap->epoch_seq + 1;
+	*listed = snap->round + 1;
 	n = l->nr;
 	if (n < CGTMA_CHARGED_MAX)
 		l->ids[n] = id;
@@ -436,7 +479,7 @@ __noinline int charge_cache_write_back(__u32 slot, __u32 half)
 		return 0;
 	counts = bpf_map_lookup_elem(&cgroup_counts, &e->id);
 	if (counts) {
-		add_counts(half_of(counts, half), (const struct cgtma_counts *)e->acc);
+		add_counts_to_cgroup(half_of(counts, half), (const struct cgtma_counts *)e->acc);
 		list_charged(counts, e->id, half);
 	}
 	clear_counts(e->acc);
@@ -468,7 +511,7 @@ __noinline int charge_id(__u64 id, __u32 half)
 			counts = bpf_map_lookup_elem(&cgroup_counts, &id);
 			if (!counts)
 				return 0;
-			add_counts(half_of(counts, half), delta);
+			add_counts_to_cgroup(half_of(counts, half), delta);
 			list_charged(counts, id, half);
 			stat_inc(CGTMA_STAT_CACHE_PASSED);
 			return 1;
@@ -486,13 +529,38 @@ __noinline int charge_id(__u64 id, __u32 half)
 }
 
 /*
- * Adds the slice's deltas (read_slice()'s) to epoch half of cg and of each of its tracked
- * ancestors. Returns the id of the deepest one (0: none), which holds the thread's row with
- * -T.
+ * A cgroup's level, id and parent, through either kind of pointer: a BTF one (a tp_btf
+ * argument's cgroup; btf set, a constant at every call) by plain loads, with parents through
+ * css->cgroup so that each keeps its BTF type; any other through bpf_probe_read_kernel().
  */
-static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half)
+static __always_inline int cgroup_level(struct cgroup *cg, bool btf)
 {
-	int level = BPF_CORE_READ(cg, level);
+	return btf ? cg->level : BPF_CORE_READ(cg, level);
+}
+
+static __always_inline __u64 cgroup_id(struct cgroup *cg, bool btf)
+{
+	return btf ? cg->kn->id : BPF_CORE_READ(cg, kn, id);
+}
+
+static __always_inline struct cgroup *cgroup_up(struct cgroup *cg, bool btf)
+{
+	struct cgroup_subsys_state *parent;
+
+	if (!btf)
+		return cgroup_parent(cg);
+	parent = cg->self.parent;
+	return parent ? parent->cgroup : NULL;
+}
+
+/*
+ * Adds the slice's deltas (read_slice()'s) to epoch half of cg and of each of its tracked
+ * ancestors (cg a BTF pointer where btf). Returns the id of the deepest one (0: none), which
+ * holds the thread's row with -T.
+ */
+static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half, bool btf)
+{
+	int level = cgroup_level(cg, btf);
 	__u64 deepest = 0;
 
 	/*
@@ -504,7 +572,7 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half)
 		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
 			break;
 		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
-			__u64 id = BPF_CORE_READ(cg, kn, id);
+			__u64 id = cgroup_id(cg, btf);
 
 			if (charge_id(id, half) && !deepest)
 				deepest = id;
@@ -512,37 +580,7 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half)
 		/* None above: the parent is not loaded. */
 		if (!(tracked_levels & ((1ULL << (level & 63)) - 1)))
 			break;
-		cg = cgroup_parent(cg);
-		level--;
-	}
-	return deepest;
-}
-
-/*
- * charge_cgroup() for a BTF pointer (a tp_btf argument's cgroup): plain loads instead of
- * bpf_probe_read_kernel() calls, and parents through css->cgroup so that each pointer keeps
- * its BTF type.
- */
-static __always_inline __u64 charge_cgroup_btf(struct cgroup *cg, __u32 half)
-{
-	int level = cg->level;
-	__u64 deepest = 0;
-
-	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
-		struct cgroup_subsys_state *parent;
-
-		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
-			break;
-		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
-			__u64 id = cg->kn->id;
-
-			if (charge_id(id, half) && !deepest)
-				deepest = id;
-		}
-		if (!(tracked_levels & ((1ULL << (level & 63)) - 1)))
-			break;
-		parent = cg->self.parent;
-		cg = parent ? parent->cgroup : NULL;
+		cg = cgroup_up(cg, btf);
 		level--;
 	}
 	return deepest;
@@ -912,33 +950,67 @@ static __always_inline void irq_follow_task(struct task_struct *prev, struct tas
 		__sync_fetch_and_add(&irq_saved_nr, -1);
 }
 
+/* How a slice ends, for the rule (charge_task_slice()). */
+enum slice_end {
+	END_RUNNING,	/* a flush, or an interrupt's entry: the running task's slice so far */
+	END_SWITCH,	/* a switch away from the running task (the caller sets the next owner) */
+	END_MOVE,	/* the running task moved itself to another cgroup (its tracepoint) */
+};
+
 /*
- * The running task's slice ends (a flush, or an interrupt's entry with no interrupt below
- * it): charged to the running task's cgroup, or to the owner inside a self-move.
+ * The attribution rule, the one place it is written: which cgroup the running task's slice
+ * that ends now belongs to, and its charge there (and with -T to the task's row). task is the
+ * task that ran it, the current one; cur its cgroup now, a BTF pointer at a switch.
+ *
+ * The slice is cur's. Every switch-in, flush and self-move makes the running task's cgroup
+ * the owner, so the two differ:
+ * - inside a self-move (task holds cgroup_mutex, holds_cgroup_mutex()), and at its
+ *   tracepoint: the owner's, the cgroup the task has just left. Inside the move it stays the
+ *   owner, so that the tracepoint still ends the move's slice there; at the tracepoint cur
+ *   owns the next slice. (The owner outlives its slice, except when its running task was
+ *   moved away by another CPU and the cgroup removed: then its memory may be another
+ *   cgroup's now, and the slice is not charged.)
+ * - when the slice began with a switch the hook never saw: some kernels do not report every
+ *   switch (seen on 6.18 in a VM, for switches away from the init process's threads; the
+ *   kernel's own trace event misses them too), and the owner is then the cgroup of the task
+ *   switched away from. The task ran for all of such a slice but the unseen task's short
+ *   run before it: cur takes it, and the count says how often attribution was this
+ *   approximate. Charging the owner at a flush would hand the task's whole run since then,
+ *   up to an interval, to whatever ran before it. (A running task moved by another CPU also
+ *   lands here; the move's time is unknown, its new cgroup takes it.)
  */
+static __always_inline void charge_task_slice(struct cgtma_snapshot *snap,
+					      struct cgtma_counts *delta, __u32 half,
+					      struct task_struct *task, struct cgroup *cur,
+					      enum slice_end end)
+{
+	bool other = snap->owner && snap->owner != (__u64)cur;
+
+	add_task_part(snap, delta);
+	if (end == END_MOVE || (other && holds_cgroup_mutex(task))) {
+		if (owner_alive(snap->owner, snap->owner_id))
+			charge_task(charge_cgroup((struct cgroup *)snap->owner, half, false),
+				    delta, half);
+		if (end == END_MOVE)
+			set_owner(snap, cur);
+		return;
+	}
+	if (other)
+		unseen_switch(snap);
+	if (end != END_SWITCH)
+		set_owner(snap, cur);
+	charge_task(charge_cgroup(cur, half, end == END_SWITCH), delta, half);
+}
+
+/* The running task's slice ends where no BTF pointer to it is at hand. */
 static __always_inline void charge_running(struct cgtma_snapshot *snap,
 					   struct cgtma_counts *delta, __u32 half)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct cgroup *cur = task_cgroup(task);
 
-	if (!cur)
-		return;
-	add_task_part(snap, delta);
-	if (snap->owner && snap->owner != (__u64)cur && holds_cgroup_mutex(task)) {
-		/*
-		 * Inside a self-move: the old cgroup's, and it stays the owner, so that the
-		 * tracepoint still ends the move's slice there.
-		 */
-		if (owner_alive(snap->owner, snap->owner_id))
-			charge_task(charge_cgroup((struct cgroup *)snap->owner, half),
-				    delta, half);
-	} else {
-		if (snap->owner && snap->owner != (__u64)cur)
-			unseen_switch(snap);
-		set_owner(snap, cur);
-		charge_task(charge_cgroup(cur, half), delta, half);
-	}
+	if (cur)
+		charge_task_slice(snap, delta, half, task, cur, END_RUNNING);
 }
 
 /*
@@ -956,6 +1028,29 @@ static __always_inline void charge_task_part(struct cgtma_snapshot *snap,
 }
 
 /*
+ * Charges the slice that ends now (read_slice()'s deltas): to the interrupt that owns it, and
+ * the interrupted task's parts to its cgroup; else by the rule (charge_task_slice()). Every
+ * end of a slice but an interrupt's comes here.
+ */
+static __always_inline void charge_slice(struct cgtma_snapshot *snap, struct cgtma_counts *delta,
+					 __u32 half, struct task_struct *task,
+					 struct cgroup *cur, enum slice_end end)
+{
+	if (charge_irq_owner(snap, delta, half))
+		charge_task_part(snap, delta, half);
+	else
+		charge_task_slice(snap, delta, half, task, cur, end);
+}
+
+/* This CPU's snapshot for an interrupt of scope irq; NULL where the scope is not selected. */
+static __always_inline struct cgtma_snapshot *irq_snapshot(__u32 irq)
+{
+	if (!(irq_mask & (1U << (irq & 31))))
+		return NULL;
+	return this_cpu_snapshot();
+}
+
+/*
  * An interrupt begins: the slice so far goes to its owner (the enclosing interrupt's scope,
  * or the interrupted task's parts, keep_task_part()), and the interrupt owns the next one.
  * An unselected scope costs the one test of the mask. Inside an update (a flush in task
@@ -970,9 +1065,7 @@ static __always_inline void irq_enter(__u32 irq)
 	struct cgtma_counts *delta;
 	__u32 depth, half;
 
-	if (!(irq_mask & (1U << (irq & 31))))
-		return;
-	snap = this_cpu_snapshot();
+	snap = irq_snapshot(irq);
 	if (!snap)
 		return;
 	depth = snap->irq_depth;
@@ -1010,9 +1103,7 @@ static __always_inline void irq_leave(__u32 irq)
 	struct cgtma_counts *delta;
 	__u32 depth, top, half;
 
-	if (!(irq_mask & (1U << (irq & 31))))
-		return;
-	snap = this_cpu_snapshot();
+	snap = irq_snapshot(irq);
 	if (!snap)
 		return;
 	depth = snap->irq_depth;
@@ -1047,66 +1138,35 @@ static __always_inline void irq_leave(__u32 irq)
 	slice_done(snap);
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(on_softirq_entry, unsigned int vec)
-{
-	irq_enter(vec);
-	return 0;
-}
+/*
+ * The interrupt hooks, on tp_btf tracepoints (on_*), and the same on raw tracepoints (raw_*)
+ * for a kernel whose BTF lacks those targets: one source for both. IRQ_HOOK is one of
+ * them: tracepoint tp as a kind ("tp_btf", "raw_tp") of program name, running call (vec: the
+ * softirq's vector; a hardirq's number, unused).
+ */
+#define IRQ_HOOK(kind, tp, name, call)						\
+	SEC(#kind "/" #tp)							\
+	int BPF_PROG(name, unsigned int vec)					\
+	{									\
+		call;								\
+		return 0;							\
+	}
 
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(on_softirq_exit, unsigned int vec)
-{
-	irq_leave(vec);
-	return 0;
-}
+#define IRQ_HOOKS(kind, prefix)							\
+	IRQ_HOOK(kind, softirq_entry, prefix##_softirq_entry, irq_enter(vec))	\
+	IRQ_HOOK(kind, softirq_exit, prefix##_softirq_exit, irq_leave(vec))	\
+	IRQ_HOOK(kind, irq_handler_entry, prefix##_hardirq_entry,		\
+		 irq_enter(CGTMA_IRQ_HARDIRQ))					\
+	IRQ_HOOK(kind, irq_handler_exit, prefix##_hardirq_exit,			\
+		 irq_leave(CGTMA_IRQ_HARDIRQ))
 
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(on_hardirq_entry)
-{
-	irq_enter(CGTMA_IRQ_HARDIRQ);
-	return 0;
-}
-
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(on_hardirq_exit)
-{
-	irq_leave(CGTMA_IRQ_HARDIRQ);
-	return 0;
-}
-
-/* The same on raw tracepoints, for a kernel whose BTF lacks the tp_btf targets. */
-SEC("raw_tp/softirq_entry")
-int BPF_PROG(raw_softirq_entry, unsigned int vec)
-{
-	irq_enter(vec);
-	return 0;
-}
-
-SEC("raw_tp/softirq_exit")
-int BPF_PROG(raw_softirq_exit, unsigned int vec)
-{
-	irq_leave(vec);
-	return 0;
-}
-
-SEC("raw_tp/irq_handler_entry")
-int BPF_PROG(raw_hardirq_entry)
-{
-	irq_enter(CGTMA_IRQ_HARDIRQ);
-	return 0;
-}
-
-SEC("raw_tp/irq_handler_exit")
-int BPF_PROG(raw_hardirq_exit)
-{
-	irq_leave(CGTMA_IRQ_HARDIRQ);
-	return 0;
-}
+IRQ_HOOKS(tp_btf, on)
+IRQ_HOOKS(raw_tp, raw)
 
 /*
  * Reads and charges the slice that a switch away from prev ends, by the general rule (any
- * owner, any tracked levels, -T, --irq); false if the snapshot is busy.
+ * owner, any tracked levels, -T, --irq); false if the snapshot is busy. (On PREEMPT_RT an
+ * interrupt may own it: a softirq preempted, its scope's; irq_follow_task keeps it.)
  */
 static __always_inline bool charge_switch_slice(struct cgtma_snapshot *snap,
 						struct task_struct *prev, struct cgroup *prev_cg)
@@ -1117,31 +1177,7 @@ static __always_inline bool charge_switch_slice(struct cgtma_snapshot *snap,
 	delta = read_slice(snap, &half);
 	if (!delta)
 		return false;
-	/*
-	 * The slice is prev's cgroup's. Every switch-in, flush and self-move makes the running
-	 * task's cgroup the owner, so the two differ when the slice began with a switch this
-	 * hook never saw: some kernels do not report every switch (seen on 6.18 in a VM, for
-	 * switches away from the init process's threads; the kernel's own trace event misses
-	 * them too), and the owner is then the cgroup of the task switched away from. prev ran
-	 * for all of such a slice but the unseen task's short run before it: prev takes it,
-	 * and the count says how often attribution was this approximate. (A running task moved
-	 * by another CPU also lands here; the move's time is unknown, its new cgroup takes it.)
-	 */
-	if (charge_irq_owner(snap, delta, half)) {
-		/* PREEMPT_RT: a softirq preempted, its scope's (irq_follow_task keeps it). */
-		charge_task_part(snap, delta, half);
-	} else if (snap->owner && snap->owner != (__u64)prev_cg && holds_cgroup_mutex(prev)) {
-		/* Inside prev's self-move: the slice is the old cgroup's (see above). */
-		add_task_part(snap, delta);
-		if (owner_alive(snap->owner, snap->owner_id))
-			charge_task(charge_cgroup((struct cgroup *)snap->owner, half),
-				    delta, half);
-	} else {
-		if (snap->owner && snap->owner != (__u64)prev_cg)
-			unseen_switch(snap);
-		add_task_part(snap, delta);
-		charge_task(charge_cgroup_btf(prev_cg, half), delta, half);
-	}
+	charge_slice(snap, delta, half, prev, prev_cg, END_SWITCH);
 	return true;
 }
 
@@ -1265,14 +1301,13 @@ int on_cgroup_switch(struct bpf_perf_event_data *ctx)
 
 /*
  * Run on each CPU by user space: charges the slice running there up to now to the running
- * task's cgroup, by the same rule as on_switch. The owner differs when an unseen switch put
- * the task here: charging the owner would hand the task's whole run since then, up to an
- * interval, to whatever ran before it.
+ * task's cgroup, by the same rule as on_switch (charge_slice()), and closes the CPU's epoch.
  */
 SEC("raw_tp")
 int flush_slice(void *ctx)
 {
-	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgroup *cur = task_cgroup(task);
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgtma_charged *charged;
 	struct cgtma_counts *delta;
@@ -1291,14 +1326,8 @@ int flush_slice(void *ctx)
 		read_ns = bpf_map_lookup_elem(&read_times, &half);
 		if (read_ns)
 			*read_ns = bpf_ktime_get_ns();
-		/*
-		 * Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's,
-		 * and the interrupted task's parts its cgroup's.
-		 */
-		if (charge_irq_owner(snap, delta, half))
-			charge_task_part(snap, delta, half);
-		else
-			charge_running(snap, delta, half);
+		/* Inside an interrupt (the flush's IPI in a softirq): that interrupt's scope's. */
+		charge_slice(snap, delta, half, task, cur, END_RUNNING);
 	} else {
 		WRITE_ONCE(snap->busy, 1);
 		barrier();
@@ -1316,7 +1345,7 @@ int flush_slice(void *ctx)
 	charged = bpf_map_lookup_elem(&charged_ids, &half);
 	if (charged)
 		charged->nr = 0;
-	snap->epoch_seq++;
+	snap->round = *(volatile __u64 *)&flush_round;
 	WRITE_ONCE(snap->epoch, half);
 	slice_done(snap);
 	return 0;
@@ -1343,12 +1372,12 @@ int reset_cpu(void *ctx)
 	snap->irq_depth = 0;
 	snap->irq_coalesce = 0;
 	/*
-	 * The epoch the other CPUs are in: ctx is the test run's one argument. A new epoch for
-	 * the lists too; the list of that half keeps what it holds (user space may not have
-	 * read it), and a cgroup charged now goes on it again.
+	 * The epoch the other CPUs are in: ctx is the test run's one argument, and the round
+	 * they began it in. The list of that half keeps what it holds (user space may not have
+	 * read it); a cgroup another CPU listed in this round is read from that CPU's list.
 	 */
 	snap->epoch = ((__u64 *)ctx)[0] & 1;
-	snap->epoch_seq++;
+	snap->round = *(volatile __u64 *)&flush_round;
 	return 0;
 }
 
@@ -1365,11 +1394,10 @@ int reset_cpu(void *ctx)
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task)
 {
+	struct task_struct *self = (struct task_struct *)bpf_get_current_task();
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
-	struct cgroup *cur = task_cgroup((struct task_struct *)bpf_get_current_task());
+	struct cgroup *cur = task_cgroup(self);
 	struct cgtma_counts *delta;
-	struct cgroup *owner;
-	__u64 owner_id;
 	__u32 half;
 
 	if (!snap || (__u64)cur == snap->owner || dst->root != BPF_CORE_READ(cur, root) ||
@@ -1379,16 +1407,7 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	if (!delta)
 		return 0;
 	/* The task's old cgroup is gone from the task: the owner is the only record of it. */
-	owner = (struct cgroup *)snap->owner;
-	owner_id = snap->owner_id;
-	set_owner(snap, cur);
-	add_task_part(snap, delta);
-	/*
-	 * The owner outlives its slice, except when its running task was moved away by another
-	 * CPU and the cgroup removed: then its memory may be another cgroup's now.
-	 */
-	if (owner_alive((__u64)owner, owner_id))
-		charge_task(charge_cgroup(owner, half), delta, half);
+	charge_slice(snap, delta, half, self, cur, END_MOVE);
 	slice_done(snap);
 	return 0;
 }

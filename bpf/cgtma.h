@@ -58,11 +58,11 @@ struct cgtma_counts {
 };
 
 /*
- * A tracked cgroup's value in cgroup_counts, per CPU, is epoch 0's nr_events counts, epoch
- * 1's, and one __u64: the number (epoch_seq + 1) of the CPU's epoch that last listed the
- * cgroup in charged_ids (CGTMA_CGROUP_VALUE_SIZE bytes).
+ * A tracked cgroup's value in cgroup_counts (one for all CPUs, or per CPU with -A) is epoch
+ * 0's nr_events counts, epoch 1's, and per epoch half one __u64: the flush round (+ 1) in
+ * which some CPU last listed the cgroup in charged_ids (CGTMA_CGROUP_VALUE_SIZE bytes).
  */
-#define CGTMA_CGROUP_VALUE_SIZE(nr_events) (2 * (nr_events) * sizeof(struct cgtma_count) + 8)
+#define CGTMA_CGROUP_VALUE_SIZE(nr_events) (2 * (nr_events) * sizeof(struct cgtma_count) + 16)
 
 /*
  * The cgroups one CPU charged in one epoch half (charged_ids[half]), each once, so that user
@@ -94,7 +94,7 @@ struct cgtma_snapshot {
 	__u64 owner_id;
 	__u64 busy;	/* being updated: a nested call leaves it alone */
 	__u64 epoch;	/* the half of the counts this CPU writes now (0 or 1) */
-	__u64 epoch_seq;	/* epochs this CPU began: flushes, and coming online */
+	__u64 round;	/* flush_round when this CPU's epoch began (a flush, coming online) */
 	/*
 	 * --irq: the interrupts in progress, innermost last (scope number, maybe with
 	 * CGTMA_IRQ_SKIPPED). The topmost one that read at its entry owns the slice; with none,

@@ -29,7 +29,8 @@ struct collector {
 	bool *online;		/* per possible CPU: online, and selected (-C) */
 	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
 	size_t value_size;	/* nr_events * sizeof(struct cgtma_count): one epoch's counts */
-	size_t cg_value_size;	/* a cgroup's value on one CPU: CGTMA_CGROUP_VALUE_SIZE() */
+	size_t cg_value_size;	/* a cgroup's value (on one CPU): CGTMA_CGROUP_VALUE_SIZE() */
+	int cg_rows;		/* values a cgroup's lookup returns: 1, or nr_cpus when per CPU */
 	long nr_inserted;	/* cgroups this process put in cgroup_counts, less those it
 				 * took out: at most the entries (the mkdir hook adds more) */
 	struct cgtma_charged *charged;	/* per CPU: one half's list of charged_ids */
@@ -486,7 +487,10 @@ static void choose_irq_hooks(struct collector *c, const struct collector_opts *o
 {
 	bool softirq = o->irq_mask & ((1U << CGTMA_IRQ_HARDIRQ) - 1);
 	bool hardirq = o->irq_mask & (1U << CGTMA_IRQ_HARDIRQ);
-	bool btf = libbpf_find_vmlinux_btf_id("softirq_entry", BPF_TRACE_RAW_TP) > 0 &&
+	/* CGTMA_IRQ_HOOK=raw_tp takes the raw tracepoints where tp_btf would do: for tests. */
+	const char *force = getenv("CGTMA_IRQ_HOOK");
+	bool btf = !(force && strcmp(force, "raw_tp") == 0) &&
+		   libbpf_find_vmlinux_btf_id("softirq_entry", BPF_TRACE_RAW_TP) > 0 &&
 		   libbpf_find_vmlinux_btf_id("irq_handler_entry", BPF_TRACE_RAW_TP) > 0;
 	__typeof__(c->skel->progs) *p = &c->skel->progs;
 
@@ -501,7 +505,8 @@ static void choose_irq_hooks(struct collector *c, const struct collector_opts *o
 	bpf_program__set_autoload(p->raw_hardirq_entry, hardirq && !btf);
 	bpf_program__set_autoload(p->raw_hardirq_exit, hardirq && !btf);
 	if (o->irq_mask && o->verbose)
-		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : "raw tracepoints (no tp_btf)");
+		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : force ?
+			  "raw tracepoints (CGTMA_IRQ_HOOK)" : "raw tracepoints (no tp_btf)");
 }
 
 static int attach_one(struct bpf_program *prog, struct bpf_link **link)
@@ -627,7 +632,7 @@ static bool probe_batch(struct collector *c)
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 	__u64 keys[1], out_batch;
 	__u32 count = 1;
-	void *values = calloc(c->nr_cpus, c->cg_value_size);
+	void *values = calloc(c->cg_rows, c->cg_value_size);
 	int ret;
 
 	if (!values)
@@ -635,6 +640,54 @@ static bool probe_batch(struct collector *c)
 	ret = bpf_map_lookup_batch(fd, NULL, &out_batch, keys, values, &count, NULL);
 	free(values);
 	return ret == 0 || errno == ENOENT;
+}
+
+/*
+ * Kernel memory the maps ask for at load (arrays, and hashes where preallocated; each
+ * per-CPU one times the possible CPUs), in bytes: what a refusal for memory was about.
+ */
+static double maps_load_bytes(const struct collector *c)
+{
+	const struct bpf_map *m;
+	double sum = 0;
+
+	bpf_object__for_each_map(m, c->skel->obj) {
+		enum bpf_map_type t = bpf_map__type(m);
+		double one = (bpf_map__value_size(m) + 7) & ~7U;
+
+		if ((t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_PERCPU_HASH) &&
+		    (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
+			continue;
+		if (t == BPF_MAP_TYPE_PERCPU_ARRAY || t == BPF_MAP_TYPE_PERCPU_HASH)
+			one *= c->nr_cpus;
+		sum += one * bpf_map__max_entries(m);
+	}
+	return sum;
+}
+
+/*
+ * How much the maps asked for, and what lowers it: for the message of a load the kernel
+ * refused for memory. A static buffer: called once, on the way out.
+ */
+static const char *maps_memory_hint(const struct collector *c, const struct collector_opts *o,
+				    bool prealloc, int max_cgroups)
+{
+	static char s[512];
+	int n;
+
+	n = snprintf(s, sizeof(s), "the BPF maps ask for %.1f MB of kernel memory at load, "
+		     "with %d event%s and %d possible CPUs; fewer events (-e, -l) lower it",
+		     maps_load_bytes(c) / 1e6, o->nr_events, o->nr_events == 1 ? "" : "s",
+		     c->nr_cpus);
+	if (prealloc && n < (int)sizeof(s))
+		n += snprintf(s + n, sizeof(s) - n, ", as --max-cgroups does (%d, preallocated "
+			      "before Linux 6.1)", max_cgroups);
+	if (o->per_cpu_cgroups && n < (int)sizeof(s))
+		n += snprintf(s + n, sizeof(s) - n, "; -A keeps each cgroup's counts per "
+			      "possible CPU: without it, once");
+	if (o->per_task && n < (int)sizeof(s))
+		snprintf(s + n, sizeof(s) - n, "; -T: --max-tasks");
+	return s;
 }
 
 int collector__open(const struct collector_opts *o, struct collector **cp)
@@ -672,6 +725,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		pr_err("cannot count possible CPUs: %s", strerror(-err));
 		goto cleanup;
 	}
+	c->cg_rows = o->per_cpu_cgroups ? c->nr_cpus : 1;
 	c->online = calloc(c->nr_cpus, sizeof(*c->online));
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
@@ -715,6 +769,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->skel->rodata->tracked_levels = o->tracked_levels;
 	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
 	c->skel->rodata->per_task = o->per_task;
+	c->skel->rodata->cgroup_per_cpu = o->per_cpu_cgroups;
 	prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
 		   o->map_alloc == MAP_ALLOC_PREALLOC;
 	max_cgroups = o->max_cgroups ? o->max_cgroups : prealloc ? 1024 : 16384;
@@ -727,8 +782,13 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
+	    (err = bpf_map__set_type(c->skel->maps.cgroup_counts, o->per_cpu_cgroups ?
+				     BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->cg_value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, 2 * c->value_size)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.irq_counts,
+					    o->irq_mask ? CGTMA_NR_IRQ : 1)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.irq_saved, o->irq_mask ? 4096 : 1)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.charge_cache,
 					   offsetof(struct cgtma_charge_entry, acc) +
 						   c->value_size)) ||
@@ -752,8 +812,14 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		/* Memory cgroup accounting of BPF memory came in 5.11; before, RLIMIT_MEMLOCK. */
 		pr_err("cannot load the BPF program: %s (before Linux 5.11 BPF maps count "
 		       "against RLIMIT_MEMLOCK, and raising it needs CAP_SYS_RESOURCE: run as "
-		       "root, add CAP_SYS_RESOURCE, or raise it with ulimit -l unlimited)",
-		       strerror(-err));
+		       "root, add CAP_SYS_RESOURCE, or raise it with ulimit -l unlimited; %s)",
+		       strerror(-err), maps_memory_hint(c, o, prealloc, max_cgroups));
+		goto cleanup;
+	}
+	if (err == -ENOMEM || (err == -EPERM && kernel_before(5, 11))) {
+		/* The memory cgroup's limit (5.11+) or RLIMIT_MEMLOCK (before) refused a map. */
+		pr_err("cannot load the BPF program: %s (%s)", strerror(-err),
+		       maps_memory_hint(c, o, prealloc, max_cgroups));
 		goto cleanup;
 	}
 	if (err == -EINVAL && !prealloc && kernel_before_6_1()) {
@@ -830,7 +896,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 	c->batch_ok = probe_batch(c);
 	if (c->batch_ok) {
-		c->batch = malloc((size_t)c->nr_cpus * c->cg_value_size * READ_BATCH);
+		c->batch = malloc((size_t)c->cg_rows * c->cg_value_size * READ_BATCH);
 		if (!c->batch) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -869,6 +935,11 @@ void collector__destroy(struct collector *c)
 int collector__nr_cpus(const struct collector *c)
 {
 	return c->nr_cpus;
+}
+
+int collector__cgroup_rows(const struct collector *c)
+{
+	return c->cg_rows;
 }
 
 bool collector__cpu_online(const struct collector *c, int cpu)
@@ -956,6 +1027,8 @@ int collector__flush(struct collector *c)
 	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
 
 	update_cpus(c);
+	/* A new round of the half the CPUs move into (the BPF side's flush_round). */
+	__atomic_fetch_add(&c->skel->bss->flush_round, 1, __ATOMIC_RELEASE);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 
@@ -1018,7 +1091,7 @@ static void tracked_changed(struct collector *c)
 int collector__track(struct collector *c, __u64 id)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	void *zero = calloc(c->nr_cpus, c->cg_value_size);
+	void *zero = calloc(c->cg_rows, c->cg_value_size);
 	int err = 0;
 
 	if (!zero)
@@ -1078,15 +1151,15 @@ int collector__read_cpus(struct collector *c, struct cgtma_count *out)
 }
 
 /*
- * The closed epoch's counts of one cgroup's value or an interrupt scope's: per CPU, stride
- * bytes holding both epochs, epoch 0 first.
+ * The closed epoch's counts of one cgroup's value or an interrupt scope's: rows values (one
+ * per CPU, or one), each stride bytes holding both epochs, epoch 0 first.
  */
 static const struct cgtma_count *closed_half(struct collector *c, const void *value,
-					     size_t stride)
+					     size_t stride, int rows)
 {
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-		memcpy(&c->half[cpu * c->nr_events],
-		       (const char *)value + cpu * stride + c->closed_epoch * c->value_size,
+	for (int row = 0; row < rows; row++)
+		memcpy(&c->half[row * c->nr_events],
+		       (const char *)value + row * stride + c->closed_epoch * c->value_size,
 		       c->value_size);
 	return c->half;
 }
@@ -1104,7 +1177,8 @@ int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
 		free(values);
 		return err;
 	}
-	memcpy(out, closed_half(c, values, 2 * c->value_size), c->nr_cpus * c->value_size);
+	memcpy(out, closed_half(c, values, 2 * c->value_size, c->nr_cpus),
+	       c->nr_cpus * c->value_size);
 	free(values);
 	return 0;
 }
@@ -1112,7 +1186,7 @@ int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	size_t per_key = c->nr_cpus * c->cg_value_size;
+	size_t per_key = c->cg_rows * c->cg_value_size;
 	__u64 keys[READ_BATCH], in_batch, out_batch;
 	char *values = c->batch;
 	bool first = true, done = false;
@@ -1130,8 +1204,8 @@ static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void 
 			done = true;	/* ENOENT: the last batch, possibly partial */
 		}
 		for (__u32 i = 0; i < count && !err; i++)
-			err = cb(keys[i], closed_half(c, values + i * per_key, c->cg_value_size),
-				 ctx);
+			err = cb(keys[i], closed_half(c, values + i * per_key, c->cg_value_size,
+						      c->cg_rows), ctx);
 		in_batch = out_batch;
 		first = false;
 	}
@@ -1150,7 +1224,7 @@ static int read_cgroups_all(struct collector *c, collector_cgroup_cb cb, void *c
 	c->reads_all++;
 	if (c->batch_ok)
 		return read_cgroups_batch(c, cb, ctx);
-	values = malloc(c->nr_cpus * c->cg_value_size);
+	values = malloc(c->cg_rows * c->cg_value_size);
 	if (!values)
 		return -ENOMEM;
 	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
@@ -1158,7 +1232,7 @@ static int read_cgroups_all(struct collector *c, collector_cgroup_cb cb, void *c
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, values))
 			continue;	/* removed between the two calls */
-		err = cb(key, closed_half(c, values, c->cg_value_size), ctx);
+		err = cb(key, closed_half(c, values, c->cg_value_size, c->cg_rows), ctx);
 	}
 	free(values);
 	return err;
@@ -1215,13 +1289,13 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 		return read_cgroups_all(c, cb, ctx);
 	}
 	c->reads_listed++;
-	values = c->batch ? c->batch : malloc(c->nr_cpus * c->cg_value_size);
+	values = c->batch ? c->batch : malloc(c->cg_rows * c->cg_value_size);
 	if (!values)
 		return -ENOMEM;
 	for (long i = 0; i < n && !err; i++) {
 		if (bpf_map_lookup_elem(fd, &c->ids[i], values))
 			continue;	/* no longer tracked */
-		err = cb(c->ids[i], closed_half(c, values, c->cg_value_size), ctx);
+		err = cb(c->ids[i], closed_half(c, values, c->cg_value_size, c->cg_rows), ctx);
 	}
 	if (values != c->batch)
 		free(values);

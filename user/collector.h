@@ -60,6 +60,8 @@ struct collector_opts {
 	enum switch_hook switch_hook;
 	enum map_alloc map_alloc;
 	bool per_task;				/* -T: every switch ends a slice; thread rows */
+	bool per_cpu_cgroups;			/* -A with cgroups: their counts per CPU, at
+						 * possible CPUs times the memory */
 	int max_tasks;				/* -T: threads the task map holds; 0: 4096 */
 	__u32 irq_mask;				/* --irq: bit i carves out interrupt scope i */
 	const bool *cpus;			/* -C: per possible CPU, whether to count it
@@ -84,6 +86,9 @@ void collector__destroy(struct collector *c);
 
 /* Possible CPUs: the per-CPU arrays below have this many entries of nr_events counts. */
 int collector__nr_cpus(const struct collector *c);
+
+/* Rows of counts a cgroup's read gives: nr_cpus with per_cpu_cgroups, else 1 (the sum). */
+int collector__cgroup_rows(const struct collector *c);
 /* Whether cpu is counted: online, and selected by -C. */
 bool collector__cpu_online(const struct collector *c, int cpu);
 
@@ -124,10 +129,10 @@ int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out);
  * (batch lookups where the kernel has them, 5.6+) when that is cheaper, when a list
  * overflowed, and for two reads after a cgroup the mkdir hook counted from its birth is
  * tracked (its counts may be listed in a half read before). A cgroup not read has the counts
- * of its last read of that half. cb is called per cgroup with its per-CPU counts; returns
- * 0 or the first error.
+ * of its last read of that half. cb is called per cgroup with its counts,
+ * collector__cgroup_rows() rows of nr_events; returns 0 or the first error.
  */
-typedef int (*collector_cgroup_cb)(__u64 id, const struct cgtma_count *per_cpu, void *ctx);
+typedef int (*collector_cgroup_cb)(__u64 id, const struct cgtma_count *rows, void *ctx);
 int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx);
 
 /* How many reads of the cgroups so far took the lists, and how many read every one. */

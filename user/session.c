@@ -105,32 +105,33 @@ static void per_cpu_deltas(const struct session *s, struct cgtma_count *prev,
 }
 
 /*
- * A cgroup's counts: per CPU with --per-cpu; otherwise summed over CPUs first, which keeps
- * one value per event instead of one per CPU. The sums wrap like the counters do, and the
- * difference of two wrapped sums is still the sum of the per-CPU deltas (modulo 2^64).
+ * A cgroup's or an interrupt scope's counts, in rows (per CPU, or one: a cgroup's sum): per
+ * CPU with --per-cpu; otherwise summed over the rows first, which keeps one value per event
+ * instead of one per CPU. The sums wrap like the counters do, and the difference of two
+ * wrapped sums is still the sum of the per-CPU deltas (modulo 2^64).
  */
 static void take_deltas(const struct session *s, struct cgtma_count *prev,
 			struct cgtma_count *delta, struct cgtma_count *total,
-			const struct cgtma_count *per_cpu)
+			const struct cgtma_count *now_rows, int rows)
 {
 	int n = s->m.nr_events;
 
-	if (s->o->per_cpu) {
-		per_cpu_deltas(s, prev, delta, total, per_cpu);
+	if (s->o->per_cpu && rows == s->nr_cpus) {
+		per_cpu_deltas(s, prev, delta, total, now_rows);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
 		struct cgtma_count now = {};
 
-		for (int c = 0; c < s->nr_cpus; c++)
-			count_add(&now, &per_cpu[c * n + i]);
+		for (int c = 0; c < rows; c++)
+			count_add(&now, &now_rows[c * n + i]);
 		count_delta(&delta[i], &now, &prev[i]);
 		count_add(&total[i], &delta[i]);
 		prev[i] = now;
 	}
 }
 
-static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx)
+static int read_cgroup_cb(__u64 id, const struct cgtma_count *rows, void *ctx)
 {
 	struct session *s = ctx;
 	int i = tracker_find(&s->tk, id);
@@ -142,7 +143,7 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *per_cpu, void *ctx
 	tr = &s->tk.tracked[i];
 	/* prev holds the cumulative counts of each epoch half (collector.h). */
 	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
-		    tr->delta, tr->total, per_cpu);
+		    tr->delta, tr->total, rows, collector__cgroup_rows(s->col));
 	tr->ran = counts_ran(tr->delta, s->stride * s->m.nr_events);
 	return 0;
 }
@@ -200,7 +201,7 @@ static int read_irqs(struct session *s)
 			return err;
 		}
 		take_deltas(s, a->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
-			    a->delta, a->total, s->irq_now);
+			    a->delta, a->total, s->irq_now, s->nr_cpus);
 	}
 	return 0;
 }
@@ -840,6 +841,7 @@ int session_run(const struct session_opts *o)
 	co.switch_hook = o->switch_hook;
 	co.map_alloc = o->map_alloc;
 	co.per_task = o->per_task;
+	co.per_cpu_cgroups = o->per_cpu && co.tracked_levels;
 	co.max_tasks = o->max_tasks;
 	co.irq_mask = o->irq_mask;
 	co.cpus = s.cpus;

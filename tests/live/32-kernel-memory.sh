@@ -1,0 +1,91 @@
+#!/bin/bash
+# Kernel memory per tracked cgroup does not grow with the CPUs (bpf/cgtma.bpf.c: one value
+# per cgroup in cgroup_counts, added to atomically; per CPU only with -A). With 62 events (an
+# Intel level-3 model's count; syscall tracepoints stand in) cgtma runs three times over the
+# same 208 cgroups: tracking all 208, then 8 of them, then all 208 again. The kernel memory
+# it adds is Percpu + SUnreclaim + VmallocUsed of /proc/meminfo while it runs, less the same
+# just before it started. Then:
+#  - with 208, the first run: at most 64 MB in all. The kernel's percpu allocator keeps the
+#    pages it populated for a run (for the next one), so only a first run shows the per-CPU
+#    maps' whole cost: in a freshly booted machine (the kernel matrix's rows, this test
+#    alone), the figure is all of it; after other runs, less;
+#  - per tracked cgroup, the slope between the two later runs, (with 208 - with 8) / 200, at
+#    most 16 kB (both find the same pages populated);
+#  - every run counts exactly: N getppid() calls in the first cgroup, and in the runs of 208
+#    M more in the last one.
+# The bounds are made for machines of many possible CPUs (the kernel matrix's rows with
+# maxcpus=240: 2 CPUs online, 240 possible); they hold on any. The figures are printed as
+# "kmem: ..." lines (make bench prints them).
+#   CGTMA_KMEM_EVENTS   events [62]
+. "$(dirname "$0")/lib.sh"
+
+NR_EV=${CGTMA_KMEM_EVENTS:-62}
+NR_CG=208 NR_FEW=8
+N=20000 M=30000
+MAX_SLOPE_KB=16 MAX_TOTAL_MB=64
+
+tracefs=$(awk '$(NF-2) == "tracefs" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$tracefs" ] || tracefs=/sys/kernel/tracing
+[ -d "$tracefs/events/syscalls" ] || skip "no syscall tracepoints under $tracefs/events"
+EV=syscalls:sys_enter_getppid
+# cpu-clock, getppid, and as many other syscall entries as make NR_EV.
+EVENTS="cpu-clock,$EV,$(find "$tracefs/events/syscalls" -maxdepth 1 -name 'sys_enter_*' \
+	! -name sys_enter_getppid -printf 'syscalls:%f\n' | sort | head -n $((NR_EV - 2)) |
+	paste -sd, -)"
+[ "$(tr ',' '\n' <<<"$EVENTS" | grep -c .)" = "$NR_EV" ] ||
+	skip "fewer than $NR_EV syscall tracepoints under $tracefs/events/syscalls"
+
+for ((i = 0; i < NR_CG; i++)); do cg_make "$(printf 'c%03d' $i)"; done
+FIRST=$(cg_path c000) LAST=$(cg_path "$(printf 'c%03d' $((NR_CG - 1)))")
+
+# kmem: Percpu + SUnreclaim + VmallocUsed in kB.
+kmem() { awk '/^(Percpu|SUnreclaim|VmallocUsed):/ { s += $2 } END { print s }' /proc/meminfo; }
+
+# measure NAME -G...: kernel memory cgtma adds tracking those cgroups (kB, in $added), with
+# exact counts.
+measure() {
+	local name=$1 out=$TMP/out-$1 before after got
+	shift
+	: >"$out"
+	# What the last run freed is given back by deferred work (RCU, the percpu allocator).
+	sleep 2
+	before=$(kmem)
+	"$CGTMA" -e "$EVENTS" -I 300 --json --switch-hook tracepoint "$@" >"$out" 2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	wait_lines "$out" 2 60
+	cg_run c000 "$WORKLOAD" getppid $N 20 || fail "the workload failed"
+	[ "$name" = all ] &&
+		{ cg_run "${LAST##*/}" "$WORKLOAD" getppid $M 20 || fail "the workload failed"; }
+	wait_lines "$out" $(($(wc -l <"$out") + 2)) 60
+	after=$(kmem)
+	kill -INT $cgtma_pid
+	wait $cgtma_pid || fail "$name: cgtma exited $?: $(cat "$TMP/err")"
+	added=$((after - before))
+	got=$(cgroup_sum "$out" "$FIRST" "$EV")
+	[ "$got" = "$N" ] || fail "$name: $FIRST counted $got getppid calls, want exactly $N"
+	if [ "$name" = all ]; then
+		got=$(cgroup_sum "$out" "$LAST" "$EV")
+		[ "$got" = "$M" ] || fail "$name: $LAST counted $got getppid calls, want exactly $M"
+	fi
+}
+
+few=()
+for ((i = 0; i < NR_FEW; i++)); do few+=(-G "$(cg_path "$(printf 'c%03d' $i)")"); done
+measure all -G "/$CG_BASE/c*"
+first_kb=$added
+measure few "${few[@]}"
+few_kb=$added
+measure all -G "/$CG_BASE/c*"
+all_kb=$added
+slope=$(awk -v a="$all_kb" -v f="$few_kb" -v n=$((NR_CG - NR_FEW)) 'BEGIN { printf "%.1f", (a - f) / n }')
+cpus=$(cat /sys/devices/system/cpu/possible)
+echo "kmem: $NR_EV events, possible CPUs $cpus, Linux $(uname -r):" \
+	"$first_kb kB with $NR_CG cgroups (the first run); then $few_kb kB with $NR_FEW," \
+	"$all_kb kB with $NR_CG: $slope kB per tracked cgroup"
+awk -v s="$slope" -v m=$MAX_SLOPE_KB 'BEGIN { exit !(s <= m) }' ||
+	fail "$slope kB more kernel memory per tracked cgroup, want at most $MAX_SLOPE_KB"
+((first_kb <= MAX_TOTAL_MB * 1000)) ||
+	fail "$first_kb kB of kernel memory with $NR_CG cgroups, want at most $MAX_TOTAL_MB MB"
+echo "ok: exact counts; per tracked cgroup $slope kB (<= $MAX_SLOPE_KB), with $NR_CG" \
+	"$first_kb kB (<= $MAX_TOTAL_MB MB)"
