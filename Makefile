@@ -9,18 +9,37 @@
 #                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
 #   make install      install the binary, the man pages, the bash completion and the docs
 #                     under $(PREFIX)
-#   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
+#   make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel's BTF, or
+#                     from a kernel image's (KERNEL_IMAGE=vmlinuz: tools/kernel-btf.sh)
+#   ARCH=arm64        cross-build for arm64 on an x86 host, into build-arm64/ (ARCH defaults
+#                     to this machine's: x86 or arm64)
 #   V=1               show the commands
 
+# The target architecture, in the kernel's names (x86, arm64); a cross build goes to a
+# directory of its own, so that the native build/ stays, and uses Debian's cross compiler
+# with the target's libraries from multiarch (tools/install-deps.sh build arm64).
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
+override ARCH := $(subst aarch64,arm64,$(subst x86_64,x86,$(ARCH)))
+ifeq ($(filter $(ARCH),x86 arm64),)
+$(error ARCH=$(ARCH): cgtma builds for x86 and arm64)
+endif
+ifeq ($(ARCH),$(HOST_ARCH))
 OUTPUT ?= build
+else
+OUTPUT ?= build-$(ARCH)
+CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-)
+endif
 PREFIX ?= /usr/local
-CC ?= gcc
+# make's own default (cc) gives way to gcc, the cross one for a cross build; CC=... wins.
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
 SCDOC ?= scdoc
 
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 ifeq ($(V),1)
 Q =
@@ -34,7 +53,7 @@ CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
 LIBS := -lbpf -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf -Wall -Wno-unused-function
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
@@ -187,13 +206,13 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS) | $(OUTPUT)/fuzz
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBS) -o $@
 
 deps:
-	$(Q)tools/install-deps.sh build
+	$(Q)tools/install-deps.sh build $(ARCH)
 
 test-deps:
-	$(Q)tools/install-deps.sh test
+	$(Q)tools/install-deps.sh test $(ARCH)
 
 vm-deps:
-	$(Q)tools/install-deps.sh vm
+	$(Q)tools/install-deps.sh vm $(ARCH)
 
 unit-tests: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
@@ -265,10 +284,19 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cgtma
 
 # Through a temporary file: a failing bpftool must not leave the checked-in header empty.
-vmlinux:
-	$(call msg,GEN,vmlinux/vmlinux.h)
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
-	$(Q)mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
+# The BTF is the running kernel's, if it is of ARCH; else that of a kernel image of ARCH,
+# KERNEL_IMAGE=path (arm64: Debian's linux-image-*-arm64 package's /boot/vmlinuz-*, which
+# `make test-kernels KERNELS=arm64-6.12` leaves in its cache, or any kernel built with
+# CONFIG_DEBUG_INFO_BTF), through tools/kernel-btf.sh.
+KERNEL_BTF = $(if $(KERNEL_IMAGE),$(OUTPUT)/kernel.btf,$(if $(filter $(ARCH),$(HOST_ARCH)), \
+	/sys/kernel/btf/vmlinux,$(error make vmlinux ARCH=$(ARCH) on $(HOST_ARCH): \
+	name a kernel image of $(ARCH) with KERNEL_IMAGE=PATH)))
+vmlinux: | $(OUTPUT)
+	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
+	$(if $(KERNEL_IMAGE),$(Q)tools/kernel-btf.sh $(KERNEL_IMAGE) $(OUTPUT)/kernel.btf)
+	$(Q)mkdir -p vmlinux/$(ARCH)
+	$(Q)$(BPFTOOL) btf dump file $(KERNEL_BTF) format c > vmlinux/$(ARCH)/vmlinux.h.tmp
+	$(Q)mv vmlinux/$(ARCH)/vmlinux.h.tmp vmlinux/$(ARCH)/vmlinux.h
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
