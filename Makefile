@@ -89,7 +89,7 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
 # intermediate and deleted after each build.
 .SECONDARY:
-.PHONY: all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
+.PHONY: all helpers test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench install \
 	uninstall vmlinux deps test-deps vm-deps clean
 
 all: $(OUTPUT)/cgtma
@@ -230,13 +230,20 @@ doc-tests: $(OUTPUT)/cgtma $(MAN_PAGES)
 fuzz-tests:
 	$(Q)+tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
 
+# The test helpers alone (a cross build's, for the kernel matrix's guests).
+helpers: $(HELPER_BINS)
+
 live-tests: $(OUTPUT)/cgtma $(HELPER_BINS)
 	$(Q)tests/run-live.sh $(OUTPUT)
 
 # The same live tests in each kernel of the matrix, booted under QEMU (tests/vm/). Installs
 # its packages in a step of its own, like `make test`.
+# The arm64 rows run the cross build (build-arm64/) on an x86 host.
 test-kernels: vm-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS)
+	$(if $(and $(filter arm64-%,$(KERNELS)),$(filter-out arm64,$(HOST_ARCH))), \
+		$(Q)tools/install-deps.sh build arm64 && \
+		$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=build-arm64 all helpers)
 	$(call msg,VM-TEST,$(or $(KERNELS),the default kernels))
 	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") \
 		$(if $(JOBS),-j $(JOBS)) $(KERNELS)
