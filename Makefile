@@ -6,7 +6,8 @@
 #   make run          install missing packages, build, profile the machine for 5 x 1 s
 #   make bench        overhead figures (prints numbers, never fails on timing)
 #   make test-kernels the live tests in Debian's kernels under QEMU and on this one, one table
-#                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
+#                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/;
+#                     KERNELS="arm64-6.1 arm64-6.12": arm64 guests, the cross build)
 #   make install      install the binary, the man pages, the bash completion and the docs
 #                     under $(PREFIX)
 #   make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel's BTF, or
