@@ -6,7 +6,8 @@
 #   make run          install missing packages, build, profile the machine for 5 x 1 s
 #   make bench        overhead figures (prints numbers, never fails on timing)
 #   make test-kernels the live tests in Debian's kernels under QEMU and on this one, one table
-#                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/)
+#                     (KERNELS="5.10 6.1" picks kernels, TESTS="10 12" tests; tests/vm/;
+#                     KERNELS="arm64-6.1 arm64-6.12": arm64 guests, the cross build)
 #   make dist         build/cgtma-VERSION.tar.gz: the committed tree and a VERSION file, builds
 #                     without git (make dist-test tries that)
 #   make static       build/cgtma-static: no shared libraries, models and BPF object inside,
@@ -14,10 +15,27 @@
 #                     Debian's libmicrohttpd source once)
 #   make install      install the binary, the man pages, the bash completion and the docs
 #                     under $(PREFIX)
-#   make vmlinux      regenerate vmlinux/vmlinux.h from the running kernel's BTF
+#   make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel's BTF, or
+#                     from a kernel image's (KERNEL_IMAGE=vmlinuz: tools/kernel-btf.sh)
+#   ARCH=arm64        cross-build for arm64 on an x86 host, into build-arm64/ (ARCH defaults
+#                     to this machine's: x86 or arm64)
 #   V=1               show the commands
 
+# The target architecture, in the kernel's names (x86, arm64); a cross build goes to a
+# directory of its own, so that the native build/ stays, and uses Debian's cross compiler
+# with the target's libraries from multiarch (tools/install-deps.sh build arm64).
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
+override ARCH := $(subst aarch64,arm64,$(subst x86_64,x86,$(ARCH)))
+ifeq ($(filter $(ARCH),x86 arm64),)
+$(error ARCH=$(ARCH): cgtma builds for x86 and arm64)
+endif
+ifeq ($(ARCH),$(HOST_ARCH))
 OUTPUT ?= build
+else
+OUTPUT ?= build-$(ARCH)
+CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-)
+endif
 # The release, set here only. The commit comes from `git describe`, or from the VERSION file
 # at the top of a release tarball (make dist), or from CGTMA_COMMIT=... on the command line
 # (a build from copied sources, as in tools/container/Containerfile).
@@ -28,13 +46,15 @@ CGTMA_COMMIT := $(shell if [ -f VERSION ]; then cat VERSION; \
 	git describe --always --dirty; else echo unknown; fi | tr -cd 'A-Za-z0-9._+-')
 endif
 PREFIX ?= /usr/local
-CC ?= gcc
+# make's own default (cc) gives way to gcc, the cross one for a cross build; CC=... wins.
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
 SCDOC ?= scdoc
 
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 ifeq ($(V),1)
 Q =
@@ -48,7 +68,7 @@ CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
 LIBS := -lbpf -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf -Wall -Wno-unused-function
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
@@ -84,8 +104,8 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUT
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
 # intermediate and deleted after each build.
 .SECONDARY:
-.PHONY: FORCE all test check unit-tests san-tests fuzz-tests live-tests test-kernels run bench \
-	install uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test static
+.PHONY: FORCE all helpers test check unit-tests san-tests fuzz-tests live-tests test-kernels run \
+	bench install uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test static
 
 all: $(OUTPUT)/cgtma
 
@@ -244,15 +264,15 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS) | $(OUTPUT)/fuzz
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBS) -o $@
 
 deps:
-	$(Q)tools/install-deps.sh build
+	$(Q)tools/install-deps.sh build $(ARCH)
 
 # Then checks that every program a live test would skip without is there.
 test-deps:
-	$(Q)tools/install-deps.sh test
+	$(Q)tools/install-deps.sh test $(ARCH)
 	$(Q)tests/check-deps.sh
 
 vm-deps:
-	$(Q)tools/install-deps.sh vm
+	$(Q)tools/install-deps.sh vm $(ARCH)
 
 static-deps:
 	$(Q)tools/install-deps.sh static
@@ -273,14 +293,21 @@ doc-tests: $(OUTPUT)/cgtma $(MAN_PAGES)
 fuzz-tests:
 	$(Q)+tests/run-fuzz.sh $(OUTPUT) $(FUZZ_SRCS)
 
+# The test helpers alone (a cross build's, for the kernel matrix's guests).
+helpers: $(HELPER_BINS)
+
 # The static binary too: tests/live/36-static.sh runs it in an empty root.
 live-tests: $(OUTPUT)/cgtma $(HELPER_BINS) $(OUTPUT)/cgtma-static
 	$(Q)tests/run-live.sh $(OUTPUT)
 
 # The same live tests in each kernel of the matrix, booted under QEMU (tests/vm/). Installs
 # its packages in a step of its own, like `make test`.
+# The arm64 rows run the cross build (build-arm64/) on an x86 host.
 test-kernels: vm-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(OUTPUT)/cgtma-static
+	$(if $(and $(filter arm64-%,$(KERNELS)),$(filter-out arm64,$(HOST_ARCH))), \
+		$(Q)tools/install-deps.sh build arm64 && \
+		$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=build-arm64 all helpers)
 	$(call msg,VM-TEST,$(or $(KERNELS),the default kernels))
 	$(Q)tests/vm/test-kernels.sh -b $(OUTPUT) $(if $(TESTS),-t "$(TESTS)") \
 		$(if $(JOBS),-j $(JOBS)) $(KERNELS)
@@ -347,10 +374,19 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cgtma
 
 # Through a temporary file: a failing bpftool must not leave the checked-in header empty.
-vmlinux:
-	$(call msg,GEN,vmlinux/vmlinux.h)
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
-	$(Q)mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
+# The BTF is the running kernel's, if it is of ARCH; else that of a kernel image of ARCH,
+# KERNEL_IMAGE=path (arm64: Debian's linux-image-*-arm64 package's /boot/vmlinuz-*, which
+# `make test-kernels KERNELS=arm64-6.12` leaves in its cache, or any kernel built with
+# CONFIG_DEBUG_INFO_BTF), through tools/kernel-btf.sh.
+KERNEL_BTF = $(if $(KERNEL_IMAGE),$(OUTPUT)/kernel.btf,$(if $(filter $(ARCH),$(HOST_ARCH)), \
+	/sys/kernel/btf/vmlinux,$(error make vmlinux ARCH=$(ARCH) on $(HOST_ARCH): \
+	name a kernel image of $(ARCH) with KERNEL_IMAGE=PATH)))
+vmlinux: | $(OUTPUT)
+	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
+	$(if $(KERNEL_IMAGE),$(Q)tools/kernel-btf.sh $(KERNEL_IMAGE) $(OUTPUT)/kernel.btf)
+	$(Q)mkdir -p vmlinux/$(ARCH)
+	$(Q)$(BPFTOOL) btf dump file $(KERNEL_BTF) format c > vmlinux/$(ARCH)/vmlinux.h.tmp
+	$(Q)mv vmlinux/$(ARCH)/vmlinux.h.tmp vmlinux/$(ARCH)/vmlinux.h
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

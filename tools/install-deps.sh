@@ -7,6 +7,11 @@
 #   tools/install-deps.sh vm      the above, plus what `make test-kernels` boots guests with
 #   tools/install-deps.sh --list SET   prints SET's packages, one a line, and installs nothing
 #
+# A second argument, the target architecture (x86 or arm64; default this machine's), adds a
+# cross compiler and the target's libraries when it is not this machine's (`make ARCH=arm64`
+# on x86): Debian's multiarch installs them beside the native ones once dpkg knows the
+# architecture (dpkg --add-architecture, done here).
+#
 # Debian 12 (bookworm) is the reference; package names are Debian's. Without root, it lists
 # what is missing and the command to install it, and fails.
 set -eu
@@ -17,6 +22,13 @@ if [ "${1:-}" = --list ]; then
 	shift
 fi
 what=${1:-build}
+host_arch=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+arch=${2:-$host_arch}
+case $arch in
+x86 | x86_64) arch=x86 deb_arch=amd64 cross=x86-64 ;;
+arm64 | aarch64) arch=arm64 deb_arch=arm64 cross=aarch64 ;;
+*) echo "$0: architecture '$arch': expected x86 or arm64" >&2; exit 2 ;;
+esac
 
 build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 	libpfm4-dev libjson-c-dev libmicrohttpd-dev"
@@ -45,15 +57,26 @@ test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chr
 # system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
 # and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.
 vm_pkgs="qemu-system-x86 debootstrap debian-archive-keyring kmod busybox-static cpio e2fsprogs"
+# Its arm64 rows: qemu-system-aarch64 (qemu-system-arm), and debootstrap of an arm64 root
+# runs the packages' scripts through qemu-user-static registered with binfmt_misc.
+vm_pkgs="$vm_pkgs qemu-system-arm qemu-user-static binfmt-support"
+# The cross build's compiler and the target's libraries (Debian multiarch).
+cross_pkgs=""
+if [ "$arch" != "$host_arch" ]; then
+	cross_pkgs="gcc-$cross-linux-gnu"
+	for p in libbpf-dev libelf-dev zlib1g-dev libpfm4-dev libjson-c-dev libmicrohttpd-dev; do
+		cross_pkgs="$cross_pkgs $p:$deb_arch"
+	done
+fi
 
 case "$what" in
-build) pkgs=$build_pkgs ;;
+build) pkgs="$build_pkgs $cross_pkgs" ;;
 static) pkgs="$build_pkgs $static_pkgs" ;;
 # The live tests run the static binary too (tests/live/36-static.sh).
-test) pkgs="$build_pkgs $static_pkgs $test_pkgs" ;;
+test) pkgs="$build_pkgs $cross_pkgs $static_pkgs $test_pkgs" ;;
 # The host's own row of the matrix is the live suite: the test packages too.
-vm) pkgs="$build_pkgs $static_pkgs $test_pkgs $vm_pkgs" ;;
-*) echo "usage: $0 [--list] build|static|test|vm" >&2; exit 2 ;;
+vm) pkgs="$build_pkgs $cross_pkgs $static_pkgs $test_pkgs $vm_pkgs" ;;
+*) echo "usage: $0 [--list] build|static|test|vm [x86|arm64]" >&2; exit 2 ;;
 esac
 if $list; then
 	# shellcheck disable=SC2086
@@ -84,6 +107,10 @@ fi
 
 echo "cgtma: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+# The target's libraries come from its architecture's package lists.
+if [ -n "$cross_pkgs" ] && ! dpkg --print-foreign-architectures | grep -qx "$deb_arch"; then
+	dpkg --add-architecture "$deb_arch"
+fi
 # Installing a server package (prometheus) must not start it as a system service: the tests
 # run their own instance on a free loopback port. policy-rc.d is Debian's switch for that.
 policy=/usr/sbin/policy-rc.d
@@ -92,6 +119,6 @@ if [ ! -e "$policy" ]; then
 	trap 'rm -f "$policy"' EXIT INT TERM
 fi
 # A fresh machine has no package lists; an old list may name versions no longer served.
-apt-get update -q >/dev/null
+apt-get -o DPkg::Lock::Timeout=900 update -q >/dev/null
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing >/dev/null
+apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $missing >/dev/null

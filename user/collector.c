@@ -546,6 +546,25 @@ static int attach_irq_hooks(struct collector *c)
 }
 
 /*
+ * The kernel refuses a group member (EINVAL) when the group with it could never be on the
+ * counters at once: more hardware events than the PMU has counters (a model written for a
+ * larger PMU). Says so, naming the group and its size, rather than EINVAL's generic hint.
+ */
+static void report_group_refused(const struct collector_opts *o, int i, int cpu)
+{
+	int first = i, last = i;
+
+	while (first > 0 && o->group[first - 1] == o->group[i])
+		first--;
+	while (last + 1 < o->nr_events && o->group[last + 1] == o->group[i])
+		last++;
+	pr_err("cannot open event '%s' on CPU %d: the PMU cannot schedule its group of %d events "
+	       "(from '%s' to '%s') at once: more events than this CPU's counters, or an encoding "
+	       "it does not take (Invalid argument)", o->names[i], cpu, last - first + 1,
+	       o->names[first], o->names[last]);
+}
+
+/*
  * Opens every event on one online CPU and puts them in the map. On failure, what was opened
  * stays recorded in c->fds for close_cpu_events(); ENODEV: the CPU went offline meanwhile.
  */
@@ -568,7 +587,9 @@ static int open_cpu_events(struct collector *c, int cpu)
 		fd = perf_event_open(&attr, cpu, leader);
 		if (fd < 0) {
 			err = errno;
-			if (err != ENODEV)
+			if (err == EINVAL && leader >= 0)
+				report_group_refused(o, i, cpu);
+			else if (err != ENODEV)
 				pr_err("cannot open event '%s' on CPU %d: %s%s", o->names[i], cpu,
 				       strerror(err), perf_open_hint(err));
 			return -err;

@@ -6,7 +6,15 @@
  *                                  times), sleeping PAUSE_MS after every N/10 so the work
  *                                  spans several intervals and many context switches
  *   workload spin MS               burn one CPU for MS milliseconds of wall time
- *   workload cgexec DIR CMD...     move into cgroup DIR (its cgroup.procs), then exec CMD
+ *   workload loop N                N turns of a two-instruction loop in user space: 2 N
+ *                                  instructions retired, plus the process's fixed start
+ *                                  and exit (the hardware-counter oracle of 35-hw-counters)
+ *   workload cgexec DIR CMD...     move into cgroup DIR (its cgroup.procs), then exec CMD;
+ *                                  what runs in DIR before CMD does not depend on the pid
+ *   workload gate FIFO CMD...      wait for a writer of the named pipe FIFO, then exec CMD
+ *                                  (an absolute path): started in its cgroup before a
+ *                                  measurement, released during it, it retires the same
+ *                                  instructions there every time
  *   workload tour N DIR...         move into each cgroup DIR in turn and make N getppid()
  *                                  calls in each: many cgroups charged on one CPU at once
  *   workload threads PAUSE_MS N... one thread per N, named getppid-I (I from 1), each making
@@ -15,6 +23,7 @@
  *                                  thread makes none
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +64,28 @@ static int do_spin(long ms)
 	return 0;
 }
 
+/*
+ * In assembly, so that a turn is two instructions (a decrement that sets the flags, a
+ * branch back) whatever the compiler does.
+ */
+static int do_loop(unsigned long n)
+{
+	if (n == 0)
+		return 0;
+#if defined(__aarch64__)
+	__asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
+#elif defined(__x86_64__)
+	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+#else
+#error "workload loop: no two-instruction loop written for this architecture"
+#endif
+	return 0;
+}
+
+/*
+ * "0" moves the writer itself: the instructions after the write do not depend on the pid's
+ * digits, so a command exec'd in two cgroups retires the same count in each.
+ */
 static int join(const char *dir)
 {
 	char path[4096];
@@ -62,7 +93,7 @@ static int join(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	f = fopen(path, "we");
-	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f)) {
+	if (!f || fputs("0\n", f) < 0 || fclose(f)) {
 		fprintf(stderr, "workload: cannot join %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
@@ -125,6 +156,21 @@ static int do_threads(long pause_ms, int nr, char **counts)
 	return 0;
 }
 
+static int do_gate(const char *fifo, char **cmd)
+{
+	int fd = open(fifo, O_RDONLY | O_CLOEXEC);
+	char c;
+
+	if (fd < 0 || read(fd, &c, 1) < 0) {
+		fprintf(stderr, "workload: cannot wait on %s: %s\n", fifo, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	execv(cmd[0], cmd);
+	fprintf(stderr, "workload: cannot run %s: %s\n", cmd[0], strerror(errno));
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "threads"))
@@ -133,8 +179,12 @@ int main(int argc, char **argv)
 		return do_getppid(atol(argv[2]), argc > 3 ? atol(argv[3]) : 0);
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return do_spin(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "loop"))
+		return do_loop(strtoul(argv[2], NULL, 10));
 	if (argc >= 4 && !strcmp(argv[1], "cgexec"))
 		return do_cgexec(argv[2], argv + 3);
+	if (argc >= 4 && !strcmp(argv[1], "gate"))
+		return do_gate(argv[2], argv + 3);
 	if (argc >= 4 && !strcmp(argv[1], "tour")) {
 		for (int i = 3; i < argc; i++) {
 			if (join(argv[i]))
@@ -143,7 +193,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: workload getppid N [PAUSE_MS] | spin MS | cgexec DIR CMD... | "
-		"threads PAUSE_MS N... | tour N DIR...\n");
+	fprintf(stderr, "usage: workload getppid N [PAUSE_MS] | spin MS | loop N | cgexec DIR CMD... | "
+		"gate FIFO CMD... | threads PAUSE_MS N... | tour N DIR...\n");
 	return 2;
 }

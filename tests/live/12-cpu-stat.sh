@@ -88,16 +88,22 @@ agree B "$(clock_usec "$out" "$B")" $((u1_b - u0_b)) $st
 
 # --- a task moving itself into the cgroup mid-slice, from the root cgroup ------------------
 # Half an interval in, so the CPU has run half a second of other cgroups' work (idle
-# included) in the slice the workload moves in.
-start_cgtma "$TMP/out2" -I 1000 -G "$C"
-sleep 0.5
-u0=$(usage_usec C) st0=$(steal_usec)
-cg_run C "$WORKLOAD" spin 2000 || fail "the workload failed"
-u1=$(usage_usec C) st=$(($(steal_usec) - st0))
-wait_lines "$out" $(($(wc -l <"$out") + 1))
-stop_cgtma
-agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
-	": the slice in which the task moved went to the wrong cgroup"
+# included) in the slice the workload moves in. Where the kernel hides cgroup_mutex's address
+# (no CONFIG_KALLSYMS_ALL: Debian's arm64 6.1), a switch inside the move cannot be told
+# apart and the slice goes to the new cgroup, as cgtma -v says: left out there.
+if awk '$3 == "cgroup_mutex" { found = 1 } END { exit !found }' /proc/kallsyms; then
+	start_cgtma "$TMP/out2" -I 1000 -G "$C"
+	sleep 0.5
+	u0=$(usage_usec C) st0=$(steal_usec)
+	cg_run C "$WORKLOAD" spin 2000 || fail "the workload failed"
+	u1=$(usage_usec C) st=$(($(steal_usec) - st0))
+	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	stop_cgtma
+	agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
+		": the slice in which the task moved went to the wrong cgroup"
+else
+	echo "note: /proc/kallsyms has no cgroup_mutex (no CONFIG_KALLSYMS_ALL): a task moving itself is not checked"
+fi
 
 # --- a running task moved from D1 to D2 by this shell -------------------------------------
 # The spinner alone on the last CPU, this shell and cgtma on the first, so that the slice in

@@ -6,7 +6,8 @@
 #
 # /results/guest.conf (written by the host) gives ROW, LAYOUT (v2, hybrid, v1), MODE (suite
 # or nocgroup2), BUILD (the build directory, relative to the checkout), TESTS (test
-# scripts, relative; empty for all), EMULATION (tcg, or empty under KVM) and ATTACH_ROUNDS
+# scripts, relative; empty for all), EMULATION (tcg; tcg-icount on the arm64 rows, QEMU run
+# with -icount shift=0; or empty under KVM) and ATTACH_ROUNDS
 # (CGTMA_ATTACH_ROUNDS for 27-attach-churn, empty for its default).
 #
 # What it writes: uname, uname-v, preempt, paranoid, memlock, live.log (tests/run-live.sh's

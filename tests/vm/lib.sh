@@ -3,11 +3,15 @@
 #
 # Everything lives under one cache directory outside the clone, $CGTMA_VMTEST_CACHE
 # (default /var/cache/cgtma-vmtest):
-#   apt/SUITE/        a private apt configuration per suite (sources.list, lists, cache)
-#   debs/             the kernel packages as downloaded
-#   kernels/FAMILY.pkg  the package chosen for a family (5.10, 5.10-rt, 6.1, 6.1-rt, 6.12, 6.18)
+#   apt/SUITE/        a private apt configuration per suite (sources.list, lists, cache);
+#                     apt/SUITE-arm64/ the same for the arm64 packages
+#   debs/             the kernel packages as downloaded (and arm64's busybox-static)
+#   kernels/FAMILY.pkg  the package chosen for a family (5.10, 5.10-rt, 6.1, 6.1-rt, 6.12, 6.18,
+#                     arm64-6.1, arm64-6.12)
 #   kernels/PKG/      the package extracted, depmod run, and its initramfs
-#   rootfs/           the guests' root image (built once, booted with snapshot=on)
+#   busybox-arm64/    arm64's busybox, for the arm64 kernels' initramfs
+#   rootfs/           the guests' root images, one per architecture (built once, booted with
+#                     snapshot=on)
 #   results/ROW/      the last run of each row: console.log, meta, out/ (what the guest wrote)
 #   tree/             the copy of the checkout the last run shared with its guests
 # A second run downloads and builds nothing; CGTMA_VMTEST_REFRESH=1 asks the archive again
@@ -30,16 +34,19 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # for by name too: 5.10-cpus240 and 6.1-cpus240 (2 CPUs online of 240 possible, as cloud VMs
 # and 2-socket servers have: per-CPU maps take memory for every possible CPU; run
 # 32-kernel-memory there), 6.1-cpus8 (8 online: single-threaded TCG runs them one at a time,
-# so a row takes about 4 times as long).
+# so a row takes about 4 times as long). The arm64 rows (Debian's arm64 kernels under
+# qemu-system-aarch64, an emulated PMU: hardware counters) are asked for by name too.
 DEFAULT_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
-ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary 5.10-cpus240 6.1-cpus240 6.1-cpus8"
+ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary 5.10-cpus240 6.1-cpus240 6.1-cpus8 arm64-6.1 arm64-6.12"
 
 # The guests' root: what cgtma links, what the live tests run (tests/live/*.sh), python3 for
 # crucible's post-process (40-crucible) and prometheus (30-prometheus; a 19 MB download).
-# Not perf (no live test runs it) nor chromium (hundreds of MB; 51-html says so and skips).
+# Not chromium (hundreds of MB; 51-html says so and skips). perf only in the arm64 root: its
+# hardware counters are the oracle of 35-hw-counters (x86 guests have no PMU).
 ROOTFS_SUITE=bookworm
 ROOTFS_PKGS="libbpf1 libelf1 zlib1g libpfm4 libjson-c5 libmicrohttpd12 jq iproute2 procps
 	util-linux curl xz-utils kmod bash python3 prometheus"
+ROOTFS_PKGS_arm64="linux-perf"
 # Raised when the image's content changes in a way the package list does not show.
 ROOTFS_REV=1
 
@@ -62,10 +69,12 @@ vm_dur() {
 
 # row_def ROW: R_FAMILY (a kernel family, or host), R_CMDLINE (added to the kernel's command
 # line), R_LAYOUT (v2, hybrid or v1: the cgroup mounts), R_MODE (suite: the live tests;
-# nocgroup2: the one check of a machine without cgroup v2), R_SMP (QEMU's -smp). Fails on an
-# unknown row.
+# nocgroup2: the one check of a machine without cgroup v2), R_SMP (QEMU's -smp), R_ARCH (the
+# guest's Debian architecture: amd64 or arm64). Fails on an unknown row.
+# The arm64 rows boot with ASLR off (norandmaps) and, on QEMU's side, -icount shift=0: user
+# space's instruction counts are then exact, run after run (35-hw-counters).
 row_def() {
-	R_FAMILY='' R_CMDLINE='' R_LAYOUT=v2 R_MODE=suite R_SMP=2
+	R_FAMILY='' R_CMDLINE='' R_LAYOUT=v2 R_MODE=suite R_SMP=2 R_ARCH=amd64
 	case $1 in
 	host) R_FAMILY=host R_LAYOUT=host ;;
 	5.10) R_FAMILY=5.10 ;;
@@ -81,13 +90,16 @@ row_def() {
 	5.10-cpus240) R_FAMILY=5.10 R_SMP=2,maxcpus=240 ;;
 	6.1-cpus240) R_FAMILY=6.1 R_SMP=2,maxcpus=240 ;;
 	6.1-cpus8) R_FAMILY=6.1 R_SMP=8 ;;
+	arm64-6.1) R_FAMILY=arm64-6.1 R_ARCH=arm64 R_CMDLINE=norandmaps ;;
+	arm64-6.12) R_FAMILY=arm64-6.12 R_ARCH=arm64 R_CMDLINE=norandmaps ;;
 	*) return 1 ;;
 	esac
 }
 
-# family_def FAMILY: F_SUITE (the Debian release that ships it) and F_RE (the package names
-# that qualify; the newest version among them wins).
+# family_def FAMILY: F_SUITE (the Debian release that ships it), F_ARCH (its Debian
+# architecture) and F_RE (the package names that qualify; the newest version among them wins).
 family_def() {
+	F_ARCH=amd64
 	case $1 in
 	5.10) F_SUITE=bullseye F_RE='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
 	5.10-rt) F_SUITE=bullseye F_RE='^linux-image-5\.10\.0-[0-9]+-rt-amd64$' ;;
@@ -95,6 +107,8 @@ family_def() {
 	6.1-rt) F_SUITE=bookworm F_RE='^linux-image-6\.1\.0-[0-9]+-rt-amd64$' ;;
 	6.12) F_SUITE=trixie F_RE='^linux-image-6\.12\.[0-9]+[^-]*-amd64$' ;;
 	6.18) F_SUITE=trixie-backports F_RE='^linux-image-6\.18\.[0-9]+[^-]*-amd64$' ;;
+	arm64-6.1) F_SUITE=bookworm F_ARCH=arm64 F_RE='^linux-image-6\.1\.0-[0-9]+-arm64$' ;;
+	arm64-6.12) F_SUITE=trixie F_ARCH=arm64 F_RE='^linux-image-6\.12\.[0-9]+[^-]*-arm64$' ;;
 	*) return 1 ;;
 	esac
 }
@@ -135,10 +149,18 @@ host_mirrors() {
 	fi
 }
 
-# apt_setup SUITE: APT=(options) for apt-get and apt-cache that read only this suite and
-# its -security suite, from this directory: the machine's own sources stay untouched.
+# apt_dir SUITE [ARCH]: the private apt directory of SUITE's packages for ARCH (default
+# amd64).
+apt_dir() {
+	if [ "${2:-amd64}" = amd64 ]; then echo "$CACHE/apt/$1"; else echo "$CACHE/apt/$1-$2"; fi
+}
+
+# apt_setup SUITE [ARCH]: APT=(options) for apt-get and apt-cache that read only this suite
+# and its -security suite, for ARCH (default amd64), from this directory: the machine's own
+# sources stay untouched.
 apt_setup() {
-	local suite=$1 d=$CACHE/apt/$1
+	local suite=$1 arch=${2:-amd64} d
+	d=$(apt_dir "$1" "$arch")
 	host_mirrors || return 1
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" || return 1
 	{
@@ -150,24 +172,25 @@ apt_setup() {
 	# Sandbox::User=root: the cache belongs to root, not to _apt.
 	APT=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=-
 		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache"
-		-o APT::Architecture=amd64 -o APT::Architectures=amd64 -o APT::Sandbox::User=root)
+		-o "APT::Architecture=$arch" -o "APT::Architectures=$arch" -o APT::Sandbox::User=root)
 }
 
-# apt_update SUITE: fetches the suite's package lists, once per run and only when asked to
-# or when there are none yet.
+# apt_update SUITE [ARCH]: fetches the suite's package lists for ARCH (default amd64), once
+# per run and only when asked to or when there are none yet.
 apt_update() {
-	local suite=$1 d=$CACHE/apt/$1 log
-	apt_setup "$suite" || return 1
+	local suite=$1 arch=${2:-amd64} d log
+	d=$(apt_dir "$1" "$arch")
+	apt_setup "$suite" "$arch" || return 1
 	[ -e "$d/updated" ] && [ -z "${CGTMA_VMTEST_REFRESH:-}" ] && return 0
-	case " ${APT_UPDATED:-} " in *" $suite "*) return 0 ;; esac
-	vm_say "apt: package lists of $suite (+security) from $MIRROR${SEC_MIRROR:+ and $SEC_MIRROR}"
+	case " ${APT_UPDATED:-} " in *" $suite/$arch "*) return 0 ;; esac
+	vm_say "apt: package lists of $suite (+security, $arch) from $MIRROR${SEC_MIRROR:+ and $SEC_MIRROR}"
 	if ! log=$(apt-get "${APT[@]}" -q update 2>&1); then
 		vm_err "apt-get update for $suite failed:"
 		printf '%s\n' "$log" | tail -n 5 >&2
 		return 1
 	fi
 	touch "$d/updated"
-	APT_UPDATED="${APT_UPDATED:-} $suite"
+	APT_UPDATED="${APT_UPDATED:-} $suite/$arch"
 }
 
 # resolve_kernel FAMILY: K_CANDIDATES, the family's packages newest first, and K_PKG, the
@@ -181,7 +204,7 @@ resolve_kernel() {
 		K_CANDIDATES=("$K_PKG")
 		return 0
 	fi
-	apt_update "$F_SUITE" || return 1
+	apt_update "$F_SUITE" "$F_ARCH" || return 1
 	names=$(apt-cache "${APT[@]}" pkgnames linux-image- | grep -E "$F_RE")
 	# One "NAME VERSION" line per package (its candidate version), in one apt-cache call,
 	# sorted by Debian's version order, newest first.
@@ -205,7 +228,7 @@ resolve_kernel() {
 download_kernel() {
 	local fam=$1 tmp log pkg
 	family_def "$fam"
-	apt_update "$F_SUITE" || return 1
+	apt_update "$F_SUITE" "$F_ARCH" || return 1
 	mkdir -p "$CACHE/debs" "$CACHE/kernels" || return 1
 	for pkg in "${K_CANDIDATES[@]}"; do
 		tmp=$CACHE/debs/tmp.$$
@@ -265,24 +288,51 @@ fetch_kernel() {
 	. "$dir/kernel.env"
 }
 
+# host_deb_arch: this machine's Debian architecture (amd64, arm64).
+host_deb_arch() { dpkg --print-architecture; }
+
+# guest_busybox: BUSYBOX, a static busybox for R_ARCH's guests: this machine's own when the
+# architectures match (busybox-static, which tools/install-deps.sh vm installs), else
+# Debian's busybox-static of ROOTFS_SUITE for R_ARCH, downloaded and extracted once.
+guest_busybox() {
+	local d=$CACHE/busybox-$R_ARCH tmp log
+	if [ "$R_ARCH" = "$(host_deb_arch)" ]; then
+		BUSYBOX=/bin/busybox
+		[ -x /bin/busybox ] && /bin/busybox --list | grep -qx switch_root && return 0
+		vm_err "/bin/busybox: missing or without switch_root (tools/install-deps.sh vm installs busybox-static)"
+		return 1
+	fi
+	BUSYBOX=$d/busybox
+	[ -s "$BUSYBOX" ] && return 0
+	apt_update "$ROOTFS_SUITE" "$R_ARCH" || return 1
+	tmp=$d.tmp.$$
+	rm -rf "$tmp" && mkdir -p "$tmp" || return 1
+	vm_say "apt: downloading busybox-static ($R_ARCH)"
+	if ! log=$(cd "$tmp" && apt-get "${APT[@]}" -q download busybox-static 2>&1) ||
+		! dpkg-deb -x "$tmp"/busybox-static_*.deb "$tmp/root" || [ ! -s "$tmp/root/bin/busybox" ]; then
+		vm_err "busybox-static for $R_ARCH: cannot download or extract it:"
+		printf '%s\n' "$log" | tail -n 5 >&2
+		rm -rf "$tmp"
+		return 1
+	fi
+	rm -rf "$d" && mkdir -p "$d" && mv "$tmp/root/bin/busybox" "$BUSYBOX" && rm -rf "$tmp"
+}
+
 # build_initrd: K_INITRD, the initramfs of the kernel fetch_kernel set up: busybox, the
 # modules of INITRD_MODULES and what they need, decompressed (busybox's insmod reads plain
 # ELF) and numbered in load order, and tests/vm/initramfs-init as /init. Named after a hash
 # of what goes in, so an edit of the init script or the list makes a new one.
 build_initrd() {
 	local kdir=$CACHE/kernels/$K_PKG key tmp m p n=0 order
-	key=$({ cat "$VM_DIR/initramfs-init"; echo "$INITRD_MODULES"; sha256sum /bin/busybox; } |
+	guest_busybox || return 1
+	key=$({ cat "$VM_DIR/initramfs-init"; echo "$INITRD_MODULES"; sha256sum "$BUSYBOX"; } |
 		sha256sum | cut -c1-12)
 	K_INITRD=$kdir/initrd-$key.cpio.gz
 	[ -s "$K_INITRD" ] && return 0
-	[ -x /bin/busybox ] && /bin/busybox --list | grep -qx switch_root || {
-		vm_err "/bin/busybox: missing or without switch_root (tools/install-deps.sh vm installs busybox-static)"
-		return 1
-	}
 	order=$(modules_in_order "$K_MODDIR" $INITRD_MODULES) || return 1
 	tmp=$kdir/initrd.tmp.$$
 	rm -rf "$tmp" && mkdir -p "$tmp/bin" "$tmp/modules" || return 1
-	cp /bin/busybox "$tmp/bin/" && cp "$VM_DIR/initramfs-init" "$tmp/init" && chmod 755 "$tmp/init" ||
+	cp "$BUSYBOX" "$tmp/bin/busybox" && cp "$VM_DIR/initramfs-init" "$tmp/init" && chmod 755 "$tmp/init" ||
 		return 1
 	for p in $order; do
 		n=$((n + 1))
@@ -334,23 +384,49 @@ modules_in_order() {
 		}' "$moddir/modules.builtin" "$moddir/modules.dep"
 }
 
-# build_rootfs: ROOTFS, the guests' root image: debootstrap --variant=minbase of
-# ROOTFS_SUITE with ROOTFS_PKGS, made into an ext4 image with room to spare (the guest's
-# writes go to QEMU's snapshot, the image itself never changes).
+# foreign_exec ARCH: whether this machine runs ARCH's binaries (debootstrap runs the
+# packages' scripts in the new root): qemu-user-static registered with binfmt_misc, which
+# this mounts and enables when it is not yet (a machine without systemd does neither).
+foreign_exec() {
+	local q
+	case $1 in
+	arm64) q=qemu-aarch64 ;;
+	amd64) q=qemu-x86_64 ;;
+	esac
+	[ -e "/proc/sys/fs/binfmt_misc/$q" ] && return 0
+	mountpoint -q /proc/sys/fs/binfmt_misc ||
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null
+	command -v update-binfmts >/dev/null && update-binfmts --enable "$q" >/dev/null 2>&1
+	[ -e "/proc/sys/fs/binfmt_misc/$q" ] && return 0
+	vm_err "cannot run $1 binaries here: no binfmt_misc entry $q (tools/install-deps.sh vm installs qemu-user-static and binfmt-support)"
+	return 1
+}
+
+# build_rootfs: ROOTFS, the guests' root image for R_ARCH: debootstrap --variant=minbase of
+# ROOTFS_SUITE with ROOTFS_PKGS (and the architecture's ROOTFS_PKGS_ARCH), made into an ext4
+# image with room to spare (the guest's writes go to QEMU's snapshot, the image itself never
+# changes).
 build_rootfs() {
-	local key tmp mb t0=$SECONDS
-	key=$(echo "$ROOTFS_SUITE $ROOTFS_PKGS $ROOTFS_REV" | sha256sum | cut -c1-12)
-	ROOTFS=$CACHE/rootfs/$ROOTFS_SUITE-$key.img
+	local key tmp mb t0=$SECONDS pkgs=$ROOTFS_PKGS name=$ROOTFS_SUITE extra
+	if [ "$R_ARCH" = amd64 ]; then
+		key=$(echo "$ROOTFS_SUITE $ROOTFS_PKGS $ROOTFS_REV" | sha256sum | cut -c1-12)
+	else
+		extra=ROOTFS_PKGS_$R_ARCH
+		pkgs="$pkgs ${!extra:-}" name=$ROOTFS_SUITE-$R_ARCH
+		key=$(echo "$ROOTFS_SUITE $R_ARCH $pkgs $ROOTFS_REV" | sha256sum | cut -c1-12)
+	fi
+	ROOTFS=$CACHE/rootfs/$name-$key.img
 	[ -s "$ROOTFS" ] && return 0
 	command -v debootstrap >/dev/null && command -v mkfs.ext4 >/dev/null || {
 		vm_err "debootstrap or mkfs.ext4 missing (tools/install-deps.sh vm installs them)"
 		return 1
 	}
 	host_mirrors || return 1
+	[ "$R_ARCH" = "$(host_deb_arch)" ] || foreign_exec "$R_ARCH" || return 1
 	tmp=$CACHE/rootfs/tmp.$$
 	rm -rf "$tmp" && mkdir -p "$tmp" || return 1
-	vm_say "rootfs: debootstrap $ROOTFS_SUITE (minbase + $(echo $ROOTFS_PKGS | wc -w) packages) from $MIRROR"
-	if ! debootstrap --variant=minbase --include="$(echo $ROOTFS_PKGS | tr ' ' ,)" \
+	vm_say "rootfs: debootstrap $ROOTFS_SUITE $R_ARCH (minbase + $(echo $pkgs | wc -w) packages) from $MIRROR"
+	if ! debootstrap --arch="$R_ARCH" --variant=minbase --include="$(echo $pkgs | tr ' ' ,)" \
 		"$ROOTFS_SUITE" "$tmp/root" "$MIRROR" >"$tmp/debootstrap.log" 2>&1; then
 		vm_err "debootstrap $ROOTFS_SUITE failed (log: $tmp/debootstrap.log):"
 		tail -n 8 "$tmp/debootstrap.log" >&2
@@ -502,6 +578,7 @@ run_row() {
 	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS
 	shift 3
 	row_def "$ROW" || return 2
+	build=$(row_build "$build")
 	rm -rf "$res" && mkdir -p "$res/out" "$res/skip" "$res/fail" || return 1
 	BOOT_WHY='' BOOT_CMDLINE=''
 	SHOWN=0
@@ -550,17 +627,27 @@ host_suite() {
 guest_boot() {
 	local res=$1 verbose=$2 build=$3 pid rc watched done_at='' p
 	shift 3
+	local qemu=qemu-system-x86_64 args=("${ACCEL_ARGS[@]}") console=ttyS0,115200
 	fetch_kernel "$R_FAMILY" && build_initrd && build_rootfs || return 1
+	if [ "$R_ARCH" = arm64 ]; then
+		# TCG on any host; -icount shift=0 makes the virtual clock the instruction count
+		# (1 GHz) and the emulated PMU's instructions exact. pauth-impdef: -cpu max's
+		# architected pointer authentication is about 5 times slower to emulate.
+		ACCEL=tcg-icount qemu=qemu-system-aarch64 console=ttyAMA0
+		# shellcheck disable=SC2054 # commas inside one option's value
+		args=(-M virt -accel tcg,thread=single -icount shift=0
+			-cpu "${CGTMA_VMTEST_ARM64_CPU:-max,pauth-impdef=on}")
+	fi
 	{
 		printf 'ROW=%q\nLAYOUT=%q\nMODE=%q\nBUILD=%q\n' "$ROW" "$R_LAYOUT" "$R_MODE" "$build"
 		printf 'TESTS=%q\n' "$*"
-		printf 'EMULATION=%q\n' "$([ "$ACCEL" != kvm ] && echo tcg)"
+		printf 'EMULATION=%q\n' "$([ "$ACCEL" != kvm ] && echo "$ACCEL")"
 		printf 'ATTACH_ROUNDS=%q\n' "${CGTMA_ATTACH_ROUNDS:-}"
 	} >"$res/out/guest.conf"
-	BOOT_CMDLINE="console=ttyS0,115200 loglevel=5 panic=1"
-	[ "$ACCEL" != kvm ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
+	BOOT_CMDLINE="console=$console loglevel=5 panic=1"
+	[ "$R_ARCH" = amd64 ] && [ "$ACCEL" != kvm ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
 	BOOT_CMDLINE="$BOOT_CMDLINE${R_CMDLINE:+ $R_CMDLINE}"
-	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m 2048 -smp "$R_SMP" \
+	timeout -k 10 "$VM_TIMEOUT" "$qemu" "${args[@]}" -m 2048 -smp "$R_SMP" \
 		-nographic -monitor none -no-reboot -nic none \
 		-serial "file:$(qarg "$res/console.log")" \
 		-kernel "$(qarg "$K_IMAGE")" -initrd "$(qarg "$K_INITRD")" -append "$BOOT_CMDLINE" \
@@ -835,6 +922,16 @@ vm_report() {
 	return $failed
 }
 
+# row_build BUILD: where ROW's binaries are: BUILD (this machine's), or for a guest of
+# another architecture the cross build's directory (make ARCH=arm64: build-arm64).
+row_build() {
+	if [ "$R_FAMILY" = host ] || [ "$R_ARCH" = "$(host_deb_arch)" ]; then
+		echo "$1"
+	else
+		echo "build-${R_ARCH/amd64/x86}"
+	fi
+}
+
 # vm_build_dir DIR: DIR relative to the checkout (the guests see the checkout only), after
 # checking that it holds the binaries.
 vm_build_dir() {
@@ -844,34 +941,53 @@ vm_build_dir() {
 	../* | ..) vm_err "build directory $1: outside the checkout $SRC, which is all the guests see"; return 2 ;;
 	esac
 	[ -x "$abs/cgtma" ] && [ -x "$abs/tests/workload" ] || {
-		vm_err "build directory $1: no cgtma or tests/workload (make all $1/tests/workload $1/tests/pingpong $1/tests/mkrecord)"
+		vm_err "build directory $1: no cgtma or tests/workload (make${2:+ ARCH=$2} all helpers)"
 		return 2
 	}
 	echo "$rel"
 }
 
-# snapshot_tree BUILD: TREE, a copy of the checkout (what git tracks or would, as it is in
-# the working tree) and of BUILD's binaries, taken once per run and shared with every guest
+# snapshot_tree BUILD...: TREE, a copy of the checkout (what git tracks or would, as it is in
+# the working tree) and of each BUILD's binaries, taken once per run and shared with every guest
 # (the host row runs it too). The checkout itself may change meanwhile: a script rewritten
 # while bash reads it, or a binary relinked while a guest runs it, fails for no fault of
 # cgtma's (both seen while another engineer worked in the same checkout).
 snapshot_tree() {
-	local build=$1 tmp=$CACHE/tree.tmp.$$ f
-	rm -rf "$tmp" && mkdir -p "$tmp/$build/tests" || return 1
+	local build tmp=$CACHE/tree.tmp.$$ f
+	rm -rf "$tmp" && mkdir -p "$tmp" || return 1
 	if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
 		(cd "$SRC" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf -)
 	else
-		tar -C "$SRC" --exclude=./.git --exclude="./$build" -cf - .
+		tar -C "$SRC" --exclude=./.git --exclude='./build*' -cf - .
 	fi | tar -C "$tmp" -xf - || { vm_err "cannot copy $SRC to $tmp"; return 1; }
-	cp -p "$SRC/$build/cgtma" "$tmp/$build/" || return 1
-	# make static's, where built: tests/live/36-static.sh runs it, else skips.
-	if [ -f "$SRC/$build/cgtma-static" ]; then
-		cp -p "$SRC/$build/cgtma-static" "$tmp/$build/" || return 1
-	fi
-	for f in "$SRC/$build"/tests/*; do
-		[ -f "$f" ] && [ -x "$f" ] && { cp -p "$f" "$tmp/$build/tests/" || return 1; }
+	for build in "$@"; do
+		mkdir -p "$tmp/$build/tests" && cp -p "$SRC/$build/cgtma" "$tmp/$build/" || return 1
+		# make static's, where built: tests/live/36-static.sh runs it, else skips.
+		if [ -f "$SRC/$build/cgtma-static" ]; then
+			cp -p "$SRC/$build/cgtma-static" "$tmp/$build/" || return 1
+		fi
+		for f in "$SRC/$build"/tests/*; do
+			[ -f "$f" ] && [ -x "$f" ] && { cp -p "$f" "$tmp/$build/tests/" || return 1; }
+		done
 	done
 	rm -rf "$CACHE/tree" && mv "$tmp" "$CACHE/tree" || return 1
 	TREE=$CACHE/tree
-	vm_say "checkout copied to $TREE (build/cgtma sha256 $(sha256sum <"$TREE/$build/cgtma" | cut -c1-16))"
+	for build in "$@"; do
+		vm_say "checkout copied to $TREE ($build/cgtma sha256 $(sha256sum <"$TREE/$build/cgtma" | cut -c1-16))"
+	done
+}
+
+# row_builds BUILD ROW...: ROW_BUILDS, the build directories the rows need (checked, each
+# once, relative to the checkout).
+row_builds() {
+	local build=$1 r b
+	shift
+	ROW_BUILDS=()
+	for r in "$@"; do
+		row_def "$r" || return 2
+		b=$(row_build "$build")
+		printf '%s\n' "${ROW_BUILDS[@]}" | grep -qxF -- "$b" && continue
+		b=$(vm_build_dir "$b" "$([ "$b" != "$build" ] && echo "${R_ARCH/amd64/x86}")") || return 2
+		ROW_BUILDS+=("$b")
+	done
 }

@@ -11,8 +11,10 @@
 #           (v1 hierarchies beside cgroup2 at /sys/fs/cgroup/unified), 6.1-nocgroup2 (v1
 #           only: instead of the suite, `cgtma -e cpu-clock -I 100 -d 1 -G /` must exit 1
 #           naming cgroup v2), 6.12 (trixie), 6.18 (trixie-backports; lazy preemption),
-#           6.18-voluntary (the same with preempt=voluntary); default all but the two
-#           6.18 rows, in that order
+#           6.18-voluntary (the same with preempt=voluntary), arm64-6.1 (bookworm's arm64
+#           kernel under qemu-system-aarch64: an emulated PMU, -icount shift=0, ASLR off;
+#           the cross build's binaries, build-arm64), arm64-6.12 (trixie's); default all but
+#           the 6.18 and arm64 rows, in that order
 #   -t      only these live tests (as run-kernel.sh takes them)
 #   -j      guests booted at once (default 1, or CGTMA_VMTEST_JOBS). Single-threaded TCG
 #           keeps a guest on one host CPU, so on a machine of N CPUs up to N guests run
@@ -54,19 +56,21 @@ for r in "${rows[@]}"; do
 done
 # shellcheck disable=SC2086
 resolve_tests $tests || exit 2
-build=$(vm_build_dir "$build") || exit 2
+row_builds "$build" "${rows[@]}" || exit 2
 [ "$(id -u)" = 0 ] || { vm_err "needs root (QEMU's 9p shares, debootstrap, BPF in the host row)"; exit 1; }
 vm_lock || exit 1
 
 t0=$SECONDS
 vm_say "kernel matrix: ${rows[*]}; cache $CACHE"
-snapshot_tree "$build" || exit 1
+snapshot_tree "${ROW_BUILDS[@]}" || exit 1
 # A row whose set-up fails is reported as such; the others still run.
 setup_failed=()
 first_image=
 for r in "${rows[@]}"; do
 	if prepare_row "$r"; then
-		[ "$R_FAMILY" != host ] && [ -z "$first_image" ] && first_image=$K_IMAGE
+		# KVM is probed with an x86 guest; the arm64 rows are always emulated.
+		[ "$R_FAMILY" != host ] && [ "$R_ARCH" = amd64 ] && [ -z "$first_image" ] &&
+			first_image=$K_IMAGE
 	else
 		setup_failed+=("$r")
 	fi
