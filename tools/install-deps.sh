@@ -53,6 +53,8 @@ static_pkgs="dpkg-dev xz-utils file"
 test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chromium
 	fonts-dejavu-core iperf3 podman busybox-static libcap2-bin python3 python3-yaml
 	debootstrap debian-archive-keyring"
+# groff checks the man pages (tests/docs/check-man.sh: groff -man -ww -z).
+test_pkgs="$test_pkgs groff-base"
 # The kernel matrix (tests/vm/): QEMU runs the guests, debootstrap builds their root file
 # system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
 # and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.
