@@ -105,9 +105,12 @@ static void add_seconds(struct strbuf *sb, double v)
 	}
 	for (int decimals = 1; decimals <= 9; decimals++) {
 		n = snprintf(num, sizeof(num), "%.*f", decimals, v);
-		if (strtod(num, NULL) == v)
+		if (n < 0 || (size_t)n >= sizeof(num) || strtod(num, NULL) == v)
 			break;
 	}
+	/* No clock reads this far (a damaged record's time): the double as %g writes it. */
+	if (n < 0 || (size_t)n >= sizeof(num))
+		n = snprintf(num, sizeof(num), "%.17g", v);
 	strbuf_add(sb, num, (size_t)n);
 }
 

@@ -113,6 +113,31 @@ static void check_split_nodes(int level, int want)
 	json_object_put(vectors);
 }
 
+/*
+ * A damaged record's time, far past what a clock reads (the fuzzer's 1e250): no decimals
+ * fit a line, and it is written whole as %g writes it, still JSON.
+ */
+static void check_huge_seconds(struct synth *sy)
+{
+	struct interval big = { .time = 1e250, .interval_s = -1e300 };
+	struct interval *ivs[] = { &big };
+	json_object *line;
+	char *text;
+
+	CHECK(interval_add_scope(&big, &sy->run, SCOPE_SYSTEM, NULL, -1) != NULL, "scope");
+	report_derive(&sy->run, &big);
+	text = render(&sy->run, ivs, 1);
+	line = text ? json_tokener_parse(text) : NULL;
+	CHECK(line != NULL, "huge seconds: not JSON: %s", text ? text : "");
+	if (line) {
+		CHECK(json_object_get_double(get(line, "time", NULL)) == 1e250, "time 1e250");
+		CHECK(json_object_get_double(get(line, "interval", NULL)) == -1e300, "interval");
+		json_object_put(line);
+	}
+	free(text);
+	interval_free(&big);
+}
+
 int main(void)
 {
 	struct synth sy;
@@ -227,6 +252,7 @@ int main(void)
 	free(text);
 	interval_free(&iv);
 	interval_free(&total);
+	check_huge_seconds(&sy);
 	synth_close(&sy);
 	check_split_nodes(3, 2);
 	check_split_nodes(2, 0);
