@@ -608,7 +608,8 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
 		return;
 	t = bpf_map_lookup_elem(&task_counts, &key);
 	if (!t) {
-		long err = bpf_map_update_elem(&task_counts, &key, &zero_task, BPF_NOEXIST);
+		/* int: 5.10 calls the map's update directly, whose int return is not sign-extended. */
+		int err = bpf_map_update_elem(&task_counts, &key, &zero_task, BPF_NOEXIST);
 
 		t = err && err != -EEXIST ? NULL : bpf_map_lookup_elem(&task_counts, &key);
 		/*
