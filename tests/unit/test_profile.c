@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user/profile.c: interning (the same fields give the same index), counting per type and
+ * stack, a type added after samples, frame names for resolved and unresolved frames, and the
+ * folded writer's merging, order and escaping.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "test.h"
+
+static char *folded(const struct profile *p, int type)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK_INT(profile_write_folded(p, type, f), 0);
+	fclose(f);
+	return buf;
+}
+
+int main(void)
+{
+	struct profile p = PROFILE_INIT;
+	struct profile_mapping bin = { .start = 0x400000, .limit = 0x401000, .file_offset = 0x1000,
+				       .file = "/usr/bin/spin", .build_id = "ab12" };
+	int t, t2, web, db, m, spin, spin2, main_, raw, noloc;
+	char name[64], *out;
+
+	t = profile_type(&p, "cpu-clock", 0);
+	CHECK_INT(t, 0);
+	CHECK_INT(profile_type(&p, "cpu-clock", 0), t);
+	web = profile_scope(&p, "web", "/sys/web", "web", NULL);
+	db = profile_scope(&p, "/db;x", "/db;x", NULL, NULL);
+	CHECK_INT(profile_scope(&p, "web", "/sys/web", "web", NULL), web);
+	CHECK(strcmp(p.scopes[web].container, "web") == 0, "container %s", p.scopes[web].container);
+	CHECK(p.scopes[db].pod == NULL, "no pod");
+	m = profile_mapping(&p, &bin);
+	CHECK_INT(profile_mapping(&p, &bin), m);
+	CHECK(p.maps[m].file != bin.file, "the profile holds its own copy");
+
+	spin = profile_location(&p, &(struct profile_location){ .addr = 0x400100, .mapping = m,
+								 .func = "spin" });
+	spin2 = profile_location(&p, &(struct profile_location){ .addr = 0x400104, .mapping = m,
+								  .func = "spin" });
+	main_ = profile_location(&p, &(struct profile_location){ .addr = 0x400200, .mapping = m,
+								  .func = "main" });
+	raw = profile_location(&p, &(struct profile_location){ .addr = 0x400abc, .mapping = m });
+	noloc = profile_location(&p, &(struct profile_location){ .addr = 0xdead, .mapping = -1 });
+	CHECK(spin != spin2, "two addresses are two locations");
+	CHECK_INT(profile_location(&p, &(struct profile_location){ .addr = 0x400100, .mapping = m,
+								    .func = "spin" }), spin);
+	CHECK(strcmp(profile_frame_name(&p, raw, name, sizeof(name)), "spin+0x1abc") == 0, "%s", name);
+	CHECK(strcmp(profile_frame_name(&p, noloc, name, sizeof(name)), "[unknown]+0xdead") == 0,
+	      "%s", name);
+
+	CHECK_INT(profile_add(&p, web, (int[]){ spin, main_ }, 2, t, 3), 0);
+	CHECK_INT(profile_add(&p, web, (int[]){ spin, main_ }, 2, t, 2), 0);
+	CHECK_INT(profile_add(&p, web, (int[]){ spin2, main_ }, 2, t, 1), 0);
+	CHECK_INT(profile_add(&p, db, (int[]){ raw, main_ }, 2, t, 7), 0);
+	CHECK_INT(profile_add(&p, db, (int[]){ noloc }, 1, t, 1), 0);
+	CHECK_INT(p.nr_samples, 4);
+	CHECK_INT(p.samples[0].values[t], 5);
+	CHECK_INT(profile_add(&p, 99, (int[]){ spin }, 1, t, 1), -EINVAL);
+	CHECK_INT(profile_add(&p, web, (int[]){ spin }, 1, 5, 1), -EINVAL);
+
+	/* A second type: old samples count 0 of it, new counts go to it alone. */
+	t2 = profile_type(&p, "cycles", 100000);
+	CHECK_INT(t2, 1);
+	CHECK_INT(p.samples[0].values[t2], 0);
+	CHECK_INT(profile_add(&p, web, (int[]){ spin, main_ }, 2, t2, 4), 0);
+	CHECK_INT(p.samples[0].values[t], 5);
+	CHECK_INT(p.samples[0].values[t2], 4);
+
+	out = folded(&p, t);
+	CHECK(strcmp(out, "/db_x;[unknown]+0xdead 1\n"
+			  "/db_x;main;spin+0x1abc 7\n"
+			  "web;main;spin 6\n") == 0, "folded:\n%s", out);
+	free(out);
+	out = folded(&p, t2);
+	CHECK(strcmp(out, "web;main;spin 4\n") == 0, "folded:\n%s", out);
+	free(out);
+
+	profile_release(&p);
+	CHECK_INT(p.nr_samples, 0);
+	return test_done("profile");
+}

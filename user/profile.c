@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The profile of sampled stacks (profile.h): interning of its strings and entries, counting,
+ * naming a frame, and the folded-stacks writer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "profile.h"
+#include "strbuf.h"
+
+/* The profile's copy of s (NULL stays NULL), or NULL with *err = -ENOMEM. */
+static const char *intern(struct profile *p, const char *s, int *err)
+{
+	char *copy;
+	int i;
+
+	if (!s)
+		return NULL;
+	i = hashmap_get_str(&p->str_index, s);
+	if (i >= 0)
+		return p->strs[i];
+	copy = strdup(s);
+	if (!copy || ALLOC_GROW(p->strs, p->nr_strs + 1, p->cap_strs) ||
+	    hashmap_put_str(&p->str_index, s, p->nr_strs)) {
+		free(copy);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	p->strs[p->nr_strs++] = copy;
+	return copy;
+}
+
+/*
+ * The index kept under the key sb holds, or -1 with the key left for the caller to store; a
+ * key that could not be written is -ENOMEM. Fields are separated by a byte names never hold.
+ */
+static int lookup(const struct hashmap *index, const struct strbuf *sb)
+{
+	if (sb->failed)
+		return -ENOMEM;
+	return hashmap_get_str(index, sb->buf);
+}
+
+#define SEP "\x1f"
+
+int profile_type(struct profile *p, const char *event, uint64_t period)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct profile_type t = { .period = period };
+	int err = 0, i;
+
+	strbuf_addf(&key, "%s" SEP "%" PRIu64, event, period);
+	i = lookup(&p->type_index, &key);
+	if (i != -1)
+		goto out;
+	t.event = intern(p, event, &err);
+	if (err || ALLOC_GROW(p->types, p->nr_types + 1, p->cap_types)) {
+		i = -ENOMEM;
+		goto out;
+	}
+	/* Every sample gets a count for the new type, before the type is counted in. */
+	for (int s = 0; s < p->nr_samples; s++) {
+		uint64_t *v = realloc(p->samples[s].values, (p->nr_types + 1) * sizeof(*v));
+
+		if (!v) {
+			i = -ENOMEM;
+			goto out;
+		}
+		v[p->nr_types] = 0;
+		p->samples[s].values = v;
+	}
+	if (hashmap_put_str(&p->type_index, key.buf, p->nr_types)) {
+		i = -ENOMEM;
+		goto out;
+	}
+	p->types[p->nr_types] = t;
+	i = p->nr_types++;
+out:
+	strbuf_release(&key);
+	return i;
+}
+
+int profile_scope(struct profile *p, const char *name, const char *cgroup, const char *container,
+		  const char *pod)
+{
+	struct profile_scope s = { 0 };
+	int err = 0, i;
+
+	i = hashmap_get_str(&p->scope_index, name);
+	if (i >= 0)
+		return i;
+	s.name = intern(p, name, &err);
+	s.cgroup = intern(p, cgroup, &err);
+	s.container = intern(p, container, &err);
+	s.pod = intern(p, pod, &err);
+	if (err || ALLOC_GROW(p->scopes, p->nr_scopes + 1, p->cap_scopes) ||
+	    hashmap_put_str(&p->scope_index, name, p->nr_scopes))
+		return -ENOMEM;
+	p->scopes[p->nr_scopes] = s;
+	return p->nr_scopes++;
+}
+
+int profile_mapping(struct profile *p, const struct profile_mapping *m)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct profile_mapping c = *m;
+	int err = 0, i;
+
+	strbuf_addf(&key, "%s" SEP "%" PRIx64 SEP "%" PRIx64 SEP "%" PRIx64 SEP "%s",
+		    m->file ? m->file : "", m->start, m->limit, m->file_offset,
+		    m->build_id ? m->build_id : "");
+	i = lookup(&p->map_index, &key);
+	if (i != -1)
+		goto out;
+	c.file = intern(p, m->file, &err);
+	c.build_id = intern(p, m->build_id, &err);
+	if (err || ALLOC_GROW(p->maps, p->nr_maps + 1, p->cap_maps) ||
+	    hashmap_put_str(&p->map_index, key.buf, p->nr_maps)) {
+		i = -ENOMEM;
+		goto out;
+	}
+	p->maps[p->nr_maps] = c;
+	i = p->nr_maps++;
+out:
+	strbuf_release(&key);
+	return i;
+}
+
+int profile_location(struct profile *p, const struct profile_location *l)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct profile_location c = *l;
+	int err = 0, i;
+
+	strbuf_addf(&key, "%d" SEP "%" PRIx64 SEP "%s" SEP "%s" SEP "%d", l->mapping, l->addr,
+		    l->func ? l->func : "", l->file ? l->file : "", l->line);
+	i = lookup(&p->loc_index, &key);
+	if (i != -1)
+		goto out;
+	c.func = intern(p, l->func, &err);
+	c.file = intern(p, l->file, &err);
+	if (err || ALLOC_GROW(p->locs, p->nr_locs + 1, p->cap_locs) ||
+	    hashmap_put_str(&p->loc_index, key.buf, p->nr_locs)) {
+		i = -ENOMEM;
+		goto out;
+	}
+	p->locs[p->nr_locs] = c;
+	i = p->nr_locs++;
+out:
+	strbuf_release(&key);
+	return i;
+}
+
+int profile_add(struct profile *p, int scope, const int *locs, int nr_locs, int type,
+		uint64_t count)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct profile_sample s = { .scope = scope, .nr_locs = nr_locs };
+	int i, err = 0;
+
+	if (scope < 0 || scope >= p->nr_scopes || type < 0 || type >= p->nr_types || nr_locs < 0)
+		return -EINVAL;
+	strbuf_addf(&key, "%d", scope);
+	for (int k = 0; k < nr_locs; k++)
+		strbuf_addf(&key, ",%d", locs[k]);
+	i = lookup(&p->sample_index, &key);
+	if (i >= 0) {
+		p->samples[i].values[type] += count;
+		goto out;
+	}
+	if (i != -1) {
+		err = i;
+		goto out;
+	}
+	s.locs = malloc((nr_locs ? nr_locs : 1) * sizeof(*s.locs));
+	s.values = calloc(p->nr_types, sizeof(*s.values));
+	if (!s.locs || !s.values || ALLOC_GROW(p->samples, p->nr_samples + 1, p->cap_samples) ||
+	    hashmap_put_str(&p->sample_index, key.buf, p->nr_samples)) {
+		free(s.locs);
+		free(s.values);
+		err = -ENOMEM;
+		goto out;
+	}
+	if (nr_locs)
+		memcpy(s.locs, locs, nr_locs * sizeof(*locs));
+	s.values[type] = count;
+	p->samples[p->nr_samples++] = s;
+out:
+	strbuf_release(&key);
+	return err;
+}
+
+const char *profile_frame_name(const struct profile *p, int loc, char *buf, size_t len)
+{
+	const struct profile_location *l = &p->locs[loc];
+	const struct profile_mapping *m = l->mapping >= 0 ? &p->maps[l->mapping] : NULL;
+	const char *base;
+
+	if (l->func) {
+		snprintf(buf, len, "%s", l->func);
+	} else if (m && m->file) {
+		base = strrchr(m->file, '/');
+		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : m->file,
+			 l->addr - m->start + m->file_offset);
+	} else {
+		snprintf(buf, len, "[unknown]+0x%" PRIx64, l->addr);
+	}
+	return buf;
+}
+
+/* A name in a folded line: ';' separates frames there, and a line ends at '\n'. */
+static void add_folded_name(struct strbuf *sb, const char *name)
+{
+	for (; *name; name++)
+		strbuf_add(sb, *name == ';' || *name == '\n' ? "_" : name, 1);
+}
+
+struct folded_line {
+	char *stack;
+	uint64_t count;
+};
+
+static int cmp_folded(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
+}
+
+int profile_write_folded(const struct profile *p, int type, FILE *f)
+{
+	struct hashmap index = HASHMAP_INIT;
+	struct folded_line *lines = NULL;
+	int nr = 0, cap = 0, err = 0;
+	char name[512];
+
+	if (type < 0 || type >= p->nr_types)
+		return -EINVAL;
+	/* Stacks that differ only in addresses within the same functions are one line. */
+	for (int s = 0; s < p->nr_samples && !err; s++) {
+		const struct profile_sample *smp = &p->samples[s];
+		struct strbuf sb = STRBUF_INIT;
+		int i;
+
+		if (!smp->values[type])
+			continue;
+		add_folded_name(&sb, p->scopes[smp->scope].name);
+		for (int k = smp->nr_locs - 1; k >= 0; k--) {
+			strbuf_addstr(&sb, ";");
+			add_folded_name(&sb, profile_frame_name(p, smp->locs[k], name, sizeof(name)));
+		}
+		if (sb.failed) {
+			err = -ENOMEM;
+		} else if ((i = hashmap_get_str(&index, sb.buf)) >= 0) {
+			lines[i].count += smp->values[type];
+		} else if (ALLOC_GROW(lines, nr + 1, cap) || hashmap_put_str(&index, sb.buf, nr)) {
+			err = -ENOMEM;
+		} else {
+			lines[nr].stack = strbuf_detach(&sb, NULL);
+			lines[nr++].count = smp->values[type];
+		}
+		strbuf_release(&sb);
+	}
+	if (!err) {
+		qsort(lines, nr, sizeof(*lines), cmp_folded);
+		for (int i = 0; i < nr; i++)
+			fprintf(f, "%s %" PRIu64 "\n", lines[i].stack, lines[i].count);
+		if (fflush(f) || ferror(f))
+			err = -errno ?: -EIO;
+	}
+	for (int i = 0; i < nr; i++)
+		free(lines[i].stack);
+	free(lines);
+	hashmap_clear(&index);
+	return err;
+}
+
+void profile_release(struct profile *p)
+{
+	for (int s = 0; s < p->nr_samples; s++) {
+		free(p->samples[s].locs);
+		free(p->samples[s].values);
+	}
+	for (int i = 0; i < p->nr_strs; i++)
+		free(p->strs[i]);
+	free(p->types);
+	free(p->scopes);
+	free(p->maps);
+	free(p->locs);
+	free(p->samples);
+	free(p->strs);
+	hashmap_clear(&p->type_index);
+	hashmap_clear(&p->scope_index);
+	hashmap_clear(&p->map_index);
+	hashmap_clear(&p->loc_index);
+	hashmap_clear(&p->sample_index);
+	hashmap_clear(&p->str_index);
+	*p = (struct profile)PROFILE_INIT;
+}
