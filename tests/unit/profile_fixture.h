@@ -70,4 +70,59 @@ static inline int profile_fixture(struct profile *p, struct fixture_ids *id)
 	return err ? -1 : 0;
 }
 
+#ifdef CGTMA_RECORD_H
+/*
+ * A --record file with samples, through cgtma's own record writer: an -e cpu-clock run of two
+ * intervals and the summary over the cgroups /db and /web, with the fixture's profile
+ * recorded before each interval (a reader sums them: every count doubled). 0 or -1.
+ */
+static inline int profile_fixture_record(const char *path)
+{
+	static const char *const events[] = { "cpu-clock" };
+	static const char *const cgroups[] = { "/db", "/web" };
+	struct run run = { .model = "events", .nr_events = 1, .event_names = events,
+			   .start_time = FIX_START_NS / 1e9, .interval_ms = 1000, .cgroups = true,
+			   .hostname = "testhost", .kernel = "6.1.0-test", .cpu = "Test CPU" };
+	const struct cgtma_count second = { 1000000000, 1000000000, 1000000000 };
+	struct interval iv = {};
+	struct fixture_ids id;
+	struct profile p;
+	struct output *o;
+	int err;
+
+	if (profile_fixture(&p, &id) || output_record_open(path, &o)) {
+		profile_release(&p);
+		return -1;
+	}
+	err = o->ops->begin(o, &run);
+	for (int i = 0; i < 3 && !err; i++) {
+		struct scope *s;
+
+		interval_clear(&iv);
+		iv.summary = i == 2;
+		iv.time = run.start_time + (i < 2 ? i + 1 : 2);
+		iv.interval_s = i < 2 ? 1 : 2;
+		s = interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1);
+		if (s)
+			s->sum[0] = second;
+		for (int c = 0; c < 2 && s; c++) {
+			s = interval_add_scope(&iv, &run, SCOPE_CGROUP, cgroups[c], -1);
+			if (s)
+				s->sum[0] = (struct cgtma_count){ 400000000, second.enabled,
+								  second.running };
+		}
+		if (!s)
+			err = -1;
+		else if (i < 2)
+			err = record_write_profile(&o, 1, &p);
+		if (!err)
+			err = (iv.summary ? o->ops->summary : o->ops->interval)(o, &run, &iv);
+	}
+	output_close(o);
+	interval_free(&iv);
+	profile_release(&p);
+	return err ? -1 : 0;
+}
+#endif
+
 #endif
