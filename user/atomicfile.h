@@ -3,6 +3,8 @@
  * Files written whole or not at all (report's --folded and --pprof): the text goes into a
  * temporary file beside PATH, is synced, and is renamed over PATH. A full disk, an error or
  * a kill midway leaves PATH as it was (a kill may leave the temporary "PATH.XXXXXX").
+ * Through a symbolic link, the file it names is replaced and the link stays; what is no
+ * regular file (/dev/stdout, a FIFO) is written in place, never replaced.
  */
 #ifndef CGTMA_ATOMICFILE_H
 #define CGTMA_ATOMICFILE_H

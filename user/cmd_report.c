@@ -454,8 +454,11 @@ static int report(int argc, char **argv)
 		err = open_outputs(&rp, &a);
 	if (!err) {
 		err = replay_all(&rp);
-		/* What was read before damage is still written, and the status says the damage. */
-		if (rp.reader) {
+		/*
+		 * What was read before damage is still written, and the status says the
+		 * damage; with no sample before it, the damage alone is said.
+		 */
+		if (!err || record_reader__profile(rp.reader)) {
 			int werr = write_samples(&rp, &a);
 
 			err = err ?: werr;

@@ -1243,8 +1243,9 @@ static void flame_frame(FILE *f, const struct flame *fl, int node, double x, int
 	for (int c = n->first_child; c >= 0; c = fl->nodes[c].next)
 		nr++;
 	kids = malloc((nr ? nr : 1) * sizeof(*kids));
+	/* Without memory, the frames above this one are left out; the page stays whole. */
 	if (!kids)
-		return;		/* the frames above this one are left out; the page stays whole */
+		return;
 	nr = 0;
 	for (int c = n->first_child; c >= 0; c = fl->nodes[c].next)
 		kids[nr++] = &fl->nodes[c];

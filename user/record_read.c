@@ -700,9 +700,9 @@ int record_reader__next(struct record_reader *r, struct interval *iv, struct rec
 	if (err < 0)
 		return err;
 	if (err > 0 && (type == 'G' || type == 'P'))
-		return damage(r, e, !after_gap ? "a record after the summary" :
+		return damage(r, e, "%s", !after_gap ? "a record after the summary" :
 				    type == 'G' ? "two gap records in a row" :
-						  "a profile record between a gap and its interval");
+				    "a profile record between a gap and its interval");
 	if (err == 0)
 		return r->summary_read ? 0 :
 			damage(r, e, "the file ends before the summary (the run did not finish, "

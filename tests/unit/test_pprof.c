@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pb.h"
@@ -204,7 +205,8 @@ static void check_same_event(void)
  * nothing behind. */
 static void check_file(void)
 {
-	char dir[] = "/tmp/cgtma-test-pprof.XXXXXX", path[128], bad[160];
+	char dir[] = "/tmp/cgtma-test-pprof.XXXXXX", path[128], bad[160], link[128];
+	struct stat st;
 	struct profile p;
 	struct fixture_ids id;
 	struct dirent *e;
@@ -226,6 +228,15 @@ static void check_file(void)
 	snprintf(bad, sizeof(bad), "%s/no/such/dir/out.pb.gz", dir);
 	CHECK_INT(pprof_write_file(&p, bad), -ENOENT);
 	CHECK_INT(pprof_write_file(&p, dir), -EISDIR);
+	/* No regular file: written in place, never replaced. */
+	CHECK_INT(pprof_write_file(&p, "/dev/null"), 0);
+	CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "/dev/null was replaced");
+	/* Through a link: the file it names is replaced, the link stays. */
+	snprintf(link, sizeof(link), "%s/link", dir);
+	CHECK_INT(symlink("out.pb.gz", link), 0);
+	CHECK_INT(pprof_write_file(&p, link), 0);
+	CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced");
+	unlink(link);
 	/* Nothing but the file in the directory: no temporary left. */
 	d = opendir(dir);
 	while (d && (e = readdir(d)))

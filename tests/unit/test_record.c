@@ -994,7 +994,8 @@ static void test_profile_records(const char *no_samples)
 		const struct profile *p = record_reader__profile(r);
 
 		n++;
-		CHECK(p && p->nr_samples == 4, "interval %d: %d samples", n, p ? p->nr_samples : -1);
+		CHECK(p && p->nr_samples == 4, "interval %d: %d samples", n,
+		      p ? p->nr_samples : -1);
 		CHECK_INT(p ? p->samples[0].values[0] : 0, n == 1 ? 7 : 14);
 	}
 	CHECK_INT(n, 3);
