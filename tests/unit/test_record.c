@@ -969,6 +969,64 @@ static long find_record(const char *data, size_t len, char type, int n)
  * writes --folded and --pprof from them, and refuses a record without samples and an output
  * it cannot write.
  */
+/*
+ * A profile record that meets a full disk is cut back and said at the close, the record
+ * goes on (the next profile record is whole), and none goes after the summary.
+ */
+static void test_profile_full_disk(void)
+{
+	static const char *const names[] = { "cpu-clock" };
+	struct run run = { .model = "events", .nr_events = 1, .event_names = names,
+			   .hostname = "h", .cpu = "c", .interval_ms = 1000 };
+	struct interval iv = { .time = 2, .interval_s = 1 };
+	struct record_error e = {};
+	struct profile p, got;
+	struct fixture_ids id;
+	struct rlimit old, lim;
+	struct output *o;
+	struct capture c;
+	struct stat st;
+	char path[256], *msg;
+
+	snprintf(path, sizeof(path), "%s/full.cgtma", dir);
+	CHECK_INT(profile_fixture(&p, &id), 0);
+	CHECK(interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1) != NULL, "scope");
+	if (getrlimit(RLIMIT_FSIZE, &old) || output_record_open(path, &o)) {
+		CHECK(0, "set-up: %s", strerror(errno));
+		return;
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	CHECK_INT(stat(path, &st), 0);
+	lim = old;
+	lim.rlim_cur = st.st_size + 10;
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	capture_begin(&c, 2);
+	CHECK_INT(record_write_profile(&o, 1, &p), -EFBIG);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(o->lost, "the sink says it lost a profile record");
+	CHECK_INT(record_write_profile(&o, 1, &p), 0);
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	iv.summary = true;
+	CHECK_INT(o->ops->summary(o, &run, &iv), 0);
+	CHECK_INT(record_write_profile(&o, 1, &p), -EINVAL);
+	output_close(o);
+	msg = capture_end(&c);
+	signal(SIGXFSZ, SIG_DFL);
+	CHECK(msg && strstr(msg, "File too large") &&
+	      strstr(msg, "1 profile record(s) (sampled stacks) could not be written"),
+	      "messages: %s", msg ? msg : "");
+	free(msg);
+	/* The file holds the second: the fixture's counts once. */
+	CHECK_INT(record_read_profile(path, &got, &e), 0);
+	CHECK_INT(got.nr_samples, 4);
+	CHECK_INT(got.nr_samples ? got.samples[0].values[0] : 0, 7);
+	profile_release(&got);
+	profile_release(&p);
+	interval_free(&iv);
+	unlink(path);
+}
+
 static void test_profile_records(const char *no_samples)
 {
 	char path[256], bad[256], folded[256], pprof[256], *data, *a, *b, *out, *err;
@@ -1111,6 +1169,7 @@ int main(void)
 	fixture_release(&fx);
 	test_events_run(path2);
 	test_profile_records(path2);
+	test_profile_full_disk();
 	test_version1();
 	test_unwritable();
 	test_report_levels(path2);
