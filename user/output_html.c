@@ -1274,7 +1274,7 @@ static int flame_graph(FILE *f, const struct profile *p, int scope)
 	fprintf(f, ", %" PRIu64 " sample%s (hover a frame for its share)</p>\n", fl.nodes[0].count,
 		fl.nodes[0].count == 1 ? "" : "s");
 	fputs("<svg class=\"cgtma-flame\" data-scope=\"", f);
-	html_escape(f, p->scopes[scope].cgroup);
+	html_escape(f, p->scopes[scope].cgroup ? p->scopes[scope].cgroup : p->scopes[scope].name);
 	fputs("\" data-event=\"", f);
 	html_escape(f, p->types[0].event);
 	fprintf(f, "\" data-samples=\"%" PRIu64 "\" width=\"%d\" height=\"%.0f\" "
@@ -1296,7 +1296,7 @@ static int series_flames(FILE *f, const struct html_sink *h, const struct html_s
 	if (!p || !p->nr_types || s->kind != SCOPE_CGROUP || !s->path)
 		return 0;
 	for (int i = 0; i < p->nr_scopes && !err; i++) {
-		if (drawn[i] || strcmp(p->scopes[i].cgroup, s->path))
+		if (drawn[i] || !p->scopes[i].cgroup || strcmp(p->scopes[i].cgroup, s->path))
 			continue;
 		drawn[i] = true;
 		err = flame_graph(f, p, i);

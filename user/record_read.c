@@ -545,7 +545,7 @@ static int parse_profile_into(struct cursor *c, struct profile *p, char **strs, 
 		const char *name = get_ref(c, strs, ns, &bad), *cg = get_ref(c, strs, ns, &bad);
 		const char *ct = get_ref(c, strs, ns, &bad), *pod = get_ref(c, strs, ns, &bad);
 
-		CHECKED(name && cg);
+		CHECKED(name);
 		ADDED(scopes[i] = profile_scope(p, name, cg, ct, pod));
 	}
 	TABLE(nr_maps, 32, "mappings", maps);
