@@ -284,10 +284,12 @@ san-tests: $(SAN_UNIT_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run-unit.sh $(SAN_UNIT_BINS)
 
 # Every long option of each command's --help in its man page, the pages clean under groff
-# -ww, and the bash completion driven as bash drives it (no root needed).
-doc-tests: $(OUTPUT)/cgtma $(MAN_PAGES)
+# -ww, and the bash completion driven as bash drives it; report's --pprof file read by a real
+# consumer, go tool pprof (no root needed).
+doc-tests: $(OUTPUT)/cgtma $(MAN_PAGES) $(OUTPUT)/tests/mkprofile
 	$(Q)tests/docs/check-man.sh $(OUTPUT)
 	$(Q)tests/docs/check-completion.sh $(OUTPUT)
+	$(Q)tests/tools/check-pprof.sh $(OUTPUT)
 
 # '+': the script runs make for each target, which then shares this make's job slots.
 fuzz-tests:

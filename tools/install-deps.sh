@@ -55,6 +55,8 @@ test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chr
 	debootstrap debian-archive-keyring"
 # groff checks the man pages (tests/docs/check-man.sh: groff -man -ww -z).
 test_pkgs="$test_pkgs groff-base"
+# go tool pprof (golang-go) reads report's --pprof file (tests/tools/check-pprof.sh).
+test_pkgs="$test_pkgs golang-go"
 # The kernel matrix (tests/vm/): QEMU runs the guests, debootstrap builds their root file
 # system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
 # and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.

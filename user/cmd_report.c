@@ -12,18 +12,21 @@
 #include <string.h>
 #include <time.h>
 
+#include "atomicfile.h"
 #include "commands.h"
 #include "exitstatus.h"
 #include "log.h"
 #include "options.h"
 #include "output.h"
+#include "pprof.h"
 #include "record.h"
 #include "report.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: cgtma report FILE [--json | -x SEP] [-l N] [--cdm DIR] [--html OUT.html] [-v]\n"
+"Usage: cgtma report FILE [--json | -x SEP] [-l N] [--cdm DIR] [--html OUT.html]\n"
+"                         [--folded OUT] [--pprof OUT.pb.gz] [-v]\n"
 "\n"
 "Recomputes the intervals and the summary of a run recorded with `cgtma --record FILE`,\n"
 "from its raw counts and the model it recorded; on any machine, without BPF or a PMU.\n"
@@ -31,14 +34,20 @@ static void usage(FILE *f)
 "  -j, --json          one JSON object per interval and line, as the live --json\n"
 "  -x, --csv SEP       toplev's CSV, as the live -x\n"
 "      --cdm DIR       crucible (Common Data Model) metric files in DIR\n"
-"      --html FILE     one self-contained page: charts per cgroup over time; alone, it\n"
-"                      prints nothing else\n"
+"      --html FILE     one self-contained page: charts per cgroup over time, and a flame\n"
+"                      graph per cgroup when the run sampled (--sample)\n"
+"      --folded FILE   the sampled stacks of the first sampled event, folded: a line\n"
+"                      'CGROUP;outer;...;leaf COUNT' per stack (flamegraph.pl, speedscope)\n"
+"      --pprof FILE    the sampled stacks as a gzipped pprof profile, every event, labelled\n"
+"                      by cgroup (go tool pprof, Pyroscope, Parca, Grafana)\n"
+"                      --html, --folded and --pprof alone print nothing else\n"
 "  -l, --level N       Top-Down levels (default: as recorded); deeper than recorded needs\n"
 "                      events the run did not count\n"
 "  -v, --verbose       show nodes below threshold and idle cgroups\n"
 "  -h, --help          this help\n"
 "\n"
 "A cut or damaged file is reported up to the damage, then the error; the exit status is 1.\n"
+"--folded and --pprof need a record with samples, and write their file whole or not at all.\n"
 "Intervals the live run could not write (a full disk) are missing, with a warning\n"
 "saying where.\n"
 "Exit status: 0 success, 1 failure (or a damaged file), 2 bad usage.\n"
@@ -46,12 +55,16 @@ static void usage(FILE *f)
 "Examples:\n"
 "  cgtma -G /bench -d 60 --record bench.cgtma && cgtma report bench.cgtma -l 1\n"
 "  cgtma report bench.cgtma --json | jq .rows[0].nodes\n"
-"  cgtma report bench.cgtma --html bench.html\n");
+"  cgtma report bench.cgtma --html bench.html\n"
+"  cgtma report bench.cgtma --folded bench.folded && flamegraph.pl bench.folded > fg.svg\n"
+"  cgtma report bench.cgtma --pprof bench.pb.gz && go tool pprof -top bench.pb.gz\n");
 }
 
 struct report_args {
 	const char *file;
 	struct output_opts out;
+	const char *folded;	/* --folded FILE */
+	const char *pprof;	/* --pprof FILE */
 	int level;		/* 0: as recorded */
 	bool verbose;
 	bool help;
@@ -59,12 +72,14 @@ struct report_args {
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-	enum { OPT_CDM = OPT_COMMAND_FIRST, OPT_HTML };
+	enum { OPT_CDM = OPT_COMMAND_FIRST, OPT_HTML, OPT_FOLDED, OPT_PPROF };
 	static const struct option long_options[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "csv", required_argument, NULL, 'x' },
 		{ "cdm", required_argument, NULL, OPT_CDM },
 		{ "html", required_argument, NULL, OPT_HTML },
+		{ "folded", required_argument, NULL, OPT_FOLDED },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "level", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -87,6 +102,12 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		case OPT_HTML:
 			a->out.html = optarg;
+			break;
+		case OPT_FOLDED:
+			a->folded = optarg;
+			break;
+		case OPT_PPROF:
+			a->pprof = optarg;
 			break;
 		case 'l':
 			if (opt_int("--level", optarg, 1, LEVEL_MAX, "", &a->level))
@@ -274,8 +295,9 @@ static int open_outputs(struct replay *rp, struct report_args *a)
 	struct output_opts *oo = &a->out;
 	int err;
 
-	/* --html alone is a file to write, not a reason to print the intervals too. */
-	oo->no_stdout = oo->html && !oo->json && !oo->csv_sep && !oo->cdm_dir;
+	/* Files to write, not a reason to print the intervals too. */
+	oo->no_stdout = (oo->html || a->folded || a->pprof) && !oo->json && !oo->csv_sep &&
+			!oo->cdm_dir;
 	/* -EINVAL: an output's argument is malformed, as in a live run. */
 	err = outputs_open(oo, rp->outputs, &rp->nr_outputs);
 	if (err)
@@ -332,6 +354,9 @@ static int replay_all(struct replay *rp)
 			ret = not_usage(err);
 			break;
 		}
+		/* Before the summary (the page is drawn then), every profile record is read. */
+		output_html_profile(rp->outputs, rp->nr_outputs,
+				    record_reader__profile(rp->reader));
 		if (outputs_emit(rp->outputs, rp->nr_outputs, &rp->run, &rec))
 			ret = -EIO;	/* each sink has said what it could not write */
 	}
@@ -349,6 +374,55 @@ static int replay_all(struct replay *rp)
 	return ret;
 }
 
+/* Whether --folded's and --pprof's files can be written, before the record is read. */
+static int check_files(const struct report_args *a)
+{
+	const char *paths[] = { a->folded, a->pprof };
+
+	for (int i = 0; i < 2; i++) {
+		int err = paths[i] ? atomic_check(paths[i]) : 0;
+
+		if (err) {
+			pr_err("cannot write '%s': %s", paths[i], strerror(-err));
+			return err == -EINVAL ? -EIO : err;
+		}
+	}
+	return 0;
+}
+
+static int write_folded(FILE *f, void *arg)
+{
+	return profile_write_folded(arg, 0, f);
+}
+
+/* --folded and --pprof, from the samples read (all of them, or those before damage). */
+static int write_samples(const struct replay *rp, const struct report_args *a)
+{
+	const struct profile *p = record_reader__profile(rp->reader);
+	int err = 0;
+
+	if (!a->folded && !a->pprof)
+		return 0;
+	if (!p || !p->nr_samples) {
+		pr_err("%s: %s: nothing for %s", rp->file,
+		       p ? "the run sampled no stack in a tracked cgroup" :
+			   "no samples (the run was not recorded with --sample)",
+		       a->folded && a->pprof ? "--folded and --pprof" :
+		       a->folded ? "--folded" : "--pprof");
+		return -ENODATA;
+	}
+	if (a->folded)
+		err = atomic_write_file(a->folded, write_folded, (void *)p);
+	if (err)
+		pr_err("cannot write '%s': %s", a->folded, strerror(-err));
+	if (!err && a->pprof) {
+		err = pprof_write_file(p, a->pprof);
+		if (err)
+			pr_err("cannot write '%s': %s", a->pprof, strerror(-err));
+	}
+	return not_usage(err);
+}
+
 static int report(int argc, char **argv)
 {
 	struct report_args a = {};
@@ -363,6 +437,8 @@ static int report(int argc, char **argv)
 		return exit_status(err);
 	}
 	rp.file = a.file;
+	if (check_files(&a))
+		return EXIT_FAILURE;
 	err = record_reader__open(a.file, &rp.reader, &e);
 	if (err == -EBADMSG) {
 		print_damage(a.file, &e);
@@ -376,8 +452,18 @@ static int report(int argc, char **argv)
 	err = setup_run(&rp, &a);
 	if (!err)
 		err = open_outputs(&rp, &a);
-	if (!err)
+	if (!err) {
 		err = replay_all(&rp);
+		/*
+		 * What was read before damage is still written, and the status says the
+		 * damage; with no sample before it, the damage alone is said.
+		 */
+		if (!err || record_reader__profile(rp.reader)) {
+			int werr = write_samples(&rp, &a);
+
+			err = err ?: werr;
+		}
+	}
 
 	for (int i = 0; i < rp.nr_outputs; i++)
 		output_close(rp.outputs[i]);

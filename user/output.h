@@ -113,5 +113,11 @@ char *output_prometheus_page(struct output *o);
 int output_record_open(const char *path, struct output **o);
 /* report --html FILE: collects the intervals and writes one page at the end. */
 int output_html_open(const char *path, struct output **o);
+struct profile;
+/*
+ * Gives the --html sinks among outs (others are skipped) the sampled stacks to draw a flame
+ * graph per cgroup from, when their page is written; p (NULL: none) must outlive them.
+ */
+void output_html_profile(struct output **outs, int n, const struct profile *p);
 
 #endif

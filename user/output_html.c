@@ -21,8 +21,13 @@
  *
  * Every chart is <svg class="cgtma-chart" data-kind="system|cgroup|task|irq"
  * data-scope="SCOPE">, SCOPE being "system", the cgroup's path, "PATH:TID" or "irq:NAME".
+ *
+ * A record with samples (output_html_profile()) adds a flame graph per sampled cgroup under
+ * its chart, <svg class="cgtma-flame" data-scope="PATH" data-event="EVENT"
+ * data-samples="N">, inline like the charts (hover titles, no script).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -35,6 +40,7 @@
 #include "alloc.h"
 #include "hashmap.h"
 #include "log.h"
+#include "profile.h"
 #include "record.h"
 
 #define MAX_POINTS 600
@@ -111,6 +117,7 @@ struct html_sink {
 	int nr_series, cap_series;
 	struct html_series *series;
 	struct hashmap index;	/* scope_key() -> series */
+	const struct profile *profile;	/* the sampled stacks, or NULL */
 };
 
 /* --- colors ------------------------------------------------------------------------- */
@@ -1095,7 +1102,241 @@ static bool has_level2(const struct html_sink *h)
 	return false;
 }
 
-static int write_chart(FILE *f, const struct html_sink *h, const struct html_series *s, int id)
+/* --- flame graphs ------------------------------------------------------------------------ */
+
+/*
+ * A flame graph per sampled scope, from the first sampled event's stacks (the sampler puts
+ * cycles, or cpu-clock, first): the scope at the bottom, each frame over its caller, as wide
+ * as its share of the scope's samples; frames with the same name under the same caller are
+ * one, ordered by name (as flamegraph.pl draws them). Hovering a frame shows its title: the
+ * function, its samples and its share. Frames narrower than FLAME_MIN_W are left out.
+ */
+#define FLAME_W 1100
+#define FLAME_FRAME_H 16
+#define FLAME_MIN_W 0.1
+#define FLAME_CHAR_W 6.6	/* of the 11-pixel font, for cutting names to fit */
+
+struct flame_node {
+	char *name;
+	uint64_t count;
+	int first_child, next;	/* -1 for none */
+};
+
+struct flame {
+	struct flame_node *nodes;
+	int nr, cap;
+	struct hashmap index;	/* "PARENT\x1fNAME" -> node */
+	int depth;		/* of the deepest frame, the scope's being 0 */
+	bool failed;
+};
+
+static int flame_child(struct flame *fl, int parent, const char *name)
+{
+	char key[600];
+	int i;
+
+	snprintf(key, sizeof(key), "%d\x1f%s", parent, name);
+	i = hashmap_get_str(&fl->index, key);
+	if (i >= 0)
+		return i;
+	if (ALLOC_GROW(fl->nodes, fl->nr + 1, fl->cap) || hashmap_put_str(&fl->index, key, fl->nr))
+		return -ENOMEM;
+	fl->nodes[fl->nr] = (struct flame_node){ .name = strdup(name), .first_child = -1,
+						 .next = fl->nodes[parent].first_child };
+	if (!fl->nodes[fl->nr].name)
+		return -ENOMEM;
+	fl->nodes[parent].first_child = fl->nr;
+	return fl->nr++;
+}
+
+/* The tree of scope's stacks of type; 0 or -ENOMEM. */
+static int flame_build(struct flame *fl, const struct profile *p, int scope, int type)
+{
+	char name[512];
+
+	fl->nodes = calloc(1, sizeof(*fl->nodes));
+	if (!fl->nodes)
+		return -ENOMEM;
+	fl->nodes[0] = (struct flame_node){ .name = strdup(p->scopes[scope].name),
+					    .first_child = -1, .next = -1 };
+	fl->nr = fl->cap = 1;
+	if (!fl->nodes[0].name)
+		return -ENOMEM;
+	for (int s = 0; s < p->nr_samples; s++) {
+		const struct profile_sample *smp = &p->samples[s];
+		uint64_t v = smp->values[type];
+		int node = 0;
+
+		if (smp->scope != scope || !v)
+			continue;
+		fl->nodes[0].count += v;
+		for (int k = smp->nr_locs - 1; k >= 0; k--) {
+			node = flame_child(fl, node, profile_frame_name(p, smp->locs[k], name,
+									  sizeof(name)));
+			if (node < 0)
+				return node;
+			fl->nodes[node].count += v;
+		}
+		if (smp->nr_locs > fl->depth)
+			fl->depth = smp->nr_locs;
+	}
+	return 0;
+}
+
+static void flame_release(struct flame *fl)
+{
+	for (int i = 0; i < fl->nr; i++)
+		free(fl->nodes[i].name);
+	free(fl->nodes);
+	hashmap_clear(&fl->index);
+}
+
+/* A warm color from the name, the same for the same function in every graph. */
+static void flame_color(const char *name, char out[8])
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	snprintf(out, 8, "#%02x%02x%02x", 205 + h % 50, (h >> 8) % 200 + 30, (h >> 16) % 55);
+}
+
+static int cmp_flame_name(const void *a, const void *b)
+{
+	const struct flame_node *x = *(const struct flame_node *const *)a;
+	const struct flame_node *y = *(const struct flame_node *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+static void flame_frame(FILE *f, const struct flame *fl, int node, double x, int depth,
+			double height)
+{
+	const struct flame_node *n = &fl->nodes[node];
+	double w = (double)n->count / fl->nodes[0].count * FLAME_W;
+	double y = height - (depth + 1) * FLAME_FRAME_H;
+	const struct flame_node **kids;
+	int nr = 0, fit;
+	char color[8];
+
+	if (w < FLAME_MIN_W)
+		return;
+	flame_color(n->name, color);
+	fputs("<g><title>", f);
+	html_escape(f, n->name);
+	fprintf(f, " (%" PRIu64 " sample%s, %.2f %%)</title>", n->count, n->count == 1 ? "" : "s",
+		100.0 * n->count / fl->nodes[0].count);
+	fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+		"rx=\"2\"/>", x, y, w, FLAME_FRAME_H - 1, depth ? color : "#c8c8c8");
+	fit = (int)((w - 6) / FLAME_CHAR_W);
+	if (fit >= 3) {
+		size_t len = strlen(n->name);
+		char *label = strndup(n->name, len > (size_t)fit ? (size_t)fit - 2 : len);
+
+		fprintf(f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FLAME_FRAME_H - 4.5);
+		if (label)
+			html_escape(f, label);
+		fputs(len > (size_t)fit ? "..</text>" : "</text>", f);
+		free(label);
+	}
+	fputs("</g>\n", f);
+	for (int c = n->first_child; c >= 0; c = fl->nodes[c].next)
+		nr++;
+	kids = malloc((nr ? nr : 1) * sizeof(*kids));
+	/* Without memory, the frames above this one are left out; the page stays whole. */
+	if (!kids)
+		return;
+	nr = 0;
+	for (int c = n->first_child; c >= 0; c = fl->nodes[c].next)
+		kids[nr++] = &fl->nodes[c];
+	qsort(kids, nr, sizeof(*kids), cmp_flame_name);
+	for (int i = 0; i < nr; i++) {
+		flame_frame(f, fl, kids[i] - fl->nodes, x, depth + 1, height);
+		x += (double)kids[i]->count / fl->nodes[0].count * FLAME_W;
+	}
+	free(kids);
+}
+
+/* One scope's flame graph, with its heading; nothing for a scope without samples. */
+static int flame_graph(FILE *f, const struct profile *p, int scope)
+{
+	struct flame fl = {};
+	int err = flame_build(&fl, p, scope, 0);
+	double height;
+
+	if (err || !fl.nodes[0].count) {
+		flame_release(&fl);
+		return err;
+	}
+	height = (fl.depth + 1) * FLAME_FRAME_H;
+	fputs("<p class=\"summary\">Sampled stacks: ", f);
+	html_escape(f, p->types[0].event);
+	fprintf(f, ", %" PRIu64 " sample%s (hover a frame for its share)</p>\n", fl.nodes[0].count,
+		fl.nodes[0].count == 1 ? "" : "s");
+	fputs("<svg class=\"cgtma-flame\" data-scope=\"", f);
+	html_escape(f, p->scopes[scope].cgroup ? p->scopes[scope].cgroup : p->scopes[scope].name);
+	fputs("\" data-event=\"", f);
+	html_escape(f, p->types[0].event);
+	fprintf(f, "\" data-samples=\"%" PRIu64 "\" width=\"%d\" height=\"%.0f\" "
+		"viewBox=\"0 0 %d %.0f\" role=\"img\">\n", fl.nodes[0].count, FLAME_W, height,
+		FLAME_W, height);
+	flame_frame(f, &fl, 0, 0, 0, height);
+	fputs("</svg>\n", f);
+	flame_release(&fl);
+	return 0;
+}
+
+/* The flame graphs of the sampled scopes of a cgroup's chart, each marked drawn. */
+static int series_flames(FILE *f, const struct html_sink *h, const struct html_series *s,
+			 bool *drawn)
+{
+	const struct profile *p = h->profile;
+	int err = 0;
+
+	if (!p || !p->nr_types || s->kind != SCOPE_CGROUP || !s->path)
+		return 0;
+	for (int i = 0; i < p->nr_scopes && !err; i++) {
+		if (drawn[i] || !p->scopes[i].cgroup || strcmp(p->scopes[i].cgroup, s->path))
+			continue;
+		drawn[i] = true;
+		err = flame_graph(f, p, i);
+	}
+	return err;
+}
+
+/* Sampled scopes with no chart of their own (no interval named them): a section each. */
+static int other_flames(FILE *f, const struct html_sink *h, bool *drawn)
+{
+	const struct profile *p = h->profile;
+	int err = 0;
+
+	for (int i = 0; p && p->nr_types && i < p->nr_scopes && !err; i++) {
+		bool sampled = false;
+
+		for (int k = 0; k < p->nr_samples && !sampled; k++)
+			sampled = p->samples[k].scope == i && p->samples[k].values[0];
+		if (drawn[i] || !sampled)
+			continue;
+		fputs("<section class=\"scope\">\n<h2>", f);
+		html_escape(f, p->scopes[i].name);
+		fputs("</h2>\n", f);
+		err = flame_graph(f, p, i);
+		fputs("</section>\n", f);
+	}
+	return err;
+}
+
+static const struct output_ops html_ops;
+
+void output_html_profile(struct output **outs, int n, const struct profile *p)
+{
+	for (int i = 0; i < n; i++)
+		if (outs[i]->ops == &html_ops)
+			((struct html_sink *)outs[i]->priv)->profile = p;
+}
+
+static int write_chart(FILE *f, const struct html_sink *h, const struct html_series *s, int id,
+		       bool *drawn)
 {
 	struct view v = { .id = id };
 	bool mux, level2 = h->tree && h->level >= 2 && has_level2(h);
@@ -1148,8 +1389,11 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 	}
 	if (mux)
 		mux_panel(f, &v, y);
-	fputs("</svg>\n</section>\n", f);
+	fputs("</svg>\n", f);
 	view_release(&v);
+	if (series_flames(f, h, s, drawn))
+		return -ENOMEM;
+	fputs("</section>\n", f);
 	return 0;
 }
 
@@ -1197,7 +1441,10 @@ static const char page_style[] =
 	"svg .legend{font-size:12px;fill:#333}\n"
 	"svg .num{font-variant-numeric:tabular-nums}\n"
 	"svg .head{font-size:11px;fill:#888}\n"
-	"svg .strip{font-size:11px}\n";
+	"svg .strip{font-size:11px}\n"
+	"svg.cgtma-flame{display:block;margin-top:4px}\n"
+	"svg.cgtma-flame text{font-size:11px;fill:#000;pointer-events:none}\n"
+	"svg.cgtma-flame g:hover rect{stroke:#000;stroke-width:0.6}\n";
 
 static void meta_row(FILE *f, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -1272,10 +1519,15 @@ static int write_page(struct html_sink *h)
 	int err = 0, nr[SCOPE_IRQ + 1] = {};
 	/* The system first, then the cgroups by path; the series stay where the index says. */
 	const struct html_series **order = malloc((h->nr_series + 1) * sizeof(*order));
+	/* Per profile scope: its flame graph is on the page. */
+	bool *drawn = calloc(h->profile ? h->profile->nr_scopes + 1 : 1, sizeof(*drawn));
 
 	h->written = true;
-	if (!order)
+	if (!order || !drawn) {
+		free(order);
+		free(drawn);
 		return -ENOMEM;
+	}
 	fill_idle(h);
 	for (int i = 0; i < h->nr_series; i++) {
 		order[i] = &h->series[i];
@@ -1315,8 +1567,11 @@ static int write_page(struct html_sink *h)
 	if (!h->nr_iv)
 		fputs("<p class=\"note\">The record holds no interval.</p>\n", f);
 	for (int i = 0; i < h->nr_series && !err; i++)
-		err = write_chart(f, h, order[i], i);
+		err = write_chart(f, h, order[i], i, drawn);
+	if (!err)
+		err = other_flames(f, h, drawn);
 	free(order);
+	free(drawn);
 	fputs("</body>\n</html>\n", f);
 	errno = 0;
 	if (!err && (ferror(f) || fflush(f)))

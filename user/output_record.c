@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "outfile.h"
+#include "profile.h"
 #include "record.h"
 #include "strbuf.h"
 #include "version_data.h"
@@ -23,6 +24,8 @@
 struct record_sink {
 	struct outfile file;	/* its lost count: intervals not written */
 	bool broken;		/* nothing more goes in: no header, or a record not built */
+	bool summary_written;	/* the summary is the last record: no profile after it */
+	long profiles_lost;	/* profile records not written */
 	unsigned int seq;	/* the last interval's number, written or not */
 	unsigned int gap_first;	/* the first interval not written since the last one that was */
 	int nr_events;
@@ -209,6 +212,7 @@ static int record_interval(struct output *o, const struct run *run, const struct
 		rs->file.lost++;	/* said once, when it broke */
 		return 0;
 	}
+	rs->summary_written |= iv->summary;
 	/* Numbered whether or not it gets written: a reader sees the gap. */
 	start(&b, iv->summary ? 'S' : 'I');
 	put_u32(&b, ++rs->seq);
@@ -247,6 +251,101 @@ static int record_interval(struct output *o, const struct run *run, const struct
 	return emit(o, &b);
 }
 
+/* A string of the profile as the record refers to it: 0 for none, else its index + 1. */
+static void put_ref(struct strbuf *b, const struct profile *p, const char *s)
+{
+	put_u32(b, s ? hashmap_get_str(&p->str_index, s) + 1 : 0);
+}
+
+/* The profile record (record.h): its strings once, then everything by index. */
+static void put_profile(struct strbuf *b, const struct profile *p)
+{
+	put_u64(b, p->start_ns);
+	put_u64(b, p->duration_ns);
+	put_u32(b, p->nr_strs);
+	for (int i = 0; i < p->nr_strs; i++)
+		put_str(b, p->strs[i]);
+	put_u32(b, p->nr_types);
+	for (int i = 0; i < p->nr_types; i++) {
+		put_ref(b, p, p->types[i].event);
+		put_u64(b, p->types[i].period);
+	}
+	put_u32(b, p->nr_scopes);
+	for (int i = 0; i < p->nr_scopes; i++) {
+		put_ref(b, p, p->scopes[i].name);
+		put_ref(b, p, p->scopes[i].cgroup);
+		put_ref(b, p, p->scopes[i].container);
+		put_ref(b, p, p->scopes[i].pod);
+	}
+	put_u32(b, p->nr_maps);
+	for (int i = 0; i < p->nr_maps; i++) {
+		put_u64(b, p->maps[i].start);
+		put_u64(b, p->maps[i].limit);
+		put_u64(b, p->maps[i].file_offset);
+		put_ref(b, p, p->maps[i].file);
+		put_ref(b, p, p->maps[i].build_id);
+	}
+	put_u32(b, p->nr_locs);
+	for (int i = 0; i < p->nr_locs; i++) {
+		put_u64(b, p->locs[i].addr);
+		put_u32(b, (uint32_t)p->locs[i].mapping);
+		put_ref(b, p, p->locs[i].func);
+		put_ref(b, p, p->locs[i].file);
+		put_u32(b, (uint32_t)p->locs[i].line);
+	}
+	put_u32(b, p->nr_samples);
+	for (int i = 0; i < p->nr_samples; i++) {
+		const struct profile_sample *smp = &p->samples[i];
+
+		put_u32(b, smp->scope);
+		put_u32(b, smp->nr_locs);
+		for (int k = 0; k < smp->nr_locs; k++)
+			put_u32(b, smp->locs[k]);
+		for (int t = 0; t < p->nr_types; t++)
+			put_u64(b, smp->values[t]);
+	}
+}
+
+static const struct output_ops record_ops;
+
+int record_write_profile(struct output **outs, int n, const struct profile *p)
+{
+	int ret = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct record_sink *rs = outs[i]->priv;
+		struct strbuf b = STRBUF_INIT;
+		int err;
+
+		if (outs[i]->ops != &record_ops)
+			continue;
+		if (rs->summary_written) {
+			ret = ret ?: -EINVAL;	/* the caller's mistake: the summary ends a record */
+			continue;
+		}
+		if (rs->broken) {
+			rs->profiles_lost++;
+			continue;
+		}
+		start(&b, 'P');
+		put_profile(&b, p);
+		err = finish(&b);
+		if (!err)
+			err = outfile_write_whole(&rs->file, b.buf, b.len);
+		strbuf_release(&b);
+		if (err && err != -ENOMEM && err != -E2BIG)
+			outfile_failed(&rs->file, rs->quoted, err);
+		else if (!err)
+			outfile_written(&rs->file);
+		if (err) {
+			rs->profiles_lost++;
+			outs[i]->lost = true;
+			ret = ret ?: err;
+		}
+	}
+	return ret;
+}
+
 static void record_close(struct output *o)
 {
 	struct record_sink *rs = o->priv;
@@ -259,6 +358,9 @@ static void record_close(struct output *o)
 	else if (rs->file.lost)
 		output_lost(o, "%s: %ld interval(s) could not be written; the file holds the rest "
 			    "(cgtma report says where they are missing)", rs->path, rs->file.lost);
+	if (rs->profiles_lost)
+		output_lost(o, "%s: %ld profile record(s) (sampled stacks) could not be written",
+			    rs->path, rs->profiles_lost);
 	/* Intervals are in the page cache as they end; this is for a crash of the machine. */
 	if (!ended)
 		fdatasync(rs->file.fd);

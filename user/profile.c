@@ -277,6 +277,63 @@ int profile_write_folded(const struct profile *p, int type, FILE *f)
 	return err;
 }
 
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	int nr = src->nr_types + src->nr_scopes + src->nr_maps + src->nr_locs;
+	int *map = malloc((nr ? nr : 1) * sizeof(*map)), *types, *scopes, *maps, *locs;
+	int *stack = NULL, cap = 0, err = 0;
+	uint64_t end;
+
+	if (!map)
+		return -ENOMEM;
+	types = map;
+	scopes = types + src->nr_types;
+	maps = scopes + src->nr_scopes;
+	locs = maps + src->nr_maps;
+	for (int i = 0; i < src->nr_types && err >= 0; i++)
+		err = types[i] = profile_type(dst, src->types[i].event, src->types[i].period);
+	for (int i = 0; i < src->nr_scopes && err >= 0; i++) {
+		const struct profile_scope *s = &src->scopes[i];
+
+		err = scopes[i] = profile_scope(dst, s->name, s->cgroup, s->container, s->pod);
+	}
+	for (int i = 0; i < src->nr_maps && err >= 0; i++)
+		err = maps[i] = profile_mapping(dst, &src->maps[i]);
+	for (int i = 0; i < src->nr_locs && err >= 0; i++) {
+		struct profile_location l = src->locs[i];
+
+		l.mapping = l.mapping >= 0 ? maps[l.mapping] : -1;
+		err = locs[i] = profile_location(dst, &l);
+	}
+	for (int s = 0; s < src->nr_samples && err >= 0; s++) {
+		const struct profile_sample *smp = &src->samples[s];
+
+		if (ALLOC_GROW(stack, smp->nr_locs, cap)) {
+			err = -ENOMEM;
+			break;
+		}
+		for (int k = 0; k < smp->nr_locs; k++)
+			stack[k] = locs[smp->locs[k]];
+		for (int t = 0; t < src->nr_types && err >= 0; t++)
+			if (smp->values[t])
+				err = profile_add(dst, scopes[smp->scope], stack, smp->nr_locs,
+						  types[t], smp->values[t]);
+	}
+	free(stack);
+	free(map);
+	if (err < 0)
+		return err;
+	if (src->start_ns || src->duration_ns) {
+		end = dst->start_ns + dst->duration_ns;
+		if (src->start_ns + src->duration_ns > end || !(dst->start_ns || dst->duration_ns))
+			end = src->start_ns + src->duration_ns;
+		if (src->start_ns < dst->start_ns || !(dst->start_ns || dst->duration_ns))
+			dst->start_ns = src->start_ns;
+		dst->duration_ns = end - dst->start_ns;
+	}
+	return 0;
+}
+
 void profile_release(struct profile *p)
 {
 	for (int s = 0; s < p->nr_samples; s++) {

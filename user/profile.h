@@ -109,6 +109,14 @@ const char *profile_frame_name(const struct profile *p, int loc, char *buf, size
  */
 int profile_write_folded(const struct profile *p, int type, FILE *f);
 
+/*
+ * Adds src's counts into dst (profiles of intervals into the run's, a record's profile
+ * records into one): its types, scopes, mappings and frames interned into dst's, the
+ * (scope, stack) counts summed, samples that count nothing left out. dst's span grows to
+ * cover src's. 0, or -ENOMEM (dst then holds part of src).
+ */
+int profile_merge(struct profile *dst, const struct profile *src);
+
 void profile_release(struct profile *p);
 
 #endif

@@ -3,12 +3,13 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 3 (1 and 2 are read too):
+ * The format is binary, little-endian, version 4 (1 to 3 are read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
  *               tag: "CGRH" header (first), "CGRI" interval, "CGRS" summary (last),
- *                    "CGRG" gap (before the first interval written after a failed write)
+ *                    "CGRG" gap (before the first interval written after a failed write),
+ *                    "CGRP" profile (sampled stacks; from version 4 on)
  *               head-crc: CRC-32 (zlib's) of tag and len; crc: CRC-32 of the payload
  *   str      := u32:len bytes[len]                     (no NUL; len 0 is "none")
  *   header   := str:cgtma-version str:host str:kernel str:cpu f64:start-time u32:interval-ms
@@ -32,6 +33,21 @@
  *   gap      := u32:first-seq u32:count   (intervals that could not be written: disk full)
  *               Gap records came after the first files of version 1; a reader older than
  *               them reports a file that has one as damaged at the gap.
+ *   profile  := u64:start-ns u64:duration-ns u32:nr-strings str{nr-strings}
+ *               u32:nr-types (ref:event u64:period){nr-types}
+ *               u32:nr-scopes (ref:name ref:cgroup ref:container ref:pod){nr-scopes}
+ *               u32:nr-mappings (u64:start u64:limit u64:file-offset ref:file
+ *                                ref:build-id){nr-mappings}
+ *               u32:nr-locations (u64:addr i32:mapping ref:function ref:source-file
+ *                                 u32:line){nr-locations}
+ *               u32:nr-samples (u32:scope u32:nr-frames u32:location{nr-frames}
+ *                               u64:count{nr-types}){nr-samples}
+ *               ref: u32, 0 for none, else 1 + an index into the strings; mapping -1 for
+ *               none; frames leaf first (profile.h says what each field is). A profile
+ *               record holds the samples of its own span: any number of them come between
+ *               the header and the summary (never between a gap and its interval), and a
+ *               reader sums them. Readers of versions 1 to 3 refuse a version 4 file by its
+ *               version.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
@@ -47,14 +63,25 @@
 #include <stdint.h>
 
 #include "output.h"
+#include "profile.h"
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 3
+#define RECORD_VERSION 4
 #define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */
 #define RECORD_MAX (1u << 30)		/* a larger len is damage, not data */
+
+/*
+ * --record with sampling: writes p (its samples so far, or an interval's) as a profile
+ * record into every --record sink among outs; other sinks are skipped. Call it before the
+ * summary is emitted (after it, -EINVAL): once at the end of the run with the whole run's
+ * profile, or before each interval with that interval's. A record that cannot be written
+ * (a full disk) is cut back, said as interval records are, and counted in the sink's closing
+ * message. 0, or the first error.
+ */
+int record_write_profile(struct output **outs, int n, const struct profile *p);
 
 /* zlib's CRC-32 (crc32(0, ...), chained as zlib chains it): the one the format specifies. */
 uint32_t record_crc32(uint32_t crc, const void *buf, size_t len);
@@ -100,6 +127,17 @@ const struct record_header *record_reader__header(const struct record_reader *r)
  * -errno (-ENOMEM, a read error).
  */
 int record_reader__next(struct record_reader *r, struct interval *iv, struct record_error *e);
+/*
+ * The sampled stacks of the profile records read so far, summed (complete once next has
+ * returned 0); NULL when there has been none (a run without sampling, or a version before 4).
+ */
+const struct profile *record_reader__profile(const struct record_reader *r);
+/*
+ * Reads the whole record at path for its profile: *p gets the sum of its profile records
+ * (empty, nr_types 0, when it has none), the caller releases it. 0; -EBADMSG at damage (e
+ * says where; *p holds what came before it), or -errno.
+ */
+int record_read_profile(const char *path, struct profile *p, struct record_error *e);
 /* How many intervals the gap records read so far say are missing (the writer failed). */
 long record_reader__missing(const struct record_reader *r);
 void record_reader__close(struct record_reader *r);

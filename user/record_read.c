@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "irqscope.h"
+#include "profile.h"
 #include "record.h"
 
 /* Sanity limits: a payload that passes its checksum but claims more is not from cgtma. */
@@ -32,6 +33,8 @@ struct record_reader {
 	unsigned int seq;		/* intervals and summary read or missing */
 	long missing;			/* intervals the writer could not write (gap records) */
 	bool summary_read;
+	bool has_profile;		/* a profile record was read */
+	struct profile profile;		/* their sum */
 	bool failed;			/* an error was returned: nothing more is read */
 	struct record_header h;
 	char **event_names;		/* h.run's, owned */
@@ -201,7 +204,8 @@ static int read_record(struct record_reader *r, char *type, size_t *len, struct 
 			      got + RECORD_HEAD, n + RECORD_HEAD + 4);
 	if (record_crc32(0, r->buf, n) != rd32(r->buf + n) && !SKIP_CHECKSUMS)
 		return damage(r, e, "bad checksum");
-	if (head[3] != 'H' && head[3] != 'I' && head[3] != 'S' && head[3] != 'G')
+	if (head[3] != 'H' && head[3] != 'I' && head[3] != 'S' && head[3] != 'G' &&
+	    (head[3] != 'P' || r->h.version < 4))
 		return damage(r, e, "unknown record type '%c'", head[3]);
 	*type = head[3];
 	*len = n;
@@ -475,6 +479,190 @@ static int parse_gap(struct record_reader *r, size_t len, struct record_error *e
 	return 0;
 }
 
+/* A string reference: NULL for 0, else the string; *bad when out of the table. */
+static const char *get_ref(struct cursor *c, char **strs, uint32_t nr, bool *bad)
+{
+	uint32_t i = get_u32(c);
+
+	if (i > nr)
+		*bad = true;
+	return i && i <= nr ? strs[i - 1] : NULL;
+}
+
+/*
+ * A profile record's tables into p (empty before), each entry interned there, and a map
+ * per table from the record's indexes to p's. 0, -ENOMEM, or 1 when the record is
+ * malformed (*what names the table).
+ */
+static int parse_profile_into(struct cursor *c, struct profile *p, char **strs, uint32_t ns,
+			      const char **what)
+{
+	uint32_t nr_types, nr_scopes, nr_maps, nr_locs, nr_samples;
+	int *types = NULL, *scopes = NULL, *maps = NULL, *locs = NULL, *stack = NULL;
+	bool bad = false;
+	int err = 0;
+
+	/* Each entry takes at least min bytes: a count past what is left is damage. */
+#define TABLE(var, min, name, remap)                                                      \
+	do {                                                                              \
+		*what = name;                                                             \
+		var = get_u32(c);                                                         \
+		if (c->short_read || var > c->left / (min)) {                             \
+			err = 1;                                                          \
+			goto out;                                                         \
+		}                                                                         \
+		remap = malloc(((size_t)var + 1) * sizeof(*remap));                       \
+		if (!remap) {                                                             \
+			err = -ENOMEM;                                                    \
+			goto out;                                                         \
+		}                                                                         \
+	} while (0)
+#define CHECKED(cond)                                                                     \
+	do {                                                                              \
+		if (bad || c->short_read || !(cond)) {                                    \
+			err = 1;                                                          \
+			goto out;                                                         \
+		}                                                                         \
+	} while (0)
+#define ADDED(index)                                                                      \
+	do {                                                                              \
+		if ((index) < 0) {                                                        \
+			err = index;                                                      \
+			goto out;                                                         \
+		}                                                                         \
+	} while (0)
+
+	TABLE(nr_types, 12, "types", types);
+	for (uint32_t i = 0; i < nr_types; i++) {
+		const char *ev = get_ref(c, strs, ns, &bad);
+		uint64_t period = get_u64(c);
+
+		CHECKED(ev);
+		ADDED(types[i] = profile_type(p, ev, period));
+	}
+	TABLE(nr_scopes, 16, "scopes", scopes);
+	for (uint32_t i = 0; i < nr_scopes; i++) {
+		const char *name = get_ref(c, strs, ns, &bad), *cg = get_ref(c, strs, ns, &bad);
+		const char *ct = get_ref(c, strs, ns, &bad), *pod = get_ref(c, strs, ns, &bad);
+
+		CHECKED(name);
+		ADDED(scopes[i] = profile_scope(p, name, cg, ct, pod));
+	}
+	TABLE(nr_maps, 32, "mappings", maps);
+	for (uint32_t i = 0; i < nr_maps; i++) {
+		struct profile_mapping m;
+
+		m.start = get_u64(c);
+		m.limit = get_u64(c);
+		m.file_offset = get_u64(c);
+		m.file = get_ref(c, strs, ns, &bad);
+		m.build_id = get_ref(c, strs, ns, &bad);
+		CHECKED(true);
+		ADDED(maps[i] = profile_mapping(p, &m));
+	}
+	TABLE(nr_locs, 24, "locations", locs);
+	for (uint32_t i = 0; i < nr_locs; i++) {
+		struct profile_location l;
+		int32_t mapping;
+
+		l.addr = get_u64(c);
+		mapping = (int32_t)get_u32(c);
+		l.func = get_ref(c, strs, ns, &bad);
+		l.file = get_ref(c, strs, ns, &bad);
+		l.line = (int)get_u32(c);
+		CHECKED(mapping >= -1 && mapping < (int64_t)nr_maps && l.line >= 0);
+		l.mapping = mapping >= 0 ? maps[mapping] : -1;
+		ADDED(locs[i] = profile_location(p, &l));
+	}
+	TABLE(nr_samples, 8 + 8 * (size_t)nr_types, "samples", stack);
+	for (uint32_t i = 0; i < nr_samples; i++) {
+		uint32_t scope = get_u32(c), nr = get_u32(c);
+		int *st;
+
+		CHECKED(scope < nr_scopes && nr <= c->left / 4);
+		st = realloc(stack, ((size_t)nr + 1) * sizeof(*stack));
+		if (!st) {
+			err = -ENOMEM;
+			goto out;
+		}
+		stack = st;
+		for (uint32_t k = 0; k < nr; k++) {
+			uint32_t loc = get_u32(c);
+
+			CHECKED(loc < nr_locs);
+			stack[k] = locs[loc];
+		}
+		for (uint32_t t = 0; t < nr_types; t++) {
+			uint64_t v = get_u64(c);
+
+			CHECKED(true);
+			ADDED(profile_add(p, scopes[scope], stack, nr, types[t], v));
+		}
+	}
+	*what = NULL;
+	if (c->left)
+		err = 1;
+out:
+	free(types);
+	free(scopes);
+	free(maps);
+	free(locs);
+	free(stack);
+	return err;
+#undef TABLE
+#undef CHECKED
+#undef ADDED
+}
+
+/* A profile record: read whole into a profile of its own, then added to the sum. */
+static int parse_profile(struct record_reader *r, size_t len, struct record_error *e)
+{
+	struct cursor c = { .p = r->buf, .left = len };
+	struct profile p = PROFILE_INIT;
+	const char *what = "head";
+	bool nomem = false;
+	char **strs = NULL;
+	uint32_t ns;
+	int err;
+
+	p.start_ns = get_u64(&c);
+	p.duration_ns = get_u64(&c);
+	ns = get_u32(&c);
+	err = c.short_read || ns > c.left / 4;
+	if (!err) {
+		strs = calloc((size_t)ns + 1, sizeof(*strs));
+		err = strs ? 0 : -ENOMEM;
+		what = "strings";
+	}
+	for (uint32_t i = 0; !err && i < ns; i++) {
+		strs[i] = get_str_or_empty(&c, &nomem);
+		err = nomem ? -ENOMEM : c.short_read;
+	}
+	if (!err)
+		err = parse_profile_into(&c, &p, strs, ns, &what);
+	if (!err)
+		err = profile_merge(&r->profile, &p);
+	for (uint32_t i = 0; strs && i < ns; i++)
+		free(strs[i]);
+	free(strs);
+	profile_release(&p);
+	if (err == 1 && what)
+		return damage(r, e, "malformed profile record (in its %s)", what);
+	if (err == 1)
+		return damage(r, e, "malformed profile record (%zu bytes left over)", c.left);
+	if (err) {
+		r->failed = true;
+		return err;
+	}
+	r->has_profile = true;
+	return 0;
+}
+
+const struct profile *record_reader__profile(const struct record_reader *r)
+{
+	return r->has_profile ? &r->profile : NULL;
+}
+
 long record_reader__missing(const struct record_reader *r)
 {
 	return r->missing;
@@ -492,6 +680,14 @@ int record_reader__next(struct record_reader *r, struct interval *iv, struct rec
 	if (r->failed)
 		return -EINVAL;
 	err = read_record(r, &type, &len, e);
+	/* Profile records come anywhere before the summary, but between a gap and its interval. */
+	while (err > 0 && type == 'P' && !r->summary_read) {
+		err = parse_profile(r, len, e);
+		if (err)
+			return err;
+		advance(r, len);
+		err = read_record(r, &type, &len, e);
+	}
 	/* A gap is followed by the interval written after it, never by another gap. */
 	if (err > 0 && type == 'G' && !r->summary_read) {
 		err = parse_gap(r, len, e);
@@ -503,9 +699,10 @@ int record_reader__next(struct record_reader *r, struct interval *iv, struct rec
 	}
 	if (err < 0)
 		return err;
-	if (err > 0 && type == 'G')
-		return damage(r, e, after_gap ? "two gap records in a row" :
-						"a record after the summary");
+	if (err > 0 && (type == 'G' || type == 'P'))
+		return damage(r, e, "%s", !after_gap ? "a record after the summary" :
+				    type == 'G' ? "two gap records in a row" :
+				    "a profile record between a gap and its interval");
 	if (err == 0)
 		return r->summary_read ? 0 :
 			damage(r, e, "the file ends before the summary (the run did not finish, "
@@ -550,5 +747,26 @@ void record_reader__close(struct record_reader *r)
 	free(h->group);
 	free(h->fixed);
 	free(r->buf);
+	profile_release(&r->profile);
 	free(r);
+}
+
+int record_read_profile(const char *path, struct profile *p, struct record_error *e)
+{
+	struct record_reader *r;
+	struct interval iv = {};
+	int err;
+
+	*p = (struct profile)PROFILE_INIT;
+	err = record_reader__open(path, &r, e);
+	if (err)
+		return err;
+	while ((err = record_reader__next(r, &iv, e)) > 0)
+		;
+	interval_free(&iv);
+	/* Moved out: the reader's is left empty for its close. */
+	*p = r->profile;
+	r->profile = (struct profile)PROFILE_INIT;
+	record_reader__close(r);
+	return err;
 }

@@ -3,12 +3,14 @@
  * report --html: which charts a page has and how they are named. A container's cgroup is
  * titled by the container's name (its path stays in data-scope); a -T record's threads are
  * charted after their cgroup; interrupt scopes after the cgroups, from the run's start; the
- * header counts cgroups, threads and interrupt scopes apart.
+ * header counts cgroups, threads and interrupt scopes apart; a record's samples give a flame
+ * graph per cgroup, its frames as wide as their share.
  */
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "output.h"
+#include "profile_fixture.h"
 #include "synth.h"
 #include "test.h"
 
@@ -63,6 +65,89 @@ static void charts_of(const char *page, char *buf, size_t len)
 	}
 }
 
+/* The width of the first frame titled "NAME (" in s, or -1. */
+static double frame_width(const char *s, const char *name, char *title, size_t len)
+{
+	char key[128];
+	const char *t, *w;
+
+	snprintf(key, sizeof(key), "<title>%s (", name);
+	t = s ? strstr(s, key) : NULL;
+	w = t ? strstr(t, "width=\"") : NULL;
+	if (!w)
+		return -1;
+	snprintf(title, len, "%.*s", (int)(strstr(t, "</title>") - t - 7), t + 7);
+	return atof(w + 7);
+}
+
+/*
+ * Flame graphs from a record's samples: one per sampled cgroup, under its chart (or in a
+ * section of its own when no interval named it), each frame as wide as its share of the
+ * cgroup's samples of the first event, with a title saying it.
+ */
+static void test_flames(void)
+{
+	char path[] = "/tmp/cgtma-test-html.XXXXXX", title[128];
+	struct output *o = NULL;
+	struct interval iv = {};
+	struct fixture_ids id;
+	struct profile p;
+	struct synth sy;
+	const char *web, *db;
+	char *page;
+	int fd = mkstemp(path), n = 0;
+
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0)
+		return;
+	close(fd);
+	CHECK_INT(profile_fixture(&p, &id), 0);
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 2), 0);
+	CHECK_INT(output_html_open(path, &o), 0);
+	if (!o)
+		return;
+	output_html_profile(&o, 1, &p);
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	iv.time = sy.run.start_time + 1;
+	iv.interval_s = 1;
+	CHECK(ran(interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, "/web", -1), 10) != NULL, "web");
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(o->ops->interval(o, &sy.run, &iv), 0);
+	iv.summary = true;
+	CHECK_INT(o->ops->summary(o, &sy.run, &iv), 0);
+	output_close(o);
+	interval_free(&iv);
+	page = synth_read_file(path);
+	unlink(path);
+	for (const char *s = page; s && (s = strstr(s, "<svg class=\"cgtma-flame\"")); s++)
+		n++;
+	CHECK_INT(n, 2);
+	/* /web's is in its chart's section; /db, sampled but in no interval, has its own. */
+	web = page ? strstr(page, "<svg class=\"cgtma-flame\" data-scope=\"/web\" "
+				  "data-event=\"cpu-clock\" data-samples=\"8\"") : NULL;
+	db = page ? strstr(page, "<h2>/db</h2>\n<p class=\"summary\">Sampled stacks: cpu-clock, "
+				 "3 samples") : NULL;
+	CHECK(web && strstr(page, "data-scope=\"/web\" width") < web &&
+	      !memmem(strstr(page, "data-scope=\"/web\" width"),
+		      web - strstr(page, "data-scope=\"/web\" width"), "<section", 8),
+	      "/web's flame graph is not under its chart");
+	CHECK(db && db > web, "/db's flame graph");
+	/* Widths: the share of the scope's samples of 1100 pixels. */
+	CHECK_NEAR(frame_width(web, "web", title, sizeof(title)), 1100.0, 0.01);
+	CHECK_NEAR(frame_width(web, "spin_web", title, sizeof(title)), 1100.0, 0.01);
+	CHECK(!strcmp(title, "spin_web (8 samples, 100.00 %)"), "title %s", title);
+	CHECK_NEAR(frame_width(web, "asm_sysvec", title, sizeof(title)), 1100 / 8.0, 0.01);
+	CHECK(!strcmp(title, "asm_sysvec (1 sample, 12.50 %)"), "title %s", title);
+	CHECK_NEAR(frame_width(db, "spin_db", title, sizeof(title)), 1100 * 2 / 3.0, 0.01);
+	CHECK(!strcmp(title, "spin_db (2 samples, 66.67 %)"), "title %s", title);
+	CHECK_NEAR(frame_width(db, "spin+0x1abc", title, sizeof(title)), 1100 / 3.0, 0.01);
+	CHECK(web && db && strstr(web, "spin_db") > db, "/db's frames in /web's graph");
+	CHECK(page && !strstr(page, "<script") && !strstr(page, "http"), "fetches or scripts");
+	free(page);
+	synth_close(&sy);
+	profile_release(&p);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/cgtma-test-html.XXXXXX", charts[2048] = "";
@@ -114,5 +199,6 @@ int main(void)
 	      "the header's scopes");
 	free(page);
 	synth_close(&sy);
+	test_flames();
 	return test_done("html");
 }

@@ -2,7 +2,7 @@
 /*
  * user/profile.c: interning (the same fields give the same index), counting per type and
  * stack, a type added after samples, frame names for resolved and unresolved frames, and the
- * folded writer's merging, order and escaping.
+ * folded writer's merging, order and escaping; profile_merge() sums profiles and their spans.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -83,6 +83,33 @@ int main(void)
 	out = folded(&p, t2);
 	CHECK(strcmp(out, "web;main;spin 4\n") == 0, "folded:\n%s", out);
 	free(out);
+
+	/* Merged into an empty profile: the same stacks; twice: every count doubled. */
+	{
+		struct profile sum = PROFILE_INIT;
+
+		p.start_ns = 1000;
+		p.duration_ns = 500;
+		CHECK_INT(profile_merge(&sum, &p), 0);
+		out = folded(&sum, t);
+		CHECK(strcmp(out, "/db_x;[unknown]+0xdead 1\n"
+				  "/db_x;main;spin+0x1abc 7\n"
+				  "web;main;spin 6\n") == 0, "merged:\n%s", out);
+		free(out);
+		CHECK_INT(sum.start_ns, 1000);
+		CHECK_INT(sum.duration_ns, 500);
+		p.start_ns = 1200;
+		p.duration_ns = 800;
+		CHECK_INT(profile_merge(&sum, &p), 0);
+		CHECK_INT(sum.nr_samples, 4);
+		CHECK_INT(sum.samples[0].values[t2], 8);
+		CHECK(strcmp(sum.maps[0].build_id, "ab12") == 0, "build id %s",
+		      sum.maps[0].build_id);
+		/* The span covers both: 1000 to 2000. */
+		CHECK_INT(sum.start_ns, 1000);
+		CHECK_INT(sum.duration_ns, 1000);
+		profile_release(&sum);
+	}
 
 	profile_release(&p);
 	CHECK_INT(p.nr_samples, 0);

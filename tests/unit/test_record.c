@@ -4,7 +4,8 @@
  * every scope's sums), and the Top-Down tree derived from it is the live one; a file cut at
  * any byte of its last record, or with a byte flipped, gives an error naming the record and
  * still every record before it; `cgtma report` plans shallower levels from the recorded
- * events and refuses deeper ones, naming what was not counted.
+ * events and refuses deeper ones, naming what was not counted; profile records (sampled
+ * stacks) come back summed, and report writes --folded and --pprof from them.
  *
  * The data is a real spr vector (tests/vectors/spr-generic.json) with the spr model's text.
  */
@@ -21,7 +22,10 @@
 
 #include "capture.h"
 #include "commands.h"
+#include "pprof.h"
 #include "record.h"
+#include "profile_fixture.h"
+#include "strbuf.h"
 #include "test.h"
 
 #define VECTOR "tests/vectors/spr-generic.json"
@@ -449,7 +453,7 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	data[8] = RECORD_VERSION + 1;
 	put_file(bad, data, len);
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
-	CHECK(strstr(e.what, "version 4;"), "%s", e.what);
+	CHECK(strstr(e.what, "version 5; this cgtma reads versions 1 to 4"), "%s", e.what);
 	data[8] = RECORD_VERSION;
 
 	/* A record after the summary, and an interval repeated (its sequence number). */
@@ -759,18 +763,25 @@ static void test_unwritable(void)
 }
 
 /* cgtma report on a level-2 record: -l 1 maps the events, -l 3 needs uncounted ones. */
-static int run_report(const char *path, const char *level, char **out, char **err_out)
+/* cgtma report with argv, what it printed in *out and *err. */
+static int run_report_argv(char **argv, int argc, char **out, char **err)
 {
-	char *argv[] = { "report", (char *)path, "--json", "-l", (char *)level, NULL };
 	struct capture co, ce;
 	int ret;
 
 	capture_begin(&co, 1);
 	capture_begin(&ce, 2);
-	ret = cmd_report(5, argv);
-	*err_out = capture_end(&ce);
+	ret = cmd_report(argc, argv);
+	*err = capture_end(&ce);
 	*out = capture_end(&co);
 	return ret;
+}
+
+static int run_report(const char *path, const char *level, char **out, char **err_out)
+{
+	char *argv[] = { "report", (char *)path, "--json", "-l", (char *)level, NULL };
+
+	return run_report_argv(argv, 5, out, err_out);
 }
 
 static void test_report_levels(const char *path)
@@ -918,6 +929,224 @@ static void test_report_views(const char *path)
 	unlink(html);
 }
 
+/* The encoding of a profile, to compare two (pprof's: every field of every table). */
+static char *encoded(const struct profile *p, size_t *len)
+{
+	struct strbuf b = STRBUF_INIT;
+
+	CHECK_INT(pprof_encode(p, &b), 0);
+	return strbuf_detach(&b, len);
+}
+
+/* The fixture's profile twice, as a reader of profile_fixture_record()'s file sums it. */
+static void fixture_twice(struct profile *want)
+{
+	struct fixture_ids id;
+	struct profile once;
+
+	*want = (struct profile)PROFILE_INIT;
+	CHECK_INT(profile_fixture(&once, &id), 0);
+	CHECK_INT(profile_merge(want, &once), 0);
+	CHECK_INT(profile_merge(want, &once), 0);
+	profile_release(&once);
+}
+
+/* The offset of the n-th record of type in data, or -1. */
+static long find_record(const char *data, size_t len, char type, int n)
+{
+	long off[64];
+	int nr = record_offsets(data, len, off, 64);
+
+	for (int i = 0; i < nr; i++)
+		if (data[off[i] + 3] == type && n-- == 0)
+			return off[i];
+	return -1;
+}
+
+/*
+ * Profile records: summed back into the profile written (every table, every count), as
+ * they are read; a malformed one, or one in a version 3 file, is refused naming it; report
+ * writes --folded and --pprof from them, and refuses a record without samples and an output
+ * it cannot write.
+ */
+/*
+ * A profile record that meets a full disk is cut back and said at the close, the record
+ * goes on (the next profile record is whole), and none goes after the summary.
+ */
+static void test_profile_full_disk(void)
+{
+	static const char *const names[] = { "cpu-clock" };
+	struct run run = { .model = "events", .nr_events = 1, .event_names = names,
+			   .hostname = "h", .cpu = "c", .interval_ms = 1000 };
+	struct interval iv = { .time = 2, .interval_s = 1 };
+	struct record_error e = {};
+	struct profile p, got;
+	struct fixture_ids id;
+	struct rlimit old, lim;
+	struct output *o;
+	struct capture c;
+	struct stat st;
+	char path[256], *msg;
+
+	snprintf(path, sizeof(path), "%s/full.cgtma", dir);
+	CHECK_INT(profile_fixture(&p, &id), 0);
+	CHECK(interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1) != NULL, "scope");
+	if (getrlimit(RLIMIT_FSIZE, &old) || output_record_open(path, &o)) {
+		CHECK(0, "set-up: %s", strerror(errno));
+		return;
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	CHECK_INT(stat(path, &st), 0);
+	lim = old;
+	lim.rlim_cur = st.st_size + 10;
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	capture_begin(&c, 2);
+	CHECK_INT(record_write_profile(&o, 1, &p), -EFBIG);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(o->lost, "the sink says it lost a profile record");
+	CHECK_INT(record_write_profile(&o, 1, &p), 0);
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	iv.summary = true;
+	CHECK_INT(o->ops->summary(o, &run, &iv), 0);
+	CHECK_INT(record_write_profile(&o, 1, &p), -EINVAL);
+	output_close(o);
+	msg = capture_end(&c);
+	signal(SIGXFSZ, SIG_DFL);
+	CHECK(msg && strstr(msg, "File too large") &&
+	      strstr(msg, "1 profile record(s) (sampled stacks) could not be written"),
+	      "messages: %s", msg ? msg : "");
+	free(msg);
+	/* The file holds the second: the fixture's counts once. */
+	CHECK_INT(record_read_profile(path, &got, &e), 0);
+	CHECK_INT(got.nr_samples, 4);
+	CHECK_INT(got.nr_samples ? got.samples[0].values[0] : 0, 7);
+	profile_release(&got);
+	profile_release(&p);
+	interval_free(&iv);
+	unlink(path);
+}
+
+static void test_profile_records(const char *no_samples)
+{
+	char path[256], bad[256], folded[256], pprof[256], *data, *a, *b, *out, *err;
+	struct record_reader *r;
+	struct record_error e = {};
+	struct interval iv = {};
+	struct profile want, got;
+	size_t len, alen, blen;
+	long off;
+	int n = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/samples.cgtma", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.cgtma", dir);
+	snprintf(folded, sizeof(folded), "%s/out.folded", dir);
+	snprintf(pprof, sizeof(pprof), "%s/out.pb.gz", dir);
+	CHECK_INT(profile_fixture_record(path), 0);
+	fixture_twice(&want);
+
+	/* Read as the records come: none before the first, all of them by the summary. */
+	CHECK_INT(record_reader__open(path, &r, &e), 0);
+	CHECK(record_reader__profile(r) == NULL, "a profile before any profile record");
+	while (record_reader__next(r, &iv, &e) > 0) {
+		const struct profile *p = record_reader__profile(r);
+
+		n++;
+		CHECK(p && p->nr_samples == 4, "interval %d: %d samples", n,
+		      p ? p->nr_samples : -1);
+		CHECK_INT(p ? p->samples[0].values[0] : 0, n == 1 ? 7 : 14);
+	}
+	CHECK_INT(n, 3);
+	record_reader__close(r);
+	interval_free(&iv);
+
+	CHECK_INT(record_read_profile(path, &got, &e), 0);
+	a = encoded(&want, &alen);
+	b = encoded(&got, &blen);
+	CHECK(a && b && alen == blen && !memcmp(a, b, alen), "the profile read back differs");
+	CHECK_INT(got.start_ns, FIX_START_NS);
+	CHECK_INT(got.duration_ns, FIX_DURATION_NS);
+	CHECK_STR(got.maps[1].build_id ? got.maps[1].build_id : got.maps[0].build_id, "ab12cd34");
+	free(a);
+	free(b);
+	profile_release(&got);
+
+	/* report --folded --pprof: the files, nothing on stdout. */
+	ret = run_report_argv((char *[]){ "report", path, "--folded", folded, "--pprof", pprof,
+					  NULL }, 6, &out, &err);
+	CHECK_INT(ret, 0);
+	CHECK_STR(out, "");
+	CHECK_STR(err, "");
+	free(out);
+	free(err);
+	data = slurp(folded, NULL);
+	CHECK_STR(data, "/db;main;spin+0x1abc 2\n/db;main;spin_db 4\nweb;main;spin_web 14\n"
+			"web;main;spin_web;asm_sysvec 2\n");
+	free(data);
+	data = slurp(pprof, &len);
+	CHECK(data && len > 20 && (unsigned char)data[0] == 0x1f, "no gzip in %s", pprof);
+	free(data);
+
+	/* An output that cannot be written: said, exit 1, before anything is read. */
+	ret = run_report_argv((char *[]){ "report", path, "--pprof", "/nonexistent-dir/p.pb.gz",
+					  NULL }, 4, &out, &err);
+	CHECK_INT(ret, 1);
+	CHECK(err && strstr(err, "cannot write '/nonexistent-dir/p.pb.gz': No such file"),
+	      "%s", err ? err : "");
+	free(out);
+	free(err);
+
+	/* A malformed profile record (a frame out of its table), resealed: refused, named. */
+	data = slurp(path, &len);
+	off = data ? find_record(data, len, 'P', 1) : -1;
+	CHECK(off > 0, "no second profile record");
+	if (off > 0) {
+		uint32_t plen = get_le32(data + off + 4);
+
+		/* The last sample: [raw, main] and its 2 counts; raw becomes location 99. */
+		put_le32(data + off + RECORD_HEAD + plen - 16 - 8, 99);
+		put_le32(data + off + RECORD_HEAD + plen,
+			 record_crc32(0, data + off + RECORD_HEAD, plen));
+		put_file(bad, data, len);
+		CHECK_INT(record_read_profile(bad, &got, &e), -EBADMSG);
+		CHECK(strstr(e.what, "malformed profile record (in its samples)"), "%s", e.what);
+		CHECK_INT(e.offset, off);
+		/* What came before it is kept: the first record's counts. */
+		CHECK_INT(got.nr_samples ? got.samples[0].values[0] : 0, 7);
+		profile_release(&got);
+		ret = run_report_argv((char *[]){ "report", bad, "--folded", folded, NULL }, 4,
+				      &out, &err);
+		CHECK_INT(ret, 1);
+		CHECK(err && strstr(err, "malformed profile record (in its samples)"), "%s",
+		      err ? err : "");
+		free(out);
+		free(err);
+
+		/* A version 3 file has no profile records: one is damage there. */
+		data[8] = 3;
+		put_file(bad, data, len);
+		CHECK_INT(record_read_profile(bad, &got, &e), -EBADMSG);
+		CHECK(strstr(e.what, "unknown record type 'P'"), "%s", e.what);
+		profile_release(&got);
+	}
+	free(data);
+
+	/* A record without samples: --folded says so, exit 1. */
+	ret = run_report_argv((char *[]){ "report", (char *)no_samples, "--folded", folded,
+					  NULL }, 4, &out, &err);
+	CHECK_INT(ret, 1);
+	CHECK(err && strstr(err, "no samples (the run was not recorded with --sample): nothing "
+			    "for --folded"), "%s", err ? err : "");
+	free(out);
+	free(err);
+	CHECK(access(folded, F_OK) == 0, "the folded file written before is gone");
+	unlink(bad);
+	unlink(path);
+	unlink(folded);
+	unlink(pprof);
+	profile_release(&want);
+}
+
 int main(void)
 {
 	struct fixture fx;
@@ -939,6 +1168,8 @@ int main(void)
 	test_writer_resumes(&fx, path2);
 	fixture_release(&fx);
 	test_events_run(path2);
+	test_profile_records(path2);
+	test_profile_full_disk();
 	test_version1();
 	test_unwritable();
 	test_report_levels(path2);
