@@ -160,6 +160,14 @@ static void test_errors(void)
 	CHECK(strstr(r.err, "cannot open 'tests/no/such.json': No such file"), "%s", r.err);
 	result_free(&r);
 
+	/* under --json the error is JSON on stdout too, '/' not escaped (as no JSON cgtma
+	 * writes escapes it) */
+	r = compute((const char *[]){ "--json", "--model", "spr", "tests/no/such.json", NULL });
+	CHECK_INT(r.rc, 2);
+	CHECK_STR(r.out, "{\"error\":\"compute: cannot open 'tests/no/such.json': No such file or "
+			 "directory\"}\n");
+	result_free(&r);
+
 	/* a missing event is named; under --json the error is JSON on stdout too */
 	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, "ARITH."));
 	r = compute((const char *[]){ "--model", "spr", "-l", "3", "--json", TMP_COUNTS, NULL });
