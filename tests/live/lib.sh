@@ -172,7 +172,7 @@ perf_seen() {
 		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
 }
 usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }
-# steal_usec: CPU time the hypervisor took from this VM so far (all CPUs). cpu-clock runs on
+# steal_usec: CPU time a hypervisor took from this machine so far (all CPUs). cpu-clock runs on
 # through it; the scheduler's clock, and so cpu.stat, leaves it out. /proc/stat counts it per
 # CPU in whole ticks of 1/CLK_TCK s, so a difference of two readings is short by up to one
 # tick per CPU: steal_tick_usec.
