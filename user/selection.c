@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cgroups.h"
 #include "collector.h"
 #include "containers.h"
@@ -332,17 +333,14 @@ static void rescan(struct selection *sel)
 static bool await_name(struct selection *sel, __u64 id, const char *path)
 {
 	const struct container_info *info;
-	struct pending *p;
 
 	if (!sel->nr_selectors)
 		return false;
 	info = containers_lookup(sel->containers, id, path);
 	if (!info || (info->ref.is_pod ? info->pod != NULL : info->name != NULL))
 		return false;	/* no container, or named and not selected */
-	p = realloc(sel->pending, (sel->nr_pending + 1) * sizeof(*p));
-	if (!p)
+	if (ALLOC_GROW(sel->pending, sel->nr_pending + 1, sel->cap_pending))
 		return false;
-	sel->pending = p;
 	sel->pending[sel->nr_pending++] = (struct pending){ .id = id };
 	return true;
 }
