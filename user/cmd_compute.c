@@ -243,6 +243,18 @@ static json_object *string_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/* A new object at the end of array; NULL when out of memory. */
+static json_object *append_object(json_object *array)
+{
+	json_object *o = json_object_new_object();
+
+	if (o && json_object_array_add(array, o)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
 static int print_json(const struct plan *p, const struct tma_result *r)
 {
 	json_object *root = json_object_new_object(), *nodes = json_object_new_array();
@@ -259,9 +271,8 @@ static int print_json(const struct plan *p, const struct tma_result *r)
 	json_object_object_add(root, "model", json_object_new_string(model__name(p->model)));
 	json_object_object_add(root, "nodes", nodes);
 	for (i = 0; i < p->nr_nodes; i++) {
-		o = json_object_new_object();
-		if (!o || json_object_array_add(nodes, o)) {
-			json_object_put(o);
+		o = append_object(nodes);
+		if (!o) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -276,9 +287,8 @@ static int print_json(const struct plan *p, const struct tma_result *r)
 	if (metrics)
 		json_object_object_add(root, "metrics", metrics);
 	for (i = 0; i < p->nr_metrics; i++) {
-		o = json_object_new_object();
-		if (!o || json_object_array_add(metrics, o)) {
-			json_object_put(o);
+		o = append_object(metrics);
+		if (!o) {
 			err = -ENOMEM;
 			goto out;
 		}
