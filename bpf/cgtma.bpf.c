@@ -137,7 +137,7 @@ struct {
 
 /*
  * A hash lookup in cgroup_counts costs more than the rest of a switch's own work (about 90 ns
- * of the hook's 200 over its reads, 4 events, on the development VM), and the switches of a
+ * of the hook's 200 over its reads, 4 events, measured on a 2-CPU guest), and the switches of a
  * CPU mostly charge the same few cgroups again. So each CPU keeps, per cgroup it charged
  * lately, whether it is tracked and the counts charged to it in the current epoch, and adds
  * them to cgroup_counts when the flush closes the epoch: the reads still see every count of
@@ -873,7 +873,7 @@ static __always_inline bool charge_irq_owner(const struct cgtma_snapshot *snap,
 /*
  * An interrupt's entry cut the running task's slice: the task's part (delta) waits in the
  * snapshot until the slice ends, so that an entry only reads and adds, walking no cgroups
- * (that walk cost about as much as the reading, 4 events, on the development VM). The CPU's
+ * (that walk cost about as much as the reading, 4 events, measured on a 2-CPU guest). The CPU's
  * total needs nothing: the flush takes it from the readings.
  */
 static __always_inline void keep_task_part(struct cgtma_snapshot *snap,
@@ -1241,8 +1241,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 	/*
 	 * Beside the perf-event hook in charge (auto), only the switches away from the idle
-	 * task: some kernels do not report them to the event (this development VM's 6.18
-	 * drops their samples on its second CPU), and the idle time before one would go to
+	 * task: some kernels do not report them to the event (a 6.18 build was seen dropping
+	 * their samples on a CPU), and the idle time before one would go to
 	 * the cgroup after it. Everything else is the event's, and returns here at once.
 	 */
 	if (!in_charge && !per_task) {

@@ -280,7 +280,7 @@ static int choose(struct cgview *v, struct scan *sc, bool found)
 	return 0;
 }
 
-int cgview_open(struct cgview *v, const struct cgview_sources *src)
+int cgview__open(struct cgview *v, const struct cgview_sources *src)
 {
 	static const char none[] = "no cgroup2 entry in /proc/self/mountinfo";
 	struct scan sc = { .v = v, .prefix = "" };
@@ -403,7 +403,7 @@ static int ns_search_cb(const char *path, __u64 id, void *ctx)
 	return 1;
 }
 
-int cgview_find_ns_root(struct cgview *v, const char *self_cgroup, int pid)
+int cgview__find_ns_root(struct cgview *v, const char *self_cgroup, int pid)
 {
 	char own[4096], found[sizeof(v->ns_root)];
 	struct ns_search ns = { .root = v->root, .own = own, .out = found, .len = sizeof(found) };
@@ -432,7 +432,7 @@ int cgview_find_ns_root(struct cgview *v, const char *self_cgroup, int pid)
 	return 0;
 }
 
-void cgview_close(struct cgview *v)
+void cgview__close(struct cgview *v)
 {
 	if (v->fd >= 0)
 		close(v->fd);

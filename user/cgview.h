@@ -49,7 +49,7 @@ struct cgview {
 	bool private_ns;	/* this process's cgroup namespace is not the host's */
 	char ns_root[4096];	/* this cgroup namespace's root as a path of the view, which
 				 * /proc/PID/cgroup's paths are relative to: "/" unless
-				 * private (cgview_find_ns_root) */
+				 * private (cgview__find_ns_root) */
 	char why[4096 + 512];	/* how the view was chosen, for -v; or why none was found */
 	int fd;			/* the root opened by handle, or -1 */
 };
@@ -73,10 +73,10 @@ struct cgview_sources {
 
 /*
  * Chooses the view (the one place it is chosen). 0; -ENOENT when cgroup2 is mounted in
- * neither namespace (why says where it was looked for); or -errno. cgview_close() releases it.
+ * neither namespace (why says where it was looked for); or -errno. cgview__close() releases it.
  */
-int cgview_open(struct cgview *v, const struct cgview_sources *src);
-void cgview_close(struct cgview *v);
+int cgview__open(struct cgview *v, const struct cgview_sources *src);
+void cgview__close(struct cgview *v);
 
 /*
  * Learns v->ns_root in a private cgroup namespace: the cgroup of the view whose cgroup.procs
@@ -85,7 +85,7 @@ void cgview_close(struct cgview *v);
  * getpid(). 0 (ns_root stays "/" outside a private namespace), -ENOENT when pid's cgroup is
  * not in the view, or -errno.
  */
-int cgview_find_ns_root(struct cgview *v, const char *self_cgroup, int pid);
+int cgview__find_ns_root(struct cgview *v, const char *self_cgroup, int pid);
 
 /*
  * A path the BPF mkdir hook recorded (relative to the hierarchy's root) as a path of the

@@ -5,6 +5,7 @@
  * checking a model against toplev and for recomputing counts recorded elsewhere.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,46 +18,54 @@
 #include "exitstatus.h"
 #include "jsonfile.h"
 #include "log.h"
-#include "model_internal.h"
+#include "options.h"
+#include "output.h"
 
 #define COUNTS_MAX_SIZE (64 << 20)
 
-static const char usage_text[] =
-	"usage: cgtma compute (--model NAME | --model-file FILE) [-l N] [--perf-metrics|--no-perf-metrics]\n"
-	"                     [--smt|--no-smt] [--interval S] [--json] COUNTS.json\n"
-	"\n"
-	"Computes the Top-Down tree of a model from event counts, offline. COUNTS.json is one\n"
-	"JSON object, event name -> count, with the model's event names; '-' reads stdin.\n"
-	"\n"
-	"  --model NAME        a built-in model (cgtma --list-models)\n"
-	"  --model-file FILE   a model file (with --model too, its name must be NAME)\n"
-	"  -l, --level N       report nodes of levels 1..N (default 1; at most the model's depth)\n"
-	"  --perf-metrics      use the perf-metrics formulas (topdown_use_fixed); default: when\n"
-	"                      the model has them and the counts hold all their events\n"
-	"  --no-perf-metrics   use the generic-counter formulas\n"
-	"  --smt, --no-smt     smt_enabled for the formulas (default --no-smt)\n"
-	"  --interval S        the interval's length in seconds, for rates (default 1)\n"
-	"  --json              print {\"model\": ..., \"nodes\": [...], \"metrics\": [...]}\n"
-	"\n"
-	"A node is shown with '<' when below its threshold, '<==' marks the bottleneck.\n"
-	"Counts are finite and not negative. Exit status: 0 success, 2 bad usage or bad input\n"
-	"(a file missing, too large or malformed, an event without a count), 1 other failures.\n"
-	"\n"
-	"examples:\n"
-	"  cgtma compute --model spr -l 3 counts.json\n"
-	"  cgtma compute --model zen4 -l 2 --smt --json - < counts.json\n"
-	"  cgtma compute --model-file my-model.json --no-perf-metrics counts.json\n";
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: cgtma compute (--model NAME | --model-file FILE) [-l N]\n"
+"                     [--perf-metrics|--no-perf-metrics] [--smt|--no-smt]\n"
+"                     [--nmi-watchdog|--no-nmi-watchdog] [--interval S] [--json] COUNTS.json\n"
+"\n"
+"Computes the Top-Down tree of a model from event counts, offline. COUNTS.json is one\n"
+"JSON object, event name -> count, with the model's event names; '-' reads stdin.\n"
+"\n"
+"  -M, --model NAME    a built-in model (cgtma --list-models)\n"
+"  --model-file FILE   a model file (with --model too, its name must be NAME)\n"
+"  -l, --level N       report nodes of levels 1..N (1 to 6, default 1; beyond the model's\n"
+"                      depth, every level it has)\n"
+"  --perf-metrics      use the perf-metrics formulas (topdown_use_fixed); default: when\n"
+"                      the model has them and the counts hold all their events\n"
+"  --no-perf-metrics   use the generic-counter formulas\n"
+"  --smt, --no-smt     smt_enabled for the formulas (default --no-smt)\n"
+"  --nmi-watchdog, --no-nmi-watchdog\n"
+"                      group the events as a run would with the NMI watchdog holding a\n"
+"                      counter, or not (default --no-nmi-watchdog): it decides which\n"
+"                      nodes are split\n"
+"  --interval S        the interval's length in seconds, for rates (default 1)\n"
+"  -j, --json          print {\"model\": ..., \"nodes\": [...], \"metrics\": [...]}\n"
+"\n"
+"The tree is printed as a live run prints a scope's with -v: every node, '<' on one below\n"
+"its threshold, '<==' on the bottleneck, [split] on one whose events a run puts in several\n"
+"groups. Counts are finite and not negative. Exit status: 0 success, 2 bad usage or bad\n"
+"input (a file missing, too large or malformed, an event without a count), 1 other\n"
+"failures.\n"
+"\n"
+"Examples:\n"
+"  cgtma compute -M spr -l 3 counts.json\n"
+"  cgtma compute --model zen4 -l 2 --smt --json - < counts.json\n"
+"  cgtma compute --model-file my-model.json --no-perf-metrics counts.json\n");
+}
 
 struct compute_args {
-	const char *model;
-	const char *model_file;
+	struct measure_opts mo;		/* the model options, as the live run takes them */
 	const char *counts;
-	int level;
-	int perf_metrics;	/* -1: decide from the counts */
-	bool smt;
+	double interval_s;
 	bool json;
 	bool help;
-	double interval_s;
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -74,95 +83,52 @@ static int usage_error(const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Matches --name, --name=VALUE and --name VALUE; *value is NULL for a flag. */
-static bool match_opt(char **argv, int *i, const char *name, bool takes_value, const char **value,
-		      int *err)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-
-	if (strncmp(a, name, n))
-		return false;
-	if (a[n] == '=' && takes_value) {
-		*value = a + n + 1;
-		return true;
-	}
-	if (a[n])
-		return false;
-	if (!takes_value)
-		return true;
-	if (!argv[*i + 1]) {
-		*err = usage_error("option '%s' needs an argument", name);
-		return true;
-	}
-	*value = argv[++*i];
-	return true;
-}
-
 static int parse_args(int argc, char **argv, struct compute_args *a)
 {
-	bool only_operands = false;
-	int i, err = 0;
+	enum { OPT_INTERVAL = OPT_COMMAND_FIRST };
+	static const struct option long_options[] = {
+		MODEL_LONG_OPTIONS,
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	int c, ret;
 
-	a->level = 1;
-	a->perf_metrics = -1;
+	a->mo = (struct measure_opts){ .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 };
 	a->interval_s = 1;
-	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i], *v = NULL;
-		char *end;
-
-		if (only_operands || arg[0] != '-' || !strcmp(arg, "-")) {
-			if (a->counts)
-				return usage_error("more than one counts file ('%s')", arg);
-			a->counts = arg;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "M:l:jh", long_options, NULL)) != -1) {
+		ret = model_opt(&a->mo, c, optarg);
+		if (ret < 0)
+			return -EINVAL;
+		if (ret)
 			continue;
-		}
-		if (!strcmp(arg, "--")) {
-			only_operands = true;
-		} else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			a->help = true;
-			return 0;
-		} else if (match_opt(argv, &i, "--model", true, &v, &err)) {
-			a->model = v;
-		} else if (match_opt(argv, &i, "--model-file", true, &v, &err)) {
-			a->model_file = v;
-		} else if (match_opt(argv, &i, "--level", true, &v, &err) ||
-			   match_opt(argv, &i, "-l", true, &v, &err) ||
-			   (!strncmp(arg, "-l", 2) && (v = arg + 2))) {
-			long l;
-
-			if (err)
-				return err;
+		switch (c) {
+		case OPT_INTERVAL:
 			errno = 0;
-			l = strtol(v, &end, 10);
-			if (errno || end == v || *end || l < 0 || l > 64)
-				return usage_error("bad level '%s' (a number from 0 to 64)", v);
-			a->level = (int)l;
-		} else if (match_opt(argv, &i, "--interval", true, &v, &err)) {
-			if (err)
-				return err;
-			errno = 0;
-			a->interval_s = strtod(v, &end);
-			if (errno || end == v || *end || !isfinite(a->interval_s) || a->interval_s <= 0)
-				return usage_error("bad interval '%s' (seconds, more than 0)", v);
-		} else if (match_opt(argv, &i, "--perf-metrics", false, &v, &err)) {
-			a->perf_metrics = 1;
-		} else if (match_opt(argv, &i, "--no-perf-metrics", false, &v, &err)) {
-			a->perf_metrics = 0;
-		} else if (match_opt(argv, &i, "--smt", false, &v, &err)) {
-			a->smt = true;
-		} else if (match_opt(argv, &i, "--no-smt", false, &v, &err)) {
-			a->smt = false;
-		} else if (match_opt(argv, &i, "--json", false, &v, &err)) {
+			a->interval_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(a->interval_s) ||
+			    a->interval_s <= 0)
+				return usage_error("bad interval '%s' (seconds, more than 0)", optarg);
+			break;
+		case 'j':
 			a->json = true;
 			log_set_json(true);
-		} else {
-			return usage_error("unknown option '%s'", arg);
+			break;
+		case 'h':
+			a->help = true;
+			return 0;
+		default:
+			fprintf(stderr, "Try 'cgtma compute --help'.\n");
+			return -EINVAL;
 		}
-		if (err)
-			return err;
 	}
-	if (!a->model && !a->model_file)
+	if (optind + 1 < argc)
+		return usage_error("more than one counts file ('%s')", argv[optind + 1]);
+	a->counts = optind < argc ? argv[optind] : NULL;
+	if (!a->mo.model && !a->mo.model_file)
 		return usage_error("no model: give --model NAME or --model-file FILE");
 	if (!a->counts)
 		return usage_error("no counts file (give a file, or '-' for stdin)");
@@ -230,18 +196,18 @@ static int read_counts(const char *path, json_object **out)
 	return 0;
 }
 
-static int load_model(const struct compute_args *a, struct model **mp)
+static int load_model(const struct measure_opts *mo, struct model **mp)
 {
 	int err;
 
-	if (!a->model_file)
-		return model__load_builtin(a->model, mp);
-	err = model__load_file(a->model_file, mp);
+	if (!mo->model_file)
+		return model__load_builtin(mo->model, mp);
+	err = model__load_file(mo->model_file, mp);
 	if (err)
 		return err;
-	if (a->model && strcmp(a->model, model__name(*mp))) {
-		pr_err("compute: model file '%s' holds model '%s', not '%s'", a->model_file,
-		       model__name(*mp), a->model);
+	if (mo->model && strcmp(mo->model, model__name(*mp))) {
+		pr_err("compute: model file '%s' holds model '%s', not '%s'", mo->model_file,
+		       model__name(*mp), mo->model);
 		model__free(*mp);
 		*mp = NULL;
 		return -EINVAL;
@@ -252,13 +218,12 @@ static int load_model(const struct compute_args *a, struct model **mp)
 /* With neither option, perf-metrics is on when the counts hold its leader and all its events. */
 static bool counts_have_perf_metrics(const struct model *m, json_object *counts)
 {
-	int i;
+	const char *name;
 
-	if (!model__has_perf_metrics(m) ||
-	    !json_object_object_get_ex(counts, m->events[m->pmu.pm_leader].name, NULL))
+	if (!model__has_perf_metrics(m))
 		return false;
-	for (i = 0; i < m->pmu.nr_pm_events; i++) {
-		if (!json_object_object_get_ex(counts, m->events[m->pmu.pm_events[i]].name, NULL))
+	for (int i = 0; (name = model__perf_metrics_event(m, i)); i++) {
+		if (!json_object_object_get_ex(counts, name, NULL))
 			return false;
 	}
 	return true;
@@ -278,6 +243,18 @@ static json_object *string_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/* A new object at the end of array; NULL when out of memory. */
+static json_object *append_object(json_object *array)
+{
+	json_object *o = json_object_new_object();
+
+	if (o && json_object_array_add(array, o)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
 static int print_json(const struct plan *p, const struct tma_result *r)
 {
 	json_object *root = json_object_new_object(), *nodes = json_object_new_array();
@@ -294,9 +271,8 @@ static int print_json(const struct plan *p, const struct tma_result *r)
 	json_object_object_add(root, "model", json_object_new_string(model__name(p->model)));
 	json_object_object_add(root, "nodes", nodes);
 	for (i = 0; i < p->nr_nodes; i++) {
-		o = json_object_new_object();
-		if (!o || json_object_array_add(nodes, o)) {
-			json_object_put(o);
+		o = append_object(nodes);
+		if (!o) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -311,9 +287,8 @@ static int print_json(const struct plan *p, const struct tma_result *r)
 	if (metrics)
 		json_object_object_add(root, "metrics", metrics);
 	for (i = 0; i < p->nr_metrics; i++) {
-		o = json_object_new_object();
-		if (!o || json_object_array_add(metrics, o)) {
-			json_object_put(o);
+		o = append_object(metrics);
+		if (!o) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -333,123 +308,124 @@ out:
 	return err;
 }
 
-/* toplev's look: the value in percent of the node's domain ("% Slots"), then the marks. */
-static void print_table(const struct plan *p, const struct tma_result *r)
+/*
+ * The counts as one scope of an interval, as a live run would have derived it from counters
+ * that ran the whole time: the terminal view prints it as it prints a live scope.
+ */
+static int counts_scope(const struct run *run, json_object *counts, const char *path,
+			double interval_s, struct interval *iv)
 {
-	int i, width = 24, dwidth = 0;
+	const struct plan *p = run->plan;
+	struct tma_input in = { .interval_s = interval_s };
+	bool *counted;
+	struct scope *s;
+	int err;
 
-	for (i = 0; i < p->nr_nodes; i++) {
-		int w = 2 * (p->nodes[i].level - 1) + (int)strlen(p->nodes[i].name);
+	s = interval_add_scope(iv, run, SCOPE_SYSTEM, NULL, -1);
+	counted = calloc(p->nr_events + 1, sizeof(*counted));
+	if (!s || !counted) {
+		free(counted);
+		pr_err("compute: out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < p->nr_events; i++) {
+		json_object *v;
 
-		if (w > width)
-			width = w;
-		if ((int)strlen(p->nodes[i].domain) > dwidth)
-			dwidth = strlen(p->nodes[i].domain);
+		if (!json_object_object_get_ex(counts, p->events[i].name, &v)) {
+			pr_err("compute: '%s' has no count for event '%s' (model %s, level %d, "
+			       "perf-metrics %s)", path, p->events[i].name, run->model,
+			       p->opts.level, p->opts.perf_metrics ? "on" : "off");
+			free(counted);
+			return -EINVAL;
+		}
+		s->count[i] = json_object_get_double(v);
+		s->multiplex[i] = 1;
+		s->state[i] = COUNT_OK;
+		counted[i] = true;
 	}
-	for (i = 0; i < p->nr_metrics; i++) {
-		if ((int)strlen(p->metrics[i].name) > width)
-			width = strlen(p->metrics[i].name);
+	s->ran = true;
+	in.counts = s->count;
+	in.counted = counted;
+	err = tma_result__init(&s->tma, p);
+	if (!err) {
+		s->has_tma = true;
+		err = tma__compute(p, &in, &s->tma);
 	}
-	printf("model %s: level %d, perf-metrics %s, SMT %s\n", model__name(p->model),
-	       p->opts.level, p->opts.perf_metrics ? "on" : "off", p->opts.smt ? "on" : "off");
-	for (i = 0; i < p->nr_nodes; i++) {
-		int indent = 2 * (p->nodes[i].level - 1);
-		const char *mark = i == r->bottleneck ? "  <==" : r->above[i] ? "" : "  <";
-
-		printf("%*s%-*s ", indent, "", width - indent, p->nodes[i].name);
-		if (r->counted[i] && *mark)
-			printf("%6.1f %% %-*s%s\n", 100 * r->value[i], dwidth, p->nodes[i].domain,
-			       mark);
-		else if (r->counted[i])
-			printf("%6.1f %% %s\n", 100 * r->value[i], p->nodes[i].domain);
-		else
-			printf("%6s %% %s  (not counted)\n", "-", p->nodes[i].domain);
+	free(counted);
+	if (err) {
+		pr_err("compute: %s", strerror(-err));
+		return not_usage(err);
 	}
-	for (i = 0; i < p->nr_metrics; i++) {
-		printf("%-*s ", width, p->metrics[i].name);
-		if (r->metric_counted[i])
-			printf("%12.4g %s\n", r->metric[i], p->metrics[i].unit);
-		else
-			printf("%12s %s  (not counted)\n", "-", p->metrics[i].unit);
-	}
+	return 0;
 }
 
 static int compute(const struct compute_args *a)
 {
-	struct model_options o = { .smt = a->smt };
-	struct tma_input in = { .interval_s = a->interval_s };
-	struct tma_result r = { .bottleneck = -1 };
+	const struct measure_opts *mo = &a->mo;
+	struct model_options o = { .smt = mo->smt > 0, .nmi_watchdog = mo->nmi_watchdog > 0 };
+	struct interval iv = { .interval_s = a->interval_s, .summary = true };
+	struct run run = { .verbose = true };
 	json_object *counts = NULL;
+	const char **names = NULL;
 	struct model *m = NULL;
 	struct plan *p = NULL;
-	double *values = NULL;
-	bool *counted = NULL;
-	int i, err;
+	int err;
 
-	err = load_model(a, &m);
+	err = load_model(mo, &m);
 	if (!err)
 		err = read_counts(a->counts, &counts);
 	if (err) {
 		err = json_input_error(err);
 		goto out;
 	}
-	if (a->perf_metrics == 1 && !model__has_perf_metrics(m)) {
+	if (mo->perf_metrics == 1 && !model__has_perf_metrics(m)) {
 		err = usage_error("model '%s' has no perf-metrics path", model__name(m));
 		goto out;
 	}
-	o.perf_metrics = a->perf_metrics >= 0 ? a->perf_metrics : counts_have_perf_metrics(m, counts);
-	o.level = a->level < model__max_level(m) ? a->level : model__max_level(m);
+	o.perf_metrics = mo->perf_metrics >= 0 ? mo->perf_metrics :
+			 counts_have_perf_metrics(m, counts);
+	o.level = mo->level ? mo->level : 1;
+	if (o.level > model__max_level(m))
+		o.level = model__max_level(m);
 	err = plan__new(m, &o, &p);
 	if (err) {
 		err = not_usage(err);	/* a model that plans wrong: a failure */
 		goto out;
 	}
-
-	values = calloc(p->nr_events + 1, sizeof(*values));
-	counted = calloc(p->nr_events + 1, sizeof(*counted));
-	if (!values || !counted) {
+	names = calloc(p->nr_events + 1, sizeof(*names));
+	if (!names) {
 		pr_err("compute: out of memory");
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < p->nr_events; i++) {
-		json_object *v;
-
-		if (!json_object_object_get_ex(counts, p->events[i].name, &v)) {
-			pr_err("compute: '%s' has no count for event '%s' (model %s, level %d, "
-			       "perf-metrics %s)",
-			       a->counts, p->events[i].name, model__name(m), o.level,
-			       o.perf_metrics ? "on" : "off");
-			err = -EINVAL;
-			goto out;
-		}
-		values[i] = json_object_get_double(v);
-		counted[i] = true;
-	}
-	in.counts = values;
-	in.counted = counted;
-	err = tma_result__init(&r, p);
-	if (!err)
-		err = tma__compute(p, &in, &r);
-	if (err) {
-		pr_err("compute: %s", strerror(-err));
-		err = not_usage(err);
+	for (int i = 0; i < p->nr_events; i++)
+		names[i] = p->events[i].name;
+	run.model = model__name(m);
+	run.plan = p;
+	run.nr_events = p->nr_events;
+	run.event_names = names;
+	run.level = o.level;
+	run.perf_metrics = o.perf_metrics;
+	run.smt = o.smt;
+	err = counts_scope(&run, counts, a->counts, a->interval_s, &iv);
+	if (err)
 		goto out;
-	}
 	if (a->json) {
-		err = print_json(p, &r);
-		if (err) {
-			pr_err("compute: cannot print the result: %s", strerror(-err));
-			err = not_usage(err);
-			goto out;
-		}
+		err = print_json(p, &iv.scopes[0].tma);
 	} else {
-		print_table(p, &r);
+		printf("model %s: level %d, perf-metrics %s, SMT %s\n", run.model, o.level,
+		       o.perf_metrics ? "on" : "off", o.smt ? "on" : "off");
+		err = output_text_scopes(stdout, &run, &iv);
+		if (!err && fflush(stdout))
+			err = -errno;
+	}
+	if (err) {
+		pr_err("compute: cannot print the result: %s", strerror(-err));
+		err = not_usage(err);
 	}
 out:
-	tma_result__release(&r);
-	free(values);
-	free(counted);
+	interval_free(&iv);
+	free(names);
 	plan__free(p);
 	model__free(m);
 	json_object_put(counts);
@@ -458,12 +434,12 @@ out:
 
 int cmd_compute(int argc, char **argv)
 {
-	struct compute_args a = { 0 };
+	struct compute_args a = {};
 	int err;
 
 	err = parse_args(argc, argv, &a);
 	if (!err && a.help)
-		fputs(usage_text, stdout);
+		usage(stdout);
 	else if (!err)
 		err = compute(&a);
 	log_set_json(false);

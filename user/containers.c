@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "alloc.h"
 #include "containers.h"
 #include "hashmap.h"
 #include "jsonfile.h"
@@ -237,15 +238,8 @@ static int remember_pod(struct containers *c, const char *uid, const char *ns, c
 
 	if (!uid || !*uid || !ns || !name || hashmap_get_str(&c->pod_uids, uid) >= 0)
 		return 0;
-	if (c->nr_pods == c->cap_pods) {
-		int cap = c->cap_pods ? 2 * c->cap_pods : 16;
-
-		p = realloc(c->pods, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		c->pods = p;
-		c->cap_pods = cap;
-	}
+	if (ALLOC_GROW(c->pods, c->nr_pods + 1, c->cap_pods))
+		return -ENOMEM;
 	p = &c->pods[c->nr_pods];
 	p->namespace = strdup(ns);
 	p->name = strdup(name);
@@ -599,15 +593,8 @@ static struct entry *entry_new(struct containers *c, __u64 id, const struct cont
 {
 	struct entry *e;
 
-	if (c->nr == c->cap) {
-		int cap = c->cap ? 2 * c->cap : 64;
-		struct entry **n = realloc(c->entries, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		c->entries = n;
-		c->cap = cap;
-	}
+	if (ALLOC_GROW(c->entries, c->nr + 1, c->cap))
+		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "events.h"
 #include "mounts.h"
 #include "pfm_encode.h"
@@ -408,25 +409,21 @@ int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_
 int event_list_split(const char *list, char ***specs)
 {
 	char **v = NULL;
-	int n = 0, depth = 0;
+	int n = 0, cap = 0, depth = 0;
 	const char *start = list;
 
 	for (const char *p = list;; p++) {
 		if (*p == '/')
 			depth = !depth;	/* inside pmu/terms/ commas separate terms */
 		if ((*p == ',' && !depth) || !*p) {
-			char **nv;
-
 			if (p == start) {
 				event_list_free(v, n);
 				return -EINVAL;
 			}
-			nv = realloc(v, (n + 1) * sizeof(*v));
-			if (!nv) {
+			if (ALLOC_GROW(v, n + 1, cap)) {
 				event_list_free(v, n);
 				return -ENOMEM;
 			}
-			v = nv;
 			v[n] = strndup(start, p - start);
 			if (!v[n]) {
 				event_list_free(v, n);

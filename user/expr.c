@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "expr.h"
 
 /*
@@ -358,16 +359,9 @@ static int add_node(struct parser *p, enum expr_op op, int a, int b, int c, size
 
 	if (p->err)
 		return -1;
-	if (e->nr == p->alloc) {
-		int alloc = p->alloc ? p->alloc * 2 : 16;
-		struct expr_node *nodes = realloc(e->nodes, alloc * sizeof(*nodes));
-
-		if (!nodes) {
-			perr_nomem(p);
-			return -1;
-		}
-		e->nodes = nodes;
-		p->alloc = alloc;
+	if (ALLOC_GROW(e->nodes, e->nr + 1, p->alloc)) {
+		perr_nomem(p);
+		return -1;
 	}
 	if (a >= 0 && e->nodes[a].depth > depth)
 		depth = e->nodes[a].depth;

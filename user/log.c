@@ -34,7 +34,9 @@ void pr_err(const char *fmt, ...)
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
 		json_object_object_add(o, "error", json_object_new_string(msg));
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		/* '/' as itself, as every JSON cgtma writes has it (json-c would write "\/") */
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								JSON_C_TO_STRING_NOSLASHESCAPE));
 		fflush(stdout);
 		json_object_put(o);
 	}

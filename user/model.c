@@ -1260,6 +1260,13 @@ bool model__has_perf_metrics(const struct model *m)
 	return m->pmu.pm_leader >= 0;
 }
 
+const char *model__perf_metrics_event(const struct model *m, int i)
+{
+	if (m->pmu.pm_leader < 0 || i < 0 || i > m->pmu.nr_pm_events)
+		return NULL;
+	return m->events[i ? m->pmu.pm_events[i - 1] : m->pmu.pm_leader].name;
+}
+
 const char *model__perf_metrics_sysfs(const struct model *m)
 {
 	int i;

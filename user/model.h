@@ -38,6 +38,11 @@ const char *model__libpfm4_pmu(const struct model *m);
 /* Whether the model has a perf-metrics path, and the sysfs name that reveals it. */
 bool model__has_perf_metrics(const struct model *m);
 const char *model__perf_metrics_sysfs(const struct model *m);
+/*
+ * The events of the perf-metrics path by index: 0 its leader, then the metric events; NULL
+ * past the last (and for a model without that path).
+ */
+const char *model__perf_metrics_event(const struct model *m, int i);
 
 /*
  * CPU detection: the built-in model whose "match" covers this CPU. vendor is /proc/cpuinfo's

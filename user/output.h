@@ -88,6 +88,12 @@ bool outputs_stdout_closed(struct output **outs, int n);
 
 /* The terminal view: a table of counts or metrics, or the Top-Down tree per scope. */
 int output_text_open(FILE *f, struct output **o);
+/*
+ * The terminal view of one interval's scopes, without the header above them: each scope's
+ * tree (every node with run->verbose, '<' on those below threshold), or the table of
+ * metrics or counts. `cgtma compute` prints its counts' one scope with it. 0 or -ENOMEM.
+ */
+int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv);
 /* One JSON object per line per interval. */
 int output_json_open(FILE *f, struct output **o);
 /* -x SEP: toplev's CSV (user/output_csv.c says how each column is filled). */

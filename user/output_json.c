@@ -130,6 +130,29 @@ static void add_count(struct strbuf *sb, double v)
 	strbuf_addf(sb, "%" PRId64, i);
 }
 
+/*
+ * {"event":value,...} over the events that lists show: the scaled counts (null when not
+ * counted), or with multiplex each event's running / enabled.
+ */
+static void add_per_event(struct strbuf *sb, const struct run *run, const struct scope *s,
+			  bool multiplex)
+{
+	strbuf_add(sb, "{", 1);
+	for (int i = 0, first = 1; i < run->nr_events; i++) {
+		if (!run_lists_event(run, i))
+			continue;
+		if (!first)
+			strbuf_add(sb, ",", 1);
+		first = 0;
+		add_key(sb, run->event_names[i]);
+		if (multiplex)
+			add_number(sb, s->multiplex[i]);
+		else
+			add_count(sb, s->state[i] != COUNT_NOT_COUNTED ? s->count[i] : NAN);
+	}
+	strbuf_add(sb, "}", 1);
+}
+
 static void add_scope(struct strbuf *sb, const struct run *run, const struct scope *s)
 {
 	strbuf_addstr(sb, "{\"scope\":");
@@ -156,27 +179,10 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 	/* The cgroup's last row: it is gone, and the next intervals do not name it. */
 	if (s->removed)
 		strbuf_addstr(sb, s->kind == SCOPE_TASK ? ",\"exited\":true" : ",\"removed\":true");
-	strbuf_addstr(sb, ",\"counts\":{");
-	for (int i = 0, first = 1; i < run->nr_events; i++) {
-		if (!run_lists_event(run, i))
-			continue;
-		if (!first)
-			strbuf_add(sb, ",", 1);
-		first = 0;
-		add_key(sb, run->event_names[i]);
-		add_count(sb, s->state[i] != COUNT_NOT_COUNTED ? s->count[i] : NAN);
-	}
-	strbuf_addstr(sb, "},\"multiplex\":{");
-	for (int i = 0, first = 1; i < run->nr_events; i++) {
-		if (!run_lists_event(run, i))
-			continue;
-		if (!first)
-			strbuf_add(sb, ",", 1);
-		first = 0;
-		add_key(sb, run->event_names[i]);
-		add_number(sb, s->multiplex[i]);
-	}
-	strbuf_add(sb, "}", 1);
+	strbuf_addstr(sb, ",\"counts\":");
+	add_per_event(sb, run, s, false);
+	strbuf_addstr(sb, ",\"multiplex\":");
+	add_per_event(sb, run, s, true);
 
 	if (run->plan && run->plan->nr_nodes) {
 		int bn = s->tma.bottleneck;

@@ -518,6 +518,12 @@ static void render_events(struct strbuf *sb, const struct prom *p, const struct 
 	family_end(sb, start, samples);
 }
 
+/* A series' tree and metrics of the last interval, or NULL when it has none. */
+static const struct tma_result *series_tma(const struct series *s)
+{
+	return s->now && s->now->has_tma ? &s->now->tma : NULL;
+}
+
 static void render_tma(struct strbuf *sb, const struct prom *p, const struct run *run)
 {
 	const struct plan *plan = run->plan;
@@ -531,12 +537,9 @@ static void render_tma(struct strbuf *sb, const struct prom *p, const struct run
 		      "in the tree). Absent when an event it needs was not counted.");
 	for (int i = 0; i < p->nr_series; i++) {
 		const struct series *s = &p->series[i];
-		const struct tma_result *t;
+		const struct tma_result *t = series_tma(s);
 
-		if (!s->now || !s->now->has_tma)
-			continue;
-		t = &s->now->tma;
-		for (int n = 0; n < plan->nr_nodes; n++) {
+		for (int n = 0; t && n < plan->nr_nodes; n++) {
 			if (!t->counted[n] || !isfinite(t->value[n]))
 				continue;
 			strbuf_addstr(sb, "cgtma_topdown_ratio");
@@ -565,12 +568,9 @@ static void render_tma(struct strbuf *sb, const struct prom *p, const struct run
 		family_header(sb, name, "gauge", help);
 		for (int i = 0; i < p->nr_series; i++) {
 			const struct series *s = &p->series[i];
-			const struct tma_result *t;
+			const struct tma_result *t = series_tma(s);
 
-			if (!s->now || !s->now->has_tma)
-				continue;
-			t = &s->now->tma;
-			if (!t->metric_counted[m] || !isfinite(t->metric[m]))
+			if (!t || !t->metric_counted[m] || !isfinite(t->metric[m]))
 				continue;
 			strbuf_addstr(sb, name);
 			scope_labels(sb, s);

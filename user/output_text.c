@@ -322,7 +322,7 @@ static int row_order(const struct run *run, const struct interval *iv, int *orde
 	return nr;
 }
 
-static int text_interval(struct output *o, const struct run *run, const struct interval *iv)
+int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv)
 {
 	int *order = malloc((2 * iv->nr_scopes + 1) * sizeof(*order));
 	int idle = 0, nr;
@@ -330,23 +330,33 @@ static int text_interval(struct output *o, const struct run *run, const struct i
 	if (!order)
 		return -ENOMEM;
 	nr = row_order(run, iv, order);
-	print_header(o->f, run, iv);
 	if (run->plan && run->plan->nr_nodes) {
 		for (int k = 0; k < nr; k++)
 			if (order[k] < 0)
-				fprintf(o->f, "  (%d more threads; -v shows them)\n", -order[k]);
+				fprintf(f, "  (%d more threads; -v shows them)\n", -order[k]);
 			else if (!hidden(run, &iv->scopes[order[k]]))
-				print_tree(o->f, run, &iv->scopes[order[k]]);
+				print_tree(f, run, &iv->scopes[order[k]]);
 	} else {
-		print_table(o->f, run, iv, order, nr);
+		print_table(f, run, iv, order, nr);
 	}
 	free(order);
 	for (int i = 0; i < iv->nr_scopes; i++)
 		idle += hidden(run, &iv->scopes[i]) && iv->scopes[i].kind == SCOPE_CGROUP &&
 			iv->scopes[i].cpu < 0;
 	if (idle)
-		fprintf(o->f, "(%d tracked cgroup%s did not run; -v shows %s)\n", idle,
+		fprintf(f, "(%d tracked cgroup%s did not run; -v shows %s)\n", idle,
 			idle > 1 ? "s" : "", idle > 1 ? "them" : "it");
+	return 0;
+}
+
+static int text_interval(struct output *o, const struct run *run, const struct interval *iv)
+{
+	int err;
+
+	print_header(o->f, run, iv);
+	err = output_text_scopes(o->f, run, iv);
+	if (err)
+		return err;
 	fputc('\n', o->f);
 	return fflush(o->f) ? -errno : 0;
 }

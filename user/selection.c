@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cgroups.h"
 #include "collector.h"
 #include "containers.h"
@@ -51,7 +52,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 	*max_level = 0;
 	if (!o->nr_cgroups && !o->all_cgroups && !o->all_containers)
 		return 0;
-	ret = cgview_open(&sel->view, NULL);
+	ret = cgview__open(&sel->view, NULL);
 	if (ret == -ENOENT) {
 		pr_err("cgroup v2 is not mounted (%s): -G and --all-cgroups need it; mount it "
 		       "(mount -t cgroup2 none DIR) or boot with systemd.unified_cgroup_hierarchy=1",
@@ -68,7 +69,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 		pr_notice("cgroup view: %s", sel->view.why);
 	/* -T reads threads' cgroups from /proc, relative to this cgroup namespace's root. */
 	if (o->per_task && sel->view.private_ns) {
-		ret = cgview_find_ns_root(&sel->view, NULL, 0);
+		ret = cgview__find_ns_root(&sel->view, NULL, 0);
 		if (ret)
 			pr_warn("-T: cannot find this cgroup namespace's root in the view (%s): "
 				"threads in /proc are taken as if it were the view's root",
@@ -332,17 +333,14 @@ static void rescan(struct selection *sel)
 static bool await_name(struct selection *sel, __u64 id, const char *path)
 {
 	const struct container_info *info;
-	struct pending *p;
 
 	if (!sel->nr_selectors)
 		return false;
 	info = containers_lookup(sel->containers, id, path);
 	if (!info || (info->ref.is_pod ? info->pod != NULL : info->name != NULL))
 		return false;	/* no container, or named and not selected */
-	p = realloc(sel->pending, (sel->nr_pending + 1) * sizeof(*p));
-	if (!p)
+	if (ALLOC_GROW(sel->pending, sel->nr_pending + 1, sel->cap_pending))
 		return false;
-	sel->pending = p;
 	sel->pending[sel->nr_pending++] = (struct pending){ .id = id };
 	return true;
 }
@@ -567,7 +565,7 @@ void selection_retire(struct selection *sel)
 
 void selection_release(struct selection *sel)
 {
-	cgview_close(&sel->view);
+	cgview__close(&sel->view);
 	for (int i = 0; i < sel->nr_patterns; i++)
 		free(sel->patterns[i]);
 	free(sel->patterns);

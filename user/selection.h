@@ -45,7 +45,7 @@ struct selection {
 	int nr_selectors;
 	struct containers *containers;	/* names of the cgroups tracked */
 	struct pending *pending;	/* new container cgroups not named yet */
-	int nr_pending;
+	int nr_pending, cap_pending;
 	struct collector *col;		/* from selection_start() on */
 	struct tracker *tk;
 };

@@ -66,8 +66,8 @@ static const char *fully_preemptible(void)
 }
 
 /*
- * The probe of samples: on the development VM's kernel (6.18, not Debian's 6.18, which has
- * every sample) the samples of switches away from the idle task on its second CPU never
+ * The probe of samples: on some kernels (a 6.18 build was seen doing it; Debian's 6.18 has
+ * every sample) the samples of switches away from the idle task on one CPU never
  * arrive, though the event counts them. The hook would miss each switch out of idle there,
  * and the next task's cgroup would take the idle time before it: 0.4 s of a spinner
  * migrated to that idle CPU (tests/live/12-cpu-stat.sh, "E"). Probed with context-switches,

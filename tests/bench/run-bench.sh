@@ -28,7 +28,7 @@
 #     and one that only reads the events as on_switch does (tests/bench/hookfloor.bpf.c,
 #     loaded by build/tests/hookfloor), with on_switch's ratio to the reads alone: of the
 #     medians, and the median of each round's ratio (both ran in that round), by which the
-#     target is judged, as the VM's speed drifts from round to round.
+#     target is judged, as a virtual machine's speed drifts from round to round.
 #  2. Overhead on the pinned ping-pong (tests/helpers/pingpong: perf bench sched pipe with
 #     each task in a cgroup of our choosing), with its two tasks in two tracked cgroups and in
 #     one: time per round trip under cgtma with either hook and under perf stat -a
@@ -544,7 +544,7 @@ done
 elapsed=$((SECONDS - start))
 
 # --- one cgroup, more rounds ----------------------------------------------------------------
-# The same-cgroup target is one percent, and this VM's runs drift by more than that from
+# The same-cgroup target is one percent, and a virtual machine's runs drift by more than that from
 # round to round: many short rounds instead, each alternating no profiler, cgtma with the
 # hook that runs no BPF at these switches (perf-event, where there is one) and perf stat -a
 # counting the same events. With cpu-clock alone, which the kernel counts at no switch (as
@@ -727,7 +727,7 @@ echo "  perf event's overflow path; the slowdowns below have them)"
 echo
 
 # on_switch over the reads alone for SET, round by round: both ran in the same round, so a
-# machine that is slower in one round than in another (this VM is, by up to a third) slows
+# machine that is slower in one round than in another (a 2-CPU guest was, by up to a third) slows
 # both; "median min max" over the rounds.
 floor_ratio_stats() {
 	awk -v s="$1" '$3 == "small" && $4 == "cross" && $2 == s && $6 != "-" {

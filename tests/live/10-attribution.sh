@@ -36,28 +36,20 @@ summary() {
 
 # run_case NAME PER_CPU [one-level]
 run_case() {
-	local name=$1 per_cpu=$2 one_level=${3:-} out=$TMP/out-$1 rc
+	local name=$1 per_cpu=$2 one_level=${3:-} out=$TMP/out-$1
 	# B by its absolute path: cgtma strips the mount point.
 	local track=(-G "$A" -G "$A1" -G "$CG_ROOT/$CG_BASE/B") rows='[$a, $a1, $b]'
 
 	[ -n "$one_level" ] && track=(-G "$A1") rows='[$a1]'
-	: >"$out"
-	"$CGTMA" -e "$EV" -I 200 --json $per_cpu "${track[@]}" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 -e "$EV" -I 200 --json $per_cpu "${track[@]}"
 	cg_start A/A1 "$WORKLOAD" getppid $N1 40
 	cg_start A/A1 "$WORKLOAD" getppid $N2 60
 	cg_start A/A1 "$WORKLOAD" spin 700
 	cg_start B "$WORKLOAD" getppid $M 50
 	cg_wait
 	# One more interval after the work, then stop mid-interval.
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-	stderr_said "$TMP/err" && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+	cgtma_more "$out"
+	cgtma_stop
 
 	jq -e -R 'fromjson | type == "object"' "$out" >/dev/null || fail "a line is not JSON"
 	[ "$(tail -n1 "$out" | jq '.summary')" = true ] || fail "the last line is not the summary"

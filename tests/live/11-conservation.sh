@@ -44,21 +44,15 @@ A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B)
 # run NAME CGTMA-ARGS...: runs cgtma (-d ends it) with three spinners started after its
 # first interval; checks the exit status and the JSON stream.
 run() {
-	local name=$1 out=$TMP/out-$1 rc
+	local name=$1 out=$TMP/out-$1
 	shift
-	: >"$out"
-	"$CGTMA" -e $EV --json "$@" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 -e $EV --json "$@"
 	cg_start A "$WORKLOAD" spin $((1200 * scale))
 	cg_start A/A1 "$WORKLOAD" spin $((1200 * scale))
 	cg_start B "$WORKLOAD" spin $((1200 * scale))
 	cg_wait
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
-	stderr_said "$TMP/err" && fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"
+	cgtma_exited "$name"
+	cgtma_quiet "$name"
 	jq -e -R 'fromjson | type == "object"' "$out" >/dev/null || fail "$name: a line is not JSON"
 	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "$name: the last line is not the summary"
 	[ "$(grep -c . "$out")" -ge 6 ] || fail "$name: only $(grep -c . "$out") lines"

@@ -53,11 +53,7 @@ wait_gated() {
 start_cgtma() {
 	out=$1
 	shift
-	: >"$out"
-	"$CGTMA" -e $EV --json "$@" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 -e $EV --json "$@"
 }
 stop_cgtma() {
 	cgtma_stop

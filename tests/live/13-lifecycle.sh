@@ -20,7 +20,6 @@ cg_make keep
 cg_make rm
 KEEP=$(cg_path keep) RM=$(cg_path rm) NEW1=$(cg_path new-1) NEW2=$(cg_path new-2)
 
-next_line() { wait_lines "$out" $(($(wc -l <"$out") + ${1:-1})); }
 now() { date +%s.%N; }
 # remove REL: rmdir, retried while the exited workload is still being released (EBUSY).
 remove() {
@@ -33,24 +32,20 @@ remove() {
 }
 
 out=$TMP/out
-: >"$out"
-"$CGTMA" -e $EV -I 250 --json -G "$CG_BASE/new-*" -G "$KEEP" -G "$RM" >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -e $EV -I 250 --json -G "$CG_BASE/new-*" -G "$KEEP" -G "$RM"
 grep -q "matches no cgroup yet" "$TMP/err" ||
 	fail "no warning about the glob matching nothing: $(cat "$TMP/err")"
 
 cg_run keep "$WORKLOAD" getppid $NK 250 &	# about 2.5 s of work, in ten bursts
 keep_pid=$!
 cg_run rm "$WORKLOAD" getppid $NR 30 || fail "workload rm failed"
-next_line 2
+cgtma_more "$out" 2
 t_rm=$(now)
 remove rm
 t_rm_done=$(now)
 
 # Born after start: the work starts right after the mkdir, well inside one interval.
-next_line
+cgtma_more "$out"
 mkdir "$CG_ROOT/$CG_BASE/new-1" || fail "mkdir new-1"
 cg_run new-1 "$WORKLOAD" getppid $N1 || fail "workload new-1 failed"
 mkdir "$CG_ROOT/$CG_BASE/new-2" || fail "mkdir new-2"
@@ -60,12 +55,9 @@ mkdir "$CG_ROOT/$CG_BASE/other-1" || fail "mkdir other-1"
 cg_run other-1 "$WORKLOAD" getppid $NO || fail "workload other-1 failed"
 
 wait $keep_pid || fail "workload keep failed"
-next_line 2
+cgtma_more "$out" 2
 kill -0 $cgtma_pid 2>/dev/null || fail "cgtma is gone after the removals: $(cat "$TMP/err")"
-kill -INT $cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+cgtma_signal INT
 # The glob's warning, and the perf-event hook's fallback (stderr_said), are all it may say.
 grep -v "matches no cgroup yet" "$TMP/err" >"$TMP/err-rest"
 stderr_said "$TMP/err-rest" && fail "unexpected messages: $(cat "$TMP/err")"

@@ -26,20 +26,13 @@ check_stream() {
 # stop_mid_interval SIGNAL: counts A by the second while a workload makes N calls, then
 # sends SIGNAL 0.4 s into an interval.
 stop_mid_interval() {
-	local sig=$1 out=$TMP/out-$1 rc
-	: >"$out"
-	"$CGTMA" -e "$EV" -I 1000 --json -G "$A" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	local sig=$1 out=$TMP/out-$1
+	cgtma_start "$out" 1 -e "$EV" -I 1000 --json -G "$A"
 	cg_run A "$WORKLOAD" getppid $N || fail "the workload failed"
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	cgtma_more "$out"
 	sleep 0.4
-	kill -"$sig" $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "SIG$sig: cgtma exited $rc, want 0: $(cat "$TMP/err")"
-	stderr_said "$TMP/err" && fail "SIG$sig: cgtma wrote to stderr: $(cat "$TMP/err")"
+	cgtma_signal "$sig" "SIG$sig"
+	cgtma_quiet "SIG$sig"
 	check_stream "$out"
 	# The last interval is the partial one: about 0.4 s, not a whole second.
 	jq -e -s '.[-2].interval > 0.2 and .[-2].interval < 0.9' "$out" >/dev/null ||
@@ -79,11 +72,7 @@ echo "-- COMMAND: ok"
 
 # Told to stop while the command runs: the command gets SIGTERM, cgtma its status (143).
 out=$TMP/out-stop
-: >"$out"
-"$CGTMA" -e "$EV" -I 200 --json -- sleep 30 >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -e "$EV" -I 200 --json -- sleep 30
 child=$(pgrep -P $cgtma_pid -x sleep) || fail "no sleep under cgtma"
 kill -INT $cgtma_pid
 wait $cgtma_pid
@@ -95,12 +84,9 @@ check_stream "$out"
 # Ctrl-C in a terminal signals the whole process group: the command dies of SIGINT (130).
 # With job control on, the job gets a process group of its own and SIGINT is not ignored
 # (bash ignores it in background commands otherwise).
-: >"$out"
 set -m
-"$CGTMA" -e "$EV" -I 200 --json -- sleep 30 >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
+cgtma_start "$out" 0 -e "$EV" -I 200 --json -- sleep 30
 set +m
-on_exit "kill -9 $cgtma_pid"
 wait_lines "$out" 1
 kill -INT -- -$cgtma_pid
 wait $cgtma_pid

@@ -49,18 +49,11 @@ args+=(-G "$(cg_path "${chain%/*}")/*")
 # run HOOK: one run with that switch hook; the checks below read $out.
 run() {
 	out=$TMP/out-$1
-	: >"$out"
-	"$CGTMA" -v --switch-hook "$1" -e "$events" -I 200 --json --all-cgroups --depth 15 \
-		"${args[@]}" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 -v --switch-hook "$1" -e "$events" -I 200 --json --all-cgroups \
+		--depth 15 "${args[@]}"
 	cg_run "$chain" "$WORKLOAD" getppid $N 50 || fail "the workload failed"
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "$1: cgtma exited $rc: $(cat "$TMP/err")"
+	cgtma_more "$out"
+	cgtma_signal INT "$1"
 	hook=$(sed -n 's/^cgtma: switch hook: \([a-z-]*\).*/\1/p' "$TMP/err")
 	verified=$(grep '^cgtma: BPF: loaded in' "$TMP/err") ||
 		fail "-v did not say what the verifier did: $(cat "$TMP/err")"

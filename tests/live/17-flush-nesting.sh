@@ -23,12 +23,8 @@ for g in A B C D1 D2; do cg_make $g; done
 D1=$(cg_path D1) D2=$(cg_path D2) C=$(cg_path C)
 
 out=$TMP/out
-: >"$out"
-"$CGTMA" -e "$EV,context-switches" -I 10 --json -G "$D1" -G "$D2" -G "$C" -G "$(cg_path A)" \
-	>"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -e "$EV,context-switches" -I 10 --json -G "$D1" -G "$D2" -G "$C" \
+	-G "$(cg_path A)"
 
 pingpong_start A B
 cg_start C "$WORKLOAD" getppid $N 20
@@ -38,12 +34,8 @@ for ((i = 0; i < R; i++)); do
 done
 cg_wait
 pingpong_stop
-wait_lines "$out" $(($(wc -l <"$out") + 2))
-kill -INT $cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-stderr_said "$TMP/err" && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
+cgtma_more "$out" 2
+cgtma_stop
 
 sum() {
 	jq -s --arg cg "$1" --arg ev "$2" '[.[] | select(.summary != true) | .rows[] |

@@ -21,12 +21,7 @@ command -v curl >/dev/null || skip "curl is not installed (tools/install-deps.sh
 cg_make churn
 port=$((20000 + RANDOM % 20000))
 out=$TMP/out
-: >"$out"
-"$CGTMA" -e cpu-clock -I 200 -A --all-cgroups --depth 3 --json --prometheus "$port" \
-	>"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 2
+cgtma_start "$out" 2 -e cpu-clock -I 200 -A --all-cgroups --depth 3 --json --prometheus "$port"
 
 # Resident memory at rest: the least of ten looks over one interval, so that a look taken
 # while an interval's rows are allocated (before cgtma frees them and trims the heap) does
@@ -73,8 +68,7 @@ done
 rss_end=$r
 series_end=$(series)
 entries_end=$(map_entries)
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+cgtma_signal INT
 
 # The increments after the warm-up, per 1,000 removed cgroups: their median, and the steps.
 incr=$(echo "$trail" | awk -v w=$WARM -v per=$PER \

@@ -29,25 +29,20 @@ rc=$?
 [ $rc = 1 ] && grep -q "^cgtma: -C: none of the CPUs it names is online" "$TMP/err" ||
 	fail "cgtma -C $last, CPU $last offline: exit $rc, stderr: $(cat "$TMP/err")"
 out=$TMP/out
-: >"$out"
-"$CGTMA" -v -A -e "$EV,cpu-clock" -I 200 --json -G "$A" >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 2
+cgtma_start "$out" 2 -v -A -e "$EV,cpu-clock" -I 200 --json -G "$A"
 set_cpu 1
-wait_lines "$out" $(($(wc -l <"$out") + 2))
+cgtma_more "$out" 2
 cg_run A taskset -c $last "$WORKLOAD" getppid $N || fail "the workload on CPU $last failed"
-wait_lines "$out" $(($(wc -l <"$out") + 1))
+cgtma_more "$out"
 set_cpu 0
-wait_lines "$out" $(($(wc -l <"$out") + 2))
+cgtma_more "$out" 2
 offline_from=$(wc -l <"$out")
-wait_lines "$out" $(($(wc -l <"$out") + 1))
+cgtma_more "$out"
 set_cpu 1
-wait_lines "$out" $(($(wc -l <"$out") + 2))
+cgtma_more "$out" 2
 cg_run A taskset -c $last "$WORKLOAD" getppid $M || fail "the second workload on CPU $last failed"
-wait_lines "$out" $(($(wc -l <"$out") + 1))
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+cgtma_more "$out"
+cgtma_signal INT
 
 [ "$(grep -c "^cgtma: CPU $last came online: counted from now" "$TMP/err")" = 2 ] ||
 	fail "-v did not say twice that CPU $last came online: $(cat "$TMP/err")"

@@ -14,11 +14,7 @@ EVS=cpu-clock,context-switches,syscalls:sys_enter_read,syscalls:sys_enter_write
 cg_make A
 cg_make B
 out=$TMP/out
-: >"$out"
-"$CGTMA" -e "$EVS" -I 20 -A --json -G / -G "$(cg_path A)" >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -e "$EVS" -I 20 -A --json -G / -G "$(cg_path A)"
 # Under an emulator (tests/vm sets CGTMA_EMULATION) a ping-pong switches ten times slower,
 # and slower still with two guests sharing the machine: it runs longer there.
 secs=2
@@ -26,9 +22,8 @@ secs=2
 pingpong_start A B
 sleep $secs
 pingpong_stop
-wait_lines "$out" $(($(wc -l <"$out") + 1))
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+cgtma_more "$out"
+cgtma_signal INT
 
 n=$(jq -s '[.[] | select(.summary != true)] | length' "$out")
 [ "$n" -ge 50 ] || fail "only $n intervals at -I 20"

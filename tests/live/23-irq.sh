@@ -52,14 +52,9 @@ A=$(cg_path A) B=$(cg_path B) NOISE=$(cg_path noise)
 # N/10, PAUSE ms apart), and with NOISE=1 a spinner per CPU in noise.
 PAUSE=100
 run() {
-	local name=$1 nsr=$2 addr=$3 noise=$4 out=$TMP/out-$1 rc got
+	local name=$1 nsr=$2 addr=$3 noise=$4 out=$TMP/out-$1 got
 	shift 4
-	: >"$out"
-	"$CGTMA" -e $EVS --json -I 250 -G / -G "$A" -G "$B" -G "$NOISE" "$@" >"$out" \
-		2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 -e $EVS --json -I 250 -G / -G "$A" -G "$B" -G "$NOISE" "$@"
 	cg_run B nsenter --net=/run/netns/"$nsr" -- "$UDP" recv 5301 $N 3 >"$TMP/got" &
 	local recv=$!
 	if [ "$noise" = 1 ]; then
@@ -71,11 +66,7 @@ run() {
 	wait $recv || fail "$name: the receiver failed"
 	cg_wait
 	sleep 0.3
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
-	stderr_said "$TMP/err" && fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"
+	cgtma_stop "$name"
 	got=$(cat "$TMP/got")
 	echo "$name: the receiver got $got of $N datagrams"
 }

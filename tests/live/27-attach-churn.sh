@@ -7,8 +7,8 @@
 # the kernel matrix uses this to tell an emulator's fault from cgtma's (tests/vm, docs/kernels.md).
 # The kernel's log is judged for phase two alone: trouble logged in phase one, before cgtma
 # ran, is the kernel's (or its hypervisor's) own, and is shown, not held against cgtma. Where
-# phase one logged the platform's stalls (workqueue lockups, RCU stalls: the development VM's
-# hypervisor stops it for 30-45 s at times, in either phase), the same kinds in phase two are
+# phase one logged the platform's stalls (workqueue lockups, RCU stalls: a guest's hypervisor
+# may stop it for 30-45 s at times, in either phase), the same kinds in phase two are
 # taken for the platform's as well, and shown; any other trouble in phase two fails.
 . "$(dirname "$0")/lib.sh"
 

@@ -17,19 +17,13 @@ for c in busy idle gone named; do cg_make "grp/$c"; done
 G=$(cg_path grp)
 port=$(free_port)
 out=$TMP/out
-: >"$out"
-"$CGTMA" -e "$EV" -I 200 --json -G "$G/*" -G "$G/named" --prometheus "127.0.0.1:$port" \
-	>"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 2
+cgtma_start "$out" 2 -e "$EV" -I 200 --json -G "$G/*" -G "$G/named" --prometheus "127.0.0.1:$port"
 cg_start grp/busy "$WORKLOAD" getppid $N 60
 rmdir "$CG_ROOT/$CG_BASE/grp/gone" || fail "cannot remove grp/gone"
 cg_wait
-wait_lines "$out" $(($(wc -l <"$out") + 3))
+cgtma_more "$out" 3
 page=$(curl -sf "http://127.0.0.1:$port/metrics") || fail "cannot scrape the page"
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+cgtma_signal INT
 
 # rows CGROUP: per interval line, whether the cgroup has a row (1/0), as one string.
 rows() {

@@ -27,23 +27,16 @@ system_sum() {
 
 # run_case HOOK CPU: cgtma -C CPU on HOOK while the workloads run; checks the counts.
 run_case() {
-	local hook=$1 cpu=$2 name="$1, -C $2" out=$TMP/out-$1-$2 rc
+	local hook=$1 cpu=$2 name="$1, -C $2" out=$TMP/out-$1-$2
 	local want_a want_b other
-	: >"$out"
-	"$CGTMA" --switch-hook "$hook" -C "$cpu" -e "$EV" -I 200 --json --per-cpu -G "$A" \
-		-G "$B" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 --switch-hook "$hook" -C "$cpu" -e "$EV" -I 200 --json --per-cpu \
+		-G "$A" -G "$B"
 	cg_start A taskset -c 0 "$WORKLOAD" getppid $N0 40
 	cg_start A taskset -c $last "$WORKLOAD" getppid $N1 50
 	cg_start B taskset -c $last "$WORKLOAD" getppid $M 30
 	cg_wait
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
+	cgtma_more "$out"
+	cgtma_signal INT "$name"
 	# The perf-event hook asked for by name warns where the kernel drops samples (18).
 	grep -v 'warning: --switch-hook=perf-event' "$TMP/err" | grep . &&
 		fail "$name: cgtma wrote to stderr: $(cat "$TMP/err")"

@@ -12,12 +12,12 @@
 # runs on to its next preemption point: cpu.stat moves that time, tens of microseconds per
 # switch, from the client to the server. (Softirq work is no difference on a kernel without
 # CONFIG_IRQ_TIME_ACCOUNTING: both charge it to the task it interrupted.)
-# So per cgroup the two differ (on the development VM, over some 40 runs: the server -9 to
+# So per cgroup the two differ (on a 2-CPU guest, over some 40 runs: the server -9 to
 # +3 %, the client 0 to +9 %, the hog 0 to +3 %, more where the hypervisor stole time; which
 # way depends on who preempts whom, so the test prints them and checks none), but the three
 # cgroups together agree within 3 %: time moved between them, none was lost or made up. Then the same benchmark with perf stat
 # --for-each-cgroup counting cpu-clock beside cgtma (where perf is installed): each cgroup
-# from 1 % under perf's count to 5 % over it. In 20 runs on the development VM cgtma was
+# from 1 % under perf's count to 5 % over it. In 20 runs on a 2-CPU guest cgtma was
 # never more than 0.2 % under perf, mostly within 0.5 % over, and up to 2.6 % over while the
 # machine was loaded: perf switches its cgroup events out and in at every switch between
 # cgroups, at another point of the switch than the sched_switch tracepoint, and its open
@@ -25,7 +25,7 @@
 # cpu-clock may exceed usage_usec by the time the hypervisor stole meanwhile (12-cpu-stat).
 #
 # The hook is the tracepoint unless CGTMA_SWITCH_HOOK says otherwise: it sees every switch.
-# With the perf-event hook on the development VM, whose kernel drops the samples of switches
+# With the perf-event hook on a kernel that drops the samples of switches
 # out of idle (shared/reference section 13), the client's cpu-clock came out 37 to 122 %
 # above its cpu.stat in 3 runs of 10: idle time put in a cgroup, the hook's matter, not the
 # accounting's.

@@ -8,7 +8,7 @@
 #    addresses; CGTMA_RUNTIME_ROOT=DIR, and read-only mounts at DIR of the host's runtime
 #    state directories that hold every state path user/containers.c reads (from its source).
 # 2. The dashboard parses, and every query it makes finds series: cgtma --prometheus (a
-#    software model file shaped like a Top-Down tree stands in for a PMU: this VM has none)
+#    software model file shaped like a Top-Down tree stands in for a PMU: it runs without one)
 #    tracking a busy plain cgroup, a podman container WEB by name and a Kubernetes pod's
 #    container (a kubelet-named cgroup with a containerd bundle written here: its container,
 #    pod and namespace labels), scraped by a real Prometheus; each panel's expression and
@@ -21,7 +21,7 @@
 #    Debian's mirror over the host's network. It holds the static cgtma alone: its --version
 #    names this tree's release and commit (the build argument) and says "build: static".
 # 4. The image runs as the DaemonSet runs it: privileged, pid=host, a private cgroup
-#    namespace (podman's default on cgroup v2; asked for explicitly, as this VM is hybrid),
+#    namespace (podman's default on cgroup v2; asked for explicitly, as a hybrid host needs),
 #    the host's /sys/fs/cgroup mounted read-only. It counts exactly the getppid calls made in
 #    a host cgroup outside its own, by that cgroup's host path, and, with the manifest's
 #    runtime state mounts and CGTMA_RUNTIME_ROOT, those made in WEB by -G container:WEB, its

@@ -10,7 +10,14 @@
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
 #   cpu_rows_add_up FILE EVENT   whether --per-cpu output's CPU rows add up to their totals
-#   cgtma_stop    ends cgtma ($cgtma_pid) with SIGINT; it must exit 0, quiet on stderr
+#   cgtma_start OUT N ARGS...   runs $CGTMA ARGS in the background as $cgtma_pid (killed
+#                 when the test exits), stdout to OUT (emptied first), stderr to $TMP/err;
+#                 then waits until OUT has N lines (0: does not wait)
+#   cgtma_more OUT [N]   waits until cgtma's OUT has N (1) more lines: the next interval
+#   cgtma_exited [WHAT]  waits for cgtma to end; it must exit 0 (WHAT names the case)
+#   cgtma_signal SIG [WHAT]  sends cgtma SIG (INT, as a user's Ctrl-C), then cgtma_exited
+#   cgtma_quiet [WHAT]   fails if cgtma's stderr says more than stderr_said lets pass
+#   cgtma_stop [WHAT]    cgtma_signal INT, then cgtma_quiet
 #   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
 #                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
@@ -138,16 +145,33 @@ wait_lines() {
 	done
 	fail "cgtma wrote fewer than $2 lines in $s s"
 }
-# cgtma_stop: ends cgtma ($cgtma_pid) with SIGINT, as a user's Ctrl-C; it must exit 0 and have
-# written nothing to stderr ($TMP/err).
-cgtma_stop() {
+cgtma_start() {
+	local out=$1 n=$2
+	shift 2
+	: >"$out"
+	"$CGTMA" "$@" >"$out" 2>"$TMP/err" &
+	cgtma_pid=$!
+	on_exit "kill -9 $cgtma_pid"
+	[ "$n" -eq 0 ] || wait_lines "$out" "$n"
+}
+cgtma_more() { wait_lines "$1" $(($(wc -l <"$1") + ${2:-1})); }
+cgtma_exited() {
 	local rc
-	kill -INT $cgtma_pid
 	wait $cgtma_pid
 	rc=$?
-	[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
-	stderr_said "$TMP/err" && fail "cgtma wrote to stderr: $(cat "$TMP/err")"
-	return 0
+	[ $rc -eq 0 ] || fail "${1:+$1: }cgtma exited $rc: $(cat "$TMP/err")"
+}
+cgtma_signal() {
+	kill -"$1" $cgtma_pid
+	shift
+	cgtma_exited "$@"
+}
+cgtma_quiet() {
+	! stderr_said "$TMP/err" || fail "${1:+$1: }cgtma wrote to stderr: $(cat "$TMP/err")"
+}
+cgtma_stop() {
+	cgtma_signal INT "$@"
+	cgtma_quiet "$@"
 }
 # A loopback port nothing uses, listening or not.
 free_port() {
@@ -172,7 +196,7 @@ perf_seen() {
 		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
 }
 usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }
-# steal_usec: CPU time the hypervisor took from this VM so far (all CPUs). cpu-clock runs on
+# steal_usec: CPU time a hypervisor took from this machine so far (all CPUs). cpu-clock runs on
 # through it; the scheduler's clock, and so cpu.stat, leaves it out. /proc/stat counts it per
 # CPU in whole ticks of 1/CLK_TCK s, so a difference of two readings is short by up to one
 # tick per CPU: steal_tick_usec.

@@ -580,18 +580,18 @@ static void test_view(void)
 	fprintf(f, "1 0 0:9 /k8s/x %s/b rw - cgroup2 c rw\n2 0 0:9 / %s rw - cgroup2 c rw\n",
 		view, view);
 	fclose(f);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi }), 0);
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ .mountinfo = mi }), 0);
 	CHECK_INT(v.kind, CGVIEW_SUBTREE);
 	CHECK_STR(v.root, view);
 	CHECK_STR(v.mount, view);
 	CHECK(v.private_ns, "a namespace-rooted mount only: private");
 	CHECK(strstr(v.why, "this cgroup namespace's subtree") != NULL, "why: %s", v.why);
-	cgview_close(&v);
+	cgview__close(&v);
 	write_file(mi, "");
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi }), -ENOENT);
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ .mountinfo = mi }), -ENOENT);
 	CHECK_STR(v.why, "no cgroup2 entry in /proc/self/mountinfo");
 	snprintf(path, sizeof(path), "%s/none", tmp);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = path }), -ENOENT);
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ .mountinfo = path }), -ENOENT);
 }
 
 /*
@@ -611,7 +611,7 @@ static void test_view_pid1(void)
 		snprintf(text, sizeof(text), "%s40 30 0:40 / %s rw - cgroup2 cgroup2 rw\n",
 			 hybrid_v1_only, real);
 		write_file(init, text);
-		CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
+		CHECK_INT(cgview__open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
 			  0);
 		CHECK_INT(v.kind, CGVIEW_HOST);
 		snprintf(want, sizeof(want), "/proc/self/root%s", real);
@@ -624,7 +624,7 @@ static void test_view_pid1(void)
 		CHECK(strstr(v.why, "the host's hierarchy at ") == v.why &&
 		      strstr(v.why, "in PID 1's mount namespace, through /proc/self/root") != NULL,
 		      "why: %s", v.why);
-		cgview_close(&v);
+		cgview__close(&v);
 	} else {
 		printf("# no cgroup2 mounted here: the view through PID 1's root is untested\n");
 	}
@@ -632,27 +632,27 @@ static void test_view_pid1(void)
 	snprintf(view, sizeof(view), "%s/a", root);
 	snprintf(text, sizeof(text), "40 30 0:40 / %s rw - cgroup2 cgroup2 rw\n", view);
 	write_file(init, text);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }), 0);
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }), 0);
 	CHECK_INT(v.kind, CGVIEW_SUBTREE);
 	snprintf(want, sizeof(want), "/proc/self/root%s", view);
 	out = v.root;
 	CHECK_STR(out, want);
 	out = v.mount;
 	CHECK_STR(out, view);
-	cgview_close(&v);
+	cgview__close(&v);
 	/* Neither has one: said, PID 1's tried. */
 	write_file(init, hybrid_v1_only);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
 		  -ENOENT);
 	snprintf(want, sizeof(want), "no cgroup2 entry in /proc/self/mountinfo, nor in PID 1's, "
 		 "in another mount namespace (%s)", init);
 	out = v.why;
 	CHECK_STR(out, want);
 	/* PID 1 shares the namespace: not looked at. */
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi }), -ENOENT);
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ .mountinfo = mi }), -ENOENT);
 	CHECK_STR(v.why, "no cgroup2 entry in /proc/self/mountinfo");
 	snprintf(init, sizeof(init), "%s/no-init-mountinfo", tmp);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", false, NULL }),
 		  -ENOENT);
 	CHECK(strstr(v.why, "cannot be read") != NULL, "why: %s", v.why);
 }
@@ -684,8 +684,8 @@ static void test_view_own(void)
 	write_file(mi, hybrid_v1_only);
 	write_file(init, hybrid_v1_only);
 	if (mount_find(NULL, "cgroup2", own_dir, sizeof(own_dir)) == 0) {
-		CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root",
-								   true, own_fd }), 0);
+		CHECK_INT(cgview__open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root",
+								    true, own_fd }), 0);
 		CHECK_INT(v.kind, CGVIEW_HOST);
 		snprintf(want, sizeof(want), "/proc/self/fd/%d", v.fd);
 		out = v.root;
@@ -695,19 +695,19 @@ static void test_view_own(void)
 		CHECK(strstr(v.why, "through a cgroup2 mount of cgtma's own, attached nowhere (no "
 			     "cgroup2 entry in /proc/self/mountinfo; nor in PID 1's") != NULL,
 		      "why: %s", v.why);
-		cgview_close(&v);
+		cgview__close(&v);
 		CHECK_INT(v.fd, -1);
 	}
 	snprintf(own_dir, sizeof(own_dir), "%s/a", root);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ .mountinfo = mi, .own_mount = true,
-							   .own_mount_fd = own_fd }), 0);
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ .mountinfo = mi, .own_mount = true,
+							    .own_mount_fd = own_fd }), 0);
 	CHECK_INT(v.kind, CGVIEW_SUBTREE);
 	CHECK(v.private_ns, "a mount of our own showing a subtree: a private namespace");
 	CHECK_STR(v.shown, "cgroupns:");
 	CHECK(strstr(v.why, "PID 1 shares this mount namespace") != NULL, "why: %s", v.why);
-	cgview_close(&v);
-	CHECK_INT(cgview_open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", true,
-							   own_eperm }), -ENOENT);
+	cgview__close(&v);
+	CHECK_INT(cgview__open(&v, &(struct cgview_sources){ mi, init, "/proc/self/root", true,
+							    own_eperm }), -ENOENT);
 	snprintf(want, sizeof(want), "no cgroup2 entry in /proc/self/mountinfo, nor in PID 1's, "
 		 "in another mount namespace (%s); nor can cgtma mount one of its own: %s", init,
 		 strerror(EPERM));
@@ -747,24 +747,24 @@ static void test_ns_root(void)
 	mkdirs(v.root, "/y/other", "");
 	snprintf(self, sizeof(self), "%s/self-cgroup", tmp);
 	write_file(self, "12:cpu,cpuacct:/\n0::/c/d\n");
-	CHECK_INT(cgview_find_ns_root(&v, self, 4242), 0);
+	CHECK_INT(cgview__find_ns_root(&v, self, 4242), 0);
 	CHECK_STR(out, "/x/ns");
-	CHECK_INT(cgview_find_ns_root(&v, self, 4243), 0);
+	CHECK_INT(cgview__find_ns_root(&v, self, 4243), 0);
 	CHECK_STR(out, "/y/ns");
-	CHECK_INT(cgview_find_ns_root(&v, self, 7), -ENOENT);	/* not in a /c/d */
+	CHECK_INT(cgview__find_ns_root(&v, self, 7), -ENOENT);	/* not in a /c/d */
 	CHECK_STR(out, "/");
 	write_file(self, "0::/\n");
-	CHECK_INT(cgview_find_ns_root(&v, self, 7), 0);		/* at the namespace's root */
+	CHECK_INT(cgview__find_ns_root(&v, self, 7), 0);		/* at the namespace's root */
 	CHECK_STR(out, "/x/ns");
-	CHECK_INT(cgview_find_ns_root(&v, self, 1), 0);		/* the hierarchy's root */
+	CHECK_INT(cgview__find_ns_root(&v, self, 1), 0);		/* the hierarchy's root */
 	CHECK_STR(out, "/");
 	write_file(self, "0::/../elsewhere\n");
-	CHECK_INT(cgview_find_ns_root(&v, self, 4242), -ENOENT);
+	CHECK_INT(cgview__find_ns_root(&v, self, 4242), -ENOENT);
 	write_file(self, "12:cpu,cpuacct:/\n");
-	CHECK_INT(cgview_find_ns_root(&v, self, 4242), -ENOENT);
+	CHECK_INT(cgview__find_ns_root(&v, self, 4242), -ENOENT);
 	/* Not private: the namespace's root is the view's, nothing read. */
 	v.private_ns = false;
-	CHECK_INT(cgview_find_ns_root(&v, "/nonexistent", 4242), 0);
+	CHECK_INT(cgview__find_ns_root(&v, "/nonexistent", 4242), 0);
 	CHECK_STR(out, "/");
 }
 

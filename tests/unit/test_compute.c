@@ -80,19 +80,28 @@ static json_object *write_counts(const char *file, int idx, const char *drop_pre
 
 static void test_usage(void)
 {
+	/* cgtma compute's own messages: one line each */
 	static const struct {
 		const char *args[6];
 		const char *msg;
 	} usage_errors[] = {
-		{ { "--bogus", "x.json" }, "unknown option '--bogus'" },
-		{ { "--model" }, "option '--model' needs an argument" },
-		{ { "--model", "spr", "-l", "x", "c.json" }, "bad level 'x'" },
-		{ { "--model", "spr", "-l", "-1", "c.json" }, "bad level '-1'" },
-		{ { "--model", "spr", "-l" }, "option '-l' needs an argument" },
+		{ { "--model", "spr", "-l", "x", "c.json" }, "--level 'x': expected an integer from 1 to 6" },
+		{ { "--model", "spr", "-l", "-1", "c.json" }, "--level -1: the minimum is 1" },
+		{ { "--model", "spr", "-l", "0", "c.json" }, "--level 0: the minimum is 1" },
+		{ { "--model", "spr", "-l", "7", "c.json" }, "--level '7': expected an integer from 1 to 6" },
 		{ { "--model", "spr", "--interval", "0", "c.json" }, "bad interval '0'" },
 		{ { "--model", "spr" }, "no counts file" },
 		{ { "c.json" }, "no model" },
 		{ { "--model", "spr", "a.json", "b.json" }, "more than one counts file ('b.json')" },
+	};
+	/* getopt's, as every command says them: the option, then where help is */
+	static const struct {
+		const char *args[6];
+		const char *msg;
+	} getopt_errors[] = {
+		{ { "--bogus", "x.json" }, "unrecognized option '--bogus'" },
+		{ { "--model" }, "option '--model' requires an argument" },
+		{ { "--model", "spr", "-l" }, "option requires an argument -- 'l'" },
 	};
 	struct result r;
 	size_t i;
@@ -105,10 +114,20 @@ static void test_usage(void)
 		CHECK_STR(r.out, "");
 		result_free(&r);
 	}
+	for (i = 0; i < sizeof(getopt_errors) / sizeof(getopt_errors[0]); i++) {
+		r = compute(getopt_errors[i].args);
+		CHECK_INT(r.rc, 2);
+		CHECK(strstr(r.err, getopt_errors[i].msg) &&
+		      strstr(r.err, "\nTry 'cgtma compute --help'.\n"), "getopt error %zu: %s", i,
+		      r.err);
+		CHECK(lines(r.err) == 2, "getopt error %zu: %d lines", i, lines(r.err));
+		CHECK_STR(r.out, "");
+		result_free(&r);
+	}
 
 	r = compute((const char *[]){ "--help", NULL });
 	CHECK_INT(r.rc, 0);
-	CHECK(strstr(r.out, "usage: cgtma compute") && strstr(r.out, "examples:"), "%s", r.out);
+	CHECK(strstr(r.out, "Usage: cgtma compute") && strstr(r.out, "Examples:"), "%s", r.out);
 	CHECK_STR(r.err, "");
 	result_free(&r);
 }
@@ -139,6 +158,14 @@ static void test_errors(void)
 	r = compute((const char *[]){ "--model", "spr", "tests/no/such.json", NULL });
 	CHECK_INT(r.rc, 2);
 	CHECK(strstr(r.err, "cannot open 'tests/no/such.json': No such file"), "%s", r.err);
+	result_free(&r);
+
+	/* under --json the error is JSON on stdout too, '/' not escaped (as no JSON cgtma
+	 * writes escapes it) */
+	r = compute((const char *[]){ "--json", "--model", "spr", "tests/no/such.json", NULL });
+	CHECK_INT(r.rc, 2);
+	CHECK_STR(r.out, "{\"error\":\"compute: cannot open 'tests/no/such.json': No such file or "
+			 "directory\"}\n");
 	result_free(&r);
 
 	/* a missing event is named; under --json the error is JSON on stdout too */
@@ -356,12 +383,16 @@ static void test_table(void)
 	r = compute((const char *[]){ "--model", "spr", "-l", "3", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
 	CHECK(!strncmp(r.out, "model spr: level 3, perf-metrics on, SMT off\n", 45), "%s", r.out);
-	CHECK(strstr(r.out, "\n    Serializing_Operation   40.5 % Clocks            <==\n"), "%s",
-	      r.out);
-	CHECK(strstr(r.out, "\nFrontend_Bound              10.9 % Slots             <\n"), "%s",
-	      r.out);
-	CHECK(strstr(r.out, "\nBad_Speculation             37.1 % Slots\n"), "%s", r.out);
-	CHECK_INT(lines(r.out), 1 + 40);
+	/* then the terminal view's tree of one scope, as a live run's with -v */
+	CHECK(!strncmp(r.out + 45, "system\n", 7), "%s", r.out);
+	CHECK(strstr(r.out, "\n      Serializing_Operation      40.5 % Clocks           <==\n"),
+	      "%s", r.out);
+	CHECK(strstr(r.out, "\n  Frontend_Bound                 10.9 % Slots            <  \n"),
+	      "%s", r.out);
+	CHECK(strstr(r.out, "\n  Bad_Speculation                37.1 % Slots\n"), "%s", r.out);
+	CHECK(strstr(r.out, "\n      CXL_Mem_Bound              10.3 % Stalls           <   "
+			    "[split]\n"), "%s", r.out);
+	CHECK_INT(lines(r.out), 1 + 1 + 40);
 	result_free(&r);
 
 	/* the counts lack the perf-metrics events: the generic path, by default */
@@ -369,15 +400,15 @@ static void test_table(void)
 	r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
 	CHECK(!strncmp(r.out, "model spr: level 1, perf-metrics off, SMT off\n", 46), "%s", r.out);
-	CHECK_INT(lines(r.out), 1 + 4);
+	CHECK_INT(lines(r.out), 1 + 1 + 4);
 	result_free(&r);
 
-	/* -l beyond the model's depth reports what there is */
+	/* -l beyond the model's depth reports what there is; -M as every command takes it */
 	json_object_put(write_counts("tests/vectors/zen4.json", 0, NULL));
-	r = compute((const char *[]){ "--model", "zen4", "-l", "9", "--smt", TMP_COUNTS, NULL });
+	r = compute((const char *[]){ "-M", "zen4", "-l", "6", "--smt", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
 	CHECK(!strncmp(r.out, "model zen4: level 2, perf-metrics off, SMT on\n", 46), "%s", r.out);
-	CHECK_INT(lines(r.out), 1 + 13);
+	CHECK_INT(lines(r.out), 1 + 1 + 13);
 	result_free(&r);
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The text output's row order: each cgroup's row with its threads under it (-T), and the
- * interrupt scopes (--irq), which interval_sort() puts after the threads, still printed.
+ * The text output: the tree's lines (percentages, '<==', nodes below threshold hidden or,
+ * with -v, marked '<', the multiplex marks, the not-exact line, [split]), and the row order:
+ * each cgroup's row with its threads under it (-T), and the interrupt scopes (--irq), which
+ * interval_sort() puts after the threads, still printed.
  */
 #include <stdlib.h>
 
@@ -38,6 +40,89 @@ static void add(struct interval *iv, const struct run *run, enum scope_kind kind
 	if (kind == SCOPE_TASK)
 		snprintf(s->comm, sizeof(s->comm), "w%d", tid);
 	s->sum[0] = (struct cgtma_count){ count, 10, 10 };
+}
+
+/*
+ * One scope of spr level 2 (perf-metrics) from vector 0's counts: Frontend_Bound 10.9 %
+ * and Retiring 12.1 % below their thresholds, Core_Bound 29.5 % the bottleneck.
+ */
+static const struct {
+	const char *what;
+	bool verbose;
+	double multiplex;	/* every event ran this fraction of its enabled time */
+	__u64 missed_slices;
+	const char *want[6];	/* whole lines, each with its newline before and after */
+	const char *absent[4];	/* text that must not be anywhere */
+} tree_cases[] = {
+	{ "percentages and the bottleneck", false, 1, 0,
+	  { "\nsystem\n",
+	    "\n  Bad_Speculation           37.1 % Slots\n",
+	    "\n    Machine_Clears          24.3 % Slots\n",
+	    "\n  Backend_Bound             39.9 % Slots\n",
+	    "\n    Core_Bound              29.5 % Slots            <==\n" },
+	  { "Frontend_Bound", "Retiring", "Memory_Bound", "counted" } },
+	{ "below threshold, shown with -v and marked", true, 1, 0,
+	  { "\n  Frontend_Bound            10.9 % Slots            <  \n",
+	    "\n    Fetch_Latency            9.6 % Slots            <  \n",
+	    "\n    Memory_Bound            10.5 % Slots            <  \n",
+	    "\n  Retiring                  12.1 % Slots            <  \n",
+	    "\n  Bad_Speculation           37.1 % Slots\n",
+	    "\n    Core_Bound              29.5 % Slots            <==\n" },
+	  { "NOT EXACT" } },
+	{ "multiplexed: the scope's and each node's share", false, 0.25, 0,
+	  { "\nsystem  [counted 25% of the time]\n",
+	    "\n  Bad_Speculation           37.1 % Slots                (counted 25%)\n",
+	    "\n    Core_Bound              29.5 % Slots            <== (counted 25%)\n" },
+	  { "Frontend_Bound" } },
+	{ "multiplexed, below threshold, -v", true, 0.5, 0,
+	  { "\nsystem  [counted 50% of the time]\n",
+	    "\n  Retiring                  12.1 % Slots            <   (counted 50%)\n" },
+	  {} },
+	{ "counted all but a sliver: no mark", false, 0.996, 0,
+	  { "\nsystem\n", "\n  Bad_Speculation           37.1 % Slots\n" },
+	  { "counted" } },
+	{ "slices the hook missed: not exact", false, 1, 3,
+	  { "\n# NOT EXACT: 3 slices began with a switch the perf-event hook missed (their "
+	    "time may be another cgroup's)\n" },
+	  {} },
+};
+
+static void check_tree_lines(void)
+{
+	json_object *vectors = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *counts = NULL;
+	struct synth sy;
+
+	if (vectors)
+		json_object_object_get_ex(json_object_array_get_idx(vectors, 0), "counts", &counts);
+	CHECK(counts != NULL, "spr-perf-metrics.json");
+	CHECK_INT(synth_open(&sy, "spr", 2, true, NULL, 0), 0);
+	for (size_t c = 0; counts && c < sizeof(tree_cases) / sizeof(tree_cases[0]); c++) {
+		struct interval iv = { .interval_s = 1 };
+		struct scope *s;
+		char *text;
+
+		sy.run.verbose = tree_cases[c].verbose;
+		iv.time = sy.run.start_time + 1;
+		iv.missed_slices = tree_cases[c].missed_slices;
+		s = synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1);
+		CHECK(s != NULL, "%s: scope", tree_cases[c].what);
+		for (int e = 0; s && tree_cases[c].multiplex < 1 && e < sy.run.nr_events; e++)
+			synth_multiplex(s, e, tree_cases[c].multiplex);
+		CHECK_INT(report_derive(&sy.run, &iv), 0);
+		text = render(&sy.run, &iv);
+		CHECK(text != NULL, "%s: render", tree_cases[c].what);
+		for (int k = 0; text && k < 6 && tree_cases[c].want[k]; k++)
+			CHECK(strstr(text, tree_cases[c].want[k]), "%s: no line '%s' in:\n%s",
+			      tree_cases[c].what, tree_cases[c].want[k], text);
+		for (int k = 0; text && k < 4 && tree_cases[c].absent[k]; k++)
+			CHECK(!strstr(text, tree_cases[c].absent[k]), "%s: '%s' in:\n%s",
+			      tree_cases[c].what, tree_cases[c].absent[k], text);
+		free(text);
+		interval_free(&iv);
+	}
+	synth_close(&sy);
+	json_object_put(vectors);
 }
 
 /* Threads and interrupt scopes in one interval (-G / -T --irq). */
@@ -125,6 +210,7 @@ static void check_split_marker(void)
 
 int main(void)
 {
+	check_tree_lines();
 	check_threads_and_irq();
 	check_split_marker();
 	return test_done("text");

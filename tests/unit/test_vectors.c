@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The built-in models against toplev: every vector in tests/vectors (computed with pmu-tools'
- * model files and checked against the toplev command line, see
- * docs/topdown.md, "Reference vectors") must give the same values (within 1e-9), the
- * same threshold flags and the same bottleneck. Intel vectors are level 3, AMD level 2.
+ * model files and checked against the toplev command line; tests/vectors/README.md says how
+ * each file's numbers were obtained) must give the same values (within 1e-9), the same
+ * threshold flags and the same bottleneck. Intel vectors are level 3, AMD level 2.
  */
 #include <dirent.h>
 #include <errno.h>
