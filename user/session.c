@@ -297,7 +297,8 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 		if (!t->prev)
 			continue;	/* dropped past the bound */
 		if (!totals)
-			show = path && t->read && (t->ran || t->state == TASK_FINAL);
+			show = path && t->read && t->state <= TASK_FINAL &&
+			       (t->ran || t->state == TASK_FINAL);
 		for (int e = 0; totals && e < n; e++)
 			show |= t->total[e].counter || t->total[e].enabled;
 		if (!show)

@@ -78,6 +78,9 @@ int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, cons
 	t = i >= 0 ? &ts->t[i] : task_add(ts, key, k);
 	if (!t)
 		return -ENOMEM;
+	t->read = true;
+	if (!t->prev)
+		return 0;	/* deleted past TASKS_GONE_KEPT: nothing to add to */
 	t->pid = pid;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	prev = t->prev + (half & 1) * n;
@@ -88,7 +91,6 @@ int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, cons
 			t->ran = true;
 		prev[e] = now[e];
 	}
-	t->read = true;
 	return 0;
 }
 
@@ -112,6 +114,14 @@ bool tasks_in_cgroup(const char *proc, const char *ns_root, int pid, int tid, co
 	return strncmp(p, path, plen) == 0 && (p[plen] == '\0' || p[plen] == '/');
 }
 
+/* Deletes t's kernel row: the one that comes back (a late slice) starts from zero. */
+static void forget_row(struct tasks *ts, struct task *t, tasks_forget_fn forget, void *ctx)
+{
+	forget(&t->key, ctx);
+	if (t->prev)
+		memset(t->prev, 0, sizeof(*t->prev) * 2 * ts->nr_events);
+}
+
 void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_root,
 			  tasks_path_fn cgroup_path, tasks_forget_fn forget, void *ctx)
 {
@@ -122,16 +132,25 @@ void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_roo
 
 		switch (t->state) {
 		case TASK_FINAL:
-			forget(&t->key, ctx);
-			key_str(&t->key, k, sizeof(k));
-			hashmap_del_str(&ts->keys, k);
-			t->state = TASK_DROPPED;
+			forget_row(ts, t, forget, ctx);
+			t->state = TASK_DELETED;
+			t->quiet = 0;
 			/* Past the bound only a count is left; freed, not compacted (indexes). */
 			if (ts->nr_gone_kept < TASKS_GONE_KEPT) {
 				ts->nr_gone_kept++;
 			} else {
 				task_free(t);
 				ts->nr_gone_forgotten++;
+			}
+			break;
+		case TASK_DELETED:
+			if (t->read) {
+				forget_row(ts, t, forget, ctx);
+				t->quiet = 0;
+			} else if (++t->quiet == TASKS_LATE_INTERVALS) {
+				key_str(&t->key, k, sizeof(k));
+				hashmap_del_str(&ts->keys, k);
+				t->state = TASK_DROPPED;
 			}
 			break;
 		case TASK_GONE:

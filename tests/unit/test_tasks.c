@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The -T thread set: deltas per epoch half, a thread found gone reported once more (marked
- * final) and then dropped with its kernel row forgotten, a thread that comes back after
- * being dropped starting again from zero, the cgroup check against a fake /proc (also as a
+ * final) and then dropped with its kernel row forgotten, a last slice that makes the kernel
+ * row again after that joining the thread's totals, a thread that comes back after being
+ * dropped starting again from zero, the cgroup check against a fake /proc (also as a
  * private cgroup namespace shows it), and --comm patterns.
  */
 #include <errno.h>
@@ -104,11 +105,44 @@ static void test_lifecycle(void)
 	CHECK_INT(ts.t[0].state, TASK_FINAL);
 	CHECK_INT(forgotten, 0);
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
-	CHECK_INT(ts.t[0].state, TASK_DROPPED);
+	CHECK_INT(ts.t[0].state, TASK_DELETED);
 	CHECK_INT(forgotten, 1);
 	CHECK_INT((int)ts.t[0].total[0].counter, 15);
 
-	/* The kernel row comes back (a tid reused): a new thread, from zero. */
+	/*
+	 * Its last switch came after the deletion (it waited on a run queue after leaving
+	 * /proc): the kernel row is back, from zero. The slice joins the thread's totals, no
+	 * second thread is made (it would be reported exited twice), and the row is deleted
+	 * again.
+	 */
+	tasks_begin_read(&ts);
+	counts(now, 2);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
+	CHECK_INT(ts.nr, 1);
+	CHECK_INT((int)ts.t[0].total[0].counter, 17);
+	CHECK_INT((int)ts.t[0].total[1].counter, 20);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_DELETED);
+	CHECK_INT(forgotten, 2);
+	/* And again, in the other half. */
+	tasks_begin_read(&ts);
+	counts(now, 1);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
+	CHECK_INT(ts.nr, 1);
+	CHECK_INT((int)ts.t[0].total[0].counter, 18);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	CHECK_INT(forgotten, 3);
+	/* Quiet intervals: the key is released after TASKS_LATE_INTERVALS of them. */
+	for (int i = 0; i < TASKS_LATE_INTERVALS; i++) {
+		CHECK_INT(ts.t[0].state, TASK_DELETED);
+		tasks_begin_read(&ts);
+		tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	}
+	CHECK_INT(ts.t[0].state, TASK_DROPPED);
+	CHECK_INT(forgotten, 3);
+	CHECK_INT((int)ts.t[0].total[0].counter, 18);
+
+	/* The kernel row comes back later (a tid reused): a new thread, from zero. */
 	tasks_begin_read(&ts);
 	counts(now, 3);
 	CHECK_INT(tasks_read(&ts, &key, 100, "other", now, 1), 0);
