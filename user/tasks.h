@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * -T: the threads seen inside tracked cgroups, each with its counts as last read (both epoch
- * halves, as the cgroups'), this interval's delta and the run's total; and whether it is
- * still there. A thread that exited or left its cgroup is reported once more, in the
+ * -T: the threads seen inside tracked cgroups, each with its counts (counts.h, as the
+ * cgroups'); and whether it is still there. A thread that exited or left its cgroup is reported once more, in the
  * interval after the one where it was found gone (the slice it ended after that flush is in
  * by then), and dropped: its kernel row is deleted, and only its totals stay, for the
  * summary, up to TASKS_GONE_KEPT of them. A thread leaves /proc (release_task()) before its
@@ -18,6 +17,7 @@
 #include <stdbool.h>
 
 #include "cgtma.h"
+#include "counts.h"
 #include "hashmap.h"
 
 #define TASKS_GONE_KEPT 4096
@@ -41,10 +41,8 @@ struct task {
 	bool read;			/* its row was read this interval */
 	bool ran;			/* and changed since the last */
 	int quiet;			/* TASK_DELETED: intervals since its last late slice */
-	struct cgtma_count *prev;	/* per event, twice: cumulative at the last read of each
-					 * half */
-	struct cgtma_count *delta;	/* per event: this interval */
-	struct cgtma_count *total;	/* per event: the run */
+	struct scope_counts counts;	/* per event; none (prev NULL) once dropped past
+					 * TASKS_GONE_KEPT */
 };
 
 struct tasks {
@@ -64,7 +62,7 @@ void tasks_begin_read(struct tasks *ts);
 
 /*
  * One thread's row from the kernel (collector__read_tasks()): cumulative counts of the
- * closed half. Takes the delta and adds it to the total; 0 or -ENOMEM.
+ * closed half, taken (scope_counts_take()); 0 or -ENOMEM.
  */
 int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, const char *comm,
 	       const struct cgtma_count *now, int half);

@@ -82,7 +82,7 @@ static void test_lifecycle(void)
 	counts(now, 10);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
 	CHECK_INT(ts.nr, 1);
-	CHECK_INT((int)ts.t[0].delta[1].counter, 11);
+	CHECK_INT((int)ts.t[0].counts.delta[1].counter, 11);
 	CHECK(ts.t[0].ran, "a first read with counts ran");
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_ALIVE);
@@ -90,12 +90,12 @@ static void test_lifecycle(void)
 	tasks_begin_read(&ts);
 	counts(now, 5);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
-	CHECK_INT((int)ts.t[0].delta[0].counter, 5);
+	CHECK_INT((int)ts.t[0].counts.delta[0].counter, 5);
 	counts(now, 10);
 	tasks_begin_read(&ts);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
 	CHECK(!ts.t[0].ran, "no change in half 0: did not run");
-	CHECK_INT((int)ts.t[0].total[0].counter, 15);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 15);
 
 	/* Gone: one more interval (final), then dropped and forgotten. */
 	gone_thread(100, 101);
@@ -107,7 +107,7 @@ static void test_lifecycle(void)
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_DELETED);
 	CHECK_INT(forgotten, 1);
-	CHECK_INT((int)ts.t[0].total[0].counter, 15);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 15);
 
 	/*
 	 * Its last switch came after the deletion (it waited on a run queue after leaving
@@ -119,8 +119,8 @@ static void test_lifecycle(void)
 	counts(now, 2);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
 	CHECK_INT(ts.nr, 1);
-	CHECK_INT((int)ts.t[0].total[0].counter, 17);
-	CHECK_INT((int)ts.t[0].total[1].counter, 20);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 17);
+	CHECK_INT((int)ts.t[0].counts.total[1].counter, 20);
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_DELETED);
 	CHECK_INT(forgotten, 2);
@@ -129,7 +129,7 @@ static void test_lifecycle(void)
 	counts(now, 1);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
 	CHECK_INT(ts.nr, 1);
-	CHECK_INT((int)ts.t[0].total[0].counter, 18);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 18);
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(forgotten, 3);
 	/* Quiet intervals: the key is released after TASKS_LATE_INTERVALS of them. */
@@ -140,14 +140,14 @@ static void test_lifecycle(void)
 	}
 	CHECK_INT(ts.t[0].state, TASK_DROPPED);
 	CHECK_INT(forgotten, 3);
-	CHECK_INT((int)ts.t[0].total[0].counter, 18);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 18);
 
 	/* The kernel row comes back later (a tid reused): a new thread, from zero. */
 	tasks_begin_read(&ts);
 	counts(now, 3);
 	CHECK_INT(tasks_read(&ts, &key, 100, "other", now, 1), 0);
 	CHECK_INT(ts.nr, 2);
-	CHECK_INT((int)ts.t[1].delta[0].counter, 3);
+	CHECK_INT((int)ts.t[1].counts.delta[0].counter, 3);
 	CHECK_STR(ts.t[1].comm, "other");
 	tasks_release(&ts);
 }
