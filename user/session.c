@@ -764,7 +764,8 @@ int session_run(const struct session_opts *o)
 	if (!ret && o->cpus)
 		ret = select_cpus(o->cpus, &s.cpus);
 	if (!ret)
-		ret = selection_setup(&s.sel, o, &co.new_cgroup_levels, &co.max_level);
+		ret = selection_setup(&s.sel, &o->select, o->per_task, o->verbose,
+				      &co.new_cgroup_levels, &co.max_level);
 	if (ret) {
 		ret = exit_status(ret);
 		goto cleanup;
@@ -823,7 +824,7 @@ int session_run(const struct session_opts *o)
 	s.run.verbose = o->verbose;
 	s.run.per_cpu = o->per_cpu;
 	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
-	s.run.cgroups = o->nr_cgroups || o->all_cgroups || o->all_containers || o->irq_mask;
+	s.run.cgroups = selection_opts_any(&o->select) || o->irq_mask;
 	s.run.prometheus_tasks = o->prometheus_tasks;
 	s.run.interval_ms = o->interval_ms;
 	gethostname(host, sizeof(host) - 1);
