@@ -97,11 +97,14 @@ bool tasks_in_cgroup(const char *proc, const char *ns_root, int pid, int tid, co
 	return strncmp(p, path, plen) == 0 && (p[plen] == '\0' || p[plen] == '/');
 }
 
-/* Deletes t's kernel row: the one that comes back (a late slice) starts from zero. */
+/*
+ * Deletes t's kernel row: the one that comes back (a late slice) starts from zero. One the
+ * kernel did not delete keeps its counts, and so do the readings taken from it.
+ */
 static void forget_row(struct task *t, tasks_forget_fn forget, void *ctx)
 {
-	forget(&t->key, ctx);
-	scope_counts_reset_readings(&t->counts);
+	if (forget(&t->key, ctx) == 0)
+		scope_counts_reset_readings(&t->counts);
 }
 
 void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_root,

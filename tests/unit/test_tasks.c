@@ -20,6 +20,7 @@
 
 static char proc[64];
 static int forgotten;
+static int forget_err;		/* what forget() returns */
 static const char *ns_path;	/* cgroup 9's path */
 
 static const char *path_of(__u64 cgroup, void *ctx)
@@ -33,7 +34,7 @@ static int forget(const struct cgtma_task_key *key, void *ctx)
 	(void)key;
 	(void)ctx;
 	forgotten++;
-	return 0;
+	return forget_err;
 }
 
 /* Writes proc/PID/task/TID/cgroup with a v1 line and the v2 line "0::PATH". */
@@ -132,6 +133,19 @@ static void test_lifecycle(void)
 	CHECK_INT((int)ts.t[0].counts.total[0].counter, 18);
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(forgotten, 3);
+	/* A deletion that failed: the row keeps its counts, and a read of them adds nothing. */
+	tasks_begin_read(&ts);
+	counts(now, 4);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 22);
+	forget_err = -EBUSY;
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	forget_err = 0;
+	tasks_begin_read(&ts);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 22);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	CHECK_INT(forgotten, 5);
 	/* Quiet intervals: the key is released after TASKS_LATE_INTERVALS of them. */
 	for (int i = 0; i < TASKS_LATE_INTERVALS; i++) {
 		CHECK_INT(ts.t[0].state, TASK_DELETED);
@@ -139,8 +153,8 @@ static void test_lifecycle(void)
 		tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	}
 	CHECK_INT(ts.t[0].state, TASK_DROPPED);
-	CHECK_INT(forgotten, 3);
-	CHECK_INT((int)ts.t[0].counts.total[0].counter, 18);
+	CHECK_INT(forgotten, 5);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 22);
 
 	/* The kernel row comes back later (a tid reused): a new thread, from zero. */
 	tasks_begin_read(&ts);
