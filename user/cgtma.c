@@ -215,7 +215,7 @@ static int profile(int argc, char **argv)
 {
 	struct session_opts o = {
 		.interval_ms = 1000,
-		.depth = 3,
+		.select.depth = 3,
 		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
 		.max_cgroups = 0,	/* the collector's default for this kernel */
 	};
@@ -237,7 +237,7 @@ static int profile(int argc, char **argv)
 		pr_err("out of memory");
 		return 1;
 	}
-	o.cgroups = cgroups;
+	o.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATjx:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
@@ -247,16 +247,16 @@ static int profile(int argc, char **argv)
 			continue;
 		switch (c) {
 		case 'G':
-			cgroups[o.nr_cgroups++] = optarg;
+			cgroups[o.select.nr_cgroups++] = optarg;
 			break;
 		case OPT_ALL_CGROUPS:
-			o.all_cgroups = true;
+			o.select.all_cgroups = true;
 			break;
 		case OPT_ALL_CONTAINERS:
-			o.all_containers = true;
+			o.select.all_containers = true;
 			break;
 		case OPT_DEPTH:
-			if (opt_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.depth))
+			if (opt_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.select.depth))
 				goto usage_error;
 			break;
 		case 'e':
@@ -359,7 +359,7 @@ static int profile(int argc, char **argv)
 		pr_err("--comm, --max-tasks and --prometheus-tasks shape the thread rows: add -T");
 		goto usage_error;
 	}
-	if (o.per_task && !o.nr_cgroups && !o.all_cgroups && !o.all_containers) {
+	if (o.per_task && !selection_opts_any(&o.select)) {
 		pr_err("-T shows the threads inside tracked cgroups: add -G, --all-cgroups or "
 		       "--all-containers");
 		goto usage_error;

@@ -98,30 +98,6 @@ static bool kernel_before_6_1(void)
 	return kernel_before(6, 1);
 }
 
-/* The index of s in names[0..n-1], or -EINVAL. */
-static int name_index(const char *const *names, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, names[i]) == 0)
-			return (int)i;
-	return -EINVAL;
-}
-
-int map_alloc_parse(const char *s, enum map_alloc *out)
-{
-	static const char *const names[] = {
-		[MAP_ALLOC_AUTO] = "auto",
-		[MAP_ALLOC_PREALLOC] = "prealloc",
-		[MAP_ALLOC_RUNTIME] = "runtime",
-	};
-	int i = name_index(names, sizeof(names) / sizeof(names[0]), s);
-
-	if (i < 0)
-		return i;
-	*out = (enum map_alloc)i;
-	return 0;
-}
-
 /* CapEff from /proc/self/status; 0 when it cannot be read. */
 static unsigned long long effective_caps(void)
 {
@@ -274,21 +250,6 @@ static const char *perf_open_hint(int err)
 	default:
 		return "";
 	}
-}
-
-int switch_hook_parse(const char *s, enum switch_hook *out)
-{
-	static const char *const names[] = {
-		[SWITCH_HOOK_AUTO] = "auto",
-		[SWITCH_HOOK_TRACEPOINT] = "tracepoint",
-		[SWITCH_HOOK_PERF_EVENT] = "perf-event",
-	};
-	int i = name_index(names, sizeof(names) / sizeof(names[0]), s);
-
-	if (i < 0)
-		return i;
-	*out = (enum switch_hook)i;
-	return 0;
 }
 
 /* Opens the cgroup-switches event on every online CPU, sample period 1. */

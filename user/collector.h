@@ -27,9 +27,6 @@ enum switch_hook {
 	SWITCH_HOOK_PERF_EVENT,		/* cgroup-switches (5.13+): runs at cgroup switches */
 };
 
-/* "auto", "tracepoint", "perf-event" -> 0 and *out; -EINVAL for anything else. */
-int switch_hook_parse(const char *s, enum switch_hook *out);
-
 /*
  * How the per-cgroup maps get their memory. Preallocated is the rule before Linux 6.1 (the
  * verifier refuses run-time allocation in perf-event programs, and on PREEMPT_RT in raw
@@ -41,9 +38,6 @@ enum map_alloc {
 	MAP_ALLOC_PREALLOC,
 	MAP_ALLOC_RUNTIME,
 };
-
-/* "auto", "prealloc", "runtime" -> 0 and *out; -EINVAL for anything else. */
-int map_alloc_parse(const char *s, enum map_alloc *out);
 
 struct collector_opts {
 	int nr_events;				/* 1..CGTMA_MAX_EVENTS */

@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 
+#include "collector.h"
 #include "measurement.h"
 
 /* The deepest -l/--level a live run, a report or list-events takes. */
@@ -48,5 +49,12 @@ int opt_int(const char *opt, const char *s, long min, long max, const char *unit
  * not one; -EINVAL for a bad value, said.
  */
 int model_opt(struct measure_opts *mo, int c, const char *arg);
+
+/* --switch-hook, CGTMA_SWITCH_HOOK: "auto", "tracepoint", "perf-event" -> 0 and *out; -EINVAL
+ * for anything else. */
+int switch_hook_parse(const char *s, enum switch_hook *out);
+
+/* CGTMA_MAP_ALLOC: "auto", "prealloc", "runtime" -> 0 and *out; -EINVAL for anything else. */
+int map_alloc_parse(const char *s, enum map_alloc *out);
 
 #endif

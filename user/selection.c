@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Which cgroups a run counts (selection.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,6 @@
 #include "exitstatus.h"
 #include "log.h"
 #include "selection.h"
-#include "session.h"
 #include "suggest.h"
 #include "tracker.h"
 
@@ -40,8 +40,13 @@ static void path_suggestions(const struct selection *sel, const char *pattern, c
 	suggest_release(&sg);
 }
 
-int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *levels,
-		    __u32 *max_level)
+bool selection_opts_any(const struct selection_opts *o)
+{
+	return o->nr_cgroups || o->all_cgroups || o->all_containers;
+}
+
+int selection_setup(struct selection *sel, const struct selection_opts *o, bool per_task,
+		    bool verbose, __u64 *levels, __u32 *max_level)
 {
 	char path[4096], err[256];
 	int ret;
@@ -50,7 +55,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 
 	*levels = 0;
 	*max_level = 0;
-	if (!o->nr_cgroups && !o->all_cgroups && !o->all_containers)
+	if (!selection_opts_any(o))
 		return 0;
 	ret = cgview__open(&sel->view, NULL);
 	if (ret == -ENOENT) {
@@ -65,16 +70,16 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 		return not_usage(ret);	/* the system's, not the user's */
 	}
 	/* Counts would be right either way; paths relative to a subtree must be said. */
-	if (sel->view.kind == CGVIEW_SUBTREE || o->verbose)
+	if (sel->view.kind == CGVIEW_SUBTREE || verbose)
 		pr_notice("cgroup view: %s", sel->view.why);
 	/* -T reads threads' cgroups from /proc, relative to this cgroup namespace's root. */
-	if (o->per_task && sel->view.private_ns) {
+	if (per_task && sel->view.private_ns) {
 		ret = cgview__find_ns_root(&sel->view, NULL, 0);
 		if (ret)
 			pr_warn("-T: cannot find this cgroup namespace's root in the view (%s): "
 				"threads in /proc are taken as if it were the view's root",
 				strerror(-ret));
-		else if (o->verbose)
+		else if (verbose)
 			pr_notice("cgroup namespace root: %s%s (-T reads threads' cgroups relative "
 				  "to it)", sel->view.shown, strcmp(sel->view.ns_root, "/") ?
 				  sel->view.ns_root : "");
@@ -86,7 +91,7 @@ int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *
 	sel->selector_matched = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_matched));
 	if (!sel->patterns || !sel->pattern_matched || !sel->selectors || !sel->selector_args ||
 	    !sel->selector_matched ||
-	    containers_new(sel->view.root, o->verbose, &sel->containers)) {
+	    containers_new(sel->view.root, verbose, &sel->containers)) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}

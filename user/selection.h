@@ -29,11 +29,22 @@ struct collector;
 struct container_selector;
 struct containers;
 struct pending;
-struct session_opts;
 struct tracker;
 
+/* What to count, as the command line says it. */
+struct selection_opts {
+	const char **cgroups;		/* -G, as given: paths, globs, container: and pod: */
+	int nr_cgroups;
+	bool all_cgroups;
+	bool all_containers;		/* --all-containers */
+	int depth;			/* --depth for --all-cgroups */
+};
+
+/* Whether o selects any cgroup. */
+bool selection_opts_any(const struct selection_opts *o);
+
 struct selection {
-	const struct session_opts *o;
+	const struct selection_opts *o;
 	struct cgview view;		/* the v2 hierarchy, as this process can see it */
 	char **patterns;		/* canonical -G paths and globs */
 	bool *pattern_matched;		/* per pattern: whether it ever found a cgroup */
@@ -54,12 +65,14 @@ struct selection {
 #define SELECTION_INIT { .view.fd = -1 }
 
 /*
- * Parses o's selectors and finds the hierarchy. *levels gets bit L for every level whose
- * new cgroups must be counted from their mkdir, *max_level the deepest. 0, -EINVAL for a bad
- * selector (one that names no cgroup included), or another -errno; the reason printed.
+ * Parses o's selectors (o is kept: it must outlive sel) and finds the hierarchy; per_task
+ * (-T) finds this cgroup namespace's root too, and verbose says what it found. *levels gets
+ * bit L for every level whose new cgroups must be counted from their mkdir, *max_level the
+ * deepest. 0, -EINVAL for a bad selector (one that names no cgroup included), or another
+ * -errno; the reason printed.
  */
-int selection_setup(struct selection *sel, const struct session_opts *o, __u64 *levels,
-		    __u32 *max_level);
+int selection_setup(struct selection *sel, const struct selection_opts *o, bool per_task,
+		    bool verbose, __u64 *levels, __u32 *max_level);
 
 /* Whether anything is selected (else there is nothing to walk or track). */
 bool selection_active(const struct selection *sel);

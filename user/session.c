@@ -16,6 +16,7 @@
 #include "cgroups.h"
 #include "child.h"
 #include "collector.h"
+#include "counts.h"
 #include "cpu.h"
 #include "cpulist.h"
 #include "hashmap.h"
@@ -45,12 +46,11 @@ struct session {
 	struct tracker tk;		/* the cgroups counted, and those that were */
 	struct tasks tasks;		/* -T: their threads */
 	/* --irq: per selected interrupt scope, as a tracked cgroup's (tracker.h) */
-	struct irq_acc {
-		struct cgtma_count *prev, *delta, *total;
-	} irq[CGTMA_NR_IRQ];
+	struct scope_counts irq[CGTMA_NR_IRQ];
 	struct cgtma_count *irq_now;	/* per CPU: one scope's reading */
 
-	struct cgtma_count *cpu_now, *cpu_prev, *cpu_delta, *cpu_total;	/* per CPU */
+	struct scope_counts cpu;	/* per CPU */
+	struct cgtma_count *cpu_now;	/* per CPU: a reading */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
 	__u64 missed_first, missed_prev;/* collector__missed_slices() at the start, at
 						 * the last interval */
@@ -92,45 +92,6 @@ static bool counts_ran(const struct cgtma_count *v, int n)
 	return false;
 }
 
-/* delta = now - prev and total += delta, per CPU and event; prev becomes now. */
-static void per_cpu_deltas(const struct session *s, struct cgtma_count *prev,
-			   struct cgtma_count *delta, struct cgtma_count *total,
-			   const struct cgtma_count *now)
-{
-	for (int k = 0; k < s->nr_cpus * s->m.nr_events; k++) {
-		count_delta(&delta[k], &now[k], &prev[k]);
-		count_add(&total[k], &delta[k]);
-		prev[k] = now[k];
-	}
-}
-
-/*
- * A cgroup's or an interrupt scope's counts, in rows (per CPU, or one: a cgroup's sum): per
- * CPU with --per-cpu; otherwise summed over the rows first, which keeps one value per event
- * instead of one per CPU. The sums wrap like the counters do, and the difference of two
- * wrapped sums is still the sum of the per-CPU deltas (modulo 2^64).
- */
-static void take_deltas(const struct session *s, struct cgtma_count *prev,
-			struct cgtma_count *delta, struct cgtma_count *total,
-			const struct cgtma_count *now_rows, int rows)
-{
-	int n = s->m.nr_events;
-
-	if (s->o->per_cpu && rows == s->nr_cpus) {
-		per_cpu_deltas(s, prev, delta, total, now_rows);
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		struct cgtma_count now = {};
-
-		for (int c = 0; c < rows; c++)
-			count_add(&now, &now_rows[c * n + i]);
-		count_delta(&delta[i], &now, &prev[i]);
-		count_add(&total[i], &delta[i]);
-		prev[i] = now;
-	}
-}
-
 static int read_cgroup_cb(__u64 id, const struct cgtma_count *rows, void *ctx)
 {
 	struct session *s = ctx;
@@ -141,10 +102,9 @@ static int read_cgroup_cb(__u64 id, const struct cgtma_count *rows, void *ctx)
 	if (i < 0 || s->tk.tracked[i].refused)
 		return 0;
 	tr = &s->tk.tracked[i];
-	/* prev holds the cumulative counts of each epoch half (collector.h). */
-	take_deltas(s, tr->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
-		    tr->delta, tr->total, rows, collector__cgroup_rows(s->col));
-	tr->ran = counts_ran(tr->delta, s->stride * s->m.nr_events);
+	/* Per CPU with --per-cpu (its rows are then the CPUs); otherwise summed. */
+	tr->ran = scope_counts_take(&tr->counts, rows, collector__cgroup_rows(s->col),
+				    collector__closed_epoch(s->col));
 	return 0;
 }
 
@@ -190,8 +150,6 @@ static int read_irqs(struct session *s)
 	int err;
 
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
-		struct irq_acc *a = &s->irq[q];
-
 		if (!irq_selected(s, q))
 			continue;
 		err = collector__read_irq(s->col, q, s->irq_now);
@@ -200,40 +158,27 @@ static int read_irqs(struct session *s)
 			       irq_scope_name(q), strerror(-err));
 			return err;
 		}
-		take_deltas(s, a->prev + collector__closed_epoch(s->col) * s->stride * s->m.nr_events,
-			    a->delta, a->total, s->irq_now, s->nr_cpus);
+		scope_counts_take(&s->irq[q], s->irq_now, s->nr_cpus,
+				  collector__closed_epoch(s->col));
 	}
 	return 0;
 }
 
 static int irq_alloc(struct session *s)
 {
-	size_t per = (size_t)s->stride * s->m.nr_events;
-
 	s->irq_now = calloc((size_t)s->nr_cpus * s->m.nr_events, sizeof(*s->irq_now));
 	if (!s->irq_now)
 		return -ENOMEM;
-	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
-		struct irq_acc *a = &s->irq[q];
-
-		if (!irq_selected(s, q))
-			continue;
-		a->prev = calloc(2 * per, sizeof(*a->prev));
-		a->delta = calloc(per, sizeof(*a->delta));
-		a->total = calloc(per, sizeof(*a->total));
-		if (!a->prev || !a->delta || !a->total)
+	for (int q = 0; q < CGTMA_NR_IRQ; q++)
+		if (irq_selected(s, q) && scope_counts_init(&s->irq[q], s->stride, s->m.nr_events))
 			return -ENOMEM;
-	}
 	return 0;
 }
 
 static void irq_release(struct session *s)
 {
-	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
-		free(s->irq[q].prev);
-		free(s->irq[q].delta);
-		free(s->irq[q].total);
-	}
+	for (int q = 0; q < CGTMA_NR_IRQ; q++)
+		scope_counts_release(&s->irq[q]);
 	free(s->irq_now);
 }
 
@@ -248,9 +193,7 @@ static int read_counts(struct session *s)
 		pr_err("cannot read the per-CPU counts: %s", strerror(-err));
 		return err;
 	}
-	per_cpu_deltas(s,
-		       s->cpu_prev + collector__closed_epoch(s->col) * s->nr_cpus * s->m.nr_events,
-		       s->cpu_delta, s->cpu_total, s->cpu_now);
+	scope_counts_take(&s->cpu, s->cpu_now, s->nr_cpus, collector__closed_epoch(s->col));
 
 	/*
 	 * A cgroup the read skips had nothing charged in the closed half (collector.h): its
@@ -260,7 +203,7 @@ static int read_counts(struct session *s)
 		struct tracked *tr = &s->tk.tracked[i];
 
 		tr->ran = false;
-		memset(tr->delta, 0, sizeof(*tr->delta) * s->stride * s->m.nr_events);
+		scope_counts_reset(&tr->counts);
 	}
 	err = collector__read_cgroups(s->col, read_cgroup_cb, s);
 	if (err) {
@@ -294,12 +237,13 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 
 		bool show = false;
 
-		if (!t->prev)
+		if (!t->counts.prev)
 			continue;	/* dropped past the bound */
 		if (!totals)
-			show = path && t->read && (t->ran || t->state == TASK_FINAL);
+			show = path && t->read && t->state <= TASK_FINAL &&
+			       (t->ran || t->state == TASK_FINAL);
 		for (int e = 0; totals && e < n; e++)
-			show |= t->total[e].counter || t->total[e].enabled;
+			show |= t->counts.total[e].counter || t->counts.total[e].enabled;
 		if (!show)
 			continue;
 		if (!tasks_comm_match(s->o->comm, t->comm))
@@ -316,7 +260,7 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 			return -ENOMEM;
 		memcpy(sc->comm, t->comm, sizeof(sc->comm));
 		sc->removed = !totals && t->state == TASK_FINAL;
-		memcpy(sc->sum, totals ? t->total : t->delta, n * sizeof(*sc->sum));
+		memcpy(sc->sum, totals ? t->counts.total : t->counts.delta, n * sizeof(*sc->sum));
 	}
 	return 0;
 }
@@ -388,7 +332,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 /* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
 static int build_interval(struct session *s, struct interval *iv, bool totals)
 {
-	const struct cgtma_count *cpu = totals ? s->cpu_total : s->cpu_delta;
+	const struct cgtma_count *cpu = totals ? s->cpu.total : s->cpu.delta;
 	int n = s->m.nr_events;
 	struct scope *sc;
 
@@ -424,7 +368,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		if (!totals && !tr->ran && !tr->named && tr->reported && tr->present)
 			continue;
 		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, &tr->names,
-			     totals ? tr->total : tr->delta, !totals && !tr->present))
+			     totals ? tr->counts.total : tr->counts.delta, !totals && !tr->present))
 			return -ENOMEM;
 		tr->reported |= !totals;
 	}
@@ -580,7 +524,7 @@ static void report_never_ran(struct session *s)
 	bool *never = calloc(n + 1, sizeof(*never));
 	struct strbuf sb = STRBUF_INIT;
 
-	if (!never || !count_never_ran(s->cpu_total, s->nr_cpus, n, never)) {
+	if (!never || !count_never_ran(s->cpu.total, s->nr_cpus, n, never)) {
 		free(never);
 		return;
 	}
@@ -680,16 +624,13 @@ static int baseline(struct session *s)
 		memcpy(s->read_prev, s->read_first, sizeof(*s->read_first) * s->nr_cpus);
 	if (collector__missed_slices(s->col, &s->missed_first) == 0)
 		s->missed_prev = s->missed_first;
-	memset(s->cpu_total, 0, sizeof(*s->cpu_total) * s->nr_cpus * s->m.nr_events);
+	scope_counts_reset_total(&s->cpu);
 	for (int t = 0; t < s->tk.nr; t++)
-		memset(s->tk.tracked[t].total, 0,
-		       sizeof(*s->tk.tracked[t].total) * s->stride * s->m.nr_events);
+		scope_counts_reset_total(&s->tk.tracked[t].counts);
 	for (int t = 0; t < s->tasks.nr; t++)
-		memset(s->tasks.t[t].total, 0, sizeof(*s->tasks.t[t].total) * s->m.nr_events);
+		scope_counts_reset_total(&s->tasks.t[t].counts);
 	for (int q = 0; q < CGTMA_NR_IRQ; q++)
-		if (s->irq[q].total)
-			memset(s->irq[q].total, 0,
-			       sizeof(*s->irq[q].total) * s->stride * s->m.nr_events);
+		scope_counts_reset_total(&s->irq[q]);
 	return 0;
 }
 
@@ -744,9 +685,7 @@ static void session_release(struct session *s)
 	tasks_release(&s->tasks);
 	selection_release(&s->sel);
 	free(s->cpu_now);
-	free(s->cpu_prev);
-	free(s->cpu_delta);
-	free(s->cpu_total);
+	scope_counts_release(&s->cpu);
 	free(s->read_first);
 	free(s->read_prev);
 	free(s->read_now);
@@ -825,7 +764,8 @@ int session_run(const struct session_opts *o)
 	if (!ret && o->cpus)
 		ret = select_cpus(o->cpus, &s.cpus);
 	if (!ret)
-		ret = selection_setup(&s.sel, o, &co.new_cgroup_levels, &co.max_level);
+		ret = selection_setup(&s.sel, &o->select, o->per_task, o->verbose,
+				      &co.new_cgroup_levels, &co.max_level);
 	if (ret) {
 		ret = exit_status(ret);
 		goto cleanup;
@@ -863,13 +803,10 @@ int session_run(const struct session_opts *o)
 	s.nr_cpus = collector__nr_cpus(s.col);
 	s.stride = o->per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
-	s.cpu_prev = calloc(2 * (size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_prev));
-	s.cpu_delta = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_delta));
-	s.cpu_total = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_total));
 	s.read_first = calloc(s.nr_cpus, sizeof(*s.read_first));
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
 	s.read_now = calloc(s.nr_cpus, sizeof(*s.read_now));
-	if (!s.cpu_now || !s.cpu_prev || !s.cpu_delta || !s.cpu_total || !s.read_first ||
+	if (!s.cpu_now || scope_counts_init(&s.cpu, s.nr_cpus, s.m.nr_events) || !s.read_first ||
 	    !s.read_prev || !s.read_now || tracker_init(&s.tk, s.m.nr_events, s.stride) ||
 	    tasks_init(&s.tasks, s.m.nr_events) || irq_alloc(&s)) {
 		pr_err("out of memory");
@@ -887,7 +824,7 @@ int session_run(const struct session_opts *o)
 	s.run.verbose = o->verbose;
 	s.run.per_cpu = o->per_cpu;
 	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
-	s.run.cgroups = o->nr_cgroups || o->all_cgroups || o->all_containers || o->irq_mask;
+	s.run.cgroups = selection_opts_any(&o->select) || o->irq_mask;
 	s.run.prometheus_tasks = o->prometheus_tasks;
 	s.run.interval_ms = o->interval_ms;
 	gethostname(host, sizeof(host) - 1);

@@ -9,6 +9,7 @@
 #include "collector.h"
 #include "measurement.h"
 #include "output.h"
+#include "selection.h"
 
 struct session_opts {
 	int interval_ms;		/* -I */
@@ -17,11 +18,7 @@ struct session_opts {
 	const char *cpus;		/* -C: a CPU list, or NULL for every CPU */
 	struct output_opts out;		/* sinks: terminal, --json, -x, --cdm, ... */
 	bool verbose;
-	const char **cgroups;		/* -G, as given: paths, globs, container: and pod: */
-	int nr_cgroups;
-	bool all_cgroups;
-	bool all_containers;		/* --all-containers */
-	int depth;			/* --depth for --all-cgroups */
+	struct selection_opts select;	/* -G, --all-cgroups, --all-containers, --depth */
 	struct measure_opts measure;	/* model or -e, level, perf-metrics, SMT */
 	int max_cgroups;
 	enum switch_hook switch_hook;	/* --switch-hook */

@@ -8,7 +8,6 @@
 #include "alloc.h"
 #include "cgroups.h"
 #include "log.h"
-#include "scale.h"
 #include "tasks.h"
 
 int tasks_init(struct tasks *ts, int nr_events)
@@ -18,16 +17,10 @@ int tasks_init(struct tasks *ts, int nr_events)
 	return 0;
 }
 
-static void task_free(struct task *t)
-{
-	free(t->prev);	/* delta and total live in the same block */
-	t->prev = t->delta = t->total = NULL;
-}
-
 void tasks_release(struct tasks *ts)
 {
 	for (int i = 0; i < ts->nr; i++)
-		task_free(&ts->t[i]);
+		scope_counts_release(&ts->t[i].counts);
 	free(ts->t);
 	hashmap_clear(&ts->keys);
 	memset(ts, 0, sizeof(*ts));
@@ -46,7 +39,6 @@ void tasks_begin_read(struct tasks *ts)
 
 static struct task *task_add(struct tasks *ts, const struct cgtma_task_key *key, const char *k)
 {
-	int n = ts->nr_events;
 	struct task *t;
 
 	if (ALLOC_GROW(ts->t, ts->nr + 1, ts->cap))
@@ -54,13 +46,12 @@ static struct task *task_add(struct tasks *ts, const struct cgtma_task_key *key,
 	t = &ts->t[ts->nr];
 	memset(t, 0, sizeof(*t));
 	t->key = *key;
-	t->prev = calloc(4 * n, sizeof(*t->prev));
-	if (!t->prev || hashmap_put_str(&ts->keys, k, ts->nr)) {
-		task_free(t);
+	if (scope_counts_init(&t->counts, 1, ts->nr_events))
+		return NULL;
+	if (hashmap_put_str(&ts->keys, k, ts->nr)) {
+		scope_counts_release(&t->counts);
 		return NULL;
 	}
-	t->delta = t->prev + 2 * n;
-	t->total = t->delta + n;
 	ts->nr++;
 	return t;
 }
@@ -68,9 +59,8 @@ static struct task *task_add(struct tasks *ts, const struct cgtma_task_key *key,
 int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, const char *comm,
 	       const struct cgtma_count *now, int half)
 {
-	int n = ts->nr_events, i;
-	struct cgtma_count *prev;
 	struct task *t;
+	int i;
 	char k[48];
 
 	key_str(key, k, sizeof(k));
@@ -78,17 +68,12 @@ int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, cons
 	t = i >= 0 ? &ts->t[i] : task_add(ts, key, k);
 	if (!t)
 		return -ENOMEM;
+	t->read = true;
+	if (!t->counts.prev)
+		return 0;	/* deleted past TASKS_GONE_KEPT: nothing to add to */
 	t->pid = pid;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
-	prev = t->prev + (half & 1) * n;
-	for (int e = 0; e < n; e++) {
-		count_delta(&t->delta[e], &now[e], &prev[e]);
-		count_add(&t->total[e], &t->delta[e]);
-		if (t->delta[e].counter || t->delta[e].enabled)
-			t->ran = true;
-		prev[e] = now[e];
-	}
-	t->read = true;
+	t->ran = scope_counts_take(&t->counts, now, 1, half);
 	return 0;
 }
 
@@ -112,6 +97,16 @@ bool tasks_in_cgroup(const char *proc, const char *ns_root, int pid, int tid, co
 	return strncmp(p, path, plen) == 0 && (p[plen] == '\0' || p[plen] == '/');
 }
 
+/*
+ * Deletes t's kernel row: the one that comes back (a late slice) starts from zero. One the
+ * kernel did not delete keeps its counts, and so do the readings taken from it.
+ */
+static void forget_row(struct task *t, tasks_forget_fn forget, void *ctx)
+{
+	if (forget(&t->key, ctx) == 0)
+		scope_counts_reset_readings(&t->counts);
+}
+
 void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_root,
 			  tasks_path_fn cgroup_path, tasks_forget_fn forget, void *ctx)
 {
@@ -122,16 +117,25 @@ void tasks_after_interval(struct tasks *ts, const char *proc, const char *ns_roo
 
 		switch (t->state) {
 		case TASK_FINAL:
-			forget(&t->key, ctx);
-			key_str(&t->key, k, sizeof(k));
-			hashmap_del_str(&ts->keys, k);
-			t->state = TASK_DROPPED;
+			forget_row(t, forget, ctx);
+			t->state = TASK_DELETED;
+			t->quiet = 0;
 			/* Past the bound only a count is left; freed, not compacted (indexes). */
 			if (ts->nr_gone_kept < TASKS_GONE_KEPT) {
 				ts->nr_gone_kept++;
 			} else {
-				task_free(t);
+				scope_counts_release(&t->counts);
 				ts->nr_gone_forgotten++;
+			}
+			break;
+		case TASK_DELETED:
+			if (t->read) {
+				forget_row(t, forget, ctx);
+				t->quiet = 0;
+			} else if (++t->quiet == TASKS_LATE_INTERVALS) {
+				key_str(&t->key, k, sizeof(k));
+				hashmap_del_str(&ts->keys, k);
+				t->state = TASK_DROPPED;
 			}
 			break;
 		case TASK_GONE:

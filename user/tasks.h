@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * -T: the threads seen inside tracked cgroups, each with its counts as last read (both epoch
- * halves, as the cgroups'), this interval's delta and the run's total; and whether it is
- * still there. A thread that exited or left its cgroup is reported once more, in the
+ * -T: the threads seen inside tracked cgroups, each with its counts (counts.h, as the
+ * cgroups'); and whether it is still there. A thread that exited or left its cgroup is reported once more, in the
  * interval after the one where it was found gone (the slice it ended after that flush is in
  * by then), and dropped: its kernel row is deleted, and only its totals stay, for the
- * summary, up to TASKS_GONE_KEPT of them. No kernel here: the session keeps the BPF map in
- * step.
+ * summary, up to TASKS_GONE_KEPT of them. A thread leaves /proc (release_task()) before its
+ * last switch, and under load it can wait on a run queue past that deletion: its last slice
+ * then makes the kernel row again. Its key is kept for TASKS_LATE_INTERVALS intervals after
+ * the deletion, and such a slice goes to its totals, never to a second thread (a tid comes
+ * back as another thread only once the kernel has handed out every other pid). No kernel
+ * here: the session keeps the BPF map in step.
  */
 #ifndef CGTMA_TASKS_H
 #define CGTMA_TASKS_H
@@ -14,15 +17,20 @@
 #include <stdbool.h>
 
 #include "cgtma.h"
+#include "counts.h"
 #include "hashmap.h"
 
 #define TASKS_GONE_KEPT 4096
+#define TASKS_LATE_INTERVALS 5
 
+/* A thread's states, in the order it goes through them. */
 enum task_state {
 	TASK_ALIVE,
 	TASK_GONE,		/* found gone: reported once more at the next interval */
-	TASK_FINAL,		/* that report is this interval's: then dropped */
-	TASK_DROPPED,		/* totals only, for the summary */
+	TASK_FINAL,		/* that report is this interval's: then deleted */
+	TASK_DELETED,		/* kernel row deleted, key kept: a late slice joins the totals
+				 * and the row is deleted again */
+	TASK_DROPPED,		/* totals only, for the summary; key released */
 };
 
 struct task {
@@ -32,17 +40,16 @@ struct task {
 	enum task_state state;
 	bool read;			/* its row was read this interval */
 	bool ran;			/* and changed since the last */
-	struct cgtma_count *prev;	/* per event, twice: cumulative at the last read of each
-					 * half */
-	struct cgtma_count *delta;	/* per event: this interval */
-	struct cgtma_count *total;	/* per event: the run */
+	int quiet;			/* TASK_DELETED: intervals since its last late slice */
+	struct scope_counts counts;	/* per event; none (prev NULL) once dropped past
+					 * TASKS_GONE_KEPT */
 };
 
 struct tasks {
 	int nr_events;
 	struct task *t;
 	int nr, cap;
-	struct hashmap keys;		/* "cgroup:tid" -> index, for the ones not dropped */
+	struct hashmap keys;		/* "cgroup:tid" -> index, but of the TASK_DROPPED */
 	int nr_gone_kept;
 	long nr_gone_forgotten;		/* dropped beyond TASKS_GONE_KEPT: not in the summary */
 };
@@ -55,14 +62,15 @@ void tasks_begin_read(struct tasks *ts);
 
 /*
  * One thread's row from the kernel (collector__read_tasks()): cumulative counts of the
- * closed half. Takes the delta and adds it to the total; 0 or -ENOMEM.
+ * closed half, taken (scope_counts_take()); 0 or -ENOMEM.
  */
 int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, const char *comm,
 	       const struct cgtma_count *now, int half);
 
 /*
- * After the interval is reported: TASK_FINAL ones become TASK_DROPPED (forget is called
- * with each, to delete its kernel row), and alive ones whose thread is no longer in the
+ * After the interval is reported: TASK_FINAL ones become TASK_DELETED (forget is called
+ * with each, to delete its kernel row, and again with a TASK_DELETED one read since), those
+ * TASK_DELETED for TASKS_LATE_INTERVALS quiet intervals become TASK_DROPPED, and alive ones whose thread is no longer in the
  * cgroup at cgroup_path(cgroup id, ctx) (a path relative to the v2 root, NULL: untracked
  * now) become TASK_GONE. proc is "/proc" (tests give another root). ns_root is the cgroup
  * namespace's root in cgroup_path's terms, which /proc's paths are relative to ("/", or

@@ -20,9 +20,7 @@ static void tracked_free(struct tracked *tr)
 {
 	free(tr->path);
 	cgroup_names_release(&tr->names);
-	free(tr->prev);
-	free(tr->delta);
-	free(tr->total);
+	scope_counts_release(&tr->counts);
 }
 
 void tracker_release(struct tracker *t)
@@ -48,16 +46,12 @@ int tracker_find(const struct tracker *t, __u64 id)
 
 int tracker_add(struct tracker *t, __u64 id, const char *path, bool refused)
 {
-	size_t shape = (size_t)t->stride * t->nr_events;
 	struct tracked tr = { .id = id, .present = true, .refused = refused };
 
 	if (ALLOC_GROW(t->tracked, t->nr + 1, t->cap))
 		return -ENOMEM;
 	tr.path = strdup(path);
-	tr.prev = calloc(2 * shape, sizeof(*tr.prev));
-	tr.delta = calloc(shape, sizeof(*tr.delta));
-	tr.total = calloc(shape, sizeof(*tr.total));
-	if (!tr.path || !tr.prev || !tr.delta || !tr.total ||
+	if (!tr.path || scope_counts_init(&tr.counts, t->stride, t->nr_events) ||
 	    hashmap_put_u64(&t->ids, id, t->nr)) {
 		tracked_free(&tr);
 		return -ENOMEM;
@@ -83,7 +77,7 @@ static void sum_over_cpus(const struct tracker *t, const struct tracked *tr,
 {
 	for (int c = 0; c < t->stride; c++)
 		for (int e = 0; e < t->nr_events; e++)
-			count_add(&sum[e], &tr->total[c * t->nr_events + e]);
+			count_add(&sum[e], &tr->counts.total[c * t->nr_events + e]);
 }
 
 int tracker_retire(struct tracker *t, int i)

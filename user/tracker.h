@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The cgroups a run counts, found by id, each with its counts as last read, this interval's
- * deltas and the run's totals; and, for the run's summary, the cgroups that were counted and
+ * The cgroups a run counts, found by id, each with its counts (counts.h); and, for the run's summary, the cgroups that were counted and
  * are gone. Memory follows the cgroups tracked now: a removed cgroup keeps only its path and
  * totals summed over CPUs, up to TRACKER_REMOVED_KEPT of them; beyond that, removed
  * cgroups are folded into one row that says how many it holds. No kernel here: the session
@@ -22,6 +21,7 @@
 #include <stddef.h>
 
 #include "cgtma.h"
+#include "counts.h"
 #include "hashmap.h"
 #include "report.h"
 
@@ -39,10 +39,7 @@ struct tracked {
 	bool named;			/* -G gave its path or its container's name, no glob:
 					 * it has a row every interval */
 	bool reported;			/* it has had an interval row */
-	struct cgtma_count *prev;	/* cumulative at the last read of each epoch half
-					 * (collector.h): per event, or per CPU, twice */
-	struct cgtma_count *delta;	/* this interval, same shape */
-	struct cgtma_count *total;	/* the run, same shape */
+	struct scope_counts counts;	/* per event, or per CPU and event */
 };
 
 /* A cgroup that was counted and is gone: its totals over the run, summed over CPUs. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The -T thread set: deltas per epoch half, a thread found gone reported once more (marked
- * final) and then dropped with its kernel row forgotten, a thread that comes back after
- * being dropped starting again from zero, the cgroup check against a fake /proc (also as a
+ * final) and then dropped with its kernel row forgotten, a last slice that makes the kernel
+ * row again after that joining the thread's totals, a thread that comes back after being
+ * dropped starting again from zero, the cgroup check against a fake /proc (also as a
  * private cgroup namespace shows it), and --comm patterns.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 static char proc[64];
 static int forgotten;
+static int forget_err;		/* what forget() returns */
 static const char *ns_path;	/* cgroup 9's path */
 
 static const char *path_of(__u64 cgroup, void *ctx)
@@ -32,7 +34,7 @@ static int forget(const struct cgtma_task_key *key, void *ctx)
 	(void)key;
 	(void)ctx;
 	forgotten++;
-	return 0;
+	return forget_err;
 }
 
 /* Writes proc/PID/task/TID/cgroup with a v1 line and the v2 line "0::PATH". */
@@ -81,7 +83,7 @@ static void test_lifecycle(void)
 	counts(now, 10);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
 	CHECK_INT(ts.nr, 1);
-	CHECK_INT((int)ts.t[0].delta[1].counter, 11);
+	CHECK_INT((int)ts.t[0].counts.delta[1].counter, 11);
 	CHECK(ts.t[0].ran, "a first read with counts ran");
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
 	CHECK_INT(ts.t[0].state, TASK_ALIVE);
@@ -89,12 +91,12 @@ static void test_lifecycle(void)
 	tasks_begin_read(&ts);
 	counts(now, 5);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
-	CHECK_INT((int)ts.t[0].delta[0].counter, 5);
+	CHECK_INT((int)ts.t[0].counts.delta[0].counter, 5);
 	counts(now, 10);
 	tasks_begin_read(&ts);
 	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
 	CHECK(!ts.t[0].ran, "no change in half 0: did not run");
-	CHECK_INT((int)ts.t[0].total[0].counter, 15);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 15);
 
 	/* Gone: one more interval (final), then dropped and forgotten. */
 	gone_thread(100, 101);
@@ -104,16 +106,62 @@ static void test_lifecycle(void)
 	CHECK_INT(ts.t[0].state, TASK_FINAL);
 	CHECK_INT(forgotten, 0);
 	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
-	CHECK_INT(ts.t[0].state, TASK_DROPPED);
+	CHECK_INT(ts.t[0].state, TASK_DELETED);
 	CHECK_INT(forgotten, 1);
-	CHECK_INT((int)ts.t[0].total[0].counter, 15);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 15);
 
-	/* The kernel row comes back (a tid reused): a new thread, from zero. */
+	/*
+	 * Its last switch came after the deletion (it waited on a run queue after leaving
+	 * /proc): the kernel row is back, from zero. The slice joins the thread's totals, no
+	 * second thread is made (it would be reported exited twice), and the row is deleted
+	 * again.
+	 */
+	tasks_begin_read(&ts);
+	counts(now, 2);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
+	CHECK_INT(ts.nr, 1);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 17);
+	CHECK_INT((int)ts.t[0].counts.total[1].counter, 20);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	CHECK_INT(ts.t[0].state, TASK_DELETED);
+	CHECK_INT(forgotten, 2);
+	/* And again, in the other half. */
+	tasks_begin_read(&ts);
+	counts(now, 1);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 0), 0);
+	CHECK_INT(ts.nr, 1);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 18);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	CHECK_INT(forgotten, 3);
+	/* A deletion that failed: the row keeps its counts, and a read of them adds nothing. */
+	tasks_begin_read(&ts);
+	counts(now, 4);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 22);
+	forget_err = -EBUSY;
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	forget_err = 0;
+	tasks_begin_read(&ts);
+	CHECK_INT(tasks_read(&ts, &key, 100, "uperf", now, 1), 0);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 22);
+	tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	CHECK_INT(forgotten, 5);
+	/* Quiet intervals: the key is released after TASKS_LATE_INTERVALS of them. */
+	for (int i = 0; i < TASKS_LATE_INTERVALS; i++) {
+		CHECK_INT(ts.t[0].state, TASK_DELETED);
+		tasks_begin_read(&ts);
+		tasks_after_interval(&ts, proc, NULL, path_of, forget, NULL);
+	}
+	CHECK_INT(ts.t[0].state, TASK_DROPPED);
+	CHECK_INT(forgotten, 5);
+	CHECK_INT((int)ts.t[0].counts.total[0].counter, 22);
+
+	/* The kernel row comes back later (a tid reused): a new thread, from zero. */
 	tasks_begin_read(&ts);
 	counts(now, 3);
 	CHECK_INT(tasks_read(&ts, &key, 100, "other", now, 1), 0);
 	CHECK_INT(ts.nr, 2);
-	CHECK_INT((int)ts.t[1].delta[0].counter, 3);
+	CHECK_INT((int)ts.t[1].counts.delta[0].counter, 3);
 	CHECK_STR(ts.t[1].comm, "other");
 	tasks_release(&ts);
 }

@@ -19,7 +19,7 @@ static void set_totals(struct tracker *t, int i)
 
 	for (int c = 0; c < t->stride; c++)
 		for (int e = 0; e < EVENTS; e++) {
-			struct cgtma_count *k = &tr->total[c * EVENTS + e];
+			struct cgtma_count *k = &tr->counts.total[c * EVENTS + e];
 
 			k->counter = tr->id * 100 + c * 10 + e;
 			k->enabled = k->running = 1000;
