@@ -35,6 +35,8 @@ int model__max_level(const struct model *m);
 const char *model__source(const struct model *m);
 /* libpfm4's name for the PMU whose tables the model's event names are in, or NULL. */
 const char *model__libpfm4_pmu(const struct model *m);
+/* The slots per cycle the model documents for its CPU (pmu "slots"), 0 when it has none. */
+int model__slots(const struct model *m);
 /* Whether the model has a perf-metrics path, and the sysfs name that reveals it. */
 bool model__has_perf_metrics(const struct model *m);
 const char *model__perf_metrics_sysfs(const struct model *m);
@@ -53,6 +55,14 @@ struct model_options {
 	bool smt;		/* smt_enabled */
 	int reserved_counters;	/* generic counters taken by others */
 	bool nmi_watchdog;	/* the NMI watchdog holds a counter (the model says which) */
+	/*
+	 * Arm: `slots` for expressions (perf's #slots) when above 0, else the model's width;
+	 * cpu_part and cpu_revision, the MIDR's part and variant * 16 + revision of an Arm Ltd
+	 * (implementer 0x41) CPU, 0 when unknown (offline, or another implementer).
+	 */
+	int slots;
+	int cpu_part;
+	int cpu_revision;
 };
 
 struct plan_event {

@@ -88,6 +88,7 @@ struct model_pmu {
 	int pm_leader;		/* event index of the perf-metrics leader, -1 without that path */
 	int nr_pm_events;
 	int *pm_events;		/* event indices */
+	int slots;		/* documented issue slots per cycle (Arm: #slots), 0 when none */
 };
 
 struct model {

@@ -91,10 +91,10 @@ static const struct {
 	{ HEAD PMU(4) "\"events\": {}}", "top level: 'events' must be an array, not an object" },
 	{ "{\"name\": \"T-1\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
 	  "\"match\": [], \"pmu\": {\"generic_counters\": 4}, \"events\": []}",
-	  "name 'T-1' is not made of [a-z0-9_]" },
-	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"arm\", \"source\": \"s\", "
+	  "name 'T-1' is not made of [a-z0-9_-]" },
+	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"mips\", \"source\": \"s\", "
 	  "\"match\": [], \"pmu\": {\"generic_counters\": 4}, \"events\": []}",
-	  "vendor 'arm' is not intel, amd or generic" },
+	  "vendor 'mips' is not intel, amd, arm or generic" },
 	/* events */
 	{ HEAD PMU(4) EVENTS("{\"name\": \"A\", \"encoding\": 5}") NODES(),
 	  "event 'A': 'encoding' must be a string, not an integer" },
@@ -121,7 +121,12 @@ static const struct {
 	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
 	  "\"match\": [{\"vendor\": \"GenuineIntel\", \"family\": 6, \"models\": [\"x\"]}], "
 	  "\"pmu\": {\"generic_counters\": 4}, \"events\": []}",
-	  "match[0]: 'models[0]' must be a model number or a [lo, hi] range" },
+	  "match[0]: 'models[0]' must be a model number, a hex string (\"0xd49\") or a [lo, hi] "
+	  "range" },
+	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"arm\", \"source\": \"s\", "
+	  "\"match\": [{\"vendor\": \"0x41\", \"family\": 8, \"models\": [\"0xd4g\"]}], "
+	  "\"pmu\": {\"generic_counters\": 6}, \"events\": []}",
+	  "match[0]: 'models[0]' is not a hex model number in [0x0, 0xffff]" },
 	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
 	  "\"match\": [{\"vendor\": \"GenuineIntel\", \"family\": 6, \"models\": [[9, 2]]}], "
 	  "\"pmu\": {\"generic_counters\": 4}, \"events\": []}",
