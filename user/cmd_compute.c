@@ -23,7 +23,7 @@
 
 static const char usage_text[] =
 	"usage: cgtma compute (--model NAME | --model-file FILE) [-l N] [--perf-metrics|--no-perf-metrics]\n"
-	"                     [--smt|--no-smt] [--interval S] [--json] COUNTS.json\n"
+	"                     [--smt|--no-smt] [--slots N] [--interval S] [--json] COUNTS.json\n"
 	"\n"
 	"Computes the Top-Down tree of a model from event counts, offline. COUNTS.json is one\n"
 	"JSON object, event name -> count, with the model's event names; '-' reads stdin.\n"
@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"  --perf-metrics      use the perf-metrics formulas (topdown_use_fixed); default: when\n"
 	"                      the model has them and the counts hold all their events\n"
 	"  --no-perf-metrics   use the generic-counter formulas\n"
-	"  --smt, --no-smt     smt_enabled for the formulas (default --no-smt)\n"
+	"  --smt, --no-smt     smt_enabled for the formulas (default --no-smt)\n"	"  --slots N           slots per cycle, perf's #slots on Arm (default: the model's width)\n"
 	"  --interval S        the interval's length in seconds, for rates (default 1)\n"
 	"  --json              print {\"model\": ..., \"nodes\": [...], \"metrics\": [...]}\n"
 	"\n"
@@ -54,6 +54,7 @@ struct compute_args {
 	int level;
 	int perf_metrics;	/* -1: decide from the counts */
 	bool smt;
+	int slots;		/* --slots, 0: the model's width */
 	bool json;
 	bool help;
 	double interval_s;
@@ -153,6 +154,13 @@ static int parse_args(int argc, char **argv, struct compute_args *a)
 			a->smt = true;
 		} else if (match_opt(argv, &i, "--no-smt", false, &v, &err)) {
 			a->smt = false;
+		} else if (match_opt(argv, &i, "--slots", true, &v, &err)) {
+			if (err)
+				return err;
+			errno = 0;
+			a->slots = (int)strtol(v, &end, 10);
+			if (errno || end == v || *end || a->slots < 1 || a->slots > 255)
+				return usage_error("bad slots '%s' (a number from 1 to 255)", v);
 		} else if (match_opt(argv, &i, "--json", false, &v, &err)) {
 			a->json = true;
 			log_set_json(true);
@@ -376,7 +384,7 @@ static void print_table(const struct plan *p, const struct tma_result *r)
 
 static int compute(const struct compute_args *a)
 {
-	struct model_options o = { .smt = a->smt };
+	struct model_options o = { .smt = a->smt, .slots = a->slots };
 	struct tma_input in = { .interval_s = a->interval_s };
 	struct tma_result r = { .bottleneck = -1 };
 	json_object *counts = NULL;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -179,4 +180,34 @@ bool cpu_pmu_has_event(const char *sysfs_name)
 
 	snprintf(path, sizeof(path), "%s/cpu/events/%s", event_sysfs_root, sysfs_name);
 	return access(path, R_OK) == 0;
+}
+
+int cpu_pmu_slots(void)
+{
+	char path[4096], buf[32];
+	struct dirent *de;
+	DIR *d = opendir(event_sysfs_root);
+	int slots = 0;
+
+	if (!d)
+		return 0;
+	while (!slots && (de = readdir(d))) {
+		FILE *f;
+
+		if (strncmp(de->d_name, "armv8_", 6) && strncmp(de->d_name, "armv9_", 6))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/caps/slots", event_sysfs_root, de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* the kernel prints it as hex: 0x00000008 */
+		if (fgets(buf, sizeof(buf), f)) {
+			unsigned long v = strtoul(buf, NULL, 0);
+
+			slots = v <= 255 ? (int)v : 0;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return slots;
 }

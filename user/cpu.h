@@ -50,6 +50,13 @@ bool cpu_smt_active(void);
 /* The hard-lockup detector holds a counter on every CPU (/proc/sys/kernel/nmi_watchdog). */
 bool cpu_nmi_watchdog(void);
 
+/*
+ * Issue slots per cycle as the Arm core PMU says (caps/slots of an armv8_* or armv9_* PMU in
+ * event_sysfs_root, from PMMIR_EL1): 0 when it reads 0 (PMUv3 before 3.4, most VMs) or no
+ * such file exists.
+ */
+int cpu_pmu_slots(void);
+
 /* The core PMU offers this sysfs event (perf-metrics: topdown-retiring, ...). */
 bool cpu_pmu_has_event(const char *sysfs_name);
 

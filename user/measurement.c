@@ -81,6 +81,34 @@ static int load_model(const struct measure_opts *o, const struct cpu_id *id,
 	return not_usage(err);
 }
 
+/*
+ * perf's #slots: --slots, else the PMU's caps/slots, else the width the model documents
+ * (caps/slots reads 0 before PMUv3.4 and in most VMs, where perf's Top-Down is NaN).
+ */
+static int choose_slots(const struct measure_opts *o, struct measurement *m)
+{
+	int width = model__slots(m->model), slots;
+
+	if (!width && !o->slots)
+		return 0;
+	if (o->slots) {
+		if (o->verbose)
+			keep_notice(m, "slots per cycle: %d (--slots)", o->slots);
+		return o->slots;
+	}
+	slots = cpu_pmu_slots();
+	if (slots) {
+		if (o->verbose)
+			keep_notice(m, "slots per cycle: %d (the PMU's caps/slots)", slots);
+		return slots;
+	}
+	if (o->verbose)
+		keep_notice(m, "slots per cycle: %d, model %s's documented width (the PMU's "
+			    "caps/slots reads 0 or is absent; --slots N sets it)", width,
+			    model__name(m->model));
+	return width;
+}
+
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 {
 	struct model_options mo = {};
@@ -116,6 +144,7 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	mo.smt = m->smt;
 	mo.cpu_part = cpu_arm_part(&id);
 	mo.cpu_revision = cpu_arm_revision(&id);
+	mo.slots = choose_slots(o, m);
 	/*
 	 * As toplev: the hard-lockup detector keeps a cycles counter on every CPU, pinned (on
 	 * Intel the fixed one, so cgtma's own cycles event takes a generic counter).

@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "cpu.h"
+#include "events.h"
+#include "measurement.h"
 #include "model.h"
 #include "test.h"
 
@@ -150,11 +154,75 @@ static void test_x86(void)
 	CHECK_INT(identify_text("processor\t: 0\n\n", &id), -ENOENT);
 }
 
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+}
+
+/* The plan's slots for model name with --slots given (0: not), and what -v says. */
+static int planned_slots(const char *name, int given, char *said, size_t len)
+{
+	struct measure_opts o = { .model = name, .perf_metrics = -1, .smt = 0,
+				  .nmi_watchdog = 0, .slots = given, .verbose = true };
+	struct measurement m = {};
+	int slots = -1;
+
+	CHECK_INT(measurement_setup(&o, &m), 0);
+	if (m.plan)
+		slots = m.plan->opts.slots;
+	snprintf(said, len, "%s", m.notices.buf ? m.notices.buf : "");
+	measurement_release(&m);
+	return slots;
+}
+
+/* caps/slots (hex, from PMMIR_EL1) when above 0; else the model's width, and -v says so */
+static void test_slots(void)
+{
+	char root[] = "/tmp/cgtma-test-slots.XXXXXX", path[256], said[512];
+	const char *saved = event_sysfs_root;
+
+	CHECK(mkdtemp(root) != NULL, "mkdtemp: %s", strerror(errno));
+	event_sysfs_root = root;
+	CHECK_INT(cpu_pmu_slots(), 0);		/* no Arm PMU */
+	snprintf(path, sizeof(path), "%s/armv8_pmuv3_0", root);
+	mkdir(path, 0755);
+	CHECK_INT(cpu_pmu_slots(), 0);		/* an old kernel: no caps/slots */
+	snprintf(path, sizeof(path), "%s/armv8_pmuv3_0/caps", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/armv8_pmuv3_0/caps/slots", root);
+	put(path, "0x00000008\n");
+	CHECK_INT(cpu_pmu_slots(), 8);
+	CHECK_INT(planned_slots("neoverse-v2", 0, said, sizeof(said)), 8);
+	CHECK(strstr(said, "slots per cycle: 8 (the PMU's caps/slots)"), "said: %s", said);
+	CHECK_INT(planned_slots("neoverse-v2", 6, said, sizeof(said)), 6);
+	CHECK(strstr(said, "slots per cycle: 6 (--slots)"), "said: %s", said);
+
+	put(path, "0x00000000\n");		/* QEMU, most VMs, N1 */
+	CHECK_INT(cpu_pmu_slots(), 0);
+	CHECK_INT(planned_slots("neoverse-n2", 0, said, sizeof(said)), 5);
+	CHECK(strstr(said, "slots per cycle: 5, model neoverse-n2's documented width"),
+	      "said: %s", said);
+	CHECK_INT(planned_slots("neoverse-v3", 0, said, sizeof(said)), 10);
+	CHECK_INT(planned_slots("zen4", 0, said, sizeof(said)), 0);	/* no slots there */
+	CHECK(!strstr(said, "slots per cycle"), "said for zen4: %s", said);
+
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/armv8_pmuv3_0/caps", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/armv8_pmuv3_0", root);
+	rmdir(path);
+	rmdir(root);
+	event_sysfs_root = saved;
+}
+
 int main(void)
 {
 	test_arm_cpuinfo();
 	test_midr();
 	test_unknown_arm();
 	test_x86();
+	test_slots();
 	return test_done("cpu");
 }
