@@ -439,6 +439,8 @@ static int compute(const struct compute_args *a)
 	err = tma_result__init(&r, p);
 	if (!err)
 		err = tma__compute(p, &in, &r);
+	if (!err && r.uncounted)
+		plan__warn_uncounted(p);
 	if (err) {
 		pr_err("compute: %s", strerror(-err));
 		err = not_usage(err);

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "model_internal.h"
 #include "models_table.h"
+#include "strbuf.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -460,7 +461,8 @@ static int load_pmu(struct loader *ld, json_object *pmu)
 {
 	static const char *const optional[] = { "generic_counters", "generic_counters_smt", "fixed",
 						"perf_metrics", "software", "libpfm4",
-						"nmi_watchdog", "slots", NULL };
+						"nmi_watchdog", "slots", "uncounted_if_zero",
+						NULL };
 	static const char *const pm_keys[] = { "leader", "events", NULL };
 	struct model_pmu *p = &ld->m->pmu;
 	json_object *v, *arr;
@@ -501,6 +503,12 @@ static int load_pmu(struct loader *ld, json_object *pmu)
 	err = get_array(ld, "pmu", pmu, "fixed", &arr);
 	if (!err && arr)
 		err = event_list(ld, "pmu: fixed", arr, &p->fixed, &p->nr_fixed);
+	if (err)
+		return err;
+	err = get_array(ld, "pmu", pmu, "uncounted_if_zero", &arr);
+	if (!err && arr)
+		err = event_list(ld, "pmu: uncounted_if_zero", arr, &p->zero_events,
+				 &p->nr_zero_events);
 	if (err)
 		return err;
 	p->nmi_watchdog = -1;
@@ -1206,6 +1214,7 @@ void model__free(struct model *m)
 	free(m->matches);
 	free(m->pmu.fixed);
 	free(m->pmu.pm_events);
+	free(m->pmu.zero_events);
 	free(m->pmu.libpfm4);
 	free(m->text);
 	for (i = 0; i < m->nr_constants; i++)
@@ -1287,6 +1296,19 @@ bool model__has_perf_metrics(const struct model *m)
 int model__slots(const struct model *m)
 {
 	return m->pmu.slots;
+}
+
+void plan__warn_uncounted(const struct plan *p)
+{
+	const struct model *m = p->model;
+	struct strbuf names = STRBUF_INIT;
+
+	for (int i = 0; i < m->pmu.nr_zero_events; i++)
+		strbuf_addf(&names, "%s%s", i ? ", " : "", m->events[m->pmu.zero_events[i]].name);
+	pr_warn("%s all read 0: this PMU does not count them (an emulated PMU such as QEMU's?); "
+		"the Top-Down nodes that read them are not a measurement and are shown as not "
+		"counted", names.buf ? names.buf : "the model's stall events");
+	strbuf_release(&names);
 }
 
 const char *model__perf_metrics_sysfs(const struct model *m)

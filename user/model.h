@@ -154,8 +154,16 @@ struct tma_result {
 	int bottleneck;		/* plan node index, or -1 */
 	double *metric;		/* per plan metric; NAN when not counted */
 	bool *metric_counted;
+	/*
+	 * The model's uncounted_if_zero events (Arm's STALL_SLOT*) all read 0 here: the PMU
+	 * does not count them, and the nodes reading them are not counted.
+	 */
+	bool uncounted;
 	void *scratch;		/* private: tma__compute's work space, sized for the plan */
 };
+
+/* Says once, as a warning, what a result's `uncounted` means for p's model. */
+void plan__warn_uncounted(const struct plan *p);
 
 /* Allocates a result for plan p (p must outlive it); tma_result__release frees it. */
 int tma_result__init(struct tma_result *r, const struct plan *p);

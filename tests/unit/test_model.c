@@ -1150,6 +1150,74 @@ static void test_not_counted(void)
 	run_free(&run);
 }
 
+/*
+ * QEMU's emulated PMU opens Arm's STALL_* events and reads 0 from them: a tree computed from
+ * those zeros is not a measurement, so its nodes are not counted, and a warning says why.
+ */
+static void test_uncounted_if_zero(void)
+{
+	static const struct {
+		const char *model;
+		int level;
+		const char *counts;
+		bool uncounted;
+	} cases[] = {
+		{ "neoverse-v2", 1, "CPU_CYCLES=1000000000", true },
+		{ "neoverse-v2", 1, "CPU_CYCLES=1000000000 STALL_SLOT=1", false },
+		{ "neoverse-v2", 1, "CPU_CYCLES=1000000000 STALL_SLOT=-", false },	/* not run */
+		{ "neoverse-n3", 4, "CPU_CYCLES=1000000000 OP_SPEC=5 OP_RETIRED=4", true },
+		{ "neoverse-n3", 4, "CPU_CYCLES=1000000000 STALL_BACKEND_ST=7", false },
+		{ "neoverse-n1", 1, "CPU_CYCLES=1000000000", true },
+		{ "zen4", 2, "ls_not_halted_cyc=1000000000", false },	/* no such events */
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct model_options o = { .level = cases[k].level };
+		struct model *m;
+		struct run run;
+
+		if (model__load_builtin(cases[k].model, &m))
+			continue;
+		run_model(&run, model__source(m), o, cases[k].counts, 1, NULL);
+		model__free(m);
+		if (!run.ok)
+			continue;
+		CHECK(run.r.uncounted == cases[k].uncounted, "%s '%s': uncounted %d",
+		      cases[k].model, cases[k].counts, run.r.uncounted);
+		/* (an event not run leaves the nodes reading it not counted, as ever) */
+		for (int i = 0; i < run.p->nr_nodes && !strchr(cases[k].counts, '-'); i++)
+			CHECK(run.r.counted[i] != cases[k].uncounted, "%s '%s': %s counted %d",
+			      cases[k].model, cases[k].counts, run.p->nodes[i].full_name,
+			      run.r.counted[i]);
+		if (cases[k].uncounted)
+			CHECK(run.r.bottleneck < 0, "%s: a bottleneck", cases[k].model);
+		run_free(&run);
+	}
+
+	{
+		struct model_options o = { .level = 1 };
+		struct capture c;
+		struct model *m;
+		struct run run;
+		char *said;
+
+		if (model__load_builtin("neoverse-v2", &m))
+			return;
+		run_model(&run, model__source(m), o, "CPU_CYCLES=1", 1, NULL);
+		model__free(m);
+		if (!run.ok)
+			return;
+		capture_begin(&c, 2);
+		plan__warn_uncounted(run.p);
+		said = capture_end(&c);
+		CHECK(said && strstr(said, "warning: STALL_SLOT_BACKEND, STALL_SLOT_FRONTEND, "
+				     "STALL_SLOT all read 0") &&
+		      strstr(said, "not a measurement"), "said: %s", said ? said : "(nothing)");
+		free(said);
+		run_free(&run);
+	}
+}
+
 static void test_retire_latency(void)
 {
 	static const char json[] =
@@ -1190,5 +1258,6 @@ int main(void)
 	test_flag_dependent_values();
 	test_not_counted();
 	test_retire_latency();
+	test_uncounted_if_zero();
 	return test_done("model");
 }
