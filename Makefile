@@ -134,19 +134,21 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # --- built-in model files ----------------------------------------------------------------
 
 # Each user/models/NAME.json becomes a NUL-terminated string in .rodata, and a table names
-# them; .incbin is invisible to -MMD, hence the explicit prerequisites.
+# them (the symbol with '-' written '_': neoverse-n2); .incbin is invisible to -MMD, hence the
+# explicit prerequisites.
 # One recipe makes both (a grouped target): make -j runs it once.
 $(OUTPUT)/models.S $(OUTPUT)/models_table.h &: $(MODEL_FILES) Makefile | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q){ echo '.section .note.GNU-stack,"",@progbits'; echo '.section .rodata'; \
-	  for f in $(MODEL_FILES); do n=$$(basename $$f .json); \
+	  for f in $(MODEL_FILES); do n=$$(basename $$f .json | tr - _); \
 	    printf '.global cgtma_model_%s\ncgtma_model_%s:\n.incbin "%s"\n.byte 0\n' $$n $$n $$f; \
 	  done; } > $(OUTPUT)/models.S
-	$(Q){ for f in $(MODEL_FILES); do n=$$(basename $$f .json); \
+	$(Q){ for f in $(MODEL_FILES); do n=$$(basename $$f .json | tr - _); \
 	    printf 'extern const char cgtma_model_%s[];\n' $$n; done; \
 	  echo '#define CGTMA_BUILTIN_MODELS \'; \
 	  for f in $(MODEL_FILES); do n=$$(basename $$f .json); \
-	    printf '\t{ "%s", cgtma_model_%s }, \\\n' $$n $$n; done; echo; } > $(OUTPUT)/models_table.h
+	    printf '\t{ "%s", cgtma_model_%s }, \\\n' $$n $$(echo $$n | tr - _); done; echo; } \
+	  > $(OUTPUT)/models_table.h
 
 $(OUTPUT)/models.o: $(OUTPUT)/models.S $(MODEL_FILES)
 	$(call msg,AS,$@)

@@ -39,7 +39,8 @@ trap 'rm -f "$tmp"' EXIT
 	echo "as a whole; a node is computed from the counts of the group listed with it. A *split*"
 	echo "node's events could not fit one group: its value mixes counts multiplexed at"
 	echo "different times (outputs flag it). NMI watchdog off; with it on, Intel's"
-	echo "CPU_CLK_UNHALTED.THREAD takes a generic counter and AMD loses one of six."
+	echo "CPU_CLK_UNHALTED.THREAD takes a generic counter, AMD loses one of six and Arm's CPU_CYCLES"
+	echo "leaves the cycle counter for a generic one."
 	for model in $("$cgtma" --list-models 2>/dev/null | awk '{print $1}'); do
 		[ "$model" = sw ] && continue
 		json=$("$cgtma" list-events --model "$model" --json 2>/dev/null) || continue

@@ -70,6 +70,8 @@ static void usage(FILE *f)
 "      --nmi-watchdog, --no-nmi-watchdog\n"
 "                          plan for the NMI watchdog holding a counter (default: as\n"
 "                          /proc/sys/kernel/nmi_watchdog says)\n"
+"      --slots N           issue slots per cycle for Arm's Top-Down (default: the PMU's\n"
+"                          caps/slots, else the model's documented width)\n"
 "\n"
 "How and how long:\n"
 "  -I, --interval MS       print every MS milliseconds (default 1000, at least 10)\n"
@@ -329,6 +331,7 @@ static int profile(int argc, char **argv)
 			break;
 		case 'v':
 			o.verbose = true;
+			o.measure.verbose = true;
 			break;
 		case 'h':
 			usage(stdout);

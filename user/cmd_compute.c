@@ -28,7 +28,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: cgtma compute (--model NAME | --model-file FILE) [-l N]\n"
 "                     [--perf-metrics|--no-perf-metrics] [--smt|--no-smt]\n"
-"                     [--nmi-watchdog|--no-nmi-watchdog] [--interval S] [--json] COUNTS.json\n"
+"                     [--nmi-watchdog|--no-nmi-watchdog] [--slots N] [--interval S] [--json]\n"
+"                     COUNTS.json\n"
 "\n"
 "Computes the Top-Down tree of a model from event counts, offline. COUNTS.json is one\n"
 "JSON object, event name -> count, with the model's event names; '-' reads stdin.\n"
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 "                      group the events as a run would with the NMI watchdog holding a\n"
 "                      counter, or not (default --no-nmi-watchdog): it decides which\n"
 "                      nodes are split\n"
+"  --slots N           slots per cycle, perf's #slots on Arm (default: the model's width)\n"
 "  --interval S        the interval's length in seconds, for rates (default 1)\n"
 "  -j, --json          print {\"model\": ..., \"nodes\": [...], \"metrics\": [...]}\n"
 "\n"
@@ -362,7 +364,8 @@ static int counts_scope(const struct run *run, json_object *counts, const char *
 static int compute(const struct compute_args *a)
 {
 	const struct measure_opts *mo = &a->mo;
-	struct model_options o = { .smt = mo->smt > 0, .nmi_watchdog = mo->nmi_watchdog > 0 };
+	struct model_options o = { .smt = mo->smt > 0, .nmi_watchdog = mo->nmi_watchdog > 0,
+				   .slots = mo->slots };
 	struct interval iv = { .interval_s = a->interval_s, .summary = true };
 	struct run run = { .verbose = true };
 	json_object *counts = NULL;
@@ -410,6 +413,8 @@ static int compute(const struct compute_args *a)
 	err = counts_scope(&run, counts, a->counts, a->interval_s, &iv);
 	if (err)
 		goto out;
+	if (iv.scopes[0].tma.uncounted)
+		plan__warn_uncounted(p);
 	if (a->json) {
 		err = print_json(p, &iv.scopes[0].tma);
 	} else {

@@ -19,7 +19,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: cgtma list-events [--model M | --model-file F] [-l N]\n"
 "                         [--perf-metrics|--no-perf-metrics] [--smt|--no-smt]\n"
-"                         [--nmi-watchdog|--no-nmi-watchdog] [--json]\n"
+"                         [--nmi-watchdog|--no-nmi-watchdog] [--slots N] [--json]\n"
 "\n"
 "Prints the event groups and the perf_event_attr encodings (type, config, config1) a run\n"
 "with these options would open on every CPU, and the nodes computed from each group's\n"

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -9,16 +11,82 @@
 #include "cpu.h"
 #include "events.h"
 
+#define ARM_IMPLEMENTER_ARM 0x41
+
+void cpu_id_from_midr(unsigned long long midr, struct cpu_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->arm = true;
+	id->implementer = midr >> 24 & 0xff;
+	id->variant = midr >> 20 & 0xf;
+	id->part = midr >> 4 & 0xfff;
+	id->revision = midr & 0xf;
+	snprintf(id->vendor, sizeof(id->vendor), "0x%02x", id->implementer);
+	/* Architecture 0xf ("see the ID registers") is every AArch64 CPU: cpuinfo says 8. */
+	id->family = 8;
+	id->model = (int)id->part;
+	cpu_describe(id, id->name, sizeof(id->name));
+}
+
+void cpu_describe(const struct cpu_id *id, char *buf, size_t len)
+{
+	if (id->arm)
+		snprintf(buf, len, "implementer 0x%02x part 0x%03x r%up%u", id->implementer,
+			 id->part, id->variant, id->revision);
+	else
+		snprintf(buf, len, "%s family %d model %d", id->vendor[0] ? id->vendor : "unknown",
+			 id->family, id->model);
+}
+
+int cpu_arm_part(const struct cpu_id *id)
+{
+	return id->arm && id->implementer == ARM_IMPLEMENTER_ARM ? (int)id->part : 0;
+}
+
+int cpu_arm_revision(const struct cpu_id *id)
+{
+	return id->arm && id->implementer == ARM_IMPLEMENTER_ARM ?
+	       (int)(id->variant * 16 + id->revision) : 0;
+}
+
+static int read_midr(struct cpu_id *id)
+{
+	unsigned long long midr;
+	FILE *f = fopen(CPU_MIDR_PATH, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%llx", &midr) == 1;
+	fclose(f);
+	if (!ok)
+		return -EIO;
+	cpu_id_from_midr(midr, id);
+	return 0;
+}
+
+/* An arm64 cpuinfo field: "CPU implementer\t: 0x41", "CPU revision\t: 3". */
+static bool arm_field(const char *line, const char *key, const char *v, unsigned *out)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(line, key, n) || (line[n] != '\t' && line[n] != ' ' && line[n] != ':'))
+		return false;
+	*out = (unsigned)strtoul(v, NULL, 0);
+	return true;
+}
+
 int cpu_identify(const char *cpuinfo, struct cpu_id *id)
 {
 	char line[512];
 	int seen = 0;
+	unsigned arch = 8;
 	FILE *f = fopen(cpuinfo ? cpuinfo : "/proc/cpuinfo", "re");
 
-	if (!f)
-		return -errno;
 	memset(id, 0, sizeof(*id));
 	id->family = id->model = -1;
+	if (!f)
+		return cpuinfo ? -errno : read_midr(id);
 	while (fgets(line, sizeof(line), f)) {
 		char *colon = strchr(line, ':'), *v;
 
@@ -37,10 +105,26 @@ int cpu_identify(const char *cpuinfo, struct cpu_id *id)
 			snprintf(id->name, sizeof(id->name), "%s", v);
 		} else if (!strncmp(line, "model", 5) && (line[5] == '\t' || line[5] == ' ')) {
 			sscanf(v, "%d", &id->model);
+		} else if (arm_field(line, "CPU implementer", v, &id->implementer)) {
+			id->arm = true;
+			seen = 1;
+		} else if (!arm_field(line, "CPU architecture", v, &arch) &&
+			   !arm_field(line, "CPU variant", v, &id->variant) &&
+			   !arm_field(line, "CPU part", v, &id->part)) {
+			arm_field(line, "CPU revision", v, &id->revision);
 		}
 	}
 	fclose(f);
-	return id->vendor[0] ? 0 : -ENOENT;
+	if (id->arm) {
+		snprintf(id->vendor, sizeof(id->vendor), "0x%02x", id->implementer);
+		id->family = (int)arch;
+		id->model = (int)id->part;
+	}
+	if (!id->vendor[0])
+		return cpuinfo ? -ENOENT : read_midr(id);
+	if (id->arm)
+		cpu_describe(id, id->name, sizeof(id->name));
+	return 0;
 }
 
 bool cpu_has_pmu(const char **why)
@@ -96,4 +180,34 @@ bool cpu_pmu_has_event(const char *sysfs_name)
 
 	snprintf(path, sizeof(path), "%s/cpu/events/%s", event_sysfs_root, sysfs_name);
 	return access(path, R_OK) == 0;
+}
+
+int cpu_pmu_slots(void)
+{
+	char path[4096], buf[32];
+	struct dirent *de;
+	DIR *d = opendir(event_sysfs_root);
+	int slots = 0;
+
+	if (!d)
+		return 0;
+	while (!slots && (de = readdir(d))) {
+		FILE *f;
+
+		if (strncmp(de->d_name, "armv8_", 6) && strncmp(de->d_name, "armv9_", 6))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/caps/slots", event_sysfs_root, de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* the kernel prints it as hex: 0x00000008 */
+		if (fgets(buf, sizeof(buf), f)) {
+			unsigned long v = strtoul(buf, NULL, 0);
+
+			slots = v <= 255 ? (int)v : 0;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return slots;
 }

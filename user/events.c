@@ -259,11 +259,74 @@ static int parse_terms(const char *pmu, char *terms, struct perf_event_attr *att
 	return 0;
 }
 
+/*
+ * A PMU that sysfs lacks under that name but has as NAME_<digits> (ACPI's armv8_pmuv3_0),
+ * the first in sysfs' order: its name into out. -ENOENT when there is none, or the name is
+ * there itself.
+ */
+static int resolve_pmu(const char *pmu, char *out, size_t len)
+{
+	char path[4096];
+	struct dirent *de;
+	size_t n = strlen(pmu);
+	DIR *d;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/%s", event_sysfs_root, pmu);
+	if (access(path, F_OK) == 0 || !(d = opendir(event_sysfs_root)))
+		return -ENOENT;
+	while (ret && (de = readdir(d))) {
+		const char *rest = de->d_name + n;
+
+		if (strncmp(de->d_name, pmu, n) || rest[0] != '_' || !rest[1] ||
+		    strspn(rest + 1, "0123456789") != strlen(rest + 1))
+			continue;
+		snprintf(out, len, "%s", de->d_name);
+		ret = 0;
+	}
+	closedir(d);
+	return ret;
+}
+
+static int parse_pmu_event(const char *spec, struct perf_event_attr *attr, char *err,
+			   size_t errlen);
+
+/*
+ * A bare event name that an Arm core PMU (armv8_*, armv9_*) lists in its sysfs events,
+ * as perf takes them (STALL_SLOT_BACKEND: events/stall_slot_backend, case aside). -ENOENT
+ * when none does.
+ */
+static int parse_arm_alias(const char *name, const char *mods, struct perf_event_attr *attr,
+			   char *err, size_t errlen)
+{
+	char lower[128], path[4096], spec[512];
+	struct dirent *de;
+	DIR *d;
+	int ret = -ENOENT;
+
+	if (strlen(name) >= sizeof(lower) || strchr(name, '/') || !(d = opendir(event_sysfs_root)))
+		return -ENOENT;
+	for (size_t i = 0; i <= strlen(name); i++)
+		lower[i] = (char)tolower((unsigned char)name[i]);
+	while (ret == -ENOENT && (de = readdir(d))) {
+		if (strncmp(de->d_name, "armv8_", 6) && strncmp(de->d_name, "armv9_", 6))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/events/%s", event_sysfs_root, de->d_name,
+			 lower);
+		if (access(path, R_OK))
+			continue;
+		snprintf(spec, sizeof(spec), "%s/%s/%s", de->d_name, lower, mods);
+		ret = parse_pmu_event(spec, attr, err, errlen);
+	}
+	closedir(d);
+	return ret;
+}
+
 /* "pmu/terms/mods" */
 static int parse_pmu_event(const char *spec, struct perf_event_attr *attr, char *err,
 			   size_t errlen)
 {
-	char buf[512], path[4096], type[32];
+	char buf[512], path[4096], type[32], name[256];
 	char *pmu = buf, *terms, *mods;
 	__u64 t;
 	int ret;
@@ -281,6 +344,9 @@ static int parse_pmu_event(const char *spec, struct perf_event_attr *attr, char 
 	}
 	*mods++ = '\0';
 
+	/* perf's "armv8_pmuv3" for "armv8_pmuv3_0": a name without its instance number */
+	if (resolve_pmu(pmu, name, sizeof(name)) == 0)
+		pmu = name;
 	snprintf(path, sizeof(path), "%s/%s/type", event_sysfs_root, pmu);
 	if (read_small_file(path, type, sizeof(type)) == 0 && parse_u64(type, &t) == 0) {
 		attr->type = (__u32)t;
@@ -360,12 +426,6 @@ int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_
 	}
 	if (strchr(spec, '/'))
 		return parse_pmu_event(spec, attr, err, errlen);
-	if (is_raw(spec)) {
-		attr->type = PERF_TYPE_RAW;
-		attr->config = strtoull(spec + 1, NULL, 16);
-		attr->exclude_guest = 1;
-		return 0;
-	}
 
 	snprintf(name, sizeof(name), "%s", spec);
 	if (strchr(name, ':')) {
@@ -373,6 +433,11 @@ int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_
 
 		*colon = '\0';
 		mods = spec + (colon - name) + 1;
+	}
+	if (is_raw(name)) {
+		attr->type = PERF_TYPE_RAW;
+		attr->config = strtoull(name + 1, NULL, 16);
+		return apply_modifiers(mods, attr, err, errlen);
 	}
 	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++) {
 		if (strcmp(named_events[i].name, name) == 0) {
@@ -382,6 +447,11 @@ int event_parse(const char *spec, struct perf_event_attr *attr, char *err, size_
 		}
 	}
 
+	/* before tracepoints: "stall_backend:u" is an event with a modifier, not one */
+	ret = parse_arm_alias(name, mods, attr, err, errlen);
+	if (ret != -ENOENT)
+		return ret;
+	err[0] = '\0';
 	ret = parse_tracepoint(spec, attr, err, errlen);
 	if (ret != -ENOENT || err[0])
 		return ret;

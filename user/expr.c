@@ -435,6 +435,9 @@ static const char *const param_names[EXPR_NR_PARAMS] = {
 	[EXPR_PARAM_SMT_ENABLED] = "smt_enabled",
 	[EXPR_PARAM_TOPDOWN_USE_FIXED] = "topdown_use_fixed",
 	[EXPR_PARAM_INTERVAL_S] = "interval_s",
+	[EXPR_PARAM_SLOTS] = "slots",
+	[EXPR_PARAM_CPU_PART] = "cpu_part",
+	[EXPR_PARAM_CPU_REVISION] = "cpu_revision",
 };
 
 /* A name as a value: parameter, `val`, or what the model's lookup says. */
@@ -999,7 +1002,7 @@ static bool fold(const struct expr *e, int i, const double *params, double *v)
 		*v = n->num;
 		return true;
 	case OP_PARAM:
-		if (n->index == EXPR_PARAM_INTERVAL_S)
+		if (n->index != EXPR_PARAM_SMT_ENABLED && n->index != EXPR_PARAM_TOPDOWN_USE_FIXED)
 			return false;
 		*v = params[n->index];
 		return true;

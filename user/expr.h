@@ -17,6 +17,9 @@ enum expr_param {
 	EXPR_PARAM_SMT_ENABLED,		/* smt_enabled: 0 or 1 */
 	EXPR_PARAM_TOPDOWN_USE_FIXED,	/* topdown_use_fixed: 0 or 1 */
 	EXPR_PARAM_INTERVAL_S,		/* interval_s: the interval's length in seconds */
+	EXPR_PARAM_SLOTS,		/* slots: issue slots per cycle (Arm's #slots) */
+	EXPR_PARAM_CPU_PART,		/* cpu_part: an Arm CPU's MIDR part, 0 unknown */
+	EXPR_PARAM_CPU_REVISION,	/* cpu_revision: its variant * 16 + revision */
 	EXPR_NR_PARAMS
 };
 
@@ -107,7 +110,7 @@ typedef int (*expr_ref_fn)(void *ctx, enum expr_ref_kind kind, int index);
  * first non-zero return of fn and returns it. With params NULL every branch is visited;
  * otherwise smt_enabled and topdown_use_fixed are taken from params and constant parts
  * are folded, so that the branch of an `if`, `and` or `or` that those values exclude is
- * skipped (interval_s is never folded).
+ * skipped (the other parameters are never folded: every branch they choose is kept).
  */
 int expr__for_each_ref(const struct expr *e, const double *params, expr_ref_fn fn, void *ctx);
 

@@ -44,11 +44,12 @@ void measurement_notices(struct measurement *m)
 	strbuf_release(&m->notices);
 }
 
-static int load_model(const struct measure_opts *o, struct measurement *m)
+/* id: this CPU, as far as cpuinfo or the MIDR tell (zeroed when neither does). */
+static int load_model(const struct measure_opts *o, const struct cpu_id *id,
+		      struct measurement *m)
 {
 	struct model **mp = &m->model;
 	const char *name = o->model, *notice = NULL, *why = NULL;
-	struct cpu_id id;
 	int err;
 
 	if (o->model_file) {
@@ -59,13 +60,16 @@ static int load_model(const struct measure_opts *o, struct measurement *m)
 		if (!cpu_has_pmu(&why)) {
 			keep_notice(m, "no hardware PMU: %s; using the software model 'sw'", why);
 			name = "sw";
-		} else if (cpu_identify(NULL, &id) == 0 &&
-			   model__match_cpu(id.vendor, id.family, id.model, &name, &notice) == 0) {
+		} else if (model__match_cpu(id->vendor, id->family, id->model, &name,
+					    &notice) == 0) {
 			if (notice)
 				keep_notice(m, "%s", notice);
 		} else {
-			keep_notice(m, "no Top-Down model for this CPU (%s family %d model %d): "
-				    "using the generic model", id.vendor, id.family, id.model);
+			char cpu[160];
+
+			cpu_describe(id, cpu, sizeof(cpu));
+			keep_notice(m, "no Top-Down model for this CPU (%s): using the generic "
+				    "model", cpu);
 			name = "generic";
 		}
 	}
@@ -77,13 +81,44 @@ static int load_model(const struct measure_opts *o, struct measurement *m)
 	return not_usage(err);
 }
 
+/*
+ * perf's #slots: --slots, else the PMU's caps/slots, else the width the model documents
+ * (caps/slots reads 0 before PMUv3.4 and in most VMs, where perf's Top-Down is NaN).
+ */
+static int choose_slots(const struct measure_opts *o, struct measurement *m)
+{
+	int width = model__slots(m->model), slots;
+
+	if (!width && !o->slots)
+		return 0;
+	if (o->slots) {
+		if (o->verbose)
+			keep_notice(m, "slots per cycle: %d (--slots)", o->slots);
+		return o->slots;
+	}
+	slots = cpu_pmu_slots();
+	if (slots) {
+		if (o->verbose)
+			keep_notice(m, "slots per cycle: %d (the PMU's caps/slots)", slots);
+		return slots;
+	}
+	if (o->verbose)
+		keep_notice(m, "slots per cycle: %d, model %s's documented width (the PMU's "
+			    "caps/slots reads 0 or is absent; --slots N sets it)", width,
+			    model__name(m->model));
+	return width;
+}
+
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 {
 	struct model_options mo = {};
+	struct cpu_id id;
 	const char *sysfs;
 	int err, max_level;
 
-	err = load_model(o, m);
+	if (cpu_identify(NULL, &id))
+		memset(&id, 0, sizeof(id));
+	err = load_model(o, &id, m);
 	if (err)
 		return err;
 	max_level = model__max_level(m->model);
@@ -107,6 +142,9 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	mo.level = max_level ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;
+	mo.cpu_part = cpu_arm_part(&id);
+	mo.cpu_revision = cpu_arm_revision(&id);
+	mo.slots = choose_slots(o, m);
 	/*
 	 * As toplev: the hard-lockup detector keeps a cycles counter on every CPU, pinned (on
 	 * Intel the fixed one, so cgtma's own cycles event takes a generic counter).

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "model_internal.h"
 #include "models_table.h"
+#include "strbuf.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -214,7 +215,7 @@ static int get_array(const struct loader *ld, const char *where, json_object *ob
 
 static const char *const reserved_names[] = {
 	"if", "else", "and", "or", "not", "True", "False", "val", "parent", "smt_enabled",
-	"topdown_use_fixed", "interval_s", "min", "max", "abs", "d_ratio", "thresh", "retlat",
+	"topdown_use_fixed", "interval_s", "slots", "cpu_part", "cpu_revision", "min", "max", "abs", "d_ratio", "thresh", "retlat",
 	NULL,
 };
 
@@ -338,6 +339,25 @@ static int find_kind(const struct loader *ld, const char *name, enum expr_symbol
 
 /* --- sections ----------------------------------------------------------------------------- */
 
+/* A model number written in hex, as Arm's part numbers are: "0xd49". */
+static int hex_model(const struct loader *ld, const char *where, const char *key, json_object *v,
+		     int *out)
+{
+	const char *s = json_object_get_string(v);
+	char *end;
+	unsigned long n;
+
+	if (strncmp(s, "0x", 2) || !s[2])
+		return lerr(ld, "%s: '%s' must be a model number, a hex string (\"0xd49\") or a "
+			    "[lo, hi] range", where, key);
+	errno = 0;
+	n = strtoul(s + 2, &end, 16);
+	if (*end || errno || n > 0xffff)
+		return lerr(ld, "%s: '%s' is not a hex model number in [0x0, 0xffff]", where, key);
+	*out = (int)n;
+	return 0;
+}
+
 static int load_match(struct loader *ld, json_object *arr)
 {
 	static const char *const required[] = { "vendor", "family", "models", NULL };
@@ -383,6 +403,9 @@ static int load_match(struct loader *ld, json_object *arr)
 			if (json_object_get_type(r) == json_type_int) {
 				err = json_to_int(ld, where, key, r, 0, 0xffff, &range->lo);
 				range->hi = range->lo;
+			} else if (json_object_get_type(r) == json_type_string) {
+				err = hex_model(ld, where, key, r, &range->lo);
+				range->hi = range->lo;
 			} else if (json_object_get_type(r) == json_type_array &&
 				   json_object_array_length(r) == 2) {
 				err = json_to_int(ld, where, key, json_object_array_get_idx(r, 0), 0,
@@ -395,8 +418,8 @@ static int load_match(struct loader *ld, json_object *arr)
 					err = lerr(ld, "%s: %s: empty range [%d, %d]", where, key,
 						   range->lo, range->hi);
 			} else {
-				err = lerr(ld, "%s: '%s' must be a model number or a [lo, hi] range",
-					   where, key);
+				err = lerr(ld, "%s: '%s' must be a model number, a hex string "
+					   "(\"0xd49\") or a [lo, hi] range", where, key);
 			}
 			if (err)
 				return err;
@@ -438,7 +461,8 @@ static int load_pmu(struct loader *ld, json_object *pmu)
 {
 	static const char *const optional[] = { "generic_counters", "generic_counters_smt", "fixed",
 						"perf_metrics", "software", "libpfm4",
-						"nmi_watchdog", NULL };
+						"nmi_watchdog", "slots", "uncounted_if_zero",
+						NULL };
 	static const char *const pm_keys[] = { "leader", "events", NULL };
 	struct model_pmu *p = &ld->m->pmu;
 	json_object *v, *arr;
@@ -465,6 +489,8 @@ static int load_pmu(struct loader *ld, json_object *pmu)
 	if (!err)
 		err = get_int(ld, "pmu", pmu, "generic_counters_smt", 0, 1024,
 			      &p->generic_counters_smt);
+	if (!err)
+		err = get_int(ld, "pmu", pmu, "slots", 1, 255, &p->slots);
 	if (err)
 		return err;
 	if (p->generic_counters < 0) {
@@ -477,6 +503,12 @@ static int load_pmu(struct loader *ld, json_object *pmu)
 	err = get_array(ld, "pmu", pmu, "fixed", &arr);
 	if (!err && arr)
 		err = event_list(ld, "pmu: fixed", arr, &p->fixed, &p->nr_fixed);
+	if (err)
+		return err;
+	err = get_array(ld, "pmu", pmu, "uncounted_if_zero", &arr);
+	if (!err && arr)
+		err = event_list(ld, "pmu: uncounted_if_zero", arr, &p->zero_events,
+				 &p->nr_zero_events);
 	if (err)
 		return err;
 	p->nmi_watchdog = -1;
@@ -1018,7 +1050,7 @@ static int load(struct loader *ld, json_object *top)
 	static const char *const required[] = { "name", "description", "vendor", "source",
 						"match", "pmu", "events", NULL };
 	static const char *const optional[] = { "constants", "aux", "nodes", "metrics", NULL };
-	static const char *const vendors[] = { "intel", "amd", "generic", NULL };
+	static const char *const vendors[] = { "intel", "amd", "arm", "generic", NULL };
 	struct model *m = ld->m;
 	json_object *match, *pmu, *constants = NULL, *events, *aux, *nodes, *metrics;
 	size_t nr_syms;
@@ -1029,9 +1061,9 @@ static int load(struct loader *ld, json_object *top)
 		err = check_keys(ld, "top level", top, required, optional);
 	if (!err)
 		err = dup_string(ld, "top level", top, "name", &m->name);
-	if (!err && (!*m->name || strspn(m->name, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+	if (!err && (!*m->name || strspn(m->name, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
 					  strlen(m->name)))
-		err = lerr(ld, "name '%.64s' is not made of [a-z0-9_]", m->name);
+		err = lerr(ld, "name '%.64s' is not made of [a-z0-9_-]", m->name);
 	if (!err)
 		err = dup_string(ld, "top level", top, "description", &m->description);
 	if (!err)
@@ -1039,7 +1071,7 @@ static int load(struct loader *ld, json_object *top)
 	if (!err)
 		err = dup_string(ld, "top level", top, "vendor", &m->vendor);
 	if (!err && !in_list(m->vendor, vendors))
-		err = lerr(ld, "vendor '%.64s' is not intel, amd or generic", m->vendor);
+		err = lerr(ld, "vendor '%.64s' is not intel, amd, arm or generic", m->vendor);
 	if (!err)
 		err = get_array(ld, "top level", top, "match", &match);
 	if (!err)
@@ -1182,6 +1214,7 @@ void model__free(struct model *m)
 	free(m->matches);
 	free(m->pmu.fixed);
 	free(m->pmu.pm_events);
+	free(m->pmu.zero_events);
 	free(m->pmu.libpfm4);
 	free(m->text);
 	for (i = 0; i < m->nr_constants; i++)
@@ -1265,6 +1298,24 @@ const char *model__perf_metrics_event(const struct model *m, int i)
 	if (m->pmu.pm_leader < 0 || i < 0 || i > m->pmu.nr_pm_events)
 		return NULL;
 	return m->events[i ? m->pmu.pm_events[i - 1] : m->pmu.pm_leader].name;
+}
+
+int model__slots(const struct model *m)
+{
+	return m->pmu.slots;
+}
+
+void plan__warn_uncounted(const struct plan *p)
+{
+	const struct model *m = p->model;
+	struct strbuf names = STRBUF_INIT;
+
+	for (int i = 0; i < m->pmu.nr_zero_events; i++)
+		strbuf_addf(&names, "%s%s", i ? ", " : "", m->events[m->pmu.zero_events[i]].name);
+	pr_warn("%s all read 0: this PMU does not count them (an emulated PMU such as QEMU's?); "
+		"the Top-Down nodes that read them are not a measurement and are shown as not "
+		"counted", names.buf ? names.buf : "the model's stall events");
+	strbuf_release(&names);
 }
 
 const char *model__perf_metrics_sysfs(const struct model *m)

@@ -35,6 +35,8 @@ int model__max_level(const struct model *m);
 const char *model__source(const struct model *m);
 /* libpfm4's name for the PMU whose tables the model's event names are in, or NULL. */
 const char *model__libpfm4_pmu(const struct model *m);
+/* The slots per cycle the model documents for its CPU (pmu "slots"), 0 when it has none. */
+int model__slots(const struct model *m);
 /* Whether the model has a perf-metrics path, and the sysfs name that reveals it. */
 bool model__has_perf_metrics(const struct model *m);
 const char *model__perf_metrics_sysfs(const struct model *m);
@@ -58,6 +60,14 @@ struct model_options {
 	bool smt;		/* smt_enabled */
 	int reserved_counters;	/* generic counters taken by others */
 	bool nmi_watchdog;	/* the NMI watchdog holds a counter (the model says which) */
+	/*
+	 * Arm: `slots` for expressions (perf's #slots) when above 0, else the model's width;
+	 * cpu_part and cpu_revision, the MIDR's part and variant * 16 + revision of an Arm Ltd
+	 * (implementer 0x41) CPU, 0 when unknown (offline, or another implementer).
+	 */
+	int slots;
+	int cpu_part;
+	int cpu_revision;
 };
 
 struct plan_event {
@@ -149,8 +159,16 @@ struct tma_result {
 	int bottleneck;		/* plan node index, or -1 */
 	double *metric;		/* per plan metric; NAN when not counted */
 	bool *metric_counted;
+	/*
+	 * The model's uncounted_if_zero events (Arm's STALL_SLOT*) all read 0 here: the PMU
+	 * does not count them, and the nodes reading them are not counted.
+	 */
+	bool uncounted;
 	void *scratch;		/* private: tma__compute's work space, sized for the plan */
 };
+
+/* Says once, as a warning, what a result's `uncounted` means for p's model. */
+void plan__warn_uncounted(const struct plan *p);
 
 /* Allocates a result for plan p (p must outlive it); tma_result__release frees it. */
 int tma_result__init(struct tma_result *r, const struct plan *p);

@@ -88,6 +88,13 @@ struct model_pmu {
 	int pm_leader;		/* event index of the perf-metrics leader, -1 without that path */
 	int nr_pm_events;
 	int *pm_events;		/* event indices */
+	int slots;		/* documented issue slots per cycle (Arm: #slots), 0 when none */
+	/*
+	 * Events that read 0 together only where the PMU does not count them (QEMU's emulated
+	 * PMU opens Arm's STALL_* events and never counts them): event indices.
+	 */
+	int nr_zero_events;
+	int *zero_events;
 };
 
 struct model {

@@ -48,6 +48,8 @@ int model_opt(struct measure_opts *mo, int c, const char *arg)
 	case OPT_NO_NMI_WATCHDOG:
 		mo->nmi_watchdog = c == OPT_NMI_WATCHDOG;
 		return 1;
+	case OPT_SLOTS:
+		return opt_int("--slots", arg, 1, 255, "", &mo->slots) ? -EINVAL : 1;
 	default:
 		return 0;
 	}

@@ -23,10 +23,11 @@ enum {
 	OPT_NO_SMT,
 	OPT_NMI_WATCHDOG,
 	OPT_NO_NMI_WATCHDOG,
+	OPT_SLOTS,
 	OPT_COMMAND_FIRST,
 };
 
-/* --model/-M, --model-file, --level/-l, --[no-]perf-metrics, --[no-]smt */
+/* --model/-M, --model-file, --level/-l, --[no-]perf-metrics, --[no-]smt, --slots */
 #define MODEL_LONG_OPTIONS                                                 \
 	{ "model", required_argument, NULL, 'M' },                         \
 	{ "model-file", required_argument, NULL, OPT_MODEL_FILE },         \
@@ -36,7 +37,8 @@ enum {
 	{ "smt", no_argument, NULL, OPT_SMT },                             \
 	{ "no-smt", no_argument, NULL, OPT_NO_SMT },                       \
 	{ "nmi-watchdog", no_argument, NULL, OPT_NMI_WATCHDOG },           \
-	{ "no-nmi-watchdog", no_argument, NULL, OPT_NO_NMI_WATCHDOG }
+	{ "no-nmi-watchdog", no_argument, NULL, OPT_NO_NMI_WATCHDOG },     \
+	{ "slots", required_argument, NULL, OPT_SLOTS }
 
 /*
  * s as an integer from min to max into *out: 0; or -EINVAL after saying what is wrong, with

@@ -780,6 +780,9 @@ int plan__new(const struct model *m, const struct model_options *o, struct plan 
 	p->priv = priv;
 	priv->params[EXPR_PARAM_SMT_ENABLED] = o->smt;
 	priv->params[EXPR_PARAM_TOPDOWN_USE_FIXED] = o->perf_metrics;
+	priv->params[EXPR_PARAM_SLOTS] = o->slots > 0 ? o->slots : m->pmu.slots;
+	priv->params[EXPR_PARAM_CPU_PART] = o->cpu_part;
+	priv->params[EXPR_PARAM_CPU_REVISION] = o->cpu_revision;
 
 	err = -ENOMEM;
 	c.params = priv->params;

@@ -254,11 +254,17 @@ static int derive_scope(const struct run *run, double interval_s, struct scope *
 
 int report_derive(const struct run *run, struct interval *iv)
 {
+	static bool said_uncounted;	/* once a run: the PMU, not the interval, is the cause */
+
 	for (int i = 0; i < iv->nr_scopes; i++) {
 		int err = derive_scope(run, iv->interval_s, &iv->scopes[i]);
 
 		if (err)
 			return err;
+		if (iv->scopes[i].has_tma && iv->scopes[i].tma.uncounted && !said_uncounted) {
+			plan__warn_uncounted(run->plan);
+			said_uncounted = true;
+		}
 	}
 	return 0;
 }

@@ -134,6 +134,34 @@ static double compute_metric(const struct expr_env *env, int i)
 	return err ? 0 : v;
 }
 
+/* Whether every uncounted_if_zero event the plan has was counted and read 0. */
+static bool zero_events_read_zero(const struct plan *p, const struct tma_input *in)
+{
+	const struct plan_priv *priv = p->priv;
+	const struct model_pmu *pmu = &p->model->pmu;
+	bool any = false;
+
+	for (int i = 0; i < pmu->nr_zero_events; i++) {
+		int pe = priv->plan_event[pmu->zero_events[i]];
+
+		if (pe < 0)
+			continue;
+		if (!in->counted[pe] || in->counts[pe] != 0)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+static bool reads_zero_event(const struct model *m, const struct plan_deps *d)
+{
+	for (int i = 0; i < d->nr; i++)
+		for (int k = 0; k < m->pmu.nr_zero_events; k++)
+			if (d->model_events[i] == m->pmu.zero_events[k])
+				return true;
+	return false;
+}
+
 static bool deps_counted(const struct plan_deps *d, const bool *counted)
 {
 	int i;
@@ -259,11 +287,15 @@ int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_re
 		s->memo[i].done = false;
 	}
 
+	r->uncounted = zero_events_read_zero(p, in);
+
 	/* The main pass, in tree order. */
 	for (i = 0; i < p->nr_nodes; i++) {
 		int mi = priv->model_node[i];
 
 		r->counted[i] = all_counted || deps_counted(&priv->node_deps[i], in->counted);
+		if (r->uncounted && reads_zero_event(m, &priv->node_deps[i]))
+			r->counted[i] = false;
 		if (!r->counted[i])
 			continue;
 		use_counts(&ctx, &priv->node_deps[i], in);

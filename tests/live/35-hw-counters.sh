@@ -142,6 +142,31 @@ if [ -n "$exact" ]; then
 	done
 fi
 
+# --- a Neoverse model's tree: QEMU's PMU opens the STALL_* events and reads 0 from them ---
+# (arm64 only.) The model is the one the MIDR gives (-cpu neoverse-n1: neoverse-n1), else
+# neoverse-n2 named. On the emulated PMU every node must be not counted (null), with the
+# warning; on real Neoverse hardware the slot events count and the nodes have values.
+if [ "$(uname -m)" = aarch64 ]; then
+	model=$("$CGTMA" list-events 2>/dev/null | awk 'NR == 1 { sub(",", "", $2); print $2 }')
+	mopt=()
+	case $model in neoverse-*) ;; *) model=neoverse-n2 mopt=(-M neoverse-n2) ;; esac
+	"$CGTMA" "${mopt[@]}" -v -I 200 -d 0.6 --json >"$TMP/tma.json" 2>"$TMP/tma.err" ||
+		fail "cgtma ${mopt[*]} (model $model): $(cat "$TMP/tma.err")"
+	nodes=$(jq -s -c '[.[] | .rows[] | select(.scope == "system") | .nodes | to_entries[] |
+		.value] | unique' "$TMP/tma.json")
+	echo "model $model on this PMU: system nodes $nodes; $(grep -c 'all read 0' "$TMP/tma.err") warning(s)"
+	grep -q 'slots per cycle' "$TMP/tma.err" || [ "$model" = neoverse-n1 ] ||
+		fail "-v does not say where the slots per cycle came from: $(cat "$TMP/tma.err")"
+	if [ -n "${CGTMA_EMULATION:-}" ]; then
+		[ "$nodes" = '[null]' ] ||
+			fail "$model on the emulated PMU: system nodes $nodes, want all null (not counted)"
+		grep -q 'STALL_.* all read 0: .* not a measurement' "$TMP/tma.err" ||
+			fail "$model on the emulated PMU: no warning: $(cat "$TMP/tma.err")"
+	elif grep -q 'all read 0' "$TMP/tma.err"; then
+		fail "$model: the slot events read 0 outside an emulator: $(cat "$TMP/tma.err")"
+	fi
+fi
+
 # --- multiplexed: twelve hardware events ---
 EV12=instructions:u
 for e in cycles instructions stalled-cycles-frontend stalled-cycles-backend; do

@@ -82,6 +82,12 @@ static void make_sysfs(void)
 	put_file("uncore_imc_0/format/event", "config:0-7\n");
 	put_file("uncore_imc_0/format/umask", "config:8-15\n");
 	put_file("uncore_imc_0/events/cas_count_read", "event=0x04,umask=0x03\n");
+	/* An Arm core PMU as ACPI servers name it, with its aliases (drivers/perf/arm_pmuv3.c) */
+	put_file("armv8_pmuv3_0/type", "10\n");
+	put_file("armv8_pmuv3_0/format/event", "config:0-15\n");
+	put_file("armv8_pmuv3_0/events/stall_slot_backend", "event=0x003d\n");
+	put_file("armv8_pmuv3_0/events/cpu_cycles", "event=0x0011\n");
+	put_file("armv8_pmuv3_0/caps/slots", "0x00000008\n");
 	put_file("nottype/type", "four\n");
 	put_file("nottype/format/event", "config:0-7\n");
 }
@@ -281,6 +287,54 @@ static void test_builtin_layout(void)
 	CHECK_BAD("cpu/topdown-fe-bound/", -ENOENT, "unknown term 'topdown-fe-bound'");
 
 	event_sysfs_root = sysfs;
+}
+
+/* Arm's events as perf and libpfm4 write them: name, raw number, PMU terms; :u and :k */
+static void test_arm(void)
+{
+	static const struct {
+		const char *spec;
+		unsigned type;
+		unsigned long long config;
+		bool no_kernel, no_user;
+	} cases[] = {
+		{ "STALL_SLOT_BACKEND", 10, 0x3d, false, false },
+		{ "stall_slot_backend", 10, 0x3d, false, false },
+		{ "STALL_SLOT_BACKEND:u", 10, 0x3d, true, false },
+		{ "stall_slot_backend:k", 10, 0x3d, false, true },
+		{ "CPU_CYCLES:k", 10, 0x11, false, true },
+		{ "r3d", PERF_TYPE_RAW, 0x3d, false, false },
+		{ "r3d:u", PERF_TYPE_RAW, 0x3d, true, false },
+		{ "r8158:k", PERF_TYPE_RAW, 0x8158, false, true },
+		{ "armv8_pmuv3_0/event=0x3d/", 10, 0x3d, false, false },
+		{ "armv8_pmuv3/event=0x3d/", 10, 0x3d, false, false },
+		{ "armv8_pmuv3/event=0x3d/u", 10, 0x3d, true, false },
+		{ "armv8_pmuv3_0/stall_slot_backend/k", 10, 0x3d, false, true },
+		{ "armv8_pmuv3_0/event=0x8158/", 10, 0x8158, false, false },
+	};
+	struct perf_event_attr a;
+	char err[EVENT_ERR_LEN];
+
+	event_sysfs_root = sysfs;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = event_parse(cases[i].spec, &a, err, sizeof(err));
+
+		CHECK(ret == 0, "%s: %d (%s)", cases[i].spec, ret, err);
+		if (ret)
+			continue;
+		CHECK(a.type == cases[i].type && a.config == cases[i].config,
+		      "%s: type %u config 0x%llx", cases[i].spec, a.type,
+		      (unsigned long long)a.config);
+		CHECK(a.exclude_kernel == cases[i].no_kernel && a.exclude_user == cases[i].no_user,
+		      "%s: exclude_kernel %d exclude_user %d", cases[i].spec, a.exclude_kernel,
+		      a.exclude_user);
+		CHECK(a.exclude_guest, "%s: counts guests", cases[i].spec);
+	}
+	/* "armv8_pmu" is no instance of armv8_pmuv3: not a PMU; a name no PMU lists stays unknown */
+	CHECK_BAD("armv8_pmu/event=0x3d/", -ENOENT, "no PMU named 'armv8_pmu'");
+	CHECK(event_parse("STALL_SLOT_BACKEND_X", &a, err, sizeof(err)) == -ENOENT,
+	      "an unknown Arm name parsed");
+	CHECK_BAD("r3d:x", -EINVAL, "unknown modifier 'x'");
 }
 
 static void test_sysfs(void)
@@ -502,6 +556,7 @@ int main(void)
 	test_raw();
 	test_builtin_layout();
 	test_sysfs();
+	test_arm();
 	test_libpfm();
 	test_bad();
 	test_split();

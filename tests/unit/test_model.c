@@ -91,10 +91,10 @@ static const struct {
 	{ HEAD PMU(4) "\"events\": {}}", "top level: 'events' must be an array, not an object" },
 	{ "{\"name\": \"T-1\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
 	  "\"match\": [], \"pmu\": {\"generic_counters\": 4}, \"events\": []}",
-	  "name 'T-1' is not made of [a-z0-9_]" },
-	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"arm\", \"source\": \"s\", "
+	  "name 'T-1' is not made of [a-z0-9_-]" },
+	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"mips\", \"source\": \"s\", "
 	  "\"match\": [], \"pmu\": {\"generic_counters\": 4}, \"events\": []}",
-	  "vendor 'arm' is not intel, amd or generic" },
+	  "vendor 'mips' is not intel, amd, arm or generic" },
 	/* events */
 	{ HEAD PMU(4) EVENTS("{\"name\": \"A\", \"encoding\": 5}") NODES(),
 	  "event 'A': 'encoding' must be a string, not an integer" },
@@ -121,7 +121,12 @@ static const struct {
 	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
 	  "\"match\": [{\"vendor\": \"GenuineIntel\", \"family\": 6, \"models\": [\"x\"]}], "
 	  "\"pmu\": {\"generic_counters\": 4}, \"events\": []}",
-	  "match[0]: 'models[0]' must be a model number or a [lo, hi] range" },
+	  "match[0]: 'models[0]' must be a model number, a hex string (\"0xd49\") or a [lo, hi] "
+	  "range" },
+	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"arm\", \"source\": \"s\", "
+	  "\"match\": [{\"vendor\": \"0x41\", \"family\": 8, \"models\": [\"0xd4g\"]}], "
+	  "\"pmu\": {\"generic_counters\": 6}, \"events\": []}",
+	  "match[0]: 'models[0]' is not a hex model number in [0x0, 0xffff]" },
 	{ "{\"name\": \"t\", \"description\": \"d\", \"vendor\": \"intel\", \"source\": \"s\", "
 	  "\"match\": [{\"vendor\": \"GenuineIntel\", \"family\": 6, \"models\": [[9, 2]]}], "
 	  "\"pmu\": {\"generic_counters\": 4}, \"events\": []}",
@@ -1145,6 +1150,74 @@ static void test_not_counted(void)
 	run_free(&run);
 }
 
+/*
+ * QEMU's emulated PMU opens Arm's STALL_* events and reads 0 from them: a tree computed from
+ * those zeros is not a measurement, so its nodes are not counted, and a warning says why.
+ */
+static void test_uncounted_if_zero(void)
+{
+	static const struct {
+		const char *model;
+		int level;
+		const char *counts;
+		bool uncounted;
+	} cases[] = {
+		{ "neoverse-v2", 1, "CPU_CYCLES=1000000000", true },
+		{ "neoverse-v2", 1, "CPU_CYCLES=1000000000 STALL_SLOT=1", false },
+		{ "neoverse-v2", 1, "CPU_CYCLES=1000000000 STALL_SLOT=-", false },	/* not run */
+		{ "neoverse-n3", 4, "CPU_CYCLES=1000000000 OP_SPEC=5 OP_RETIRED=4", true },
+		{ "neoverse-n3", 4, "CPU_CYCLES=1000000000 STALL_BACKEND_ST=7", false },
+		{ "neoverse-n1", 1, "CPU_CYCLES=1000000000", true },
+		{ "zen4", 2, "ls_not_halted_cyc=1000000000", false },	/* no such events */
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct model_options o = { .level = cases[k].level };
+		struct model *m;
+		struct run run;
+
+		if (model__load_builtin(cases[k].model, &m))
+			continue;
+		run_model(&run, model__source(m), o, cases[k].counts, 1, NULL);
+		model__free(m);
+		if (!run.ok)
+			continue;
+		CHECK(run.r.uncounted == cases[k].uncounted, "%s '%s': uncounted %d",
+		      cases[k].model, cases[k].counts, run.r.uncounted);
+		/* (an event not run leaves the nodes reading it not counted, as ever) */
+		for (int i = 0; i < run.p->nr_nodes && !strchr(cases[k].counts, '-'); i++)
+			CHECK(run.r.counted[i] != cases[k].uncounted, "%s '%s': %s counted %d",
+			      cases[k].model, cases[k].counts, run.p->nodes[i].full_name,
+			      run.r.counted[i]);
+		if (cases[k].uncounted)
+			CHECK(run.r.bottleneck < 0, "%s: a bottleneck", cases[k].model);
+		run_free(&run);
+	}
+
+	{
+		struct model_options o = { .level = 1 };
+		struct capture c;
+		struct model *m;
+		struct run run;
+		char *said;
+
+		if (model__load_builtin("neoverse-v2", &m))
+			return;
+		run_model(&run, model__source(m), o, "CPU_CYCLES=1", 1, NULL);
+		model__free(m);
+		if (!run.ok)
+			return;
+		capture_begin(&c, 2);
+		plan__warn_uncounted(run.p);
+		said = capture_end(&c);
+		CHECK(said && strstr(said, "warning: STALL_SLOT_BACKEND, STALL_SLOT_FRONTEND, "
+				     "STALL_SLOT all read 0") &&
+		      strstr(said, "not a measurement"), "said: %s", said ? said : "(nothing)");
+		free(said);
+		run_free(&run);
+	}
+}
+
 static void test_retire_latency(void)
 {
 	static const char json[] =
@@ -1185,5 +1258,6 @@ int main(void)
 	test_flag_dependent_values();
 	test_not_counted();
 	test_retire_latency();
+	test_uncounted_if_zero();
 	return test_done("model");
 }

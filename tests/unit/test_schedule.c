@@ -68,16 +68,26 @@ static const struct kc glc[] = {
 	{ M_RANGE, 0x90, 0xfe, 0xff },	       { M_END, 0, 0, 0 },
 };
 
+/* arm64 (armv8pmu_get_event_idx): CPU_CYCLES on the cycle counter when free, else any */
+static const struct kc armv8[] = {
+	{ M_UEVENT, 0x0011, 0, FIX(0) | 0xff }, { M_END, 0, 0, 0 },
+};
+
 struct pmu {
 	const char *model;
 	const struct kc *table;	/* NULL: no constraints (AMD's for these events) */
 	int generic, generic_smt;
+	unsigned watchdog;	/* the config of the NMI watchdog's cycles event */
 };
 
 static const struct pmu pmus[] = {
-	{ "skx", skl, 8, 4 }, { "icx", icl, 8, 8 },   { "spr", glc, 8, 8 },
-	{ "gnr", glc, 8, 8 }, { "zen4", NULL, 6, 6 }, { "zen5", NULL, 6, 6 },
-	{ "generic", NULL, 2, 2 },
+	{ "skx", skl, 8, 4, 0x3c },	     { "icx", icl, 8, 8, 0x3c },
+	{ "spr", glc, 8, 8, 0x3c },	     { "gnr", glc, 8, 8, 0x3c },
+	{ "zen4", NULL, 6, 6, 0x76 },	     { "zen5", NULL, 6, 6, 0x76 },
+	{ "generic", NULL, 2, 2, 0x3c },     { "neoverse-n1", armv8, 6, 6, 0x11 },
+	{ "neoverse-v1", armv8, 6, 6, 0x11 }, { "neoverse-n2", armv8, 6, 6, 0x11 },
+	{ "neoverse-v2", armv8, 6, 6, 0x11 }, { "neoverse-n3", armv8, 6, 6, 0x11 },
+	{ "neoverse-v3", armv8, 6, 6, 0x11 },
 };
 
 /* X86_RAW_EVENT_MASK: event, umask, edge, inv, cmask */
@@ -147,7 +157,7 @@ static void check_groups(const struct pmu *pmu, const struct plan *p, const char
 
 		/* the watchdog's pinned cycles event sits beside every group */
 		if (p->opts.nmi_watchdog)
-			c[n++] = constraint(pmu, 0x3c, ngen);
+			c[n++] = constraint(pmu, pmu->watchdog, ngen);
 		for (; i < p->nr_events && p->events[i].group == p->events[start].group; i++) {
 			CHECK(event_parse(p->events[i].encoding, &attr, err, sizeof(err)) == 0,
 			      "%s: %s: %s", where, p->events[i].name, err);

@@ -4,6 +4,8 @@
  * model files and checked against the toplev command line; tests/vectors/README.md says how
  * each file's numbers were obtained) must give the same values (within 1e-9), the same
  * threshold flags and the same bottleneck. Intel vectors are level 3, AMD level 2.
+ * Arm's (neoverse-*.json) are computed from Linux perf's expressions by
+ * tests/vectors/neoverse.py, at every level the model has.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +37,13 @@ static bool get_bool(json_object *o, const char *key)
 	json_object *v;
 
 	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+static int get_int(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int(v) : 0;
 }
 
 static int plan_node(const struct plan *p, const char *full_name)
@@ -72,9 +81,14 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	if (err)
 		return;
 
-	o.level = strcmp(model__vendor(m), "amd") ? 3 : 2;
+	/* Arm's: every level the model has, with #slots and the MIDR the vector gives */
+	o.level = !strcmp(model__vendor(m), "arm") ? model__max_level(m) :
+		  strcmp(model__vendor(m), "amd") ? 3 : 2;
 	o.perf_metrics = get_bool(vec, "perf_metrics");
 	o.smt = get_bool(vec, "smt");
+	o.slots = get_int(vec, "slots");
+	o.cpu_part = get_int(vec, "cpu_part");
+	o.cpu_revision = get_int(vec, "cpu_revision");
 	err = plan__new(m, &o, &p);
 	CHECK(!err, "%s[%d]: no plan", file, idx);
 	if (err)
