@@ -38,7 +38,11 @@ trap 'rm -f "$tmp"' EXIT
 	echo "Each group is opened as one perf event group and placed on the counters by the kernel"
 	echo "as a whole; a node is computed from the counts of the group listed with it. A *split*"
 	echo "node's events could not fit one group: its value mixes counts multiplexed at"
-	echo "different times (outputs flag it). NMI watchdog off; with it on, Intel's"
+	echo "different times. Outputs flag it: a notice at start names it and says why, the"
+	echo "terminal marks its row \`[split]\`, JSON rows list it in \`split_nodes\`, and CSV"
+	echo "(toplev's format, whose readers skip comment lines) names it after the interval's"
+	echo "rows on a line \`# split: TIME: NODE, ...: computed from events in several groups,"
+	echo "counted at different times\`. NMI watchdog off; with it on, Intel's"
 	echo "CPU_CLK_UNHALTED.THREAD takes a generic counter and AMD loses one of six."
 	for model in $("$cgtma" --list-models 2>/dev/null | awk '{print $1}'); do
 		[ "$model" = sw ] && continue
