@@ -63,12 +63,12 @@ the scheduler's tick does. CPU-bound tasks of two cgroups sharing a CPU are swit
 tick, so the rotation falls on the switches: each cgroup's slices then see one group
 from start to end and the other only in the kernel's few microseconds around the
 switch, and the nodes of the other group get no value, or a wrong one, for that cgroup.
-The arm64 rows show it (on arm64-6.1, `tests/live/38-hw-groups.sh`: two groups of six, each with a copy
-of `instructions:u`, and two loops of 200 M and 300 M user instructions on one CPU, exact
-under `-icount`: 200.01 M and 300.01 M counted alone): at the default 4 ms, cgroup A's
-scaled count was 10.8 M from one group and 190.1 M from the other, B's 301.4 M and
-115.0 M; some of A's intervals had a node of
-the second group at 0 (that group on the counters only while the kernel ran).
+The arm64 rows show it (on arm64-6.1, `tests/live/38-hw-groups.sh`: two groups of six,
+each with a copy of `instructions:u`, and two loops of 200 M and 300 M user instructions
+on one CPU, exact under `-icount`: 200.01 M and 300.01 M counted unmultiplexed): at the
+default 4 ms, cgroup A's scaled count was 10.8 M from one group and 190.1 M from the
+other, B's 301.4 M and 115.0 M; some of A's intervals had a node of the second group at
+0 (that group on the counters only while the kernel ran).
 The remedy is a rotation period that is no multiple of the tick, so that the rotation
 moves through the slices; at 5 ms the same run gave A 199.92 M and 199.99 M, B 300.04 M
 and 299.98 M (all within 0.05 %), and each node within 1e-4 of its exact value in every
