@@ -33,6 +33,11 @@
  * - Idle: "Y" on a scope whose cycles are below 5% of the busiest scope of its kind (CPUs,
  *   cgroups, cgroups per CPU), toplev's idle marker; never on the system row.
  *
+ * Nodes computed from events of several groups, multiplexed apart (split nodes, [split] in
+ * the terminal), are named after the interval's rows on one comment line, those that have a
+ * row in the interval, so that the rows stay toplev's:
+ *   # split: 1.5: NODE, NODE: computed from events in several groups, counted at different times
+ *
  * Rows of a scope follow the model's tree order (toplev --no-sort: cgtma's models carry no
  * metric groups to sort by). A node not counted in an interval has no row.
  *
@@ -66,6 +71,7 @@ struct csv {
 	bool cpus_column;
 	int cycles;			/* event index for the idle marker, or -1 */
 	char **descs_shown;		/* toplev prints each description once per run */
+	bool *split_shown;		/* per plan node: a split node with a row this interval */
 	int nr_descs_shown, cap_descs_shown;
 	char *line;			/* one interval's text */
 	size_t line_len;
@@ -197,6 +203,25 @@ static bool desc_seen(struct csv *c, const char *text)
 	if (c->descs_shown[c->nr_descs_shown])
 		c->nr_descs_shown++;
 	return false;
+}
+
+/* The "# split:" line of the split nodes the interval's rows showed; forgets them. */
+static void put_split_line(struct csv *c, const struct run *run, const char *ts)
+{
+	bool first = true;
+
+	for (int i = 0; c->split_shown && i < run->plan->nr_nodes; i++) {
+		if (!c->split_shown[i])
+			continue;
+		if (first)
+			fprintf(c->buf, "# split: %s: ", ts);
+		fprintf(c->buf, "%s%s", first ? "" : ", ", run->plan->nodes[i].full_name);
+		first = false;
+		c->split_shown[i] = false;
+	}
+	if (!first)
+		fputs(": computed from events in several groups, counted at different times\n",
+		      c->buf);
 }
 
 /* --- what a row says --------------------------------------------------------------- */
@@ -377,6 +402,8 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 		f[F_MUX] = multiplex_field(run, s, false, i, mux, sizeof(mux));
 		f[F_BN] = bn ? "<==" : "";
 		put_row(c, f);
+		if (n->split && c->split_shown)
+			c->split_shown[i] = true;
 	}
 	for (int i = 0; i < p->nr_metrics; i++) {
 		const struct plan_metric *m = &p->metrics[i];
@@ -425,7 +452,8 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 		f[F_IDLE] = idle[i] ? "Y" : "";
 		scope_rows(c, run, &iv->scopes[i], f);
 	}
-	/* A comment line, which readers of toplev's CSV skip, after the interval's rows. */
+	/* Comment lines, which readers of toplev's CSV skip, after the interval's rows. */
+	put_split_line(c, run, f[F_TS]);
 	if (iv->missed_slices)
 		fprintf(c->buf, "# not exact: %s: %llu slices began with a switch the perf-event "
 			"hook missed\n", f[F_TS], (unsigned long long)iv->missed_slices);
@@ -456,6 +484,11 @@ static int csv_begin(struct output *o, const struct run *run)
 
 	c->cycles = cycles_event(run);
 	c->cpus_column = run->per_cpu || run->cgroups;
+	if (run->plan && run->plan->nr_nodes) {
+		c->split_shown = calloc(run->plan->nr_nodes, sizeof(*c->split_shown));
+		if (!c->split_shown)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -468,6 +501,7 @@ static void csv_close(struct output *o)
 	for (int i = 0; i < c->nr_descs_shown; i++)
 		free(c->descs_shown[i]);
 	free(c->descs_shown);
+	free(c->split_shown);
 	free(c->sep);
 	free(c);
 	o->priv = NULL;

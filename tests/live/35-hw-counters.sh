@@ -41,20 +41,10 @@ cg_make A
 cg_make B
 A=$(cg_path A) B=$(cg_path B)
 
-# A hardware PMU at all: cgtma opens instructions:u, or says why not.
-if ! "$CGTMA" -e instructions:u -I 100 -d 0.1 >/dev/null 2>"$TMP/probe"; then
-	grep -q 'is there a hardware PMU' "$TMP/probe" && skip "no hardware PMU: $(head -n1 "$TMP/probe")"
-	fail "cgtma -e instructions:u: $(cat "$TMP/probe")"
-fi
+hw_pmu_or_skip
 exact=
-if [ "${CGTMA_EMULATION:-}" = tcg-icount ] && [ "$(cat /proc/sys/kernel/randomize_va_space)" = 0 ]; then
+if icount_exact; then
 	exact=1
-	echo "exact: QEMU's -icount shift=0 and ASLR off; CPU 0 alone online"
-	for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
-		[ "$(cat "$c")" = 1 ] || continue
-		echo 0 >"$c" || fail "cannot take ${c%/online} offline"
-		on_exit "echo 1 >$c"
-	done
 else
 	echo "a real PMU (or QEMU without -icount): instruction counts within 0.1 %, no cycles check"
 fi
@@ -205,15 +195,5 @@ done
 	done
 	echo '], "metrics": [{"name": "Sum", "expr": "'"$expr"'", "unit": "", "desc": "all"}]}'
 } >"$TMP/toobig.json"
-"$CGTMA" list-events --model-file "$TMP/toobig.json" | grep -q '12 events in 1 groups' ||
-	fail "the test's model is not one group of 12: $("$CGTMA" list-events --model-file "$TMP/toobig.json" 2>&1 | head -n 3)"
-"$CGTMA" --model-file "$TMP/toobig.json" -G "$A" -I 100 -d 0.3 --json >"$TMP/big.out" 2>"$TMP/big.err"
-rc=$?
-echo "a group of 12: exit $rc, $(head -n1 "$TMP/big.err")"
-[ $rc = 1 ] || fail "a group larger than the counters: exit $rc, want 1 (stdout: $(head -c 300 "$TMP/big.out"))"
-grep -q 'cannot schedule its group of 12 events' "$TMP/big.err" ||
-	fail "a group larger than the counters: the message does not say so: $(cat "$TMP/big.err")"
-# --json reports the error as a line of its own; no line has rows.
-jq -e -s 'all(.[]; has("rows") | not)' "$TMP/big.out" >/dev/null ||
-	fail "a refused group still printed rows: $(head -c 300 "$TMP/big.out")"
+group_refused "$TMP/toobig.json" 12 A
 echo "hardware counters: exact, multiplexed and grouped as expected"

@@ -18,6 +18,11 @@
 #   cgtma_signal SIG [WHAT]  sends cgtma SIG (INT, as a user's Ctrl-C), then cgtma_exited
 #   cgtma_quiet [WHAT]   fails if cgtma's stderr says more than stderr_said lets pass
 #   cgtma_stop [WHAT]    cgtma_signal INT, then cgtma_quiet
+#   hw_pmu_or_skip   skips the test where there is no hardware PMU, saying why
+#   icount_exact  whether instruction counts are exact (QEMU -icount, ASLR off); then CPU 0
+#                 alone stays online until the test ends
+#   group_refused MODEL N REL   cgtma with a model of one group of N hardware events (more
+#                 than the counters) on cgroup REL exits 1 saying so, with no rows
 #   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
 #                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
@@ -115,6 +120,43 @@ cg_wait() {
 		wait "$p" || fail "a workload failed (exit $?)"
 	done
 	_started=()
+}
+# hw_pmu_or_skip: skips the test, saying why, where cgtma cannot open a hardware event.
+hw_pmu_or_skip() {
+	"$CGTMA" -e instructions:u -I 100 -d 0.1 >/dev/null 2>"$TMP/probe" && return 0
+	grep -q 'is there a hardware PMU' "$TMP/probe" && skip "no hardware PMU: $(head -n1 "$TMP/probe")"
+	fail "cgtma -e instructions:u: $(cat "$TMP/probe")"
+}
+# icount_exact: whether instruction counts are exact here (QEMU's -icount shift=0, ASLR off:
+# the matrix's arm64 rows); then every CPU but 0 goes offline until the test ends, since the
+# emulated instruction counter counts all vCPUs together.
+icount_exact() {
+	local c
+	[ "${CGTMA_EMULATION:-}" = tcg-icount ] &&
+		[ "$(cat /proc/sys/kernel/randomize_va_space)" = 0 ] || return 1
+	echo "exact: QEMU's -icount shift=0 and ASLR off; CPU 0 alone online"
+	for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
+		[ "$(cat "$c")" = 1 ] || continue
+		echo 0 >"$c" || fail "cannot take ${c%/online} offline"
+		on_exit "echo 1 >$c"
+	done
+}
+# group_refused MODEL_FILE N REL: the model is one group of N hardware events, more than
+# the PMU can hold at once: cgtma counting cgroup REL with it must exit 1 saying that it
+# cannot schedule a group of N events, and print no row (of zeros or anything else).
+group_refused() {
+	local out=$TMP/refused.out err=$TMP/refused.err rc
+	"$CGTMA" list-events --model-file "$1" | grep -q "^model .*: $2 events in 1 groups" ||
+		fail "$1 is not one group of $2: $("$CGTMA" list-events --model-file "$1" 2>&1 | head -n 3)"
+	"$CGTMA" --model-file "$1" -G "$(cg_path "$3")" -I 100 -d 0.3 --json >"$out" 2>"$err"
+	rc=$?
+	echo "a group of $2: exit $rc, $(head -n1 "$err")"
+	[ $rc = 1 ] || fail "a group larger than the counters: exit $rc, want 1 (stdout: $(head -c 300 "$out"))"
+	grep -q "cannot schedule its group of $2 events" "$err" ||
+		fail "a group larger than the counters: the message does not say so: $(cat "$err")"
+	# --json reports the error as a line of its own; no line has rows.
+	jq -e -s 'all(.[]; has("rows") | not)' "$out" >/dev/null ||
+		fail "a refused group still printed rows: $(head -c 300 "$out")"
 }
 # cgroup_sum FILE CGROUP EVENT [CPU]: the cgroup's count of EVENT summed over the interval
 # lines of cgtma --json output FILE (its rows of CPU, with -A), 0 where it has none.

@@ -18,7 +18,7 @@
 
 #define MAX_TEXT (1 << 20)
 
-static int nr_vectors;
+static int nr_vectors, nr_split_lines;
 
 /* Renders the intervals (the last may be a summary) with a fresh sink. */
 static char *render(const char *sep, const struct run *run, struct interval **ivs, int n)
@@ -158,6 +158,9 @@ static char *check_vector(const char *file, int idx, json_object *vec, bool verb
 	      !strcmp(got, "Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle"),
 	      "header: '%s'", got);
 	for (int pass = 0; pass < 2; pass++) {
+		char split[1024] = "";
+		int at = 0;
+
 		for (int i = 0; i < sy.plan->nr_nodes; i++) {
 			const struct plan_node *n = &sy.plan->nodes[i];
 			bool above = exp_thresh(expected, n->full_name);
@@ -189,6 +192,20 @@ static char *check_vector(const char *file, int idx, json_object *vec, bool verb
 			CHECK(!strcmp(got, want), "%s[%d]%s line %d:\n     got  '%s'\n     want '%s'",
 			      file, idx, verbose ? " -v" : "", line, got, want);
 			line++;
+			if (n->split)
+				at += snprintf(split + at, sizeof(split) - at, "%s%s",
+					       at ? ", " : "", n->full_name);
+		}
+		/* The split nodes printed, after the rows. */
+		if (at) {
+			snprintf(want, sizeof(want), "# split: %s: %s: computed from events in "
+				 "several groups, counted at different times",
+				 pass ? "SUMMARY" : "1.5", split);
+			CHECK(line_at(text, line, got, sizeof(got)) && !strcmp(got, want),
+			      "%s[%d]%s split line %d:\n     got  '%s'\n     want '%s'", file, idx,
+			      verbose ? " -v" : "", line, got, want);
+			line++;
+			nr_split_lines++;
 		}
 	}
 	CHECK(line_at(text, line, got, sizeof(got)) && !strncmp(got, "# cgtma model spr on Test CPU", 29),
@@ -356,8 +373,15 @@ static void check_scopes(void)
 	      "header: '%s'", got);
 	CHECK(line_at(text, 1, got, sizeof(got)) && !strncmp(got, "2.0,system,Frontend_Bound,", 26),
 	      "first row: '%s'", got);
-	/* -v: every node of the system, then the next interval's rows: no second header. */
+	/*
+	 * -v: every node of the system, the split nodes' line (spr level 3 with perf-metrics
+	 * has two), then the next interval's rows: no second header.
+	 */
 	CHECK(line_at(text, 1 + sy.plan->nr_nodes, got, sizeof(got)) &&
+	      !strcmp(got, "# split: 2.0: Backend_Bound.Memory_Bound.CXL_Mem_Bound, "
+		      "Retiring.Light_Operations.Other_Light_Ops: computed from events in several "
+		      "groups, counted at different times"), "split line: '%s'", got);
+	CHECK(line_at(text, 2 + sy.plan->nr_nodes, got, sizeof(got)) &&
 	      !strncmp(got, "3.0,system,Frontend_Bound,", 26), "second interval: '%s'", got);
 	CHECK(strstr(text, "\nTimestamp") == NULL, "a second header:\n%s", text);
 	CHECK(strstr(text, "\n3.0,system,Frontend_Bound,") != NULL, "system row");
@@ -511,7 +535,10 @@ int main(void)
 	check_vectors("spr-generic.json");
 	check_vectors("spr-zeros.json");
 	CHECK(nr_vectors >= 4, "only %d vectors rendered", nr_vectors);
-	printf("# %d vectors rendered\n", nr_vectors);
+	/* Some vectors print a split node, some not (below its threshold, without -v). */
+	CHECK(nr_split_lines > 0 && nr_split_lines < 4 * nr_vectors, "%d split lines",
+	      nr_split_lines);
+	printf("# %d vectors rendered, %d split lines\n", nr_vectors, nr_split_lines);
 	check_literal();
 	check_scopes();
 	check_flat();
