@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "hashmap.h"
 
 #define TASKS_GONE_KEPT 4096

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "hashmap.h"
 #include "report.h"
 
