@@ -1237,6 +1237,7 @@ enum switch_by {
 	BY_EVENT,		/* the perf-event hook */
 	BY_TP,			/* sched_switch, in charge */
 	BY_TP_IDLE_EXIT,	/* sched_switch beside the perf-event hook: a switch out of idle */
+	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook, -T: inside a cgroup */
 };
 
 /*
@@ -1274,6 +1275,8 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 		return;
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
+	/* Only the tracepoint in charge takes the CPU over: -T's switches inside a cgroup,
+	 * which the event never sees, leave it the event's. */
 	if (pe_falls_back && by == BY_TP)
 		snap->tp_took_over = 1;
 	if (pe_falls_back && by == BY_TP_IDLE_EXIT)
@@ -1293,12 +1296,17 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	 * Beside the perf-event hook in charge (auto), only the switches away from the idle
 	 * task: some kernels do not report them to the event (this development VM's 6.18
 	 * drops their samples on its second CPU), and the idle time before one would go to
-	 * the cgroup after it. Everything else is the event's, and returns here at once.
+	 * the cgroup after it; and with -T the switches inside a cgroup, which the event never
+	 * sees, without taking the CPU over. Everything else is the event's, and returns here
+	 * at once.
 	 */
-	if (!in_charge && !per_task) {
-		if (!pe_falls_back || prev->pid)
+	if (!in_charge) {
+		if (pe_falls_back && !prev->pid)
+			by = BY_TP_IDLE_EXIT;
+		else if (per_task)
+			by = BY_TP_INSIDE;
+		else
 			return 0;
-		by = BY_TP_IDLE_EXIT;
 	}
 	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
 	prev_cg = prev->cgroups->dfl_cgrp;
@@ -1306,7 +1314,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	/* Both tasks in one cgroup: the slice just goes on. Nothing else on this path. */
 	if (next_cg != prev_cg) {
 		/* -T beside the perf-event hook in charge: that one takes these. */
-		if (in_charge || by == BY_TP_IDLE_EXIT)
+		if (by != BY_TP_INSIDE)
 			end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, by);
 	} else if (per_task || irq_switch_pending()) {
 		/*
