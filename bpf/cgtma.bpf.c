@@ -23,6 +23,56 @@
 #include <bpf/bpf_core_read.h>
 #include "cgtma.h"
 
+/* Parent steps the hook takes from a task's cgroup: tasks deeper than this below the
+ * shallowest tracked level are not attributed to it. */
+#define CGTMA_WALK_MAX 32
+
+/* Interrupts nested on one CPU that the context stack holds (deeper ones are not carved out). */
+#define CGTMA_IRQ_DEPTH 8
+
+/* In a context stack entry: the interrupt came while a slice was being updated, and did not
+ * read; its work stays with the scope below it. */
+#define CGTMA_IRQ_SKIPPED 0x100
+
+/*
+ * One CPU's slice in progress: the readings where it started (bit i of valid: event i has
+ * been read) and the cgroup it belongs to, as the kernel's struct cgroup pointer and the
+ * cgroup's id (a pointer whose id changed was freed and reused: it is not charged).
+ */
+struct cgtma_snapshot {
+	struct cgtma_count ev[CGTMA_MAX_EVENTS];
+	/*
+	 * The readings where the CPU's epoch began (an event's first reading, if later): the
+	 * flush adds ev - base to the CPU's total, which is the sum of the epoch's deltas.
+	 */
+	struct cgtma_count base[CGTMA_MAX_EVENTS];
+	__u64 valid[CGTMA_MAX_EVENTS / 64];
+	__u64 owner;
+	__u64 owner_id;
+	__u64 busy;	/* being updated: a nested call leaves it alone */
+	__u64 epoch;	/* the half of the counts this CPU writes now (0 or 1) */
+	__u64 round;	/* flush_round when this CPU's epoch began (a flush, coming online) */
+	/*
+	 * --irq: the interrupts in progress, innermost last (scope number, maybe with
+	 * CGTMA_IRQ_SKIPPED). The topmost one that read at its entry owns the slice; with none,
+	 * the running task's cgroup does.
+	 */
+	__u32 irq_stack[CGTMA_IRQ_DEPTH];
+	__u32 irq_depth;	/* may exceed CGTMA_IRQ_DEPTH: those are not carved out */
+	__u32 irq_coalesce;	/* the last reading ended an interrupt */
+	__u64 read_ns;		/* when the last interrupt exit read (with irq_coalesce) */
+	/*
+	 * --irq: the running task's part of its slice so far, before the interrupts that cut
+	 * it (task_part_set: it holds counts). Charged with the rest where the slice ends.
+	 */
+	__u64 task_part_set;
+	struct cgtma_count task_part[CGTMA_MAX_EVENTS];
+	/* The perf-event hook's fallback: sched_switch took this CPU over (switch_tp_on). */
+	__u32 tp_took_over;
+	/* Beside the perf-event hook: sched_switch ended the last switch out of idle. */
+	__u32 tp_idle_exit;
+};
+
 char LICENSE[] SEC("license") = "GPL";
 
 #define ENOENT 2
@@ -1187,6 +1237,7 @@ enum switch_by {
 	BY_EVENT,		/* the perf-event hook */
 	BY_TP,			/* sched_switch, in charge */
 	BY_TP_IDLE_EXIT,	/* sched_switch beside the perf-event hook: a switch out of idle */
+	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook, -T: inside a cgroup */
 };
 
 /*
@@ -1224,6 +1275,8 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 		return;
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
+	/* Only the tracepoint in charge takes the CPU over: -T's switches inside a cgroup,
+	 * which the event never sees, leave it the event's. */
 	if (pe_falls_back && by == BY_TP)
 		snap->tp_took_over = 1;
 	if (pe_falls_back && by == BY_TP_IDLE_EXIT)
@@ -1242,13 +1295,17 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	/*
 	 * Beside the perf-event hook in charge (auto), only the switches away from the idle
 	 * task: some kernels do not report them to the event (a 6.18 build was seen dropping
-	 * their samples on a CPU), and the idle time before one would go to
-	 * the cgroup after it. Everything else is the event's, and returns here at once.
+	 * their samples on a CPU), and the idle time before one would go to the cgroup after
+	 * it; and with -T the switches inside a cgroup, which the event never sees, without
+	 * taking the CPU over. Everything else is the event's, and returns here at once.
 	 */
-	if (!in_charge && !per_task) {
-		if (!pe_falls_back || prev->pid)
+	if (!in_charge) {
+		if (pe_falls_back && !prev->pid)
+			by = BY_TP_IDLE_EXIT;
+		else if (per_task)
+			by = BY_TP_INSIDE;
+		else
 			return 0;
-		by = BY_TP_IDLE_EXIT;
 	}
 	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
 	prev_cg = prev->cgroups->dfl_cgrp;
@@ -1256,7 +1313,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	/* Both tasks in one cgroup: the slice just goes on. Nothing else on this path. */
 	if (next_cg != prev_cg) {
 		/* -T beside the perf-event hook in charge: that one takes these. */
-		if (in_charge || by == BY_TP_IDLE_EXIT)
+		if (by != BY_TP_INSIDE)
 			end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, by);
 	} else if (per_task || irq_switch_pending()) {
 		/*

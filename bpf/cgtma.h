@@ -20,10 +20,6 @@
 /* cgroup v2 levels below the root that can be tracked (the root is level 0). */
 #define CGTMA_MAX_LEVEL 15
 
-/* Parent steps the hook takes from a task's cgroup: tasks deeper than this below the
- * shallowest tracked level are not attributed to it. */
-#define CGTMA_WALK_MAX 32
-
 /* Longest cgroup path the mkdir hook records, relative to the v2 root. */
 #define CGTMA_PATH_MAX 256
 
@@ -34,13 +30,6 @@
  */
 #define CGTMA_IRQ_HARDIRQ 10
 #define CGTMA_NR_IRQ 11
-
-/* Interrupts nested on one CPU that the context stack holds (deeper ones are not carved out). */
-#define CGTMA_IRQ_DEPTH 8
-
-/* In a context stack entry: the interrupt came while a slice was being updated, and did not
- * read; its work stays with the scope below it. */
-#define CGTMA_IRQ_SKIPPED 0x100
 
 /* One event over one slice or a sum of slices: the counter and its two clocks (ns). */
 struct cgtma_count {
@@ -75,45 +64,6 @@ struct cgtma_charged {
 	__u32 nr;
 	__u32 pad;
 	__u64 ids[CGTMA_CHARGED_MAX];
-};
-
-/*
- * One CPU's slice in progress: the readings where it started (bit i of valid: event i has
- * been read) and the cgroup it belongs to, as the kernel's struct cgroup pointer and the
- * cgroup's id (a pointer whose id changed was freed and reused: it is not charged).
- */
-struct cgtma_snapshot {
-	struct cgtma_count ev[CGTMA_MAX_EVENTS];
-	/*
-	 * The readings where the CPU's epoch began (an event's first reading, if later): the
-	 * flush adds ev - base to the CPU's total, which is the sum of the epoch's deltas.
-	 */
-	struct cgtma_count base[CGTMA_MAX_EVENTS];
-	__u64 valid[CGTMA_MAX_EVENTS / 64];
-	__u64 owner;
-	__u64 owner_id;
-	__u64 busy;	/* being updated: a nested call leaves it alone */
-	__u64 epoch;	/* the half of the counts this CPU writes now (0 or 1) */
-	__u64 round;	/* flush_round when this CPU's epoch began (a flush, coming online) */
-	/*
-	 * --irq: the interrupts in progress, innermost last (scope number, maybe with
-	 * CGTMA_IRQ_SKIPPED). The topmost one that read at its entry owns the slice; with none,
-	 * the running task's cgroup does.
-	 */
-	__u32 irq_stack[CGTMA_IRQ_DEPTH];
-	__u32 irq_depth;	/* may exceed CGTMA_IRQ_DEPTH: those are not carved out */
-	__u32 irq_coalesce;	/* the last reading ended an interrupt */
-	__u64 read_ns;		/* when the last interrupt exit read (with irq_coalesce) */
-	/*
-	 * --irq: the running task's part of its slice so far, before the interrupts that cut
-	 * it (task_part_set: it holds counts). Charged with the rest where the slice ends.
-	 */
-	__u64 task_part_set;
-	struct cgtma_count task_part[CGTMA_MAX_EVENTS];
-	/* The perf-event hook's fallback: sched_switch took this CPU over (switch_tp_on). */
-	__u32 tp_took_over;
-	/* Beside the perf-event hook: sched_switch ended the last switch out of idle. */
-	__u32 tp_idle_exit;
 };
 
 /*

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "commands.h"
 #include "irqscope.h"
 #include "log.h"

@@ -10,7 +10,7 @@
 #include <linux/magic.h>
 
 #include "cgroups.h"
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "cgview.h"
 #include "mounts.h"
 

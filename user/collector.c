@@ -318,6 +318,7 @@ static void close_switch_events(struct collector *c)
 static int choose_switch_hook(struct collector *c, const struct collector_opts *o)
 {
 	bool forced = o->switch_hook == SWITCH_HOOK_PERF_EVENT;
+	const char *pt_auto = getenv("CGTMA_PER_TASK_AUTO");
 	char why[256] = "";
 	const char *unfit, *dropped = NULL;
 	int unchecked = -1;
@@ -326,9 +327,11 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	/*
 	 * -T needs BPF at every switch: the tracepoint alone does it all, unless the perf-event
 	 * hook is asked for (it then takes the switches between cgroups, the tracepoint those
-	 * inside one).
+	 * inside one). CGTMA_PER_TASK_AUTO=perf-event has auto pick it with -T as without,
+	 * with its fallback: for tests of that pair.
 	 */
-	if (o->per_task && o->switch_hook == SWITCH_HOOK_AUTO) {
+	if (o->per_task && o->switch_hook == SWITCH_HOOK_AUTO &&
+	    !(pt_auto && strcmp(pt_auto, "perf-event") == 0)) {
 		snprintf(why, sizeof(why), "--per-task ends a slice at every switch");
 	} else if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */

@@ -16,7 +16,7 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 
 struct collector;
 

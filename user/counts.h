@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 
 struct scope_counts {
 	int rows, nr_events;		/* size: rows * nr_events counts, row by row */

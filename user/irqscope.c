@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "irqscope.h"
 #include "log.h"
 

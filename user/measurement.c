@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "cpu.h"
 #include "events.h"
 #include "log.h"

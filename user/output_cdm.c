@@ -50,6 +50,13 @@
  * name the thread had at its latest row: a thread that names itself after its first row
  * gets the JSON written again with its new name.
  *
+ * Not exact (a slice began with a switch the perf-event hook missed: cgtma(8), Exactness):
+ * from the first interval with such a slice, one more series, type "missed-slices", names
+ * the system's (as above), value the number of such slices in each interval, 0 in an exact
+ * one. Its first row is 0 from the run's start up to that interval, so that the series
+ * covers the whole run; a run whose intervals are all exact has no such series, and every
+ * interval without a row of it is exact.
+ *
  * Times are integer milliseconds since the Unix epoch, both ends inclusive. An interval
  * begins one millisecond after the previous one ended (the first at the run's start) and
  * ends at its end. A series' first row begins where its interval begins; every later row
@@ -94,7 +101,7 @@
 #define CDM_CSV "metric-data-cgtma.csv"
 #define CDM_TMP ".metric-data-cgtma.json.tmp"
 
-enum what { W_NODE, W_METRIC, W_EVENT };
+enum what { W_NODE, W_METRIC, W_EVENT, W_MISSED };
 
 struct series {
 	enum what what;
@@ -123,6 +130,7 @@ struct cdm {
 	int nr_types;			/* per node, then metric, then event */
 	char **types;
 	int node0, metric0, event0;	/* offsets into types */
+	int missed_type;		/* "missed-slices", after them */
 
 	struct series *series;
 	int nr_series, cap_series;
@@ -148,6 +156,8 @@ struct cdm {
 	bool named;			/* cgroups tracked: series name containers and pods */
 	bool irq;			/* --irq: series name their interrupt (see the top) */
 	long long prev_end;		/* the last interval's end */
+	long long run_begin;		/* the first interval's begin */
+	long long missed_from;		/* the begin of the first interval not exact; -1 */
 	long nr_intervals;
 
 	long lost_series;		/* new series whose JSON entry could not be written */
@@ -245,20 +255,21 @@ static int make_types(struct cdm *c, const struct run *run)
 	int events = p ? 0 : run->nr_events;
 	int err = 0;
 
-	c->nr_types = nodes + metrics + events;
-	c->types = calloc(c->nr_types + 1, sizeof(*c->types));
+	c->nr_types = nodes + metrics + events + 1;
+	c->types = calloc(c->nr_types, sizeof(*c->types));
 	if (!c->types)
 		return -ENOMEM;
 	c->node0 = 0;
 	c->metric0 = nodes;
 	c->event0 = nodes + metrics;
+	c->missed_type = c->event0 + events;
 	for (int i = 0; i < nodes && !err; i++)
 		err = set_type(c, c->node0 + i, p->nodes[i].name, p->nodes[i].full_name);
 	for (int i = 0; i < metrics && !err; i++)
 		err = set_type(c, c->metric0 + i, p->metrics[i].name, NULL);
 	for (int i = 0; i < events && !err; i++)
 		err = set_type(c, c->event0 + i, run->event_names[i], NULL);
-	return err;
+	return err ?: set_type(c, c->missed_type, "missed-slices", NULL);
 }
 
 static int type_of(const struct cdm *c, enum what w, int index)
@@ -268,6 +279,8 @@ static int type_of(const struct cdm *c, enum what w, int index)
 		return c->node0 + index;
 	case W_METRIC:
 		return c->metric0 + index;
+	case W_MISSED:
+		return c->missed_type;
 	default:
 		return c->event0 + index;
 	}
@@ -658,6 +671,31 @@ static int republish_series(struct cdm *c)
 	return 0;
 }
 
+/*
+ * The interval's "missed-slices" row (see the top), from the first interval not exact on:
+ * filed under the system's names, as the mark is the whole interval's.
+ */
+static int collect_missed(struct cdm *c, struct collect *cl, __u64 missed, long long ibegin)
+{
+	struct scope sys = { .kind = SCOPE_SYSTEM, .cpu = -1 };
+	char *key = scope_key_of(SCOPE_SYSTEM, NULL, -1, 0);
+	int err;
+
+	if (!key)
+		return -ENOMEM;
+	if (c->missed_from < 0)
+		c->missed_from = ibegin;
+	sys.key = key;
+	cl->scope = &sys;
+	scope_names(c, &sys, &cl->cgroup, &cl->irq);
+	cl->cpu = scope_cpu(cl->run, &sys);
+	cl->place = -1;
+	err = collect_value(cl, W_MISSED, 0, (double)missed);
+	cl->scope = NULL;
+	free(key);
+	return err;
+}
+
 static int cdm_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct cdm *c = o->priv;
@@ -669,6 +707,7 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 
 	if (!c->started) {
 		c->prev_end = end - llround(iv->interval_s * 1000);
+		c->run_begin = c->prev_end + 1;
 		c->started = true;
 	}
 	ibegin = c->prev_end + 1;
@@ -687,6 +726,8 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 		err = scope_values(run, cl.scope, iv->interval_s > 0 ? iv->interval_s : 1,
 				   collect_value, &cl);
 	}
+	if (!err && (iv->missed_slices || c->missed_from >= 0))
+		err = collect_missed(c, &cl, iv->missed_slices, ibegin);
 	if (err)
 		goto out;
 	if (c->nr_series > old_nr && publish_series(c, old_nr)) {
@@ -708,14 +749,21 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 	for (int i = 0; i < cl.nr_rows && !err; i++) {
 		struct series *s = &c->series[cl.rows[i].series];
 		bool gap = idle_gap(c, s, ibegin - 1);
+		long long begin = gap || !s->has_row ? ibegin : s->last_end + 1;
 		char num[400];		/* "%.6f" of the largest double */
 
+		/* Not exact since missed_from only: exact before, from the run's start. */
+		if (s->what == W_MISSED && !s->has_row) {
+			begin = c->missed_from;
+			if (begin > c->run_begin)
+				err = strbuf_addf(&rows, "%d,%lld,%lld,0\n", cl.rows[i].series,
+						  c->run_begin, begin - 1);
+		}
 		if (gap)
 			err = strbuf_addf(&rows, "%d,%lld,%lld,0\n", cl.rows[i].series,
 					  s->last_end + 1, ibegin - 1);
 		if (!err)
-			err = strbuf_addf(&rows, "%d,%lld,%lld,%s\n", cl.rows[i].series,
-					  gap || !s->has_row ? ibegin : s->last_end + 1, end,
+			err = strbuf_addf(&rows, "%d,%lld,%lld,%s\n", cl.rows[i].series, begin, end,
 					  fmt_value(cl.rows[i].value, num, sizeof(num)));
 	}
 	if (err)
@@ -783,6 +831,7 @@ static int cdm_begin(struct output *o, const struct run *run)
 		return err;
 	if (run->start_time > 0) {
 		c->prev_end = llround(run->start_time * 1000) - 1;
+		c->run_begin = c->prev_end + 1;
 		c->started = true;
 	}
 	c->named = run->cgroups;
@@ -916,6 +965,7 @@ int output_cdm_open(const char *dir, struct output **op)
 		return -ENOMEM;
 	}
 	c->csv.fd = -1;
+	c->missed_from = -1;
 	o->ops = &cdm_ops;
 	o->name = "cdm";
 	o->priv = c;

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "model.h"
 #include "scale.h"
 

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 
 /*
  * d = now - before, field by field, modulo 2^64: each per-CPU value only grows, and a sum of

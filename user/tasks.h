@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "counts.h"
 #include "hashmap.h"
 

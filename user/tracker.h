@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "counts.h"
 #include "hashmap.h"
 #include "report.h"

@@ -23,7 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "events.h"
 #include "hookfloor.skel.h"
 

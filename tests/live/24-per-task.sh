@@ -16,7 +16,8 @@
 # (found gone, reported once more, dropped); under emulation 2500 ms, 1 s and 8 s. -T makes
 # auto pick the tracepoint (every switch ends a slice); where the perf-event hook works, the
 # exact case runs again with --switch-hook perf-event, which then takes the switches between
-# cgroups and leaves those inside one to the tracepoint.
+# cgroups and leaves those inside one to the tracepoint, and with auto made to take that
+# hook with its fallback (CGTMA_PER_TASK_AUTO=perf-event).
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
@@ -140,6 +141,11 @@ if "$CGTMA" -v -e cpu-clock -G "$A" -d 0.1 2>&1 >/dev/null | grep -q 'switch hoo
 then
 	run_case perfhook --switch-hook perf-event
 	check_exact perfhook
+	# Auto beside the perf-event hook, as without -T (CGTMA_PER_TASK_AUTO; auto takes the
+	# tracepoint alone with -T): sched_switch ends the slices inside a cgroup and must leave
+	# the switches between cgroups to the event until a fallback hands them over.
+	CGTMA_PER_TASK_AUTO=perf-event run_case autohook
+	check_exact autohook
 else
 	echo "perfhook: not run, the perf-event hook does not work here"
 fi

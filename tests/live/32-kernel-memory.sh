@@ -15,7 +15,10 @@
 #    M more in the last one.
 # The bounds are made for machines of many possible CPUs (the kernel matrix's rows with
 # maxcpus=240: 2 CPUs online, 240 possible); they hold on any. The figures are printed as
-# "kmem: ..." lines (make bench prints them).
+# "kmem: ..." lines (make bench prints them), and beside them cgtma's own CPU time per
+# interval in each run (the time its threads ran, /proc/PID/task/*/schedstat), "ucpu: ..."
+# lines: over the intervals between its second line and its last before the stop (at least
+# 3 s), so that the BPF load is left out.
 #   CGTMA_KMEM_EVENTS   events [62]
 . "$(dirname "$0")/lib.sh"
 
@@ -41,10 +44,13 @@ FIRST=$(cg_path c000) LAST=$(cg_path "$(printf 'c%03d' $((NR_CG - 1)))")
 # kmem: Percpu + SUnreclaim + VmallocUsed in kB.
 kmem() { awk '/^(Percpu|SUnreclaim|VmallocUsed):/ { s += $2 } END { print s }' /proc/meminfo; }
 
+# cpu_ms PID: the time the process's threads have run so far, in ms.
+cpu_ms() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s / 1000000 }'; }
+
 # measure NAME -G...: kernel memory cgtma adds tracking those cgroups (kB, in $added), with
-# exact counts.
+# exact counts; cgtma's CPU time per interval meanwhile (ms, in $ucpu).
 measure() {
-	local name=$1 out=$TMP/out-$1 before after got
+	local name=$1 out=$TMP/out-$1 before after got c0 l0 c1 l1
 	shift
 	: >"$out"
 	# What the last run freed is given back by deferred work (RCU, the percpu allocator).
@@ -54,10 +60,14 @@ measure() {
 	cgtma_pid=$!
 	on_exit "kill -9 $cgtma_pid"
 	wait_lines "$out" 2 60
+	c0=$(cpu_ms $cgtma_pid) l0=$(wc -l <"$out")
+	sleep 3
 	cg_run c000 "$WORKLOAD" getppid $N 20 || fail "the workload failed"
 	[ "$name" = all ] &&
 		{ cg_run "${LAST##*/}" "$WORKLOAD" getppid $M 20 || fail "the workload failed"; }
 	wait_lines "$out" $(($(wc -l <"$out") + 2)) 60
+	c1=$(cpu_ms $cgtma_pid) l1=$(wc -l <"$out")
+	ucpu=$(awk -v a="$c0" -v b="$c1" -v n=$((l1 - l0)) 'BEGIN { printf "%.2f ms per interval (%d intervals)", (b - a) / n, n }')
 	after=$(kmem)
 	kill -INT $cgtma_pid
 	wait $cgtma_pid || fail "$name: cgtma exited $?: $(cat "$TMP/err")"
@@ -75,14 +85,16 @@ for ((i = 0; i < NR_FEW; i++)); do few+=(-G "$(cg_path "$(printf 'c%03d' $i)")")
 measure all -G "/$CG_BASE/c*"
 first_kb=$added
 measure few "${few[@]}"
-few_kb=$added
+few_kb=$added few_ucpu=$ucpu
 measure all -G "/$CG_BASE/c*"
-all_kb=$added
+all_kb=$added all_ucpu=$ucpu
 slope=$(awk -v a="$all_kb" -v f="$few_kb" -v n=$((NR_CG - NR_FEW)) 'BEGIN { printf "%.1f", (a - f) / n }')
 cpus=$(cat /sys/devices/system/cpu/possible)
 echo "kmem: $NR_EV events, possible CPUs $cpus, Linux $(uname -r):" \
 	"$first_kb kB with $NR_CG cgroups (the first run); then $few_kb kB with $NR_FEW," \
 	"$all_kb kB with $NR_CG: $slope kB per tracked cgroup"
+echo "ucpu: $NR_EV events, possible CPUs $cpus, -I 300: cgtma's CPU $few_ucpu tracking" \
+	"$NR_FEW cgroups, $all_ucpu tracking $NR_CG"
 awk -v s="$slope" -v m=$MAX_SLOPE_KB 'BEGIN { exit !(s <= m) }' ||
 	fail "$slope kB more kernel memory per tracked cgroup, want at most $MAX_SLOPE_KB"
 ((first_kb <= MAX_TOTAL_MB * 1000)) ||

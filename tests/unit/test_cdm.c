@@ -480,6 +480,71 @@ out:
 }
 
 /*
+ * Not exact: from the first interval with a slice that began at a missed switch, a
+ * "missed-slices" series under the system's names, 0 from the run's start up to it and
+ * each interval's count after; none in a run that had no such interval (check_events: its
+ * JSON holds the two event series only). Four intervals of 500 ms; 3 missed slices in the
+ * second, 1 in the fourth.
+ */
+static void check_missed(void)
+{
+	static const char *const events[] = { "syscalls:sys_enter_getppid" };
+	static const __u64 missed[4] = { 0, 3, 0, 1 };
+	struct interval iv[4] = {};
+	struct output *o = NULL;
+	struct files f = {};
+	struct row r[8];
+	struct synth sy;
+	char *dir = make_dir();
+	long long start_ms;
+	long idx;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	start_ms = llround(sy.run.start_time * 1000);
+	for (int k = 0; k < 4; k++) {
+		struct scope *s = interval_add_scope(&iv[k], &sy.run, SCOPE_SYSTEM, NULL, -1);
+
+		iv[k].interval_s = 0.5;
+		iv[k].time = sy.run.start_time + 0.5 * (k + 1);
+		iv[k].missed_slices = missed[k];
+		if (s)
+			s->sum[0] = (struct cgtma_count){ 100, 10, 10 };
+		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+	}
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	/* Exact so far: no such series yet. */
+	CHECK_INT(emit(o, &sy.run, &iv[0]), 0);
+	CHECK(read_files(dir, &f), "exact files");
+	CHECK_INT(json_object_array_length(f.json), 1);
+	CHECK(find_idx(f.json, "missed-slices", "/", NULL) < 0, "a missed-slices series while exact");
+	files_free(&f);
+	for (int k = 1; k < 4; k++)
+		CHECK_INT(emit(o, &sy.run, &iv[k]), 0);
+	output_close(o);
+	CHECK(read_files(dir, &f), "not-exact files");
+	CHECK_INT(json_object_array_length(f.json), 2);
+	idx = find_idx(f.json, "missed-slices", "/", NULL);
+	CHECK(idx >= 0, "missed-slices series");
+	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
+	/* The whole run, without a gap: exact (0), 3, exact (0), 1. */
+	CHECK_INT(rows_of(&f, idx, r, 8), 4);
+	CHECK_INT(r[0].begin, start_ms);
+	for (int k = 0; k < 4; k++) {
+		CHECK_INT(r[k].end, llround(iv[k].time * 1000));
+		CHECK_NEAR(r[k].value, (double)missed[k], 0);
+	}
+	files_free(&f);
+out:
+	for (int k = 0; k < 4; k++)
+		interval_free(&iv[k]);
+	synth_close(&sy);
+	drop_dir(dir);
+}
+
+/*
  * A cgroup with no row in intervals where it did not run (found by a glob): its event
  * series gets those spans at 0 rate, before its next row and at the run's end; one gone
  * gets none after its last row. Five intervals of 500 ms: /g runs in 0 and 3, /x in 0 and
@@ -1003,6 +1068,7 @@ int main(void)
 	check_nodes();
 	check_metrics();
 	check_events();
+	check_missed();
 	check_idle_spans();
 	check_names();
 	check_thread_rename();

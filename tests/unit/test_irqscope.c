@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "cgtma.h"
+#include "bpf/cgtma.h"
 #include "irqscope.h"
 #include "report.h"
 #include "test.h"
