@@ -67,7 +67,7 @@ endif
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
-LIBS := -lbpf -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
+LIBS := -lbpf -ldw -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -30,7 +30,7 @@ arm64 | aarch64) arch=arm64 deb_arch=arm64 cross=aarch64 ;;
 *) echo "$0: architecture '$arch': expected x86 or arm64" >&2; exit 2 ;;
 esac
 
-build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 	libpfm4-dev libjson-c-dev libmicrohttpd-dev"
 # scdoc builds the man pages (docs/man/*.8.scd).
 build_pkgs="$build_pkgs scdoc"
@@ -66,7 +66,7 @@ vm_pkgs="$vm_pkgs qemu-system-arm qemu-user-static binfmt-support"
 cross_pkgs=""
 if [ "$arch" != "$host_arch" ]; then
 	cross_pkgs="gcc-$cross-linux-gnu"
-	for p in libbpf-dev libelf-dev zlib1g-dev libpfm4-dev libjson-c-dev libmicrohttpd-dev; do
+	for p in libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev libjson-c-dev libmicrohttpd-dev; do
 		cross_pkgs="$cross_pkgs $p:$deb_arch"
 	done
 fi

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "model.h"
 #include "options.h"
+#include "sampler.h"
 #include "session.h"
 #include "tasks.h"
 #include "version.h"
@@ -101,6 +102,13 @@ static void usage(FILE *f)
 "                          SCHED HRTIMER RCU, and hardirq; LIST picks some (default: all),\n"
 "                          e.g. --irq=NET_RX,NET_TX,hardirq; rows irq:NET_RX (off by\n"
 "                          default); a scope idle in an interval has no row (-v shows it)\n"
+"      --sample[=EVENTS]   sample call stacks in every tracked cgroup (user and kernel):\n"
+"                          without EVENTS, cpu-clock with the software model, cycles with a\n"
+"                          PMU; EVENT/period=N/ samples every N events instead of at -F;\n"
+"                          each cgroup's top functions follow its tree (see cgtma(8))\n"
+"  -F, --freq HZ           --sample: samples per second and CPU (default 99)\n"
+"      --folded FILE       --sample: the run's stacks, folded (SCOPE;outer;...;leaf COUNT),\n"
+"                          for flamegraph.pl, speedscope, inferno\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -165,6 +173,8 @@ enum {
 	OPT_MAX_TASKS,
 	OPT_PROMETHEUS_TASKS,
 	OPT_IRQ,
+	OPT_SAMPLE,
+	OPT_FOLDED,
 };
 
 static const struct option long_options[] = {
@@ -187,6 +197,9 @@ static const struct option long_options[] = {
 	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },
 	{ "prometheus-tasks", no_argument, NULL, OPT_PROMETHEUS_TASKS },
 	{ "irq", optional_argument, NULL, OPT_IRQ },
+	{ "sample", optional_argument, NULL, OPT_SAMPLE },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "json", no_argument, NULL, 'j' },
 	{ "csv", required_argument, NULL, 'x' },
 	{ "cdm", required_argument, NULL, OPT_CDM },
@@ -239,7 +252,7 @@ static int profile(int argc, char **argv)
 	}
 	o.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATjx:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (ret < 0)
 			goto usage_error;
@@ -311,6 +324,17 @@ static int profile(int argc, char **argv)
 			if (irq_scopes_parse(optarg, &o.irq_mask))
 				goto usage_error;
 			break;
+		case OPT_SAMPLE:
+			o.sample = true;
+			o.sample_events = optarg;
+			break;
+		case 'F':
+			if (opt_int("-F", optarg, 1, INT_MAX, " Hz", &o.sample_hz))
+				goto usage_error;
+			break;
+		case OPT_FOLDED:
+			o.folded = optarg;
+			break;
 		case 'j':
 			o.out.json = true;
 			log_set_json(true);
@@ -364,6 +388,16 @@ static int profile(int argc, char **argv)
 		       "--all-containers");
 		goto usage_error;
 	}
+	if ((o.sample_hz || o.folded) && !o.sample) {
+		pr_err("-F and --folded shape the samples: add --sample");
+		goto usage_error;
+	}
+	if (o.sample && !o.nr_cgroups && !o.all_cgroups && !o.all_containers) {
+		pr_err("--sample samples tracked cgroups: add -G, --all-cgroups or --all-containers");
+		goto usage_error;
+	}
+	if (!o.sample_hz)
+		o.sample_hz = SAMPLE_DEFAULT_HZ;
 	if (optind < argc)
 		o.command = argv + optind;
 

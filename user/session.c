@@ -27,6 +27,8 @@
 #include "report.h"
 #include "scale.h"
 #include "selection.h"
+#include "profile.h"
+#include "sampler.h"
 #include "session.h"
 #include "strbuf.h"
 #include "tasks.h"
@@ -62,6 +64,16 @@ struct session {
 	bool output_failed;		/* some interval could not be written: exit 1 */
 	bool stdout_closed;		/* standard output's reader went away */
 	bool stop;			/* end after this interval */
+
+	/*
+	 * --sample: the sampler, and the samples of the run and of the interval in progress.
+	 * profile is the run's, whole at the end: what --folded writes (and --pprof, --record).
+	 */
+	struct sample_events sample_ev;
+	struct sampler *smp;
+	struct profile profile;
+	struct profile iv_profile;
+	FILE *folded;
 };
 
 
@@ -170,6 +182,40 @@ static const char *tracked_path(__u64 id, void *ctx)
 	const struct tracked *tr = tracked_of(ctx, id);
 
 	return tr ? tr->path : NULL;
+}
+
+/* A tracked cgroup's scope in a profile, named as the terminal names it. */
+static int sample_scope(__u64 id, struct profile *p, void *ctx)
+{
+	const struct tracked *tr = tracked_of(ctx, id);
+	struct scope sc = { .kind = SCOPE_CGROUP, .cpu = -1 };
+	char name[1024];
+
+	if (!tr)
+		return -1;
+	sc.cgroup = tr->path;
+	sc.names = tr->names;
+	scope_label(&sc, false, name, sizeof(name));
+	return profile_scope(p, name, tr->path, tr->names.container, tr->names.pod);
+}
+
+/* --sample: the interval's samples, into its profile and the run's. */
+static int read_samples(struct session *s, struct interval *iv)
+{
+	struct profile *ps[] = { &s->iv_profile, &s->profile };
+	int err;
+
+	if (!s->smp)
+		return 0;
+	profile_release(&s->iv_profile);
+	err = sampler__read(s->smp, ps, 2, sample_scope, s);
+	if (err) {
+		pr_err("--sample: cannot read the samples: %s", strerror(-err));
+		return err;
+	}
+	s->iv_profile.duration_ns = (uint64_t)(iv->interval_s * 1e9);
+	iv->profile = &s->iv_profile;
+	return 0;
 }
 
 static int forget_task(const struct cgtma_task_key *key, void *ctx)
@@ -528,6 +574,8 @@ static int do_interval(struct session *s)
 				s->read_prev[c] = 0;
 	}
 	err = read_counts(s);
+	if (!err)
+		err = read_samples(s, &iv);
 	if (err)
 		return err;
 	if (collector__missed_slices(s->col, &iv.missed_slices) == 0) {
@@ -568,9 +616,43 @@ static void emit_summary(struct session *s)
 	iv.interval_s = counted_span(s, s->read_first, s->read_prev,
 				     s->last_mono - s->run_start_mono);
 	iv.missed_slices = s->missed_prev - s->missed_first;
+	if (s->smp) {
+		s->profile.start_ns = (uint64_t)(s->run.start_time * 1e9);
+		s->profile.duration_ns = (uint64_t)((s->last_mono - s->run_start_mono) * 1e9);
+		iv.profile = &s->profile;
+	}
 	if (build_interval(s, &iv, true) == 0)
 		emit(s, &iv);
 	interval_free(&iv);
+}
+
+/*
+ * --sample without a list: cpu-clock with the software model, where nothing else samples;
+ * else cycles (the models name no per-node sample events yet).
+ */
+static const char *sample_default(const struct measurement *m)
+{
+	return m->model && !strcmp(model__name(m->model), "sw") ? "cpu-clock" : "cycles";
+}
+
+/*
+ * --folded: the run's samples of the first sample event (the format has no place to say
+ * which event a line counts).
+ */
+static int write_folded(struct session *s)
+{
+	int err = 0;
+
+	if (s->profile.nr_types)
+		err = profile_write_folded(&s->profile, 0, s->folded);
+	if (fflush(s->folded) && !err)
+		err = -errno;
+	if (fclose(s->folded) && !err)
+		err = -errno;
+	s->folded = NULL;
+	if (err)
+		pr_err("--folded: cannot write '%s': %s", s->o->folded, strerror(-err));
+	return err;
 }
 
 /* Once per run: the events that were never on a counter, by name (a copy once). */
@@ -738,7 +820,13 @@ static void session_release(struct session *s)
 {
 	for (int i = 0; i < s->nr_outputs; i++)
 		output_close(s->outputs[i]);
+	sampler__destroy(s->smp);
 	collector__destroy(s->col);
+	sample_events_release(&s->sample_ev);
+	profile_release(&s->profile);
+	profile_release(&s->iv_profile);
+	if (s->folded)
+		fclose(s->folded);
 	free(s->cpus);
 	tracker_release(&s->tk);
 	tasks_release(&s->tasks);
@@ -789,7 +877,7 @@ int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT };
 	struct collector_opts co = {};
-	struct strbuf lost = STRBUF_INIT;
+	struct strbuf lost = STRBUF_INIT, sample_names = STRBUF_INIT;
 	sigset_t block, old;
 	struct utsname uts;
 	struct cpu_id id = {};
@@ -824,6 +912,9 @@ int session_run(const struct session_opts *o)
 	ret = measurement_setup(&o->measure, &s.m);
 	if (!ret && o->cpus)
 		ret = select_cpus(o->cpus, &s.cpus);
+	if (!ret && o->sample)
+		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
+					  &s.sample_ev);
 	if (!ret)
 		ret = selection_setup(&s.sel, o, &co.new_cgroup_levels, &co.max_level);
 	if (ret) {
@@ -849,6 +940,15 @@ int session_run(const struct session_opts *o)
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
 	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
+	if (!ret && o->folded) {
+		s.folded = fopen(o->folded, "we");
+		if (!s.folded) {
+			ret = -errno;
+			pr_err("--folded: cannot write '%s': %s", o->folded, strerror(-ret));
+			ret = EXIT_FAILURE;
+			goto cleanup;
+		}
+	}
 	if (ret) {
 		/* -EINVAL: an output's argument is malformed, e.g. --prometheus [ADDR:]PORT. */
 		ret = exit_status(ret);
@@ -860,6 +960,19 @@ int session_run(const struct session_opts *o)
 	ret = EXIT_FAILURE;
 	if (collector__open(&co, &s.col))
 		goto cleanup;
+	if (o->sample) {
+		struct sampler_opts so = {
+			.events = &s.sample_ev,
+			.tracked_fd = collector__tracked_fd(s.col),
+			.max_level = co.max_level,
+			.tracked_levels = co.tracked_levels,
+			.cpus = s.cpus,
+			.verbose = o->verbose,
+		};
+
+		if (sampler__open(&so, &s.smp))
+			goto cleanup;
+	}
 	s.nr_cpus = collector__nr_cpus(s.col);
 	s.stride = o->per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
@@ -895,6 +1008,11 @@ int session_run(const struct session_opts *o)
 	s.run.kernel = uname(&uts) == 0 ? uts.release : "";
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
+	if (o->sample) {
+		for (int e = 0; e < s.sample_ev.nr; e++)
+			strbuf_addf(&sample_names, "%s%s", e ? ";" : "", s.sample_ev.names[e]);
+		s.run.sample_events = sample_names.buf;
+	}
 
 	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
@@ -909,6 +1027,8 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
+	if (s.folded && write_folded(&s))
+		s.output_failed = true;
 	report_never_ran(&s);
 	selection_unmatched(&s.sel);
 	report_bpf_stats(&s);
@@ -933,6 +1053,7 @@ int session_run(const struct session_opts *o)
 	}
 cleanup:
 	strbuf_release(&lost);
+	strbuf_release(&sample_names);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
 	{
