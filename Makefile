@@ -199,6 +199,9 @@ STATIC_OBJS := $(patsubst user/%.c,$(STATIC)/user/%.o,user/cgtma.c $(USER_SRCS))
 
 static: $(OUTPUT)/cgtma-static
 
+# libdw.a reads compressed debug sections: its decompressors, which the shared libdw brings.
+STATIC_LIBS := -lbz2 -llzma
+
 $(STATIC)/user:
 	$(Q)mkdir -p $@
 
@@ -213,7 +216,7 @@ $(STATIC)/user/%.o: user/%.c | $(STATIC)/user $(GENERATED_HDRS) $(STATIC_MHD)
 $(OUTPUT)/cgtma-static: $(STATIC_OBJS) $(STATIC_MHD)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $(STATIC_OBJS) $(STATIC_MHD) \
-		$(filter-out -lmicrohttpd,$(LIBS)) -o $@
+		$(filter-out -lmicrohttpd,$(LIBS)) $(STATIC_LIBS) -o $@
 
 # --- tests -------------------------------------------------------------------------------
 

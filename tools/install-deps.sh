@@ -37,8 +37,9 @@ build_pkgs="$build_pkgs scdoc"
 # make static links Debian's own static archives (libbpf.a, libelf.a, libz.a, libpfm.a,
 # libjson-c.a and glibc's libc.a come with the build packages) and builds libmicrohttpd from
 # Debian's source package without TLS (tools/build-static-mhd.sh): dpkg-source unpacks it,
-# xz its tarballs; `file` tells the tests the binary is static.
-static_pkgs="dpkg-dev xz-utils file"
+# xz its tarballs; `file` tells the tests the binary is static; libdw.a (libdw-dev) needs the
+# static bzip2 and xz decompressors.
+static_pkgs="dpkg-dev xz-utils file libbz2-dev liblzma-dev"
 # jq reads JSON in the shell tests; linux-perf gives `perf bench` and the perf comparison;
 # prometheus is the real scraper of the exporter test; chromium renders the HTML report;
 # iproute2, procps, util-linux and curl are what the tests drive workloads with; iperf3 is the
