@@ -338,6 +338,7 @@ bench: test-deps
 	$(Q)tests/bench/run-bench.sh $(OUTPUT)
 	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
 	$(Q)tests/bench/kmem.sh $(OUTPUT)
+	$(Q)tests/bench/sample-cost.sh $(OUTPUT)
 
 # --- release tarball -----------------------------------------------------------------------
 

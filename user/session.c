@@ -627,12 +627,12 @@ static void emit_summary(struct session *s)
 }
 
 /*
- * --sample without a list: cpu-clock with the software model, where nothing else samples;
- * else cycles (the models name no per-node sample events yet).
+ * --sample without a list: cycles with a hardware model (the models name no per-node sample
+ * events yet); cpu-clock with the software model and with -e, which need no PMU.
  */
 static const char *sample_default(const struct measurement *m)
 {
-	return m->model && !strcmp(model__name(m->model), "sw") ? "cpu-clock" : "cycles";
+	return m->model && strcmp(model__name(m->model), "sw") ? "cycles" : "cpu-clock";
 }
 
 /*
