@@ -84,8 +84,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/%,$(HELPER_SRCS))
-# The workload once more, static, for container root filesystems with nothing to link against.
-HELPER_BINS += $(OUTPUT)/tests/workload-static
+# The workload and spinfn once more, static, for container root filesystems with nothing to
+# link against.
+HELPER_BINS += $(OUTPUT)/tests/workload-static $(OUTPUT)/tests/spinfn-static
 
 # The same unit tests, once more under AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN := $(OUTPUT)/san
@@ -245,7 +246,7 @@ $(OUTPUT)/tests/hookfloor: tests/bench/hookfloor.c $(OUTPUT)/tests/hookfloor.ske
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/tests $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
-$(OUTPUT)/tests/workload-static: tests/helpers/workload.c | $(OUTPUT)/tests
+$(OUTPUT)/tests/%-static: tests/helpers/%.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
 

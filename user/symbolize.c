@@ -50,6 +50,9 @@ struct proc {
 	struct jit_sym *jit;
 	int nr_jit, cap_jit;
 	bool gone;			/* found gone at the last symbolizer_after_read() */
+	bool reread;			/* its maps were read again since then: an address
+					 * outside them (a stack walked without frame
+					 * pointers gives many) is not worth another read */
 };
 
 struct ksym {
@@ -407,6 +410,7 @@ void symbolizer_after_read(struct symbolizer *s)
 		struct proc *p = &s->procs[i];
 		bool alive = kill(p->pid, 0) == 0 || errno == EPERM;
 
+		p->reread = false;
 		if (alive || !p->gone) {
 			p->gone = !alive;
 			i++;
@@ -474,8 +478,11 @@ static int user_locked(struct symbolizer *s, struct profile *prof, int pid, uint
 	/* Not noted (its first sample's note was lost), or mapped since: read it now. */
 	if (!p && note_locked(s, pid) == 0)
 		p = find_proc(s, pid);
-	if (p && !(v = find_vma(p, ip)) && !p->gone && read_maps(s, p) == 0)
-		v = find_vma(p, ip);
+	if (p && !(v = find_vma(p, ip)) && !p->gone && !p->reread) {
+		p->reread = true;
+		if (read_maps(s, p) == 0)
+			v = find_vma(p, ip);
+	}
 	if (p && (!v || !v->path) && (j = find_jit(p, ip)))
 		return profile_location(prof, &(struct profile_location){
 			.addr = ip,
