@@ -19,21 +19,25 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The clock is read every 2^20 turns: nearly every sample lands in the loop itself. */
-#define SPIN(name)							\
+/*
+ * The clock is read every 2^20 turns: nearly every sample lands in the loop itself. Each
+ * function adds its own constant: identical bodies would be folded into one by gcc's
+ * identical code folding (-fipa-icf, on at -O2), and the three names would be one address.
+ */
+#define SPIN(name, k)							\
 	__attribute__((noinline)) static void spin_##name(double end)	\
 	{								\
 		volatile unsigned long x = 0;				\
 									\
 		do {							\
 			for (int i = 0; i < (1 << 20); i++)		\
-				x += i;					\
+				x += i ^ (k);				\
 		} while (now() < end);					\
 	}
 
-SPIN(alpha)
-SPIN(beta)
-SPIN(gamma)
+SPIN(alpha, 0x11)
+SPIN(beta, 0x22)
+SPIN(gamma, 0x33)
 
 int main(int argc, char **argv)
 {
