@@ -246,6 +246,9 @@ $(OUTPUT)/tests/hookfloor: tests/bench/hookfloor.c $(OUTPUT)/tests/hookfloor.ske
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/tests $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
+# The sampling tests' spinner keeps its frame pointers: the kernel walks user stacks by them.
+$(OUTPUT)/tests/spinfn $(OUTPUT)/tests/spinfn-static: CFLAGS += -fno-omit-frame-pointer
+
 $(OUTPUT)/tests/%-static: tests/helpers/%.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
