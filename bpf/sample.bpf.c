@@ -56,11 +56,21 @@ struct {
 	__type(value, __u64);
 } counts0 SEC(".maps"), counts1 SEC(".maps");
 
-/* Processes already announced; an LRU forgets the old ones, which are then announced again. */
+/*
+ * Address spaces already announced, by process and mm: an exec keeps the pid and changes
+ * the map (a test's cgexec, a shell's exec), and is announced again. An LRU forgets the old
+ * ones, which are then announced again.
+ */
+struct seen_key {
+	__u64 mm;
+	__u32 pid;
+	__u32 pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
-	__type(key, __u32);
+	__type(key, struct seen_key);
 	__type(value, __u8);
 } seen_pids SEC(".maps");
 
@@ -141,14 +151,17 @@ static __always_inline void count(void *ctx, void *stacks, void *counts, struct 
 static __always_inline int on_sample(void *ctx, __u32 event)
 {
 	struct sample_key key = { .event = event };
+	struct seen_key seen = {};
 	__u8 yes = 1;
 
 	key.cgroup = tracked_cgroup();
 	if (!key.cgroup)
 		return 0;
 	key.pid = bpf_get_current_pid_tgid() >> 32;
-	if (key.pid && !bpf_map_lookup_elem(&seen_pids, &key.pid)) {
-		bpf_map_update_elem(&seen_pids, &key.pid, &yes, BPF_ANY);
+	seen.pid = key.pid;
+	seen.mm = (__u64)BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	if (key.pid && seen.mm && !bpf_map_lookup_elem(&seen_pids, &seen)) {
+		bpf_map_update_elem(&seen_pids, &seen, &yes, BPF_ANY);
 		bpf_ringbuf_output(&new_pids, &key.pid, sizeof(key.pid), 0);
 	}
 	if (*(volatile __u32 *)&half & 1)

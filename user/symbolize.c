@@ -374,8 +374,10 @@ static int note_locked(struct symbolizer *s, int pid)
 	struct proc *p;
 	int err;
 
-	if (find_proc(s, pid))
-		return 0;
+	p = find_proc(s, pid);
+	/* Known: announced again after an exec. Gone already: its last map is kept. */
+	if (p)
+		return read_maps(s, p) == -ENOMEM ? -ENOMEM : 0;
 	if (ALLOC_GROW(s->procs, s->nr_procs + 1, s->cap_procs))
 		return -ENOMEM;
 	p = &s->procs[s->nr_procs];

@@ -32,8 +32,9 @@ int symbolizer_new(struct symbolizer **sp);
 void symbolizer_free(struct symbolizer *s);
 
 /*
- * Reads pid's memory map and opens its files now, unless that was done: 0; -ESRCH when it is
- * gone; -ENOMEM. A map already read is read again when an address is not in it.
+ * Reads pid's memory map and opens its files now (again, for a pid known: after an exec):
+ * 0; -ESRCH when it is gone and was not known (a known one keeps its last map); -ENOMEM. A
+ * map is also read again when an address is not in it, once per interval.
  */
 int symbolizer_note_pid(struct symbolizer *s, int pid);
 

@@ -1,10 +1,10 @@
 #!/bin/bash
 # --sample: call stacks per tracked cgroup, attributed exactly. Three cgroups spin at once in
 # three different functions of one binary (tests/helpers/spinfn); each cgroup's samples must
-# be at least 90 % in its own function and never in another's, and its sample count must be
-# its CPU time (cpu.stat) times the frequency within 20 % (999 Hz: enough samples for that
-# tolerance in 3 s on a busy machine). An untracked cgroup spinning beside
-# them has no samples (the BPF program drops them). A process that exits 2 s before the
+# be at least 90 % in its own function (of those once main() runs) and never in another's,
+# and its sample count must be its CPU time (cpu.stat) times the frequency within 20 % (999
+# Hz: enough samples for that tolerance in 3 s on a busy machine). An untracked cgroup
+# spinning beside them has no samples (the BPF program drops them). A process that exits 2 s before the
 # interval ends (E) still resolves (its maps were read at its first sample). --folded writes what
 # flamegraph.pl reads; the terminal shows each cgroup's top functions.
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +19,7 @@ cg_make C
 cg_make E
 cg_make U
 
+rate0=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 : >"$TMP/out"
 "$CGTMA" -G "$(cg_path A)" -G "$(cg_path B)" -G "$(cg_path C)" -G "$(cg_path E)" \
 	-e cpu-clock --sample -F $HZ --folded "$TMP/folded" -I 2500 -j >"$TMP/out" 2>"$TMP/err" &
@@ -39,6 +40,10 @@ wait_lines "$TMP/out" 3
 cgtma_stop
 
 [ -s "$TMP/folded" ] || fail "--folded wrote nothing"
+# The kernel lowers perf_event_max_sample_rate when sample interrupts take too long (an
+# emulator's guest) and then throttles the events: fewer samples than asked, by design.
+rate1=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+throttled=$([ "$rate1" -lt "$rate0" ] && echo "$rate0 -> $rate1")
 # samples SCOPE [FN]: the samples of a cgroup in the folded file, those whose stack has FN
 # (the spinning function is the user leaf; the kernel's frames of an interrupt or a fault
 # may be above it).
@@ -53,14 +58,19 @@ check() {
 	local rel=$1 fn=$2 others=$3 count=${4:-count} scope all own cpu_us want
 	scope=$(cg_path "$rel")
 	all=$(samples "$scope")
+	# The share is of the samples once main() runs: before it, exec and the dynamic loader
+	# (page faults, relocations) run no function of the program, and under an emulator (the
+	# kernel matrix's TCG guests) they take a tenth of a spinner's life.
+	in_main=$(samples "$scope" main)
 	own=$(samples "$scope" "spin_$fn")
 	[ "$all" -gt 0 ] || fail "$rel: no samples ($(head -3 "$TMP/folded"))"
-	[ $((own * 100)) -ge $((all * 90)) ] ||
-		fail "$rel: $own of $all samples in spin_$fn, want >= 90 %: $(grep "^$scope;" "$TMP/folded" | sort -k2 -n | tail -3)"
+	[ $((own * 100)) -ge $((in_main * 90)) ] && [ $((in_main * 100)) -ge $((all * 50)) ] ||
+		fail "$rel: $own of $in_main samples in main() ($all in all) in spin_$fn, want >= 90 %: $(grep "^$scope;" "$TMP/folded" | sort -k2 -n | tail -3)"
 	for o in $others; do
 		[ "$(samples "$scope" "spin_$o")" = 0 ] || fail "$rel: samples in spin_$o (another cgroup's)"
 	done
-	[ "$count" = count ] || { echo "$rel: $all samples ($own in spin_$fn)"; return; }
+	[ "$count" = count ] && [ -z "$throttled" ] ||
+		{ echo "$rel: $all samples ($own in spin_$fn)${throttled:+; count not checked: the kernel throttled sampling (perf_event_max_sample_rate $throttled)}"; return; }
 	cpu_us=$(( $(eval echo "\$u1_$rel") - $(eval echo "\$u0_$rel") ))
 	want=$((cpu_us * HZ / 1000000))
 	[ $((all * 100)) -ge $((want * 80)) ] && [ $((all * 100)) -le $((want * 120)) ] ||

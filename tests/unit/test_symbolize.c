@@ -89,7 +89,8 @@ int main(void)
 	waitpid(child, &status, 0);
 	CHECK_STR(name_of(&p, symbolizer_user(s, &p, child, ip)), "symbolize_me");
 	/* Never noted and gone: no mapping, named by its address. */
-	CHECK_INT(symbolizer_note_pid(s, child), 0);	/* still known: nothing read */
+	CHECK_INT(symbolizer_note_pid(s, child), 0);	/* known: its last map kept */
+	CHECK_STR(name_of(&p, symbolizer_user(s, &p, child, ip)), "symbolize_me");
 	symbolizer_after_read(s);
 	symbolizer_after_read(s);			/* gone twice: forgotten */
 	CHECK(strncmp(name_of(&p, symbolizer_user(s, &p, child, ip)), "[unknown]+0x", 12) == 0,
