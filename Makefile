@@ -67,7 +67,7 @@ endif
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) -I$(OUTPUT) -I. -Iuser -MMD -MP
-LIBS := -lbpf -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
+LIBS := -lbpf -ldw -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -84,8 +84,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/%,$(HELPER_SRCS))
-# The workload once more, static, for container root filesystems with nothing to link against.
-HELPER_BINS += $(OUTPUT)/tests/workload-static
+# The workload and spinfn once more, static, for container root filesystems with nothing to
+# link against.
+HELPER_BINS += $(OUTPUT)/tests/workload-static $(OUTPUT)/tests/spinfn-static
 
 # The same unit tests, once more under AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN := $(OUTPUT)/san
@@ -201,6 +202,9 @@ STATIC_OBJS := $(patsubst user/%.c,$(STATIC)/user/%.o,user/cgtma.c $(USER_SRCS))
 
 static: $(OUTPUT)/cgtma-static
 
+# libdw.a reads compressed debug sections: its decompressors, which the shared libdw brings.
+STATIC_LIBS := -lbz2 -llzma
+
 $(STATIC)/user:
 	$(Q)mkdir -p $@
 
@@ -215,7 +219,7 @@ $(STATIC)/user/%.o: user/%.c | $(STATIC)/user $(GENERATED_HDRS) $(STATIC_MHD)
 $(OUTPUT)/cgtma-static: $(STATIC_OBJS) $(STATIC_MHD)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $(STATIC_OBJS) $(STATIC_MHD) \
-		$(filter-out -lmicrohttpd,$(LIBS)) -o $@
+		$(filter-out -lmicrohttpd,$(LIBS)) $(STATIC_LIBS) -o $@
 
 # --- tests -------------------------------------------------------------------------------
 
@@ -244,7 +248,10 @@ $(OUTPUT)/tests/hookfloor: tests/bench/hookfloor.c $(OUTPUT)/tests/hookfloor.ske
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/tests $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
 
-$(OUTPUT)/tests/workload-static: tests/helpers/workload.c | $(OUTPUT)/tests
+# The sampling tests' spinner keeps its frame pointers: the kernel walks user stacks by them.
+$(OUTPUT)/tests/spinfn $(OUTPUT)/tests/spinfn-static: CFLAGS += -fno-omit-frame-pointer
+
+$(OUTPUT)/tests/%-static: tests/helpers/%.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
 
@@ -340,6 +347,7 @@ bench: test-deps
 	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
 	$(Q)tests/bench/read-cost.sh $(OUTPUT)
 	$(Q)tests/bench/kmem.sh $(OUTPUT)
+	$(Q)tests/bench/sample-cost.sh $(OUTPUT)
 
 # --- release tarball -----------------------------------------------------------------------
 

@@ -22,10 +22,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "cgtma.h"
-
-/* Parent steps the hook takes from a task's cgroup: tasks deeper than this below the
- * shallowest tracked level are not attributed to it. */
-#define CGTMA_WALK_MAX 32
+#include "walk.h"
 
 /* Interrupts nested on one CPU that the context stack holds (deeper ones are not carved out). */
 #define CGTMA_IRQ_DEPTH 8

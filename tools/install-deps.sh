@@ -30,15 +30,16 @@ arm64 | aarch64) arch=arm64 deb_arch=arm64 cross=aarch64 ;;
 *) echo "$0: architecture '$arch': expected x86 or arm64" >&2; exit 2 ;;
 esac
 
-build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 	libpfm4-dev libjson-c-dev libmicrohttpd-dev"
 # scdoc builds the man pages (docs/man/*.8.scd).
 build_pkgs="$build_pkgs scdoc"
 # make static links Debian's own static archives (libbpf.a, libelf.a, libz.a, libpfm.a,
 # libjson-c.a and glibc's libc.a come with the build packages) and builds libmicrohttpd from
 # Debian's source package without TLS (tools/build-static-mhd.sh): dpkg-source unpacks it,
-# xz its tarballs; `file` tells the tests the binary is static.
-static_pkgs="dpkg-dev xz-utils file"
+# xz its tarballs; `file` tells the tests the binary is static; libdw.a (libdw-dev) needs the
+# static bzip2 and xz decompressors.
+static_pkgs="dpkg-dev xz-utils file libbz2-dev liblzma-dev"
 # jq reads JSON in the shell tests; linux-perf gives `perf bench` and the perf comparison;
 # prometheus is the real scraper of the exporter test; chromium renders the HTML report;
 # iproute2, procps, util-linux and curl are what the tests drive workloads with; iperf3 is the
@@ -68,7 +69,7 @@ vm_pkgs="$vm_pkgs qemu-system-arm qemu-user-static binfmt-support"
 cross_pkgs=""
 if [ "$arch" != "$host_arch" ]; then
 	cross_pkgs="gcc-$cross-linux-gnu"
-	for p in libbpf-dev libelf-dev zlib1g-dev libpfm4-dev libjson-c-dev libmicrohttpd-dev; do
+	for p in libbpf-dev libelf-dev libdw-dev zlib1g-dev libpfm4-dev libjson-c-dev libmicrohttpd-dev; do
 		cross_pkgs="$cross_pkgs $p:$deb_arch"
 	done
 fi

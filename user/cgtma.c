@@ -18,6 +18,7 @@
 #include "log.h"
 #include "model.h"
 #include "options.h"
+#include "sampler.h"
 #include "session.h"
 #include "tasks.h"
 #include "version.h"
@@ -103,6 +104,16 @@ static void usage(FILE *f)
 "                          SCHED HRTIMER RCU, and hardirq; LIST picks some (default: all),\n"
 "                          e.g. --irq=NET_RX,NET_TX,hardirq; rows irq:NET_RX (off by\n"
 "                          default); a scope idle in an interval has no row (-v shows it)\n"
+"      --sample[=EVENTS]   sample call stacks in every tracked cgroup (user and kernel):\n"
+"                          without EVENTS, cpu-clock with the software model and with -e,\n"
+"                          cycles with a PMU's model; EVENT/period=N/ samples every N\n"
+"                          events instead of at -F; each cgroup's top functions follow\n"
+"                          its rows (see cgtma(8))\n"
+"  -F, --freq HZ           --sample: samples per second and CPU (default 99)\n"
+"      --folded FILE       --sample: the run's stacks, folded (SCOPE;outer;...;leaf COUNT),\n"
+"                          for flamegraph.pl, speedscope, inferno\n"
+"      --pprof FILE        --sample: the run's stacks as a gzipped pprof profile, every\n"
+"                          event, samples labelled by cgroup (go tool pprof, Pyroscope)\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -167,6 +178,9 @@ enum {
 	OPT_MAX_TASKS,
 	OPT_PROMETHEUS_TASKS,
 	OPT_IRQ,
+	OPT_SAMPLE,
+	OPT_FOLDED,
+	OPT_PPROF,
 };
 
 static const struct option long_options[] = {
@@ -189,6 +203,10 @@ static const struct option long_options[] = {
 	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },
 	{ "prometheus-tasks", no_argument, NULL, OPT_PROMETHEUS_TASKS },
 	{ "irq", optional_argument, NULL, OPT_IRQ },
+	{ "sample", optional_argument, NULL, OPT_SAMPLE },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "json", no_argument, NULL, 'j' },
 	{ "csv", required_argument, NULL, 'x' },
 	{ "cdm", required_argument, NULL, OPT_CDM },
@@ -241,7 +259,7 @@ static int profile(int argc, char **argv)
 	}
 	o.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATjx:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (ret < 0)
 			goto usage_error;
@@ -313,6 +331,20 @@ static int profile(int argc, char **argv)
 			if (irq_scopes_parse(optarg, &o.irq_mask))
 				goto usage_error;
 			break;
+		case OPT_SAMPLE:
+			o.sample = true;
+			o.sample_events = optarg;
+			break;
+		case 'F':
+			if (opt_int("-F", optarg, 1, INT_MAX, " Hz", &o.sample_hz))
+				goto usage_error;
+			break;
+		case OPT_FOLDED:
+			o.folded = optarg;
+			break;
+		case OPT_PPROF:
+			o.pprof = optarg;
+			break;
 		case 'j':
 			o.out.json = true;
 			log_set_json(true);
@@ -367,6 +399,16 @@ static int profile(int argc, char **argv)
 		       "--all-containers");
 		goto usage_error;
 	}
+	if ((o.sample_hz || o.folded || o.pprof) && !o.sample) {
+		pr_err("-F, --folded and --pprof shape the samples: add --sample");
+		goto usage_error;
+	}
+	if (o.sample && !selection_opts_any(&o.select)) {
+		pr_err("--sample samples tracked cgroups: add -G, --all-cgroups or --all-containers");
+		goto usage_error;
+	}
+	if (!o.sample_hz)
+		o.sample_hz = SAMPLE_DEFAULT_HZ;
 	if (optind < argc)
 		o.command = argv + optind;
 

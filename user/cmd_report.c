@@ -12,13 +12,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "atomicfile.h"
 #include "commands.h"
 #include "exitstatus.h"
 #include "log.h"
 #include "options.h"
 #include "output.h"
-#include "pprof.h"
+#include "stackfiles.h"
 #include "record.h"
 #include "report.h"
 
@@ -374,27 +373,6 @@ static int replay_all(struct replay *rp)
 	return ret;
 }
 
-/* Whether --folded's and --pprof's files can be written, before the record is read. */
-static int check_files(const struct report_args *a)
-{
-	const char *paths[] = { a->folded, a->pprof };
-
-	for (int i = 0; i < 2; i++) {
-		int err = paths[i] ? atomic_check(paths[i]) : 0;
-
-		if (err) {
-			pr_err("cannot write '%s': %s", paths[i], strerror(-err));
-			return err == -EINVAL ? -EIO : err;
-		}
-	}
-	return 0;
-}
-
-static int write_folded(FILE *f, void *arg)
-{
-	return profile_write_folded(arg, 0, f);
-}
-
 /* --folded and --pprof, from the samples read (all of them, or those before damage). */
 static int write_samples(const struct replay *rp, const struct report_args *a)
 {
@@ -411,15 +389,7 @@ static int write_samples(const struct replay *rp, const struct report_args *a)
 		       a->folded ? "--folded" : "--pprof");
 		return -ENODATA;
 	}
-	if (a->folded)
-		err = atomic_write_file(a->folded, write_folded, (void *)p);
-	if (err)
-		pr_err("cannot write '%s': %s", a->folded, strerror(-err));
-	if (!err && a->pprof) {
-		err = pprof_write_file(p, a->pprof);
-		if (err)
-			pr_err("cannot write '%s': %s", a->pprof, strerror(-err));
-	}
+	err = stackfiles_write(p, a->folded, a->pprof);
 	return not_usage(err);
 }
 
@@ -437,7 +407,7 @@ static int report(int argc, char **argv)
 		return exit_status(err);
 	}
 	rp.file = a.file;
-	if (check_files(&a))
+	if (stackfiles_check(a.folded, a.pprof))
 		return EXIT_FAILURE;
 	err = record_reader__open(a.file, &rp.reader, &e);
 	if (err == -EBADMSG) {

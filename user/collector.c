@@ -922,6 +922,11 @@ int collector__nr_cpus(const struct collector *c)
 	return c->nr_cpus;
 }
 
+int collector__tracked_fd(const struct collector *c)
+{
+	return bpf_map__fd(c->skel->maps.cgroup_counts);
+}
+
 int collector__cgroup_rows(const struct collector *c)
 {
 	return c->cg_rows;

@@ -81,6 +81,12 @@ void collector__destroy(struct collector *c);
 /* Possible CPUs: the per-CPU arrays below have this many entries of nr_events counts. */
 int collector__nr_cpus(const struct collector *c);
 
+/*
+ * The map whose keys are the tracked cgroups (v2 ids), for another BPF object to share
+ * (bpf_map__reuse_fd()): the sampler reads whether a key is there, nothing else.
+ */
+int collector__tracked_fd(const struct collector *c);
+
 /* Rows of counts a cgroup's read gives: nr_cpus with per_cpu_cgroups, else 1 (the sum). */
 int collector__cgroup_rows(const struct collector *c);
 /* Whether cpu is counted: online, and selected by -C. */

@@ -24,7 +24,8 @@
  *   " <" when the node is below its threshold (printed only with -v, as toplev does);
  * - Description: toplev's default: only on the bottleneck's row when none of its children
  *   is printed, the first sentence, and only the first time in the run;
- * - Sample: empty (cgtma does not sample); Stddev: "0.0" (one measurement, toplev's value
+ * - Sample: with --sample, the events sampled (every node's, "cpu-clock;cycles": the models
+ *   name no per-node sample events yet); else empty; Stddev: "0.0" (one measurement, toplev's value
  *   without -r);
  * - Multiplex: the percentage of time the node's least-counted input event ran, rounded to
  *   two decimals as perf reports it to toplev, printed as Python prints that float ("100.0",
@@ -358,7 +359,7 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 	const struct plan *p = run->plan;
 	char value[64], unit[160], desc[1024], mux[32];
 
-	f[F_SAMPLE] = "";
+	f[F_SAMPLE] = run->sample_events ? run->sample_events : "";
 	f[F_STDDEV] = "0.0";
 	if (!p) {
 		for (int i = 0; i < run->nr_events; i++) {

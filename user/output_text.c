@@ -8,12 +8,14 @@
  * event): TEXT_TOP_TASKS of them, all with -v.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "output.h"
+#include "profile.h"
 
 #define LABEL_MAX 40
 #define TEXT_TOP_TASKS 5
@@ -322,6 +324,37 @@ static int row_order(const struct run *run, const struct interval *iv, int *orde
 	return nr;
 }
 
+/* Functions shown per cgroup under its tree with --sample. */
+#define TOP_FUNCTIONS 5
+
+/*
+ * --sample: a tracked cgroup's busiest functions (leaf frames) with their share of its
+ * samples, per sampled event.
+ */
+static void print_top_functions(FILE *f, const struct interval *iv, const struct scope *s)
+{
+	const struct profile *p = iv->profile;
+	char label[1024];
+	int sc;
+
+	if (!p || s->kind != SCOPE_CGROUP || s->cpu >= 0 ||
+	    (sc = profile_scope_find(p, scope_label(s, false, label, sizeof(label)))) < 0)
+		return;
+	for (int t = 0; t < p->nr_types; t++) {
+		struct profile_top *top;
+		uint64_t total;
+		int n = profile_top_functions(p, sc, t, &top, &total);
+
+		if (n <= 0)
+			continue;
+		fprintf(f, "  %s: top functions of %" PRIu64 " %s samples\n", label, total,
+			p->types[t].event);
+		for (int i = 0; i < n && i < TOP_FUNCTIONS; i++)
+			fprintf(f, "    %5.1f %%  %s\n", 100.0 * top[i].count / total, top[i].name);
+		profile_top_free(top, n);
+	}
+}
+
 int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv)
 {
 	int *order = malloc((2 * iv->nr_scopes + 1) * sizeof(*order));
@@ -334,10 +367,15 @@ int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv
 		for (int k = 0; k < nr; k++)
 			if (order[k] < 0)
 				fprintf(f, "  (%d more threads; -v shows them)\n", -order[k]);
-			else if (!hidden(run, &iv->scopes[order[k]]))
+			else if (!hidden(run, &iv->scopes[order[k]])) {
 				print_tree(f, run, &iv->scopes[order[k]]);
+				print_top_functions(f, iv, &iv->scopes[order[k]]);
+			}
 	} else {
 		print_table(f, run, iv, order, nr);
+		for (int k = 0; k < nr; k++)
+			if (order[k] >= 0 && !hidden(run, &iv->scopes[order[k]]))
+				print_top_functions(f, iv, &iv->scopes[order[k]]);
 	}
 	free(order);
 	for (int i = 0; i < iv->nr_scopes; i++)

@@ -334,6 +334,67 @@ int profile_merge(struct profile *dst, const struct profile *src)
 	return 0;
 }
 
+static int cmp_top(const void *a, const void *b)
+{
+	const struct profile_top *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+int profile_top_functions(const struct profile *p, int scope, int type, struct profile_top **top,
+			  uint64_t *total)
+{
+	struct hashmap index = HASHMAP_INIT;
+	struct profile_top *t = NULL;
+	int nr = 0, cap = 0, err = 0;
+	char name[512];
+
+	*total = 0;
+	for (int s = 0; s < p->nr_samples && !err; s++) {
+		const struct profile_sample *smp = &p->samples[s];
+		const char *leaf;
+		int i;
+
+		if (smp->scope != scope || type < 0 || type >= p->nr_types || !smp->values[type])
+			continue;
+		*total += smp->values[type];
+		leaf = smp->nr_locs ? profile_frame_name(p, smp->locs[0], name, sizeof(name))
+				    : "[no stack]";
+		if ((i = hashmap_get_str(&index, leaf)) >= 0) {
+			t[i].count += smp->values[type];
+		} else if (ALLOC_GROW(t, nr + 1, cap) || !(t[nr].name = strdup(leaf))) {
+			err = -ENOMEM;
+		} else if (hashmap_put_str(&index, leaf, nr)) {
+			free(t[nr].name);
+			err = -ENOMEM;
+		} else {
+			t[nr++].count = smp->values[type];
+		}
+	}
+	hashmap_clear(&index);
+	if (err) {
+		profile_top_free(t, nr);
+		return err;
+	}
+	qsort(t, nr, sizeof(*t), cmp_top);
+	*top = t;
+	return nr;
+}
+
+void profile_top_free(struct profile_top *top, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(top[i].name);
+	free(top);
+}
+
+int profile_scope_find(const struct profile *p, const char *name)
+{
+	return hashmap_get_str(&p->scope_index, name);
+}
+
 void profile_release(struct profile *p)
 {
 	for (int s = 0; s < p->nr_samples; s++) {

@@ -117,6 +117,24 @@ int profile_write_folded(const struct profile *p, int type, FILE *f);
  */
 int profile_merge(struct profile *dst, const struct profile *src);
 
+/* A function and its samples, as profile_top_functions() ranks them. */
+struct profile_top {
+	char *name;			/* profile_frame_name() of the leaf frames */
+	uint64_t count;
+};
+
+/*
+ * The functions scope's samples of type were in (their leaf frames, by name), busiest first:
+ * how many (>= 0) in *top, which profile_top_free() releases, with the scope's samples of
+ * type in *total; or -ENOMEM.
+ */
+int profile_top_functions(const struct profile *p, int scope, int type, struct profile_top **top,
+			  uint64_t *total);
+void profile_top_free(struct profile_top *top, int n);
+
+/* The scope named name, or -1. */
+int profile_scope_find(const struct profile *p, const char *name);
+
 void profile_release(struct profile *p);
 
 #endif

@@ -14,6 +14,8 @@
 #include "model.h"
 #include "scale.h"
 
+struct profile;
+
 enum scope_kind {
 	SCOPE_SYSTEM,
 	SCOPE_CPU,
@@ -78,6 +80,8 @@ struct interval {
 	int nr_scopes;
 	int cap_scopes;
 	struct scope *scopes;
+	/* --sample: the samples of the interval (of the run, for a summary), or NULL. */
+	const struct profile *profile;
 };
 
 /* What stays the same for a whole run: what was measured and how. */
@@ -99,6 +103,7 @@ struct run {
 	const char *hostname;
 	const char *kernel;
 	const char *cpu;		/* model name from /proc/cpuinfo */
+	const char *sample_events;	/* --sample: the events sampled, ';' between; or NULL */
 };
 
 /*

@@ -28,6 +28,10 @@
 #include "report.h"
 #include "scale.h"
 #include "selection.h"
+#include "profile.h"
+#include "record.h"
+#include "stackfiles.h"
+#include "sampler.h"
 #include "session.h"
 #include "strbuf.h"
 #include "tasks.h"
@@ -62,6 +66,15 @@ struct session {
 	bool output_failed;		/* some interval could not be written: exit 1 */
 	bool stdout_closed;		/* standard output's reader went away */
 	bool stop;			/* end after this interval */
+
+	/*
+	 * --sample: the sampler, and the samples of the run and of the interval in progress.
+	 * profile is the run's, whole at the end: what --folded writes (and --pprof, --record).
+	 */
+	struct sample_events sample_ev;
+	struct sampler *smp;
+	struct profile profile;
+	struct profile iv_profile;
 };
 
 
@@ -130,6 +143,40 @@ static const char *tracked_path(__u64 id, void *ctx)
 	const struct tracked *tr = tracked_of(ctx, id);
 
 	return tr ? tr->path : NULL;
+}
+
+/* A tracked cgroup's scope in a profile, named as the terminal names it. */
+static int sample_scope(__u64 id, struct profile *p, void *ctx)
+{
+	const struct tracked *tr = tracked_of(ctx, id);
+	struct scope sc = { .kind = SCOPE_CGROUP, .cpu = -1 };
+	char name[1024];
+
+	if (!tr)
+		return -1;
+	sc.cgroup = tr->path;
+	sc.names = tr->names;
+	scope_label(&sc, false, name, sizeof(name));
+	return profile_scope(p, name, tr->path, tr->names.container, tr->names.pod);
+}
+
+/* --sample: the interval's samples, into its profile and the run's. */
+static int read_samples(struct session *s, struct interval *iv)
+{
+	struct profile *ps[] = { &s->iv_profile, &s->profile };
+	int err;
+
+	if (!s->smp)
+		return 0;
+	profile_release(&s->iv_profile);
+	err = sampler__read(s->smp, ps, 2, sample_scope, s);
+	if (err) {
+		pr_err("--sample: cannot read the samples: %s", strerror(-err));
+		return err;
+	}
+	s->iv_profile.duration_ns = (uint64_t)(iv->interval_s * 1e9);
+	iv->profile = &s->iv_profile;
+	return 0;
 }
 
 static int forget_task(const struct cgtma_task_key *key, void *ctx)
@@ -415,6 +462,10 @@ static void stdout_gone(struct session *s)
 
 static void emit(struct session *s, const struct interval *iv)
 {
+	/* --record keeps each interval's samples, ahead of it: a killed run keeps them too. */
+	if (!iv->summary && iv->profile && iv->profile->nr_samples &&
+	    record_write_profile(s->outputs, s->nr_outputs, iv->profile))
+		s->output_failed = true;
 	if (outputs_emit(s->outputs, s->nr_outputs, &s->run, iv))
 		s->output_failed = true;
 	if (!s->stdout_closed && outputs_stdout_closed(s->outputs, s->nr_outputs))
@@ -472,6 +523,8 @@ static int do_interval(struct session *s)
 				s->read_prev[c] = 0;
 	}
 	err = read_counts(s);
+	if (!err)
+		err = read_samples(s, &iv);
 	if (err)
 		return err;
 	if (collector__missed_slices(s->col, &iv.missed_slices) == 0) {
@@ -512,9 +565,23 @@ static void emit_summary(struct session *s)
 	iv.interval_s = counted_span(s, s->read_first, s->read_prev,
 				     s->last_mono - s->run_start_mono);
 	iv.missed_slices = s->missed_prev - s->missed_first;
+	if (s->smp) {
+		s->profile.start_ns = (uint64_t)(s->run.start_time * 1e9);
+		s->profile.duration_ns = (uint64_t)((s->last_mono - s->run_start_mono) * 1e9);
+		iv.profile = &s->profile;
+	}
 	if (build_interval(s, &iv, true) == 0)
 		emit(s, &iv);
 	interval_free(&iv);
+}
+
+/*
+ * --sample without a list: cycles with a hardware model (the models name no per-node sample
+ * events yet); cpu-clock with the software model and with -e, which need no PMU.
+ */
+static const char *sample_default(const struct measurement *m)
+{
+	return m->model && strcmp(model__name(m->model), "sw") ? "cycles" : "cpu-clock";
 }
 
 /* Once per run: the events that were never on a counter, by name (a copy once). */
@@ -679,7 +746,11 @@ static void session_release(struct session *s)
 {
 	for (int i = 0; i < s->nr_outputs; i++)
 		output_close(s->outputs[i]);
+	sampler__destroy(s->smp);
 	collector__destroy(s->col);
+	sample_events_release(&s->sample_ev);
+	profile_release(&s->profile);
+	profile_release(&s->iv_profile);
 	free(s->cpus);
 	tracker_release(&s->tk);
 	tasks_release(&s->tasks);
@@ -728,7 +799,7 @@ int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT };
 	struct collector_opts co = {};
-	struct strbuf lost = STRBUF_INIT;
+	struct strbuf lost = STRBUF_INIT, sample_names = STRBUF_INIT;
 	sigset_t block, old;
 	struct utsname uts;
 	struct cpu_id id = {};
@@ -763,6 +834,9 @@ int session_run(const struct session_opts *o)
 	ret = measurement_setup(&o->measure, &s.m);
 	if (!ret && o->cpus)
 		ret = select_cpus(o->cpus, &s.cpus);
+	if (!ret && o->sample)
+		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
+					  &s.sample_ev);
 	if (!ret)
 		ret = selection_setup(&s.sel, &o->select, o->per_task, o->verbose,
 				      &co.new_cgroup_levels, &co.max_level);
@@ -789,6 +863,10 @@ int session_run(const struct session_opts *o)
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
 	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
+	if (!ret && stackfiles_check(o->folded, o->pprof)) {
+		ret = EXIT_FAILURE;
+		goto cleanup;
+	}
 	if (ret) {
 		/* -EINVAL: an output's argument is malformed, e.g. --prometheus [ADDR:]PORT. */
 		ret = exit_status(ret);
@@ -800,6 +878,19 @@ int session_run(const struct session_opts *o)
 	ret = EXIT_FAILURE;
 	if (collector__open(&co, &s.col))
 		goto cleanup;
+	if (o->sample) {
+		struct sampler_opts so = {
+			.events = &s.sample_ev,
+			.tracked_fd = collector__tracked_fd(s.col),
+			.max_level = co.max_level,
+			.tracked_levels = co.tracked_levels,
+			.cpus = s.cpus,
+			.verbose = o->verbose,
+		};
+
+		if (sampler__open(&so, &s.smp))
+			goto cleanup;
+	}
 	s.nr_cpus = collector__nr_cpus(s.col);
 	s.stride = o->per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
@@ -832,6 +923,11 @@ int session_run(const struct session_opts *o)
 	s.run.kernel = uname(&uts) == 0 ? uts.release : "";
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
+	if (o->sample) {
+		for (int e = 0; e < s.sample_ev.nr; e++)
+			strbuf_addf(&sample_names, "%s%s", e ? ";" : "", s.sample_ev.names[e]);
+		s.run.sample_events = sample_names.buf;
+	}
 
 	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
@@ -846,6 +942,8 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
+	if ((o->folded || o->pprof) && stackfiles_write(&s.profile, o->folded, o->pprof))
+		s.output_failed = true;
 	report_never_ran(&s);
 	selection_unmatched(&s.sel);
 	report_bpf_stats(&s);
@@ -870,6 +968,7 @@ int session_run(const struct session_opts *o)
 	}
 cleanup:
 	strbuf_release(&lost);
+	strbuf_release(&sample_names);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
 	{

@@ -29,6 +29,11 @@ struct session_opts {
 	bool prometheus_tasks;		/* --prometheus-tasks */
 	__u32 irq_mask;			/* --irq: bit i carves out interrupt scope i */
 	char **command;			/* after --; NULL-terminated, or NULL */
+	bool sample;			/* --sample */
+	const char *sample_events;	/* --sample=LIST, or NULL: the model's default */
+	int sample_hz;			/* -F */
+	const char *folded;		/* --folded FILE, or NULL */
+	const char *pprof;		/* --pprof FILE, or NULL */
 };
 
 /* Runs until done; returns the process exit code (the command's, when one was run). */

@@ -39,12 +39,13 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 DEFAULT_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
 ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary 5.10-cpus240 6.1-cpus240 6.1-cpus8 arm64-6.1 arm64-6.12"
 
-# The guests' root: what cgtma links, what the live tests run (tests/live/*.sh), python3 for
-# crucible's post-process (40-crucible) and prometheus (30-prometheus; a 19 MB download).
+# The guests' root: what cgtma links (libdw1: --sample's symbols), what the live tests run
+# (tests/live/*.sh), python3 for crucible's post-process (40-crucible) and prometheus
+# (30-prometheus; a 19 MB download).
 # Not chromium (hundreds of MB; 51-html says so and skips). perf only in the arm64 root: its
 # hardware counters are the oracle of 35-hw-counters (x86 guests have no PMU).
 ROOTFS_SUITE=bookworm
-ROOTFS_PKGS="libbpf1 libelf1 zlib1g libpfm4 libjson-c5 libmicrohttpd12 jq iproute2 procps
+ROOTFS_PKGS="libbpf1 libelf1 libdw1 zlib1g libpfm4 libjson-c5 libmicrohttpd12 jq iproute2 procps
 	util-linux curl xz-utils kmod bash python3 prometheus"
 ROOTFS_PKGS_arm64="linux-perf"
 # Raised when the image's content changes in a way the package list does not show.

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgtma's sampler: at each sample of a sample event (one perf event per CPU and event), finds
+ * the running task's deepest tracked cgroup, drops the sample in the kernel when there is
+ * none, and counts it under (cgroup, process, event, user stack, kernel stack).
+ *
+ * Counting in the kernel, not a ring buffer record per sample: a sample costs two stack-map
+ * inserts that mostly hit (a spinning function repeats its stacks) and a hash add, and user
+ * space reads one entry per distinct stack per interval, not one per sample. The maps come in
+ * two halves, as the counts' epochs: user space flips `half` and reads the other one, which
+ * nothing writes then, and empties it for its next turn.
+ *
+ * The tracked set is the counting program's own (cgroup_counts in cgtma.bpf.c), shared by
+ * user space with bpf_map__reuse_fd(): only the presence of a key is read here.
+ *
+ * A process's first sample puts its pid in the new_pids ring buffer, so that user space
+ * reads its memory map while it lives (it may exit before the interval is read).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "cgtma.h"
+#include "sample.h"
+#include "walk.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EEXIST 17
+
+/* Set by user space before load, as the counting program's (cgtma.bpf.c says what). */
+const volatile __u32 max_level = 0;
+const volatile __u64 tracked_levels = 0;
+
+/* The half being written; user space flips it before reading the other. */
+__u32 half = 0;
+
+/* The counting program's tracked cgroups; declared small, replaced by its map before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(__u64));
+} tracked SEC(".maps");
+
+/* Sized by user space (max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, SAMPLE_MAX_DEPTH * sizeof(__u64));
+	__uint(max_entries, 4096);
+} stacks0 SEC(".maps"), stacks1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sample_key);
+	__type(value, __u64);
+} counts0 SEC(".maps"), counts1 SEC(".maps");
+
+/*
+ * Address spaces already announced, by process and mm: an exec keeps the pid and changes
+ * the map (a test's cgexec, a shell's exec), and is announced again. An LRU forgets the old
+ * ones, which are then announced again.
+ */
+struct seen_key {
+	__u64 mm;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct seen_key);
+	__type(value, __u8);
+} seen_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} new_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SAMPLE_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
+{
+	struct cgroup_subsys_state *css = BPF_CORE_READ(cg, self.parent);
+
+	return css ? (void *)css - bpf_core_field_offset(struct cgroup, self) : NULL;
+}
+
+/* The deepest tracked cgroup the current task is in, at or above its own; 0: none. */
+static __always_inline __u64 tracked_cgroup(void)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	int level = cg ? BPF_CORE_READ(cg, level) : -1;
+
+	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
+		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
+			break;
+		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
+			__u64 id = BPF_CORE_READ(cg, kn, id);
+
+			if (bpf_map_lookup_elem(&tracked, &id))
+				return id;
+		}
+		cg = cgroup_parent(cg);
+		level--;
+	}
+	return 0;
+}
+
+static __always_inline void count(void *ctx, void *stacks, void *counts, struct sample_key *key)
+{
+	__u64 one = 1, *v;
+
+	key->ustack = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
+	if (key->ustack == -EEXIST)
+		stat_inc(SAMPLE_STAT_USTACK_LOST);
+	key->kstack = bpf_get_stackid(ctx, stacks, 0);
+	if (key->kstack == -EEXIST)
+		stat_inc(SAMPLE_STAT_KSTACK_LOST);
+	v = bpf_map_lookup_elem(counts, key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return;
+	}
+	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0)
+		return;
+	/* Another CPU inserted it first, or the map is full. */
+	v = bpf_map_lookup_elem(counts, key);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		stat_inc(SAMPLE_STAT_MAP_FULL);
+}
+
+static __always_inline int on_sample(void *ctx, __u32 event)
+{
+	struct sample_key key = { .event = event };
+	struct seen_key seen = {};
+	__u8 yes = 1;
+
+	key.cgroup = tracked_cgroup();
+	if (!key.cgroup)
+		return 0;
+	key.pid = bpf_get_current_pid_tgid() >> 32;
+	seen.pid = key.pid;
+	seen.mm = (__u64)BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	if (key.pid && seen.mm && !bpf_map_lookup_elem(&seen_pids, &seen)) {
+		bpf_map_update_elem(&seen_pids, &seen, &yes, BPF_ANY);
+		bpf_ringbuf_output(&new_pids, &key.pid, sizeof(key.pid), 0);
+	}
+	if (*(volatile __u32 *)&half & 1)
+		count(ctx, &stacks1, &counts1, &key);
+	else
+		count(ctx, &stacks0, &counts0, &key);
+	return 0;
+}
+
+/* One program per sample event: the program attached to an event's fds says which it is. */
+#define SAMPLE_PROG(n)						\
+	SEC("perf_event")					\
+	int sample##n(struct bpf_perf_event_data *ctx)		\
+	{							\
+		return on_sample(ctx, n);			\
+	}
+
+SAMPLE_PROG(0)
+SAMPLE_PROG(1)
+SAMPLE_PROG(2)
+SAMPLE_PROG(3)
+SAMPLE_PROG(4)
+SAMPLE_PROG(5)
+SAMPLE_PROG(6)
+SAMPLE_PROG(7)

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the sampling program (sample.bpf.c) and user space (sampler.c) share. Only #defines
+ * and __u32/__u64 structs: clang -target bpf and the host compiler both read it.
+ */
+#ifndef CGTMA_SAMPLE_H
+#define CGTMA_SAMPLE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Sample events per run: one program each, since 5.10 has no attach cookie to tell them. */
+#define SAMPLE_MAX_EVENTS 8
+
+/* Frames a stack keeps: the kernel's own default limit (sysctl kernel.perf_event_max_stack). */
+#define SAMPLE_MAX_DEPTH 127
+
+/* Statistics (a per-CPU array): why samples of tracked cgroups were not counted whole. */
+enum {
+	SAMPLE_STAT_MAP_FULL,		/* the counts map of the half was full: sample lost */
+	SAMPLE_STAT_USTACK_LOST,	/* a user stack did not fit the stack map (counted bare) */
+	SAMPLE_STAT_KSTACK_LOST,	/* the same for a kernel stack */
+	SAMPLE_STAT_MAX,
+};
+
+/*
+ * A counts map's key: the samples of one event in one process of one tracked cgroup with one
+ * pair of stacks, counted in the kernel. A stack id < 0 means that stack is not known (no
+ * user stack in a kernel thread, a stack that did not fit).
+ */
+struct sample_key {
+	__u64 cgroup;			/* the deepest tracked cgroup (v2 id) */
+	__u32 pid;			/* the process (tgid), for its address space */
+	__u32 event;			/* index of the sample event */
+	__s32 ustack;			/* id in the half's stack map */
+	__s32 kstack;
+};
+
+#endif

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Spins in one of three functions, for the sampling tests: each cgroup runs its own, so
+ * that every sample's leaf names the cgroup it came from.
+ *
+ *   spinfn alpha|beta|gamma MS   burn one CPU in spin_alpha(), spin_beta() or spin_gamma()
+ *                                for MS milliseconds of wall time, then exit
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The clock is read every 2^24 turns (milliseconds): nearly every sample lands in the loop
+ * itself, even under an emulator, where reading the clock costs far more than the loop. Each
+ * function adds its own constant: identical bodies would be folded into one by gcc's
+ * identical code folding (-fipa-icf, on at -O2), and the three names would be one address.
+ */
+#define SPIN(name, k)							\
+	__attribute__((noinline)) static void spin_##name(double end)	\
+	{								\
+		volatile unsigned long x = 0;				\
+									\
+		do {							\
+			for (int i = 0; i < (1 << 24); i++)		\
+				x += i ^ (k);				\
+		} while (now() < end);					\
+	}
+
+SPIN(alpha, 0x11)
+SPIN(beta, 0x22)
+SPIN(gamma, 0x33)
+
+int main(int argc, char **argv)
+{
+	double end;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: spinfn alpha|beta|gamma MS\n");
+		return 2;
+	}
+	end = now() + atof(argv[2]) / 1000;
+	if (!strcmp(argv[1], "alpha"))
+		spin_alpha(end);
+	else if (!strcmp(argv[1], "beta"))
+		spin_beta(end);
+	else if (!strcmp(argv[1], "gamma"))
+		spin_gamma(end);
+	else
+		return 2;
+	return 0;
+}

@@ -1,0 +1,125 @@
+#!/bin/bash
+# --sample: call stacks per tracked cgroup, attributed exactly. Three cgroups spin at once in
+# three different functions of one binary (tests/helpers/spinfn); each cgroup's samples must
+# be at least 90 % in its own function (of those once main() runs) and never in another's,
+# and its sample count must be its CPU time (cpu.stat) times the frequency within 20 % (999
+# Hz: enough samples for that tolerance in 3 s on a busy machine). An untracked cgroup
+# spinning beside them has no samples (the BPF program drops them). A process that exits 2 s before the
+# interval ends (E) still resolves (its maps were read at its first sample). --folded writes what
+# flamegraph.pl reads; --record keeps the samples (report's --folded is the live one, byte for
+# byte); go tool pprof reads --pprof's file, and focused on C's label puts C's function on
+# top; the terminal shows each cgroup's top functions.
+. "$(dirname "$0")/lib.sh"
+
+SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
+[ -x "$SPINFN" ] || fail "no $SPINFN: build first (make $SPINFN)"
+HZ=999
+
+cg_make A
+cg_make B
+cg_make C
+cg_make E
+cg_make U
+
+rate0=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+: >"$TMP/out"
+"$CGTMA" -G "$(cg_path A)" -G "$(cg_path B)" -G "$(cg_path C)" -G "$(cg_path E)" \
+	-e cpu-clock --sample -F $HZ --folded "$TMP/folded" --pprof "$TMP/pb.gz" \
+	--record "$TMP/rec" -I 2500 -j >"$TMP/out" 2>"$TMP/err" &
+cgtma_pid=$!
+# The first interval has ended: sampling is on.
+wait_lines "$TMP/out" 1
+
+for c in A B C E U; do eval "u0_$c=$(usage_usec $c)"; done
+cg_start A "$SPINFN" alpha 3000
+cg_start B "$SPINFN" beta 3000
+cg_start C "$SPINFN" gamma 3000
+cg_start U "$SPINFN" alpha 3000
+cg_start E "$SPINFN" beta 600
+cg_wait
+for c in A B C E U; do eval "u1_$c=$(usage_usec $c)"; done
+# The interval the spinners ran in has ended (E exited long before its end).
+wait_lines "$TMP/out" 3
+cgtma_stop
+
+[ -s "$TMP/folded" ] || fail "--folded wrote nothing"
+# The kernel lowers perf_event_max_sample_rate when sample interrupts take too long (an
+# emulator's guest) and then throttles the events: fewer samples than asked, by design.
+rate1=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+throttled=$([ "$rate1" -lt "$rate0" ] && echo "$rate0 -> $rate1")
+# samples SCOPE [FN]: the samples of a cgroup in the folded file, those whose stack has FN
+# (the spinning function is the user leaf; the kernel's frames of an interrupt or a fault
+# may be above it).
+samples() {
+	awk -v scope="$1" -v fn="${2:-}" '{
+		n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); has = fn == ""
+		for (i = 2; i <= k; i++) has = has || f[i] == fn
+		if (f[1] == scope && has) s += n
+	} END { print s + 0 }' "$TMP/folded"
+}
+check() {
+	local rel=$1 fn=$2 others=$3 count=${4:-count} scope all own cpu_us want
+	scope=$(cg_path "$rel")
+	all=$(samples "$scope")
+	# The share is of the samples once main() runs: before it, exec and the dynamic loader
+	# (page faults, relocations) run no function of the program, and under an emulator (the
+	# kernel matrix's TCG guests) they take a tenth of a spinner's life.
+	in_main=$(samples "$scope" main)
+	own=$(samples "$scope" "spin_$fn")
+	[ "$all" -gt 0 ] || fail "$rel: no samples ($(head -3 "$TMP/folded"))"
+	[ $((own * 100)) -ge $((in_main * 90)) ] && [ $((in_main * 100)) -ge $((all * 50)) ] ||
+		fail "$rel: $own of $in_main samples in main() ($all in all) in spin_$fn, want >= 90 %: $(grep "^$scope;" "$TMP/folded" | sort -k2 -n | tail -3)"
+	for o in $others; do
+		[ "$(samples "$scope" "spin_$o")" = 0 ] || fail "$rel: samples in spin_$o (another cgroup's)"
+	done
+	[ "$count" = count ] && [ -z "$throttled" ] ||
+		{ echo "$rel: $all samples ($own in spin_$fn)${throttled:+; count not checked: the kernel throttled sampling (perf_event_max_sample_rate $throttled)}"; return; }
+	cpu_us=$(( $(eval echo "\$u1_$rel") - $(eval echo "\$u0_$rel") ))
+	want=$((cpu_us * HZ / 1000000))
+	[ $((all * 100)) -ge $((want * 80)) ] && [ $((all * 100)) -le $((want * 120)) ] ||
+		fail "$rel: $all samples, want $want (CPU time $cpu_us us x $HZ Hz) within 20 %"
+	echo "$rel: $all samples ($own in spin_$fn), CPU time $cpu_us us: $want expected"
+}
+check A alpha "beta gamma"
+check B beta "alpha gamma"
+check C gamma "alpha beta"
+# The process gone 2 s before its interval was read: resolved all the same (too few samples
+# for the count's tolerance).
+check E beta "alpha gamma" nocount
+[ "$(samples "$(cg_path U)")" = 0 ] || fail "the untracked cgroup U has samples"
+grep -q "$(cg_path U)" "$TMP/folded" && fail "the untracked cgroup U is in the folded file"
+
+# The record keeps each interval's samples: report's folded stacks are the live run's.
+"$CGTMA" report "$TMP/rec" --folded "$TMP/folded2" 2>"$TMP/e0" || fail "report --folded: $(cat "$TMP/e0")"
+cmp -s "$TMP/folded" "$TMP/folded2" ||
+	fail "report --folded differs from the live --folded: $(diff "$TMP/folded" "$TMP/folded2" | head -5)"
+# --pprof, read by a real consumer: focused on C's label, C's function is on top.
+if command -v go >/dev/null; then
+	top=$(go tool pprof -top -symbolize=none -tagfocus="cgroup=^$(cg_path C)\$" "$TMP/pb.gz" \
+		2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $2 ~ /%$/ { print $NF; exit }')
+	[ "$top" = spin_gamma ] || fail "go tool pprof -tagfocus on C: top function '$top', want spin_gamma"
+else
+	echo "go tool pprof not run: go is not installed (make test-deps installs golang-go)"
+fi
+
+# Bad input: an unknown event and a frequency above the kernel's limit are usage errors.
+"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample=no-such-event -d 1 >/dev/null 2>"$TMP/e1"
+rc=$?
+[ $rc = 2 ] && grep -q "no-such-event" "$TMP/e1" || fail "unknown event: rc $rc, $(cat "$TMP/e1")"
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample -F $((max + 1)) -d 1 >/dev/null 2>"$TMP/e2"
+rc=$?
+[ $rc = 2 ] && grep -q "perf_event_max_sample_rate" "$TMP/e2" || fail "-F too high: rc $rc, $(cat "$TMP/e2")"
+"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample --folded /nonexistent/dir/f -d 1 >/dev/null 2>"$TMP/e3"
+rc=$?
+[ $rc = 1 ] && grep -q "/nonexistent/dir/f" "$TMP/e3" || fail "unwritable --folded: rc $rc, $(cat "$TMP/e3")"
+"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample --pprof /nonexistent/dir/p -d 1 >/dev/null 2>"$TMP/e4"
+rc=$?
+[ $rc = 1 ] && grep -q "/nonexistent/dir/p" "$TMP/e4" || fail "unwritable --pprof: rc $rc, $(cat "$TMP/e4")"
+
+# The terminal: the cgroup's top functions under its row.
+cg_start A "$SPINFN" alpha 1500
+"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample -d 1.2 -I 1000 >"$TMP/term" 2>"$TMP/err2" || fail "terminal run: $(cat "$TMP/err2")"
+cg_wait
+grep -Eq '^ +[0-9.]+ %  spin_alpha$' "$TMP/term" || fail "no top function in the terminal: $(cat "$TMP/term")"
+echo "ok"

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user/symbolize.c on this test binary (built by the Makefile, with its symbols): a function
+ * of this process by name, with its mapping's build ID; a process that exited after it was
+ * noted (a forked child) still resolves; an address in anonymous memory keeps its mapping
+ * ("[anon]+0x..."), and resolves once /tmp/perf-PID.map names it (JIT); a kernel address
+ * from /proc/kallsyms resolves to its symbol when this process may read the addresses.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "symbolize.h"
+#include "test.h"
+
+__attribute__((noinline)) int symbolize_me(int x);
+__attribute__((noinline)) int symbolize_me(int x)
+{
+	return x * 3 + 1;
+}
+
+static const char *name_of(struct profile *p, int loc)
+{
+	static char buf[256];
+
+	CHECK(loc >= 0, "location %d", loc);
+	return loc >= 0 ? profile_frame_name(p, loc, buf, sizeof(buf)) : "";
+}
+
+/* A kernel text symbol and its address from /proc/kallsyms, or 0 when addresses are hidden. */
+static uint64_t kernel_symbol(char *name, size_t len)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], sym[256], type;
+	uint64_t addr = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, sym) == 3 && addr &&
+		    !strcmp(sym, "schedule")) {
+			snprintf(name, len, "%s", sym);
+			break;
+		} else {
+			addr = 0;
+		}
+	if (f)
+		fclose(f);
+	return addr;
+}
+
+int main(void)
+{
+	struct profile p = PROFILE_INIT;
+	struct symbolizer *s;
+	uint64_t ip = (uint64_t)(uintptr_t)symbolize_me + 2, kaddr;
+	char path[64], ksym[256];
+	void *anon;
+	pid_t child;
+	int loc, status;
+	FILE *f;
+
+	CHECK_INT(symbolizer_new(&s), 0);
+	CHECK_INT(symbolize_me(1), 4);
+
+	/* This process, noted first. */
+	CHECK_INT(symbolizer_note_pid(s, getpid()), 0);
+	loc = symbolizer_user(s, &p, getpid(), ip);
+	CHECK_STR(name_of(&p, loc), "symbolize_me");
+	CHECK(loc >= 0 && p.locs[loc].mapping >= 0 && p.maps[p.locs[loc].mapping].build_id &&
+	      strlen(p.maps[p.locs[loc].mapping].build_id) == 40, "the binary's build ID");
+	CHECK(loc >= 0 && p.maps[p.locs[loc].mapping].file &&
+	      strstr(p.maps[p.locs[loc].mapping].file, "test_symbolize"), "the binary's path");
+	CHECK_INT(symbolizer_nr_modules(s) > 0, 1);
+
+	/* A child noted while it lives, resolved after it is gone and reaped. */
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK_INT(symbolizer_note_pid(s, child), 0);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	CHECK_STR(name_of(&p, symbolizer_user(s, &p, child, ip)), "symbolize_me");
+	/* Never noted and gone: no mapping, named by its address. */
+	CHECK_INT(symbolizer_note_pid(s, child), 0);	/* known: its last map kept */
+	CHECK_STR(name_of(&p, symbolizer_user(s, &p, child, ip)), "symbolize_me");
+	symbolizer_after_read(s);
+	symbolizer_after_read(s);			/* gone twice: forgotten */
+	CHECK(strncmp(name_of(&p, symbolizer_user(s, &p, child, ip)), "[unknown]+0x", 12) == 0,
+	      "a forgotten process's frame is [unknown]+0xADDR");
+
+	/* Anonymous memory: its mapping, then a JIT map's name. */
+	anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(anon != MAP_FAILED, "mmap");
+	loc = symbolizer_user(s, &p, getpid(), (uint64_t)(uintptr_t)anon + 0x10);
+	CHECK_STR(name_of(&p, loc), "[anon]+0x10");
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	f = fopen(path, "w");
+	CHECK(f != NULL, "write %s", path);
+	if (f) {
+		fprintf(f, "%" PRIx64 " 20 LazyCompile:*hot app.js:1\n", (uint64_t)(uintptr_t)anon);
+		fclose(f);
+	}
+	symbolizer_free(s);	/* a new symbolizer reads the map at the note */
+	CHECK_INT(symbolizer_new(&s), 0);
+	CHECK_INT(symbolizer_note_pid(s, getpid()), 0);
+	loc = symbolizer_user(s, &p, getpid(), (uint64_t)(uintptr_t)anon + 0x10);
+	CHECK_STR(name_of(&p, loc), "LazyCompile:*hot app.js:1");
+	unlink(path);
+
+	/* The kernel. */
+	kaddr = kernel_symbol(ksym, sizeof(ksym));
+	if (kaddr)
+		CHECK_STR(name_of(&p, symbolizer_kernel(s, &p, kaddr + 1)), ksym);
+	else
+		printf("# kernel addresses hidden from this process: kernel check skipped\n");
+
+	symbolizer_free(s);
+	profile_release(&p);
+	return test_done("symbolize");
+}

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sampler (sampler.h): sample events, the BPF program that counts their stacks per
+ * tracked cgroup, and the reads that turn those counts into profiles.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alloc.h"
+#include "events.h"
+#include "log.h"
+#include "profile.h"
+#include "sample.skel.h"
+#include "sampler.h"
+#include "symbolize.h"
+
+struct sampler {
+	struct sample *skel;
+	const struct sample_events *ev;
+	int nr_cpus;
+	int *fds;			/* nr_cpus * nr events, -1 where not opened */
+	struct bpf_link **links;	/* the same */
+	struct symbolizer *sym;
+	struct ring_buffer *rb;		/* new processes, read by the thread below */
+	pthread_t thread;
+	bool thread_started;
+	volatile bool stop;
+	int types[SAMPLE_MAX_EVENTS];	/* scratch: per event, its type in the profile at hand */
+};
+
+/* --- events ----------------------------------------------------------------------------- */
+
+/* "NAME/period=N/" -> NAME and N; anything else is the name, with no period. */
+static int split_period(const char *spec, char **name, uint64_t *period)
+{
+	const char *p = NULL, *q = spec;
+	size_t n = strlen(spec);
+	char *end;
+
+	while ((q = strstr(q, "/period=")))
+		p = q++;
+	*period = 0;
+	if (p && spec[n - 1] == '/' && !memchr(p + 8, '/', spec + n - 1 - (p + 8))) {
+		errno = 0;
+		*period = strtoull(p + 8, &end, 10);
+		if (errno || end != spec + n - 1 || !*period || p[8] == '-') {
+			pr_err("--sample '%s': the period is not a positive number", spec);
+			return -EINVAL;
+		}
+		*name = strndup(spec, p - spec);
+	} else {
+		*name = strdup(spec);
+	}
+	return *name ? 0 : -ENOMEM;
+}
+
+/* The kernel's perf_event_max_sample_rate, or 0 when it cannot be read. */
+static long max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	long rate = 0;
+
+	if (f) {
+		if (fscanf(f, "%ld", &rate) != 1)
+			rate = 0;
+		fclose(f);
+	}
+	return rate;
+}
+
+int sample_events_parse(const char *list, const char *dflt, int hz, struct sample_events *ev)
+{
+	char **specs = NULL, err[EVENT_ERR_LEN];
+	long max_rate = max_sample_rate();
+	int n, ret = 0;
+
+	*ev = (struct sample_events){ .hz = hz };
+	if (max_rate > 0 && hz > max_rate) {
+		pr_err("-F %d: above the kernel's perf_event_max_sample_rate (%ld, "
+		       "/proc/sys/kernel/perf_event_max_sample_rate)", hz, max_rate);
+		return -EINVAL;
+	}
+	n = event_list_split(list && *list ? list : dflt, &specs);
+	if (n < 0) {
+		if (n == -EINVAL)
+			pr_err("--sample '%s': an empty event in the list", list);
+		return n;
+	}
+	if (n > SAMPLE_MAX_EVENTS) {
+		pr_err("--sample '%s': %d events, at most %d", list, n, SAMPLE_MAX_EVENTS);
+		ret = -EINVAL;
+	}
+	for (int i = 0; !ret && i < n; i++) {
+		struct perf_event_attr *a = &ev->attrs[i];
+
+		ret = split_period(specs[i], &ev->names[i], &ev->periods[i]);
+		if (ret)
+			break;
+		ev->nr++;
+		ret = event_parse(ev->names[i], a, err, sizeof(err));
+		if (ret) {
+			pr_err("--sample: event '%s': %s", ev->names[i], err);
+			ret = ret == -ENOMEM ? ret : -EINVAL;
+			break;
+		}
+		if (ev->periods[i]) {
+			a->sample_period = ev->periods[i];
+		} else {
+			a->freq = 1;
+			a->sample_freq = hz;
+		}
+	}
+	event_list_free(specs, n);
+	if (ret)
+		sample_events_release(ev);
+	return ret;
+}
+
+void sample_events_release(struct sample_events *ev)
+{
+	for (int i = 0; i < ev->nr; i++)
+		free(ev->names[i]);
+	ev->nr = 0;
+}
+
+/* --- lifecycle ------------------------------------------------------------------------- */
+
+static int on_new_pid(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+	__u32 pid;
+
+	if (len < sizeof(pid))
+		return 0;
+	memcpy(&pid, data, sizeof(pid));
+	/* Gone already, or out of memory: its frames are then named by what is left. */
+	symbolizer_note_pid(s->sym, (int)pid);
+	return 0;
+}
+
+/* Reads new processes' maps as they are announced, so that short-lived ones resolve too. */
+static void *pid_thread(void *arg)
+{
+	struct sampler *s = arg;
+
+	while (!s->stop) {
+		int n = ring_buffer__poll(s->rb, 100);
+
+		if (n < 0 && n != -EINTR)
+			break;
+	}
+	return NULL;
+}
+
+static bool cpu_online(int cpu)
+{
+	char path[80];
+	FILE *f;
+	int on = 1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "re");
+	if (!f)
+		return true;	/* cpu0 often has no such file: it cannot go offline */
+	if (fscanf(f, "%d", &on) != 1)
+		on = 1;
+	fclose(f);
+	return on;
+}
+
+int sampler__open(const struct sampler_opts *o, struct sampler **sp)
+{
+	const struct sample_events *ev = o->events;
+	struct sampler *s;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ev = ev;
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0) {
+		err = s->nr_cpus ? s->nr_cpus : -EIO;
+		pr_err("--sample: cannot count possible CPUs: %s", strerror(-err));
+		goto cleanup;
+	}
+	s->fds = malloc(sizeof(*s->fds) * s->nr_cpus * ev->nr);
+	s->links = calloc((size_t)s->nr_cpus * ev->nr, sizeof(*s->links));
+	err = symbolizer_new(&s->sym);
+	if (!s->fds || !s->links || err) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int i = 0; i < s->nr_cpus * ev->nr; i++)
+		s->fds[i] = -1;
+
+	s->skel = sample__open();
+	if (!s->skel) {
+		err = -errno;
+		pr_err("--sample: cannot open the sampling BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	s->skel->rodata->max_level = o->max_level;
+	s->skel->rodata->tracked_levels = o->tracked_levels;
+	err = bpf_map__reuse_fd(s->skel->maps.tracked, o->tracked_fd);
+	if (err) {
+		pr_err("--sample: cannot share the tracked cgroups' map: %s", strerror(-err));
+		goto cleanup;
+	}
+	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
+			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
+					  "sample5", "sample6", "sample7" }[e]);
+
+		bpf_program__set_autoload(prog, false);
+	}
+	err = sample__load(s->skel);
+	if (err) {
+		pr_err("--sample: cannot load the sampling BPF program: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	for (int e = 0; e < ev->nr; e++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
+			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
+					  "sample5", "sample6", "sample7" }[e]);
+
+		for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+			struct perf_event_attr attr = ev->attrs[e];
+			int i = cpu * ev->nr + e, fd;
+
+			if ((o->cpus && !o->cpus[cpu]) || !cpu_online(cpu))
+				continue;
+			attr.size = sizeof(attr);
+			fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0) {
+				err = -errno;
+				pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e],
+				       cpu, strerror(-err));
+				goto cleanup;
+			}
+			s->fds[i] = fd;
+			s->links[i] = bpf_program__attach_perf_event(prog, fd);
+			if (!s->links[i]) {
+				err = -errno;
+				pr_err("--sample: cannot attach to event '%s' on CPU %d: %s",
+				       ev->names[e], cpu, strerror(-err));
+				goto cleanup;
+			}
+		}
+	}
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.new_pids), on_new_pid, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("--sample: cannot read the new processes' ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = -pthread_create(&s->thread, NULL, pid_thread, s);
+	if (err) {
+		pr_err("--sample: cannot start the thread that reads new processes: %s",
+		       strerror(-err));
+		goto cleanup;
+	}
+	s->thread_started = true;
+	*sp = s;
+	return 0;
+cleanup:
+	sampler__destroy(s);
+	return err;
+}
+
+void sampler__destroy(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->thread_started) {
+		s->stop = true;
+		pthread_join(s->thread, NULL);
+	}
+	ring_buffer__free(s->rb);
+	for (int i = 0; s->links && s->fds && i < s->nr_cpus * s->ev->nr; i++) {
+		bpf_link__destroy(s->links[i]);
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	}
+	sample__destroy(s->skel);
+	symbolizer_free(s->sym);
+	free(s->links);
+	free(s->fds);
+	free(s);
+}
+
+/* --- reading --------------------------------------------------------------------------- */
+
+/* A stack's addresses from the half's stack map: how many (0 when id < 0 or not there). */
+static int read_stack(int fd, __s32 id, __u64 *ips)
+{
+	int n = 0;
+
+	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
+		return 0;
+	while (n < SAMPLE_MAX_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+/* The frames of one key, leaf first (kernel, then user), as locations of p. */
+static int frames(struct sampler *s, struct profile *p, const struct sample_key *k,
+		  const __u64 *kips, int nk, const __u64 *uips, int nu, int *locs)
+{
+	int n = 0;
+
+	for (int i = 0; i < nk; i++) {
+		int l = symbolizer_kernel(s->sym, p, kips[i]);
+
+		if (l < 0)
+			return l;
+		locs[n++] = l;
+	}
+	for (int i = 0; i < nu; i++) {
+		int l = symbolizer_user(s->sym, p, (int)k->pid, uips[i]);
+
+		if (l < 0)
+			return l;
+		locs[n++] = l;
+	}
+	return n;
+}
+
+static int add_key(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
+		   void *ctx, int stack_fd, const struct sample_key *k, __u64 count)
+{
+	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH];
+	int locs[2 * SAMPLE_MAX_DEPTH];
+	int nk = read_stack(stack_fd, k->kstack, kips);
+	int nu = read_stack(stack_fd, k->ustack, uips);
+
+	if (k->event >= (__u32)s->ev->nr)
+		return 0;
+	for (int i = 0; i < nr; i++) {
+		struct profile *p = ps[i];
+		int sc = scope(k->cgroup, p, ctx), t, n, err;
+
+		if (sc == -1)
+			continue;
+		if (sc < 0)
+			return sc;
+		t = profile_type(p, s->ev->names[k->event], s->ev->periods[k->event]);
+		if (t < 0)
+			return t;
+		n = frames(s, p, k, kips, nk, uips, nu, locs);
+		if (n < 0)
+			return n;
+		err = profile_add(p, sc, locs, n, t, count);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Every key of map fd, into *keys (allocated): how many, or -errno. */
+static int map_keys(int fd, size_t key_size, void **keys)
+{
+	char *buf = NULL, *prev = NULL;
+	size_t cap = 0;
+	int n = 0;
+
+	for (;;) {
+		if (ALLOC_GROW(buf, (size_t)(n + 1) * key_size, cap)) {
+			free(buf);
+			return -ENOMEM;
+		}
+		prev = n ? buf + (size_t)(n - 1) * key_size : NULL;
+		if (bpf_map_get_next_key(fd, prev, buf + (size_t)n * key_size))
+			break;
+		n++;
+	}
+	*keys = buf;
+	return n;
+}
+
+int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
+		  void *ctx)
+{
+	__u32 closed = s->skel->bss->half & 1;
+	int counts_fd = bpf_map__fd(closed ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	int stack_fd = bpf_map__fd(closed ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	struct sample_key *keys = NULL;
+	__u32 *ids = NULL;
+	int n, nids, err = 0;
+
+	/* From here the kernel writes the other half: this one is read, then emptied. */
+	__atomic_store_n(&s->skel->bss->half, closed ^ 1, __ATOMIC_SEQ_CST);
+	n = map_keys(counts_fd, sizeof(*keys), (void **)&keys);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && !err; i++) {
+		__u64 count;
+
+		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count) == 0 && count)
+			err = add_key(s, ps, nr, scope, ctx, stack_fd, &keys[i], count);
+	}
+	for (int i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &keys[i]);
+	free(keys);
+	nids = map_keys(stack_fd, sizeof(*ids), (void **)&ids);
+	for (int i = 0; i < nids; i++)
+		bpf_map_delete_elem(stack_fd, &ids[i]);
+	free(ids);
+	symbolizer_after_read(s->sym);
+	return err ? err : nids < 0 ? nids : 0;
+}
+
+int sampler__stats(struct sampler *s, __u64 *out)
+{
+	int nr = libbpf_num_possible_cpus();
+	__u64 *v = calloc(nr > 0 ? nr : 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (__u32 k = 0; k < SAMPLE_STAT_MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &k, v) == 0)
+			for (int c = 0; c < nr; c++)
+				out[k] += v[c];
+	}
+	free(v);
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --sample: call stacks sampled per tracked cgroup (bpf/sample.bpf.c), counted in the kernel
+ * per (cgroup, process, event, stacks), read at each interval into profiles (profile.h) with
+ * their frames named (symbolize.h).
+ *
+ * One perf event per online CPU and sample event, each running the BPF program of its event.
+ * The tracked set is the collector's own map, shared: samples of untracked cgroups end in
+ * the kernel.
+ */
+#ifndef CGTMA_SAMPLER_H
+#define CGTMA_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+
+#include "bpf/sample.h"
+
+struct profile;
+struct sampler;
+
+/* perf's default frequency for record, per CPU. */
+#define SAMPLE_DEFAULT_HZ 99
+
+/* The sample events of a run: what --sample and -F say. */
+struct sample_events {
+	int nr;
+	char *names[SAMPLE_MAX_EVENTS];		/* as given, without /period=N/ */
+	uint64_t periods[SAMPLE_MAX_EVENTS];	/* 0: sampled at hz */
+	struct perf_event_attr attrs[SAMPLE_MAX_EVENTS];
+	int hz;
+};
+
+/*
+ * --sample's list ("cycles,instructions/period=100000/"; NULL: dflt, a comma-separated list)
+ * at hz samples per second and CPU, checked against the kernel's perf_event_max_sample_rate:
+ * 0; -EINVAL after saying what is wrong (an unknown event, a frequency too high, too many
+ * events); -ENOMEM.
+ */
+int sample_events_parse(const char *list, const char *dflt, int hz, struct sample_events *ev);
+void sample_events_release(struct sample_events *ev);
+
+struct sampler_opts {
+	const struct sample_events *events;
+	int tracked_fd;			/* collector__tracked_fd() */
+	__u32 max_level;		/* as the collector's */
+	__u64 tracked_levels;
+	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
+	bool verbose;
+};
+
+/*
+ * Opens the events on every CPU o->cpus selects, loads and attaches the program, and starts
+ * reading new processes' maps as they come. Prints what failed, naming the event and CPU or
+ * the step, and returns -errno.
+ */
+int sampler__open(const struct sampler_opts *o, struct sampler **sp);
+void sampler__destroy(struct sampler *s);
+
+/*
+ * The profile scope (an index into p->scopes, made with profile_scope()) of tracked cgroup
+ * id, or -1 to leave its samples out (it is no longer tracked); -ENOMEM.
+ */
+typedef int (*sampler_scope_cb)(__u64 id, struct profile *p, void *ctx);
+
+/*
+ * Ends the samples' interval (the kernel writes the other half from now), and adds the
+ * closed half's samples, their frames named, to each of the nr profiles (the interval's, the
+ * run's). 0 or -errno.
+ */
+int sampler__read(struct sampler *s, struct profile **p, int nr, sampler_scope_cb scope,
+		  void *ctx);
+
+/* Samples of tracked cgroups not counted whole (SAMPLE_STAT_*), over the run. */
+int sampler__stats(struct sampler *s, __u64 *out);
+
+#endif

@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The symbolizer (symbolize.h): process memory maps read while the processes live, their files
+ * by build ID through libdwfl, JIT maps, kallsyms.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
+
+#include "alloc.h"
+#include "hashmap.h"
+#include "profile.h"
+#include "symbolize.h"
+
+/* One mapped file, opened once per build ID (or per device and inode without one). */
+struct module {
+	char *build_id;			/* lower-case hex, or NULL */
+	Dwfl *dwfl;			/* NULL: not an ELF file libdwfl takes */
+	Dwfl_Module *mod;		/* reported at bias 0: addresses are the file's vaddrs */
+	GElf_Phdr *loads;		/* its PT_LOAD headers, to turn file offsets into vaddrs */
+	int nr_loads;
+};
+
+struct vma {
+	uint64_t start, end, pgoff;
+	char *path;			/* as the process's maps name it; NULL: anonymous */
+	int module;			/* index into modules, or -1 */
+};
+
+struct jit_sym {
+	uint64_t start, size;
+	char *name;
+};
+
+struct proc {
+	int pid;
+	struct vma *vmas;
+	int nr_vmas, cap_vmas;
+	struct jit_sym *jit;
+	int nr_jit, cap_jit;
+	bool gone;			/* found gone at the last symbolizer_after_read() */
+	bool reread;			/* its maps were read again since then: an address
+					 * outside them (a stack walked without frame
+					 * pointers gives many) is not worth another read */
+};
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+struct symbolizer {
+	pthread_mutex_t lock;
+	struct module *modules;
+	int nr_modules, cap_modules;
+	struct hashmap module_index;	/* build ID or "dev:ino" -> modules[] */
+	struct proc *procs;
+	int nr_procs, cap_procs;
+	struct hashmap proc_index;	/* pid -> procs[] */
+	struct ksym *ksyms;
+	int nr_ksyms, cap_ksyms;
+	bool ksyms_read;
+};
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+int symbolizer_new(struct symbolizer **sp)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	elf_version(EV_CURRENT);
+	*sp = s;
+	return 0;
+}
+
+static void proc_release(struct proc *p)
+{
+	for (int i = 0; i < p->nr_vmas; i++)
+		free(p->vmas[i].path);
+	for (int i = 0; i < p->nr_jit; i++)
+		free(p->jit[i].name);
+	free(p->vmas);
+	free(p->jit);
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nr_modules; i++) {
+		if (s->modules[i].dwfl)
+			dwfl_end(s->modules[i].dwfl);
+		free(s->modules[i].build_id);
+		free(s->modules[i].loads);
+	}
+	for (int i = 0; i < s->nr_procs; i++)
+		proc_release(&s->procs[i]);
+	for (int i = 0; i < s->nr_ksyms; i++)
+		free(s->ksyms[i].name);
+	free(s->modules);
+	free(s->procs);
+	free(s->ksyms);
+	hashmap_clear(&s->module_index);
+	hashmap_clear(&s->proc_index);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int symbolizer_nr_modules(const struct symbolizer *s)
+{
+	return s->nr_modules;
+}
+
+/* --- files ---------------------------------------------------------------------------- */
+
+/* The file a vma maps, as this process can open it: the mapping itself, else by its path. */
+static int open_mapped(int pid, const struct vma *v)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, v->start,
+		 v->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, v->path);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static char *hex(const unsigned char *b, int n)
+{
+	char *out = malloc(2 * n + 1);
+
+	if (!out)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	return out;
+}
+
+/* Reads the PT_LOAD headers of m's ELF file. */
+static void read_loads(struct module *m)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	size_t n;
+
+	if (!elf || elf_getphdrnum(elf, &n))
+		return;
+	m->loads = calloc(n ? n : 1, sizeof(*m->loads));
+	if (!m->loads)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			m->loads[m->nr_loads++] = ph;
+	}
+}
+
+/*
+ * The module of the file open on fd (which this consumes): an index into s->modules, one per
+ * build ID; -1 when it is no ELF file; -ENOMEM.
+ */
+static int module_of(struct symbolizer *s, int fd, const char *name)
+{
+	char key[64], *id = NULL;
+	const void *bits;
+	struct module m = {};
+	struct stat st;
+	Elf *elf;
+	int i, n;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		close(fd);
+		return -1;
+	}
+	n = dwelf_elf_gnu_build_id(elf, &bits);
+	if (n > 0)
+		id = hex(bits, n);
+	elf_end(elf);
+	if (n > 0 && !id) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (id)
+		i = hashmap_get_str(&s->module_index, id);
+	else if (fstat(fd, &st) == 0)
+		snprintf(key, sizeof(key), "%llx:%llu", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino), i = hashmap_get_str(&s->module_index, key);
+	else
+		key[0] = 0, i = -1;
+	if (i >= 0) {
+		free(id);
+		close(fd);
+		return i;
+	}
+	m.build_id = id;
+	m.dwfl = dwfl_begin(&dwfl_callbacks);
+	/* libdwfl owns fd from here, closing it at dwfl_end(). */
+	if (m.dwfl)
+		m.mod = dwfl_report_elf(m.dwfl, name, name, fd, 0, false);
+	if (m.mod) {
+		dwfl_report_end(m.dwfl, NULL, NULL);
+		read_loads(&m);
+	} else if (m.dwfl) {
+		dwfl_end(m.dwfl);
+		m.dwfl = NULL;
+	} else {
+		close(fd);
+	}
+	if (ALLOC_GROW(s->modules, s->nr_modules + 1, s->cap_modules) ||
+	    ((id || key[0]) && hashmap_put_str(&s->module_index, id ? id : key, s->nr_modules))) {
+		if (m.dwfl)
+			dwfl_end(m.dwfl);
+		free(m.loads);
+		free(id);
+		return -ENOMEM;
+	}
+	s->modules[s->nr_modules] = m;
+	return s->nr_modules++;
+}
+
+/* --- processes ------------------------------------------------------------------------ */
+
+/* The NSpid of pid as its own namespace has it (the last of /proc/PID/status's NSpid). */
+static int ns_pid(int pid)
+{
+	char path[64], line[256];
+	int nspid = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *tok = strtok(line + 6, " \t\n");
+
+			for (; tok; tok = strtok(NULL, " \t\n"))
+				nspid = atoi(tok);
+			break;
+		}
+	}
+	fclose(f);
+	return nspid;
+}
+
+static int jit_cmp(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* (Re)reads the process's /tmp/perf-PID.map, which JITs append to: 0, or -ENOMEM. */
+static int read_jit(struct proc *p)
+{
+	char path[128], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", p->pid, ns_pid(p->pid));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	for (int i = 0; i < p->nr_jit; i++)
+		free(p->jit[i].name);
+	p->nr_jit = 0;
+	while (getline(&line, &cap, f) > 0) {
+		struct jit_sym j;
+		int off = 0;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &j.start, &j.size, &off) < 2 || !off)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		j.name = strdup(line + off);
+		if (!j.name || ALLOC_GROW(p->jit, p->nr_jit + 1, p->cap_jit)) {
+			free(j.name);
+			err = -ENOMEM;
+			break;
+		}
+		p->jit[p->nr_jit++] = j;
+	}
+	free(line);
+	fclose(f);
+	qsort(p->jit, p->nr_jit, sizeof(*p->jit), jit_cmp);
+	return err;
+}
+
+/* Reads pid's executable mappings into p (emptied first), opening their files: 0 or -errno. */
+static int read_maps(struct symbolizer *s, struct proc *p)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	for (int i = 0; i < p->nr_vmas; i++)
+		free(p->vmas[i].path);
+	p->nr_vmas = 0;
+	while (!err && getline(&line, &cap, f) > 0) {
+		struct vma v = { .module = -1 };
+		char perms[8];
+		int off = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &v.start,
+			   &v.end, perms, &v.pgoff, &off) < 4 || perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (off && line[off] == '/') {
+			v.path = strdup(line + off);
+			if (!v.path) {
+				err = -ENOMEM;
+				break;
+			}
+			v.module = module_of(s, open_mapped(p->pid, &v), v.path);
+			if (v.module == -ENOMEM)
+				err = -ENOMEM;
+		} else if (off && line[off]) {
+			/* [vdso], [vsyscall]: named as the kernel names them, never resolved. */
+			v.path = strdup(line + off);
+		}
+		if (!err && ALLOC_GROW(p->vmas, p->nr_vmas + 1, p->cap_vmas))
+			err = -ENOMEM;
+		if (err)
+			free(v.path);
+		else
+			p->vmas[p->nr_vmas++] = v;
+	}
+	free(line);
+	fclose(f);
+	if (!err)
+		err = read_jit(p);
+	return err;
+}
+
+static struct proc *find_proc(struct symbolizer *s, int pid)
+{
+	int i = hashmap_get_u64(&s->proc_index, (uint64_t)pid);
+
+	return i >= 0 ? &s->procs[i] : NULL;
+}
+
+static int note_locked(struct symbolizer *s, int pid)
+{
+	struct proc *p;
+	int err;
+
+	p = find_proc(s, pid);
+	/* Known: announced again after an exec. Gone already: its last map is kept. */
+	if (p)
+		return read_maps(s, p) == -ENOMEM ? -ENOMEM : 0;
+	if (ALLOC_GROW(s->procs, s->nr_procs + 1, s->cap_procs))
+		return -ENOMEM;
+	p = &s->procs[s->nr_procs];
+	*p = (struct proc){ .pid = pid };
+	err = read_maps(s, p);
+	if (err && err != -ENOMEM)
+		err = -ESRCH;
+	if (!err && hashmap_put_u64(&s->proc_index, (uint64_t)pid, s->nr_procs))
+		err = -ENOMEM;
+	if (err) {
+		proc_release(p);
+		return err;
+	}
+	s->nr_procs++;
+	return 0;
+}
+
+int symbolizer_note_pid(struct symbolizer *s, int pid)
+{
+	int err;
+
+	pthread_mutex_lock(&s->lock);
+	err = note_locked(s, pid);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+void symbolizer_after_read(struct symbolizer *s)
+{
+	pthread_mutex_lock(&s->lock);
+	for (int i = 0; i < s->nr_procs;) {
+		struct proc *p = &s->procs[i];
+		bool alive = kill(p->pid, 0) == 0 || errno == EPERM;
+
+		p->reread = false;
+		if (alive || !p->gone) {
+			p->gone = !alive;
+			i++;
+			continue;
+		}
+		/* Forget it: the last entry takes its place. */
+		hashmap_del_u64(&s->proc_index, (uint64_t)p->pid);
+		proc_release(p);
+		if (i != --s->nr_procs) {
+			*p = s->procs[s->nr_procs];
+			hashmap_put_u64(&s->proc_index, (uint64_t)p->pid, i);	/* replaces: no alloc */
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* --- frames ----------------------------------------------------------------------------- */
+
+static const struct vma *find_vma(const struct proc *p, uint64_t ip)
+{
+	for (int i = 0; i < p->nr_vmas; i++)
+		if (ip >= p->vmas[i].start && ip < p->vmas[i].end)
+			return &p->vmas[i];
+	return NULL;
+}
+
+static const struct jit_sym *find_jit(const struct proc *p, uint64_t ip)
+{
+	int lo = 0, hi = p->nr_jit - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (ip < p->jit[mid].start)
+			hi = mid - 1;
+		else if (ip >= p->jit[mid].start + p->jit[mid].size)
+			lo = mid + 1;
+		else
+			return &p->jit[mid];
+	}
+	return NULL;
+}
+
+/* The file's vaddr that offset off maps, from its PT_LOAD headers; false when none holds it. */
+static bool offset_to_vaddr(const struct module *m, uint64_t off, uint64_t *vaddr)
+{
+	for (int i = 0; i < m->nr_loads; i++) {
+		const GElf_Phdr *ph = &m->loads[i];
+
+		if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz) {
+			*vaddr = off - ph->p_offset + ph->p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int user_locked(struct symbolizer *s, struct profile *prof, int pid, uint64_t ip)
+{
+	struct profile_location loc = { .addr = ip, .mapping = -1 };
+	struct proc *p = find_proc(s, pid);
+	const struct vma *v = NULL;
+	const struct jit_sym *j;
+
+	/* Not noted (its first sample's note was lost), or mapped since: read it now. */
+	if (!p && note_locked(s, pid) == 0)
+		p = find_proc(s, pid);
+	if (p && !(v = find_vma(p, ip)) && !p->gone && !p->reread) {
+		p->reread = true;
+		if (read_maps(s, p) == 0)
+			v = find_vma(p, ip);
+	}
+	if (p && (!v || !v->path) && (j = find_jit(p, ip)))
+		return profile_location(prof, &(struct profile_location){
+			.addr = ip,
+			.mapping = profile_mapping(prof, &(struct profile_mapping){
+				.start = j->start, .limit = j->start + j->size, .file = "[jit]" }),
+			.func = j->name });
+	if (!v)
+		return profile_location(prof, &loc);
+	loc.mapping = profile_mapping(prof, &(struct profile_mapping){
+		.start = v->start, .limit = v->end, .file_offset = v->pgoff,
+		.file = v->path ? v->path : "[anon]",
+		.build_id = v->module >= 0 ? s->modules[v->module].build_id : NULL });
+	if (loc.mapping < 0)
+		return loc.mapping;
+	if (v->module >= 0 && s->modules[v->module].mod) {
+		const struct module *m = &s->modules[v->module];
+		uint64_t vaddr;
+		GElf_Off off;
+		GElf_Sym sym;
+
+		if (offset_to_vaddr(m, ip - v->start + v->pgoff, &vaddr)) {
+			Dwfl_Line *line = dwfl_module_getsrc(m->mod, vaddr);
+
+			loc.func = dwfl_module_addrinfo(m->mod, vaddr, &off, &sym, NULL, NULL, NULL);
+			if (line)
+				loc.file = dwfl_lineinfo(line, NULL, &loc.line, NULL, NULL, NULL);
+		}
+	}
+	return profile_location(prof, &loc);
+}
+
+int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t ip)
+{
+	int ret;
+
+	pthread_mutex_lock(&s->lock);
+	ret = user_locked(s, p, pid, ip);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The text symbols of /proc/kallsyms, sorted (all zero without the privilege to see them). */
+static int read_kallsyms(struct symbolizer *s)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	s->ksyms_read = true;
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		struct ksym k;
+		char type, name[256];
+
+		if (sscanf(line, "%" SCNx64 " %c %255s", &k.addr, &type, name) != 3 || !k.addr ||
+		    !strchr("tTwW", type))
+			continue;
+		k.name = strdup(name);
+		if (!k.name || ALLOC_GROW(s->ksyms, s->nr_ksyms + 1, s->cap_ksyms)) {
+			free(k.name);
+			err = -ENOMEM;
+			break;
+		}
+		s->ksyms[s->nr_ksyms++] = k;
+	}
+	free(line);
+	fclose(f);
+	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	return err;
+}
+
+int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip)
+{
+	struct profile_location loc = { .addr = ip, .mapping = -1 };
+	int lo = 0, hi, ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->ksyms_read)
+		ret = read_kallsyms(s);
+	if (ret)
+		goto out;
+	if (s->nr_ksyms) {
+		loc.mapping = profile_mapping(p, &(struct profile_mapping){
+			.start = s->ksyms[0].addr, .limit = s->ksyms[s->nr_ksyms - 1].addr + 1,
+			.file_offset = s->ksyms[0].addr, .file = "[kernel.kallsyms]" });
+		if (loc.mapping < 0) {
+			ret = loc.mapping;
+			goto out;
+		}
+	}
+	hi = s->nr_ksyms - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->ksyms[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	/* hi: the last symbol at or below ip. Past the last one is not the kernel's text. */
+	if (hi >= 0 && hi < s->nr_ksyms - 1)
+		loc.func = s->ksyms[hi].name;
+	ret = profile_location(p, &loc);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Names of sampled addresses, as frames of a profile (profile.h).
+ *
+ * User frames: a process's memory map, read while it lives (symbolizer_note_pid() at its
+ * first sample, so that one that exits before the interval is read still resolves), each
+ * mapped file opened through /proc/PID/map_files (or /proc/PID/root, where a container's
+ * binaries are), its symbols and DWARF read with elfutils' libdwfl once per build ID.
+ * JIT code from /tmp/perf-PID.map in the process's root (PID as its own namespace numbers
+ * it). Kernel frames from /proc/kallsyms. An address without a symbol keeps its mapping,
+ * which profile_frame_name() shows as module+offset.
+ *
+ *   struct symbolizer *sym;
+ *   symbolizer_new(&sym);
+ *   symbolizer_note_pid(sym, pid);			// any thread, as soon as pid is seen
+ *   loc = symbolizer_user(sym, &profile, pid, ip);	// the reading thread
+ *   symbolizer_after_read(sym);			// forgets processes gone for a while
+ *   symbolizer_free(sym);
+ *
+ * Thread-safe: one thread may note pids while another resolves.
+ */
+#ifndef CGTMA_SYMBOLIZE_H
+#define CGTMA_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct profile;
+struct symbolizer;
+
+/* 0, or -ENOMEM. /proc/kallsyms is read at the first kernel frame. */
+int symbolizer_new(struct symbolizer **sp);
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * Reads pid's memory map and opens its files now (again, for a pid known: after an exec):
+ * 0; -ESRCH when it is gone and was not known (a known one keeps its last map); -ENOMEM. A
+ * map is also read again when an address is not in it, once per interval.
+ */
+int symbolizer_note_pid(struct symbolizer *s, int pid);
+
+/*
+ * The location (an index into p->locs) of ip in process pid, or in the kernel: >= 0, or
+ * -ENOMEM. Never fails for want of a name: such a frame has its mapping, or none.
+ */
+int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t ip);
+int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip);
+
+/*
+ * After an interval's samples are resolved: a process found gone at two calls in a row is
+ * forgotten (the second gives its last samples, still in the kernel's other half, their turn).
+ */
+void symbolizer_after_read(struct symbolizer *s);
+
+/* Distinct files opened so far (one per build ID), for -v and tests. */
+int symbolizer_nr_modules(const struct symbolizer *s);
+
+#endif
