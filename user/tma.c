@@ -37,6 +37,12 @@ struct tma_scratch {
 	double *events;		/* per model event: the count */
 	double *retlat;		/* per model event: the retire latency */
 	double *val;		/* per model node: value of its latest computation */
+	/*
+	 * Per model node: the value its own computation in the main pass gave, from its group's
+	 * counts; what is reported. A node of another group that reads it later computes it again,
+	 * from that group's counts, into val.
+	 */
+	double *own;
 	bool *flags;		/* per model node */
 	struct node_memo *memo;	/* per model node */
 	int *calls;		/* the memoized nodes' lists of computations (plan_priv.memo_at) */
@@ -176,12 +182,12 @@ static bool deps_counted(const struct plan_deps *d, const bool *counted)
 /*
  * A node or metric reads the counts of its own group: with an event counted in several
  * groups, the copy measured beside the unit's other events (toplev ties a node to its group
- * the same way). The nodes it computes read them too.
+ * the same way). The nodes it computes read them too. Every one of its events is loaded,
+ * even when the group is the one loaded last: units of one group read different events, and
+ * an event the last unit did not read still holds another group's copy.
  */
 static void use_counts(struct tma_ctx *c, const struct plan_deps *d, const struct tma_input *in)
 {
-	if (d->ctx == c->ctx)
-		return;
 	for (int i = 0; i < d->nr; i++) {
 		c->s->events[d->model_events[i]] = in->counts[d->events[i]];
 		if (in->retire_latency)
@@ -225,7 +231,7 @@ static int find_bottleneck(const struct plan *p, const struct tma_scratch *s,
 			if (!candidate(p, s, r, i, cur))
 				continue;
 			nr++;
-			if (best < 0 || s->val[model_node[i]] > s->val[model_node[best]])
+			if (best < 0 || s->own[model_node[i]] > s->own[model_node[best]])
 				best = i;
 		}
 		if (best < 0)
@@ -233,10 +239,10 @@ static int find_bottleneck(const struct plan *p, const struct tma_scratch *s,
 		if (level > 0 && nr > 1) {
 			for (i = 0; i < p->nr_nodes; i++) {
 				if (i != best && candidate(p, s, r, i, cur) &&
-				    s->val[model_node[i]] > second)
-					second = s->val[model_node[i]];
+				    s->own[model_node[i]] > second)
+					second = s->own[model_node[i]];
 			}
-			if (s->val[model_node[best]] - second <= SIBLING_MARGIN)
+			if (s->own[model_node[best]] - second <= SIBLING_MARGIN)
 				break;
 		}
 		cur = best;
@@ -284,6 +290,7 @@ int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_re
 	for (i = 0; i < m->nr_nodes; i++) {
 		s->flags[i] = false;
 		s->val[i] = 0;
+		s->own[i] = 0;
 		s->memo[i].done = false;
 	}
 
@@ -300,7 +307,8 @@ int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_re
 			continue;
 		use_counts(&ctx, &priv->node_deps[i], in);
 		compute_node(&env, mi);
-		if (!plausible(s->val[mi]))
+		s->own[mi] = s->val[mi];
+		if (!plausible(s->own[mi]))
 			s->flags[mi] = false;
 	}
 
@@ -321,7 +329,7 @@ int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_re
 
 	for (i = 0; i < p->nr_nodes; i++) {
 		const struct model_node *n = &m->nodes[priv->model_node[i]];
-		double v = s->val[priv->model_node[i]];
+		double v = s->own[priv->model_node[i]];
 
 		if (!r->counted[i]) {
 			r->value[i] = NAN;
@@ -365,12 +373,13 @@ int tma_result__init(struct tma_result *r, const struct plan *p)
 		s->events = calloc(m->nr_events + 1, sizeof(*s->events));
 		s->retlat = calloc(m->nr_events + 1, sizeof(*s->retlat));
 		s->val = calloc(m->nr_nodes + 1, sizeof(*s->val));
+		s->own = calloc(m->nr_nodes + 1, sizeof(*s->own));
 		s->flags = calloc(m->nr_nodes + 1, sizeof(*s->flags));
 		s->memo = calloc(m->nr_nodes + 1, sizeof(*s->memo));
 		s->calls = calloc(priv->memo_total + 1, sizeof(*s->calls));
 	}
 	if (!r->value || !r->counted || !r->above || !r->metric || !r->metric_counted || !s ||
-	    !s->events || !s->retlat || !s->val || !s->flags || !s->memo || !s->calls) {
+	    !s->events || !s->retlat || !s->val || !s->own || !s->flags || !s->memo || !s->calls) {
 		tma_result__release(r);
 		return -ENOMEM;
 	}
@@ -385,6 +394,7 @@ void tma_result__release(struct tma_result *r)
 		free(s->events);
 		free(s->retlat);
 		free(s->val);
+		free(s->own);
 		free(s->flags);
 		free(s->memo);
 		free(s->calls);

@@ -1238,6 +1238,82 @@ static void test_retire_latency(void)
 	run_free(&run);
 }
 
+/*
+ * Each node reads its own group's copies of its events, whatever was computed before it: its
+ * value must be what it is when every copy of every event holds its group's count. Counts
+ * differ per copy here (each plan event its own), as multiplexed groups' do, for every
+ * built-in model, level and path, with memoization on and off. (Units of one group read
+ * different events: a node once read another group's copy of an event that the node before
+ * it, in the same group, did not load.)
+ */
+static void test_group_copies(void)
+{
+	const char *const *names = model__builtin_names();
+	int nr_checked = 0;
+
+	for (int i = 0; names[i]; i++) {
+		struct model *m;
+
+		if (model__load_builtin(names[i], &m))
+			continue;
+		for (int level = 1; level <= model__max_level(m); level++)
+			for (int pm = 0; pm <= model__has_perf_metrics(m); pm++)
+				for (int memo = 0; memo <= 1; memo++) {
+			struct model_options o = { .level = level, .perf_metrics = pm };
+			struct tma_input in = { .interval_s = 1 };
+			struct tma_result r, r1;
+			struct plan *p;
+			double *counts, *own;
+			bool *counted;
+
+			if (plan__new(m, &o, &p))
+				continue;
+			plan__set_memo(p, memo);
+			counts = calloc(p->nr_events + 1, sizeof(*counts));
+			own = calloc(p->nr_events + 1, sizeof(*own));
+			counted = calloc(p->nr_events + 1, sizeof(*counted));
+			CHECK(counts && own && counted && !tma_result__init(&r, p) &&
+			      !tma_result__init(&r1, p), "allocation");
+			for (int e = 0; e < p->nr_events; e++) {
+				counts[e] = 1e6 * (1 + e % 7) + 1e5 * e;
+				counted[e] = true;
+			}
+			in.counted = counted;
+			in.counts = counts;
+			CHECK_INT(tma__compute(p, &in, &r), 0);
+			for (int n = 0; n < p->nr_nodes; n++) {
+				int g = p->nodes[n].group;
+
+				if (g < 0)
+					continue;
+				/* Every copy of each event as its copy in g (if g counts it). */
+				for (int e = 0; e < p->nr_events; e++) {
+					own[e] = counts[e];
+					for (int f = 0; f < p->nr_events; f++)
+						if (p->events[f].group == g &&
+						    !strcmp(p->events[f].name, p->events[e].name))
+							own[e] = counts[f];
+				}
+				in.counts = own;
+				CHECK_INT(tma__compute(p, &in, &r1), 0);
+				CHECK(r.value[n] == r1.value[n], "%s l%d pm%d memo%d: %s is %g, %g with "
+				      "its group's counts alone", names[i], level, pm, memo,
+				      p->nodes[n].name, r.value[n], r1.value[n]);
+				nr_checked++;
+				in.counts = counts;
+			}
+			tma_result__release(&r);
+			tma_result__release(&r1);
+			free(counts);
+			free(own);
+			free(counted);
+			plan__free(p);
+		}
+		model__free(m);
+	}
+	CHECK(nr_checked > 1000, "only %d nodes checked", nr_checked);
+}
+
 int main(void)
 {
 	test_bad_files();
@@ -1247,6 +1323,7 @@ int main(void)
 	test_builtins_load();
 	test_builtin_matches();
 	test_builtin_plans();
+	test_group_copies();
 	test_grouping();
 	test_grouping_config1();
 	test_zero_denominator();
