@@ -33,6 +33,7 @@ COUNTS="0 1 2 4 8 16 32"
 KINDS="context-switches cpu-clock"
 
 die() { echo "read-cost: $*" >&2; exit 1; }
+. "$(dirname "$0")/floor.sh"
 skip() { echo "SKIP read cost: $*"; exit 0; }
 for v in ROUNDS LOOPS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "CGTMA_BENCH_$v='${!v}' is not a positive number"
@@ -68,19 +69,11 @@ mkdir -p "$BASE/a" "$BASE/b" || die "cannot create cgroups under $CG_ROOT"
 # run KIND N: ns per cross-cgroup switch of the floor reading N events of KIND (N = 0: the
 # empty floor), on stdout.
 run() {
-	local prog=reads ev id="" i line
+	local prog=reads ev id line
 	[ "$2" = 0 ] && prog=empty
 	ev=$(printf "$1%.0s," $(seq "$(($2 > 0 ? $2 : 1))"))
-	: >"$TMP/floor"
-	"$FLOOR" -p $prog -e "${ev%,}" >>"$TMP/floor" 2>"$TMP/err" &
-	FLOOR_PID=$!
-	for ((i = 0; i < 400; i++)); do
-		id=$(sed -n 's/^prog_id=//p' "$TMP/floor")
-		[ -n "$id" ] && break
-		kill -0 "$FLOOR_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ -n "$id" ] || die "hookfloor -p $prog -e $ev did not start: $(cat "$TMP/err")"
+	floor_start $prog "${ev%,}"
+	id=$FLOOR_ID
 	line=$("$PINGPONG" -c "$CPU" -n "$LOOPS" -A "$BASE/a" -B "$BASE/b" -s -p "$id" 2>"$TMP/pp-err") ||
 		die "pingpong under hookfloor failed: $(cat "$TMP/pp-err")"
 	kill "$FLOOR_PID" 2>/dev/null

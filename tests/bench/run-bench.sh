@@ -106,6 +106,7 @@ HOOK_TRIES=4	# hook-cost runs disturbed by other switches are redone up to this 
 LONG_INTERVAL=1000000	# ms: one interval spans any run, so user space sleeps throughout
 
 die() { echo "run-bench: $*" >&2; exit 1; }
+. "$(dirname "$0")/floor.sh"
 # Like the live tests: a machine that cannot run it says so and is not an error.
 skip() { echo "SKIP bench: $*"; exit 0; }
 
@@ -293,21 +294,11 @@ check_counted() {
 # cgtma's: OUT gets prog=NAME and the ping-pong's line with the program's run_cnt and
 # run_time_ns.
 run_floor() {
-	local out=$1 kind=${2#floor-} ev id="" i rc
+	local out=$1 kind=${2#floor-} ev id rc
 	ev=$(events_of "$3")
 	placement "$4" "$5"
-	# Emptied here, not by the redirection below, which the loop could outrun and find
-	# the last run's id.
-	: >"$TMP/floor"
-	"${OFF_CPU[@]}" "$FLOOR" -p "$kind" -e "$ev" >>"$TMP/floor" 2>"$TMP/err" &
-	FLOOR_PID=$!
-	for ((i = 0; i < 400; i++)); do
-		id=$(sed -n 's/^prog_id=//p' "$TMP/floor")
-		[ -n "$id" ] && break
-		kill -0 "$FLOOR_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ -n "$id" ] || die "hookfloor -p $kind -e $ev did not start: $(cat "$TMP/err")"
+	floor_start "$kind" "$ev" "${OFF_CPU[@]}"
+	id=$FLOOR_ID
 	printf 'prog=floor_%s ' "$kind" >"$out"
 	"$PINGPONG" -c "$CPU" -n "$HOOK_LOOPS" "${PL[@]}" -s -p "$id" >>"$out" 2>"$TMP/pp-err"
 	rc=$?
