@@ -113,7 +113,8 @@ struct cgtma_task {
 enum cgtma_stat {
 	CGTMA_STAT_SLICES,		/* slices charged at a switch between cgroups */
 	CGTMA_STAT_UNSEEN,		/* slices (ended at a switch or flush) begun by a
-					 * switch the hook never saw */
+					 * switch or move the hook never saw: their intervals
+					 * are not exact */
 	CGTMA_STAT_READ_ERRORS,		/* bpf_perf_event_read_value() failures */
 	CGTMA_STAT_NEW_DROPPED,		/* new cgroups not recorded: pending maps full */
 	CGTMA_STAT_TASKS_DROPPED,	/* -T: task slices not counted per task (map full) */
@@ -126,7 +127,7 @@ enum cgtma_stat {
 	CGTMA_STAT_CACHE_PASSED,	/* charges made past the charge cache: their entry held
 					 * another cgroup's counts */
 	CGTMA_STAT_HOOK_MISSED,		/* of the UNSEEN ones, those the perf-event hook began
-					 * (in charge of the CPU): their intervals are not exact */
+					 * (in charge of the CPU) */
 	CGTMA_STAT_TASKS_FAILED,	/* -T: task slices not counted per task: the kernel
 					 * failed the row's insert with room to spare */
 	CGTMA_STAT_MAX,

@@ -1401,10 +1401,16 @@ long collector__task_insert_error(const struct collector *c)
 	return __atomic_load_n(&c->skel->bss->task_insert_error, __ATOMIC_RELAXED);
 }
 
+/*
+ * Every slice that began with a switch or a move the hook did not see: charged to the cgroup
+ * that ran it, its start may have been another's, on any hook (the perf-event hook's missed
+ * samples; on any hook, a task moving itself where cgroup_mutex is not in kallsyms, or a
+ * running task moved by another CPU).
+ */
 int collector__missed_slices(struct collector *c, __u64 *out)
 {
 	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
-	__u32 key = CGTMA_STAT_HOOK_MISSED;
+	__u32 key = CGTMA_STAT_UNSEEN;
 	int err = 0;
 
 	if (!per_cpu)

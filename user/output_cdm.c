@@ -50,7 +50,7 @@
  * name the thread had at its latest row: a thread that names itself after its first row
  * gets the JSON written again with its new name.
  *
- * Not exact (a slice began with a switch the perf-event hook missed: cgtma(8), Exactness):
+ * Not exact (a slice began with a switch or move the hook did not see: cgtma(8), Exactness):
  * from the first interval with such a slice, one more series, type "missed-slices", names
  * the system's (as above), value the number of such slices in each interval, 0 in an exact
  * one. Its first row is 0 from the run's start up to that interval, so that the series

@@ -607,7 +607,7 @@ static void render(struct strbuf *sb, const struct prom *p, const struct run *ru
 	strbuf_addf(sb, "cgtma_interval_seconds %.6f\n", iv->interval_s);
 	family_header(sb, "cgtma_interval_exact", "gauge",
 		      "1 when the last interval's counts are exact; 0 when a slice in it began "
-		      "with a switch the perf-event hook missed (its time may be another "
+		      "with a switch or move the hook did not see (its start may be another "
 		      "cgroup's).");
 	strbuf_addf(sb, "cgtma_interval_exact %d\n", !iv->missed_slices);
 	render_events(sb, p, run);

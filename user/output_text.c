@@ -36,8 +36,8 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 		fprintf(f, "  level %d%s", run->level, run->perf_metrics ? "  perf-metrics" : "");
 	fputc('\n', f);
 	if (iv->missed_slices)
-		fprintf(f, "# NOT EXACT: %llu slices began with a switch the perf-event hook "
-			"missed (their time may be another cgroup's)\n",
+		fprintf(f, "# NOT EXACT: %llu slices began with a switch or move the hook did "
+			"not see (their start may be another cgroup's)\n",
 			(unsigned long long)iv->missed_slices);
 }
 

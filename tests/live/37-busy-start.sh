@@ -3,11 +3,11 @@
 # spin (in a cgroup of their own) while it starts, so no probe at start can see how the
 # kernel handles switches out of idle; then the spinners stop, and a tracked cgroup works in
 # short bursts with idle gaps between them, each burst a switch out of idle. A kernel that
-# drops the perf-event hook's samples there (this development VM's 6.18, on CPU 1) made
+# drops the perf-event hook's samples there (a 6.18 build seen in a VM, on CPU 1) made
 # every such gap the cgroup's. The hook must find its first missed switch and hand over to
 # the tracepoint: the cgroup's getppid() calls exactly, and its cpu-clock within 3 % of its
-# cpu.stat usage, five runs out of five; an interval marked not exact ("exact": false) may
-# only be one with a missed switch, at most one per CPU, and a fallback is said once.
+# cpu.stat usage, five runs out of five (a count off by a few calls only in a run cgtma
+# marked not exact: tests/live/lib.sh, exact_or_marked), and a fallback is said once.
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
@@ -74,8 +74,6 @@ for run in $(seq $RUNS); do
 	[ "$hook" = perf-event ] || [ "$fell" = 0 ] ||
 		fail "run $run: a fallback said with the $hook hook"
 	jq -c "select(.exact == false) | [.time, .missed_slices]" "$out"
-	[ "$inexact" -le "$(nproc)" ] ||
-		fail "run $run: $inexact intervals not exact, more than one per CPU"
 	# Not exact in JSON: the summary too, with the same count of slices.
 	jq -e -s '([.[] | select(.summary != true) | .missed_slices // 0] | add) ==
 		(.[-1].missed_slices // 0)' "$out" >/dev/null ||
@@ -83,7 +81,7 @@ for run in $(seq $RUNS); do
 
 	got=$(cgroup_sum "$out" "$T" "$EV")
 	echo "run $run: $got getppid calls in T"
-	[ "$got" = "$want" ] || fail "run $run ($hook): $got getppid calls in T, want $want"
+	exact_or_marked "$got" "$want" "$out" || fail "run $run ($hook): $got getppid calls in T, want $want"
 	agree "run $run ($hook): T" "$(cgroup_sum "$out" "$T" cpu-clock | awk '{ print int($1 / 1000) }')" \
 		$((u1 - u0)) $st
 done

@@ -472,7 +472,7 @@ static void check_flat(void)
 	iv.missed_slices = 2;
 	text = render(",", &sy.run, ivs, 1);
 	CHECK(text && strstr(text, ",0.0,25.0,,\n# not exact: 0.375: 2 slices began with a "
-			     "switch the perf-event hook missed\n"),
+			     "switch or move the hook did not see\n"),
 	      "not exact:\n%s", text ? text : "(null)");
 	free(text);
 	iv.missed_slices = 0;

@@ -142,7 +142,7 @@ int main(void)
 {
 	struct synth sy;
 	struct interval iv = { .time = 1764756000.123456789, .interval_s = 0.199978311 };
-	/* The summary holds slices begun by switches the perf-event hook missed: not exact. */
+	/* The summary holds slices begun by switches or moves the hook did not see: not exact. */
 	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true,
 				  .missed_slices = 3 };
 	struct interval *ivs[] = { &iv, &total };

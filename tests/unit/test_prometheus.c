@@ -427,7 +427,7 @@ static void test_page(void)
 	make_interval(&iv, iv2, sizeof(iv2) / sizeof(iv2[0]));
 	iv.interval_s = 0.5;
 	iv.has_bpf_stats = false;
-	iv.missed_slices = 2;	/* a slice begun by a switch the perf-event hook missed */
+	iv.missed_slices = 2;	/* slices begun by a switch or move the hook did not see */
 	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
 	interval_free(&iv);
 	page = output_prometheus_page(o);
