@@ -71,14 +71,16 @@ struct {
 } counts0 SEC(".maps"), counts1 SEC(".maps");
 
 /*
- * Address spaces already announced, by process and mm: an exec keeps the pid and changes
- * the map (a test's cgexec, a shell's exec), and is announced again. An LRU forgets the old
- * ones, which are then announced again.
+ * Address spaces already announced, by process, mm and number of mappings: an exec keeps the
+ * pid and changes the map (a test's cgexec, a shell's exec), and is announced again; so is a
+ * map that has changed since, as when the dynamic loader maps the libraries after the exec's
+ * first sample (a process that exits before its samples are read resolves from the maps read
+ * at its last announcement). An LRU forgets the old ones, which are then announced again.
  */
 struct seen_key {
 	__u64 mm;
 	__u32 pid;
-	__u32 pad;
+	__u32 map_count;
 };
 
 struct {
@@ -179,6 +181,7 @@ static __always_inline int on_sample(void *ctx, __u32 event)
 {
 	struct sample_key key = { .event = event };
 	struct seen_key seen = {};
+	struct mm_struct *mm;
 	__u8 yes = 1;
 
 	key.cgroup = tracked_cgroup();
@@ -186,7 +189,9 @@ static __always_inline int on_sample(void *ctx, __u32 event)
 		return 0;
 	key.pid = bpf_get_current_pid_tgid() >> 32;
 	seen.pid = key.pid;
-	seen.mm = (__u64)BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	mm = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	seen.mm = (__u64)mm;
+	seen.map_count = mm ? BPF_CORE_READ(mm, map_count) : 0;
 	if (key.pid && seen.mm && !bpf_map_lookup_elem(&seen_pids, &seen)) {
 		bpf_map_update_elem(&seen_pids, &seen, &yes, BPF_ANY);
 		bpf_ringbuf_output(&new_pids, &key.pid, sizeof(key.pid), 0);
