@@ -4,8 +4,8 @@
 # be at least 90 % in its own function (of those once main() runs) and never in another's,
 # and its sample count must be its CPU time (cpu.stat) times the frequency within 20 % (999
 # Hz: enough samples for that tolerance in 3 s on a busy machine). An untracked cgroup
-# spinning beside them has no samples (the BPF program drops them). A process that exits 2 s before the
-# interval ends (E) still resolves (its maps were read at its first sample). --folded writes what
+# spinning beside them has no samples (the BPF program drops them). A process that exits 1.5 s
+# before the interval ends (E) still resolves (its maps were read when it announced them). --folded writes what
 # flamegraph.pl reads; --record keeps the samples (report's --folded is the live one, byte for
 # byte); go tool pprof reads --pprof's file, and focused on C's label puts C's function on
 # top; the terminal shows each cgroup's top functions.
@@ -35,7 +35,9 @@ cg_start A "$SPINFN" alpha 3000
 cg_start B "$SPINFN" beta 3000
 cg_start C "$SPINFN" gamma 3000
 cg_start U "$SPINFN" alpha 3000
-cg_start E "$SPINFN" beta 600
+# E spins 1 s: its exec and dynamic loading cost a fixed 150 samples under the kernel matrix's
+# TCG guests, half of a 600 ms spinner's on a guest CPU shared by five spinners.
+cg_start E "$SPINFN" beta 1000
 cg_wait
 for c in A B C E U; do eval "u1_$c=$(usage_usec $c)"; done
 # The interval the spinners ran in has ended (E exited long before its end).
@@ -103,7 +105,7 @@ done
 check A alpha "beta gamma"
 check B beta "alpha gamma"
 check C gamma "alpha beta"
-# The process gone 2 s before its interval was read: resolved all the same (too few samples
+# The process gone 1.5 s before its interval was read: resolved all the same (too few samples
 # for the count's tolerance).
 check E beta "alpha gamma" nocount
 [ "$(samples "$(cg_path U)")" = 0 ] || fail "the untracked cgroup U has samples"
