@@ -50,6 +50,19 @@ struct {
 	__uint(max_entries, 4096);
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
+/*
+ * The stacks refused by the half's stack map because their bucket holds another stack
+ * (sample.h's SAMPLE_STACK_SPILL): without it, a process whose hot stack collides with any
+ * stack stored before it in the interval (under an emulator, where a sample lands at the
+ * same few addresses, nearly all of its samples) loses its user stack for the whole interval.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, SAMPLE_MAX_DEPTH * sizeof(__u64));
+	__uint(max_entries, 1024);
+} spill0 SEC(".maps"), spill1 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -58,14 +71,16 @@ struct {
 } counts0 SEC(".maps"), counts1 SEC(".maps");
 
 /*
- * Address spaces already announced, by process and mm: an exec keeps the pid and changes
- * the map (a test's cgexec, a shell's exec), and is announced again. An LRU forgets the old
- * ones, which are then announced again.
+ * Address spaces already announced, by process, mm and number of mappings: an exec keeps the
+ * pid and changes the map (a test's cgexec, a shell's exec), and is announced again; so is a
+ * map that has changed since, as when the dynamic loader maps the libraries after the exec's
+ * first sample (a process that exits before its samples are read resolves from the maps read
+ * at its last announcement). An LRU forgets the old ones, which are then announced again.
  */
 struct seen_key {
 	__u64 mm;
 	__u32 pid;
-	__u32 pad;
+	__u32 map_count;
 };
 
 struct {
@@ -124,16 +139,29 @@ static __always_inline __u64 tracked_cgroup(void)
 	return 0;
 }
 
-static __always_inline void count(void *ctx, void *stacks, void *counts, struct sample_key *key)
+/* The id of the current stack (flags: user or kernel), in stacks or else in spill. */
+static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill, __u64 flags,
+				      __u32 lost)
+{
+	long id = bpf_get_stackid(ctx, stacks, flags);
+
+	if (id != -EEXIST)
+		return id;
+	id = bpf_get_stackid(ctx, spill, flags);
+	if (id >= 0)
+		return id | SAMPLE_STACK_SPILL;
+	if (id == -EEXIST)
+		stat_inc(lost);
+	return id;
+}
+
+static __always_inline void count(void *ctx, void *stacks, void *spill, void *counts,
+				  struct sample_key *key)
 {
 	__u64 one = 1, *v;
 
-	key->ustack = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
-	if (key->ustack == -EEXIST)
-		stat_inc(SAMPLE_STAT_USTACK_LOST);
-	key->kstack = bpf_get_stackid(ctx, stacks, 0);
-	if (key->kstack == -EEXIST)
-		stat_inc(SAMPLE_STAT_KSTACK_LOST);
+	key->ustack = stack_id(ctx, stacks, spill, BPF_F_USER_STACK, SAMPLE_STAT_USTACK_LOST);
+	key->kstack = stack_id(ctx, stacks, spill, 0, SAMPLE_STAT_KSTACK_LOST);
 	v = bpf_map_lookup_elem(counts, key);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
@@ -153,6 +181,7 @@ static __always_inline int on_sample(void *ctx, __u32 event)
 {
 	struct sample_key key = { .event = event };
 	struct seen_key seen = {};
+	struct mm_struct *mm;
 	__u8 yes = 1;
 
 	key.cgroup = tracked_cgroup();
@@ -160,15 +189,17 @@ static __always_inline int on_sample(void *ctx, __u32 event)
 		return 0;
 	key.pid = bpf_get_current_pid_tgid() >> 32;
 	seen.pid = key.pid;
-	seen.mm = (__u64)BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	mm = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	seen.mm = (__u64)mm;
+	seen.map_count = mm ? BPF_CORE_READ(mm, map_count) : 0;
 	if (key.pid && seen.mm && !bpf_map_lookup_elem(&seen_pids, &seen)) {
 		bpf_map_update_elem(&seen_pids, &seen, &yes, BPF_ANY);
 		bpf_ringbuf_output(&new_pids, &key.pid, sizeof(key.pid), 0);
 	}
 	if (*(volatile __u32 *)&half & 1)
-		count(ctx, &stacks1, &counts1, &key);
+		count(ctx, &stacks1, &spill1, &counts1, &key);
 	else
-		count(ctx, &stacks0, &counts0, &key);
+		count(ctx, &stacks0, &spill0, &counts0, &key);
 	return 0;
 }
 

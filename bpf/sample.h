@@ -16,10 +16,18 @@
 /* Frames a stack keeps: the kernel's own default limit (sysctl kernel.perf_event_max_stack). */
 #define SAMPLE_MAX_DEPTH 127
 
+/*
+ * A stack id's bit saying the stack is in the half's spill map, not its stack map: a stack
+ * map keeps one stack per hash bucket and refuses another whose hash falls in a taken bucket
+ * (bpf_get_stackid's -EEXIST); such a stack is stored in the spill map instead, which holds
+ * only those, so that two colliding stacks are both kept.
+ */
+#define SAMPLE_STACK_SPILL (1 << 30)
+
 /* Statistics (a per-CPU array): why samples of tracked cgroups were not counted whole. */
 enum {
 	SAMPLE_STAT_MAP_FULL,		/* the counts map of the half was full: sample lost */
-	SAMPLE_STAT_USTACK_LOST,	/* a user stack did not fit the stack map (counted bare) */
+	SAMPLE_STAT_USTACK_LOST,	/* a user stack fit neither stack map (counted bare) */
 	SAMPLE_STAT_KSTACK_LOST,	/* the same for a kernel stack */
 	SAMPLE_STAT_MAX,
 };

@@ -301,11 +301,17 @@ void sampler__destroy(struct sampler *s)
 
 /* --- reading --------------------------------------------------------------------------- */
 
-/* A stack's addresses from the half's stack map: how many (0 when id < 0 or not there). */
-static int read_stack(int fd, __s32 id, __u64 *ips)
-{
-	int n = 0;
+/* A half's stack maps: where its stacks are, and those refused there (SAMPLE_STACK_SPILL). */
+struct stack_fds {
+	int stacks, spill;
+};
 
+/* A stack's addresses from the half's stack maps: how many (0 when id < 0 or not there). */
+static int read_stack(const struct stack_fds *fds, __s32 id, __u64 *ips)
+{
+	int fd = id & SAMPLE_STACK_SPILL ? fds->spill : fds->stacks, n = 0;
+
+	id &= ~SAMPLE_STACK_SPILL;
 	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
 		return 0;
 	while (n < SAMPLE_MAX_DEPTH && ips[n])
@@ -337,12 +343,12 @@ static int frames(struct sampler *s, struct profile *p, const struct sample_key 
 }
 
 static int add_key(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
-		   void *ctx, int stack_fd, const struct sample_key *k, __u64 count)
+		   void *ctx, const struct stack_fds *fds, const struct sample_key *k, __u64 count)
 {
 	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH];
 	int locs[2 * SAMPLE_MAX_DEPTH];
-	int nk = read_stack(stack_fd, k->kstack, kips);
-	int nu = read_stack(stack_fd, k->ustack, uips);
+	int nk = read_stack(fds, k->kstack, kips);
+	int nu = read_stack(fds, k->ustack, uips);
 
 	if (k->event >= (__u32)s->ev->nr)
 		return 0;
@@ -388,15 +394,29 @@ static int map_keys(int fd, size_t key_size, void **keys)
 	return n;
 }
 
+/* Empties a stack map for its half's next turn: 0 or -errno. */
+static int empty_stacks(int fd)
+{
+	__u32 *ids = NULL;
+	int n = map_keys(fd, sizeof(*ids), (void **)&ids);
+
+	for (int i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &ids[i]);
+	free(ids);
+	return n < 0 ? n : 0;
+}
+
 int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
 		  void *ctx)
 {
 	__u32 closed = s->skel->bss->half & 1;
 	int counts_fd = bpf_map__fd(closed ? s->skel->maps.counts1 : s->skel->maps.counts0);
-	int stack_fd = bpf_map__fd(closed ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	struct stack_fds fds = {
+		.stacks = bpf_map__fd(closed ? s->skel->maps.stacks1 : s->skel->maps.stacks0),
+		.spill = bpf_map__fd(closed ? s->skel->maps.spill1 : s->skel->maps.spill0),
+	};
 	struct sample_key *keys = NULL;
-	__u32 *ids = NULL;
-	int n, nids, err = 0;
+	int n, emptied, err = 0;
 
 	/* From here the kernel writes the other half: this one is read, then emptied. */
 	__atomic_store_n(&s->skel->bss->half, closed ^ 1, __ATOMIC_SEQ_CST);
@@ -407,17 +427,15 @@ int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_
 		__u64 count;
 
 		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count) == 0 && count)
-			err = add_key(s, ps, nr, scope, ctx, stack_fd, &keys[i], count);
+			err = add_key(s, ps, nr, scope, ctx, &fds, &keys[i], count);
 	}
 	for (int i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);
 	free(keys);
-	nids = map_keys(stack_fd, sizeof(*ids), (void **)&ids);
-	for (int i = 0; i < nids; i++)
-		bpf_map_delete_elem(stack_fd, &ids[i]);
-	free(ids);
+	emptied = empty_stacks(fds.stacks);
+	emptied = empty_stacks(fds.spill) ?: emptied;
 	symbolizer_after_read(s->sym);
-	return err ? err : nids < 0 ? nids : 0;
+	return err ?: emptied;
 }
 
 int sampler__stats(struct sampler *s, __u64 *out)

@@ -311,7 +311,11 @@ static int read_jit(struct proc *p)
 	return err;
 }
 
-/* Reads pid's executable mappings into p (emptied first), opening their files: 0 or -errno. */
+/*
+ * Reads pid's executable mappings into p (emptied first), opening their files: 0 or -errno.
+ * A process that has exited and is not yet reaped has an empty maps file: p keeps the maps
+ * last read (-ESRCH), which are then its only ones.
+ */
 static int read_maps(struct symbolizer *s, struct proc *p)
 {
 	char path[64], *line = NULL;
@@ -323,10 +327,15 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	if (getline(&line, &cap, f) <= 0) {
+		free(line);
+		fclose(f);
+		return -ESRCH;
+	}
 	for (int i = 0; i < p->nr_vmas; i++)
 		free(p->vmas[i].path);
 	p->nr_vmas = 0;
-	while (!err && getline(&line, &cap, f) > 0) {
+	do {
 		struct vma v = { .module = -1 };
 		char perms[8];
 		int off = 0;
@@ -354,7 +363,7 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 			free(v.path);
 		else
 			p->vmas[p->nr_vmas++] = v;
-	}
+	} while (!err && getline(&line, &cap, f) > 0);
 	free(line);
 	fclose(f);
 	if (!err)
