@@ -19,6 +19,10 @@ BIN=${CGTMA_BUILD:-build}/cgtma-static
 for t in unshare chroot curl; do
 	command -v $t >/dev/null || skip "$t is not installed"
 done
+# The empty root is entered through a private mount namespace, which a chroot whose root is
+# no mount point (a fresh-machine check in a debootstrap directory) cannot make.
+unshare --mount --propagation private true 2>"$TMP/err" ||
+	skip "cannot make a private mount namespace here: $(cat "$TMP/err")"
 # Where `file` is (the kernel matrix's guests lack it), it must say so; running in the empty
 # root, where no dynamic loader is, proves it anyway.
 if command -v file >/dev/null; then
