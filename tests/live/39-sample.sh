@@ -162,10 +162,16 @@ rc=$?
 rc=$?
 [ $rc = 1 ] && grep -q "/nonexistent/dir/p" "$TMP/e4" || fail "unwritable --pprof: rc $rc, $(cat "$TMP/e4")"
 
-# The terminal: the cgroup's top functions under its row. The spinner outlives cgtma's
-# start-up, which under the kernel matrix's TCG guests took longer than 1.5 s.
-cg_start A "$SPINFN" alpha 5000
-"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample -d 1.2 -I 1000 >"$TMP/term" 2>"$TMP/err2" || fail "terminal run: $(cat "$TMP/err2")"
+# The terminal: the cgroup's top functions under its row. cgtma starts once the spinner has
+# run 0.2 s in A (under the kernel matrix's TCG guests, on a loaded host, its exec alone took
+# over a second), and the spinner outlives cgtma's start-up and two intervals.
+cg_start A "$SPINFN" alpha 8000
+u=$(usage_usec A)
+for ((i = 0; i < 100; i++)); do
+	[ $(($(usage_usec A) - u)) -ge 200000 ] && break
+	sleep 0.1
+done
+"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample -d 2.2 -I 1000 >"$TMP/term" 2>"$TMP/err2" || fail "terminal run: $(cat "$TMP/err2")"
 cg_wait
 grep -Eq '^ +[0-9.]+ %  spin_alpha$' "$TMP/term" || fail "no top function in the terminal: $(cat "$TMP/term")"
 echo "ok"
