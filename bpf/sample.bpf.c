@@ -42,7 +42,10 @@ struct {
 	__uint(value_size, sizeof(__u64));
 } tracked SEC(".maps");
 
-/* Sized by user space (max_entries). */
+/*
+ * Distinct stacks per half and interval, fixed here (user space does not size them): a stack
+ * that finds no room keeps its samples, counted without frames.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(key_size, sizeof(__u32));

@@ -377,7 +377,6 @@ static int replay_all(struct replay *rp)
 static int write_samples(const struct replay *rp, const struct report_args *a)
 {
 	const struct profile *p = record_reader__profile(rp->reader);
-	int err = 0;
 
 	if (!a->folded && !a->pprof)
 		return 0;
@@ -389,8 +388,7 @@ static int write_samples(const struct replay *rp, const struct report_args *a)
 		       a->folded ? "--folded" : "--pprof");
 		return -ENODATA;
 	}
-	err = stackfiles_write(p, a->folded, a->pprof);
-	return not_usage(err);
+	return not_usage(stackfiles_write(p, a->folded, a->pprof));
 }
 
 static int report(int argc, char **argv)
