@@ -151,15 +151,15 @@ static void usage(FILE *f)
 
 static int list_models(void)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 
 	for (int i = 0; names[i]; i++) {
 		struct model *m;
 
-		if (model__load_builtin(names[i], &m))
+		if (model_load_builtin(names[i], &m))
 			return 1;
-		printf("%-10s %s\n", names[i], model__description(m));
-		model__free(m);
+		printf("%-10s %s\n", names[i], model_description(m));
+		model_free(m);
 	}
 	return 0;
 }

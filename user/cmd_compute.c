@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cgtma compute: the Top-Down tree of a model from counts given as JSON, without a PMU.
- * It is the offline twin of a live interval (the same plan, the same tma__compute), for
+ * It is the offline twin of a live interval (the same plan, the same tma_compute), for
  * checking a model against toplev and for recomputing counts recorded elsewhere.
  */
 #include <errno.h>
@@ -203,14 +203,14 @@ static int load_model(const struct measure_opts *mo, struct model **mp)
 	int err;
 
 	if (!mo->model_file)
-		return model__load_builtin(mo->model, mp);
-	err = model__load_file(mo->model_file, mp);
+		return model_load_builtin(mo->model, mp);
+	err = model_load_file(mo->model_file, mp);
 	if (err)
 		return err;
-	if (mo->model && strcmp(mo->model, model__name(*mp))) {
+	if (mo->model && strcmp(mo->model, model_name(*mp))) {
 		pr_err("compute: model file '%s' holds model '%s', not '%s'", mo->model_file,
-		       model__name(*mp), mo->model);
-		model__free(*mp);
+		       model_name(*mp), mo->model);
+		model_free(*mp);
 		*mp = NULL;
 		return -EINVAL;
 	}
@@ -222,9 +222,9 @@ static bool counts_have_perf_metrics(const struct model *m, json_object *counts)
 {
 	const char *name;
 
-	if (!model__has_perf_metrics(m))
+	if (!model_has_perf_metrics(m))
 		return false;
-	for (int i = 0; (name = model__perf_metrics_event(m, i)); i++) {
+	for (int i = 0; (name = model_perf_metrics_event(m, i)); i++) {
 		if (!json_object_object_get_ex(counts, name, NULL))
 			return false;
 	}
@@ -270,7 +270,7 @@ static int print_json(const struct plan *p, const struct tma_result *r)
 		err = -ENOMEM;
 		goto out;
 	}
-	json_object_object_add(root, "model", json_object_new_string(model__name(p->model)));
+	json_object_object_add(root, "model", json_object_new_string(model_name(p->model)));
 	json_object_object_add(root, "nodes", nodes);
 	for (i = 0; i < p->nr_nodes; i++) {
 		o = append_object(nodes);
@@ -351,7 +351,7 @@ static int counts_scope(const struct run *run, json_object *counts, const char *
 	err = tma_result__init(&s->tma, p);
 	if (!err) {
 		s->has_tma = true;
-		err = tma__compute(p, &in, &s->tma);
+		err = tma_compute(p, &in, &s->tma);
 	}
 	free(counted);
 	if (err) {
@@ -381,16 +381,16 @@ static int compute(const struct compute_args *a)
 		err = json_input_error(err);
 		goto out;
 	}
-	if (mo->perf_metrics == 1 && !model__has_perf_metrics(m)) {
-		err = usage_error("model '%s' has no perf-metrics path", model__name(m));
+	if (mo->perf_metrics == 1 && !model_has_perf_metrics(m)) {
+		err = usage_error("model '%s' has no perf-metrics path", model_name(m));
 		goto out;
 	}
 	o.perf_metrics = mo->perf_metrics >= 0 ? mo->perf_metrics :
 			 counts_have_perf_metrics(m, counts);
 	o.level = mo->level ? mo->level : 1;
-	if (o.level > model__max_level(m))
-		o.level = model__max_level(m);
-	err = plan__new(m, &o, &p);
+	if (o.level > model_max_level(m))
+		o.level = model_max_level(m);
+	err = plan_new(m, &o, &p);
 	if (err) {
 		err = not_usage(err);	/* a model that plans wrong: a failure */
 		goto out;
@@ -403,7 +403,7 @@ static int compute(const struct compute_args *a)
 	}
 	for (int i = 0; i < p->nr_events; i++)
 		names[i] = p->events[i].name;
-	run.model = model__name(m);
+	run.model = model_name(m);
 	run.plan = p;
 	run.nr_events = p->nr_events;
 	run.event_names = names;
@@ -414,7 +414,7 @@ static int compute(const struct compute_args *a)
 	if (err)
 		goto out;
 	if (iv.scopes[0].tma.uncounted)
-		plan__warn_uncounted(p);
+		plan_warn_uncounted(p);
 	if (a->json) {
 		err = print_json(p, &iv.scopes[0].tma);
 	} else {
@@ -431,8 +431,8 @@ static int compute(const struct compute_args *a)
 out:
 	interval_free(&iv);
 	free(names);
-	plan__free(p);
-	model__free(m);
+	plan_free(p);
+	model_free(m);
 	json_object_put(counts);
 	return err;
 }

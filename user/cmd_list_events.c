@@ -37,7 +37,7 @@ static void usage(FILE *f)
 static bool holds_part(const struct plan *p, int n, int k)
 {
 	const int *ev;
-	int ne = plan__node_events(p, n, &ev);
+	int ne = plan_node_events(p, n, &ev);
 
 	for (int j = 0; j < ne; j++)
 		if (p->events[ev[j]].group == k)
@@ -71,7 +71,7 @@ static void print_text(const struct measurement *m)
 	const struct plan *p = m->plan;
 
 	printf("model %s, level %d, %s, SMT %s: %d events in %d groups\n",
-	       model__name(m->model), m->level,
+	       model_name(m->model), m->level,
 	       m->perf_metrics ? "perf-metrics" : "generic counters", m->smt ? "on" : "off",
 	       p->nr_events, p->nr_groups);
 	for (int i = 0; i < p->nr_events; i++) {

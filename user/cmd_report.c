@@ -170,13 +170,13 @@ static int load_model(struct replay *rp)
 	if (h->run.model_source) {
 		snprintf(origin, sizeof(origin), "%s (the recorded model '%s')", rp->file,
 			 h->run.model);
-		err = model__load_string(origin, h->run.model_source, h->model_source_len,
+		err = model_load_string(origin, h->run.model_source, h->model_source_len,
 					 &rp->model);
 		/* The record's own text: a damaged record, not the user's input. */
 		return not_usage(err);
 	}
 	/* Written by a cgtma that did not record the model's text: the built-in one. */
-	err = model__load_builtin(h->run.model, &rp->model);
+	err = model_load_builtin(h->run.model, &rp->model);
 	if (err) {
 		pr_err("%s: the record has no model text and '%s' is not a built-in model",
 		       rp->file, h->run.model);
@@ -248,9 +248,9 @@ static int setup_plan(struct replay *rp, int level)
 	err = load_model(rp);
 	if (err)
 		return err;
-	max_level = model__max_level(rp->model);
+	max_level = model_max_level(rp->model);
 	if (max_level && level > max_level) {
-		pr_err("level %d: model '%s' has levels 1 to %d", level, model__name(rp->model),
+		pr_err("level %d: model '%s' has levels 1 to %d", level, model_name(rp->model),
 		       max_level);
 		return -EINVAL;
 	}
@@ -258,7 +258,7 @@ static int setup_plan(struct replay *rp, int level)
 	mo.perf_metrics = h->run.perf_metrics;
 	mo.smt = h->run.smt;
 	mo.nmi_watchdog = h->nmi_watchdog;
-	err = plan__new(rp->model, &mo, &rp->plan);
+	err = plan_new(rp->model, &mo, &rp->plan);
 	if (err)
 		return -EIO;	/* as recorded, the plan was made once: a damaged record */
 	return map_events(rp, level);
@@ -438,8 +438,8 @@ static int report(int argc, char **argv)
 	free(rp.map);
 	free(rp.sums);
 	free(rp.names);
-	plan__free(rp.plan);
-	model__free(rp.model);
+	plan_free(rp.plan);
+	model_free(rp.model);
 	record_reader__close(rp.reader);
 	return exit_status(err);
 }

@@ -793,7 +793,7 @@ static int parse_expr(struct parser *p, int depth)
 	return add_node(p, OP_IF, a, cond, b, pos);
 }
 
-int expr__compile(const char *src, const struct expr_scope *scope, struct expr **ep, char *err,
+int expr_compile(const char *src, const struct expr_scope *scope, struct expr **ep, char *err,
 		  size_t errlen)
 {
 	struct parser p = {
@@ -823,14 +823,14 @@ int expr__compile(const char *src, const struct expr_scope *scope, struct expr *
 		p.e->root = root;
 	}
 	if (p.err) {
-		expr__free(p.e);
+		expr_free(p.e);
 		return p.err;
 	}
 	*ep = p.e;
 	return 0;
 }
 
-void expr__free(struct expr *e)
+void expr_free(struct expr *e)
 {
 	if (!e)
 		return;
@@ -838,17 +838,17 @@ void expr__free(struct expr *e)
 	free(e);
 }
 
-int expr__size(const struct expr *e)
+int expr_size(const struct expr *e)
 {
 	return e->nr;
 }
 
-int expr__depth(const struct expr *e)
+int expr_depth(const struct expr *e)
 {
 	return e->nodes[e->root].depth;
 }
 
-bool expr__divides(const struct expr *e)
+bool expr_divides(const struct expr *e)
 {
 	int i;
 
@@ -937,20 +937,20 @@ static int eval(const struct expr *e, int i, const struct expr_env *env, double 
 		err = eval(e, n->b, env, &a);
 		if (err)
 			return err;
-		return eval(e, expr__truth(a) ? n->a : n->c, env, out);
+		return eval(e, expr_truth(a) ? n->a : n->c, env, out);
 	case OP_AND:
 	case OP_OR:
 		err = eval(e, n->a, env, &a);
 		if (err)
 			return err;
-		if (expr__truth(a) == (n->op == OP_OR)) {
-			*out = expr__truth(a);
+		if (expr_truth(a) == (n->op == OP_OR)) {
+			*out = expr_truth(a);
 			return 0;
 		}
 		err = eval(e, n->b, env, &b);
 		if (err)
 			return err;
-		*out = expr__truth(b);
+		*out = expr_truth(b);
 		return 0;
 	case OP_NEG:
 	case OP_NOT:
@@ -958,7 +958,7 @@ static int eval(const struct expr *e, int i, const struct expr_env *env, double 
 		err = eval(e, n->a, env, &a);
 		if (err)
 			return err;
-		*out = n->op == OP_NEG ? -a : n->op == OP_NOT ? !expr__truth(a) : fabs(a);
+		*out = n->op == OP_NEG ? -a : n->op == OP_NOT ? !expr_truth(a) : fabs(a);
 		return 0;
 	case OP_ADD:
 		OPERANDS();
@@ -984,7 +984,7 @@ static int eval(const struct expr *e, int i, const struct expr_env *env, double 
 	}
 }
 
-int expr__eval(const struct expr *e, const struct expr_env *env, double *out)
+int expr_eval(const struct expr *e, const struct expr_env *env, double *out)
 {
 	return eval(e, e->root, env, out);
 }
@@ -1009,25 +1009,25 @@ static bool fold(const struct expr *e, int i, const double *params, double *v)
 	case OP_IF:
 		if (!fold(e, n->b, params, &a))
 			return false;
-		return fold(e, expr__truth(a) ? n->a : n->c, params, v);
+		return fold(e, expr_truth(a) ? n->a : n->c, params, v);
 	case OP_AND:
 	case OP_OR:
 		if (!fold(e, n->a, params, &a))
 			return false;
-		if (expr__truth(a) == (n->op == OP_OR)) {
-			*v = expr__truth(a);
+		if (expr_truth(a) == (n->op == OP_OR)) {
+			*v = expr_truth(a);
 			return true;
 		}
 		if (!fold(e, n->b, params, &b))
 			return false;
-		*v = expr__truth(b);
+		*v = expr_truth(b);
 		return true;
 	case OP_NEG:
 	case OP_NOT:
 	case OP_ABS:
 		if (!fold(e, n->a, params, &a))
 			return false;
-		*v = n->op == OP_NEG ? -a : n->op == OP_NOT ? !expr__truth(a) : fabs(a);
+		*v = n->op == OP_NEG ? -a : n->op == OP_NOT ? !expr_truth(a) : fabs(a);
 		return true;
 	case OP_ADD:
 	case OP_SUB:
@@ -1070,13 +1070,13 @@ static int walk(const struct expr *e, int i, const double *params, expr_ref_fn f
 	case OP_THRESH: return fn(ctx, EXPR_REF_THRESH, n->index);
 	case OP_IF:
 		if (params && fold(e, n->b, params, &v))
-			return walk(e, expr__truth(v) ? n->a : n->c, params, fn, ctx);
+			return walk(e, expr_truth(v) ? n->a : n->c, params, fn, ctx);
 		break;
 	case OP_AND:
 	case OP_OR:
 		/* A constant left operand has no references; it decides whether the right runs. */
 		if (params && fold(e, n->a, params, &v)) {
-			if (expr__truth(v) == (n->op == OP_OR))
+			if (expr_truth(v) == (n->op == OP_OR))
 				return 0;
 			return walk(e, n->b, params, fn, ctx);
 		}
@@ -1098,7 +1098,7 @@ static int walk(const struct expr *e, int i, const double *params, expr_ref_fn f
 	return err;
 }
 
-int expr__for_each_ref(const struct expr *e, const double *params, expr_ref_fn fn, void *ctx)
+int expr_for_each_ref(const struct expr *e, const double *params, expr_ref_fn fn, void *ctx)
 {
 	return walk(e, e->root, params, fn, ctx);
 }

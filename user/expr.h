@@ -53,16 +53,16 @@ struct expr_scope {
  * Compiles src. On error returns -EINVAL (-ENOMEM when out of memory) and writes one line to
  * err: the 1-based position in src and the reason ("position 7: unknown name 'FOO'").
  */
-int expr__compile(const char *src, const struct expr_scope *scope, struct expr **ep, char *err,
+int expr_compile(const char *src, const struct expr_scope *scope, struct expr **ep, char *err,
 		  size_t errlen);
-void expr__free(struct expr *e);
+void expr_free(struct expr *e);
 
 /* Number of operations in the expression (a measure of its evaluation cost). */
-int expr__size(const struct expr *e);
+int expr_size(const struct expr *e);
 /* Height of its tree (a measure of the stack its evaluation takes). */
-int expr__depth(const struct expr *e);
+int expr_depth(const struct expr *e);
 /* Whether it divides ('/', not d_ratio), that is whether its evaluation can fail by itself. */
-bool expr__divides(const struct expr *e);
+bool expr_divides(const struct expr *e);
 
 /* Evaluation context. The node and metric callbacks are the caller's (toplev's compute()). */
 struct expr_env {
@@ -85,10 +85,10 @@ struct expr_env {
  * Evaluates e. Returns 0 and the value, or -EDOM when a division by zero happened in e or in
  * an aux it reads (not in a node or metric it computes: see expr_env).
  */
-int expr__eval(const struct expr *e, const struct expr_env *env, double *out);
+int expr_eval(const struct expr *e, const struct expr_env *env, double *out);
 
 /* The truth of a value, as Python's bool(): anything but 0 (NaN is true). */
-static inline bool expr__truth(double v)
+static inline bool expr_truth(double v)
 {
 	return v != 0;
 }
@@ -112,6 +112,6 @@ typedef int (*expr_ref_fn)(void *ctx, enum expr_ref_kind kind, int index);
  * are folded, so that the branch of an `if`, `and` or `or` that those values exclude is
  * skipped (the other parameters are never folded: every branch they choose is kept).
  */
-int expr__for_each_ref(const struct expr *e, const double *params, expr_ref_fn fn, void *ctx);
+int expr_for_each_ref(const struct expr *e, const double *params, expr_ref_fn fn, void *ctx);
 
 #endif

@@ -53,14 +53,14 @@ static int load_model(const struct measure_opts *o, const struct cpu_id *id,
 	int err;
 
 	if (o->model_file) {
-		err = model__load_file(o->model_file, mp);
+		err = model_load_file(o->model_file, mp);
 		return err ? json_input_error(err) : 0;
 	}
 	if (!name) {
 		if (!cpu_has_pmu(&why)) {
 			keep_notice(m, "no hardware PMU: %s; using the software model 'sw'", why);
 			name = "sw";
-		} else if (model__match_cpu(id->vendor, id->family, id->model, &name,
+		} else if (model_match_cpu(id->vendor, id->family, id->model, &name,
 					    &notice) == 0) {
 			if (notice)
 				keep_notice(m, "%s", notice);
@@ -73,8 +73,8 @@ static int load_model(const struct measure_opts *o, const struct cpu_id *id,
 			name = "generic";
 		}
 	}
-	/* model__load_builtin() has printed what is wrong: one line, not two. */
-	err = model__load_builtin(name, mp);
+	/* model_load_builtin() has printed what is wrong: one line, not two. */
+	err = model_load_builtin(name, mp);
 	if (err == -ENOENT)
 		return -EINVAL;		/* no such model */
 	/* A built-in model that does not parse is cgtma's fault, not the user's. */
@@ -87,7 +87,7 @@ static int load_model(const struct measure_opts *o, const struct cpu_id *id,
  */
 static int choose_slots(const struct measure_opts *o, struct measurement *m)
 {
-	int width = model__slots(m->model), slots;
+	int width = model_slots(m->model), slots;
 
 	if (!width && !o->slots)
 		return 0;
@@ -105,7 +105,7 @@ static int choose_slots(const struct measure_opts *o, struct measurement *m)
 	if (o->verbose)
 		keep_notice(m, "slots per cycle: %d, model %s's documented width (the PMU's "
 			    "caps/slots reads 0 or is absent; --slots N sets it)", width,
-			    model__name(m->model));
+			    model_name(m->model));
 	return width;
 }
 
@@ -121,22 +121,22 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	err = load_model(o, &id, m);
 	if (err)
 		return err;
-	max_level = model__max_level(m->model);
+	max_level = model_max_level(m->model);
 	m->level = o->level ? o->level : 1;
 	if (max_level && m->level > max_level) {
 		pr_err("level %d: model '%s' has levels 1 to %d", m->level,
-		       model__name(m->model), max_level);
+		       model_name(m->model), max_level);
 		return -EINVAL;
 	}
 
-	if (o->perf_metrics == 1 && !model__has_perf_metrics(m->model)) {
+	if (o->perf_metrics == 1 && !model_has_perf_metrics(m->model)) {
 		pr_err("--perf-metrics: model '%s' has no perf-metrics path",
-		       model__name(m->model));
+		       model_name(m->model));
 		return -EINVAL;
 	}
-	sysfs = model__perf_metrics_sysfs(m->model);
+	sysfs = model_perf_metrics_sysfs(m->model);
 	m->perf_metrics = o->perf_metrics >= 0 ? o->perf_metrics :
-			  model__has_perf_metrics(m->model) && sysfs && cpu_pmu_has_event(sysfs);
+			  model_has_perf_metrics(m->model) && sysfs && cpu_pmu_has_event(sysfs);
 	m->smt = o->smt >= 0 ? o->smt : cpu_smt_active();
 
 	mo.level = max_level ? m->level : 1;
@@ -151,12 +151,12 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	 */
 	if (o->nmi_watchdog >= 0) {
 		mo.nmi_watchdog = o->nmi_watchdog;
-	} else if (strcmp(model__vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
+	} else if (strcmp(model_vendor(m->model), "generic") != 0 && cpu_nmi_watchdog()) {
 		keep_notice(m, "warning: the NMI watchdog holds a counter: one fewer for cgtma "
 			    "(echo 0 > /proc/sys/kernel/nmi_watchdog frees it)");
 		mo.nmi_watchdog = true;
 	}
-	err = plan__new(m->model, &mo, &m->plan);
+	err = plan_new(m->model, &mo, &m->plan);
 	/*
 	 * E2BIG: the level needs more counters than there are, the user's to lower. A model
 	 * that plans wrong otherwise (EINVAL) is a failure, as it always was.
@@ -170,7 +170,7 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 				    m->plan->nodes[i].full_name, m->plan->nodes[i].split_reason);
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
-		       "(use a lower level)", model__name(m->model), m->level, m->plan->nr_events,
+		       "(use a lower level)", model_name(m->model), m->level, m->plan->nr_events,
 		       CGTMA_MAX_EVENTS);
 		return -EINVAL;
 	}
@@ -203,7 +203,7 @@ static int encode_events(struct measurement *m)
 
 		if (ret && m->plan) {
 			pr_err("event '%s' of model '%s' (%s): %s", m->names[i],
-			       model__name(m->model), spec, err);
+			       model_name(m->model), spec, err);
 			return -EINVAL;
 		}
 		if (ret) {
@@ -371,9 +371,9 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 	 * libpfm4 would detect here (it misses Emerald Rapids and most Zen 4, and knows nothing
 	 * of a model picked for another machine). A user's own LIBPFM_FORCE_PMU wins.
 	 */
-	forced = m->model && model__libpfm4_pmu(m->model) && !getenv("LIBPFM_FORCE_PMU");
+	forced = m->model && model_libpfm4_pmu(m->model) && !getenv("LIBPFM_FORCE_PMU");
 	if (forced)
-		setenv("LIBPFM_FORCE_PMU", model__libpfm4_pmu(m->model), 0);
+		setenv("LIBPFM_FORCE_PMU", model_libpfm4_pmu(m->model), 0);
 	ret = encode_events(m);
 	/* Only for the encoding: -- COMMAND must not inherit it. */
 	if (forced)
@@ -385,8 +385,8 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m)
 
 void measurement_release(struct measurement *m)
 {
-	plan__free(m->plan);
-	model__free(m->model);
+	plan_free(m->plan);
+	model_free(m->model);
 	if (m->names)
 		for (int i = 0; i < m->nr_events; i++)
 			free(m->names[i]);

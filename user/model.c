@@ -709,7 +709,7 @@ static int compile(struct loader *ld, const char *where, json_object *obj, const
 	err = get_string(ld, where, obj, key, &src);
 	if (err)
 		return err;
-	err = expr__compile(src, &scope, out, msg, sizeof(msg));
+	err = expr_compile(src, &scope, out, msg, sizeof(msg));
 	if (err == -ENOMEM)
 		return err;
 	if (err)
@@ -978,9 +978,9 @@ static int visit(struct loader *ld, int x, int above)
 	if (ld->color[x] == BLACK)
 		goto check;
 	entity_exprs(ld->m, x, &a, &b);
-	own = expr__depth(a);
-	if (b && expr__depth(b) > own)
-		own = expr__depth(b);
+	own = expr_depth(a);
+	if (b && expr_depth(b) > own)
+		own = expr_depth(b);
 	/* Bounding the path also bounds this recursion. */
 	if (above + own > MODEL_MAX_NESTING)
 		return lerr(ld, "%s: expressions nest more than %d deep through the references",
@@ -988,14 +988,14 @@ static int visit(struct loader *ld, int x, int above)
 	ld->color[x] = GRAY;
 	ld->stack[ld->depth++] = x;
 	c.above = above + own;
-	err = expr__for_each_ref(a, NULL, visit_ref, &c);
+	err = expr_for_each_ref(a, NULL, visit_ref, &c);
 	if (!err && b)
-		err = expr__for_each_ref(b, NULL, visit_ref, &c);
+		err = expr_for_each_ref(b, NULL, visit_ref, &c);
 	if (err)
 		return err;
 	ld->depth--;
 	ld->color[x] = BLACK;
-	c.cost += expr__size(a) + (b ? expr__size(b) : 0);
+	c.cost += expr_size(a) + (b ? expr_size(b) : 0);
 	ld->cost[x] = c.cost > MODEL_MAX_STEPS ? MODEL_MAX_STEPS + 1.0 : c.cost;
 	ld->nest[x] = own + c.nest;
 check:
@@ -1124,7 +1124,7 @@ static int load(struct loader *ld, json_object *top)
 	return err;
 }
 
-int model__load_string(const char *origin, const char *json, size_t len, struct model **mp)
+int model_load_string(const char *origin, const char *json, size_t len, struct model **mp)
 {
 	struct loader ld = { .origin = origin };
 	json_object *top;
@@ -1154,14 +1154,14 @@ out:
 	free(ld.nest);
 	free(ld.stack);
 	if (err) {
-		model__free(ld.m);
+		model_free(ld.m);
 		return err;
 	}
 	*mp = ld.m;
 	return 0;
 }
 
-int model__load_file(const char *path, struct model **mp)
+int model_load_file(const char *path, struct model **mp)
 {
 	struct stat st;
 	char *buf = NULL;
@@ -1190,12 +1190,12 @@ int model__load_file(const char *path, struct model **mp)
 		pr_err("cannot read model file '%s': %s", path, strerror(-err));
 		return err;
 	}
-	err = model__load_string(path, buf, len, mp);
+	err = model_load_string(path, buf, len, mp);
 	free(buf);
 	return err;
 }
 
-void model__free(struct model *m)
+void model_free(struct model *m)
 {
 	int i;
 
@@ -1229,7 +1229,7 @@ void model__free(struct model *m)
 	free(m->events);
 	for (i = 0; i < m->nr_aux; i++) {
 		free(m->aux[i].name);
-		expr__free(m->aux[i].expr);
+		expr_free(m->aux[i].expr);
 	}
 	free(m->aux);
 	free(m->aux_exprs);
@@ -1241,8 +1241,8 @@ void model__free(struct model *m)
 		free(n->domain);
 		free(n->area);
 		free(n->desc);
-		expr__free(n->expr);
-		expr__free(n->thresh);
+		expr_free(n->expr);
+		expr_free(n->thresh);
 		free(n->siblings);
 	}
 	free(m->nodes);
@@ -1250,7 +1250,7 @@ void model__free(struct model *m)
 		free(m->metrics[i].name);
 		free(m->metrics[i].unit);
 		free(m->metrics[i].desc);
-		expr__free(m->metrics[i].expr);
+		expr_free(m->metrics[i].expr);
 	}
 	free(m->metrics);
 	free(m);
@@ -1258,54 +1258,54 @@ void model__free(struct model *m)
 
 /* --- accessors ---------------------------------------------------------------------------- */
 
-const char *model__name(const struct model *m)
+const char *model_name(const struct model *m)
 {
 	return m->name;
 }
 
-const char *model__source(const struct model *m)
+const char *model_source(const struct model *m)
 {
 	return m->text;
 }
 
-const char *model__libpfm4_pmu(const struct model *m)
+const char *model_libpfm4_pmu(const struct model *m)
 {
 	return m->pmu.libpfm4;
 }
 
-const char *model__description(const struct model *m)
+const char *model_description(const struct model *m)
 {
 	return m->description;
 }
 
-const char *model__vendor(const struct model *m)
+const char *model_vendor(const struct model *m)
 {
 	return m->vendor;
 }
 
-int model__max_level(const struct model *m)
+int model_max_level(const struct model *m)
 {
 	return m->max_level;
 }
 
-bool model__has_perf_metrics(const struct model *m)
+bool model_has_perf_metrics(const struct model *m)
 {
 	return m->pmu.pm_leader >= 0;
 }
 
-const char *model__perf_metrics_event(const struct model *m, int i)
+const char *model_perf_metrics_event(const struct model *m, int i)
 {
 	if (m->pmu.pm_leader < 0 || i < 0 || i > m->pmu.nr_pm_events)
 		return NULL;
 	return m->events[i ? m->pmu.pm_events[i - 1] : m->pmu.pm_leader].name;
 }
 
-int model__slots(const struct model *m)
+int model_slots(const struct model *m)
 {
 	return m->pmu.slots;
 }
 
-void plan__warn_uncounted(const struct plan *p)
+void plan_warn_uncounted(const struct plan *p)
 {
 	const struct model *m = p->model;
 	struct strbuf names = STRBUF_INIT;
@@ -1318,7 +1318,7 @@ void plan__warn_uncounted(const struct plan *p)
 	strbuf_release(&names);
 }
 
-const char *model__perf_metrics_sysfs(const struct model *m)
+const char *model_perf_metrics_sysfs(const struct model *m)
 {
 	int i;
 
@@ -1329,7 +1329,7 @@ const char *model__perf_metrics_sysfs(const struct model *m)
 	return NULL;
 }
 
-bool model__matches(const struct model *m, const char *vendor, int family, int cpu_model,
+bool model_matches(const struct model *m, const char *vendor, int family, int cpu_model,
 		    const char **notice)
 {
 	int i, r;
@@ -1359,7 +1359,7 @@ static const struct {
 
 #define NR_BUILTINS ((int)ARRAY_SIZE(builtins) - 1)
 
-const char *const *model__builtin_names(void)
+const char *const *model_builtin_names(void)
 {
 	static const char *names[ARRAY_SIZE(builtins)];
 	int i;
@@ -1370,7 +1370,7 @@ const char *const *model__builtin_names(void)
 	return names;
 }
 
-int model__load_builtin(const char *name, struct model **mp)
+int model_load_builtin(const char *name, struct model **mp)
 {
 	char origin[128];
 	int i;
@@ -1380,13 +1380,13 @@ int model__load_builtin(const char *name, struct model **mp)
 		if (strcmp(builtins[i].name, name))
 			continue;
 		snprintf(origin, sizeof(origin), "user/models/%s.json (built in)", name);
-		return model__load_string(origin, builtins[i].json, strlen(builtins[i].json), mp);
+		return model_load_string(origin, builtins[i].json, strlen(builtins[i].json), mp);
 	}
 	pr_err("no built-in model '%s' (cgtma --list-models lists them)", name);
 	return -ENOENT;
 }
 
-int model__match_cpu(const char *vendor, int family, int cpu_model, const char **name,
+int model_match_cpu(const char *vendor, int family, int cpu_model, const char **name,
 		     const char **notice)
 {
 	/*
@@ -1401,11 +1401,11 @@ int model__match_cpu(const char *vendor, int family, int cpu_model, const char *
 		*notice = NULL;
 	for (i = 0; i < NR_BUILTINS; i++) {
 		if (!loaded[i]) {
-			err = model__load_builtin(builtins[i].name, &loaded[i]);
+			err = model_load_builtin(builtins[i].name, &loaded[i]);
 			if (err)
 				return err;
 		}
-		if (model__matches(loaded[i], vendor, family, cpu_model, notice)) {
+		if (model_matches(loaded[i], vendor, family, cpu_model, notice)) {
 			*name = builtins[i].name;
 			return 0;
 		}

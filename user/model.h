@@ -16,42 +16,42 @@
 struct model;
 
 /* Built-in models, compiled from user/models/NAME.json. */
-int model__load_builtin(const char *name, struct model **mp);
+int model_load_builtin(const char *name, struct model **mp);
 /* A model file on disk (--model-file). */
-int model__load_file(const char *path, struct model **mp);
+int model_load_file(const char *path, struct model **mp);
 /* A model from memory; origin names it in error messages. */
-int model__load_string(const char *origin, const char *json, size_t len, struct model **mp);
-void model__free(struct model *m);
+int model_load_string(const char *origin, const char *json, size_t len, struct model **mp);
+void model_free(struct model *m);
 
 /* NULL-terminated list of the built-in model names, in file-name order. */
-const char *const *model__builtin_names(void);
+const char *const *model_builtin_names(void);
 
-const char *model__name(const struct model *m);
-const char *model__description(const struct model *m);
-const char *model__vendor(const struct model *m);
+const char *model_name(const struct model *m);
+const char *model_description(const struct model *m);
+const char *model_vendor(const struct model *m);
 /* Deepest node level of the model (0 for a model with metrics only). */
-int model__max_level(const struct model *m);
+int model_max_level(const struct model *m);
 /* The JSON text the model was loaded from (what --record keeps). */
-const char *model__source(const struct model *m);
+const char *model_source(const struct model *m);
 /* libpfm4's name for the PMU whose tables the model's event names are in, or NULL. */
-const char *model__libpfm4_pmu(const struct model *m);
+const char *model_libpfm4_pmu(const struct model *m);
 /* The slots per cycle the model documents for its CPU (pmu "slots"), 0 when it has none. */
-int model__slots(const struct model *m);
+int model_slots(const struct model *m);
 /* Whether the model has a perf-metrics path, and the sysfs name that reveals it. */
-bool model__has_perf_metrics(const struct model *m);
-const char *model__perf_metrics_sysfs(const struct model *m);
+bool model_has_perf_metrics(const struct model *m);
+const char *model_perf_metrics_sysfs(const struct model *m);
 /*
  * The events of the perf-metrics path by index: 0 its leader, then the metric events; NULL
  * past the last (and for a model without that path).
  */
-const char *model__perf_metrics_event(const struct model *m, int i);
+const char *model_perf_metrics_event(const struct model *m, int i);
 
 /*
  * CPU detection: the built-in model whose "match" covers this CPU. vendor is /proc/cpuinfo's
  * vendor_id. Returns 0 and the model name, or -ENOENT when none matches. *notice, when set,
  * is a line to show the user (e.g. that Zen 3 has no top-down events).
  */
-int model__match_cpu(const char *vendor, int family, int cpu_model, const char **name,
+int model_match_cpu(const char *vendor, int family, int cpu_model, const char **name,
 		     const char **notice);
 
 struct model_options {
@@ -134,15 +134,15 @@ struct plan {
  * several, and says why. Fails with -E2BIG naming the culprit when one event cannot be
  * scheduled at all.
  */
-int plan__new(const struct model *m, const struct model_options *o, struct plan **pp);
-void plan__free(struct plan *p);
+int plan_new(const struct model *m, const struct model_options *o, struct plan **pp);
+void plan_free(struct plan *p);
 
 /*
  * The plan events a reported node (or a metric) reads, through everything it computes:
  * returns how many, with their plan event indices in *events (owned by the plan).
  */
-int plan__node_events(const struct plan *p, int node, const int **events);
-int plan__metric_events(const struct plan *p, int metric, const int **events);
+int plan_node_events(const struct plan *p, int node, const int **events);
+int plan_metric_events(const struct plan *p, int metric, const int **events);
 
 struct tma_input {
 	const double *counts;	/* per plan event: the scaled count */
@@ -164,11 +164,11 @@ struct tma_result {
 	 * does not count them, and the nodes reading them are not counted.
 	 */
 	bool uncounted;
-	void *scratch;		/* private: tma__compute's work space, sized for the plan */
+	void *scratch;		/* private: tma_compute's work space, sized for the plan */
 };
 
 /* Says once, as a warning, what a result's `uncounted` means for p's model. */
-void plan__warn_uncounted(const struct plan *p);
+void plan_warn_uncounted(const struct plan *p);
 
 /* Allocates a result for plan p (p must outlive it); tma_result__release frees it. */
 int tma_result__init(struct tma_result *r, const struct plan *p);
@@ -179,6 +179,6 @@ void tma_result__release(struct tma_result *r);
  * plan can be shared by threads; a result cannot. No allocation: fit for every scope of every
  * interval (~10 us for a level-3 Intel tree).
  */
-int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_result *r);
+int tma_compute(const struct plan *p, const struct tma_input *in, struct tma_result *r);
 
 #endif

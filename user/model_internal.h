@@ -122,7 +122,7 @@ struct model {
 	int max_level;
 };
 
-/* A plan's private part (plan->priv): what tma__compute needs besides the public arrays. */
+/* A plan's private part (plan->priv): what tma_compute needs besides the public arrays. */
 struct plan_deps {
 	int nr;
 	int *events;		/* plan event indices: the copies in the unit's group */
@@ -156,10 +156,10 @@ struct plan_priv {
 };
 
 /* For tests: compute without memoization (the reference behavior) or with it (the default). */
-void plan__set_memo(struct plan *p, bool on);
+void plan_set_memo(struct plan *p, bool on);
 
 /* Whether one of m's "match" entries covers this CPU; *notice is that entry's notice. */
-bool model__matches(const struct model *m, const char *vendor, int family, int cpu_model,
+bool model_matches(const struct model *m, const char *vendor, int family, int cpu_model,
 		    const char **notice);
 
 #endif

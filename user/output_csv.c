@@ -240,12 +240,12 @@ static const char *multiplex_field(const struct run *run, const struct scope *s,
 	int nr;
 
 	if (metric) {
-		nr = plan__metric_events(run->plan, i, &events);
+		nr = plan_metric_events(run->plan, i, &events);
 		m = scope_multiplex(s, run, events, nr);
 	} else if (s->tma.value[i] == run->plan->nodes[i].maxval) {
 		m = 1;
 	} else {
-		nr = plan__node_events(run->plan, i, &events);
+		nr = plan_node_events(run->plan, i, &events);
 		m = scope_multiplex(s, run, events, nr);
 	}
 	if (isnan(m))

@@ -74,7 +74,7 @@ static const char *fit_label(const char *label, char *buf, size_t width)
 static double node_multiplex(const struct run *run, const struct scope *s, int node)
 {
 	const int *events;
-	int nr = plan__node_events(run->plan, node, &events);
+	int nr = plan_node_events(run->plan, node, &events);
 
 	return scope_multiplex(s, run, events, nr);
 }

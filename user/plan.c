@@ -74,14 +74,14 @@ static void close_entity(struct closure *c, int x)
 		return;
 	c->done[x] = 1;
 	if (x < m->nr_aux) {
-		expr__for_each_ref(m->aux[x].expr, c->params, close_ref, &cc);
+		expr_for_each_ref(m->aux[x].expr, c->params, close_ref, &cc);
 	} else if (x < m->nr_aux + m->nr_nodes) {
 		const struct model_node *n = &m->nodes[x - m->nr_aux];
 
-		expr__for_each_ref(n->expr, c->params, close_ref, &cc);
-		expr__for_each_ref(n->thresh, c->params, close_ref, &cc);
+		expr_for_each_ref(n->expr, c->params, close_ref, &cc);
+		expr_for_each_ref(n->thresh, c->params, close_ref, &cc);
 	} else {
-		expr__for_each_ref(m->metrics[x - m->nr_aux - m->nr_nodes].expr, c->params,
+		expr_for_each_ref(m->metrics[x - m->nr_aux - m->nr_nodes].expr, c->params,
 				   close_ref, &cc);
 	}
 }
@@ -659,15 +659,15 @@ static int can_fail_ref(void *ctx, enum expr_ref_kind kind, int index)
 
 	if (kind != EXPR_REF_AUX)
 		return 0;
-	if (expr__divides(m->aux[index].expr))
+	if (expr_divides(m->aux[index].expr))
 		return 1;
-	return expr__for_each_ref(m->aux[index].expr, NULL, can_fail_ref, ctx);
+	return expr_for_each_ref(m->aux[index].expr, NULL, can_fail_ref, ctx);
 }
 
 /* Whether evaluating e can fail by itself (aux are inline; nodes it computes cannot fail it). */
 static bool can_fail(const struct model *m, const struct expr *e)
 {
-	return expr__divides(e) || expr__for_each_ref(e, NULL, can_fail_ref, (void *)m);
+	return expr_divides(e) || expr_for_each_ref(e, NULL, can_fail_ref, (void *)m);
 }
 
 static int pure_ref(void *ctx, enum expr_ref_kind kind, int index)
@@ -681,7 +681,7 @@ static int pure_ref(void *ctx, enum expr_ref_kind kind, int index)
 		w->pure = false;
 		return 0;
 	case EXPR_REF_AUX:
-		return expr__for_each_ref(m->aux[index].expr, w->pu->params, pure_ref, w);
+		return expr_for_each_ref(m->aux[index].expr, w->pu->params, pure_ref, w);
 	case EXPR_REF_NODE:
 		w->calls++;
 		if (!node_pure(w->pu, index) || can_fail(m, m->nodes[index].thresh))
@@ -699,7 +699,7 @@ static bool node_pure(struct purity *pu, int i)
 	if (pu->state[i] == PURE_UNKNOWN) {
 		/* The references are acyclic (the loader checked): BUSY is never met again. */
 		pu->state[i] = PURE_BUSY;
-		expr__for_each_ref(pu->m->nodes[i].expr, pu->params, pure_ref, &w);
+		expr_for_each_ref(pu->m->nodes[i].expr, pu->params, pure_ref, &w);
 		pu->state[i] = w.pure ? PURE_YES : PURE_NO;
 		pu->calls[i] = w.calls > MEMO_MAX_CALLS ? MEMO_MAX_CALLS + 1 : (int)w.calls;
 	}
@@ -733,7 +733,7 @@ out:
 	return err;
 }
 
-void plan__set_memo(struct plan *p, bool on)
+void plan_set_memo(struct plan *p, bool on)
 {
 	((struct plan_priv *)p->priv)->memo = on;
 }
@@ -754,7 +754,7 @@ static int check_options(const struct model *m, const struct model_options *o)
 	return 0;
 }
 
-int plan__new(const struct model *m, const struct model_options *o, struct plan **pp)
+int plan_new(const struct model *m, const struct model_options *o, struct plan **pp)
 {
 	int nr_entities = m->nr_aux + m->nr_nodes + m->nr_metrics;
 	struct closure c = { .m = m };
@@ -868,14 +868,14 @@ out:
 	free(needed);
 	free(units);
 	if (err) {
-		plan__free(p);
+		plan_free(p);
 		return err;
 	}
 	*pp = p;
 	return 0;
 }
 
-int plan__node_events(const struct plan *p, int node, const int **events)
+int plan_node_events(const struct plan *p, int node, const int **events)
 {
 	const struct plan_priv *priv = p->priv;
 
@@ -883,7 +883,7 @@ int plan__node_events(const struct plan *p, int node, const int **events)
 	return priv->node_deps[node].nr;
 }
 
-int plan__metric_events(const struct plan *p, int metric, const int **events)
+int plan_metric_events(const struct plan *p, int metric, const int **events)
 {
 	const struct plan_priv *priv = p->priv;
 
@@ -891,7 +891,7 @@ int plan__metric_events(const struct plan *p, int metric, const int **events)
 	return priv->metric_deps[metric].nr;
 }
 
-void plan__free(struct plan *p)
+void plan_free(struct plan *p)
 {
 	struct plan_priv *priv;
 	int i;

@@ -247,7 +247,7 @@ static int derive_scope(const struct run *run, double interval_s, struct scope *
 	in.counted = counted;
 	in.interval_s = interval_s;
 	in.retire_latency = NULL;
-	err = tma__compute(run->plan, &in, &s->tma);
+	err = tma_compute(run->plan, &in, &s->tma);
 	free(counted);
 	return err;
 }
@@ -262,7 +262,7 @@ int report_derive(const struct run *run, struct interval *iv)
 		if (err)
 			return err;
 		if (iv->scopes[i].has_tma && iv->scopes[i].tma.uncounted && !said_uncounted) {
-			plan__warn_uncounted(run->plan);
+			plan_warn_uncounted(run->plan);
 			said_uncounted = true;
 		}
 	}

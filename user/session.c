@@ -581,7 +581,7 @@ static void emit_summary(struct session *s)
  */
 static const char *sample_default(const struct measurement *m)
 {
-	return m->model && strcmp(model__name(m->model), "sw") ? "cycles" : "cpu-clock";
+	return m->model && strcmp(model_name(m->model), "sw") ? "cycles" : "cpu-clock";
 }
 
 /* Once per run: the events that were never on a counter, by name (a copy once). */
@@ -904,8 +904,8 @@ int session_run(const struct session_opts *o)
 		goto cleanup;
 	}
 
-	s.run.model = s.m.model ? model__name(s.m.model) : "events";
-	s.run.model_source = s.m.model ? model__source(s.m.model) : NULL;
+	s.run.model = s.m.model ? model_name(s.m.model) : "events";
+	s.run.model_source = s.m.model ? model_source(s.m.model) : NULL;
 	s.run.plan = s.m.plan;
 	s.run.nr_events = s.m.nr_events;
 	s.run.event_names = (const char *const *)s.m.names;

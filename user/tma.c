@@ -66,7 +66,7 @@ static int node_value(const struct expr_env *env, int i, double *v)
 	int k, err;
 
 	if (!c->priv->memo || c->priv->memo_calls[i] < 0)
-		return expr__eval(c->m->nodes[i].expr, env, v);
+		return expr_eval(c->m->nodes[i].expr, env, v);
 	if (mm->done && mm->ctx == c->ctx) {
 		const int *calls = c->s->calls + c->priv->memo_at[i];
 
@@ -78,7 +78,7 @@ static int node_value(const struct expr_env *env, int i, double *v)
 	mm->nr_calls = 0;
 	mm->overflow = false;
 	c->recorder = i;
-	err = expr__eval(c->m->nodes[i].expr, env, v);
+	err = expr_eval(c->m->nodes[i].expr, env, v);
 	/* plan.c's count is an upper bound; should it be wrong, stay correct, just slower */
 	mm->done = !mm->overflow;
 	mm->ctx = c->ctx;
@@ -114,9 +114,9 @@ static double compute_node(const struct expr_env *env, int i)
 	c->s->val[i] = v;
 	thresh_env = *env;
 	thresh_env.val = v;
-	if (expr__eval(n->thresh, &thresh_env, &t))
+	if (expr_eval(n->thresh, &thresh_env, &t))
 		goto error;
-	c->s->flags[i] = expr__truth(t);
+	c->s->flags[i] = expr_truth(t);
 	c->recorder = recorder;
 	return v;
 error:
@@ -135,7 +135,7 @@ static double compute_metric(const struct expr_env *env, int i)
 
 	/* Values that read metrics are not memoized: nothing here joins a list. */
 	c->recorder = -1;
-	err = expr__eval(c->m->metrics[i].expr, env, &v);
+	err = expr_eval(c->m->metrics[i].expr, env, &v);
 	c->recorder = recorder;
 	return err ? 0 : v;
 }
@@ -253,7 +253,7 @@ static int find_bottleneck(const struct plan *p, const struct tma_scratch *s,
 	return cur;
 }
 
-int tma__compute(const struct plan *p, const struct tma_input *in, struct tma_result *r)
+int tma_compute(const struct plan *p, const struct tma_input *in, struct tma_result *r)
 {
 	const struct plan_priv *priv = p->priv;
 	const struct model *m = p->model;

@@ -78,8 +78,8 @@ static void compute(struct plan *p, struct tail *t)
 	in.counted = counted;
 	in.retire_latency = t->len & 1 ? latency : NULL;
 	in.interval_s = t->len ? next_double(t, 0) : 1;
-	plan__set_memo(p, true);
-	if (tma__compute(p, &in, &r) == 0) {
+	plan_set_memo(p, true);
+	if (tma_compute(p, &in, &r) == 0) {
 		/* the result's own invariants */
 		if (r.bottleneck >= p->nr_nodes || (r.bottleneck >= 0 && !r.above[r.bottleneck]))
 			__builtin_trap();
@@ -87,8 +87,8 @@ static void compute(struct plan *p, struct tail *t)
 			if (r.above[i] && !r.counted[i])
 				__builtin_trap();
 		}
-		plan__set_memo(p, false);
-		if (tma__compute(p, &in, &ref) || !same(p, &r, &ref))
+		plan_set_memo(p, false);
+		if (tma_compute(p, &in, &ref) || !same(p, &r, &ref))
 			__builtin_trap();
 	}
 	tma_result__release(&r);
@@ -107,10 +107,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct model *m;
 	int level, pm, smt;
 
-	if (model__load_string("fuzz", (const char *)data, len, &m))
+	if (model_load_string("fuzz", (const char *)data, len, &m))
 		return 0;
-	for (level = 0; level <= model__max_level(m) && level <= 8; level++) {
-		for (pm = 0; pm <= model__has_perf_metrics(m); pm++) {
+	for (level = 0; level <= model_max_level(m) && level <= 8; level++) {
+		for (pm = 0; pm <= model_has_perf_metrics(m); pm++) {
 			for (smt = 0; smt <= 1; smt++) {
 				struct model_options o = {
 					.level = level,
@@ -120,13 +120,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				};
 				struct plan *p;
 
-				if (plan__new(m, &o, &p))
+				if (plan_new(m, &o, &p))
 					continue;
 				compute(p, &t);
-				plan__free(p);
+				plan_free(p);
 			}
 		}
 	}
-	model__free(m);
+	model_free(m);
 	return 0;
 }

@@ -46,7 +46,7 @@ static inline int synth_open(struct synth *sy, const char *model, int level, boo
 		sy->run.event_names = events;
 		return 0;
 	}
-	if (model__load_builtin(model, &sy->model) || plan__new(sy->model, &mo, &sy->plan))
+	if (model_load_builtin(model, &sy->model) || plan_new(sy->model, &mo, &sy->plan))
 		return -1;
 	sy->names = calloc(sy->plan->nr_events + 1, sizeof(*sy->names));
 	if (!sy->names)
@@ -63,8 +63,8 @@ static inline int synth_open(struct synth *sy, const char *model, int level, boo
 static inline void synth_close(struct synth *sy)
 {
 	free(sy->names);
-	plan__free(sy->plan);
-	model__free(sy->model);
+	plan_free(sy->plan);
+	model_free(sy->model);
 }
 
 static inline int synth_event(const struct synth *sy, const char *name)

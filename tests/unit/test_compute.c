@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cgtma compute: options and exit codes, the JSON output (full precision, the same numbers
- * tma__compute gives, thresholds and bottleneck as the vectors say), the default choice of
+ * tma_compute gives, thresholds and bottleneck as the vectors say), the default choice of
  * the perf-metrics path, the table, and reading counts from stdin.
  */
 #include <errno.h>

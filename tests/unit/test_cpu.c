@@ -89,7 +89,7 @@ static void test_arm_cpuinfo(void)
 		cpu_describe(&id, desc, sizeof(desc));
 		CHECK_BUF(desc, arm_cpus[i].desc);
 		CHECK_BUF(id.name, arm_cpus[i].desc);
-		CHECK_INT(model__match_cpu(id.vendor, id.family, id.model, &name, &notice), 0);
+		CHECK_INT(model_match_cpu(id.vendor, id.family, id.model, &name, &notice), 0);
 		CHECK_STR(name ? name : "(none)", arm_cpus[i].model);
 	}
 }
@@ -108,13 +108,13 @@ static void test_midr(void)
 	CHECK_INT(id.variant, 0);
 	CHECK_INT(id.revision, 3);
 	CHECK_INT(cpu_arm_revision(&id), 3);
-	CHECK_INT(model__match_cpu(id.vendor, id.family, id.model, &name, NULL), 0);
+	CHECK_INT(model_match_cpu(id.vendor, id.family, id.model, &name, NULL), 0);
 	CHECK_STR(name ? name : "(none)", "neoverse-n2");
 
 	cpu_id_from_midr(0x421fd4f0ull, &id);	/* V2's part, another implementer (0x42) */
 	CHECK_INT(cpu_arm_part(&id), 0);	/* no Arm revision test applies to it */
 	CHECK_INT(cpu_arm_revision(&id), 0);
-	CHECK_INT(model__match_cpu(id.vendor, id.family, id.model, &name, NULL), -ENOENT);
+	CHECK_INT(model_match_cpu(id.vendor, id.family, id.model, &name, NULL), -ENOENT);
 	cpu_describe(&id, desc, sizeof(desc));
 	CHECK_BUF(desc, "implementer 0x42 part 0xd4f r1p0");
 }
@@ -127,7 +127,7 @@ static void test_unknown_arm(void)
 	char desc[160];
 
 	CHECK_INT(identify_text(ARM_CPUINFO("0x0", "0xd0b", "2"), &id), 0);	/* Cortex-A76 */
-	CHECK_INT(model__match_cpu(id.vendor, id.family, id.model, &name, &notice), -ENOENT);
+	CHECK_INT(model_match_cpu(id.vendor, id.family, id.model, &name, &notice), -ENOENT);
 	CHECK(name == NULL, "a model for an unknown part");
 	cpu_describe(&id, desc, sizeof(desc));
 	CHECK_BUF(desc, "implementer 0x41 part 0xd0b r0p2");
@@ -145,7 +145,7 @@ static void test_x86(void)
 		  0);
 	CHECK(!id.arm, "x86 seen as Arm");
 	CHECK_BUF(id.name, "Intel(R) Xeon(R) Platinum 8480+");
-	CHECK_INT(model__match_cpu(id.vendor, id.family, id.model, &name, NULL), 0);
+	CHECK_INT(model_match_cpu(id.vendor, id.family, id.model, &name, NULL), 0);
 	CHECK_STR(name ? name : "(none)", "spr");
 	CHECK_INT(cpu_arm_part(&id), 0);
 	cpu_describe(&id, desc, sizeof(desc));

@@ -107,7 +107,7 @@ static void check_model(const char *name)
 	char err[EVENT_ERR_LEN];
 	struct model *m;
 
-	CHECK(model__load_builtin(name, &m) == 0, "%s does not load", name);
+	CHECK(model_load_builtin(name, &m) == 0, "%s does not load", name);
 	if (!m)
 		return;
 	if (m->pmu.libpfm4)
@@ -133,12 +133,12 @@ static void check_model(const char *name)
 		CHECK(!attr.exclude_user && !attr.exclude_kernel, "%s: %s excludes a ring", name,
 		      e->name);
 	}
-	model__free(m);
+	model_free(m);
 }
 
 int main(void)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 	int failed = 0, models = 0;
 
 	check_setup_env(NULL);
@@ -168,10 +168,10 @@ int main(void)
 		struct model *m;
 		bool found = false;
 
-		if (model__load_builtin(table[i].model, &m) == 0) {
+		if (model_load_builtin(table[i].model, &m) == 0) {
 			for (int e = 0; e < m->nr_events && !found; e++)
 				found = !strcmp(m->events[e].name, table[i].event);
-			model__free(m);
+			model_free(m);
 		}
 		CHECK(found, "%s: %s is in " TABLE " but in no model", table[i].model,
 		      table[i].event);

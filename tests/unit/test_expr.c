@@ -90,12 +90,12 @@ static int run(const char *src, double *out)
 	int err;
 
 	*out = NAN;
-	err = expr__compile(src, &thresh_scope, &e, msg, sizeof(msg));
+	err = expr_compile(src, &thresh_scope, &e, msg, sizeof(msg));
 	CHECK(!err, "'%s' does not compile: %s", src, msg);
 	if (err)
 		return -100;
-	err = expr__eval(e, &env, out);
-	expr__free(e);
+	err = expr_eval(e, &env, out);
+	expr_free(e);
 	return err;
 }
 
@@ -265,7 +265,7 @@ static void test_errors(void)
 		const char *got = msg;
 		int err;
 
-		err = expr__compile(errors[i].src, errors[i].thresh ? &thresh_scope : &value_scope,
+		err = expr_compile(errors[i].src, errors[i].thresh ? &thresh_scope : &value_scope,
 				    &e, msg, sizeof(msg));
 		CHECK(err == -EINVAL, "'%s' compiled (%d)", errors[i].src, err);
 		CHECK(e == NULL, "'%s': expression returned on error", errors[i].src);
@@ -286,7 +286,7 @@ static void test_depth(void)
 	for (i = 0; i < 300; i++)
 		src[n++] = ')';
 	src[n] = 0;
-	CHECK_INT(expr__compile(src, &value_scope, &e, msg, sizeof(msg)), -EINVAL);
+	CHECK_INT(expr_compile(src, &value_scope, &e, msg, sizeof(msg)), -EINVAL);
 	CHECK(strstr(msg, "nested more than 200 deep") != NULL, "%s", msg);
 
 	/* a long sum is a deep tree too */
@@ -294,24 +294,24 @@ static void test_depth(void)
 	for (i = 0; i < 400; i++)
 		n += sprintf(src + n, "1+");
 	sprintf(src + n, "1");
-	CHECK_INT(expr__compile(src, &value_scope, &e, msg, sizeof(msg)), -EINVAL);
+	CHECK_INT(expr_compile(src, &value_scope, &e, msg, sizeof(msg)), -EINVAL);
 	CHECK(strstr(msg, "nested more than 200 deep") != NULL, "%s", msg);
 
 	n = 0;
 	for (i = 0; i < 300; i++)
 		src[n++] = '-';
 	sprintf(src + n, "1");
-	CHECK_INT(expr__compile(src, &value_scope, &e, msg, sizeof(msg)), -EINVAL);
+	CHECK_INT(expr_compile(src, &value_scope, &e, msg, sizeof(msg)), -EINVAL);
 
 	/* within the bound it works, and reports its size and depth */
 	n = 0;
 	for (i = 0; i < 150; i++)
 		n += sprintf(src + n, "1+");
 	sprintf(src + n, "1");
-	CHECK_INT(expr__compile(src, &value_scope, &e, msg, sizeof(msg)), 0);
-	CHECK_INT(expr__size(e), 301);
-	CHECK_INT(expr__depth(e), 151);
-	expr__free(e);
+	CHECK_INT(expr_compile(src, &value_scope, &e, msg, sizeof(msg)), 0);
+	CHECK_INT(expr_size(e), 301);
+	CHECK_INT(expr_depth(e), 151);
+	expr_free(e);
 }
 
 struct refs {
@@ -338,12 +338,12 @@ static const char *refs_of(const char *src, const double *params, char *buf, siz
 	int i;
 
 	buf[0] = 0;
-	if (expr__compile(src, &thresh_scope, &e, msg, sizeof(msg))) {
+	if (expr_compile(src, &thresh_scope, &e, msg, sizeof(msg))) {
 		snprintf(buf, size, "error: %s", msg);
 		return buf;
 	}
-	expr__for_each_ref(e, params, record_ref, &r);
-	expr__free(e);
+	expr_for_each_ref(e, params, record_ref, &r);
+	expr_free(e);
 	for (i = 0; i < r.n && len < size; i++)
 		len += snprintf(buf + len, size - len, "%s%s", i ? " " : "", r.seen[i]);
 	return buf;
@@ -387,8 +387,8 @@ int main(void)
 {
 	char msg[256];
 
-	if (expr__compile("EV_A / 2", &value_scope, &aux[0], msg, sizeof(msg)) ||
-	    expr__compile("1 / EV_Z", &value_scope, &aux[1], msg, sizeof(msg))) {
+	if (expr_compile("EV_A / 2", &value_scope, &aux[0], msg, sizeof(msg)) ||
+	    expr_compile("1 / EV_Z", &value_scope, &aux[1], msg, sizeof(msg))) {
 		printf("not ok - aux do not compile: %s\n", msg);
 		return 1;
 	}
@@ -397,7 +397,7 @@ int main(void)
 	test_errors();
 	test_depth();
 	test_refs();
-	expr__free(aux[0]);
-	expr__free(aux[1]);
+	expr_free(aux[0]);
+	expr_free(aux[1]);
 	return test_done("expr");
 }

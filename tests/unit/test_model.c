@@ -67,7 +67,7 @@ static struct model *load(const char *json, char **msg)
 
 	if (capture_begin(&c, 2))
 		return NULL;
-	err = model__load_string("t.json", json, strlen(json), &m);
+	err = model_load_string("t.json", json, strlen(json), &m);
 	*msg = capture_end(&c);
 	CHECK((err == 0) == (m != NULL), "error %d with model %p", err, (void *)m);
 	return m;
@@ -225,7 +225,7 @@ static void test_bad_files(void)
 		CHECK(msg && strchr(msg, '\n') == msg + strlen(msg) - 1,
 		      "bad file %zu: not exactly one line: %s", i, msg ? msg : "");
 		free(msg);
-		model__free(m);
+		model_free(m);
 	}
 }
 
@@ -239,7 +239,7 @@ static void test_bad_bytes(void)
 	int err;
 
 	capture_begin(&c, 2);
-	err = model__load_string("t.json", json, sizeof(json) - 1, &m);
+	err = model_load_string("t.json", json, sizeof(json) - 1, &m);
 	msg = capture_end(&c);
 	CHECK_INT(err, -EINVAL);
 	CHECK(msg && strstr(msg, "line 1: NUL byte in the file"), "%s", msg);
@@ -250,7 +250,7 @@ static void test_bad_bytes(void)
 	CHECK(m == NULL, "loaded");
 	CHECK(msg && strchr(msg, '\n') == msg + strlen(msg) - 1, "not one line: %s", msg);
 	free(msg);
-	model__free(m);
+	model_free(m);
 }
 
 static void test_limits(void)
@@ -270,7 +270,7 @@ static void test_limits(void)
 	CHECK(m == NULL, "exponential model loaded");
 	CHECK(msg && strstr(msg, "more than 1000000 steps"), "%s", msg);
 	free(msg);
-	model__free(m);
+	model_free(m);
 
 	/* A long chain of aux, each nesting a little: the evaluation stack is bounded. */
 	n = snprintf(json, sizeof(json), HEAD PMU(4) EVENTS(EV("A")) "\"aux\": [" AX("X0", "A"));
@@ -281,7 +281,7 @@ static void test_limits(void)
 	CHECK(m == NULL, "deeply nested model loaded");
 	CHECK(msg && strstr(msg, "nest more than 1000 deep"), "%s", msg);
 	free(msg);
-	model__free(m);
+	model_free(m);
 
 	/* The same chain, short, is fine. */
 	n = snprintf(json, sizeof(json), HEAD PMU(4) EVENTS(EV("A")) "\"aux\": [" AX("X0", "A"));
@@ -291,7 +291,7 @@ static void test_limits(void)
 	m = load(json, &msg);
 	CHECK(m != NULL, "short chain: %s", msg);
 	free(msg);
-	model__free(m);
+	model_free(m);
 }
 
 static void test_load_file(void)
@@ -302,7 +302,7 @@ static void test_load_file(void)
 	int err;
 
 	capture_begin(&c, 2);
-	err = model__load_file("tests/no/such/model.json", &m);
+	err = model_load_file("tests/no/such/model.json", &m);
 	msg = capture_end(&c);
 	CHECK_INT(err, -ENOENT);
 	CHECK(msg && strstr(msg, "cannot open model file 'tests/no/such/model.json': No such file"),
@@ -310,20 +310,20 @@ static void test_load_file(void)
 	free(msg);
 
 	capture_begin(&c, 2);
-	err = model__load_file("tests", &m);
+	err = model_load_file("tests", &m);
 	msg = capture_end(&c);
 	CHECK_INT(err, -EINVAL);
 	CHECK(msg && strstr(msg, "is not a regular file"), "%s", msg);
 	free(msg);
 
-	err = model__load_file("user/models/spr.json", &m);
+	err = model_load_file("user/models/spr.json", &m);
 	CHECK_INT(err, 0);
 	if (!err)
-		CHECK_STR(model__name(m), "spr");
-	model__free(m);
+		CHECK_STR(model_name(m), "spr");
+	model_free(m);
 
 	capture_begin(&c, 2);
-	err = model__load_builtin("nosuchmodel", &m);
+	err = model_load_builtin("nosuchmodel", &m);
 	msg = capture_end(&c);
 	CHECK_INT(err, -ENOENT);
 	CHECK(msg && strstr(msg, "no built-in model 'nosuchmodel'"), "%s", msg);
@@ -334,7 +334,7 @@ static void test_load_file(void)
 
 static int nr_builtins(void)
 {
-	const char *const *n = model__builtin_names();
+	const char *const *n = model_builtin_names();
 	int nr = 0;
 
 	while (n[nr])
@@ -344,40 +344,40 @@ static int nr_builtins(void)
 
 static void test_builtins_load(void)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 	int i;
 
 	CHECK(nr_builtins() >= 8, "only %d built-in models", nr_builtins());
 	for (i = 0; names[i]; i++) {
 		struct model *m;
-		int err = model__load_builtin(names[i], &m);
+		int err = model_load_builtin(names[i], &m);
 
 		CHECK(err == 0, "built-in %s does not load", names[i]);
 		if (err)
 			continue;
-		CHECK_STR(model__name(m), names[i]);
-		CHECK(model__description(m) && *model__description(m), "%s: no description",
+		CHECK_STR(model_name(m), names[i]);
+		CHECK(model_description(m) && *model_description(m), "%s: no description",
 		      names[i]);
 		if (i)
 			CHECK(strcmp(names[i - 1], names[i]) < 0, "%s listed after %s", names[i],
 			      names[i - 1]);
-		if (model__has_perf_metrics(m))
-			CHECK(model__perf_metrics_sysfs(m) != NULL,
+		if (model_has_perf_metrics(m))
+			CHECK(model_perf_metrics_sysfs(m) != NULL,
 			      "%s: perf-metrics without a sysfs name to detect it", names[i]);
-		model__free(m);
+		model_free(m);
 	}
 }
 
 /* No CPU may be claimed by two built-in models. */
 static void test_builtin_matches(void)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 	struct model *models[64] = { 0 };
 	int nr = nr_builtins(), i, j, k, r, cpu, overlaps = 0;
 	const char *name, *notice;
 
 	for (i = 0; i < nr && i < 64; i++)
-		model__load_builtin(names[i], &models[i]);
+		model_load_builtin(names[i], &models[i]);
 	for (i = 0; i < nr && i < 64; i++) {
 		for (k = 0; models[i] && k < models[i]->nr_matches; k++) {
 			const struct model_match *mt = &models[i]->matches[k];
@@ -388,7 +388,7 @@ static void test_builtin_matches(void)
 
 					for (j = 0; j < nr && j < 64; j++)
 						claims += models[j] &&
-							  model__matches(models[j], mt->vendor,
+							  model_matches(models[j], mt->vendor,
 									 mt->family, cpu, NULL);
 					if (claims != 1 && overlaps++ < 5)
 						CHECK(claims == 1, "%s family %d model %d: %d models",
@@ -399,21 +399,21 @@ static void test_builtin_matches(void)
 	}
 	CHECK_INT(overlaps, 0);
 	for (i = 0; i < nr && i < 64; i++)
-		model__free(models[i]);
+		model_free(models[i]);
 
-	CHECK_INT(model__match_cpu("GenuineIntel", 6, 143, &name, &notice), 0);
+	CHECK_INT(model_match_cpu("GenuineIntel", 6, 143, &name, &notice), 0);
 	CHECK_STR(name, "spr");
-	CHECK_INT(model__match_cpu("GenuineIntel", 6, 85, &name, &notice), 0);
+	CHECK_INT(model_match_cpu("GenuineIntel", 6, 85, &name, &notice), 0);
 	CHECK_STR(name, "skx");
-	CHECK_INT(model__match_cpu("AuthenticAMD", 25, 0x11, &name, &notice), 0);
+	CHECK_INT(model_match_cpu("AuthenticAMD", 25, 0x11, &name, &notice), 0);
 	CHECK_STR(name, "zen4");
-	CHECK_INT(model__match_cpu("AuthenticAMD", 26, 0x02, &name, &notice), 0);
+	CHECK_INT(model_match_cpu("AuthenticAMD", 26, 0x02, &name, &notice), 0);
 	CHECK_STR(name, "zen5");
 	/* Zen 3 gets the generic model, with a notice saying why */
-	CHECK_INT(model__match_cpu("AuthenticAMD", 25, 0x21, &name, &notice), 0);
+	CHECK_INT(model_match_cpu("AuthenticAMD", 25, 0x21, &name, &notice), 0);
 	CHECK_STR(name, "generic");
 	CHECK(notice != NULL, "no notice for Zen 3");
-	CHECK_INT(model__match_cpu("CentaurHauls", 6, 15, &name, &notice), -ENOENT);
+	CHECK_INT(model_match_cpu("CentaurHauls", 6, 15, &name, &notice), -ENOENT);
 }
 
 static int generic_limit(const struct model *m, const struct model_options *o)
@@ -502,7 +502,7 @@ static void check_plan(const struct model *m, const struct model_options *o, con
 	/* every reported node, parents first; one not split reads its own group's events */
 	for (i = 0; i < p->nr_nodes; i++) {
 		const int *ev;
-		int n = plan__node_events(p, i, &ev);
+		int n = plan_node_events(p, i, &ev);
 
 		CHECK(p->nodes[i].level <= o->level, "%s: %s reported", where, p->nodes[i].name);
 		CHECK(p->nodes[i].parent < i, "%s: parent after %s", where, p->nodes[i].name);
@@ -516,16 +516,16 @@ static void check_plan(const struct model *m, const struct model_options *o, con
 /* Every built-in, every level, perf-metrics on and off, SMT on and off, 0 and 1 reserved. */
 static void test_builtin_plans(void)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 	int i, level, pm, smt, reserved, nr_plans = 0;
 
 	for (i = 0; names[i]; i++) {
 		struct model *m;
 
-		if (model__load_builtin(names[i], &m))
+		if (model_load_builtin(names[i], &m))
 			continue;
-		for (level = 0; level <= model__max_level(m); level++)
-			for (pm = 0; pm <= model__has_perf_metrics(m); pm++)
+		for (level = 0; level <= model_max_level(m); level++)
+			for (pm = 0; pm <= model_has_perf_metrics(m); pm++)
 				for (smt = 0; smt <= 1; smt++)
 					for (reserved = 0; reserved <= 1; reserved++) {
 						struct model_options o = {
@@ -533,7 +533,7 @@ static void test_builtin_plans(void)
 							.smt = smt, .reserved_counters = reserved,
 						};
 						struct plan *p;
-						int err = plan__new(m, &o, &p);
+						int err = plan_new(m, &o, &p);
 
 						CHECK(err == 0, "%s l%d pm%d smt%d r%d: %d", names[i],
 						      level, pm, smt, reserved, err);
@@ -541,9 +541,9 @@ static void test_builtin_plans(void)
 							continue;
 						nr_plans++;
 						check_plan(m, &o, p);
-						plan__free(p);
+						plan_free(p);
 					}
-		model__free(m);
+		model_free(m);
 	}
 	CHECK(nr_plans > 100, "only %d plans checked", nr_plans);
 }
@@ -582,7 +582,7 @@ static void test_grouping(void)
 	free(msg);
 	if (!m)
 		return;
-	err = plan__new(m, &o, &p);
+	err = plan_new(m, &o, &p);
 	CHECK_INT(err, 0);
 	if (!err) {
 		check_plan(m, &o, p);
@@ -602,24 +602,24 @@ static void test_grouping(void)
 		CHECK_INT(p->nr_groups, 3);
 		CHECK_STR(p->events[0].name, "A");
 		CHECK_STR(p->events[5].name, "E");
-		plan__free(p);
+		plan_free(p);
 	}
 
 	/* a reserved counter shrinks the groups */
 	o.reserved_counters = 3;
-	err = plan__new(m, &o, &p);
+	err = plan_new(m, &o, &p);
 	CHECK_INT(err, 0);
 	if (!err) {
 		check_plan(m, &o, p);
 		CHECK_INT(p->nr_groups, 12);
 		CHECK_INT(group_of(p, "F"), 0);
-		plan__free(p);
+		plan_free(p);
 	}
 
 	/* no counter left: an error naming the event */
 	o.reserved_counters = 4;
 	capture_begin(&c, 2);
-	err = plan__new(m, &o, &p);
+	err = plan_new(m, &o, &p);
 	msg = capture_end(&c);
 	CHECK_INT(err, -E2BIG);
 	CHECK(msg && strstr(msg, "event 'A' needs a generic counter and none is left "
@@ -631,12 +631,12 @@ static void test_grouping(void)
 	o.reserved_counters = 0;
 	o.perf_metrics = true;
 	capture_begin(&c, 2);
-	err = plan__new(m, &o, &p);
+	err = plan_new(m, &o, &p);
 	msg = capture_end(&c);
 	CHECK_INT(err, -EINVAL);
 	CHECK(msg && strstr(msg, "has no perf-metrics path"), "%s", msg);
 	free(msg);
-	model__free(m);
+	model_free(m);
 
 	/* software: no limit, and never grouped (cpu-clock's group would starve the others) */
 	m = load("{\"name\": \"s\", \"description\": \"d\", \"vendor\": \"generic\", \"source\": "
@@ -648,7 +648,7 @@ static void test_grouping(void)
 	if (!m)
 		return;
 	o = (struct model_options){ .level = 1, .reserved_counters = 1 };
-	err = plan__new(m, &o, &p);
+	err = plan_new(m, &o, &p);
 	CHECK_INT(err, 0);
 	if (!err) {
 		CHECK_INT(p->nr_groups, 6);
@@ -657,9 +657,9 @@ static void test_grouping(void)
 			CHECK_INT(p->events[i].group, i);
 		CHECK_INT(p->nr_nodes, 0);
 		CHECK_INT(p->nr_metrics, 1);
-		plan__free(p);
+		plan_free(p);
 	}
-	model__free(m);
+	model_free(m);
 }
 
 /* --- evaluation on small models ----------------------------------------------------------- */
@@ -690,7 +690,7 @@ static void run_model(struct run *run, const char *json, struct model_options o,
 	run->m = load(json, &msg);
 	CHECK(run->m != NULL, "model does not load: %s", msg);
 	free(msg);
-	if (!run->m || plan__new(run->m, &o, &run->p))
+	if (!run->m || plan_new(run->m, &o, &run->p))
 		return;
 	CHECK(run->p->nr_events <= 64, "too many events");
 	for (i = 0; i < run->p->nr_events && i < 64; i++) {
@@ -712,13 +712,13 @@ static void run_model(struct run *run, const char *json, struct model_options o,
 		in.retire_latency = latency;
 	if (tma_result__init(&run->r, run->p))
 		return;
-	run->ok = tma__compute(run->p, &in, &run->r) == 0;
+	run->ok = tma_compute(run->p, &in, &run->r) == 0;
 	CHECK(run->ok, "compute failed");
 
 	/* toplev's way, every reference recomputed, must give the same to the bit */
-	plan__set_memo(run->p, false);
+	plan_set_memo(run->p, false);
 	if (run->ok && !tma_result__init(&ref, run->p)) {
-		CHECK(tma__compute(run->p, &in, &ref) == 0 &&
+		CHECK(tma_compute(run->p, &in, &ref) == 0 &&
 			      !memcmp(run->r.value, ref.value, run->p->nr_nodes * sizeof(double)) &&
 			      !memcmp(run->r.above, ref.above, run->p->nr_nodes * sizeof(bool)) &&
 			      !memcmp(run->r.metric, ref.metric, run->p->nr_metrics * sizeof(double)) &&
@@ -726,14 +726,14 @@ static void run_model(struct run *run, const char *json, struct model_options o,
 		      "memoized and recomputed results differ");
 		tma_result__release(&ref);
 	}
-	plan__set_memo(run->p, true);
+	plan_set_memo(run->p, true);
 }
 
 static void run_free(struct run *run)
 {
 	tma_result__release(&run->r);
-	plan__free(run->p);
-	model__free(run->m);
+	plan_free(run->p);
+	model_free(run->m);
 }
 
 static int node(const struct run *run, const char *full_name)
@@ -791,13 +791,13 @@ static void test_grouping_config1(void)
 	free(msg);
 	if (!m)
 		return;
-	if (plan__new(m, &o, &p) == 0) {
+	if (plan_new(m, &o, &p) == 0) {
 		CHECK(group_of(p, "F7") != group_of(p, "F8"), "0x7 and 0x8 share a group");
 		CHECK_INT(group_of(p, "F8"), group_of(p, "G8"));
 		CHECK_INT(p->nr_groups, 2);
-		plan__free(p);
+		plan_free(p);
 	}
-	model__free(m);
+	model_free(m);
 }
 
 static void test_zero_denominator(void)
@@ -913,7 +913,7 @@ static void test_perf_metrics_sum(void)
 		CHECK_STR(run.p->events[3].name, "PM_RET");
 		CHECK_INT(run.p->nr_groups, 1);
 	}
-	CHECK_STR(model__perf_metrics_sysfs(run.m), "topdown-fe-bound");
+	CHECK_STR(model_perf_metrics_sysfs(run.m), "topdown-fe-bound");
 	run_free(&run);
 
 	/* off: the generic formulas, and none of the perf-metrics events in the plan */
@@ -1176,10 +1176,10 @@ static void test_uncounted_if_zero(void)
 		struct model *m;
 		struct run run;
 
-		if (model__load_builtin(cases[k].model, &m))
+		if (model_load_builtin(cases[k].model, &m))
 			continue;
-		run_model(&run, model__source(m), o, cases[k].counts, 1, NULL);
-		model__free(m);
+		run_model(&run, model_source(m), o, cases[k].counts, 1, NULL);
+		model_free(m);
 		if (!run.ok)
 			continue;
 		CHECK(run.r.uncounted == cases[k].uncounted, "%s '%s': uncounted %d",
@@ -1201,14 +1201,14 @@ static void test_uncounted_if_zero(void)
 		struct run run;
 		char *said;
 
-		if (model__load_builtin("neoverse-v2", &m))
+		if (model_load_builtin("neoverse-v2", &m))
 			return;
-		run_model(&run, model__source(m), o, "CPU_CYCLES=1", 1, NULL);
-		model__free(m);
+		run_model(&run, model_source(m), o, "CPU_CYCLES=1", 1, NULL);
+		model_free(m);
 		if (!run.ok)
 			return;
 		capture_begin(&c, 2);
-		plan__warn_uncounted(run.p);
+		plan_warn_uncounted(run.p);
 		said = capture_end(&c);
 		CHECK(said && strstr(said, "warning: STALL_SLOT_BACKEND, STALL_SLOT_FRONTEND, "
 				     "STALL_SLOT all read 0") &&
@@ -1248,16 +1248,16 @@ static void test_retire_latency(void)
  */
 static void test_group_copies(void)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 	int nr_checked = 0;
 
 	for (int i = 0; names[i]; i++) {
 		struct model *m;
 
-		if (model__load_builtin(names[i], &m))
+		if (model_load_builtin(names[i], &m))
 			continue;
-		for (int level = 1; level <= model__max_level(m); level++)
-			for (int pm = 0; pm <= model__has_perf_metrics(m); pm++)
+		for (int level = 1; level <= model_max_level(m); level++)
+			for (int pm = 0; pm <= model_has_perf_metrics(m); pm++)
 				for (int memo = 0; memo <= 1; memo++) {
 			struct model_options o = { .level = level, .perf_metrics = pm };
 			struct tma_input in = { .interval_s = 1 };
@@ -1266,9 +1266,9 @@ static void test_group_copies(void)
 			double *counts, *own;
 			bool *counted;
 
-			if (plan__new(m, &o, &p))
+			if (plan_new(m, &o, &p))
 				continue;
-			plan__set_memo(p, memo);
+			plan_set_memo(p, memo);
 			counts = calloc(p->nr_events + 1, sizeof(*counts));
 			own = calloc(p->nr_events + 1, sizeof(*own));
 			counted = calloc(p->nr_events + 1, sizeof(*counted));
@@ -1280,7 +1280,7 @@ static void test_group_copies(void)
 			}
 			in.counted = counted;
 			in.counts = counts;
-			CHECK_INT(tma__compute(p, &in, &r), 0);
+			CHECK_INT(tma_compute(p, &in, &r), 0);
 			for (int n = 0; n < p->nr_nodes; n++) {
 				int g = p->nodes[n].group;
 
@@ -1295,7 +1295,7 @@ static void test_group_copies(void)
 							own[e] = counts[f];
 				}
 				in.counts = own;
-				CHECK_INT(tma__compute(p, &in, &r1), 0);
+				CHECK_INT(tma_compute(p, &in, &r1), 0);
 				CHECK(r.value[n] == r1.value[n], "%s l%d pm%d memo%d: %s is %g, %g with "
 				      "its group's counts alone", names[i], level, pm, memo,
 				      p->nodes[n].name, r.value[n], r1.value[n]);
@@ -1307,9 +1307,9 @@ static void test_group_copies(void)
 			free(counts);
 			free(own);
 			free(counted);
-			plan__free(p);
+			plan_free(p);
 		}
-		model__free(m);
+		model_free(m);
 	}
 	CHECK(nr_checked > 1000, "only %d nodes checked", nr_checked);
 }

@@ -87,8 +87,8 @@ static int fixture_init(struct fixture *fx, int level, bool once)
 
 	memset(fx, 0, sizeof(*fx));
 	fx->model_text = slurp(MODEL_FILE, NULL);
-	if (!fx->model_text || model__load_builtin("spr", &fx->model) ||
-	    plan__new(fx->model, &mo, &fx->plan))
+	if (!fx->model_text || model_load_builtin("spr", &fx->model) ||
+	    plan_new(fx->model, &mo, &fx->plan))
 		return -1;
 	vec = json_object_from_file(VECTOR);
 	if (!vec || !json_object_object_get_ex(json_object_array_get_idx(vec, 0), "counts",
@@ -183,8 +183,8 @@ static void fixture_release(struct fixture *fx)
 	free(fx->names);
 	free(fx->base);
 	free(fx->model_text);
-	plan__free(fx->plan);
-	model__free(fx->model);
+	plan_free(fx->plan);
+	model_free(fx->model);
 }
 
 static int write_record(const struct fixture *fx, const char *path)

@@ -187,7 +187,7 @@ static void check_groups(const struct pmu *pmu, const struct plan *p, const char
 /* One model's plans; libpfm4 reads LIBPFM_FORCE_PMU once per process, so in a child. */
 static int plans_of(const struct pmu *pmu)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 	int nr_plans = 0;
 
 	{
@@ -197,12 +197,12 @@ static int plans_of(const struct pmu *pmu)
 		for (int i = 0; names[i]; i++)
 			known |= !strcmp(names[i], pmu->model);
 		CHECK(known, "no built-in model %s", pmu->model);
-		if (!known || model__load_builtin(pmu->model, &m))
+		if (!known || model_load_builtin(pmu->model, &m))
 			return 1;
-		if (model__libpfm4_pmu(m))
-			setenv("LIBPFM_FORCE_PMU", model__libpfm4_pmu(m), 1);
-		for (int level = 1; level <= (model__max_level(m) ? model__max_level(m) : 1); level++)
-			for (int pm = 0; pm <= model__has_perf_metrics(m); pm++)
+		if (model_libpfm4_pmu(m))
+			setenv("LIBPFM_FORCE_PMU", model_libpfm4_pmu(m), 1);
+		for (int level = 1; level <= (model_max_level(m) ? model_max_level(m) : 1); level++)
+			for (int pm = 0; pm <= model_has_perf_metrics(m); pm++)
 				for (int smt = 0; smt <= 1; smt++)
 					for (int wd = 0; wd <= 1; wd++) {
 						struct model_options o = {
@@ -215,14 +215,14 @@ static int plans_of(const struct pmu *pmu)
 						snprintf(where, sizeof(where),
 							 "%s l%d perf-metrics %d smt %d watchdog %d",
 							 pmu->model, level, pm, smt, wd);
-						CHECK(plan__new(m, &o, &p) == 0, "%s: no plan", where);
+						CHECK(plan_new(m, &o, &p) == 0, "%s: no plan", where);
 						if (!p)
 							continue;
 						check_groups(pmu, p, where);
 						nr_plans++;
-						plan__free(p);
+						plan_free(p);
 					}
-		model__free(m);
+		model_free(m);
 	}
 	printf("# %s: %d plans, %d groups scheduled\n", pmu->model, nr_plans, nr_checked);
 	CHECK(nr_plans >= 4, "only %d plans", nr_plans);
@@ -268,15 +268,15 @@ static bool too_big_for_skx(const char *model, int level, bool smt, const char *
 /* Nodes whose events span groups, listed; none at levels 1 and 2 but where none can be. */
 static void test_nodes_in_one_group(void)
 {
-	const char *const *names = model__builtin_names();
+	const char *const *names = model_builtin_names();
 
 	for (int i = 0; names[i]; i++) {
 		struct model *m;
 
-		if (model__load_builtin(names[i], &m))
+		if (model_load_builtin(names[i], &m))
 			continue;
-		for (int level = 1; level <= model__max_level(m); level++)
-			for (int pm = 0; pm <= model__has_perf_metrics(m); pm++)
+		for (int level = 1; level <= model_max_level(m); level++)
+			for (int pm = 0; pm <= model_has_perf_metrics(m); pm++)
 				for (int smt = 0; smt <= 1; smt++)
 				for (int wd = 0; wd <= 1; wd++) {
 					struct model_options o = { .level = level,
@@ -285,7 +285,7 @@ static void test_nodes_in_one_group(void)
 					struct plan *p;
 					int split = 0;
 
-					if (plan__new(m, &o, &p))
+					if (plan_new(m, &o, &p))
 						continue;
 					for (int n = 0; n < p->nr_nodes; n++) {
 						if (!p->nodes[n].split)
@@ -307,7 +307,7 @@ static void test_nodes_in_one_group(void)
 					/* a node not split reads one group's events */
 					for (int n = 0; n < p->nr_nodes; n++) {
 						const int *ev;
-						int ne = plan__node_events(p, n, &ev);
+						int ne = plan_node_events(p, n, &ev);
 
 						for (int j = 0; !p->nodes[n].split && j < ne; j++)
 							CHECK(p->events[ev[j]].group == p->nodes[n].group,
@@ -316,9 +316,9 @@ static void test_nodes_in_one_group(void)
 							      p->events[ev[j]].name,
 							      p->events[ev[j]].group);
 					}
-					plan__free(p);
+					plan_free(p);
 				}
-		model__free(m);
+		model_free(m);
 	}
 }
 

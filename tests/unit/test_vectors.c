@@ -76,20 +76,20 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	      idx);
 	if (!jmodel || !counts || !expected)
 		return;
-	err = model__load_builtin(json_object_get_string(jmodel), &m);
+	err = model_load_builtin(json_object_get_string(jmodel), &m);
 	CHECK(!err, "%s[%d]: model %s does not load", file, idx, json_object_get_string(jmodel));
 	if (err)
 		return;
 
 	/* Arm's: every level the model has, with #slots and the MIDR the vector gives */
-	o.level = !strcmp(model__vendor(m), "arm") ? model__max_level(m) :
-		  strcmp(model__vendor(m), "amd") ? 3 : 2;
+	o.level = !strcmp(model_vendor(m), "arm") ? model_max_level(m) :
+		  strcmp(model_vendor(m), "amd") ? 3 : 2;
 	o.perf_metrics = get_bool(vec, "perf_metrics");
 	o.smt = get_bool(vec, "smt");
 	o.slots = get_int(vec, "slots");
 	o.cpu_part = get_int(vec, "cpu_part");
 	o.cpu_revision = get_int(vec, "cpu_revision");
-	err = plan__new(m, &o, &p);
+	err = plan_new(m, &o, &p);
 	CHECK(!err, "%s[%d]: no plan", file, idx);
 	if (err)
 		goto out;
@@ -110,7 +110,7 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	in.counted = counted;
 	err = tma_result__init(&r, p);
 	if (!err)
-		err = tma__compute(p, &in, &r);
+		err = tma_compute(p, &in, &r);
 	CHECK(!err, "%s[%d]: compute failed: %d", file, idx, err);
 	if (err)
 		goto out;
@@ -120,14 +120,14 @@ static void run_vector(const char *file, int idx, json_object *vec)
 		double t0 = now();
 
 		for (i = 0; i < 2000; i++)
-			tma__compute(p, &in, &r);
+			tma_compute(p, &in, &r);
 		cost_us = (now() - t0) / 2000 * 1e6;
 		snprintf(cost_of, sizeof(cost_of), "%s", file);
 	}
 
 	/* toplev's way, recomputing on every reference, gives bit for bit the same */
-	plan__set_memo(p, false);
-	if (!tma_result__init(&ref, p) && !tma__compute(p, &in, &ref)) {
+	plan_set_memo(p, false);
+	if (!tma_result__init(&ref, p) && !tma_compute(p, &in, &ref)) {
 		CHECK(!memcmp(r.value, ref.value, p->nr_nodes * sizeof(*r.value)) &&
 			      !memcmp(r.above, ref.above, p->nr_nodes * sizeof(*r.above)) &&
 			      r.bottleneck == ref.bottleneck,
@@ -168,8 +168,8 @@ out:
 	tma_result__release(&r);
 	free(values);
 	free(counted);
-	plan__free(p);
-	model__free(m);
+	plan_free(p);
+	model_free(m);
 }
 
 static void run_file(const char *name)
