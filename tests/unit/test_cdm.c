@@ -247,6 +247,15 @@ static void drop_dir(char *dir)
 	free(dir);
 }
 
+/* A check's end: its n intervals freed, its synthetic run closed, its directory dropped. */
+static void release(struct interval *iv, int n, struct synth *sy, char *dir)
+{
+	for (int k = 0; k < n; k++)
+		interval_free(&iv[k]);
+	synth_close(sy);
+	drop_dir(dir);
+}
+
 static int emit(struct output *o, const struct run *run, const struct interval *iv)
 {
 	return o->ops->interval(o, run, iv);
@@ -372,11 +381,8 @@ static void check_nodes(void)
 	files_free(&f);
 	output_close(o);
 out:
-	for (int i = 0; i < 4; i++)
-		interval_free(&iv[i]);
-	synth_close(&sy);
 	json_object_put(all);
-	drop_dir(dir);
+	release(iv, 4, &sy, dir);
 }
 
 /* sw's flat metrics per CPU: their units, classes, aggregations; names cgroup and cpu. */
@@ -422,9 +428,7 @@ static void check_metrics(void)
 	CHECK(find_idx(f.json, "page-faults", "/x", "0") >= 0, "the cgroup's page-faults on CPU 0");
 	files_free(&f);
 out:
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 /* -e: events as rates; names made types; a start not given by begin() still chains. */
@@ -473,10 +477,7 @@ static void check_events(void)
 	CHECK_NEAR(r[0].value, 28.0, 1e-9);
 	files_free(&f);
 out:
-	for (int k = 0; k < 2; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 2, &sy, dir);
 }
 
 /*
@@ -538,10 +539,7 @@ static void check_missed(void)
 	}
 	files_free(&f);
 out:
-	for (int k = 0; k < 4; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 4, &sy, dir);
 }
 
 /*
@@ -626,10 +624,7 @@ static void check_idle_spans(void)
 	}
 	files_free(&f);
 out:
-	for (int k = 0; k < 5; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 5, &sy, dir);
 }
 
 /* A series' name under key, or NULL. */
@@ -691,9 +686,7 @@ static void check_names(void)
 	}
 	files_free(&f);
 out:
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 /*
@@ -749,10 +742,7 @@ static void check_thread_rename(void)
 	CHECK_INT((int)json_object_array_length(f.json), 1);
 	files_free(&f);
 out:
-	for (int k = 0; k < 3; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 3, &sy, dir);
 }
 
 /*
@@ -841,9 +831,7 @@ static void check_irq_names(void)
 	CHECK(find_idx(f.json, type, "irq:NET_RX", "all") < 0, "an irq:NET_RX cgroup series");
 	files_free(&f);
 out:
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 static int count_str(const char *hay, const char *needle)
@@ -943,9 +931,7 @@ static void check_full(void)
 	files_free(&f);
 out:
 	signal(SIGXFSZ, SIG_DFL);
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 /* A path that cannot be a directory fails at open, naming it. */
@@ -1056,11 +1042,8 @@ static void check_report(void)
 	CHECK(idx >= 0 && rows_of(&f, idx, r, 8) == 2, "the system's frontend-bound, twice");
 	files_free(&f);
 out:
-	for (int i = 0; i < 3; i++)
-		interval_free(&iv[i]);
-	synth_close(&sy);
 	json_object_put(all);
-	drop_dir(dir);
+	release(iv, 3, &sy, dir);
 }
 
 int main(void)
