@@ -282,13 +282,29 @@ static bool write_interval(const char *dir, const struct run *run, struct interv
 }
 
 /*
+ * A synthetic spr run with perf metrics, and the first spr test vector's counts and expected
+ * values (from *all, tests/vectors/spr-perf-metrics.json, for the caller to put, also when
+ * false comes back): false when one of them is missing.
+ */
+static bool spr_open(struct synth *sy, json_object **all, json_object **counts,
+		     json_object **expected)
+{
+	json_object *vec;
+
+	*all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	vec = *all ? json_object_array_get_idx(*all, 0) : NULL;
+	return vec && json_object_object_get_ex(vec, "counts", counts) &&
+	       json_object_object_get_ex(vec, "expected", expected) &&
+	       synth_open(sy, "spr", 2, true, NULL, 0) == 0;
+}
+
+/*
  * The spr tree: four intervals; a cgroup that appears in the second, is not counted in the
  * third and counted again in the fourth; the root next to the system in the fourth.
  */
 static void check_nodes(void)
 {
-	json_object *all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
-	json_object *vec, *counts, *expected;
+	json_object *all = NULL, *counts, *expected;
 	struct interval iv[4] = {};
 	struct output *o = NULL;
 	struct files f = {};
@@ -298,10 +314,7 @@ static void check_nodes(void)
 	long long start_ms, end_ms[4];
 	long idx, idx_a;
 
-	vec = all ? json_object_array_get_idx(all, 0) : NULL;
-	if (!dir || !vec || !json_object_object_get_ex(vec, "counts", &counts) ||
-	    !json_object_object_get_ex(vec, "expected", &expected) ||
-	    synth_open(&sy, "spr", 2, true, NULL, 0)) {
+	if (!dir || !spr_open(&sy, &all, &counts, &expected)) {
 		CHECK(0, "setup");
 		json_object_put(all);
 		free(dir);
@@ -983,8 +996,7 @@ static void check_unwritable(void)
  */
 static void check_report(void)
 {
-	json_object *all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
-	json_object *vec, *counts, *expected;
+	json_object *all = NULL, *counts, *expected;
 	struct interval iv[3] = {};
 	struct output *o = NULL;
 	struct files f = {};
@@ -995,10 +1007,7 @@ static void check_report(void)
 	char *argv[5] = { "report", rec, "--cdm", out, NULL };
 	long idx;
 
-	vec = all ? json_object_array_get_idx(all, 0) : NULL;
-	if (!dir || !vec || !json_object_object_get_ex(vec, "counts", &counts) ||
-	    !json_object_object_get_ex(vec, "expected", &expected) ||
-	    synth_open(&sy, "spr", 2, true, NULL, 0)) {
+	if (!dir || !spr_open(&sy, &all, &counts, &expected)) {
 		CHECK(0, "setup");
 		json_object_put(all);
 		free(dir);
