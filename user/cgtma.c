@@ -170,7 +170,6 @@ enum {
 	OPT_DEPTH,
 	OPT_LIST_MODELS,
 	OPT_MAX_CGROUPS,
-	OPT_CDM,
 	OPT_PROMETHEUS,
 	OPT_RECORD,
 	OPT_SWITCH_HOOK,
@@ -207,9 +206,7 @@ static const struct option long_options[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
-	{ "json", no_argument, NULL, 'j' },
-	{ "csv", required_argument, NULL, 'x' },
-	{ "cdm", required_argument, NULL, OPT_CDM },
+	OUTPUT_LONG_OPTIONS,
 	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -263,7 +260,7 @@ static int profile(int argc, char **argv)
 		ret = model_opt(&o.measure, c, optarg);
 		if (ret < 0)
 			goto usage_error;
-		if (ret)
+		if (ret || output_opt(&o.out, c, optarg))
 			continue;
 		switch (c) {
 		case 'G':
@@ -345,16 +342,6 @@ static int profile(int argc, char **argv)
 		case OPT_PPROF:
 			o.pprof = optarg;
 			break;
-		case 'j':
-			o.out.json = true;
-			log_set_json(true);
-			break;
-		case 'x':
-			o.out.csv_sep = optarg;
-			break;
-		case OPT_CDM:
-			o.out.cdm_dir = optarg;
-			break;
 		case OPT_PROMETHEUS:
 			o.out.prometheus = optarg;
 			break;
@@ -382,10 +369,8 @@ static int profile(int argc, char **argv)
 		pr_err("-e replaces the model's events: give either -e or --model/--model-file");
 		goto usage_error;
 	}
-	if (o.out.json && o.out.csv_sep) {
-		pr_err("--json and -x both write to stdout: give one");
+	if (output_opts_check(&o.out))
 		goto usage_error;
-	}
 	if (o.measure.model && o.measure.model_file) {
 		pr_err("--model and --model-file: give one");
 		goto usage_error;

@@ -71,11 +71,9 @@ struct report_args {
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-	enum { OPT_CDM = OPT_COMMAND_FIRST, OPT_HTML, OPT_FOLDED, OPT_PPROF };
+	enum { OPT_HTML = OPT_COMMAND_FIRST, OPT_FOLDED, OPT_PPROF };
 	static const struct option long_options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", required_argument, NULL, 'x' },
-		{ "cdm", required_argument, NULL, OPT_CDM },
+		OUTPUT_LONG_OPTIONS,
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
@@ -88,17 +86,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jx:l:vh", long_options, NULL)) != -1) {
+		if (output_opt(&a->out, c, optarg))
+			continue;
 		switch (c) {
-		case 'j':
-			a->out.json = true;
-			log_set_json(true);
-			break;
-		case 'x':
-			a->out.csv_sep = optarg;
-			break;
-		case OPT_CDM:
-			a->out.cdm_dir = optarg;
-			break;
 		case OPT_HTML:
 			a->out.html = optarg;
 			break;
@@ -132,11 +122,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		return -EINVAL;
 	}
 	a->file = argv[optind];
-	if (a->out.json && a->out.csv_sep) {
-		pr_err("--json and -x both write to stdout: give one");
-		return -EINVAL;
-	}
-	return 0;
+	return output_opts_check(&a->out);
 }
 
 struct replay {

@@ -55,6 +55,33 @@ int model_opt(struct measure_opts *mo, int c, const char *arg)
 	}
 }
 
+int output_opt(struct output_opts *oo, int c, const char *arg)
+{
+	switch (c) {
+	case 'j':
+		oo->json = true;
+		log_set_json(true);
+		return 1;
+	case 'x':
+		oo->csv_sep = arg;
+		return 1;
+	case OPT_CDM:
+		oo->cdm_dir = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int output_opts_check(const struct output_opts *oo)
+{
+	if (oo->json && oo->csv_sep) {
+		pr_err("--json and -x both write to stdout: give one");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The index of s in names[0..n-1], or -EINVAL. */
 static int name_index(const char *const *names, size_t n, const char *s)
 {

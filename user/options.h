@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Option values, and the model options that the live run and `cgtma list-events` share:
- * one parser for both, one message per mistake.
+ * Option values; the model options that the live run and `cgtma list-events` share, and the
+ * output options that the live run and `cgtma report` share: one parser for each set, one
+ * message per mistake.
  */
 #ifndef CGTMA_OPTIONS_H
 #define CGTMA_OPTIONS_H
@@ -10,11 +11,12 @@
 
 #include "collector.h"
 #include "measurement.h"
+#include "output.h"
 
 /* The deepest -l/--level a live run, a report or list-events takes. */
 #define LEVEL_MAX 6
 
-/* getopt values of the model options without a letter; a command's own start after them. */
+/* getopt values of the shared options without a letter; a command's own start after them. */
 enum {
 	OPT_MODEL_FILE = 0x100,
 	OPT_PERF_METRICS,
@@ -24,6 +26,7 @@ enum {
 	OPT_NMI_WATCHDOG,
 	OPT_NO_NMI_WATCHDOG,
 	OPT_SLOTS,
+	OPT_CDM,
 	OPT_COMMAND_FIRST,
 };
 
@@ -40,6 +43,12 @@ enum {
 	{ "no-nmi-watchdog", no_argument, NULL, OPT_NO_NMI_WATCHDOG },     \
 	{ "slots", required_argument, NULL, OPT_SLOTS }
 
+/* --json/-j, --csv/-x SEP, --cdm DIR: the views on stdout and crucible's files */
+#define OUTPUT_LONG_OPTIONS                                                \
+	{ "json", no_argument, NULL, 'j' },                                \
+	{ "csv", required_argument, NULL, 'x' },                           \
+	{ "cdm", required_argument, NULL, OPT_CDM }
+
 /*
  * s as an integer from min to max into *out: 0; or -EINVAL after saying what is wrong, with
  * opt's name (unit, such as " ms", follows the bounds in the message).
@@ -51,6 +60,15 @@ int opt_int(const char *opt, const char *s, long min, long max, const char *unit
  * not one; -EINVAL for a bad value, said.
  */
 int model_opt(struct measure_opts *mo, int c, const char *arg);
+
+/*
+ * Takes getopt's c (with its argument) into oo when it is an output option: 1; 0 when it is
+ * not one. --json also turns errors into JSON lines (log_set_json).
+ */
+int output_opt(struct output_opts *oo, int c, const char *arg);
+
+/* The output options taken, together: 0; or -EINVAL after saying what clashes. */
+int output_opts_check(const struct output_opts *oo);
 
 /* --switch-hook, CGTMA_SWITCH_HOOK: "auto", "tracepoint", "perf-event" -> 0 and *out; -EINVAL
  * for anything else. */

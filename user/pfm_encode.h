@@ -19,16 +19,16 @@ struct pfm_encoding {
 };
 
 /*
- * Encodes a libpfm4 event string ("INST_RETIRED:ANY_P", "UOPS_RETIRED:MS:c=1:e=1") for the
- * host PMU, or the one LIBPFM_FORCE_PMU names. Returns 0, or -ENOENT/-EINVAL with libpfm4's
- * reason in err.
- */
-/*
  * Calls fn with the name of every event of the PMUs libpfm4 finds present (its own
  * detection, or LIBPFM_FORCE_PMU) until fn returns non-zero, which is returned; 0.
  */
 int pfm_event_names(int (*fn)(const char *name, void *ctx), void *ctx);
 
+/*
+ * Encodes a libpfm4 event string ("INST_RETIRED:ANY_P", "UOPS_RETIRED:MS:c=1:e=1") for the
+ * host PMU, or the one LIBPFM_FORCE_PMU names. Returns 0, or -ENOENT/-EINVAL with libpfm4's
+ * reason in err.
+ */
 int pfm_encode(const char *name, struct pfm_encoding *enc, char *err, size_t errlen);
 
 #endif

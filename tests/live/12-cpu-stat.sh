@@ -74,7 +74,7 @@ u0_a=$(usage_usec A) u0_a1=$(usage_usec A/A1) u0_b=$(usage_usec B) st0=$(steal_u
 open_gate a & open_gate a1 & open_gate b &
 wait_gated
 u1_a=$(usage_usec A) u1_a1=$(usage_usec A/A1) u1_b=$(usage_usec B) st=$(($(steal_usec) - st0))
-wait_lines "$out" $(($(wc -l <"$out") + 1))
+cgtma_more "$out"
 stop_cgtma
 [ "$(jq -s '[.[] | select(.summary != true)] | length' "$out")" -ge 5 ] ||
 	fail "fewer than 5 intervals: the spin did not span several"
@@ -93,7 +93,7 @@ if awk '$3 == "cgroup_mutex" { found = 1 } END { exit !found }' /proc/kallsyms; 
 	u0=$(usage_usec C) st0=$(steal_usec)
 	cg_run C "$WORKLOAD" spin 2000 || fail "the workload failed"
 	u1=$(usage_usec C) st=$(($(steal_usec) - st0))
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	cgtma_more "$out"
 	stop_cgtma
 	agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
 		": the slice in which the task moved went to the wrong cgroup"
@@ -135,7 +135,7 @@ slack=$(sed -n "${n}p" "$out" | jq --argjson t "$moved" '($t - .time) * 1e6 | fl
 echo "moved $slack us after the flush"
 wait $spinner || fail "the spinner failed"
 u1_d1=$(usage_usec D1) u1_d2=$(usage_usec D2) st=$(($(steal_usec) - st0))
-wait_lines "$out" $(($(wc -l <"$out") + 1))
+cgtma_more "$out"
 stop_cgtma
 agree "D1 (moved away while running)" "$(clock_usec "$out" "$D1")" $((u1_d1 - u0_d1)) $st \
 	": the time after the move stayed with the old cgroup"
@@ -157,7 +157,7 @@ sleep 0.4
 taskset -apc $last_cpu $spinner >/dev/null || fail "cannot move the spinner to CPU $last_cpu"
 wait $spinner || fail "the spinner failed"
 u1=$(usage_usec E) st=$(($(steal_usec) - st0))
-wait_lines "$out" $(($(wc -l <"$out") + 1))
+cgtma_more "$out"
 stop_cgtma
 agree "E (migrated to an idle CPU)" "$(clock_usec "$out" "$E")" $((u1 - u0)) $st \
 	": the idle time before its arrival went to its cgroup"

@@ -75,9 +75,7 @@ out=$TMP/out-stop
 cgtma_start "$out" 1 -e "$EV" -I 200 --json -- sleep 30
 child=$(pgrep -P $cgtma_pid -x sleep) || fail "no sleep under cgtma"
 kill -INT $cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 143 ] || fail "cgtma -- sleep 30, SIGINT to cgtma: exit $rc, want 143 (sleep's SIGTERM)"
+cgtma_status 143 "cgtma -- sleep 30, SIGINT to cgtma (143: sleep's SIGTERM)"
 kill -0 "$child" 2>/dev/null && fail "the command still runs after cgtma exited"
 check_stream "$out"
 
@@ -89,9 +87,7 @@ cgtma_start "$out" 0 -e "$EV" -I 200 --json -- sleep 30
 set +m
 wait_lines "$out" 1
 kill -INT -- -$cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 130 ] || fail "Ctrl-C to cgtma -- sleep 30: exit $rc, want 130 (sleep's SIGINT)"
+cgtma_status 130 "Ctrl-C to cgtma -- sleep 30 (130: sleep's SIGINT)"
 check_stream "$out"
 echo "stopping a command: ok"
 echo ok

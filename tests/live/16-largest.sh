@@ -61,11 +61,7 @@ run() {
 	echo "$verified" | grep -qE ' on_(cgroup_)?switch ([0-9]+|\(kernel before 5\.16\))' ||
 		fail "no verifier figure for the switch hook: $verified"
 }
-sum() {
-	jq -s --arg cg "$1" --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
-		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
-		add // 0' "$out"
-}
+sum() { cgroup_sum "$out" "$1" "$EV"; }
 check() {
 	[ "$(jq -s '[.[] | select(.summary != true)] | .[0].rows[0].counts | length' "$out")" = $MAX_EVENTS ] ||
 		fail "$1: the rows do not have $MAX_EVENTS events"

@@ -37,11 +37,7 @@ pingpong_stop
 cgtma_more "$out" 2
 cgtma_stop
 
-sum() {
-	jq -s --arg cg "$1" --arg ev "$2" '[.[] | select(.summary != true) | .rows[] |
-		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
-		add // 0' "$out"
-}
+sum() { cgroup_sum "$out" "$1" "$2"; }
 intervals=$(jq -s '[.[] | select(.summary != true)] | length' "$out")
 switches=$(sum "$(cg_path A)" context-switches)
 echo "$intervals intervals; A switched $switches times"

@@ -45,11 +45,7 @@ prog_id() {
 			echo "$id" && break
 	done
 }
-sum() {
-	jq -s --arg cg "$1" --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
-		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
-		add // 0' "$2"
-}
+sum() { cgroup_sum "$2" "$1" "$EV"; }
 # runs PINGPONG-ARGS...: the BPF program's runs over the ping-pong's timed loops.
 runs() {
 	"$PINGPONG" -c 0 -n $LOOPS -w 1000 -s -p "$id" "$@" | sed -n 's/.*run_cnt=\([0-9]*\).*/\1/p'
@@ -57,12 +53,7 @@ runs() {
 
 check_hook() {
 	local hook=$1 prog=$2 out=$TMP/out-$1 got same cross
-	: >"$out"
-	"$CGTMA" -v --switch-hook "$hook" -e "$EV" -I 100 --json -G "$A" -G "$B" -G "$S" \
-		>"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 -v --switch-hook "$hook" -e "$EV" -I 100 --json -G "$A" -G "$B" -G "$S"
 	grep -q "^cgtma: switch hook: $hook " "$TMP/err" ||
 		fail "$hook: -v does not name the hook: $(cat "$TMP/err")"
 	cg_start A "$WORKLOAD" getppid $N1 30
@@ -92,9 +83,8 @@ check_hook() {
 	else
 		echo "$hook: bpftool is not installed: the run counts are not checked"
 	fi
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid || fail "$hook: cgtma exited $?: $(cat "$TMP/err")"
+	cgtma_more "$out"
+	cgtma_signal INT "$hook"
 	got=$(sum "$A" "$out")
 	[ "$got" = $((N1 + N2)) ] || fail "$hook: A counted $got getppid calls, want exactly $((N1 + N2))"
 	got=$(sum "$B" "$out")

@@ -54,9 +54,7 @@ echo "closed beside --cdm: one message, $n intervals in the CSV, exit 1"
 mkdir "$TMP/small"
 mount -t tmpfs -o size=64k cgtma-test "$TMP/small" || skip "cannot mount a tmpfs"
 on_exit "umount -l $TMP/small"
-"$CGTMA" -e "$EV" -I 20 --json >"$TMP/small/out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
+cgtma_start "$TMP/small/out" 0 -e "$EV" -I 20 --json
 wait_lines "$TMP/small/out" 1 30
 # Fill what is left; cgtma's writes fail until the filler goes. Each step waits for cgtma to
 # say so, not for a fixed time: under an emulator beside another guest (6.1-rt in the
@@ -71,9 +69,7 @@ for episode in 1 2; do
 		fail "full disk ($episode): writing did not resume in 60 s: $(cat "$TMP/err")"
 done
 kill -INT $cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 1 ] || fail "full disk: exit $rc, want 1: $(cat "$TMP/err")"
+cgtma_status 1 "full disk"
 [ "$(grep -c "cannot write standard output: No space left on device" "$TMP/err")" = 1 ] &&
 	[ "$(grep -c "cannot write standard output again: No space left on device" "$TMP/err")" = 1 ] ||
 	fail "full disk: want one failure message per episode: $(cat "$TMP/err")"

@@ -50,7 +50,6 @@ map_entries() {
 		return
 	done
 }
-lines_now() { wc -l <"$out"; }
 
 series0=$(series)
 entries0=$(map_entries)
@@ -58,9 +57,9 @@ dir=$CG_ROOT/$CG_BASE/churn
 start=$SECONDS
 for ((b = 1; b <= BATCHES; b++)); do
 	mkdir "$dir"/b$b-{1..1000} || fail "cannot create batch $b"
-	wait_lines "$out" $(($(lines_now) + 2))
+	cgtma_more "$out" 2
 	rmdir "$dir"/b$b-{1..1000} || fail "cannot remove batch $b"
-	wait_lines "$out" $(($(lines_now) + 2))
+	cgtma_more "$out" 2
 	read -r r a f < <(rss)
 	trail+=" $r" parts+=" $a/$f"
 	[ $b -eq $WARM ] && rss_warm=$r

@@ -35,12 +35,7 @@ A=$(cg_path A) B=$(cg_path B)
 [ $? = 2 ] || fail "--comm without -T should be a usage error"
 
 # tsum FILE CGROUP TID: a thread's count in a cgroup summed over the interval lines.
-tsum() {
-	jq -s --arg cg "$2" --argjson tid "$3" --arg ev "$EV" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "task" and .cgroup == $cg and .tid == $tid) | .counts[$ev]] |
-		 add // 0' "$1"
-}
+tsum() { task_sum "$1" "$2" "$3" "$EV"; }
 csum() {
 	jq -s --arg cg "$2" --arg ev "$EV" \
 		'[.[] | select(.summary != true) | .rows[] |
@@ -48,13 +43,9 @@ csum() {
 }
 
 run_case() {
-	local name=$1 out=$TMP/out-$1 rc
+	local name=$1 out=$TMP/out-$1
 	shift
-	: >"$out"
-	"$CGTMA" -e "$EV,cpu-clock" -I 200 --json -G "$A" -G "$B" -T "$@" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_start "$out" 1 -e "$EV,cpu-clock" -I 200 --json -G "$A" -G "$B" -T "$@"
 	cg_start A "$WORKLOAD" spin 1500
 	cg_start A "$WORKLOAD" spin 1500
 	cg_run A "$WORKLOAD" threads 40 $N $M >"$TMP/tids-a" &
@@ -65,11 +56,8 @@ run_case() {
 	wait $pb || fail "the workload in B failed"
 	cg_wait
 	# Two more intervals: a thread gone is reported once more, then dropped.
-	wait_lines "$out" $(($(wc -l <"$out") + 3))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "$name: cgtma exited $rc: $(cat "$TMP/err")"
+	cgtma_more "$out" 3
+	cgtma_signal INT "$name"
 	t1=$(awk 'NR == 1 { print $1 }' "$TMP/tids-a")
 	t2=$(awk 'NR == 2 { print $1 }' "$TMP/tids-a")
 	t3=$(awk 'NR == 1 { print $1 }' "$TMP/tids-b")

@@ -59,10 +59,7 @@ irq=()
 echo "cgtma ${irq[*]:-without --irq (this build has none)}; uperf $(uperf -V 2>&1 | head -n1)"
 
 out=$TMP/out
-"$CGTMA" -e cpu-clock -I 500 --json -G / -G "$C" -G "$S" -T "${irq[@]}" >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -e cpu-clock -I 500 --json -G / -G "$C" -G "$S" -T "${irq[@]}"
 # Into the cgroup first, then into the network namespace.
 cg_run S nsenter --net=/run/netns/$NS_B -- uperf -s -P 20000 \
 	>"$TMP/slave" 2>&1 &
@@ -70,11 +67,8 @@ slave=$!
 on_exit "kill $slave"
 sleep 0.5
 cg_run C nsenter --net=/run/netns/$NS_A -- uperf -m "$TMP/stream.xml" -P 20000 >"$TMP/master" 2>&1 || fail "uperf's master failed: $(tail -n 20 "$TMP/master")"
-wait_lines "$out" $(($(wc -l <"$out") + 2))
-kill -INT $cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+cgtma_more "$out" 2
+cgtma_signal INT
 grep -E '^Total|Run Statistics' -A2 "$TMP/master" | head -n 4
 
 # uperf's threads, by their comm, with their cpu-clock over the run (the summary).

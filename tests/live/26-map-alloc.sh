@@ -15,32 +15,23 @@ N=50000
 cg_make A
 A=$(cg_path A)
 
-# count_case ALLOC: cgtma with CGTMA_MAP_ALLOC=ALLOC must count exactly N for A.
+# count_case ALLOC: cgtma with CGTMA_MAP_ALLOC=ALLOC must count exactly N for A; its -v
+# lines are left in $TMP/err.
 count_case() {
-	local alloc=$1 out=$TMP/out-$1 rc got
-	: >"$out"
-	CGTMA_MAP_ALLOC=$alloc "$CGTMA" -v -e "$EV" -I 200 --json -G "$A" --switch-hook tracepoint \
-		>"$out" 2>"$TMP/err-$alloc" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	local alloc=$1 out=$TMP/out-$1 got
+	CGTMA_MAP_ALLOC=$alloc cgtma_start "$out" 1 -v -e "$EV" -I 200 --json -G "$A" \
+		--switch-hook tracepoint
 	cg_run A "$WORKLOAD" getppid $N 20 || fail "the workload failed"
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "$alloc: cgtma exited $rc: $(cat "$TMP/err-$alloc")"
-	got=$(jq -s --arg cg "$A" --arg ev "$EV" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
-		 add // 0' "$out")
+	cgtma_more "$out"
+	cgtma_signal INT "$alloc"
+	got=$(cgroup_sum "$out" "$A" "$EV")
 	[ "$got" = "$N" ] || fail "$alloc: A counted $got getppid calls, want exactly $N"
 	echo "ok: CGTMA_MAP_ALLOC=$alloc counts exactly $N"
 }
 
 count_case prealloc
-grep -q '^cgtma: BPF: per-cgroup maps preallocated, 1024 entries$' "$TMP/err-prealloc" ||
-	fail "-v does not say the maps are preallocated: $(grep 'per-cgroup maps' "$TMP/err-prealloc")"
+grep -q '^cgtma: BPF: per-cgroup maps preallocated, 1024 entries$' "$TMP/err" ||
+	fail "-v does not say the maps are preallocated: $(grep 'per-cgroup maps' "$TMP/err")"
 
 release=$(uname -r)
 major=${release%%.*} rest=${release#*.} minor=${rest%%.*}
@@ -49,7 +40,7 @@ rt=0
 if [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 1 ]; }; then
 	count_case runtime
 	grep -q '^cgtma: BPF: per-cgroup maps allocated as cgroups come, 16384 entries$' \
-		"$TMP/err-runtime" || fail "-v does not say the maps are allocated at run time"
+		"$TMP/err" || fail "-v does not say the maps are allocated at run time"
 	echo "ok: Linux $release (6.1+): both layouts count exactly"
 elif [ $rt = 1 ]; then
 	CGTMA_MAP_ALLOC=runtime "$CGTMA" -v -e "$EV" -d 0.2 --switch-hook tracepoint \

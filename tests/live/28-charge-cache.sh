@@ -34,9 +34,8 @@ slot_of() { echo $(($(stat -c %i "$CG_ROOT/$CG_BASE/many/$1") % 32)); }
 # stop OUT [now]: one more interval (not with now), then Ctrl-C; cgtma must exit 0 and say
 # nothing but -v's lines.
 stop() {
-	[ "${2:-}" = now ] || wait_lines "$1" $(($(wc -l <"$1") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+	[ "${2:-}" = now ] || cgtma_more "$1"
+	cgtma_signal INT
 	grep -v '^cgtma: \(BPF\|switch hook\|cgroup view\|warning: switch hook: the perf-event hook missed\)' \
 		"$TMP/err" | grep -q . &&
 		fail "cgtma wrote to stderr: $(cat "$TMP/err")"
@@ -50,11 +49,7 @@ A=$(cg_path A) B=$(cg_path B)
 pingpong_start A B
 sleep 0.5
 out=$TMP/busy
-: >"$out"
-"$CGTMA" -e "$EV" -I 200 --json -A -G "$A" -G "$B" >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 2
+cgtma_start "$out" 2 -e "$EV" -I 200 --json -A -G "$A" -G "$B"
 last=$(($(nproc) - 1))
 cg_start A taskset -c 0 "$WORKLOAD" getppid $((N / 2)) 20
 cg_start A taskset -c $last "$WORKLOAD" getppid $((N - N / 2)) 30
@@ -88,7 +83,6 @@ check_listed() {
 
 # --- 2. more cgroups than entries ---------------------------------------------------------
 out=$TMP/many
-: >"$out"
 for ((i = 0; i < NR_MANY; i++)); do cg_make "many/c$i"; done
 # make_idle DIR N: N idle cgroups under DIR.
 make_idle() {
@@ -97,11 +91,8 @@ make_idle() {
 		fail "cannot create the idle cgroups under $1"
 }
 make_idle idle $NR_IDLE
-"$CGTMA" -v -e "$EV" -I 200 --json -A -G "$(cg_path many)/*" -G "$(cg_path idle)/*" \
-	--max-cgroups 4096 >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -v -e "$EV" -I 200 --json -A -G "$(cg_path many)/*" -G "$(cg_path idle)/*" \
+	--max-cgroups 4096
 # Cgroup i makes 1000 + 37 i calls, in ten bursts 20 ms apart.
 for ((i = 0; i < NR_MANY; i++)); do
 	cg_start "many/c$i" "$WORKLOAD" getppid $((1000 + 37 * i)) 20
@@ -139,12 +130,8 @@ for ((i = 1; i < NR_MANY; i++)); do
 done
 [ -n "$pair" ] || fail "no cgroup of $NR_MANY shares c0's entry: their ids are not what was thought"
 out=$TMP/pair
-: >"$out"
-"$CGTMA" -v -e "$EV" -I 200 --json -G "$(cg_path many/c0)" -G "$(cg_path many/$pair)" \
-	-G "$(cg_path idle)/*" --max-cgroups 4096 >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -v -e "$EV" -I 200 --json -G "$(cg_path many/c0)" -G "$(cg_path many/$pair)" \
+	-G "$(cg_path idle)/*" --max-cgroups 4096
 cg_start many/c0 taskset -c $last "$WORKLOAD" getppid $N 30
 cg_start "many/$pair" taskset -c $last "$WORKLOAD" getppid $M 30
 cg_wait
@@ -162,16 +149,13 @@ echo "c0 and $pair share an entry: $got_a and $got_b, exact ($passed charges pas
 
 # --- 4. more cgroups charged on one CPU than its list holds -------------------------------
 out=$TMP/tour
-: >"$out"
 make_idle tour $NR_TOUR
 make_idle idle-tour $NR_IDLE_TOUR
 # Long enough that the tour (some 600 moves) fits in one interval, under emulation too.
 iv=2000
 [ -n "${CGTMA_EMULATION:-}" ] && iv=10000
-"$CGTMA" -v -e "$EV" -I $iv --json -G "$(cg_path tour)/*" -G "$(cg_path idle)/*" \
-	-G "$(cg_path idle-tour)/*" --max-cgroups 4096 >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
+cgtma_start "$out" 0 -v -e "$EV" -I $iv --json -G "$(cg_path tour)/*" -G "$(cg_path idle)/*" \
+	-G "$(cg_path idle-tour)/*" --max-cgroups 4096
 wait_lines "$out" 1 $((iv / 1000 + 10))
 dirs=()
 for ((i = 0; i < NR_TOUR; i++)); do dirs+=("$CG_ROOT/$CG_BASE/tour/c$i"); done

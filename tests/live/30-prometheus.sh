@@ -135,22 +135,21 @@ wait_for 10 gone_from_prom || die "Prometheus still returns $GONE_Q after it lef
 page_has "cgroup=\"$SPIN\"" || die "$SPIN left the page with $GONE"
 
 # --- errors --------------------------------------------------------------------------
+# cannot_serve WHAT ADDR REASON: --prometheus ADDR:$PORT exits 1, saying only that it cannot
+# serve there and REASON, before any interval.
+cannot_serve() {
+	local out rc
+	out=$(timeout 20 "$CGTMA" -M sw --prometheus "$2:$PORT" -d 3 2>"$TMP/err.log")
+	rc=$?
+	[ $rc -eq 1 ] || die "$1: exit $rc, want 1"
+	[ "$(cat "$TMP/err.log")" = "cgtma: cannot serve Prometheus on $2:$PORT: $3" ] ||
+		die "$1: stderr is '$(cat "$TMP/err.log")'"
+	[ -z "$out" ] || die "$1: it profiled anyway: '$out'"
+}
 # The port cgtma serves on is in use.
-out=$(timeout 20 "$CGTMA" -M sw --prometheus "127.0.0.1:$PORT" -d 3 2>"$TMP/err.log")
-rc=$?
-[ $rc -eq 1 ] || die "port in use: exit $rc, want 1"
-want="cgtma: cannot serve Prometheus on 127.0.0.1:$PORT: Address already in use"
-[ "$(cat "$TMP/err.log")" = "$want" ] ||
-	die "port in use: stderr is '$(cat "$TMP/err.log")'"
-[ -z "$out" ] || die "port in use: it profiled anyway: '$out'"
-
+cannot_serve "port in use" 127.0.0.1 "Address already in use"
 # An address this host does not have (TEST-NET-1).
-out=$(timeout 20 "$CGTMA" -M sw --prometheus "192.0.2.1:$PORT" -d 3 2>"$TMP/err.log")
-rc=$?
-[ $rc -eq 1 ] || die "foreign address: exit $rc, want 1"
-want="cgtma: cannot serve Prometheus on 192.0.2.1:$PORT: Cannot assign requested address"
-[ "$(cat "$TMP/err.log")" = "$want" ] ||
-	die "foreign address: stderr is '$(cat "$TMP/err.log")'"
+cannot_serve "foreign address" 192.0.2.1 "Cannot assign requested address"
 
 # Not [ADDR:]PORT at all: bad usage.
 for bad in "127.0.0.1:" "localhost" "70000" "::1:$PORT"; do

@@ -52,25 +52,21 @@ cpu_ms() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s / 10
 measure() {
 	local name=$1 out=$TMP/out-$1 before after got c0 l0 c1 l1
 	shift
-	: >"$out"
 	# What the last run freed is given back by deferred work (RCU, the percpu allocator).
 	sleep 2
 	before=$(kmem)
-	"$CGTMA" -e "$EVENTS" -I 300 --json --switch-hook tracepoint "$@" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
+	cgtma_start "$out" 0 -e "$EVENTS" -I 300 --json --switch-hook tracepoint "$@"
 	wait_lines "$out" 2 60
 	c0=$(cpu_ms $cgtma_pid) l0=$(wc -l <"$out")
 	sleep 3
 	cg_run c000 "$WORKLOAD" getppid $N 20 || fail "the workload failed"
 	[ "$name" = all ] &&
 		{ cg_run "${LAST##*/}" "$WORKLOAD" getppid $M 20 || fail "the workload failed"; }
-	wait_lines "$out" $(($(wc -l <"$out") + 2)) 60
+	cgtma_more "$out" 2 60
 	c1=$(cpu_ms $cgtma_pid) l1=$(wc -l <"$out")
 	ucpu=$(awk -v a="$c0" -v b="$c1" -v n=$((l1 - l0)) 'BEGIN { printf "%.2f ms per interval (%d intervals)", (b - a) / n, n }')
 	after=$(kmem)
-	kill -INT $cgtma_pid
-	wait $cgtma_pid || fail "$name: cgtma exited $?: $(cat "$TMP/err")"
+	cgtma_signal INT "$name"
 	added=$((after - before))
 	got=$(cgroup_sum "$out" "$FIRST" "$EV")
 	[ "$got" = "$N" ] || fail "$name: $FIRST counted $got getppid calls, want exactly $N"

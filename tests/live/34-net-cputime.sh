@@ -45,9 +45,7 @@ for cg in "${CGS[@]}"; do
 	path[$cg]=$(cg_path $cg)
 done
 
-usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }
-# CPU 0's steal so far, in microseconds (whole ticks: a difference is short by up to one).
-steal_usec() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu0" { print int($9 * 1000000 / hz) }' /proc/stat; }
+# CPU 0's steal (steal_usec 0) is in whole ticks: a difference is short by up to one.
 tick_usec=$((1000000 / $(getconf CLK_TCK)))
 # on0 CG CMD...: CMD in cgroup CG, on CPU 0 from before it enters the cgroup, so that no task
 # of the test's cgroups ever runs elsewhere.
@@ -63,11 +61,8 @@ bench() {
 	srv=$!
 	wait_for 5 sh -c "ss -Hltn '( sport = :$port )' | grep -q ." ||
 		fail "$name: the iperf3 server did not listen on port $port"
-	: >"$out"
-	"$CGTMA" -e cpu-clock --json -I 500 -G "${path[srv]}" -G "${path[cli]}" -G "${path[hog]}" \
-		>"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
+	cgtma_start "$out" 0 -e cpu-clock --json -I 500 -G "${path[srv]}" -G "${path[cli]}" \
+		-G "${path[hog]}"
 	if [ "$use_perf" = 1 ]; then
 		perf stat -a -C 0 -x, -e cpu-clock -o "$TMP/perf" \
 			--for-each-cgroup "${path[srv]#/},${path[cli]#/},${path[hog]#/}" &
@@ -77,7 +72,7 @@ bench() {
 	wait_lines "$out" 1
 	sleep 0.2
 	for cg in "${CGS[@]}"; do u0[$cg]=$(usage_usec $cg); done
-	st0=$(steal_usec)
+	st0=$(steal_usec 0)
 	on0 hog "$WORKLOAD" spin $((DUR * 1000 + 300)) &
 	hog=$!
 	on0 cli iperf3 -c 127.0.0.1 -p "$port" -t $DUR >"$TMP/iperf" 2>&1 ||
@@ -85,8 +80,8 @@ bench() {
 	wait $srv || fail "$name: the iperf3 server failed"
 	wait $hog || fail "$name: the hog failed"
 	for cg in "${CGS[@]}"; do usage[$cg]=$(($(usage_usec $cg) - u0[$cg])); done
-	steal=$(($(steal_usec) - st0))
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	steal=$(($(steal_usec 0) - st0))
+	cgtma_more "$out"
 	if [ -n "$perf_pid" ]; then
 		kill -INT $perf_pid
 		wait $perf_pid

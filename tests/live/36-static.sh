@@ -31,17 +31,18 @@ fi
 
 ROOT=$TMP/root
 mkdir -p "$ROOT/proc" "$ROOT/sys" && cp "$BIN" "$ROOT/cgtma" || fail "cannot make $ROOT"
-# in_root ARGS...: /cgtma ARGS in the empty root.
-in_root() {
-	unshare --mount --propagation private sh -c \
-		'mount -t proc proc "$0/proc" && mount --rbind /sys "$0/sys" && exec chroot "$0" /cgtma "$@"' \
-		"$ROOT" "$@"
-}
+# "${IN_ROOT[@]}" ARGS...: /cgtma ARGS in the empty root. A command, not a function: run in
+# the background, it becomes cgtma by exec (unshare, sh, chroot), which SIGINT then reaches (a
+# function would run in a subshell, and bash ignores SIGINT in its background subshells).
+IN_ROOT=(unshare --mount --propagation private sh -c
+	'mount -t proc proc "$0/proc" && mount --rbind /sys "$0/sys" && exec chroot "$0" /cgtma "$@"'
+	"$ROOT")
 [ "$(cd "$ROOT" && find . | sort | tr '\n' ' ')" = ". ./cgtma ./proc ./sys " ] ||
 	fail "the root holds more than the binary: $(cd "$ROOT" && find .)"
 
 # --- --version -------------------------------------------------------------------------------
-in_root --version >"$TMP/version" 2>"$TMP/err" || fail "--version in the empty root: $(cat "$TMP/err")"
+"${IN_ROOT[@]}" --version >"$TMP/version" 2>"$TMP/err" ||
+	fail "--version in the empty root: $(cat "$TMP/err")"
 "$CGTMA" --version | head -n 2 >"$TMP/want"
 head -n 2 "$TMP/version" | cmp -s - "$TMP/want" ||
 	fail "--version says '$(cat "$TMP/version")', the dynamic build '$(cat "$TMP/want")'"
@@ -50,7 +51,7 @@ grep -Eqx 'libbpf: [1-9][0-9]*\.[0-9]+' "$TMP/version" || fail "--version names 
 echo "--version in the empty root: $(tr '\n' ' ' <"$TMP/version")"
 
 # --- the built-in models ---------------------------------------------------------------------
-in_root list-events --model spr -l 3 >"$TMP/events" 2>"$TMP/err" ||
+"${IN_ROOT[@]}" list-events --model spr -l 3 >"$TMP/events" 2>"$TMP/err" ||
 	fail "list-events in the empty root: $(cat "$TMP/err")"
 "$CGTMA" list-events --model spr -l 3 >"$TMP/want" || fail "list-events of the dynamic build failed"
 [ -s "$TMP/want" ] && cmp -s "$TMP/events" "$TMP/want" ||
@@ -59,7 +60,7 @@ echo "list-events --model spr -l 3: $(head -n 1 "$TMP/events")"
 
 # --- counting ----------------------------------------------------------------------------------
 ncpu=$(getconf _NPROCESSORS_ONLN)
-in_root -e cpu-clock -G / -d 1 --json >"$TMP/count.jsonl" 2>"$TMP/err" ||
+"${IN_ROOT[@]}" -e cpu-clock -G / -d 1 --json >"$TMP/count.jsonl" 2>"$TMP/err" ||
 	fail "the counting run in the empty root: $(cat "$TMP/err")"
 jq -e -s --argjson n "$ncpu" '[.[] | select(.summary != true)] | length >= 1 and all(.[];
 	(.rows[] | select(.scope == "system") | .counts["cpu-clock"]) as $s |
@@ -72,12 +73,11 @@ echo "counting in the empty root: $(jq -c 'select(.summary != true) | {interval,
 
 # --- /metrics ----------------------------------------------------------------------------------
 PORT=$(free_port)
-in_root -e cpu-clock -I 200 -d 5 --prometheus "127.0.0.1:$PORT" >/dev/null 2>"$TMP/err" &
-cgtma_pid=$!
+"${IN_ROOT[@]}" -e cpu-clock -I 200 -d 5 --prometheus "127.0.0.1:$PORT" >/dev/null 2>"$TMP/err" &
+cgtma_started
 scraped() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page" &&
 	grep -q '^cgtma_events_total{scope="system",.*event="cpu-clock"' "$TMP/page"; }
 wait_for 5 scraped || fail "no cpu-clock on /metrics from the empty root: $(cat "$TMP/err"; head -c 300 "$TMP/page" 2>/dev/null)"
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "cgtma --prometheus in the empty root exited $?: $(cat "$TMP/err")"
+cgtma_signal INT "cgtma --prometheus in the empty root"
 echo "/metrics from the empty root: $(grep -c '^cgtma_' "$TMP/page") series"
 echo ok

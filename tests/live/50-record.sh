@@ -144,28 +144,21 @@ mount -t tmpfs -o size=$((16 * page)) tmpfs "$TMP/full" ||
 on_exit umount "$TMP/full"
 head -c $((15 * page)) /dev/zero >"$TMP/full/filler" || fail "cannot fill the tmpfs"
 R=$TMP/full/r.cgtma
-"$CGTMA" -G "$CG" -e cpu-clock -I 20 -d 4 --json --record "$R" >"$TMP/full.out" \
-	2>"$TMP/full.err" &
-cgtma_pid=$!
-for ((i = 0; i < 100; i++)); do
-	grep -q "cannot write" "$TMP/full.err" && break
-	sleep 0.05
-done
-grep -q "cannot write" "$TMP/full.err" || fail "the record never filled the disk: $(cat "$TMP/full.err")"
+cgtma_start "$TMP/full.out" 0 -G "$CG" -e cpu-clock -I 20 -d 4 --json --record "$R"
+wait_for 5 grep -q "cannot write" "$TMP/err" ||
+	fail "the record never filled the disk: $(cat "$TMP/err")"
 sleep 0.3
 rm "$TMP/full/filler"
-rc=0
-wait $cgtma_pid || rc=$?
-[ $rc -eq 1 ] || fail "full disk: exit $rc, want 1 (intervals were lost): $(cat "$TMP/full.err")"
-[ "$(grep -c "cannot write" "$TMP/full.err")" -eq 1 ] &&
-	grep -qF "cannot write '$R': No space left on device" "$TMP/full.err" ||
-	fail "full disk: not one error naming the file and the reason: $(cat "$TMP/full.err")"
-grep -qF "'$R' is written again" "$TMP/full.err" ||
-	fail "full disk: no word that writing resumed: $(cat "$TMP/full.err")"
-lost=$(sed -n "s|.*$R: \([0-9]*\) interval(s) could not be written.*|\1|p" "$TMP/full.err")
-[ -n "$lost" ] && [ "$lost" -ge 5 ] || fail "full disk: lost '$lost' intervals: $(cat "$TMP/full.err")"
-tail -n1 "$TMP/full.err" | grep -q "some output could not be written" ||
-	fail "full disk: the run's last word is not the failure: $(cat "$TMP/full.err")"
+cgtma_status 1 "full disk (intervals were lost)"
+[ "$(grep -c "cannot write" "$TMP/err")" -eq 1 ] &&
+	grep -qF "cannot write '$R': No space left on device" "$TMP/err" ||
+	fail "full disk: not one error naming the file and the reason: $(cat "$TMP/err")"
+grep -qF "'$R' is written again" "$TMP/err" ||
+	fail "full disk: no word that writing resumed: $(cat "$TMP/err")"
+lost=$(sed -n "s|.*$R: \([0-9]*\) interval(s) could not be written.*|\1|p" "$TMP/err")
+[ -n "$lost" ] && [ "$lost" -ge 5 ] || fail "full disk: lost '$lost' intervals: $(cat "$TMP/err")"
+tail -n1 "$TMP/err" | grep -q "some output could not be written" ||
+	fail "full disk: the run's last word is not the failure: $(cat "$TMP/err")"
 
 rc=0
 "$CGTMA" report "$R" --json >"$TMP/full.report" 2>"$TMP/full.rerr" || rc=$?

@@ -35,25 +35,9 @@ command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 unshare --cgroup --mount true 2>/dev/null || skip "cannot unshare cgroup and mount namespaces"
 
 # sum FILE CGROUP: its count summed over the interval lines.
-sum() {
-	jq -s --arg cg "$2" --arg ev "$EV" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
-		 add // 0' "$1"
-}
-# cgroups FILE: the cgroup rows' names on the summary line, sorted, one line.
-cgroups() {
-	jq -r 'select(.summary == true) | [.rows[] | select(.scope == "cgroup") | .cgroup] |
-	       sort | join(" ")' "$1"
-}
-
+sum() { cgroup_sum "$1" "$2" "$EV"; }
 # tsum FILE CGROUP TID: a thread's count in a cgroup summed over the interval lines.
-tsum() {
-	jq -s --arg cg "$2" --argjson tid "$3" --arg ev "$EV" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "task" and .cgroup == $cg and .tid == $tid) | .counts[$ev]] |
-		 add // 0' "$1"
-}
+tsum() { task_sum "$1" "$2" "$3" "$EV"; }
 
 # Every cgroup2 mount of this mount namespace, unmounted (deepest first).
 UMOUNT_V2='awk "\$(NF-2) == \"cgroup2\" { print \$5 }" /proc/self/mountinfo | sort -r |
@@ -84,21 +68,19 @@ start_ns() {
 		M=$mnt exec unshare $ns --mount bash -c "$inner" bash \
 			"$CGTMA" -v -e "$EV" -I 200 --json "$@" >"$out" 2>"$TMP/err"
 	) &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1
+	cgtma_started "$out" 1
 }
 
 # stop OUT WHAT: one more interval, then SIGINT to cgtma itself (in ns/; under unshare --fork
 # it is not $cgtma_pid).
 stop() {
 	local p exe
-	wait_lines "$1" $(($(wc -l <"$1") + 1))
+	cgtma_more "$1"
 	exe=$(readlink -f "$CGTMA")
 	for p in $(cat "$CG_ROOT/$CG_BASE/ns/cgroup.procs"); do
 		[ "$(readlink "/proc/$p/exe")" = "$exe" ] && kill -INT "$p"
 	done
-	wait $cgtma_pid || fail "$2: cgtma exited $?: $(cat "$TMP/err")"
+	cgtma_exited "$2"
 }
 
 # view MODE TEXT: the -v line says which view is in use.
@@ -129,7 +111,7 @@ host_case() {
 	# PID 1's where it can be read (a host's init), else a mount of cgtma's own.
 	[ "${mode#own}" != "$mode" ] && view $mode "the host's hierarchy"
 	local got want
-	got=$(cgroups "$out")
+	got=$(summary_cgroups "$out")
 	want=$(printf '%s\n' "$IN" "$NEW" "$OUT" | sort | paste -sd' ')
 	[ "$got" = "$want" ] || fail "$mode: cgroups '$got', want the host paths '$want'"
 	local si=$(sum "$out" "$IN") so=$(sum "$out" "$OUT") sn=$(sum "$out" "$NEW")
@@ -150,7 +132,7 @@ tasks_case() {
 	wait $pi || fail "$mode -T: the workload in ns/in failed"
 	wait $po || fail "$mode -T: the workload in out failed"
 	# Two more intervals: a thread gone is reported once more, then dropped.
-	wait_lines "$out" $(($(wc -l <"$out") + 3))
+	cgtma_more "$out" 3
 	stop "$out" "$mode -T"
 	grep -q "^cgtma: cgroup namespace root: .*/$CG_BASE/ns " "$TMP/err" ||
 		fail "$mode -T: -v does not say the namespace's root is ns/: $(cat "$TMP/err")"
@@ -191,7 +173,7 @@ si=$(sum "$out" "$IN") so=$(sum "$out" "$OUT")
 echo "--all-cgroups --depth 3: $IN $si, $OUT $so (want $N_IN $N_OUT)"
 [ "$si" = $N_IN ] || fail "--all-cgroups: $IN (inside) counted $si, want $N_IN"
 [ "$so" = $N_OUT ] || fail "--all-cgroups: $OUT (outside the namespace) counted $so, want $N_OUT"
-cgroups "$out" | tr ' ' '\n' | grep -qx "/$CG_BASE/ns" ||
+summary_cgroups "$out" | tr ' ' '\n' | grep -qx "/$CG_BASE/ns" ||
 	fail "--all-cgroups: no row for the namespace's root by its host path"
 
 command -v capsh >/dev/null ||
@@ -210,7 +192,7 @@ cg_wait
 stop "$out" subtree
 view subtree "only this cgroup namespace's subtree is visible"
 [ "$(grep -c 'cgroup view' "$TMP/err")" = 1 ] || fail "subtree: not one line on the view"
-got=$(cgroups "$out")
+got=$(summary_cgroups "$out")
 [ "$got" = "/in /new1 /new2" ] || fail "subtree: cgroups '$got', want '/in /new1 /new2'"
 si=$(sum "$out" /in) sn=$(sum "$out" /new1) sn2=$(sum "$out" /new2)
 echo "subtree: /in $si /new1 $sn /new2 $sn2 (want $N_IN $N_NEW $N_NEW2; out/new2's $N_DECOY not)"

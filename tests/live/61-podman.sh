@@ -37,16 +37,8 @@ podman_rootfs "$TMP/root" "$STATIC"
 # In the containers' namespace the helper is /bin/workload-static.
 W=/bin/workload-static
 
-sum() {
-	jq -s --arg cg "$2" --arg ev "$EV" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]] |
-		 add // 0' "$1"
-}
-summary_cgroups() {
-	jq -r 'select(.summary == true) | [.rows[] | select(.scope == "cgroup") | .cgroup] |
-	       sort | join(" ")' "$1"
-}
+# sum FILE CGROUP: its count summed over the interval lines.
+sum() { cgroup_sum "$1" "$2" "$EV"; }
 
 # --- cgtma on the host ----------------------------------------------------------------
 A=cgtma-test-$$-a B=cgtma-test-$$-b
@@ -55,20 +47,14 @@ CG_A=$(podman_cgroup $A)
 [ -d "$CG_ROOT$CG_A" ] || fail "container $A's cgroup $CG_A is not under $CG_ROOT"
 echo "host: container $A in $CG_A"
 out=$TMP/out-host
-: >"$out"
-"$CGTMA" -e "$EV" -I 200 --json -G "$CG_A" -G "$(dirname "$CG_A")/libpod-*" \
-	>"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 1
+cgtma_start "$out" 1 -e "$EV" -I 200 --json -G "$CG_A" -G "$(dirname "$CG_A")/libpod-*"
 podman exec $A $W getppid $N_A 40 || fail "the workload in $A failed"
 # Started after cgtma: its init is the workload, counted from the container's first slice.
 podman_run $B -d -- $W getppid $N_B 40 >/dev/null || fail "cannot start container $B"
 [ "$(podman wait $B)" = 0 ] || fail "the workload in $B failed"
 CG_B=$(dirname "$CG_A")/libpod-$(podman_id $B)
-wait_lines "$out" $(($(wc -l <"$out") + 1))
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "host: cgtma exited $?: $(cat "$TMP/err")"
+cgtma_more "$out"
+cgtma_signal INT host
 sa=$(sum "$out" "$CG_A") sb=$(sum "$out" "$CG_B")
 echo "host: $A $sa, $B $sb (want $N_A $N_B)"
 [ "$sa" = $N_A ] || fail "host: container $A ($CG_A) counted $sa, want $N_A"

@@ -71,12 +71,8 @@ case $WEB_CG in */libpod-$WEB_ID*) ;; *) fail "$WEB's cgroup $WEB_CG does not na
 PORT=$(free_port)
 
 out=$TMP/out
-: >"$out"
-"$CGTMA" -e "$EV" -I 200 --json --prometheus "127.0.0.1:$PORT" -G "container:$WEB" \
-	-G "container:cgtma-test-$$-late-*" >"$out" 2>"$TMP/err" &
-cgtma_pid=$!
-on_exit "kill -9 $cgtma_pid"
-wait_lines "$out" 2
+cgtma_start "$out" 2 -e "$EV" -I 200 --json --prometheus "127.0.0.1:$PORT" -G "container:$WEB" \
+	-G "container:cgtma-test-$$-late-*"
 
 touch "$R/tmp/go-web" "$R/tmp/go-late"
 podman_run "$LATE" -d -- /bin/sh -c "$(script late $N2)" >/dev/null || fail "cannot start $LATE"
@@ -87,12 +83,9 @@ for ((i = 0; i < 600; i++)); do
 done
 [ -e "$R/tmp/done-web" ] && [ -e "$R/tmp/done-late" ] || fail "the workloads did not finish in 30 s"
 # Two more intervals after the work.
-wait_lines "$out" $(($(wc -l <"$out") + 2))
+cgtma_more "$out" 2
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page.txt" || fail "cannot fetch /metrics"
-kill -INT $cgtma_pid
-wait $cgtma_pid
-rc=$?
-[ $rc -eq 0 ] || fail "cgtma exited $rc: $(cat "$TMP/err")"
+cgtma_signal INT
 
 # sum NAME: the container's count over the interval lines, from rows naming it.
 sum() {

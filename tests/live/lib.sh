@@ -9,14 +9,21 @@
 #   cg_run REL CMD...   runs CMD inside that cgroup (waits for it)
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
+#   cgroup_sum FILE CGROUP EVENT [CPU]   a cgroup's count over --json FILE's intervals
+#   task_sum FILE CGROUP TID EVENT   a thread's;  summary_cgroups FILE  the cgroups summed up
 #   cpu_rows_add_up FILE EVENT   whether --per-cpu output's CPU rows add up to their totals
 #   exact_or_marked GOT WANT FILE   whether a count is exact, or off by little in a run
 #                 cgtma marked not exact
-#   cgtma_start OUT N ARGS...   runs $CGTMA ARGS in the background as $cgtma_pid (killed
-#                 when the test exits), stdout to OUT (emptied first), stderr to $TMP/err;
-#                 then waits until OUT has N lines (0: does not wait)
-#   cgtma_more OUT [N]   waits until cgtma's OUT has N (1) more lines: the next interval
-#   cgtma_exited [WHAT]  waits for cgtma to end; it must exit 0 (WHAT names the case)
+#   cgtma_start OUT N ARGS...   runs $CGTMA ARGS in the background, stdout to OUT (emptied
+#                 first), stderr to $TMP/err; then cgtma_started OUT N
+#   cgtma_started [OUT N]   the background job just started ($!) is cgtma, or becomes it
+#                 by exec (a test that starts it its own way: in a namespace, a chroot):
+#                 $cgtma_pid, killed when the test exits; waits until OUT has N lines (none
+#                 given, or 0: does not wait)
+#   cgtma_more OUT [N [S]]   waits until cgtma's OUT has N (1) more lines, the next
+#                 interval, S (10) seconds at most
+#   cgtma_status RC [WHAT]  waits for cgtma to end; it must exit RC (WHAT names the case)
+#   cgtma_exited [WHAT]  cgtma_status 0
 #   cgtma_signal SIG [WHAT]  sends cgtma SIG (INT, as a user's Ctrl-C), then cgtma_exited
 #   cgtma_quiet [WHAT]   fails if cgtma's stderr says more than stderr_said lets pass
 #   cgtma_stop [WHAT]    cgtma_signal INT, then cgtma_quiet
@@ -41,7 +48,8 @@
 #                 perf_seen then skips a failing check if one ran meanwhile
 #   stderr_said FILE   whether cgtma's stderr FILE says more than the switch hook's fallback
 #                 (said once where the kernel drops the perf-event hook's samples)
-#   usage_usec REL   the cgroup's cpu.stat usage_usec;  steal_usec  /proc/stat's steal so far
+#   usage_usec REL   the cgroup's cpu.stat usage_usec;  steal_usec [CPU]  /proc/stat's steal so
+#                 far (all CPUs, or CPU's)
 #   agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]   fails unless cgtma's cpu-clock is
 #                 within 3 % of cpu.stat's usage (plus the time stolen, plus $slack us)
 set -u
@@ -168,6 +176,20 @@ cgroup_sum() {
 		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
 		 add // 0' "$1"
 }
+# task_sum FILE CGROUP TID EVENT: the thread's count of EVENT in CGROUP summed over the
+# interval lines of cgtma --json -T output FILE, 0 where it has none.
+task_sum() {
+	jq -s --arg cg "$2" --argjson tid "$3" --arg ev "$4" \
+		'[.[] | select(.summary != true) | .rows[] |
+		  select(.scope == "task" and .cgroup == $cg and .tid == $tid) | .counts[$ev]] |
+		 add // 0' "$1"
+}
+# summary_cgroups FILE: the cgroup rows' names on the summary line of --json FILE, sorted, on
+# one line.
+summary_cgroups() {
+	jq -r 'select(.summary == true) | [.rows[] | select(.scope == "cgroup") | .cgroup] |
+	       sort | join(" ")' "$1"
+}
 # exact_or_marked GOT WANT FILE: whether a count GOT is WANT, or cgtma said it might not be:
 # its --json FILE has intervals marked not exact (missed_slices: slices that began with a
 # switch or move the hook did not see, which go whole to the cgroup that ran at their end,
@@ -209,17 +231,21 @@ cgtma_start() {
 	shift 2
 	: >"$out"
 	"$CGTMA" "$@" >"$out" 2>"$TMP/err" &
+	cgtma_started "$out" "$n"
+}
+cgtma_started() {
 	cgtma_pid=$!
 	on_exit "kill -9 $cgtma_pid"
-	[ "$n" -eq 0 ] || wait_lines "$out" "$n"
+	[ "${2:-0}" -eq 0 ] || wait_lines "$1" "$2"
 }
-cgtma_more() { wait_lines "$1" $(($(wc -l <"$1") + ${2:-1})); }
-cgtma_exited() {
+cgtma_more() { wait_lines "$1" $(($(wc -l <"$1") + ${2:-1})) "${3:-}"; }
+cgtma_status() {
 	local rc
 	wait $cgtma_pid
 	rc=$?
-	[ $rc -eq 0 ] || fail "${1:+$1: }cgtma exited $rc: $(cat "$TMP/err")"
+	[ $rc -eq "$1" ] || fail "${2:+$2: }cgtma exited $rc, want $1: $(cat "$TMP/err")"
 }
+cgtma_exited() { cgtma_status 0 "$@"; }
 cgtma_signal() {
 	kill -"$1" $cgtma_pid
 	shift
@@ -255,11 +281,14 @@ perf_seen() {
 		skip "another perf session counted per-cgroup events meanwhile: $(head -n1 "$TMP/perf-seen")"
 }
 usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CG_ROOT/$CG_BASE/$1/cpu.stat"; }
-# steal_usec: CPU time a hypervisor took from this machine so far (all CPUs). cpu-clock runs on
-# through it; the scheduler's clock, and so cpu.stat, leaves it out. /proc/stat counts it per
-# CPU in whole ticks of 1/CLK_TCK s, so a difference of two readings is short by up to one
-# tick per CPU: steal_tick_usec.
-steal_usec() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print int($9 * 1000000 / hz) }' /proc/stat; }
+# steal_usec [CPU]: CPU time a hypervisor took from this machine so far (all CPUs, or CPU's
+# alone). cpu-clock runs on through it; the scheduler's clock, and so cpu.stat, leaves it out.
+# /proc/stat counts it per CPU in whole ticks of 1/CLK_TCK s, so a difference of two readings
+# is short by up to one tick per CPU: steal_tick_usec (all CPUs).
+steal_usec() {
+	awk -v hz="$(getconf CLK_TCK)" -v c="cpu${1:-}" '$1 == c { print int($9 * 1000000 / hz) }' \
+		/proc/stat
+}
 steal_tick_usec=$(($(nproc) * 1000000 / $(getconf CLK_TCK)))
 # agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]: within 3 %, plus the time stolen
 # meanwhile (and what its ticks hide), which cpu-clock may hold and cpu.stat does not, plus

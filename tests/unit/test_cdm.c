@@ -247,6 +247,15 @@ static void drop_dir(char *dir)
 	free(dir);
 }
 
+/* A check's end: its n intervals freed, its synthetic run closed, its directory dropped. */
+static void release(struct interval *iv, int n, struct synth *sy, char *dir)
+{
+	for (int k = 0; k < n; k++)
+		interval_free(&iv[k]);
+	synth_close(sy);
+	drop_dir(dir);
+}
+
 static int emit(struct output *o, const struct run *run, const struct interval *iv)
 {
 	return o->ops->interval(o, run, iv);
@@ -273,13 +282,29 @@ static bool write_interval(const char *dir, const struct run *run, struct interv
 }
 
 /*
+ * A synthetic spr run with perf metrics, and the first spr test vector's counts and expected
+ * values (from *all, tests/vectors/spr-perf-metrics.json, for the caller to put, also when
+ * false comes back): false when one of them is missing.
+ */
+static bool spr_open(struct synth *sy, json_object **all, json_object **counts,
+		     json_object **expected)
+{
+	json_object *vec;
+
+	*all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	vec = *all ? json_object_array_get_idx(*all, 0) : NULL;
+	return vec && json_object_object_get_ex(vec, "counts", counts) &&
+	       json_object_object_get_ex(vec, "expected", expected) &&
+	       synth_open(sy, "spr", 2, true, NULL, 0) == 0;
+}
+
+/*
  * The spr tree: four intervals; a cgroup that appears in the second, is not counted in the
  * third and counted again in the fourth; the root next to the system in the fourth.
  */
 static void check_nodes(void)
 {
-	json_object *all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
-	json_object *vec, *counts, *expected;
+	json_object *all = NULL, *counts, *expected;
 	struct interval iv[4] = {};
 	struct output *o = NULL;
 	struct files f = {};
@@ -289,10 +314,7 @@ static void check_nodes(void)
 	long long start_ms, end_ms[4];
 	long idx, idx_a;
 
-	vec = all ? json_object_array_get_idx(all, 0) : NULL;
-	if (!dir || !vec || !json_object_object_get_ex(vec, "counts", &counts) ||
-	    !json_object_object_get_ex(vec, "expected", &expected) ||
-	    synth_open(&sy, "spr", 2, true, NULL, 0)) {
+	if (!dir || !spr_open(&sy, &all, &counts, &expected)) {
 		CHECK(0, "setup");
 		json_object_put(all);
 		free(dir);
@@ -372,11 +394,8 @@ static void check_nodes(void)
 	files_free(&f);
 	output_close(o);
 out:
-	for (int i = 0; i < 4; i++)
-		interval_free(&iv[i]);
-	synth_close(&sy);
 	json_object_put(all);
-	drop_dir(dir);
+	release(iv, 4, &sy, dir);
 }
 
 /* sw's flat metrics per CPU: their units, classes, aggregations; names cgroup and cpu. */
@@ -422,9 +441,7 @@ static void check_metrics(void)
 	CHECK(find_idx(f.json, "page-faults", "/x", "0") >= 0, "the cgroup's page-faults on CPU 0");
 	files_free(&f);
 out:
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 /* -e: events as rates; names made types; a start not given by begin() still chains. */
@@ -473,10 +490,7 @@ static void check_events(void)
 	CHECK_NEAR(r[0].value, 28.0, 1e-9);
 	files_free(&f);
 out:
-	for (int k = 0; k < 2; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 2, &sy, dir);
 }
 
 /*
@@ -538,10 +552,7 @@ static void check_missed(void)
 	}
 	files_free(&f);
 out:
-	for (int k = 0; k < 4; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 4, &sy, dir);
 }
 
 /*
@@ -626,10 +637,7 @@ static void check_idle_spans(void)
 	}
 	files_free(&f);
 out:
-	for (int k = 0; k < 5; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 5, &sy, dir);
 }
 
 /* A series' name under key, or NULL. */
@@ -691,9 +699,7 @@ static void check_names(void)
 	}
 	files_free(&f);
 out:
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 /*
@@ -749,10 +755,7 @@ static void check_thread_rename(void)
 	CHECK_INT((int)json_object_array_length(f.json), 1);
 	files_free(&f);
 out:
-	for (int k = 0; k < 3; k++)
-		interval_free(&iv[k]);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(iv, 3, &sy, dir);
 }
 
 /*
@@ -841,9 +844,7 @@ static void check_irq_names(void)
 	CHECK(find_idx(f.json, type, "irq:NET_RX", "all") < 0, "an irq:NET_RX cgroup series");
 	files_free(&f);
 out:
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 static int count_str(const char *hay, const char *needle)
@@ -943,9 +944,7 @@ static void check_full(void)
 	files_free(&f);
 out:
 	signal(SIGXFSZ, SIG_DFL);
-	interval_free(&iv);
-	synth_close(&sy);
-	drop_dir(dir);
+	release(&iv, 1, &sy, dir);
 }
 
 /* A path that cannot be a directory fails at open, naming it. */
@@ -997,8 +996,7 @@ static void check_unwritable(void)
  */
 static void check_report(void)
 {
-	json_object *all = json_object_from_file("tests/vectors/spr-perf-metrics.json");
-	json_object *vec, *counts, *expected;
+	json_object *all = NULL, *counts, *expected;
 	struct interval iv[3] = {};
 	struct output *o = NULL;
 	struct files f = {};
@@ -1009,10 +1007,7 @@ static void check_report(void)
 	char *argv[5] = { "report", rec, "--cdm", out, NULL };
 	long idx;
 
-	vec = all ? json_object_array_get_idx(all, 0) : NULL;
-	if (!dir || !vec || !json_object_object_get_ex(vec, "counts", &counts) ||
-	    !json_object_object_get_ex(vec, "expected", &expected) ||
-	    synth_open(&sy, "spr", 2, true, NULL, 0)) {
+	if (!dir || !spr_open(&sy, &all, &counts, &expected)) {
 		CHECK(0, "setup");
 		json_object_put(all);
 		free(dir);
@@ -1056,11 +1051,8 @@ static void check_report(void)
 	CHECK(idx >= 0 && rows_of(&f, idx, r, 8) == 2, "the system's frontend-bound, twice");
 	files_free(&f);
 out:
-	for (int i = 0; i < 3; i++)
-		interval_free(&iv[i]);
-	synth_close(&sy);
 	json_object_put(all);
-	drop_dir(dir);
+	release(iv, 3, &sy, dir);
 }
 
 int main(void)
