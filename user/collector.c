@@ -5,9 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -17,6 +14,8 @@
 #include "cpulist.h"
 #include "switchhook.h"
 #include "log.h"
+#include "perfev.h"
+#include "probe.h"
 #include "cgtma.skel.h"
 
 /* Cgroups read per batch lookup. */
@@ -77,17 +76,6 @@ static int counted_cpus(const struct collector *c, bool *set)
 	return err;
 }
 
-/* Whether the running kernel's release is older than major.minor (unknown: older). */
-static bool kernel_before(int want_major, int want_minor)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major < want_major || (major == want_major && minor < want_minor);
-}
-
 /*
  * Before 6.1 the kernel warns (WARN_ONCE, a splat in dmesg) when a raw tracepoint program,
  * as flush_slice is, uses a hash map that allocates at run time, and PREEMPT_RT kernels
@@ -95,80 +83,7 @@ static bool kernel_before(int want_major, int want_minor)
  */
 static bool kernel_before_6_1(void)
 {
-	return kernel_before(6, 1);
-}
-
-/* CapEff from /proc/self/status; 0 when it cannot be read. */
-static unsigned long long effective_caps(void)
-{
-	unsigned long long eff = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return geteuid() == 0 ? ~0ULL : 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff;
-}
-
-#define CAP_BIT(n) (1ULL << (n))
-#define CAP_SYS_ADMIN_BIT CAP_BIT(21)
-#define CAP_PERFMON_BIT CAP_BIT(38)
-#define CAP_BPF_BIT CAP_BIT(39)
-#define CAP_SYS_RESOURCE_BIT CAP_BIT(24)
-
-/* perf and BPF need CAP_PERFMON+CAP_BPF or CAP_SYS_ADMIN. */
-static bool has_privileges(void)
-{
-	unsigned long long eff = effective_caps();
-
-	return (eff & CAP_SYS_ADMIN_BIT) || ((eff & CAP_PERFMON_BIT) && (eff & CAP_BPF_BIT));
-}
-
-int collector__check_privileges(void)
-{
-	if (has_privileges())
-		return 0;
-	pr_err("not permitted: needs root, or CAP_PERFMON and CAP_BPF (Linux 5.8+)");
-	return -EPERM;
-}
-
-/* kernel.perf_event_paranoid, or -1 when it cannot be read. */
-static int perf_event_paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-/*
- * Whether /proc/kallsyms gives this process the address of a kernel symbol, as libbpf needs
- * to resolve the BPF side's __ksym externs: data symbols need CONFIG_KALLSYMS_ALL, and
- * addresses read as 0 without CAP_SYSLOG (or perf_event_paranoid <= 1).
- */
-static bool kallsyms_has(const char *name)
-{
-	char line[512], sym[256];
-	unsigned long long addr;
-	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%llx %*c %255s", &addr, sym) == 2 && addr &&
-			strcmp(sym, name) == 0;
-	fclose(f);
-	return found;
+	return probe_kernel_before(6, 1);
 }
 
 static double seconds_since(const struct timespec *t0)
@@ -209,49 +124,6 @@ static void report_load(const struct collector *c, double load_s)
 	pr_notice("BPF: loaded in %.3f s; verified instructions: %s", load_s, line);
 }
 
-/* CPUs x events descriptors: a big machine at level 3 passes the usual soft limit of 1024. */
-static void raise_fd_limit(int needed)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= (rlim_t)needed)
-		return;
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (rlim_t)needed ?
-		      (rlim_t)needed : rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-}
-
-static int perf_event_open(struct perf_event_attr *attr, int cpu, int group_fd)
-{
-	return syscall(__NR_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-}
-
-static const char *perf_open_hint(int err)
-{
-	switch (err) {
-	case ENOENT:
-	case EOPNOTSUPP:
-		return " (the CPU or kernel does not support this event; is there a hardware PMU?)";
-	case EACCES:
-	case EPERM:
-		/*
-		 * Debian's kernels (a patch of theirs) treat perf_event_paranoid 3 as "only
-		 * CAP_SYS_ADMIN opens perf events": CAP_PERFMON no longer suffices there.
-		 */
-		if (perf_event_paranoid() > 2 && !(effective_caps() & CAP_SYS_ADMIN_BIT))
-			return " (kernel.perf_event_paranoid is above 2, where Debian's kernels "
-			       "let only CAP_SYS_ADMIN open perf events: run as root, or set "
-			       "sysctl kernel.perf_event_paranoid=2 for CAP_PERFMON to suffice)";
-		return " (needs root, or CAP_PERFMON and CAP_BPF)";
-	case EINVAL:
-		return " (bad encoding for this PMU, or a group it cannot schedule)";
-	case EMFILE:
-		return " (too many open files: raise ulimit -n)";
-	default:
-		return "";
-	}
-}
-
 /* Opens the cgroup-switches event on every online CPU, sample period 1. */
 static struct perf_event_attr switch_attr = {
 	.type = PERF_TYPE_SOFTWARE,
@@ -276,7 +148,7 @@ static int open_switch_events(struct collector *c, char *why, size_t len)
 
 		if (!c->online[cpu])
 			continue;
-		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
+		c->switch_fds[cpu] = perfev_open(&switch_attr, cpu, -1);
 		if (c->switch_fds[cpu] >= 0)
 			continue;
 		err = errno;
@@ -284,7 +156,7 @@ static int open_switch_events(struct collector *c, char *why, size_t len)
 			snprintf(why, len, "the kernel has no cgroup-switches event (Linux 5.13+)");
 		else
 			snprintf(why, len, "cannot open the cgroup-switches event on CPU %d: %s%s",
-				 cpu, strerror(err), perf_open_hint(err));
+				 cpu, strerror(err), perfev_open_hint(err));
 		return -err;
 	}
 	return 0;
@@ -548,14 +420,14 @@ static int open_cpu_events(struct collector *c, int cpu)
 		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		attr.inherit = 0;	/* inherited events cannot be read from BPF */
 		attr.disabled = 0;
-		fd = perf_event_open(&attr, cpu, leader);
+		fd = perfev_open(&attr, cpu, leader);
 		if (fd < 0) {
 			err = errno;
 			if (err == EINVAL && leader >= 0)
 				report_group_refused(o, i, cpu);
 			else if (err != ENODEV)
 				pr_err("cannot open event '%s' on CPU %d: %s%s", o->names[i], cpu,
-				       strerror(err), perf_open_hint(err));
+				       strerror(err), perfev_open_hint(err));
 			return -err;
 		}
 		c->fds[key] = fd;
@@ -793,7 +665,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = cgtma__load(c->skel);
-	if (err == -EPERM && kernel_before(5, 11) && !(effective_caps() & CAP_SYS_RESOURCE_BIT)) {
+	if (err == -EPERM && probe_kernel_before(5, 11) && !probe_capable(PROBE_CAP_SYS_RESOURCE)) {
 		/* Memory cgroup accounting of BPF memory came in 5.11; before, RLIMIT_MEMLOCK. */
 		pr_err("cannot load the BPF program: %s (before Linux 5.11 BPF maps count "
 		       "against RLIMIT_MEMLOCK, and raising it needs CAP_SYS_RESOURCE: run as "
@@ -801,7 +673,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		       strerror(-err), maps_memory_hint(c, o, prealloc, max_cgroups));
 		goto cleanup;
 	}
-	if (err == -ENOMEM || (err == -EPERM && kernel_before(5, 11))) {
+	if (err == -ENOMEM || (err == -EPERM && probe_kernel_before(5, 11))) {
 		/* The memory cgroup's limit (5.11+) or RLIMIT_MEMLOCK (before) refused a map. */
 		pr_err("cannot load the BPF program: %s (%s)", strerror(-err),
 		       maps_memory_hint(c, o, prealloc, max_cgroups));
@@ -823,13 +695,13 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		report_load(c, seconds_since(&t0));
 		pr_notice("BPF: per-cgroup maps %s, %d entries", prealloc ?
 			  "preallocated" : "allocated as cgroups come", max_cgroups);
-		if (!kallsyms_has("cgroup_mutex"))
+		if (!probe_kallsyms_has("cgroup_mutex"))
 			pr_notice("BPF: /proc/kallsyms has no address for cgroup_mutex (a kernel "
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");
 	}
 
-	raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
+	perfev_raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
 	err = open_events(c);
 	if (err)
 		goto cleanup;
@@ -963,7 +835,7 @@ static int cpu_came_online(struct collector *c, int cpu)
 	}
 	err = open_cpu_events(c, cpu);
 	if (!err && c->hook == SWITCH_HOOK_PERF_EVENT) {
-		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
+		c->switch_fds[cpu] = perfev_open(&switch_attr, cpu, -1);
 		err = c->switch_fds[cpu] < 0 ? -errno : attach_switch_event(c, cpu);
 	}
 	if (err) {

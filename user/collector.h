@@ -63,15 +63,8 @@ struct collector_opts {
 };
 
 /*
- * Whether this process may load BPF programs and open perf events (root, or CAP_PERFMON and
- * CAP_BPF): 0, or -EPERM after saying what it needs. Checked before anything probes the
- * PMU, whose answer would otherwise be the missing privilege's.
- */
-int collector__check_privileges(void);
-
-/*
- * Checks BTF (collector__check_privileges() has passed), opens every event on every online CPU (of those o->cpus
- * selects), loads and attaches. A CPU left out has no events: the tracepoint hooks read
+ * Checks BTF (probe_privileges() has passed), opens every event on every online CPU (of
+ * those o->cpus selects), loads and attaches. A CPU left out has no events: the tracepoint hooks read
  * nothing there, and the perf-event hook has no cgroup-switches event there to run on.
  * Prints what failed, naming the event and CPU or the step, and returns -errno.
  */

@@ -25,6 +25,7 @@
 #include "measurement.h"
 #include "model.h"
 #include "output.h"
+#include "probe.h"
 #include "report.h"
 #include "scale.h"
 #include "selection.h"
@@ -827,7 +828,7 @@ int session_run(const struct session_opts *o)
 	 * reason and would say something else. Then input: -EINVAL from these and the sinks is
 	 * bad usage.
 	 */
-	if (collector__check_privileges()) {
+	if (probe_privileges()) {
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}
