@@ -11,7 +11,6 @@
 #include <bpf/libbpf.h>
 
 #include "collector.h"
-#include "cpulist.h"
 #include "switchhook.h"
 #include "log.h"
 #include "perfev.h"
@@ -25,8 +24,7 @@ struct collector {
 	struct cgtma *skel;
 	int nr_events;
 	int nr_cpus;		/* possible */
-	bool *online;		/* per possible CPU: online, and selected (-C) */
-	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
+	struct perfev *pe;	/* the counting events, and the cgroup-switches ones */
 	size_t value_size;	/* nr_events * sizeof(struct cgtma_count): one epoch's counts */
 	size_t cg_value_size;	/* a cgroup's value (on one CPU): CGTMA_CGROUP_VALUE_SIZE() */
 	int cg_rows;		/* values a cgroup's lookup returns: 1, or nr_cpus when per CPU */
@@ -46,9 +44,7 @@ struct collector {
 	bool falls_back;	/* perf-event, with the tracepoint attached as its fallback */
 	bool miss_said;		/* the forced perf-event hook's first miss was said */
 	bool watch_changes;	/* the mkdir and rmdir hooks are attached */
-	int *switch_fds;	/* per possible CPU with the perf-event hook, -1 where none */
-	struct bpf_link **switch_links;	/* the same, the program attached to each */
-	struct collector_opts o;	/* as opened: events are opened again on hotplug */
+	struct collector_opts o;	/* as opened */
 };
 
 static bool libbpf_verbose;
@@ -64,16 +60,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_DEBUG || !libbpf_verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-/* The CPUs to count now: those online, of the ones -C selects. 0 or -errno. */
-static int counted_cpus(const struct collector *c, bool *set)
-{
-	int err = cpulist_read("/sys/devices/system/cpu/online", set, c->nr_cpus);
-
-	for (int cpu = 0; !err && c->o.cpus && cpu < c->nr_cpus; cpu++)
-		set[cpu] &= c->o.cpus[cpu];
-	return err;
 }
 
 /*
@@ -124,57 +110,6 @@ static void report_load(const struct collector *c, double load_s)
 	pr_notice("BPF: loaded in %.3f s; verified instructions: %s", load_s, line);
 }
 
-/* Opens the cgroup-switches event on every online CPU, sample period 1. */
-static struct perf_event_attr switch_attr = {
-	.type = PERF_TYPE_SOFTWARE,
-	.size = sizeof(switch_attr),
-	.config = PERF_COUNT_SW_CGROUP_SWITCHES,
-	.sample_period = 1,
-};
-
-static int open_switch_events(struct collector *c, char *why, size_t len)
-{
-
-	c->switch_fds = malloc(sizeof(*c->switch_fds) * c->nr_cpus);
-	c->switch_links = calloc(c->nr_cpus, sizeof(*c->switch_links));
-	if (!c->switch_fds || !c->switch_links) {
-		snprintf(why, len, "out of memory");
-		return -ENOMEM;
-	}
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-		c->switch_fds[cpu] = -1;
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int err;
-
-		if (!c->online[cpu])
-			continue;
-		c->switch_fds[cpu] = perfev_open(&switch_attr, cpu, -1);
-		if (c->switch_fds[cpu] >= 0)
-			continue;
-		err = errno;
-		if (err == ENOENT || err == EINVAL)
-			snprintf(why, len, "the kernel has no cgroup-switches event (Linux 5.13+)");
-		else
-			snprintf(why, len, "cannot open the cgroup-switches event on CPU %d: %s%s",
-				 cpu, strerror(err), perfev_open_hint(err));
-		return -err;
-	}
-	return 0;
-}
-
-static void close_switch_events(struct collector *c)
-{
-	for (int cpu = 0; c->switch_links && cpu < c->nr_cpus; cpu++)
-		bpf_link__destroy(c->switch_links[cpu]);
-	for (int cpu = 0; c->switch_fds && cpu < c->nr_cpus; cpu++)
-		if (c->switch_fds[cpu] >= 0)
-			close(c->switch_fds[cpu]);
-	free(c->switch_links);
-	free(c->switch_fds);
-	c->switch_links = NULL;
-	c->switch_fds = NULL;
-}
-
 /*
  * Picks the switch hook before the load, so that the verifier sees only the programs in
  * use. Auto takes the perf-event hook wherever the kernel has it (5.13+, the perf_event
@@ -207,10 +142,11 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 		snprintf(why, sizeof(why), "--per-task ends a slice at every switch");
 	} else if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
-		if (open_switch_events(c, why, sizeof(why)) == 0) {
+		if (perfev__open_switches(c->pe, why, sizeof(why)) == 0) {
 			unfit = switch_hook_unfit();
 			dropped = unfit || !forced ? NULL :
-				  switch_samples_dropped(c->online, c->nr_cpus, &unchecked);
+				  switch_samples_dropped(perfev__online(c->pe),
+								 c->nr_cpus, &unchecked);
 			if (dropped)
 				pr_warn("--switch-hook=perf-event: %s; kept as asked: the time before a "
 					"switch it misses goes to the cgroup that runs after it, and "
@@ -221,7 +157,7 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 				c->hook = SWITCH_HOOK_PERF_EVENT;
 		}
 		if (c->hook != SWITCH_HOOK_PERF_EVENT)
-			close_switch_events(c);
+			perfev__close_switches(c->pe);
 	}
 	if (forced && c->hook != SWITCH_HOOK_PERF_EVENT) {
 		pr_err("--switch-hook=perf-event: %s", why);
@@ -251,19 +187,6 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	return 0;
 }
 
-static int attach_switch_event(struct collector *c, int cpu)
-{
-	int err;
-
-	c->switch_links[cpu] = bpf_program__attach_perf_event(c->skel->progs.on_cgroup_switch,
-							      c->switch_fds[cpu]);
-	if (c->switch_links[cpu])
-		return 0;
-	err = -errno;
-	pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu, strerror(-err));
-	return err;
-}
-
 static int attach_switch_hook(struct collector *c)
 {
 	int err;
@@ -276,13 +199,8 @@ static int attach_switch_hook(struct collector *c)
 			return err;
 		}
 	}
-	for (int cpu = 0; c->hook == SWITCH_HOOK_PERF_EVENT && cpu < c->nr_cpus; cpu++) {
-		if (c->switch_fds[cpu] < 0)
-			continue;
-		err = attach_switch_event(c, cpu);
-		if (err)
-			return err;
-	}
+	if (c->hook == SWITCH_HOOK_PERF_EVENT)
+		return perfev__attach_switches(c->pe, c->skel->progs.on_cgroup_switch);
 	return 0;
 }
 
@@ -301,7 +219,7 @@ static void switch_hook_missed(struct collector *c, bool tp_on_before)
 		pr_warn("switch hook: the perf-event hook missed a switch on CPU %d (the kernel did "
 			"not run its program there): the tracepoint (sched_switch) has taken over "
 			"on every CPU; the interval of the missed switch is marked not exact", cpu);
-		close_switch_events(c);
+		perfev__close_switches(c->pe);
 		c->hook = SWITCH_HOOK_TRACEPOINT;
 	} else if (!c->miss_said) {
 		pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the kernel did not "
@@ -378,108 +296,6 @@ static int attach_irq_hooks(struct collector *c)
 	    (err = attach_one(p->raw_softirq_entry, &l->raw_softirq_entry)) ||
 	    (err = attach_one(p->raw_hardirq_entry, &l->raw_hardirq_entry)))
 		return err;
-	return 0;
-}
-
-/*
- * The kernel refuses a group member (EINVAL) when the group with it could never be on the
- * counters at once: more hardware events than the PMU has counters (a model written for a
- * larger PMU). Says so, naming the group and its size, rather than EINVAL's generic hint.
- */
-static void report_group_refused(const struct collector_opts *o, int i, int cpu)
-{
-	int first = i, last = i;
-
-	while (first > 0 && o->group[first - 1] == o->group[i])
-		first--;
-	while (last + 1 < o->nr_events && o->group[last + 1] == o->group[i])
-		last++;
-	pr_err("cannot open event '%s' on CPU %d: the PMU cannot schedule its group of %d events "
-	       "(from '%s' to '%s') at once: more events than this CPU's counters, or an encoding "
-	       "it does not take (Invalid argument)", o->names[i], cpu, last - first + 1,
-	       o->names[first], o->names[last]);
-}
-
-/*
- * Opens every event on one online CPU and puts them in the map. On failure, what was opened
- * stays recorded in c->fds for close_cpu_events(); ENODEV: the CPU went offline meanwhile.
- */
-static int open_cpu_events(struct collector *c, int cpu)
-{
-	const struct collector_opts *o = &c->o;
-	int map_fd = bpf_map__fd(c->skel->maps.events), leader = -1;
-
-	for (int i = 0; i < o->nr_events; i++) {
-		struct perf_event_attr attr = o->attrs[i];
-		__u32 key = cpu * o->nr_events + i;
-		int fd, err;
-
-		if (i == 0 || o->group[i] != o->group[i - 1])
-			leader = -1;
-		attr.size = sizeof(attr);
-		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-		attr.inherit = 0;	/* inherited events cannot be read from BPF */
-		attr.disabled = 0;
-		fd = perfev_open(&attr, cpu, leader);
-		if (fd < 0) {
-			err = errno;
-			if (err == EINVAL && leader >= 0)
-				report_group_refused(o, i, cpu);
-			else if (err != ENODEV)
-				pr_err("cannot open event '%s' on CPU %d: %s%s", o->names[i], cpu,
-				       strerror(err), perfev_open_hint(err));
-			return -err;
-		}
-		c->fds[key] = fd;
-		if (leader < 0)
-			leader = fd;
-		if (bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
-			err = errno;
-			pr_err("cannot add event '%s' of CPU %d to the BPF map: %s", o->names[i],
-			       cpu, strerror(err));
-			return -err;
-		}
-	}
-	return 0;
-}
-
-/* Takes a CPU's events out of the map and closes them (and its switch event). */
-static void close_cpu_events(struct collector *c, int cpu)
-{
-	int map_fd = bpf_map__fd(c->skel->maps.events);
-
-	for (int i = 0; i < c->nr_events; i++) {
-		__u32 key = cpu * c->nr_events + i;
-
-		if (c->fds[key] < 0)
-			continue;
-		bpf_map_delete_elem(map_fd, &key);
-		close(c->fds[key]);
-		c->fds[key] = -1;
-	}
-	if (c->switch_links && c->switch_links[cpu]) {
-		bpf_link__destroy(c->switch_links[cpu]);
-		c->switch_links[cpu] = NULL;
-	}
-	if (c->switch_fds && c->switch_fds[cpu] >= 0) {
-		close(c->switch_fds[cpu]);
-		c->switch_fds[cpu] = -1;
-	}
-}
-
-static int open_events(struct collector *c)
-{
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int err;
-
-		if (!c->online[cpu])
-			continue;	/* events cannot be opened on offline CPUs */
-		err = open_cpu_events(c, cpu);
-		if (err == -ENODEV)
-			pr_err("cannot open events on CPU %d: it went offline", cpu);
-		if (err)
-			return err;
-	}
 	return 0;
 }
 
@@ -576,43 +392,24 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->stats_fd = -1;
 	c->value_size = o->nr_events * sizeof(struct cgtma_count);
 	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(o->nr_events);
-	c->nr_cpus = libbpf_num_possible_cpus();
-	if (c->nr_cpus <= 0) {
-		err = c->nr_cpus ? c->nr_cpus : -EIO;
-		pr_err("cannot count possible CPUs: %s", strerror(-err));
+	err = perfev__new(&(struct perfev_opts){
+				  .nr_events = o->nr_events,
+				  .attrs = o->attrs,
+				  .group = o->group,
+				  .names = o->names,
+				  .cpus = o->cpus,
+				  .verbose = o->verbose,
+			  }, &c->pe);
+	if (err)
 		goto cleanup;
-	}
+	c->nr_cpus = perfev__nr_cpus(c->pe);
 	c->cg_rows = o->per_cpu_cgroups ? c->nr_cpus : 1;
-	c->online = calloc(c->nr_cpus, sizeof(*c->online));
 	c->half = calloc(c->nr_cpus, c->value_size);
-	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
 	c->charged = calloc(c->nr_cpus, sizeof(*c->charged));
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
-	if (!c->online || !c->fds || !c->half || !c->charged || !c->ids) {
+	if (!c->half || !c->charged || !c->ids) {
 		err = -ENOMEM;
 		goto cleanup;
-	}
-	for (int i = 0; i < c->nr_cpus * o->nr_events; i++)
-		c->fds[i] = -1;
-	err = counted_cpus(c, c->online);
-	if (err) {
-		pr_err("cannot read /sys/devices/system/cpu/online: %s",
-			strerror(-err));
-		goto cleanup;
-	}
-	if (o->cpus) {
-		int n = 0;
-
-		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-			n += c->online[cpu];
-		if (!n) {
-			pr_err("-C: none of the CPUs it names is online");
-			err = -ENODEV;
-			goto cleanup;
-		}
-		if (o->verbose)
-			pr_notice("-C: counting %d CPU%s, and any other it names once online", n,
-				  n == 1 ? "" : "s");
 	}
 
 	c->skel = cgtma__open();
@@ -702,7 +499,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	}
 
 	perfev_raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
-	err = open_events(c);
+	err = perfev__open_events(c->pe, bpf_map__fd(c->skel->maps.events));
 	if (err)
 		goto cleanup;
 
@@ -772,16 +569,12 @@ void collector__destroy(struct collector *c)
 	if (!c)
 		return;
 	/* Links and programs first, so nothing reads the events while they close. */
-	close_switch_events(c);
+	if (c->pe)
+		perfev__close_switches(c->pe);
 	cgtma__destroy(c->skel);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
-	if (c->fds)
-		for (int i = 0; i < c->nr_cpus * c->nr_events; i++)
-			if (c->fds[i] >= 0)
-				close(c->fds[i]);
-	free(c->fds);
-	free(c->online);
+	perfev__destroy(c->pe);
 	free(c->half);
 	free(c->batch);
 	free(c->charged);
@@ -806,95 +599,46 @@ int collector__cgroup_rows(const struct collector *c)
 
 bool collector__cpu_online(const struct collector *c, int cpu)
 {
-	return cpu >= 0 && cpu < c->nr_cpus && c->online[cpu];
+	return cpu >= 0 && cpu < c->nr_cpus && perfev__online(c->pe)[cpu];
 }
 
 /*
- * A CPU that came online: a fresh start there. Its events go into the map only after the
- * BPF side has forgotten the readings of the events it had before (reads of an empty slot
- * leave the slice unread), so that no delta spans two events; the flush then starts its
- * slice.
+ * Before a CPU that came online gets its new events: the BPF side forgets the readings of
+ * the events it had (reads of an empty slot leave the slice unread), so that no delta spans
+ * two events. 1: a hook was mid-update there (it can be, on PREEMPT_RT); it ends in
+ * microseconds.
  */
-static int cpu_came_online(struct collector *c, int cpu)
+static int forget_cpu(int cpu, void *ctx)
 {
+	struct collector *c = ctx;
 	__u64 epoch = c->open_epoch;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu,
 		    .ctx_in = &epoch, .ctx_size_in = sizeof(epoch));
-	int err;
 
-	close_cpu_events(c, cpu);
-	/* 1: a hook was mid-update there (it can be, on PREEMPT_RT); it ends in microseconds. */
 	for (int try = 0;; try++) {
 		if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.reset_cpu), &opts))
 			return -errno;
 		if (!opts.retval)
-			break;
+			return 0;
 		if (try == 100)
 			return -EBUSY;
 		usleep(100);
 	}
-	err = open_cpu_events(c, cpu);
-	if (!err && c->hook == SWITCH_HOOK_PERF_EVENT) {
-		c->switch_fds[cpu] = perfev_open(&switch_attr, cpu, -1);
-		err = c->switch_fds[cpu] < 0 ? -errno : attach_switch_event(c, cpu);
-	}
-	if (err) {
-		close_cpu_events(c, cpu);
-		return err;
-	}
-	c->online[cpu] = true;
-	if (c->o.verbose)
-		pr_notice("CPU %d came online: counted from now", cpu);
-	return 0;
-}
-
-/*
- * CPUs that came online since the last interval are counted from now on; those that went
- * offline keep the counts they had, and their events are closed (the kernel stops them: they
- * would not count again if the CPU came back).
- */
-static void update_cpus(struct collector *c)
-{
-	bool *now = calloc(c->nr_cpus, sizeof(*now));
-
-	if (!now || counted_cpus(c, now)) {
-		free(now);
-		return;		/* keep the CPUs as they were; try again next interval */
-	}
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int err;
-
-		if (now[cpu] == c->online[cpu])
-			continue;
-		if (!now[cpu]) {
-			close_cpu_events(c, cpu);
-			c->online[cpu] = false;
-			if (c->o.verbose)
-				pr_notice("CPU %d went offline: its counts end with its last interval",
-					  cpu);
-			continue;
-		}
-		err = cpu_came_online(c, cpu);
-		/* ENODEV: gone again already, or not ready: the next interval tries again. */
-		if (err && err != -ENODEV && err != -ENXIO)
-			pr_warn("CPU %d came online but cannot be counted: %s", cpu,
-				strerror(-err));
-	}
-	free(now);
 }
 
 int collector__flush(struct collector *c)
 {
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
 	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
+	const bool *online = perfev__online(c->pe);
 
-	update_cpus(c);
+	perfev__update_cpus(c->pe, forget_cpu, c);
 	/* A new round of the half the CPUs move into (the BPF side's flush_round). */
 	__atomic_fetch_add(&c->skel->bss->flush_round, 1, __ATOMIC_RELEASE);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 
-		if (!c->online[cpu])
+		if (!online[cpu])
 			continue;
 		for (int try = 0;; try++) {
 			if (bpf_prog_test_run_opts(fd, &opts)) {
