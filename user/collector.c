@@ -39,6 +39,8 @@ struct collector {
 	struct cgtma_count *half;	/* per CPU: one cgroup's closed half, for the callback */
 	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
 	void *batch;		/* values of one batch lookup, kept between intervals */
+	bool prealloc;		/* the per-cgroup maps are preallocated */
+	int max_cgroups;	/* entries of the per-cgroup maps */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
 	bool falls_back;	/* perf-event, with the tracepoint attached as its fallback */
@@ -299,22 +301,6 @@ static int attach_irq_hooks(struct collector *c)
 	return 0;
 }
 
-/* Whether BPF_MAP_LOOKUP_BATCH works on per-CPU hashes here (5.6+). */
-static bool probe_batch(struct collector *c)
-{
-	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	__u64 keys[1], out_batch;
-	__u32 count = 1;
-	void *values = calloc(c->cg_rows, c->cg_value_size);
-	int ret;
-
-	if (!values)
-		return false;
-	ret = bpf_map_lookup_batch(fd, NULL, &out_batch, keys, values, &count, NULL);
-	free(values);
-	return ret == 0 || errno == ENOENT;
-}
-
 /*
  * Kernel memory the maps ask for at load (arrays, and hashes where preallocated; each
  * per-CPU one times the possible CPUs), in bytes: what a refusal for memory was about.
@@ -342,8 +328,7 @@ static double maps_load_bytes(const struct collector *c)
  * How much the maps asked for, and what lowers it: for the message of a load the kernel
  * refused for memory. A static buffer: called once, on the way out.
  */
-static const char *maps_memory_hint(const struct collector *c, const struct collector_opts *o,
-				    bool prealloc, int max_cgroups)
+static const char *maps_memory_hint(const struct collector *c, const struct collector_opts *o)
 {
 	static char s[512];
 	int n;
@@ -352,9 +337,9 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 		     "with %d event%s and %d possible CPUs; fewer events (-e, -l) lower it",
 		     maps_load_bytes(c) / 1e6, o->nr_events, o->nr_events == 1 ? "" : "s",
 		     c->nr_cpus);
-	if (prealloc && n < (int)sizeof(s))
+	if (c->prealloc && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, ", as --max-cgroups does (%d, preallocated "
-			      "before Linux 6.1)", max_cgroups);
+			      "before Linux 6.1)", c->max_cgroups);
 	if (o->per_cpu_cgroups && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, "; -A keeps each cgroup's counts per "
 			      "possible CPU: without it, once");
@@ -363,13 +348,9 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 	return s;
 }
 
-int collector__open(const struct collector_opts *o, struct collector **cp)
+/* What the kernel must have before anything is opened: 0, or -errno after saying what. */
+static int check_kernel(const struct collector_opts *o)
 {
-	struct collector *c;
-	struct timespec t0;
-	int err, max_cgroups;
-	bool prealloc;
-
 	if (o->nr_events < 1 || o->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("%d events requested; the limit is %d", o->nr_events,
 			CGTMA_MAX_EVENTS);
@@ -380,13 +361,20 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		       "built with CONFIG_DEBUG_INFO_BTF=y, which Linux 5.5 and later export there");
 		return -ENOTSUP;
 	}
+	return 0;
+}
 
-	libbpf_verbose = o->verbose;
-	libbpf_set_print(libbpf_print);
+/* The per-CPU events (none opened yet) and the buffers that reads use: 0 or -errno, said. */
+static int collector_new(const struct collector_opts *o, struct collector **cp)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+	int err;
 
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		pr_err("the collector: out of memory");
 		return -ENOMEM;
+	}
+	*cp = c;
 	c->nr_events = o->nr_events;
 	c->o = *o;
 	c->stats_fd = -1;
@@ -401,38 +389,42 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 				  .verbose = o->verbose,
 			  }, &c->pe);
 	if (err)
-		goto cleanup;
+		return err;
 	c->nr_cpus = perfev__nr_cpus(c->pe);
 	c->cg_rows = o->per_cpu_cgroups ? c->nr_cpus : 1;
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->charged = calloc(c->nr_cpus, sizeof(*c->charged));
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
 	if (!c->half || !c->charged || !c->ids) {
-		err = -ENOMEM;
-		goto cleanup;
+		pr_err("the collector's read buffers for %d CPUs: out of memory", c->nr_cpus);
+		return -ENOMEM;
 	}
+	return 0;
+}
 
-	c->skel = cgtma__open();
-	if (!c->skel) {
-		err = -errno;
-		pr_err("cannot open the BPF object: %s", strerror(-err));
-		goto cleanup;
-	}
+/*
+ * Between open and load: the BPF side's read-only settings, the maps' sizes and layout, and
+ * which programs load. 0 or -errno, said.
+ */
+static int configure(struct collector *c, const struct collector_opts *o)
+{
+	int err;
+
 	c->skel->rodata->nr_events = o->nr_events;
 	c->skel->rodata->max_level = o->max_level;
 	c->skel->rodata->tracked_levels = o->tracked_levels;
 	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
 	c->skel->rodata->per_task = o->per_task;
 	c->skel->rodata->cgroup_per_cpu = o->per_cpu_cgroups;
-	prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
-		   o->map_alloc == MAP_ALLOC_PREALLOC;
-	max_cgroups = o->max_cgroups ? o->max_cgroups : prealloc ? 1024 : 16384;
-	if (prealloc &&
+	c->prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
+		      o->map_alloc == MAP_ALLOC_PREALLOC;
+	c->max_cgroups = o->max_cgroups ? o->max_cgroups : c->prealloc ? 1024 : 16384;
+	if (c->prealloc &&
 	    ((err = bpf_map__set_map_flags(c->skel->maps.cgroup_counts, 0)) ||
 	     (err = bpf_map__set_map_flags(c->skel->maps.new_cgroups, 0)) ||
 	     (err = bpf_map__set_map_flags(c->skel->maps.task_counts, 0)))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
@@ -446,116 +438,161 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	    (err = bpf_map__set_value_size(c->skel->maps.charge_cache,
 					   offsetof(struct cgtma_charge_entry, acc) +
 						   c->value_size)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, c->max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, c->max_cgroups)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !o->per_task ? 1 :
 					    o->max_tasks ? o->max_tasks : 4096))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
-		goto cleanup;
+		return err;
 	}
 
 	err = choose_switch_hook(c, o);
 	if (err)
-		goto cleanup;
+		return err;
 	choose_irq_hooks(c, o);
+	return 0;
+}
+
+/* Loads the programs and maps: 0, or -errno after saying why the kernel refused. */
+static int load(struct collector *c, const struct collector_opts *o)
+{
+	struct timespec t0;
+	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = cgtma__load(c->skel);
-	if (err == -EPERM && probe_kernel_before(5, 11) && !probe_capable(PROBE_CAP_SYS_RESOURCE)) {
+	if (err == -EPERM && probe_kernel_before(5, 11) &&
+	    !probe_capable(PROBE_CAP_SYS_RESOURCE)) {
 		/* Memory cgroup accounting of BPF memory came in 5.11; before, RLIMIT_MEMLOCK. */
 		pr_err("cannot load the BPF program: %s (before Linux 5.11 BPF maps count "
 		       "against RLIMIT_MEMLOCK, and raising it needs CAP_SYS_RESOURCE: run as "
 		       "root, add CAP_SYS_RESOURCE, or raise it with ulimit -l unlimited; %s)",
-		       strerror(-err), maps_memory_hint(c, o, prealloc, max_cgroups));
-		goto cleanup;
+		       strerror(-err), maps_memory_hint(c, o));
+		return err;
 	}
 	if (err == -ENOMEM || (err == -EPERM && probe_kernel_before(5, 11))) {
 		/* The memory cgroup's limit (5.11+) or RLIMIT_MEMLOCK (before) refused a map. */
 		pr_err("cannot load the BPF program: %s (%s)", strerror(-err),
-		       maps_memory_hint(c, o, prealloc, max_cgroups));
-		goto cleanup;
+		       maps_memory_hint(c, o));
+		return err;
 	}
-	if (err == -EINVAL && !prealloc && kernel_before_6_1()) {
+	if (err == -EINVAL && !c->prealloc && kernel_before_6_1()) {
 		/* The verifier's rule before 6.1 (check_map_prog_compatibility). */
 		pr_err("cannot load the BPF program: %s (CGTMA_MAP_ALLOC=runtime: before Linux "
 		       "6.1, PREEMPT_RT kernels and perf-event programs accept only "
 		       "preallocated hash maps)", strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	if (err) {
 		pr_err("cannot load the BPF program: %s%s", strerror(-err),
 			o->verbose ? "" : " (run with -v to see the verifier's log)");
-		goto cleanup;
+		return err;
 	}
 	if (o->verbose) {
 		report_load(c, seconds_since(&t0));
-		pr_notice("BPF: per-cgroup maps %s, %d entries", prealloc ?
-			  "preallocated" : "allocated as cgroups come", max_cgroups);
+		pr_notice("BPF: per-cgroup maps %s, %d entries", c->prealloc ?
+			  "preallocated" : "allocated as cgroups come", c->max_cgroups);
 		if (!probe_kallsyms_has("cgroup_mutex"))
 			pr_notice("BPF: /proc/kallsyms has no address for cgroup_mutex (a kernel "
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");
 	}
+	return 0;
+}
+
+/* The hooks on cgroups: a task's move, and with new_cgroup_levels, mkdir and rmdir. */
+static int attach_cgroup_hooks(struct collector *c, const struct collector_opts *o)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *tp;
+	} hooks[] = {
+		{ c->skel->progs.on_cgroup_attach, &c->skel->links.on_cgroup_attach,
+		  "cgroup_attach_task" },
+		{ c->skel->progs.on_cgroup_mkdir, &c->skel->links.on_cgroup_mkdir, "cgroup_mkdir" },
+		{ c->skel->progs.on_cgroup_rmdir, &c->skel->links.on_cgroup_rmdir, "cgroup_rmdir" },
+	};
+	size_t n = o->new_cgroup_levels ? sizeof(hooks) / sizeof(hooks[0]) : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		*hooks[i].link = bpf_program__attach(hooks[i].prog);
+		if (!*hooks[i].link) {
+			int err = -errno;
+
+			pr_err("cannot attach to %s: %s", hooks[i].tp, strerror(-err));
+			return err;
+		}
+	}
+	c->watch_changes = o->new_cgroup_levels;
+	return 0;
+}
+
+/*
+ * Opens the counting events, attaches, then flushes: a CPU's first reading only starts its
+ * slice, so nothing that ran before attach is attributed; the flush starts the CPUs that
+ * have not switched yet. 0 or -errno, said.
+ */
+static int attach(struct collector *c, const struct collector_opts *o)
+{
+	int err;
 
 	perfev_raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
-	err = perfev__open_events(c->pe, bpf_map__fd(c->skel->maps.events));
-	if (err)
-		goto cleanup;
-
-	/*
-	 * Attach, then flush: a CPU's first reading only starts its slice, so nothing that ran
-	 * before attach is attributed; the flush starts the CPUs that have not switched yet.
-	 */
-	err = attach_switch_hook(c);
-	if (err)
-		goto cleanup;
-	err = attach_irq_hooks(c);
-	if (err)
-		goto cleanup;
-	c->skel->links.on_cgroup_attach = bpf_program__attach(c->skel->progs.on_cgroup_attach);
-	if (!c->skel->links.on_cgroup_attach) {
-		err = -errno;
-		pr_err("cannot attach to cgroup_attach_task: %s", strerror(-err));
-		goto cleanup;
-	}
-	if (o->new_cgroup_levels) {
-		struct {
-			struct bpf_program *prog;
-			struct bpf_link **link;
-			const char *tp;
-		} hooks[] = {
-			{ c->skel->progs.on_cgroup_mkdir, &c->skel->links.on_cgroup_mkdir, "cgroup_mkdir" },
-			{ c->skel->progs.on_cgroup_rmdir, &c->skel->links.on_cgroup_rmdir, "cgroup_rmdir" },
-		};
-
-		for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
-			*hooks[i].link = bpf_program__attach(hooks[i].prog);
-			if (!*hooks[i].link) {
-				err = -errno;
-				pr_err("cannot attach to %s: %s", hooks[i].tp, strerror(-err));
-				goto cleanup;
-			}
-		}
-		c->watch_changes = true;
-	}
-	err = collector__flush(c);
-	if (err)
-		goto cleanup;
+	if ((err = perfev__open_events(c->pe, bpf_map__fd(c->skel->maps.events))) ||
+	    (err = attach_switch_hook(c)) ||
+	    (err = attach_irq_hooks(c)) ||
+	    (err = attach_cgroup_hooks(c, o)) ||
+	    (err = collector__flush(c)))
+		return err;
 	if (o->bpf_stats) {
 		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (c->stats_fd < 0)
 			pr_warn("cannot enable BPF run-time statistics (Linux 5.8+): %s",
 				strerror(errno));
 	}
-	c->batch_ok = probe_batch(c);
+	c->batch_ok = probe_lookup_batch(bpf_map__fd(c->skel->maps.cgroup_counts),
+					 (size_t)c->cg_rows * c->cg_value_size);
 	if (c->batch_ok) {
 		c->batch = malloc((size_t)c->cg_rows * c->cg_value_size * READ_BATCH);
 		if (!c->batch) {
-			err = -ENOMEM;
-			goto cleanup;
+			pr_err("the collector's batch lookups of %d cgroups: out of memory",
+			       READ_BATCH);
+			return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+int collector__open(const struct collector_opts *o, struct collector **cp)
+{
+	struct collector *c = NULL;
+	int err;
+
+	err = check_kernel(o);
+	if (err)
+		return err;
+	libbpf_verbose = o->verbose;
+	libbpf_set_print(libbpf_print);
+
+	err = collector_new(o, &c);
+	if (err)
+		goto cleanup;
+	c->skel = cgtma__open();
+	if (!c->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = configure(c, o);
+	if (err)
+		goto cleanup;
+	err = load(c, o);
+	if (err)
+		goto cleanup;
+	err = attach(c, o);
+	if (err)
+		goto cleanup;
 	*cp = c;
 	return 0;
 

@@ -139,8 +139,10 @@ int perfev__new(const struct perfev_opts *o, struct perfev **pp)
 	struct perfev *pe = calloc(1, sizeof(*pe));
 	int err;
 
-	if (!pe)
+	if (!pe) {
+		pr_err("the per-CPU events: out of memory");
 		return -ENOMEM;
+	}
 	pe->o = *o;
 	pe->map_fd = -1;
 	pe->nr_cpus = libbpf_num_possible_cpus();
@@ -152,6 +154,8 @@ int perfev__new(const struct perfev_opts *o, struct perfev **pp)
 	pe->online = calloc(pe->nr_cpus, sizeof(*pe->online));
 	pe->fds = malloc(sizeof(*pe->fds) * pe->nr_cpus * o->nr_events);
 	if (!pe->online || !pe->fds) {
+		pr_err("the per-CPU events (%d CPUs, %d events each): out of memory",
+		       pe->nr_cpus, o->nr_events);
 		err = -ENOMEM;
 		goto cleanup;
 	}

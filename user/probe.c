@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "log.h"
 #include "probe.h"
@@ -85,4 +87,18 @@ bool probe_kallsyms_has(const char *name)
 			strcmp(sym, name) == 0;
 	fclose(f);
 	return found;
+}
+
+bool probe_lookup_batch(int map_fd, size_t value_size)
+{
+	__u64 keys[1], out_batch;
+	__u32 count = 1;
+	void *values = malloc(value_size);
+	int ret;
+
+	if (!values)
+		return false;
+	ret = bpf_map_lookup_batch(map_fd, NULL, &out_batch, keys, values, &count, NULL);
+	free(values);
+	return ret == 0 || errno == ENOENT;
 }

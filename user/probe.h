@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the running kernel and this process can do, read from /proc and uname(2): the
- * privileges perf and BPF need, the kernel's release, and what /proc/kallsyms shows.
- * Nothing here opens a perf event or loads a program.
+ * privileges perf and BPF need, the kernel's release, and what /proc/kallsyms shows; and
+ * what a loaded map can do. Nothing here opens a perf event or loads a program.
  */
 #ifndef CGTMA_PROBE_H
 #define CGTMA_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Capability numbers, as <linux/capability.h> has them from Linux 5.8. */
 #define PROBE_CAP_SYS_ADMIN 21
@@ -37,5 +38,11 @@ int probe_perf_event_paranoid(void);
  * addresses read as 0 without CAP_SYSLOG (or perf_event_paranoid <= 1).
  */
 bool probe_kallsyms_has(const char *name);
+
+/*
+ * Whether BPF_MAP_LOOKUP_BATCH works here (per-CPU hashes: 5.6+) on map_fd, a map with
+ * __u64 keys whose lookups return value_size bytes per key.
+ */
+bool probe_lookup_batch(int map_fd, size_t value_size);
 
 #endif

@@ -780,8 +780,10 @@ static int select_cpus(const char *list, bool **out)
 		return nr ? nr : -EIO;
 	}
 	set = calloc(nr, sizeof(*set));
-	if (!set)
+	if (!set) {
+		pr_err("-C '%s': out of memory", list);
 		return -ENOMEM;
+	}
 	err = cpulist_parse(list, set, nr, &beyond);
 	if (err == -ERANGE)
 		pr_err("-C '%s': there is no CPU %ld (this machine's CPUs are 0-%d)", list, beyond,
