@@ -855,13 +855,32 @@ static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void 
 	return err;
 }
 
+/*
+ * The entry of map fd after *key (first: the first entry) into *key and value: true, or
+ * false past the last. An entry removed between finding its key and reading it is skipped.
+ */
+static bool next_elem(int fd, bool first, void *key, size_t key_size, void *value)
+{
+	union {
+		__u64 cgroup;
+		struct cgtma_task_key task;
+	} next;		/* room for a key of either map read so */
+
+	while (bpf_map_get_next_key(fd, first ? NULL : key, &next) == 0) {
+		first = false;
+		memcpy(key, &next, key_size);
+		if (bpf_map_lookup_elem(fd, key, value) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Every cgroup in the map, batch by batch where the kernel can, else key by key. */
 static int read_cgroups_all(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 	void *values;
-	__u64 key, next;
-	bool first = true;
+	__u64 key;
 	int err = 0;
 
 	c->reads_all++;
@@ -870,13 +889,9 @@ static int read_cgroups_all(struct collector *c, collector_cgroup_cb cb, void *c
 	values = malloc(c->cg_rows * c->cg_value_size);
 	if (!values)
 		return -ENOMEM;
-	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, values))
-			continue;	/* removed between the two calls */
+	for (bool first = true; !err && next_elem(fd, first, &key, sizeof(key), values);
+	     first = false)
 		err = cb(key, closed_half(c, values, c->cg_value_size, c->cg_rows), ctx);
-	}
 	free(values);
 	return err;
 }
@@ -980,20 +995,26 @@ int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out)
 	return 0;
 }
 
+/* Stat s of the BPF side summed over the CPUs (per_cpu: room for nr_cpus): 0 or -errno. */
+static int read_stat(struct collector *c, __u32 s, __u64 *per_cpu, __u64 *out)
+{
+	*out = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &s, per_cpu))
+		return -errno;
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		*out += per_cpu[cpu];
+	return 0;
+}
+
+/* A stat that cannot be read reads 0. */
 int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX])
 {
-	int fd = bpf_map__fd(c->skel->maps.stats);
 	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
 
 	if (!per_cpu)
 		return -ENOMEM;
-	for (__u32 s = 0; s < CGTMA_STAT_MAX; s++) {
-		out[s] = 0;
-		if (bpf_map_lookup_elem(fd, &s, per_cpu))
-			continue;
-		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-			out[s] += per_cpu[cpu];
-	}
+	for (__u32 s = 0; s < CGTMA_STAT_MAX; s++)
+		read_stat(c, s, per_cpu, &out[s]);
 	free(per_cpu);
 	return 0;
 }
@@ -1022,19 +1043,15 @@ int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_
 int collector__read_tasks(struct collector *c, collector_task_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.task_counts);
-	struct cgtma_task_key key, next;
+	struct cgtma_task_key key;
 	struct cgtma_task *t;
-	bool first = true;
 	int err = 0;
 
 	t = malloc(task_value_size(c));
 	if (!t)
 		return -ENOMEM;
-	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, t))
-			continue;	/* removed between the two calls */
+	for (bool first = true; !err && next_elem(fd, first, &key, sizeof(key), t);
+	     first = false) {
 		t->comm[sizeof(t->comm) - 1] = '\0';
 		err = cb(&key, t->pid, t->comm, &t->ev[c->closed_epoch * c->nr_events], ctx);
 	}
@@ -1063,16 +1080,11 @@ long collector__task_insert_error(const struct collector *c)
 int collector__missed_slices(struct collector *c, __u64 *out)
 {
 	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
-	__u32 key = CGTMA_STAT_UNSEEN;
-	int err = 0;
+	int err;
 
 	if (!per_cpu)
 		return -ENOMEM;
-	*out = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &key, per_cpu))
-		err = -errno;
-	for (int cpu = 0; !err && cpu < c->nr_cpus; cpu++)
-		*out += per_cpu[cpu];
+	err = read_stat(c, CGTMA_STAT_UNSEEN, per_cpu, out);
 	free(per_cpu);
 	return err;
 }
