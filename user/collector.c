@@ -46,7 +46,8 @@ struct collector {
 	bool falls_back;	/* perf-event, with the tracepoint attached as its fallback */
 	bool miss_said;		/* the forced perf-event hook's first miss was said */
 	bool watch_changes;	/* the mkdir and rmdir hooks are attached */
-	struct collector_opts o;	/* as opened */
+	bool per_cpu_cgroups;	/* -A with tracked cgroups: their counts per CPU */
+	struct collector_setup su;	/* as opened: its cpus stay the caller's */
 };
 
 static bool libbpf_verbose;
@@ -335,12 +336,12 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 
 	n = snprintf(s, sizeof(s), "the BPF maps ask for %.1f MB of kernel memory at load, "
 		     "with %d event%s and %d possible CPUs; fewer events (-e, -l) lower it",
-		     maps_load_bytes(c) / 1e6, o->nr_events, o->nr_events == 1 ? "" : "s",
+		     maps_load_bytes(c) / 1e6, c->nr_events, c->nr_events == 1 ? "" : "s",
 		     c->nr_cpus);
 	if (c->prealloc && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, ", as --max-cgroups does (%d, preallocated "
 			      "before Linux 6.1)", c->max_cgroups);
-	if (o->per_cpu_cgroups && n < (int)sizeof(s))
+	if (c->per_cpu_cgroups && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, "; -A keeps each cgroup's counts per "
 			      "possible CPU: without it, once");
 	if (o->per_task && n < (int)sizeof(s))
@@ -349,10 +350,10 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 }
 
 /* What the kernel must have before anything is opened: 0, or -errno after saying what. */
-static int check_kernel(const struct collector_opts *o)
+static int check_kernel(const struct collector_setup *su)
 {
-	if (o->nr_events < 1 || o->nr_events > CGTMA_MAX_EVENTS) {
-		pr_err("%d events requested; the limit is %d", o->nr_events,
+	if (su->nr_events < 1 || su->nr_events > CGTMA_MAX_EVENTS) {
+		pr_err("%d events requested; the limit is %d", su->nr_events,
 			CGTMA_MAX_EVENTS);
 		return -E2BIG;
 	}
@@ -365,7 +366,8 @@ static int check_kernel(const struct collector_opts *o)
 }
 
 /* The per-CPU events (none opened yet) and the buffers that reads use: 0 or -errno, said. */
-static int collector_new(const struct collector_opts *o, struct collector **cp)
+static int collector_new(const struct collector_opts *o, const struct collector_setup *su,
+			 struct collector **cp)
 {
 	struct collector *c = calloc(1, sizeof(*c));
 	int err;
@@ -375,23 +377,24 @@ static int collector_new(const struct collector_opts *o, struct collector **cp)
 		return -ENOMEM;
 	}
 	*cp = c;
-	c->nr_events = o->nr_events;
-	c->o = *o;
+	c->su = *su;
+	c->nr_events = su->nr_events;
+	c->per_cpu_cgroups = o->per_cpu && su->tracked_levels;
 	c->stats_fd = -1;
-	c->value_size = o->nr_events * sizeof(struct cgtma_count);
-	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(o->nr_events);
+	c->value_size = su->nr_events * sizeof(struct cgtma_count);
+	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(su->nr_events);
 	err = perfev__new(&(struct perfev_opts){
-				  .nr_events = o->nr_events,
-				  .attrs = o->attrs,
-				  .group = o->group,
-				  .names = o->names,
-				  .cpus = o->cpus,
+				  .nr_events = su->nr_events,
+				  .attrs = su->attrs,
+				  .group = su->group,
+				  .names = su->names,
+				  .cpus = su->cpus,
 				  .verbose = o->verbose,
 			  }, &c->pe);
 	if (err)
 		return err;
 	c->nr_cpus = perfev__nr_cpus(c->pe);
-	c->cg_rows = o->per_cpu_cgroups ? c->nr_cpus : 1;
+	c->cg_rows = c->per_cpu_cgroups ? c->nr_cpus : 1;
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->charged = calloc(c->nr_cpus, sizeof(*c->charged));
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
@@ -410,12 +413,12 @@ static int configure(struct collector *c, const struct collector_opts *o)
 {
 	int err;
 
-	c->skel->rodata->nr_events = o->nr_events;
-	c->skel->rodata->max_level = o->max_level;
-	c->skel->rodata->tracked_levels = o->tracked_levels;
-	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
+	c->skel->rodata->nr_events = c->nr_events;
+	c->skel->rodata->max_level = c->su.max_level;
+	c->skel->rodata->tracked_levels = c->su.tracked_levels;
+	c->skel->rodata->new_cgroup_levels = c->su.new_cgroup_levels;
 	c->skel->rodata->per_task = o->per_task;
-	c->skel->rodata->cgroup_per_cpu = o->per_cpu_cgroups;
+	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
 	c->prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
 		      o->map_alloc == MAP_ALLOC_PREALLOC;
 	c->max_cgroups = o->max_cgroups ? o->max_cgroups : c->prealloc ? 1024 : 16384;
@@ -426,9 +429,9 @@ static int configure(struct collector *c, const struct collector_opts *o)
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
 		return err;
 	}
-	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
+	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * c->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
-	    (err = bpf_map__set_type(c->skel->maps.cgroup_counts, o->per_cpu_cgroups ?
+	    (err = bpf_map__set_type(c->skel->maps.cgroup_counts, c->per_cpu_cgroups ?
 				     BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->cg_value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, 2 * c->value_size)) ||
@@ -502,7 +505,7 @@ static int load(struct collector *c, const struct collector_opts *o)
 }
 
 /* The hooks on cgroups: a task's move, and with new_cgroup_levels, mkdir and rmdir. */
-static int attach_cgroup_hooks(struct collector *c, const struct collector_opts *o)
+static int attach_cgroup_hooks(struct collector *c)
 {
 	struct {
 		struct bpf_program *prog;
@@ -514,7 +517,7 @@ static int attach_cgroup_hooks(struct collector *c, const struct collector_opts 
 		{ c->skel->progs.on_cgroup_mkdir, &c->skel->links.on_cgroup_mkdir, "cgroup_mkdir" },
 		{ c->skel->progs.on_cgroup_rmdir, &c->skel->links.on_cgroup_rmdir, "cgroup_rmdir" },
 	};
-	size_t n = o->new_cgroup_levels ? sizeof(hooks) / sizeof(hooks[0]) : 1;
+	size_t n = c->su.new_cgroup_levels ? sizeof(hooks) / sizeof(hooks[0]) : 1;
 
 	for (size_t i = 0; i < n; i++) {
 		*hooks[i].link = bpf_program__attach(hooks[i].prog);
@@ -525,7 +528,7 @@ static int attach_cgroup_hooks(struct collector *c, const struct collector_opts 
 			return err;
 		}
 	}
-	c->watch_changes = o->new_cgroup_levels;
+	c->watch_changes = c->su.new_cgroup_levels;
 	return 0;
 }
 
@@ -538,11 +541,11 @@ static int attach(struct collector *c, const struct collector_opts *o)
 {
 	int err;
 
-	perfev_raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
+	perfev_raise_fd_limit(c->nr_cpus * (c->nr_events + 1) + 256);
 	if ((err = perfev__open_events(c->pe, bpf_map__fd(c->skel->maps.events))) ||
 	    (err = attach_switch_hook(c)) ||
 	    (err = attach_irq_hooks(c)) ||
-	    (err = attach_cgroup_hooks(c, o)) ||
+	    (err = attach_cgroup_hooks(c)) ||
 	    (err = collector__flush(c)))
 		return err;
 	if (o->bpf_stats) {
@@ -564,18 +567,19 @@ static int attach(struct collector *c, const struct collector_opts *o)
 	return 0;
 }
 
-int collector__open(const struct collector_opts *o, struct collector **cp)
+int collector__open(const struct collector_opts *o, const struct collector_setup *su,
+		    struct collector **cp)
 {
 	struct collector *c = NULL;
 	int err;
 
-	err = check_kernel(o);
+	err = check_kernel(su);
 	if (err)
 		return err;
 	libbpf_verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 
-	err = collector_new(o, &c);
+	err = collector_new(o, su, &c);
 	if (err)
 		goto cleanup;
 	c->skel = cgtma__open();
