@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The BPF side's owner: opens the perf events (per online CPU, never per cgroup), loads and
- * attaches the program, flushes running slices, and reads the accumulated counts.
+ * The BPF side's owner: opens its skeleton, configures, loads and attaches it over the
+ * per-CPU events (perfev.h: per online CPU, never per cgroup), flushes running slices, and
+ * reads the accumulated counts.
  *
  * Counts come in two halves, epochs, that the CPUs write by turns: each flush closes the half
  * being written and opens the other, so the reads after it return counts that nothing is
