@@ -71,8 +71,9 @@ struct collector_setup {
 
 /*
  * Checks BTF (probe_privileges() has passed), opens every event on every online CPU (of
- * those su->cpus selects), loads and attaches. A CPU left out has no events: the tracepoint hooks read
- * nothing there, and the perf-event hook has no cgroup-switches event there to run on.
+ * those su->cpus selects), loads and attaches. A CPU left out has no events: the tracepoint
+ * hooks read nothing there, and the perf-event hook has no cgroup-switches event there to
+ * run on.
  * Prints what failed, naming the event and CPU or the step, and returns -errno.
  */
 int collector__open(const struct collector_opts *o, const struct collector_setup *su,
