@@ -14,7 +14,6 @@
 
 #include "bpf/cgtma.h"
 #include "commands.h"
-#include "irqscope.h"
 #include "log.h"
 #include "model.h"
 #include "options.h"
@@ -169,14 +168,10 @@ enum {
 	OPT_ALL_CONTAINERS,
 	OPT_DEPTH,
 	OPT_LIST_MODELS,
-	OPT_MAX_CGROUPS,
 	OPT_PROMETHEUS,
 	OPT_RECORD,
-	OPT_SWITCH_HOOK,
 	OPT_COMM,
-	OPT_MAX_TASKS,
 	OPT_PROMETHEUS_TASKS,
-	OPT_IRQ,
 	OPT_SAMPLE,
 	OPT_FOLDED,
 	OPT_PPROF,
@@ -194,14 +189,9 @@ static const struct option long_options[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "cpu", required_argument, NULL, 'C' },
-	{ "per-cpu", no_argument, NULL, 'A' },
-	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
-	{ "switch-hook", required_argument, NULL, OPT_SWITCH_HOOK },
-	{ "per-task", no_argument, NULL, 'T' },
+	COLLECTOR_LONG_OPTIONS,
 	{ "comm", required_argument, NULL, OPT_COMM },
-	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },
 	{ "prometheus-tasks", no_argument, NULL, OPT_PROMETHEUS_TASKS },
-	{ "irq", optional_argument, NULL, OPT_IRQ },
 	{ "sample", optional_argument, NULL, OPT_SAMPLE },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
@@ -234,21 +224,12 @@ static int profile(int argc, char **argv)
 		.interval_ms = 1000,
 		.select.depth = 3,
 		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
-		.max_cgroups = 0,	/* the collector's default for this kernel */
 	};
-	const char **cgroups, *env_hook, *env_alloc;
+	const char **cgroups;
 	int c, ret;
 
-	env_hook = getenv("CGTMA_SWITCH_HOOK");
-	if (env_hook && *env_hook && switch_hook_parse(env_hook, &o.switch_hook)) {
-		pr_err("CGTMA_SWITCH_HOOK '%s': expected auto, tracepoint or perf-event", env_hook);
+	if (collector_opts_env(&o.collect))
 		return 2;
-	}
-	env_alloc = getenv("CGTMA_MAP_ALLOC");
-	if (env_alloc && *env_alloc && map_alloc_parse(env_alloc, &o.map_alloc)) {
-		pr_err("CGTMA_MAP_ALLOC '%s': expected auto, prealloc or runtime", env_alloc);
-		return 2;
-	}
 	cgroups = calloc(argc, sizeof(*cgroups));
 	if (!cgroups) {
 		pr_err("out of memory");
@@ -258,6 +239,8 @@ static int profile(int argc, char **argv)
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
+		if (!ret)
+			ret = collector_opt(&o.collect, c, optarg);
 		if (ret < 0)
 			goto usage_error;
 		if (ret || output_opt(&o.out, c, optarg))
@@ -295,38 +278,13 @@ static int profile(int argc, char **argv)
 		case 'C':
 			o.cpus = optarg;
 			break;
-		case 'A':
-			o.per_cpu = true;
-			break;
-		case OPT_MAX_CGROUPS:
-			if (opt_int("--max-cgroups", optarg, 1, 1 << 20, "", &o.max_cgroups))
-				goto usage_error;
-			break;
-		case OPT_SWITCH_HOOK:
-			if (switch_hook_parse(optarg, &o.switch_hook)) {
-				pr_err("--switch-hook '%s': expected auto, tracepoint or perf-event",
-					optarg);
-				goto usage_error;
-			}
-			break;
-		case 'T':
-			o.per_task = true;
-			break;
 		case OPT_COMM:
 			if (tasks_comm_pattern_check(optarg))
 				goto usage_error;
 			o.comm = optarg;
 			break;
-		case OPT_MAX_TASKS:
-			if (opt_int("--max-tasks", optarg, 1, 1 << 20, "", &o.max_tasks))
-				goto usage_error;
-			break;
 		case OPT_PROMETHEUS_TASKS:
 			o.prometheus_tasks = true;
-			break;
-		case OPT_IRQ:
-			if (irq_scopes_parse(optarg, &o.irq_mask))
-				goto usage_error;
 			break;
 		case OPT_SAMPLE:
 			o.sample = true;
@@ -344,6 +302,7 @@ static int profile(int argc, char **argv)
 			break;
 		case OPT_PROMETHEUS:
 			o.out.prometheus = optarg;
+			o.collect.bpf_stats = true;	/* it exports cgtma's own cost */
 			break;
 		case OPT_RECORD:
 			o.out.record = optarg;
@@ -351,6 +310,7 @@ static int profile(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			o.measure.verbose = true;
+			o.collect.verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -375,11 +335,11 @@ static int profile(int argc, char **argv)
 		pr_err("--model and --model-file: give one");
 		goto usage_error;
 	}
-	if ((o.comm || o.max_tasks || o.prometheus_tasks) && !o.per_task) {
+	if ((o.comm || o.collect.max_tasks || o.prometheus_tasks) && !o.collect.per_task) {
 		pr_err("--comm, --max-tasks and --prometheus-tasks shape the thread rows: add -T");
 		goto usage_error;
 	}
-	if (o.per_task && !selection_opts_any(&o.select)) {
+	if (o.collect.per_task && !selection_opts_any(&o.select)) {
 		pr_err("-T shows the threads inside tracked cgroups: add -G, --all-cgroups or "
 		       "--all-containers");
 		goto usage_error;

@@ -5,18 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "collector.h"
-#include "cpulist.h"
 #include "switchhook.h"
 #include "log.h"
+#include "perfev.h"
+#include "probe.h"
 #include "cgtma.skel.h"
 
 /* Cgroups read per batch lookup. */
@@ -26,8 +24,7 @@ struct collector {
 	struct cgtma *skel;
 	int nr_events;
 	int nr_cpus;		/* possible */
-	bool *online;		/* per possible CPU: online, and selected (-C) */
-	int *fds;		/* nr_cpus * nr_events, -1 where not opened */
+	struct perfev *pe;	/* the counting events, and the cgroup-switches ones */
 	size_t value_size;	/* nr_events * sizeof(struct cgtma_count): one epoch's counts */
 	size_t cg_value_size;	/* a cgroup's value (on one CPU): CGTMA_CGROUP_VALUE_SIZE() */
 	int cg_rows;		/* values a cgroup's lookup returns: 1, or nr_cpus when per CPU */
@@ -42,14 +39,15 @@ struct collector {
 	struct cgtma_count *half;	/* per CPU: one cgroup's closed half, for the callback */
 	bool batch_ok;		/* the kernel has BPF_MAP_LOOKUP_BATCH for per-CPU hashes */
 	void *batch;		/* values of one batch lookup, kept between intervals */
+	bool prealloc;		/* the per-cgroup maps are preallocated */
+	int max_cgroups;	/* entries of the per-cgroup maps */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
 	bool falls_back;	/* perf-event, with the tracepoint attached as its fallback */
 	bool miss_said;		/* the forced perf-event hook's first miss was said */
 	bool watch_changes;	/* the mkdir and rmdir hooks are attached */
-	int *switch_fds;	/* per possible CPU with the perf-event hook, -1 where none */
-	struct bpf_link **switch_links;	/* the same, the program attached to each */
-	struct collector_opts o;	/* as opened: events are opened again on hotplug */
+	bool per_cpu_cgroups;	/* -A with tracked cgroups: their counts per CPU */
+	struct collector_setup su;	/* as opened: its cpus stay the caller's */
 };
 
 static bool libbpf_verbose;
@@ -67,27 +65,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-/* The CPUs to count now: those online, of the ones -C selects. 0 or -errno. */
-static int counted_cpus(const struct collector *c, bool *set)
-{
-	int err = cpulist_read("/sys/devices/system/cpu/online", set, c->nr_cpus);
-
-	for (int cpu = 0; !err && c->o.cpus && cpu < c->nr_cpus; cpu++)
-		set[cpu] &= c->o.cpus[cpu];
-	return err;
-}
-
-/* Whether the running kernel's release is older than major.minor (unknown: older). */
-static bool kernel_before(int want_major, int want_minor)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major < want_major || (major == want_major && minor < want_minor);
-}
-
 /*
  * Before 6.1 the kernel warns (WARN_ONCE, a splat in dmesg) when a raw tracepoint program,
  * as flush_slice is, uses a hash map that allocates at run time, and PREEMPT_RT kernels
@@ -95,80 +72,7 @@ static bool kernel_before(int want_major, int want_minor)
  */
 static bool kernel_before_6_1(void)
 {
-	return kernel_before(6, 1);
-}
-
-/* CapEff from /proc/self/status; 0 when it cannot be read. */
-static unsigned long long effective_caps(void)
-{
-	unsigned long long eff = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return geteuid() == 0 ? ~0ULL : 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff;
-}
-
-#define CAP_BIT(n) (1ULL << (n))
-#define CAP_SYS_ADMIN_BIT CAP_BIT(21)
-#define CAP_PERFMON_BIT CAP_BIT(38)
-#define CAP_BPF_BIT CAP_BIT(39)
-#define CAP_SYS_RESOURCE_BIT CAP_BIT(24)
-
-/* perf and BPF need CAP_PERFMON+CAP_BPF or CAP_SYS_ADMIN. */
-static bool has_privileges(void)
-{
-	unsigned long long eff = effective_caps();
-
-	return (eff & CAP_SYS_ADMIN_BIT) || ((eff & CAP_PERFMON_BIT) && (eff & CAP_BPF_BIT));
-}
-
-int collector__check_privileges(void)
-{
-	if (has_privileges())
-		return 0;
-	pr_err("not permitted: needs root, or CAP_PERFMON and CAP_BPF (Linux 5.8+)");
-	return -EPERM;
-}
-
-/* kernel.perf_event_paranoid, or -1 when it cannot be read. */
-static int perf_event_paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-/*
- * Whether /proc/kallsyms gives this process the address of a kernel symbol, as libbpf needs
- * to resolve the BPF side's __ksym externs: data symbols need CONFIG_KALLSYMS_ALL, and
- * addresses read as 0 without CAP_SYSLOG (or perf_event_paranoid <= 1).
- */
-static bool kallsyms_has(const char *name)
-{
-	char line[512], sym[256];
-	unsigned long long addr;
-	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%llx %*c %255s", &addr, sym) == 2 && addr &&
-			strcmp(sym, name) == 0;
-	fclose(f);
-	return found;
+	return probe_kernel_before(6, 1);
 }
 
 static double seconds_since(const struct timespec *t0)
@@ -209,100 +113,6 @@ static void report_load(const struct collector *c, double load_s)
 	pr_notice("BPF: loaded in %.3f s; verified instructions: %s", load_s, line);
 }
 
-/* CPUs x events descriptors: a big machine at level 3 passes the usual soft limit of 1024. */
-static void raise_fd_limit(int needed)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= (rlim_t)needed)
-		return;
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (rlim_t)needed ?
-		      (rlim_t)needed : rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-}
-
-static int perf_event_open(struct perf_event_attr *attr, int cpu, int group_fd)
-{
-	return syscall(__NR_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-}
-
-static const char *perf_open_hint(int err)
-{
-	switch (err) {
-	case ENOENT:
-	case EOPNOTSUPP:
-		return " (the CPU or kernel does not support this event; is there a hardware PMU?)";
-	case EACCES:
-	case EPERM:
-		/*
-		 * Debian's kernels (a patch of theirs) treat perf_event_paranoid 3 as "only
-		 * CAP_SYS_ADMIN opens perf events": CAP_PERFMON no longer suffices there.
-		 */
-		if (perf_event_paranoid() > 2 && !(effective_caps() & CAP_SYS_ADMIN_BIT))
-			return " (kernel.perf_event_paranoid is above 2, where Debian's kernels "
-			       "let only CAP_SYS_ADMIN open perf events: run as root, or set "
-			       "sysctl kernel.perf_event_paranoid=2 for CAP_PERFMON to suffice)";
-		return " (needs root, or CAP_PERFMON and CAP_BPF)";
-	case EINVAL:
-		return " (bad encoding for this PMU, or a group it cannot schedule)";
-	case EMFILE:
-		return " (too many open files: raise ulimit -n)";
-	default:
-		return "";
-	}
-}
-
-/* Opens the cgroup-switches event on every online CPU, sample period 1. */
-static struct perf_event_attr switch_attr = {
-	.type = PERF_TYPE_SOFTWARE,
-	.size = sizeof(switch_attr),
-	.config = PERF_COUNT_SW_CGROUP_SWITCHES,
-	.sample_period = 1,
-};
-
-static int open_switch_events(struct collector *c, char *why, size_t len)
-{
-
-	c->switch_fds = malloc(sizeof(*c->switch_fds) * c->nr_cpus);
-	c->switch_links = calloc(c->nr_cpus, sizeof(*c->switch_links));
-	if (!c->switch_fds || !c->switch_links) {
-		snprintf(why, len, "out of memory");
-		return -ENOMEM;
-	}
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-		c->switch_fds[cpu] = -1;
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int err;
-
-		if (!c->online[cpu])
-			continue;
-		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
-		if (c->switch_fds[cpu] >= 0)
-			continue;
-		err = errno;
-		if (err == ENOENT || err == EINVAL)
-			snprintf(why, len, "the kernel has no cgroup-switches event (Linux 5.13+)");
-		else
-			snprintf(why, len, "cannot open the cgroup-switches event on CPU %d: %s%s",
-				 cpu, strerror(err), perf_open_hint(err));
-		return -err;
-	}
-	return 0;
-}
-
-static void close_switch_events(struct collector *c)
-{
-	for (int cpu = 0; c->switch_links && cpu < c->nr_cpus; cpu++)
-		bpf_link__destroy(c->switch_links[cpu]);
-	for (int cpu = 0; c->switch_fds && cpu < c->nr_cpus; cpu++)
-		if (c->switch_fds[cpu] >= 0)
-			close(c->switch_fds[cpu]);
-	free(c->switch_links);
-	free(c->switch_fds);
-	c->switch_links = NULL;
-	c->switch_fds = NULL;
-}
-
 /*
  * Picks the switch hook before the load, so that the verifier sees only the programs in
  * use. Auto takes the perf-event hook wherever the kernel has it (5.13+, the perf_event
@@ -335,10 +145,11 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 		snprintf(why, sizeof(why), "--per-task ends a slice at every switch");
 	} else if (o->switch_hook != SWITCH_HOOK_TRACEPOINT) {
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
-		if (open_switch_events(c, why, sizeof(why)) == 0) {
+		if (perfev__open_switches(c->pe, why, sizeof(why)) == 0) {
 			unfit = switch_hook_unfit();
 			dropped = unfit || !forced ? NULL :
-				  switch_samples_dropped(c->online, c->nr_cpus, &unchecked);
+				  switch_samples_dropped(perfev__online(c->pe),
+								 c->nr_cpus, &unchecked);
 			if (dropped)
 				pr_warn("--switch-hook=perf-event: %s; kept as asked: the time before a "
 					"switch it misses goes to the cgroup that runs after it, and "
@@ -349,7 +160,7 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 				c->hook = SWITCH_HOOK_PERF_EVENT;
 		}
 		if (c->hook != SWITCH_HOOK_PERF_EVENT)
-			close_switch_events(c);
+			perfev__close_switches(c->pe);
 	}
 	if (forced && c->hook != SWITCH_HOOK_PERF_EVENT) {
 		pr_err("--switch-hook=perf-event: %s", why);
@@ -379,19 +190,6 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	return 0;
 }
 
-static int attach_switch_event(struct collector *c, int cpu)
-{
-	int err;
-
-	c->switch_links[cpu] = bpf_program__attach_perf_event(c->skel->progs.on_cgroup_switch,
-							      c->switch_fds[cpu]);
-	if (c->switch_links[cpu])
-		return 0;
-	err = -errno;
-	pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu, strerror(-err));
-	return err;
-}
-
 static int attach_switch_hook(struct collector *c)
 {
 	int err;
@@ -404,13 +202,8 @@ static int attach_switch_hook(struct collector *c)
 			return err;
 		}
 	}
-	for (int cpu = 0; c->hook == SWITCH_HOOK_PERF_EVENT && cpu < c->nr_cpus; cpu++) {
-		if (c->switch_fds[cpu] < 0)
-			continue;
-		err = attach_switch_event(c, cpu);
-		if (err)
-			return err;
-	}
+	if (c->hook == SWITCH_HOOK_PERF_EVENT)
+		return perfev__attach_switches(c->pe, c->skel->progs.on_cgroup_switch);
 	return 0;
 }
 
@@ -429,7 +222,7 @@ static void switch_hook_missed(struct collector *c, bool tp_on_before)
 		pr_warn("switch hook: the perf-event hook missed a switch on CPU %d (the kernel did "
 			"not run its program there): the tracepoint (sched_switch) has taken over "
 			"on every CPU; the interval of the missed switch is marked not exact", cpu);
-		close_switch_events(c);
+		perfev__close_switches(c->pe);
 		c->hook = SWITCH_HOOK_TRACEPOINT;
 	} else if (!c->miss_said) {
 		pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the kernel did not "
@@ -510,124 +303,6 @@ static int attach_irq_hooks(struct collector *c)
 }
 
 /*
- * The kernel refuses a group member (EINVAL) when the group with it could never be on the
- * counters at once: more hardware events than the PMU has counters (a model written for a
- * larger PMU). Says so, naming the group and its size, rather than EINVAL's generic hint.
- */
-static void report_group_refused(const struct collector_opts *o, int i, int cpu)
-{
-	int first = i, last = i;
-
-	while (first > 0 && o->group[first - 1] == o->group[i])
-		first--;
-	while (last + 1 < o->nr_events && o->group[last + 1] == o->group[i])
-		last++;
-	pr_err("cannot open event '%s' on CPU %d: the PMU cannot schedule its group of %d events "
-	       "(from '%s' to '%s') at once: more events than this CPU's counters, or an encoding "
-	       "it does not take (Invalid argument)", o->names[i], cpu, last - first + 1,
-	       o->names[first], o->names[last]);
-}
-
-/*
- * Opens every event on one online CPU and puts them in the map. On failure, what was opened
- * stays recorded in c->fds for close_cpu_events(); ENODEV: the CPU went offline meanwhile.
- */
-static int open_cpu_events(struct collector *c, int cpu)
-{
-	const struct collector_opts *o = &c->o;
-	int map_fd = bpf_map__fd(c->skel->maps.events), leader = -1;
-
-	for (int i = 0; i < o->nr_events; i++) {
-		struct perf_event_attr attr = o->attrs[i];
-		__u32 key = cpu * o->nr_events + i;
-		int fd, err;
-
-		if (i == 0 || o->group[i] != o->group[i - 1])
-			leader = -1;
-		attr.size = sizeof(attr);
-		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-		attr.inherit = 0;	/* inherited events cannot be read from BPF */
-		attr.disabled = 0;
-		fd = perf_event_open(&attr, cpu, leader);
-		if (fd < 0) {
-			err = errno;
-			if (err == EINVAL && leader >= 0)
-				report_group_refused(o, i, cpu);
-			else if (err != ENODEV)
-				pr_err("cannot open event '%s' on CPU %d: %s%s", o->names[i], cpu,
-				       strerror(err), perf_open_hint(err));
-			return -err;
-		}
-		c->fds[key] = fd;
-		if (leader < 0)
-			leader = fd;
-		if (bpf_map_update_elem(map_fd, &key, &fd, BPF_ANY)) {
-			err = errno;
-			pr_err("cannot add event '%s' of CPU %d to the BPF map: %s", o->names[i],
-			       cpu, strerror(err));
-			return -err;
-		}
-	}
-	return 0;
-}
-
-/* Takes a CPU's events out of the map and closes them (and its switch event). */
-static void close_cpu_events(struct collector *c, int cpu)
-{
-	int map_fd = bpf_map__fd(c->skel->maps.events);
-
-	for (int i = 0; i < c->nr_events; i++) {
-		__u32 key = cpu * c->nr_events + i;
-
-		if (c->fds[key] < 0)
-			continue;
-		bpf_map_delete_elem(map_fd, &key);
-		close(c->fds[key]);
-		c->fds[key] = -1;
-	}
-	if (c->switch_links && c->switch_links[cpu]) {
-		bpf_link__destroy(c->switch_links[cpu]);
-		c->switch_links[cpu] = NULL;
-	}
-	if (c->switch_fds && c->switch_fds[cpu] >= 0) {
-		close(c->switch_fds[cpu]);
-		c->switch_fds[cpu] = -1;
-	}
-}
-
-static int open_events(struct collector *c)
-{
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int err;
-
-		if (!c->online[cpu])
-			continue;	/* events cannot be opened on offline CPUs */
-		err = open_cpu_events(c, cpu);
-		if (err == -ENODEV)
-			pr_err("cannot open events on CPU %d: it went offline", cpu);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Whether BPF_MAP_LOOKUP_BATCH works on per-CPU hashes here (5.6+). */
-static bool probe_batch(struct collector *c)
-{
-	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
-	__u64 keys[1], out_batch;
-	__u32 count = 1;
-	void *values = calloc(c->cg_rows, c->cg_value_size);
-	int ret;
-
-	if (!values)
-		return false;
-	ret = bpf_map_lookup_batch(fd, NULL, &out_batch, keys, values, &count, NULL);
-	free(values);
-	return ret == 0 || errno == ENOENT;
-}
-
-/*
  * Kernel memory the maps ask for at load (arrays, and hashes where preallocated; each
  * per-CPU one times the possible CPUs), in bytes: what a refusal for memory was about.
  */
@@ -654,20 +329,19 @@ static double maps_load_bytes(const struct collector *c)
  * How much the maps asked for, and what lowers it: for the message of a load the kernel
  * refused for memory. A static buffer: called once, on the way out.
  */
-static const char *maps_memory_hint(const struct collector *c, const struct collector_opts *o,
-				    bool prealloc, int max_cgroups)
+static const char *maps_memory_hint(const struct collector *c, const struct collector_opts *o)
 {
 	static char s[512];
 	int n;
 
 	n = snprintf(s, sizeof(s), "the BPF maps ask for %.1f MB of kernel memory at load, "
 		     "with %d event%s and %d possible CPUs; fewer events (-e, -l) lower it",
-		     maps_load_bytes(c) / 1e6, o->nr_events, o->nr_events == 1 ? "" : "s",
+		     maps_load_bytes(c) / 1e6, c->nr_events, c->nr_events == 1 ? "" : "s",
 		     c->nr_cpus);
-	if (prealloc && n < (int)sizeof(s))
+	if (c->prealloc && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, ", as --max-cgroups does (%d, preallocated "
-			      "before Linux 6.1)", max_cgroups);
-	if (o->per_cpu_cgroups && n < (int)sizeof(s))
+			      "before Linux 6.1)", c->max_cgroups);
+	if (c->per_cpu_cgroups && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, "; -A keeps each cgroup's counts per "
 			      "possible CPU: without it, once");
 	if (o->per_task && n < (int)sizeof(s))
@@ -675,15 +349,11 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 	return s;
 }
 
-int collector__open(const struct collector_opts *o, struct collector **cp)
+/* What the kernel must have before anything is opened: 0, or -errno after saying what. */
+static int check_kernel(const struct collector_setup *su)
 {
-	struct collector *c;
-	struct timespec t0;
-	int err, max_cgroups;
-	bool prealloc;
-
-	if (o->nr_events < 1 || o->nr_events > CGTMA_MAX_EVENTS) {
-		pr_err("%d events requested; the limit is %d", o->nr_events,
+	if (su->nr_events < 1 || su->nr_events > CGTMA_MAX_EVENTS) {
+		pr_err("%d events requested; the limit is %d", su->nr_events,
 			CGTMA_MAX_EVENTS);
 		return -E2BIG;
 	}
@@ -692,82 +362,76 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 		       "built with CONFIG_DEBUG_INFO_BTF=y, which Linux 5.5 and later export there");
 		return -ENOTSUP;
 	}
+	return 0;
+}
 
-	libbpf_verbose = o->verbose;
-	libbpf_set_print(libbpf_print);
+/* The per-CPU events (none opened yet) and the buffers that reads use: 0 or -errno, said. */
+static int collector_new(const struct collector_opts *o, const struct collector_setup *su,
+			 struct collector **cp)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+	int err;
 
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		pr_err("the collector: out of memory");
 		return -ENOMEM;
-	c->nr_events = o->nr_events;
-	c->o = *o;
-	c->stats_fd = -1;
-	c->value_size = o->nr_events * sizeof(struct cgtma_count);
-	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(o->nr_events);
-	c->nr_cpus = libbpf_num_possible_cpus();
-	if (c->nr_cpus <= 0) {
-		err = c->nr_cpus ? c->nr_cpus : -EIO;
-		pr_err("cannot count possible CPUs: %s", strerror(-err));
-		goto cleanup;
 	}
-	c->cg_rows = o->per_cpu_cgroups ? c->nr_cpus : 1;
-	c->online = calloc(c->nr_cpus, sizeof(*c->online));
+	*cp = c;
+	c->su = *su;
+	c->nr_events = su->nr_events;
+	c->per_cpu_cgroups = o->per_cpu && su->tracked_levels;
+	c->stats_fd = -1;
+	c->value_size = su->nr_events * sizeof(struct cgtma_count);
+	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(su->nr_events);
+	err = perfev__new(&(struct perfev_opts){
+				  .nr_events = su->nr_events,
+				  .attrs = su->attrs,
+				  .group = su->group,
+				  .names = su->names,
+				  .cpus = su->cpus,
+				  .verbose = o->verbose,
+			  }, &c->pe);
+	if (err)
+		return err;
+	c->nr_cpus = perfev__nr_cpus(c->pe);
+	c->cg_rows = c->per_cpu_cgroups ? c->nr_cpus : 1;
 	c->half = calloc(c->nr_cpus, c->value_size);
-	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
 	c->charged = calloc(c->nr_cpus, sizeof(*c->charged));
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
-	if (!c->online || !c->fds || !c->half || !c->charged || !c->ids) {
-		err = -ENOMEM;
-		goto cleanup;
+	if (!c->half || !c->charged || !c->ids) {
+		pr_err("the collector's read buffers for %d CPUs: out of memory", c->nr_cpus);
+		return -ENOMEM;
 	}
-	for (int i = 0; i < c->nr_cpus * o->nr_events; i++)
-		c->fds[i] = -1;
-	err = counted_cpus(c, c->online);
-	if (err) {
-		pr_err("cannot read /sys/devices/system/cpu/online: %s",
-			strerror(-err));
-		goto cleanup;
-	}
-	if (o->cpus) {
-		int n = 0;
+	return 0;
+}
 
-		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-			n += c->online[cpu];
-		if (!n) {
-			pr_err("-C: none of the CPUs it names is online");
-			err = -ENODEV;
-			goto cleanup;
-		}
-		if (o->verbose)
-			pr_notice("-C: counting %d CPU%s, and any other it names once online", n,
-				  n == 1 ? "" : "s");
-	}
+/*
+ * Between open and load: the BPF side's read-only settings, the maps' sizes and layout, and
+ * which programs load. 0 or -errno, said.
+ */
+static int configure(struct collector *c, const struct collector_opts *o)
+{
+	int err;
 
-	c->skel = cgtma__open();
-	if (!c->skel) {
-		err = -errno;
-		pr_err("cannot open the BPF object: %s", strerror(-err));
-		goto cleanup;
-	}
-	c->skel->rodata->nr_events = o->nr_events;
-	c->skel->rodata->max_level = o->max_level;
-	c->skel->rodata->tracked_levels = o->tracked_levels;
-	c->skel->rodata->new_cgroup_levels = o->new_cgroup_levels;
+	c->skel->rodata->nr_events = c->nr_events;
+	c->skel->rodata->max_level = c->su.max_level;
+	c->skel->rodata->tracked_levels = c->su.tracked_levels;
+	c->skel->rodata->new_cgroup_levels = c->su.new_cgroup_levels;
 	c->skel->rodata->per_task = o->per_task;
-	c->skel->rodata->cgroup_per_cpu = o->per_cpu_cgroups;
-	prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
-		   o->map_alloc == MAP_ALLOC_PREALLOC;
-	max_cgroups = o->max_cgroups ? o->max_cgroups : prealloc ? 1024 : 16384;
-	if (prealloc &&
+	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
+	c->prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
+		      o->map_alloc == MAP_ALLOC_PREALLOC;
+	c->max_cgroups = o->max_cgroups ? o->max_cgroups : c->prealloc ? 1024 : 16384;
+	if (c->prealloc &&
 	    ((err = bpf_map__set_map_flags(c->skel->maps.cgroup_counts, 0)) ||
 	     (err = bpf_map__set_map_flags(c->skel->maps.new_cgroups, 0)) ||
 	     (err = bpf_map__set_map_flags(c->skel->maps.task_counts, 0)))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
-		goto cleanup;
+		return err;
 	}
-	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * o->nr_events)) ||
+	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * c->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
-	    (err = bpf_map__set_type(c->skel->maps.cgroup_counts, o->per_cpu_cgroups ?
+	    (err = bpf_map__set_type(c->skel->maps.cgroup_counts, c->per_cpu_cgroups ?
 				     BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->cg_value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, 2 * c->value_size)) ||
@@ -777,116 +441,162 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	    (err = bpf_map__set_value_size(c->skel->maps.charge_cache,
 					   offsetof(struct cgtma_charge_entry, acc) +
 						   c->value_size)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, c->max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, c->max_cgroups)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !o->per_task ? 1 :
 					    o->max_tasks ? o->max_tasks : 4096))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
-		goto cleanup;
+		return err;
 	}
 
 	err = choose_switch_hook(c, o);
 	if (err)
-		goto cleanup;
+		return err;
 	choose_irq_hooks(c, o);
+	return 0;
+}
+
+/* Loads the programs and maps: 0, or -errno after saying why the kernel refused. */
+static int load(struct collector *c, const struct collector_opts *o)
+{
+	struct timespec t0;
+	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = cgtma__load(c->skel);
-	if (err == -EPERM && kernel_before(5, 11) && !(effective_caps() & CAP_SYS_RESOURCE_BIT)) {
+	if (err == -EPERM && probe_kernel_before(5, 11) &&
+	    !probe_capable(PROBE_CAP_SYS_RESOURCE)) {
 		/* Memory cgroup accounting of BPF memory came in 5.11; before, RLIMIT_MEMLOCK. */
 		pr_err("cannot load the BPF program: %s (before Linux 5.11 BPF maps count "
 		       "against RLIMIT_MEMLOCK, and raising it needs CAP_SYS_RESOURCE: run as "
 		       "root, add CAP_SYS_RESOURCE, or raise it with ulimit -l unlimited; %s)",
-		       strerror(-err), maps_memory_hint(c, o, prealloc, max_cgroups));
-		goto cleanup;
+		       strerror(-err), maps_memory_hint(c, o));
+		return err;
 	}
-	if (err == -ENOMEM || (err == -EPERM && kernel_before(5, 11))) {
+	if (err == -ENOMEM || (err == -EPERM && probe_kernel_before(5, 11))) {
 		/* The memory cgroup's limit (5.11+) or RLIMIT_MEMLOCK (before) refused a map. */
 		pr_err("cannot load the BPF program: %s (%s)", strerror(-err),
-		       maps_memory_hint(c, o, prealloc, max_cgroups));
-		goto cleanup;
+		       maps_memory_hint(c, o));
+		return err;
 	}
-	if (err == -EINVAL && !prealloc && kernel_before_6_1()) {
+	if (err == -EINVAL && !c->prealloc && kernel_before_6_1()) {
 		/* The verifier's rule before 6.1 (check_map_prog_compatibility). */
 		pr_err("cannot load the BPF program: %s (CGTMA_MAP_ALLOC=runtime: before Linux "
 		       "6.1, PREEMPT_RT kernels and perf-event programs accept only "
 		       "preallocated hash maps)", strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	if (err) {
 		pr_err("cannot load the BPF program: %s%s", strerror(-err),
 			o->verbose ? "" : " (run with -v to see the verifier's log)");
-		goto cleanup;
+		return err;
 	}
 	if (o->verbose) {
 		report_load(c, seconds_since(&t0));
-		pr_notice("BPF: per-cgroup maps %s, %d entries", prealloc ?
-			  "preallocated" : "allocated as cgroups come", max_cgroups);
-		if (!kallsyms_has("cgroup_mutex"))
+		pr_notice("BPF: per-cgroup maps %s, %d entries", c->prealloc ?
+			  "preallocated" : "allocated as cgroups come", c->max_cgroups);
+		if (!probe_kallsyms_has("cgroup_mutex"))
 			pr_notice("BPF: /proc/kallsyms has no address for cgroup_mutex (a kernel "
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");
 	}
+	return 0;
+}
 
-	raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
-	err = open_events(c);
-	if (err)
-		goto cleanup;
+/* The hooks on cgroups: a task's move, and with new_cgroup_levels, mkdir and rmdir. */
+static int attach_cgroup_hooks(struct collector *c)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *tp;
+	} hooks[] = {
+		{ c->skel->progs.on_cgroup_attach, &c->skel->links.on_cgroup_attach,
+		  "cgroup_attach_task" },
+		{ c->skel->progs.on_cgroup_mkdir, &c->skel->links.on_cgroup_mkdir, "cgroup_mkdir" },
+		{ c->skel->progs.on_cgroup_rmdir, &c->skel->links.on_cgroup_rmdir, "cgroup_rmdir" },
+	};
+	size_t n = c->su.new_cgroup_levels ? sizeof(hooks) / sizeof(hooks[0]) : 1;
 
-	/*
-	 * Attach, then flush: a CPU's first reading only starts its slice, so nothing that ran
-	 * before attach is attributed; the flush starts the CPUs that have not switched yet.
-	 */
-	err = attach_switch_hook(c);
-	if (err)
-		goto cleanup;
-	err = attach_irq_hooks(c);
-	if (err)
-		goto cleanup;
-	c->skel->links.on_cgroup_attach = bpf_program__attach(c->skel->progs.on_cgroup_attach);
-	if (!c->skel->links.on_cgroup_attach) {
-		err = -errno;
-		pr_err("cannot attach to cgroup_attach_task: %s", strerror(-err));
-		goto cleanup;
-	}
-	if (o->new_cgroup_levels) {
-		struct {
-			struct bpf_program *prog;
-			struct bpf_link **link;
-			const char *tp;
-		} hooks[] = {
-			{ c->skel->progs.on_cgroup_mkdir, &c->skel->links.on_cgroup_mkdir, "cgroup_mkdir" },
-			{ c->skel->progs.on_cgroup_rmdir, &c->skel->links.on_cgroup_rmdir, "cgroup_rmdir" },
-		};
+	for (size_t i = 0; i < n; i++) {
+		*hooks[i].link = bpf_program__attach(hooks[i].prog);
+		if (!*hooks[i].link) {
+			int err = -errno;
 
-		for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
-			*hooks[i].link = bpf_program__attach(hooks[i].prog);
-			if (!*hooks[i].link) {
-				err = -errno;
-				pr_err("cannot attach to %s: %s", hooks[i].tp, strerror(-err));
-				goto cleanup;
-			}
+			pr_err("cannot attach to %s: %s", hooks[i].tp, strerror(-err));
+			return err;
 		}
-		c->watch_changes = true;
 	}
-	err = collector__flush(c);
-	if (err)
-		goto cleanup;
+	c->watch_changes = c->su.new_cgroup_levels;
+	return 0;
+}
+
+/*
+ * Opens the counting events, attaches, then flushes: a CPU's first reading only starts its
+ * slice, so nothing that ran before attach is attributed; the flush starts the CPUs that
+ * have not switched yet. 0 or -errno, said.
+ */
+static int attach(struct collector *c, const struct collector_opts *o)
+{
+	int err;
+
+	perfev_raise_fd_limit(c->nr_cpus * (c->nr_events + 1) + 256);
+	if ((err = perfev__open_events(c->pe, bpf_map__fd(c->skel->maps.events))) ||
+	    (err = attach_switch_hook(c)) ||
+	    (err = attach_irq_hooks(c)) ||
+	    (err = attach_cgroup_hooks(c)) ||
+	    (err = collector__flush(c)))
+		return err;
 	if (o->bpf_stats) {
 		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (c->stats_fd < 0)
 			pr_warn("cannot enable BPF run-time statistics (Linux 5.8+): %s",
 				strerror(errno));
 	}
-	c->batch_ok = probe_batch(c);
+	c->batch_ok = probe_lookup_batch(bpf_map__fd(c->skel->maps.cgroup_counts),
+					 (size_t)c->cg_rows * c->cg_value_size);
 	if (c->batch_ok) {
 		c->batch = malloc((size_t)c->cg_rows * c->cg_value_size * READ_BATCH);
 		if (!c->batch) {
-			err = -ENOMEM;
-			goto cleanup;
+			pr_err("the collector's batch lookups of %d cgroups: out of memory",
+			       READ_BATCH);
+			return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+int collector__open(const struct collector_opts *o, const struct collector_setup *su,
+		    struct collector **cp)
+{
+	struct collector *c = NULL;
+	int err;
+
+	err = check_kernel(su);
+	if (err)
+		return err;
+	libbpf_verbose = o->verbose;
+	libbpf_set_print(libbpf_print);
+
+	err = collector_new(o, su, &c);
+	if (err)
+		goto cleanup;
+	c->skel = cgtma__open();
+	if (!c->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = configure(c, o);
+	if (err)
+		goto cleanup;
+	err = load(c, o);
+	if (err)
+		goto cleanup;
+	err = attach(c, o);
+	if (err)
+		goto cleanup;
 	*cp = c;
 	return 0;
 
@@ -900,16 +610,12 @@ void collector__destroy(struct collector *c)
 	if (!c)
 		return;
 	/* Links and programs first, so nothing reads the events while they close. */
-	close_switch_events(c);
+	if (c->pe)
+		perfev__close_switches(c->pe);
 	cgtma__destroy(c->skel);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
-	if (c->fds)
-		for (int i = 0; i < c->nr_cpus * c->nr_events; i++)
-			if (c->fds[i] >= 0)
-				close(c->fds[i]);
-	free(c->fds);
-	free(c->online);
+	perfev__destroy(c->pe);
 	free(c->half);
 	free(c->batch);
 	free(c->charged);
@@ -934,95 +640,46 @@ int collector__cgroup_rows(const struct collector *c)
 
 bool collector__cpu_online(const struct collector *c, int cpu)
 {
-	return cpu >= 0 && cpu < c->nr_cpus && c->online[cpu];
+	return cpu >= 0 && cpu < c->nr_cpus && perfev__online(c->pe)[cpu];
 }
 
 /*
- * A CPU that came online: a fresh start there. Its events go into the map only after the
- * BPF side has forgotten the readings of the events it had before (reads of an empty slot
- * leave the slice unread), so that no delta spans two events; the flush then starts its
- * slice.
+ * Before a CPU that came online gets its new events: the BPF side forgets the readings of
+ * the events it had (reads of an empty slot leave the slice unread), so that no delta spans
+ * two events. 1: a hook was mid-update there (it can be, on PREEMPT_RT); it ends in
+ * microseconds.
  */
-static int cpu_came_online(struct collector *c, int cpu)
+static int forget_cpu(int cpu, void *ctx)
 {
+	struct collector *c = ctx;
 	__u64 epoch = c->open_epoch;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu,
 		    .ctx_in = &epoch, .ctx_size_in = sizeof(epoch));
-	int err;
 
-	close_cpu_events(c, cpu);
-	/* 1: a hook was mid-update there (it can be, on PREEMPT_RT); it ends in microseconds. */
 	for (int try = 0;; try++) {
 		if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.reset_cpu), &opts))
 			return -errno;
 		if (!opts.retval)
-			break;
+			return 0;
 		if (try == 100)
 			return -EBUSY;
 		usleep(100);
 	}
-	err = open_cpu_events(c, cpu);
-	if (!err && c->hook == SWITCH_HOOK_PERF_EVENT) {
-		c->switch_fds[cpu] = perf_event_open(&switch_attr, cpu, -1);
-		err = c->switch_fds[cpu] < 0 ? -errno : attach_switch_event(c, cpu);
-	}
-	if (err) {
-		close_cpu_events(c, cpu);
-		return err;
-	}
-	c->online[cpu] = true;
-	if (c->o.verbose)
-		pr_notice("CPU %d came online: counted from now", cpu);
-	return 0;
-}
-
-/*
- * CPUs that came online since the last interval are counted from now on; those that went
- * offline keep the counts they had, and their events are closed (the kernel stops them: they
- * would not count again if the CPU came back).
- */
-static void update_cpus(struct collector *c)
-{
-	bool *now = calloc(c->nr_cpus, sizeof(*now));
-
-	if (!now || counted_cpus(c, now)) {
-		free(now);
-		return;		/* keep the CPUs as they were; try again next interval */
-	}
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		int err;
-
-		if (now[cpu] == c->online[cpu])
-			continue;
-		if (!now[cpu]) {
-			close_cpu_events(c, cpu);
-			c->online[cpu] = false;
-			if (c->o.verbose)
-				pr_notice("CPU %d went offline: its counts end with its last interval",
-					  cpu);
-			continue;
-		}
-		err = cpu_came_online(c, cpu);
-		/* ENODEV: gone again already, or not ready: the next interval tries again. */
-		if (err && err != -ENODEV && err != -ENXIO)
-			pr_warn("CPU %d came online but cannot be counted: %s", cpu,
-				strerror(-err));
-	}
-	free(now);
 }
 
 int collector__flush(struct collector *c)
 {
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
 	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
+	const bool *online = perfev__online(c->pe);
 
-	update_cpus(c);
+	perfev__update_cpus(c->pe, forget_cpu, c);
 	/* A new round of the half the CPUs move into (the BPF side's flush_round). */
 	__atomic_fetch_add(&c->skel->bss->flush_round, 1, __ATOMIC_RELEASE);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 
-		if (!c->online[cpu])
+		if (!online[cpu])
 			continue;
 		for (int try = 0;; try++) {
 			if (bpf_prog_test_run_opts(fd, &opts)) {
@@ -1202,13 +859,32 @@ static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void 
 	return err;
 }
 
+/*
+ * The entry of map fd after *key (first: the first entry) into *key and value: true, or
+ * false past the last. An entry removed between finding its key and reading it is skipped.
+ */
+static bool next_elem(int fd, bool first, void *key, size_t key_size, void *value)
+{
+	union {
+		__u64 cgroup;
+		struct cgtma_task_key task;
+	} next;		/* room for a key of either map read so */
+
+	while (bpf_map_get_next_key(fd, first ? NULL : key, &next) == 0) {
+		first = false;
+		memcpy(key, &next, key_size);
+		if (bpf_map_lookup_elem(fd, key, value) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Every cgroup in the map, batch by batch where the kernel can, else key by key. */
 static int read_cgroups_all(struct collector *c, collector_cgroup_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.cgroup_counts);
 	void *values;
-	__u64 key, next;
-	bool first = true;
+	__u64 key;
 	int err = 0;
 
 	c->reads_all++;
@@ -1217,13 +893,9 @@ static int read_cgroups_all(struct collector *c, collector_cgroup_cb cb, void *c
 	values = malloc(c->cg_rows * c->cg_value_size);
 	if (!values)
 		return -ENOMEM;
-	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, values))
-			continue;	/* removed between the two calls */
+	for (bool first = true; !err && next_elem(fd, first, &key, sizeof(key), values);
+	     first = false)
 		err = cb(key, closed_half(c, values, c->cg_value_size, c->cg_rows), ctx);
-	}
 	free(values);
 	return err;
 }
@@ -1327,20 +999,26 @@ int collector__pop_new_cgroup(struct collector *c, struct cgtma_new_cgroup *out)
 	return 0;
 }
 
+/* Stat s of the BPF side summed over the CPUs (per_cpu: room for nr_cpus): 0 or -errno. */
+static int read_stat(struct collector *c, __u32 s, __u64 *per_cpu, __u64 *out)
+{
+	*out = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &s, per_cpu))
+		return -errno;
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		*out += per_cpu[cpu];
+	return 0;
+}
+
+/* A stat that cannot be read reads 0. */
 int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX])
 {
-	int fd = bpf_map__fd(c->skel->maps.stats);
 	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
 
 	if (!per_cpu)
 		return -ENOMEM;
-	for (__u32 s = 0; s < CGTMA_STAT_MAX; s++) {
-		out[s] = 0;
-		if (bpf_map_lookup_elem(fd, &s, per_cpu))
-			continue;
-		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-			out[s] += per_cpu[cpu];
-	}
+	for (__u32 s = 0; s < CGTMA_STAT_MAX; s++)
+		read_stat(c, s, per_cpu, &out[s]);
 	free(per_cpu);
 	return 0;
 }
@@ -1369,19 +1047,15 @@ int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_
 int collector__read_tasks(struct collector *c, collector_task_cb cb, void *ctx)
 {
 	int fd = bpf_map__fd(c->skel->maps.task_counts);
-	struct cgtma_task_key key, next;
+	struct cgtma_task_key key;
 	struct cgtma_task *t;
-	bool first = true;
 	int err = 0;
 
 	t = malloc(task_value_size(c));
 	if (!t)
 		return -ENOMEM;
-	while (!err && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, t))
-			continue;	/* removed between the two calls */
+	for (bool first = true; !err && next_elem(fd, first, &key, sizeof(key), t);
+	     first = false) {
 		t->comm[sizeof(t->comm) - 1] = '\0';
 		err = cb(&key, t->pid, t->comm, &t->ev[c->closed_epoch * c->nr_events], ctx);
 	}
@@ -1410,16 +1084,11 @@ long collector__task_insert_error(const struct collector *c)
 int collector__missed_slices(struct collector *c, __u64 *out)
 {
 	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
-	__u32 key = CGTMA_STAT_UNSEEN;
-	int err = 0;
+	int err;
 
 	if (!per_cpu)
 		return -ENOMEM;
-	*out = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &key, per_cpu))
-		err = -errno;
-	for (int cpu = 0; !err && cpu < c->nr_cpus; cpu++)
-		*out += per_cpu[cpu];
+	err = read_stat(c, CGTMA_STAT_UNSEEN, per_cpu, out);
 	free(per_cpu);
 	return err;
 }

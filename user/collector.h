@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The BPF side's owner: opens the perf events (per online CPU, never per cgroup), loads and
- * attaches the program, flushes running slices, and reads the accumulated counts.
+ * The BPF side's owner: opens its skeleton, configures, loads and attaches it over the
+ * per-CPU events (perfev.h: per online CPU, never per cgroup), flushes running slices, and
+ * reads the accumulated counts.
  *
  * Counts come in two halves, epochs, that the CPUs write by turns: each flush closes the half
  * being written and opens the other, so the reads after it return counts that nothing is
@@ -39,43 +40,44 @@ enum map_alloc {
 	MAP_ALLOC_RUNTIME,
 };
 
+/* The collector's options, as the command line and environment give them (options.c). */
 struct collector_opts {
+	int max_cgroups;			/* --max-cgroups: tracked cgroups the maps hold;
+						 * 0: 16384, or 1024 where they are preallocated */
+	enum switch_hook switch_hook;		/* --switch-hook, CGTMA_SWITCH_HOOK */
+	enum map_alloc map_alloc;		/* CGTMA_MAP_ALLOC */
+	bool per_task;				/* -T: every switch ends a slice; thread rows */
+	int max_tasks;				/* --max-tasks: threads the task map holds;
+						 * 0: 4096 */
+	__u32 irq_mask;				/* --irq: bit i carves out interrupt scope i */
+	bool per_cpu;				/* -A: with tracked cgroups, their counts per
+						 * CPU, at possible CPUs times the memory */
+	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
+	bool verbose;				/* libbpf's warnings and the verifier log */
+};
+
+/* What the run has settled by the time the collector opens: the events, CPUs and levels. */
+struct collector_setup {
 	int nr_events;				/* 1..CGTMA_MAX_EVENTS */
 	const struct perf_event_attr *attrs;	/* per event */
 	const int *group;			/* per event; a group's events are consecutive */
 	const char *const *names;		/* per event, for messages */
-	int max_cgroups;			/* tracked cgroups the maps hold; 0: 16384,
-						 * or 1024 where they are preallocated */
+	const bool *cpus;			/* -C: per possible CPU, whether to count it
+						 * (NULL: all); kept until collector__destroy() */
 	__u32 max_level;			/* deepest level a tracked cgroup can have */
 	__u64 tracked_levels;			/* bit L: level L can hold tracked cgroups */
 	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
-	bool verbose;				/* libbpf's warnings and the verifier log */
-	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
-	enum switch_hook switch_hook;
-	enum map_alloc map_alloc;
-	bool per_task;				/* -T: every switch ends a slice; thread rows */
-	bool per_cpu_cgroups;			/* -A with cgroups: their counts per CPU, at
-						 * possible CPUs times the memory */
-	int max_tasks;				/* -T: threads the task map holds; 0: 4096 */
-	__u32 irq_mask;				/* --irq: bit i carves out interrupt scope i */
-	const bool *cpus;			/* -C: per possible CPU, whether to count it
-						 * (NULL: all); kept until collector__destroy() */
 };
 
 /*
- * Whether this process may load BPF programs and open perf events (root, or CAP_PERFMON and
- * CAP_BPF): 0, or -EPERM after saying what it needs. Checked before anything probes the
- * PMU, whose answer would otherwise be the missing privilege's.
- */
-int collector__check_privileges(void);
-
-/*
- * Checks BTF (collector__check_privileges() has passed), opens every event on every online CPU (of those o->cpus
- * selects), loads and attaches. A CPU left out has no events: the tracepoint hooks read
- * nothing there, and the perf-event hook has no cgroup-switches event there to run on.
+ * Checks BTF (probe_privileges() has passed), opens every event on every online CPU (of
+ * those su->cpus selects), loads and attaches. A CPU left out has no events: the tracepoint
+ * hooks read nothing there, and the perf-event hook has no cgroup-switches event there to
+ * run on.
  * Prints what failed, naming the event and CPU or the step, and returns -errno.
  */
-int collector__open(const struct collector_opts *o, struct collector **cp);
+int collector__open(const struct collector_opts *o, const struct collector_setup *su,
+		    struct collector **cp);
 void collector__destroy(struct collector *c);
 
 /* Possible CPUs: the per-CPU arrays below have this many entries of nr_events counts. */

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
 #include "cpu.h"
 #include "events.h"
+#include "perfev.h"
 
 #define ARM_IMPLEMENTER_ARM 0x41
 
@@ -135,7 +135,7 @@ bool cpu_has_pmu(const char **why)
 		.config = PERF_COUNT_HW_CPU_CYCLES,
 		.disabled = 1,
 	};
-	int fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = perfev_open(&attr, 0, -1);
 
 	if (fd >= 0) {
 		close(fd);

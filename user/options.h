@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Option values; the model options that the live run and `cgtma list-events` share, and the
- * output options that the live run and `cgtma report` share: one parser for each set, one
- * message per mistake.
+ * Option values: the model options that the live run and `cgtma list-events` share, the
+ * output options that the live run and `cgtma report` share (one parser for each set, one
+ * message per mistake), and the collector's options of the live run.
  */
 #ifndef CGTMA_OPTIONS_H
 #define CGTMA_OPTIONS_H
@@ -27,6 +27,10 @@ enum {
 	OPT_NO_NMI_WATCHDOG,
 	OPT_SLOTS,
 	OPT_CDM,
+	OPT_MAX_CGROUPS,
+	OPT_SWITCH_HOOK,
+	OPT_MAX_TASKS,
+	OPT_IRQ,
 	OPT_COMMAND_FIRST,
 };
 
@@ -49,6 +53,15 @@ enum {
 	{ "csv", required_argument, NULL, 'x' },                           \
 	{ "cdm", required_argument, NULL, OPT_CDM }
 
+/* -A/--per-cpu, --max-cgroups, --switch-hook, -T/--per-task, --max-tasks, --irq */
+#define COLLECTOR_LONG_OPTIONS                                             \
+	{ "per-cpu", no_argument, NULL, 'A' },                             \
+	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },       \
+	{ "switch-hook", required_argument, NULL, OPT_SWITCH_HOOK },       \
+	{ "per-task", no_argument, NULL, 'T' },                            \
+	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },           \
+	{ "irq", optional_argument, NULL, OPT_IRQ }
+
 /*
  * s as an integer from min to max into *out: 0; or -EINVAL after saying what is wrong, with
  * opt's name (unit, such as " ms", follows the bounds in the message).
@@ -69,6 +82,18 @@ int output_opt(struct output_opts *oo, int c, const char *arg);
 
 /* The output options taken, together: 0; or -EINVAL after saying what clashes. */
 int output_opts_check(const struct output_opts *oo);
+
+/*
+ * Takes getopt's c (with its argument) into co when it is a collector option: 1; 0 when it
+ * is not one; -EINVAL for a bad value, said.
+ */
+int collector_opt(struct collector_opts *co, int c, const char *arg);
+
+/*
+ * The environment's defaults for co: CGTMA_SWITCH_HOOK (as --switch-hook) and
+ * CGTMA_MAP_ALLOC. 0; -EINVAL for a bad value, said.
+ */
+int collector_opts_env(struct collector_opts *co);
 
 /* --switch-hook, CGTMA_SWITCH_HOOK: "auto", "tracepoint", "perf-event" -> 0 and *out; -EINVAL
  * for anything else. */

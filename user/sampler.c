@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -17,6 +16,7 @@
 #include "alloc.h"
 #include "events.h"
 #include "log.h"
+#include "perfev.h"
 #include "profile.h"
 #include "sample.skel.h"
 #include "sampler.h"
@@ -26,8 +26,7 @@ struct sampler {
 	struct sample *skel;
 	const struct sample_events *ev;
 	int nr_cpus;
-	int *fds;			/* nr_cpus * nr events, -1 where not opened */
-	struct bpf_link **links;	/* the same */
+	struct perfev_progs events[SAMPLE_MAX_EVENTS];	/* per event: on every sampled CPU */
 	struct symbolizer *sym;
 	struct ring_buffer *rb;		/* new processes, read by the thread below */
 	pthread_t thread;
@@ -160,31 +159,59 @@ static void *pid_thread(void *arg)
 	return NULL;
 }
 
-static bool cpu_online(int cpu)
+/* The program of event e (sample0 .. sample7). */
+static struct bpf_program *event_prog(struct sampler *s, int e)
 {
-	char path[80];
-	FILE *f;
-	int on = 1;
+	static const char *const names[SAMPLE_MAX_EVENTS] = {
+		"sample0", "sample1", "sample2", "sample3",
+		"sample4", "sample5", "sample6", "sample7",
+	};
 
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "re");
-	if (!f)
-		return true;	/* cpu0 often has no such file: it cannot go offline */
-	if (fscanf(f, "%d", &on) != 1)
-		on = 1;
-	fclose(f);
-	return on;
+	return bpf_object__find_program_by_name(s->skel->obj, names[e]);
+}
+
+/* Opens every event on every CPU of online, each with its program. 0 or -errno, said. */
+static int open_events(struct sampler *s, const bool *online)
+{
+	const struct sample_events *ev = s->ev;
+
+	for (int e = 0; e < ev->nr; e++) {
+		struct bpf_program *prog = event_prog(s, e);
+
+		for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+			int err;
+
+			if (!online[cpu])
+				continue;
+			err = perfev_progs_open(&s->events[e], &ev->attrs[e], cpu);
+			if (err) {
+				pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e],
+				       cpu, strerror(-err));
+				return err;
+			}
+			err = perfev_progs_attach(&s->events[e], prog, cpu);
+			if (err) {
+				pr_err("--sample: cannot attach to event '%s' on CPU %d: %s",
+				       ev->names[e], cpu, strerror(-err));
+				return err;
+			}
+		}
+	}
+	return 0;
 }
 
 int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 {
 	const struct sample_events *ev = o->events;
 	struct sampler *s;
+	bool *online = NULL;
 	int err;
 
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		pr_err("--sample: out of memory");
 		return -ENOMEM;
+	}
 	s->ev = ev;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
@@ -192,15 +219,19 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot count possible CPUs: %s", strerror(-err));
 		goto cleanup;
 	}
-	s->fds = malloc(sizeof(*s->fds) * s->nr_cpus * ev->nr);
-	s->links = calloc((size_t)s->nr_cpus * ev->nr, sizeof(*s->links));
-	err = symbolizer_new(&s->sym);
-	if (!s->fds || !s->links || err) {
-		err = -ENOMEM;
+	online = calloc(s->nr_cpus, sizeof(*online));
+	err = online ? symbolizer_new(&s->sym) : -ENOMEM;
+	for (int e = 0; !err && e < ev->nr; e++)
+		err = perfev_progs_init(&s->events[e], s->nr_cpus);
+	if (err) {
+		pr_err("--sample: the events of %d CPUs: out of memory", s->nr_cpus);
 		goto cleanup;
 	}
-	for (int i = 0; i < s->nr_cpus * ev->nr; i++)
-		s->fds[i] = -1;
+	err = perfev_online_cpus(o->cpus, online, s->nr_cpus);
+	if (err) {
+		pr_err("--sample: cannot read /sys/devices/system/cpu/online: %s", strerror(-err));
+		goto cleanup;
+	}
 
 	s->skel = sample__open();
 	if (!s->skel) {
@@ -215,49 +246,17 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot share the tracked cgroups' map: %s", strerror(-err));
 		goto cleanup;
 	}
-	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
-			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
-					  "sample5", "sample6", "sample7" }[e]);
-
-		bpf_program__set_autoload(prog, false);
-	}
+	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++)
+		bpf_program__set_autoload(event_prog(s, e), false);
 	err = sample__load(s->skel);
 	if (err) {
 		pr_err("--sample: cannot load the sampling BPF program: %s", strerror(-err));
 		goto cleanup;
 	}
 
-	for (int e = 0; e < ev->nr; e++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
-			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
-					  "sample5", "sample6", "sample7" }[e]);
-
-		for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
-			struct perf_event_attr attr = ev->attrs[e];
-			int i = cpu * ev->nr + e, fd;
-
-			if ((o->cpus && !o->cpus[cpu]) || !cpu_online(cpu))
-				continue;
-			attr.size = sizeof(attr);
-			fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0) {
-				err = -errno;
-				pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e],
-				       cpu, strerror(-err));
-				goto cleanup;
-			}
-			s->fds[i] = fd;
-			s->links[i] = bpf_program__attach_perf_event(prog, fd);
-			if (!s->links[i]) {
-				err = -errno;
-				pr_err("--sample: cannot attach to event '%s' on CPU %d: %s",
-				       ev->names[e], cpu, strerror(-err));
-				goto cleanup;
-			}
-		}
-	}
-
+	err = open_events(s, online);
+	if (err)
+		goto cleanup;
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.new_pids), on_new_pid, s, NULL);
 	if (!s->rb) {
 		err = -errno;
@@ -271,9 +270,11 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		goto cleanup;
 	}
 	s->thread_started = true;
+	free(online);
 	*sp = s;
 	return 0;
 cleanup:
+	free(online);
 	sampler__destroy(s);
 	return err;
 }
@@ -287,15 +288,10 @@ void sampler__destroy(struct sampler *s)
 		pthread_join(s->thread, NULL);
 	}
 	ring_buffer__free(s->rb);
-	for (int i = 0; s->links && s->fds && i < s->nr_cpus * s->ev->nr; i++) {
-		bpf_link__destroy(s->links[i]);
-		if (s->fds[i] >= 0)
-			close(s->fds[i]);
-	}
+	for (int e = 0; e < SAMPLE_MAX_EVENTS; e++)
+		perfev_progs_release(&s->events[e]);
 	sample__destroy(s->skel);
 	symbolizer_free(s->sym);
-	free(s->links);
-	free(s->fds);
 	free(s);
 }
 
@@ -440,15 +436,14 @@ int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_
 
 int sampler__stats(struct sampler *s, __u64 *out)
 {
-	int nr = libbpf_num_possible_cpus();
-	__u64 *v = calloc(nr > 0 ? nr : 1, sizeof(*v));
+	__u64 *v = calloc(s->nr_cpus, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
 	for (__u32 k = 0; k < SAMPLE_STAT_MAX; k++) {
 		out[k] = 0;
 		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &k, v) == 0)
-			for (int c = 0; c < nr; c++)
+			for (int c = 0; c < s->nr_cpus; c++)
 				out[k] += v[c];
 	}
 	free(v);

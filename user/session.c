@@ -25,6 +25,7 @@
 #include "measurement.h"
 #include "model.h"
 #include "output.h"
+#include "probe.h"
 #include "report.h"
 #include "scale.h"
 #include "selection.h"
@@ -188,7 +189,7 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 
 static bool irq_selected(const struct session *s, int irq)
 {
-	return s->o->irq_mask & (1U << irq);
+	return s->o->collect.irq_mask & (1U << irq);
 }
 
 /* The interrupt scopes' counts, taken like a cgroup's. */
@@ -258,7 +259,7 @@ static int read_counts(struct session *s)
 		return err;
 	}
 	err = read_irqs(s);
-	if (err || !s->o->per_task)
+	if (err || !s->o->collect.per_task)
 		return err;
 	tasks_begin_read(&s->tasks);
 	err = collector__read_tasks(s->col, read_task_cb, s);
@@ -355,7 +356,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 	if (!sc || (names && scope_set_names(sc, names)))
 		return -ENOMEM;
 	sc->removed = removed;
-	if (!s->o->per_cpu) {
+	if (!s->o->collect.per_cpu) {
 		memcpy(sc->sum, v, n * sizeof(*sc->sum));
 		return 0;
 	}
@@ -389,7 +390,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 	for (int c = 0; c < s->nr_cpus; c++)
 		for (int i = 0; i < n; i++)
 			count_add(&sc->sum[i], &cpu[c * n + i]);
-	if (s->o->per_cpu) {
+	if (s->o->collect.per_cpu) {
 		for (int c = 0; c < s->nr_cpus; c++) {
 			if (!collector__cpu_online(s->col, c))
 				continue;
@@ -436,7 +437,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 	}
 	if (totals && add_removed(s, iv))
 		return -ENOMEM;
-	if (s->o->per_task && add_tasks(s, iv, totals))
+	if (s->o->collect.per_task && add_tasks(s, iv, totals))
 		return -ENOMEM;
 	interval_sort(iv);
 	return report_derive(&s->run, iv);
@@ -544,7 +545,7 @@ static int do_interval(struct session *s)
 	emit(s, &iv);
 	interval_free(&iv);
 
-	if (s->o->per_task)
+	if (s->o->collect.per_task)
 		tasks_after_interval(&s->tasks, "/proc", s->sel.view.ns_root, tracked_path,
 				     forget_task, s);
 	selection_retire(&s->sel);
@@ -622,7 +623,7 @@ static void report_bpf_stats(struct session *s)
 			  "(at switches or flushes) began with a switch the switch hook "
 			  "did not see",
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
-			  s->o->per_task ? "(-T: every switch)" : "between cgroups",
+			  s->o->collect.per_task ? "(-T: every switch)" : "between cgroups",
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
 	if (s->o->verbose)
 		pr_notice("BPF: %llu charges went past a CPU's charge cache (the entry held "
@@ -635,7 +636,7 @@ static void report_bpf_stats(struct session *s)
 		pr_notice("BPF maps: %ld intervals read only the cgroups the CPUs charged, %ld "
 			  "read every tracked cgroup", listed, all);
 	}
-	if (s->o->verbose && s->o->irq_mask)
+	if (s->o->verbose && s->o->collect.irq_mask)
 		pr_notice("BPF: --irq: %llu interrupt entries coalesced with the exit before them "
 			  "(no reading); %llu interrupts came during an update and stayed with "
 			  "what they interrupted; %llu exits without their entry or nested too deep",
@@ -779,8 +780,10 @@ static int select_cpus(const char *list, bool **out)
 		return nr ? nr : -EIO;
 	}
 	set = calloc(nr, sizeof(*set));
-	if (!set)
+	if (!set) {
+		pr_err("-C '%s': out of memory", list);
 		return -ENOMEM;
+	}
 	err = cpulist_parse(list, set, nr, &beyond);
 	if (err == -ERANGE)
 		pr_err("-C '%s': there is no CPU %ld (this machine's CPUs are 0-%d)", list, beyond,
@@ -798,7 +801,7 @@ static int select_cpus(const char *list, bool **out)
 int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT };
-	struct collector_opts co = {};
+	struct collector_setup cs = {};
 	struct strbuf lost = STRBUF_INIT, sample_names = STRBUF_INIT;
 	sigset_t block, old;
 	struct utsname uts;
@@ -827,7 +830,7 @@ int session_run(const struct session_opts *o)
 	 * reason and would say something else. Then input: -EINVAL from these and the sinks is
 	 * bad usage.
 	 */
-	if (collector__check_privileges()) {
+	if (probe_privileges()) {
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}
@@ -838,28 +841,19 @@ int session_run(const struct session_opts *o)
 		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
 					  &s.sample_ev);
 	if (!ret)
-		ret = selection_setup(&s.sel, &o->select, o->per_task, o->verbose,
-				      &co.new_cgroup_levels, &co.max_level);
+		ret = selection_setup(&s.sel, &o->select, o->collect.per_task, o->verbose,
+				      &cs.new_cgroup_levels, &cs.max_level);
 	if (ret) {
 		ret = exit_status(ret);
 		goto cleanup;
 	}
-	co.tracked_levels = co.new_cgroup_levels;
-	co.new_cgroup_levels &= ~1ULL;	/* the root is never new */
-	co.nr_events = s.m.nr_events;
-	co.attrs = s.m.attrs;
-	co.group = s.m.group;
-	co.names = (const char *const *)s.m.names;
-	co.max_cgroups = o->max_cgroups;
-	co.verbose = o->verbose;
-	co.switch_hook = o->switch_hook;
-	co.map_alloc = o->map_alloc;
-	co.per_task = o->per_task;
-	co.per_cpu_cgroups = o->per_cpu && co.tracked_levels;
-	co.max_tasks = o->max_tasks;
-	co.irq_mask = o->irq_mask;
-	co.cpus = s.cpus;
-	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
+	cs.tracked_levels = cs.new_cgroup_levels;
+	cs.new_cgroup_levels &= ~1ULL;	/* the root is never new */
+	cs.nr_events = s.m.nr_events;
+	cs.attrs = s.m.attrs;
+	cs.group = s.m.group;
+	cs.names = (const char *const *)s.m.names;
+	cs.cpus = s.cpus;
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
 	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
@@ -876,14 +870,14 @@ int session_run(const struct session_opts *o)
 	measurement_notices(&s.m);
 	/* From here on everything concerns the kernel and the outputs: failures, whatever errno. */
 	ret = EXIT_FAILURE;
-	if (collector__open(&co, &s.col))
+	if (collector__open(&o->collect, &cs, &s.col))
 		goto cleanup;
 	if (o->sample) {
 		struct sampler_opts so = {
 			.events = &s.sample_ev,
 			.tracked_fd = collector__tracked_fd(s.col),
-			.max_level = co.max_level,
-			.tracked_levels = co.tracked_levels,
+			.max_level = cs.max_level,
+			.tracked_levels = cs.tracked_levels,
 			.cpus = s.cpus,
 			.verbose = o->verbose,
 		};
@@ -892,7 +886,7 @@ int session_run(const struct session_opts *o)
 			goto cleanup;
 	}
 	s.nr_cpus = collector__nr_cpus(s.col);
-	s.stride = o->per_cpu ? s.nr_cpus : 1;
+	s.stride = o->collect.per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
 	s.read_first = calloc(s.nr_cpus, sizeof(*s.read_first));
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
@@ -913,9 +907,9 @@ int session_run(const struct session_opts *o)
 	s.run.perf_metrics = s.m.perf_metrics;
 	s.run.smt = s.m.smt;
 	s.run.verbose = o->verbose;
-	s.run.per_cpu = o->per_cpu;
+	s.run.per_cpu = o->collect.per_cpu;
 	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
-	s.run.cgroups = selection_opts_any(&o->select) || o->irq_mask;
+	s.run.cgroups = selection_opts_any(&o->select) || o->collect.irq_mask;
 	s.run.prometheus_tasks = o->prometheus_tasks;
 	s.run.interval_ms = o->interval_ms;
 	gethostname(host, sizeof(host) - 1);

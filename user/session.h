@@ -14,20 +14,14 @@
 struct session_opts {
 	int interval_ms;		/* -I */
 	double duration_s;		/* -d; 0: until Ctrl-C or the command's exit */
-	bool per_cpu;
 	const char *cpus;		/* -C: a CPU list, or NULL for every CPU */
 	struct output_opts out;		/* sinks: terminal, --json, -x, --cdm, ... */
 	bool verbose;
 	struct selection_opts select;	/* -G, --all-cgroups, --all-containers, --depth */
 	struct measure_opts measure;	/* model or -e, level, perf-metrics, SMT */
-	int max_cgroups;
-	enum switch_hook switch_hook;	/* --switch-hook */
-	enum map_alloc map_alloc;	/* CGTMA_MAP_ALLOC */
-	bool per_task;			/* -T */
+	struct collector_opts collect;	/* -A, -T, --irq, --max-cgroups, --switch-hook, ... */
 	const char *comm;		/* --comm glob, or NULL */
-	int max_tasks;			/* --max-tasks; 0: the collector's default */
 	bool prometheus_tasks;		/* --prometheus-tasks */
-	__u32 irq_mask;			/* --irq: bit i carves out interrupt scope i */
 	char **command;			/* after --; NULL-terminated, or NULL */
 	bool sample;			/* --sample */
 	const char *sample_events;	/* --sample=LIST, or NULL: the model's default */

@@ -6,13 +6,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/btf.h>
 
+#include "perfev.h"
 #include "switchhook.h"
 
 static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
@@ -162,7 +162,7 @@ static void probe_round(struct sample_probe *p, enum probe_verdict *v, const boo
 		p[cpu] = (struct sample_probe){ .cpu = cpu, .fd = -1, .ring = MAP_FAILED };
 		if (!online[cpu] || v[cpu] != PROBE_UNKNOWN)
 			continue;
-		p[cpu].fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		p[cpu].fd = perfev_open(&attr, cpu, -1);
 		if (p[cpu].fd >= 0)
 			p[cpu].ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 					   p[cpu].fd, 0);

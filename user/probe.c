@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "log.h"
+#include "probe.h"
+
+bool probe_kernel_before(int want_major, int want_minor)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major < want_major || (major == want_major && minor < want_minor);
+}
+
+/* CapEff from /proc/self/status; 0 when it cannot be read. */
+static unsigned long long effective_caps(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return geteuid() == 0 ? ~0ULL : 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff;
+}
+
+#define CAP_BIT(n) (1ULL << (n))
+
+bool probe_capable(int cap)
+{
+	return effective_caps() & CAP_BIT(cap);
+}
+
+/* perf and BPF need CAP_PERFMON+CAP_BPF or CAP_SYS_ADMIN. */
+static bool has_privileges(void)
+{
+	unsigned long long eff = effective_caps();
+
+	return (eff & CAP_BIT(PROBE_CAP_SYS_ADMIN)) ||
+	       ((eff & CAP_BIT(PROBE_CAP_PERFMON)) && (eff & CAP_BIT(PROBE_CAP_BPF)));
+}
+
+int probe_privileges(void)
+{
+	if (has_privileges())
+		return 0;
+	pr_err("not permitted: needs root, or CAP_PERFMON and CAP_BPF (Linux 5.8+)");
+	return -EPERM;
+}
+
+int probe_perf_event_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+bool probe_kallsyms_has(const char *name)
+{
+	char line[512], sym[256];
+	unsigned long long addr;
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx %*c %255s", &addr, sym) == 2 && addr &&
+			strcmp(sym, name) == 0;
+	fclose(f);
+	return found;
+}
+
+bool probe_lookup_batch(int map_fd, size_t value_size)
+{
+	__u64 keys[1], out_batch;
+	__u32 count = 1;
+	void *values = malloc(value_size);
+	int ret;
+
+	if (!values)
+		return false;
+	ret = bpf_map_lookup_batch(map_fd, NULL, &out_batch, keys, values, &count, NULL);
+	free(values);
+	return ret == 0 || errno == ENOENT;
+}
