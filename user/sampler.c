@@ -342,35 +342,29 @@ static int frames(struct sampler *s, struct profile *p, const struct sample_key 
 	return n;
 }
 
-static int add_key(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
-		   void *ctx, const struct stack_fds *fds, const struct sample_key *k, __u64 count)
+static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx,
+		   const struct stack_fds *fds, const struct sample_key *k, __u64 count)
 {
 	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH];
 	int locs[2 * SAMPLE_MAX_DEPTH];
-	int nk = read_stack(fds, k->kstack, kips);
-	int nu = read_stack(fds, k->ustack, uips);
+	int sc, t, n, nk, nu;
 
 	if (k->event >= (__u32)s->ev->nr)
 		return 0;
-	for (int i = 0; i < nr; i++) {
-		struct profile *p = ps[i];
-		int sc = scope(k->cgroup, p, ctx), t, n, err;
-
-		if (sc == -1)
-			continue;
-		if (sc < 0)
-			return sc;
-		t = profile_type(p, s->ev->names[k->event], s->ev->periods[k->event]);
-		if (t < 0)
-			return t;
-		n = frames(s, p, k, kips, nk, uips, nu, locs);
-		if (n < 0)
-			return n;
-		err = profile_add(p, sc, locs, n, t, count);
-		if (err)
-			return err;
-	}
-	return 0;
+	sc = scope(k->cgroup, p, ctx);
+	if (sc == -1)
+		return 0;
+	if (sc < 0)
+		return sc;
+	t = profile_type(p, s->ev->names[k->event], s->ev->periods[k->event]);
+	if (t < 0)
+		return t;
+	nk = read_stack(fds, k->kstack, kips);
+	nu = read_stack(fds, k->ustack, uips);
+	n = frames(s, p, k, kips, nk, uips, nu, locs);
+	if (n < 0)
+		return n;
+	return profile_add(p, sc, locs, n, t, count);
 }
 
 /* Every key of map fd, into *keys (allocated): how many, or -errno. */
@@ -406,8 +400,7 @@ static int empty_stacks(int fd)
 	return n < 0 ? n : 0;
 }
 
-int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
-		  void *ctx)
+int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx)
 {
 	__u32 closed = s->skel->bss->half & 1;
 	int counts_fd = bpf_map__fd(closed ? s->skel->maps.counts1 : s->skel->maps.counts0);
@@ -427,7 +420,7 @@ int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_
 		__u64 count;
 
 		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count) == 0 && count)
-			err = add_key(s, ps, nr, scope, ctx, &fds, &keys[i], count);
+			err = add_key(s, p, scope, ctx, &fds, &keys[i], count);
 	}
 	for (int i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);

@@ -67,11 +67,10 @@ typedef int (*sampler_scope_cb)(__u64 id, struct profile *p, void *ctx);
 
 /*
  * Ends the samples' interval (the kernel writes the other half from now), and adds the
- * closed half's samples, their frames named, to each of the nr profiles (the interval's, the
- * run's). 0 or -errno.
+ * closed half's samples, their frames named, to profile p (the interval's: the run's is the
+ * sum of those, profile_merge(), which costs less than naming every frame twice). 0 or -errno.
  */
-int sampler__read(struct sampler *s, struct profile **p, int nr, sampler_scope_cb scope,
-		  void *ctx);
+int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx);
 
 /* Samples of tracked cgroups not counted whole (SAMPLE_STAT_*), over the run. */
 int sampler__stats(struct sampler *s, __u64 *out);

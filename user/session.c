@@ -163,13 +163,14 @@ static int sample_scope(__u64 id, struct profile *p, void *ctx)
 /* --sample: the interval's samples, into its profile and the run's. */
 static int read_samples(struct session *s, struct interval *iv)
 {
-	struct profile *ps[] = { &s->iv_profile, &s->profile };
 	int err;
 
 	if (!s->smp)
 		return 0;
 	profile_release(&s->iv_profile);
-	err = sampler__read(s->smp, ps, 2, sample_scope, s);
+	err = sampler__read(s->smp, &s->iv_profile, sample_scope, s);
+	if (!err)
+		err = profile_merge(&s->profile, &s->iv_profile);
 	if (err) {
 		pr_err("--sample: cannot read the samples: %s", strerror(-err));
 		return err;
