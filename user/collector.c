@@ -1000,9 +1000,13 @@ static void update_cpus(struct collector *c)
 			if (c->o.verbose)
 				pr_notice("CPU %d went offline: its counts end with its last interval",
 					  cpu);
+			if (c->o.cpu_changed)
+				c->o.cpu_changed(cpu, false, c->o.cpu_changed_ctx);
 			continue;
 		}
 		err = cpu_came_online(c, cpu);
+		if (!err && c->o.cpu_changed)
+			c->o.cpu_changed(cpu, true, c->o.cpu_changed_ctx);
 		/* ENODEV: gone again already, or not ready: the next interval tries again. */
 		if (err && err != -ENODEV && err != -ENXIO)
 			pr_warn("CPU %d came online but cannot be counted: %s", cpu,

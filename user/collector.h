@@ -60,6 +60,13 @@ struct collector_opts {
 	__u32 irq_mask;				/* --irq: bit i carves out interrupt scope i */
 	const bool *cpus;			/* -C: per possible CPU, whether to count it
 						 * (NULL: all); kept until collector__destroy() */
+	/*
+	 * Told when a counted CPU comes online (its events opened) or goes offline (closed),
+	 * from collector__flush(), so that others with per-CPU events follow the same CPUs
+	 * (the sampler); NULL: nobody. Its errors are its own to say.
+	 */
+	void (*cpu_changed)(int cpu, bool online, void *ctx);
+	void *cpu_changed_ctx;
 };
 
 /*

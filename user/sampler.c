@@ -33,7 +33,7 @@ struct sampler {
 	pthread_t thread;
 	bool thread_started;
 	volatile bool stop;
-	int types[SAMPLE_MAX_EVENTS];	/* scratch: per event, its type in the profile at hand */
+	__u64 stats_read[SAMPLE_STAT_MAX];	/* sampler__stats() at the last read */
 };
 
 /* --- events ----------------------------------------------------------------------------- */
@@ -176,6 +176,64 @@ static bool cpu_online(int cpu)
 	return on;
 }
 
+/* The program of sample event e. */
+static struct bpf_program *event_prog(struct sampler *s, int e)
+{
+	static const char *const names[SAMPLE_MAX_EVENTS] = {
+		"sample0", "sample1", "sample2", "sample3",
+		"sample4", "sample5", "sample6", "sample7",
+	};
+
+	return bpf_object__find_program_by_name(s->skel->obj, names[e]);
+}
+
+void sampler__close_cpu(struct sampler *s, int cpu)
+{
+	for (int e = 0; e < s->ev->nr; e++) {
+		int i = cpu * s->ev->nr + e;
+
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+		s->fds[i] = -1;
+	}
+}
+
+int sampler__open_cpu(struct sampler *s, int cpu)
+{
+	const struct sample_events *ev = s->ev;
+	int err;
+
+	/* Events left from before the CPU went offline would not sample again. */
+	sampler__close_cpu(s, cpu);
+	for (int e = 0; e < ev->nr; e++) {
+		struct perf_event_attr attr = ev->attrs[e];
+		int i = cpu * ev->nr + e, fd;
+
+		attr.size = sizeof(attr);
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e], cpu,
+			       strerror(-err));
+			goto fail;
+		}
+		s->fds[i] = fd;
+		s->links[i] = bpf_program__attach_perf_event(event_prog(s, e), fd);
+		if (!s->links[i]) {
+			err = -errno;
+			pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", ev->names[e],
+			       cpu, strerror(-err));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	sampler__close_cpu(s, cpu);
+	return err;
+}
+
 int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 {
 	const struct sample_events *ev = o->events;
@@ -194,13 +252,13 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 	}
 	s->fds = malloc(sizeof(*s->fds) * s->nr_cpus * ev->nr);
 	s->links = calloc((size_t)s->nr_cpus * ev->nr, sizeof(*s->links));
+	for (int i = 0; s->fds && i < s->nr_cpus * ev->nr; i++)
+		s->fds[i] = -1;
 	err = symbolizer_new(&s->sym);
 	if (!s->fds || !s->links || err) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (int i = 0; i < s->nr_cpus * ev->nr; i++)
-		s->fds[i] = -1;
 
 	s->skel = sample__open();
 	if (!s->skel) {
@@ -215,47 +273,29 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot share the tracked cgroups' map: %s", strerror(-err));
 		goto cleanup;
 	}
-	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
-			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
-					  "sample5", "sample6", "sample7" }[e]);
-
-		bpf_program__set_autoload(prog, false);
+	if (o->max_stacks) {
+		err = bpf_map__set_max_entries(s->skel->maps.counts0, o->max_stacks);
+		err = err ?: bpf_map__set_max_entries(s->skel->maps.counts1, o->max_stacks);
+		if (err) {
+			pr_err("--sample-max %u: cannot size the counts maps: %s", o->max_stacks,
+			       strerror(-err));
+			goto cleanup;
+		}
 	}
+	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++)
+		bpf_program__set_autoload(event_prog(s, e), false);
 	err = sample__load(s->skel);
 	if (err) {
 		pr_err("--sample: cannot load the sampling BPF program: %s", strerror(-err));
 		goto cleanup;
 	}
 
-	for (int e = 0; e < ev->nr; e++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
-			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
-					  "sample5", "sample6", "sample7" }[e]);
-
-		for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
-			struct perf_event_attr attr = ev->attrs[e];
-			int i = cpu * ev->nr + e, fd;
-
-			if ((o->cpus && !o->cpus[cpu]) || !cpu_online(cpu))
-				continue;
-			attr.size = sizeof(attr);
-			fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0) {
-				err = -errno;
-				pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e],
-				       cpu, strerror(-err));
-				goto cleanup;
-			}
-			s->fds[i] = fd;
-			s->links[i] = bpf_program__attach_perf_event(prog, fd);
-			if (!s->links[i]) {
-				err = -errno;
-				pr_err("--sample: cannot attach to event '%s' on CPU %d: %s",
-				       ev->names[e], cpu, strerror(-err));
-				goto cleanup;
-			}
-		}
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if ((o->cpus && !o->cpus[cpu]) || !cpu_online(cpu))
+			continue;
+		err = sampler__open_cpu(s, cpu);
+		if (err)
+			goto cleanup;
 	}
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.new_pids), on_new_pid, s, NULL);
@@ -287,11 +327,8 @@ void sampler__destroy(struct sampler *s)
 		pthread_join(s->thread, NULL);
 	}
 	ring_buffer__free(s->rb);
-	for (int i = 0; s->links && s->fds && i < s->nr_cpus * s->ev->nr; i++) {
-		bpf_link__destroy(s->links[i]);
-		if (s->fds[i] >= 0)
-			close(s->fds[i]);
-	}
+	for (int cpu = 0; s->links && s->fds && cpu < s->nr_cpus; cpu++)
+		sampler__close_cpu(s, cpu);
 	sample__destroy(s->skel);
 	symbolizer_free(s->sym);
 	free(s->links);
@@ -400,6 +437,25 @@ static int empty_stacks(int fd)
 	return n < 0 ? n : 0;
 }
 
+/*
+ * What the kernel lost since the last read, into *lost. (Counted as the samples come, not per
+ * half: a loss of the half being written now is the next read's.)
+ */
+static int read_lost(struct sampler *s, struct profile_lost *lost)
+{
+	__u64 now[SAMPLE_STAT_MAX];
+	int err = sampler__stats(s, now);
+
+	if (err)
+		return err;
+	lost->samples += now[SAMPLE_STAT_MAP_FULL] - s->stats_read[SAMPLE_STAT_MAP_FULL];
+	lost->user_stacks += now[SAMPLE_STAT_USTACK_LOST] - s->stats_read[SAMPLE_STAT_USTACK_LOST];
+	lost->kernel_stacks += now[SAMPLE_STAT_KSTACK_LOST] -
+			       s->stats_read[SAMPLE_STAT_KSTACK_LOST];
+	memcpy(s->stats_read, now, sizeof(now));
+	return 0;
+}
+
 int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx)
 {
 	__u32 closed = s->skel->bss->half & 1;
@@ -428,7 +484,7 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 	emptied = empty_stacks(fds.stacks);
 	emptied = empty_stacks(fds.spill) ?: emptied;
 	symbolizer_after_read(s->sym);
-	return err ?: emptied;
+	return err ?: emptied ?: read_lost(s, &p->lost);
 }
 
 int sampler__stats(struct sampler *s, __u64 *out)

@@ -160,6 +160,19 @@ static int sample_scope(__u64 id, struct profile *p, void *ctx)
 	return profile_scope(p, name, tr->path, tr->names.container, tr->names.pod);
 }
 
+/* The collector follows CPU hotplug (collector_opts.cpu_changed): the sampler does the same. */
+static void cpu_changed(int cpu, bool online, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (!s->smp)
+		return;
+	if (!online)
+		sampler__close_cpu(s->smp, cpu);
+	else if (sampler__open_cpu(s->smp, cpu) == 0 && s->o->verbose)
+		pr_notice("--sample: CPU %d came online: sampled from now", cpu);
+}
+
 /* --sample: the interval's samples, into its profile and the run's. */
 static int read_samples(struct session *s, struct interval *iv)
 {
@@ -615,6 +628,10 @@ static void report_never_ran(struct session *s)
 static void report_bpf_stats(struct session *s)
 {
 	__u64 st[CGTMA_STAT_MAX];
+	char lost[256];
+
+	if (s->smp && profile_lost_any(&s->profile.lost))
+		pr_warn("--sample: %s", profile_lost_text(&s->profile.lost, lost, sizeof(lost)));
 
 	if (collector__read_stats(s->col, st))
 		return;
@@ -861,6 +878,8 @@ int session_run(const struct session_opts *o)
 	co.irq_mask = o->irq_mask;
 	co.cpus = s.cpus;
 	co.bpf_stats = o->out.prometheus != NULL;	/* it exports cgtma's own cost */
+	co.cpu_changed = cpu_changed;
+	co.cpu_changed_ctx = &s;
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
 	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
@@ -886,6 +905,7 @@ int session_run(const struct session_opts *o)
 			.max_level = co.max_level,
 			.tracked_levels = co.tracked_levels,
 			.cpus = s.cpus,
+			.max_stacks = o->sample_max,
 			.verbose = o->verbose,
 		};
 
