@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cgtma's sampler: at each sample of a sample event (one perf event per CPU and event), finds
- * the running task's deepest tracked cgroup, drops the sample in the kernel when there is
- * none, and counts it under (cgroup, process, event, user stack, kernel stack).
+ * the running task's tracked cgroups (its deepest and their tracked ancestors), drops the
+ * sample in the kernel when there is none, and counts it under (cgroup, process, event, user
+ * stack, kernel stack) for each.
  *
  * Counting in the kernel, not a ring buffer record per sample: a sample costs two stack-map
  * inserts that mostly hit (a spinning function repeats its stacks) and a hash add, and user
@@ -66,9 +67,10 @@ struct {
 	__uint(max_entries, 1024);
 } spill0 SEC(".maps"), spill1 SEC(".maps");
 
+/* Sized by user space with --sample-max; a sample that finds no room is lost (a stat). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, SAMPLE_MAX_STACKS);
 	__type(key, struct sample_key);
 	__type(value, __u64);
 } counts0 SEC(".maps"), counts1 SEC(".maps");
@@ -120,28 +122,6 @@ static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
 	return css ? (void *)css - bpf_core_field_offset(struct cgroup, self) : NULL;
 }
 
-/* The deepest tracked cgroup the current task is in, at or above its own; 0: none. */
-static __always_inline __u64 tracked_cgroup(void)
-{
-	struct task_struct *task = (void *)bpf_get_current_task();
-	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
-	int level = cg ? BPF_CORE_READ(cg, level) : -1;
-
-	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
-		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
-			break;
-		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
-			__u64 id = BPF_CORE_READ(cg, kn, id);
-
-			if (bpf_map_lookup_elem(&tracked, &id))
-				return id;
-		}
-		cg = cgroup_parent(cg);
-		level--;
-	}
-	return 0;
-}
-
 /* The id of the current stack (flags: user or kernel), in stacks or else in spill. */
 static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill, __u64 flags,
 				      __u32 lost)
@@ -158,13 +138,18 @@ static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill, __u6
 	return id;
 }
 
-static __always_inline void count(void *ctx, void *stacks, void *spill, void *counts,
-				  struct sample_key *key)
+/* The sample's stacks, stored in the half's stack maps, into key. */
+static __always_inline void store_stacks(void *ctx, void *stacks, void *spill,
+					 struct sample_key *key)
+{
+	key->ustack = stack_id(ctx, stacks, spill, BPF_F_USER_STACK, SAMPLE_STAT_USTACK_LOST);
+	key->kstack = stack_id(ctx, stacks, spill, 0, SAMPLE_STAT_KSTACK_LOST);
+}
+
+static __always_inline void count(void *counts, struct sample_key *key)
 {
 	__u64 one = 1, *v;
 
-	key->ustack = stack_id(ctx, stacks, spill, BPF_F_USER_STACK, SAMPLE_STAT_USTACK_LOST);
-	key->kstack = stack_id(ctx, stacks, spill, 0, SAMPLE_STAT_KSTACK_LOST);
 	v = bpf_map_lookup_elem(counts, key);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
@@ -180,29 +165,63 @@ static __always_inline void count(void *ctx, void *stacks, void *spill, void *co
 		stat_inc(SAMPLE_STAT_MAP_FULL);
 }
 
-static __always_inline int on_sample(void *ctx, __u32 event)
+/* A process's address space is announced at its first sample (seen_pids says why). */
+static __always_inline void announce(__u32 pid)
 {
-	struct sample_key key = { .event = event };
-	struct seen_key seen = {};
-	struct mm_struct *mm;
+	struct mm_struct *mm = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	struct seen_key seen = { .pid = pid, .mm = (__u64)mm };
 	__u8 yes = 1;
 
-	key.cgroup = tracked_cgroup();
-	if (!key.cgroup)
-		return 0;
-	key.pid = bpf_get_current_pid_tgid() >> 32;
-	seen.pid = key.pid;
-	mm = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
-	seen.mm = (__u64)mm;
 	seen.map_count = mm ? BPF_CORE_READ(mm, map_count) : 0;
-	if (key.pid && seen.mm && !bpf_map_lookup_elem(&seen_pids, &seen)) {
+	if (pid && seen.mm && !bpf_map_lookup_elem(&seen_pids, &seen)) {
 		bpf_map_update_elem(&seen_pids, &seen, &yes, BPF_ANY);
-		bpf_ringbuf_output(&new_pids, &key.pid, sizeof(key.pid), 0);
+		bpf_ringbuf_output(&new_pids, &pid, sizeof(pid), 0);
 	}
-	if (*(volatile __u32 *)&half & 1)
-		count(ctx, &stacks1, &spill1, &counts1, &key);
-	else
-		count(ctx, &stacks0, &spill0, &counts0, &key);
+}
+
+/*
+ * Counts the sample in every tracked cgroup the current task is in, its deepest and each
+ * tracked ancestor, as the counting program charges a slice (cgtma.bpf.c): the stacks are
+ * stored once, at the first (deepest) one. The walk looks up only levels that can hold
+ * tracked cgroups and stops when none is left above.
+ */
+static __always_inline int on_sample(void *ctx, __u32 event)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	int level = cg ? BPF_CORE_READ(cg, level) : -1;
+	struct sample_key key = { .event = event };
+	__u32 h = *(volatile __u32 *)&half & 1;
+	bool found = false;
+
+	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
+		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
+			break;
+		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
+			__u64 id = BPF_CORE_READ(cg, kn, id);
+
+			if (bpf_map_lookup_elem(&tracked, &id)) {
+				if (!found) {
+					key.pid = bpf_get_current_pid_tgid() >> 32;
+					announce(key.pid);
+					if (h)
+						store_stacks(ctx, &stacks1, &spill1, &key);
+					else
+						store_stacks(ctx, &stacks0, &spill0, &key);
+					found = true;
+				}
+				key.cgroup = id;
+				if (h)
+					count(&counts1, &key);
+				else
+					count(&counts0, &key);
+			}
+		}
+		if (!(tracked_levels & ((1ULL << (level & 63)) - 1)))
+			break;
+		cg = cgroup_parent(cg);
+		level--;
+	}
 	return 0;
 }
 

@@ -13,6 +13,9 @@
 /* Sample events per run: one program each, since 5.10 has no attach cookie to tell them. */
 #define SAMPLE_MAX_EVENTS 8
 
+/* Distinct (cgroup, process, event, stacks) counted per half and interval, by default. */
+#define SAMPLE_MAX_STACKS 16384
+
 /* Frames a stack keeps: the kernel's own default limit (sysctl kernel.perf_event_max_stack). */
 #define SAMPLE_MAX_DEPTH 127
 
@@ -38,7 +41,8 @@ enum {
  * user stack in a kernel thread, a stack that did not fit).
  */
 struct sample_key {
-	__u64 cgroup;			/* the deepest tracked cgroup (v2 id) */
+	__u64 cgroup;			/* a tracked cgroup (v2 id): a sample is counted in
+					 * each tracked cgroup its task is in, nested ones too */
 	__u32 pid;			/* the process (tgid), for its address space */
 	__u32 event;			/* index of the sample event */
 	__s32 ustack;			/* id in the half's stack map */

@@ -109,6 +109,9 @@ static void usage(FILE *f)
 "                          events instead of at -F; each cgroup's top functions follow\n"
 "                          its rows (see cgtma(8))\n"
 "  -F, --freq HZ           --sample: samples per second and CPU (default 99)\n"
+"      --sample-max N      --sample: distinct (cgroup, process, event, stacks) the kernel\n"
+"                          counts per interval (default 16384); samples past them are\n"
+"                          lost, and said\n"
 "      --folded FILE       --sample: the run's stacks, folded (SCOPE;outer;...;leaf COUNT),\n"
 "                          for flamegraph.pl, speedscope, inferno\n"
 "      --pprof FILE        --sample: the run's stacks as a gzipped pprof profile, every\n"
@@ -175,6 +178,7 @@ enum {
 	OPT_SAMPLE,
 	OPT_FOLDED,
 	OPT_PPROF,
+	OPT_SAMPLE_MAX,
 };
 
 static const struct option long_options[] = {
@@ -196,6 +200,7 @@ static const struct option long_options[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "sample-max", required_argument, NULL, OPT_SAMPLE_MAX },
 	OUTPUT_LONG_OPTIONS,
 	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 	{ "record", required_argument, NULL, OPT_RECORD },
@@ -297,6 +302,10 @@ static int profile(int argc, char **argv)
 		case OPT_FOLDED:
 			o.folded = optarg;
 			break;
+		case OPT_SAMPLE_MAX:
+			if (opt_int("--sample-max", optarg, 1, 1 << 24, "", &o.sample_max))
+				goto usage_error;
+			break;
 		case OPT_PPROF:
 			o.pprof = optarg;
 			break;
@@ -344,8 +353,8 @@ static int profile(int argc, char **argv)
 		       "--all-containers");
 		goto usage_error;
 	}
-	if ((o.sample_hz || o.folded || o.pprof) && !o.sample) {
-		pr_err("-F, --folded and --pprof shape the samples: add --sample");
+	if ((o.sample_hz || o.sample_max || o.folded || o.pprof) && !o.sample) {
+		pr_err("-F, --sample-max, --folded and --pprof shape the samples: add --sample");
 		goto usage_error;
 	}
 	if (o.sample && !selection_opts_any(&o.select)) {

@@ -359,6 +359,17 @@ static int replay_all(struct replay *rp)
 	return ret;
 }
 
+/* What the live run's sampling lost, said as the live run said it at its end. */
+static void report_lost(const struct replay *rp)
+{
+	const struct profile *p = record_reader__profile(rp->reader);
+	char lost[256];
+
+	if (p && profile_lost_any(&p->lost))
+		pr_warn("%s: --sample: %s", rp->file, profile_lost_text(&p->lost, lost,
+									   sizeof(lost)));
+}
+
 /* --folded and --pprof, from the samples read (all of them, or those before damage). */
 static int write_samples(const struct replay *rp, const struct report_args *a)
 {
@@ -417,6 +428,7 @@ static int report(int argc, char **argv)
 
 			err = err ?: werr;
 		}
+		report_lost(&rp);
 	}
 
 	for (int i = 0; i < rp.nr_outputs; i++)

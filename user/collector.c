@@ -390,6 +390,8 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 				  .names = su->names,
 				  .cpus = su->cpus,
 				  .verbose = o->verbose,
+				  .cpu_changed = su->cpu_changed,
+				  .cpu_changed_ctx = su->cpu_changed_ctx,
 			  }, &c->pe);
 	if (err)
 		return err;

@@ -67,6 +67,13 @@ struct collector_setup {
 	__u32 max_level;			/* deepest level a tracked cgroup can have */
 	__u64 tracked_levels;			/* bit L: level L can hold tracked cgroups */
 	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
+	/*
+	 * Told when a counted CPU comes online (its events opened) or goes offline (closed),
+	 * from collector__flush(), so that others with per-CPU events follow the same CPUs
+	 * (the sampler); NULL: nobody. Its errors are its own to say.
+	 */
+	void (*cpu_changed)(int cpu, bool online, void *ctx);
+	void *cpu_changed_ctx;
 };
 
 /*

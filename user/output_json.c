@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "profile.h"
 #include "strbuf.h"
 
 /*
@@ -247,6 +248,11 @@ static int write_record(struct output *o, const struct run *run, const struct in
 	if (iv->missed_slices)
 		strbuf_addf(sb, ",\"exact\":false,\"missed_slices\":%llu",
 			    (unsigned long long)iv->missed_slices);
+	/* --sample's losses, the same way: only where there were some. */
+	if (iv->profile && profile_lost_any(&iv->profile->lost))
+		strbuf_addf(sb, ",\"samples_lost\":%" PRIu64 ",\"user_stacks_lost\":%" PRIu64
+			    ",\"kernel_stacks_lost\":%" PRIu64, iv->profile->lost.samples,
+			    iv->profile->lost.user_stacks, iv->profile->lost.kernel_stacks);
 	strbuf_addstr(sb, ",\"rows\":[");
 	for (int i = 0; i < iv->nr_scopes; i++) {
 		if (i)

@@ -304,6 +304,9 @@ static void put_profile(struct strbuf *b, const struct profile *p)
 		for (int t = 0; t < p->nr_types; t++)
 			put_u64(b, smp->values[t]);
 	}
+	put_u64(b, p->lost.samples);
+	put_u64(b, p->lost.user_stacks);
+	put_u64(b, p->lost.kernel_stacks);
 }
 
 static const struct output_ops record_ops;

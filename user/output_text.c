@@ -39,6 +39,12 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 		fprintf(f, "# NOT EXACT: %llu slices began with a switch or move the hook did "
 			"not see (their start may be another cgroup's)\n",
 			(unsigned long long)iv->missed_slices);
+	if (iv->profile && profile_lost_any(&iv->profile->lost)) {
+		char lost[256];
+
+		fprintf(f, "# --sample: %s\n", profile_lost_text(&iv->profile->lost, lost,
+								  sizeof(lost)));
+	}
 }
 
 /* A thread's label under its cgroup: "  comm:tid". */
@@ -357,7 +363,7 @@ static void print_top_functions(FILE *f, const struct interval *iv, const struct
 
 int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv)
 {
-	int *order = malloc((2 * iv->nr_scopes + 1) * sizeof(*order));
+	int *order = calloc(2 * iv->nr_scopes + 1, sizeof(*order));
 	int idle = 0, nr;
 
 	if (!order)

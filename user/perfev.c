@@ -421,9 +421,13 @@ void perfev__update_cpus(struct perfev *pe, perfev_forget_cb forget, void *ctx)
 			if (pe->o.verbose)
 				pr_notice("CPU %d went offline: its counts end with its last interval",
 					  cpu);
+			if (pe->o.cpu_changed)
+				pe->o.cpu_changed(cpu, false, pe->o.cpu_changed_ctx);
 			continue;
 		}
 		err = cpu_came_online(pe, cpu, forget, ctx);
+		if (!err && pe->o.cpu_changed)
+			pe->o.cpu_changed(cpu, true, pe->o.cpu_changed_ctx);
 		/* ENODEV: gone again already, or not ready: the next interval tries again. */
 		if (err && err != -ENODEV && err != -ENXIO)
 			pr_warn("CPU %d came online but cannot be counted: %s", cpu,

@@ -66,6 +66,9 @@ struct perfev_opts {
 	const bool *cpus;			/* per possible CPU, whether to count it
 						 * (NULL: all); kept until perfev__destroy() */
 	bool verbose;				/* say when a CPU comes or goes */
+	/* Told after a CPU's events are opened or closed by perfev__update_cpus(); may be NULL. */
+	void (*cpu_changed)(int cpu, bool online, void *ctx);
+	void *cpu_changed_ctx;
 };
 
 /*
@@ -101,8 +104,8 @@ void perfev__close_switches(struct perfev *pe);
  * Follows CPU hotplug: a CPU that went offline since the last call has its events closed
  * (the kernel stops them: they would not count again if it came back) and is counted no
  * more; one that came online gets fresh events, after forget(cpu, ctx) has had the BPF side
- * drop the readings of the ones it had (0 or -errno). -v says when either happens. A CPU
- * that cannot be counted yet is tried again at the next call.
+ * drop the readings of the ones it had (0 or -errno). -v says when either happens, and
+ * o->cpu_changed is told. A CPU that cannot be counted yet is tried again at the next call.
  */
 typedef int (*perfev_forget_cb)(int cpu, void *ctx);
 void perfev__update_cpus(struct perfev *pe, perfev_forget_cb forget, void *ctx);

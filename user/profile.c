@@ -323,6 +323,9 @@ int profile_merge(struct profile *dst, const struct profile *src)
 	free(map);
 	if (err < 0)
 		return err;
+	dst->lost.samples += src->lost.samples;
+	dst->lost.user_stacks += src->lost.user_stacks;
+	dst->lost.kernel_stacks += src->lost.kernel_stacks;
 	if (src->start_ns || src->duration_ns) {
 		end = dst->start_ns + dst->duration_ns;
 		if (src->start_ns + src->duration_ns > end || !(dst->start_ns || dst->duration_ns))
@@ -332,6 +335,21 @@ int profile_merge(struct profile *dst, const struct profile *src)
 		dst->duration_ns = end - dst->start_ns;
 	}
 	return 0;
+}
+
+const char *profile_lost_text(const struct profile_lost *l, char *buf, size_t len)
+{
+	int n = 0;
+
+	buf[0] = 0;
+	if (l->samples)
+		n = snprintf(buf, len, "%" PRIu64 " samples lost: the kernel's counts map was full "
+			     "(raise --sample-max)", l->samples);
+	if ((l->user_stacks || l->kernel_stacks) && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "%s%" PRIu64 " user and %" PRIu64 " kernel stacks kept "
+			 "without their frames: the stack maps had no room for them", n ? "; " : "",
+			 l->user_stacks, l->kernel_stacks);
+	return buf;
 }
 
 static int cmp_top(const void *a, const void *b)

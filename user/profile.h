@@ -21,6 +21,7 @@
 #ifndef CGTMA_PROFILE_H
 #define CGTMA_PROFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -65,6 +66,16 @@ struct profile_sample {
 	uint64_t *values;		/* nr_types counts (the arrays grow with the types) */
 };
 
+/*
+ * Samples the kernel did not count whole over what the profile covers (bpf/sample.h's
+ * SAMPLE_STAT_*): a sample is counted once per tracked cgroup it lands in.
+ */
+struct profile_lost {
+	uint64_t samples;		/* not counted: the kernel's counts map was full */
+	uint64_t user_stacks;		/* counted without their user stack: no room for it */
+	uint64_t kernel_stacks;		/* the same for the kernel stack */
+};
+
 struct profile {
 	struct profile_type *types;
 	int nr_types, cap_types;
@@ -78,6 +89,7 @@ struct profile {
 	int nr_samples, cap_samples;
 	uint64_t start_ns;		/* CLOCK_REALTIME at the start of what it covers */
 	uint64_t duration_ns;
+	struct profile_lost lost;
 
 	/* Interning: the keys of the arrays above, and the strings. */
 	struct hashmap type_index, scope_index, map_index, loc_index, sample_index, str_index;
@@ -112,10 +124,22 @@ int profile_write_folded(const struct profile *p, int type, FILE *f);
 /*
  * Adds src's counts into dst (profiles of intervals into the run's, a record's profile
  * records into one): its types, scopes, mappings and frames interned into dst's, the
- * (scope, stack) counts summed, samples that count nothing left out. dst's span grows to
- * cover src's. 0, or -ENOMEM (dst then holds part of src).
+ * (scope, stack) counts summed, samples that count nothing left out, its losses added. dst's
+ * span grows to cover src's. 0, or -ENOMEM (dst then holds part of src).
  */
 int profile_merge(struct profile *dst, const struct profile *src);
+
+/* Whether anything was lost. */
+static inline bool profile_lost_any(const struct profile_lost *l)
+{
+	return l->samples || l->user_stacks || l->kernel_stacks;
+}
+
+/*
+ * What was lost, said as the terminal and stderr say it ("N samples lost: ...; N user and N
+ * kernel stacks kept without their frames: ..."), into buf; "" when nothing was. Returns buf.
+ */
+const char *profile_lost_text(const struct profile_lost *l, char *buf, size_t len);
 
 /* A function and its samples, as profile_top_functions() ranks them. */
 struct profile_top {

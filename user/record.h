@@ -3,7 +3,7 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 4 (1 to 3 are read too):
+ * The format is binary, little-endian, version 5 (1 to 4 are read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
@@ -42,12 +42,14 @@
  *                                 u32:line){nr-locations}
  *               u32:nr-samples (u32:scope u32:nr-frames u32:location{nr-frames}
  *                               u64:count{nr-types}){nr-samples}
+ *               [u64:samples-lost u64:user-stacks-lost u64:kernel-stacks-lost]
+ *               the losses (from version 5 on): profile.h's struct profile_lost
  *               ref: u32, 0 for none, else 1 + an index into the strings; mapping -1 for
  *               none; frames leaf first (profile.h says what each field is). A profile
  *               record holds the samples of its own span: any number of them come between
  *               the header and the summary (never between a gap and its interval), and a
  *               reader sums them. Readers of versions 1 to 3 refuse a version 4 file by its
- *               version.
+ *               version, and readers of version 4 a version 5 file.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
@@ -67,7 +69,7 @@
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 4
+#define RECORD_VERSION 5
 #define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */

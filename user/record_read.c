@@ -495,7 +495,7 @@ static const char *get_ref(struct cursor *c, char **strs, uint32_t nr, bool *bad
  * malformed (*what names the table).
  */
 static int parse_profile_into(struct cursor *c, struct profile *p, char **strs, uint32_t ns,
-			      const char **what)
+			      bool has_lost, const char **what)
 {
 	uint32_t nr_types, nr_scopes, nr_maps, nr_locs, nr_samples;
 	int *types = NULL, *scopes = NULL, *maps = NULL, *locs = NULL, *stack = NULL;
@@ -599,6 +599,13 @@ static int parse_profile_into(struct cursor *c, struct profile *p, char **strs, 
 			ADDED(profile_add(p, scopes[scope], stack, nr, types[t], v));
 		}
 	}
+	if (has_lost) {
+		*what = "losses";
+		p->lost.samples = get_u64(c);
+		p->lost.user_stacks = get_u64(c);
+		p->lost.kernel_stacks = get_u64(c);
+		CHECKED(true);
+	}
 	*what = NULL;
 	if (c->left)
 		err = 1;
@@ -639,7 +646,7 @@ static int parse_profile(struct record_reader *r, size_t len, struct record_erro
 		err = nomem ? -ENOMEM : c.short_read;
 	}
 	if (!err)
-		err = parse_profile_into(&c, &p, strs, ns, &what);
+		err = parse_profile_into(&c, &p, strs, ns, r->h.version >= 5, &what);
 	if (!err)
 		err = profile_merge(&r->profile, &p);
 	for (uint32_t i = 0; strs && i < ns; i++)

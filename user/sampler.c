@@ -32,7 +32,7 @@ struct sampler {
 	pthread_t thread;
 	bool thread_started;
 	volatile bool stop;
-	int types[SAMPLE_MAX_EVENTS];	/* scratch: per event, its type in the profile at hand */
+	__u64 stats_read[SAMPLE_STAT_MAX];	/* sampler__stats() at the last read */
 };
 
 /* --- events ----------------------------------------------------------------------------- */
@@ -170,34 +170,36 @@ static struct bpf_program *event_prog(struct sampler *s, int e)
 	return bpf_object__find_program_by_name(s->skel->obj, names[e]);
 }
 
-/* Opens every event on every CPU of online, each with its program. 0 or -errno, said. */
-static int open_events(struct sampler *s, const bool *online)
+void sampler__close_cpu(struct sampler *s, int cpu)
+{
+	for (int e = 0; e < s->ev->nr; e++)
+		perfev_progs_close(&s->events[e], cpu);
+}
+
+int sampler__open_cpu(struct sampler *s, int cpu)
 {
 	const struct sample_events *ev = s->ev;
+	int err = 0;
 
+	/* Events left from before the CPU went offline would not sample again. */
+	sampler__close_cpu(s, cpu);
 	for (int e = 0; e < ev->nr; e++) {
-		struct bpf_program *prog = event_prog(s, e);
-
-		for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
-			int err;
-
-			if (!online[cpu])
-				continue;
-			err = perfev_progs_open(&s->events[e], &ev->attrs[e], cpu);
-			if (err) {
-				pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e],
-				       cpu, strerror(-err));
-				return err;
-			}
-			err = perfev_progs_attach(&s->events[e], prog, cpu);
-			if (err) {
-				pr_err("--sample: cannot attach to event '%s' on CPU %d: %s",
-				       ev->names[e], cpu, strerror(-err));
-				return err;
-			}
+		err = perfev_progs_open(&s->events[e], &ev->attrs[e], cpu);
+		if (err) {
+			pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e], cpu,
+			       strerror(-err));
+			break;
+		}
+		err = perfev_progs_attach(&s->events[e], event_prog(s, e), cpu);
+		if (err) {
+			pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", ev->names[e],
+			       cpu, strerror(-err));
+			break;
 		}
 	}
-	return 0;
+	if (err)
+		sampler__close_cpu(s, cpu);
+	return err;
 }
 
 int sampler__open(const struct sampler_opts *o, struct sampler **sp)
@@ -246,6 +248,15 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot share the tracked cgroups' map: %s", strerror(-err));
 		goto cleanup;
 	}
+	if (o->max_stacks) {
+		err = bpf_map__set_max_entries(s->skel->maps.counts0, o->max_stacks);
+		err = err ?: bpf_map__set_max_entries(s->skel->maps.counts1, o->max_stacks);
+		if (err) {
+			pr_err("--sample-max %u: cannot size the counts maps: %s", o->max_stacks,
+			       strerror(-err));
+			goto cleanup;
+		}
+	}
 	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++)
 		bpf_program__set_autoload(event_prog(s, e), false);
 	err = sample__load(s->skel);
@@ -254,9 +265,14 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		goto cleanup;
 	}
 
-	err = open_events(s, online);
-	if (err)
-		goto cleanup;
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if (!online[cpu])
+			continue;
+		err = sampler__open_cpu(s, cpu);
+		if (err)
+			goto cleanup;
+	}
+
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.new_pids), on_new_pid, s, NULL);
 	if (!s->rb) {
 		err = -errno;
@@ -338,35 +354,29 @@ static int frames(struct sampler *s, struct profile *p, const struct sample_key 
 	return n;
 }
 
-static int add_key(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
-		   void *ctx, const struct stack_fds *fds, const struct sample_key *k, __u64 count)
+static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx,
+		   const struct stack_fds *fds, const struct sample_key *k, __u64 count)
 {
 	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH];
 	int locs[2 * SAMPLE_MAX_DEPTH];
-	int nk = read_stack(fds, k->kstack, kips);
-	int nu = read_stack(fds, k->ustack, uips);
+	int sc, t, n, nk, nu;
 
 	if (k->event >= (__u32)s->ev->nr)
 		return 0;
-	for (int i = 0; i < nr; i++) {
-		struct profile *p = ps[i];
-		int sc = scope(k->cgroup, p, ctx), t, n, err;
-
-		if (sc == -1)
-			continue;
-		if (sc < 0)
-			return sc;
-		t = profile_type(p, s->ev->names[k->event], s->ev->periods[k->event]);
-		if (t < 0)
-			return t;
-		n = frames(s, p, k, kips, nk, uips, nu, locs);
-		if (n < 0)
-			return n;
-		err = profile_add(p, sc, locs, n, t, count);
-		if (err)
-			return err;
-	}
-	return 0;
+	sc = scope(k->cgroup, p, ctx);
+	if (sc == -1)
+		return 0;
+	if (sc < 0)
+		return sc;
+	t = profile_type(p, s->ev->names[k->event], s->ev->periods[k->event]);
+	if (t < 0)
+		return t;
+	nk = read_stack(fds, k->kstack, kips);
+	nu = read_stack(fds, k->ustack, uips);
+	n = frames(s, p, k, kips, nk, uips, nu, locs);
+	if (n < 0)
+		return n;
+	return profile_add(p, sc, locs, n, t, count);
 }
 
 /* Every key of map fd, into *keys (allocated): how many, or -errno. */
@@ -402,8 +412,26 @@ static int empty_stacks(int fd)
 	return n < 0 ? n : 0;
 }
 
-int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_cb scope,
-		  void *ctx)
+/*
+ * What the kernel lost since the last read, into *lost. (Counted as the samples come, not per
+ * half: a loss of the half being written now is the next read's.)
+ */
+static int read_lost(struct sampler *s, struct profile_lost *lost)
+{
+	__u64 now[SAMPLE_STAT_MAX];
+	int err = sampler__stats(s, now);
+
+	if (err)
+		return err;
+	lost->samples += now[SAMPLE_STAT_MAP_FULL] - s->stats_read[SAMPLE_STAT_MAP_FULL];
+	lost->user_stacks += now[SAMPLE_STAT_USTACK_LOST] - s->stats_read[SAMPLE_STAT_USTACK_LOST];
+	lost->kernel_stacks += now[SAMPLE_STAT_KSTACK_LOST] -
+			       s->stats_read[SAMPLE_STAT_KSTACK_LOST];
+	memcpy(s->stats_read, now, sizeof(now));
+	return 0;
+}
+
+int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx)
 {
 	__u32 closed = s->skel->bss->half & 1;
 	int counts_fd = bpf_map__fd(closed ? s->skel->maps.counts1 : s->skel->maps.counts0);
@@ -423,7 +451,7 @@ int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_
 		__u64 count;
 
 		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count) == 0 && count)
-			err = add_key(s, ps, nr, scope, ctx, &fds, &keys[i], count);
+			err = add_key(s, p, scope, ctx, &fds, &keys[i], count);
 	}
 	for (int i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);
@@ -431,7 +459,7 @@ int sampler__read(struct sampler *s, struct profile **ps, int nr, sampler_scope_
 	emptied = empty_stacks(fds.stacks);
 	emptied = empty_stacks(fds.spill) ?: emptied;
 	symbolizer_after_read(s->sym);
-	return err ?: emptied;
+	return err ?: emptied ?: read_lost(s, &p->lost);
 }
 
 int sampler__stats(struct sampler *s, __u64 *out)

@@ -4,7 +4,8 @@
  * per (cgroup, process, event, stacks), read at each interval into profiles (profile.h) with
  * their frames named (symbolize.h).
  *
- * One perf event per online CPU and sample event, each running the BPF program of its event.
+ * One perf event per online CPU and sample event, each running the BPF program of its event,
+ * following CPU hotplug as the collector does.
  * The tracked set is the collector's own map, shared: samples of untracked cgroups end in
  * the kernel.
  */
@@ -48,6 +49,8 @@ struct sampler_opts {
 	__u32 max_level;		/* as the collector's */
 	__u64 tracked_levels;
 	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
+	__u32 max_stacks;		/* --sample-max: entries of each counts map; 0: its
+					 * default (SAMPLE_MAX_STACKS) */
 	bool verbose;
 };
 
@@ -60,6 +63,14 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp);
 void sampler__destroy(struct sampler *s);
 
 /*
+ * CPU hotplug, as the collector follows it (collector_setup.cpu_changed): a CPU that came
+ * online gets its sample events (0, or -errno after saying what failed), one that went
+ * offline has them closed (the kernel stops them: they would not sample again).
+ */
+int sampler__open_cpu(struct sampler *s, int cpu);
+void sampler__close_cpu(struct sampler *s, int cpu);
+
+/*
  * The profile scope (an index into p->scopes, made with profile_scope()) of tracked cgroup
  * id, or -1 to leave its samples out (it is no longer tracked); -ENOMEM.
  */
@@ -67,11 +78,11 @@ typedef int (*sampler_scope_cb)(__u64 id, struct profile *p, void *ctx);
 
 /*
  * Ends the samples' interval (the kernel writes the other half from now), and adds the
- * closed half's samples, their frames named, to each of the nr profiles (the interval's, the
- * run's). 0 or -errno.
+ * closed half's samples, their frames named, to profile p (the interval's: the run's is the
+ * sum of those, profile_merge(), which costs less than naming every frame twice), and to
+ * p->lost what the kernel lost since the last read. 0 or -errno.
  */
-int sampler__read(struct sampler *s, struct profile **p, int nr, sampler_scope_cb scope,
-		  void *ctx);
+int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx);
 
 /* Samples of tracked cgroups not counted whole (SAMPLE_STAT_*), over the run. */
 int sampler__stats(struct sampler *s, __u64 *out);

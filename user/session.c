@@ -161,16 +161,30 @@ static int sample_scope(__u64 id, struct profile *p, void *ctx)
 	return profile_scope(p, name, tr->path, tr->names.container, tr->names.pod);
 }
 
+/* The collector follows CPU hotplug (collector_setup.cpu_changed): the sampler does the same. */
+static void cpu_changed(int cpu, bool online, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (!s->smp)
+		return;
+	if (!online)
+		sampler__close_cpu(s->smp, cpu);
+	else if (sampler__open_cpu(s->smp, cpu) == 0 && s->o->verbose)
+		pr_notice("--sample: CPU %d came online: sampled from now", cpu);
+}
+
 /* --sample: the interval's samples, into its profile and the run's. */
 static int read_samples(struct session *s, struct interval *iv)
 {
-	struct profile *ps[] = { &s->iv_profile, &s->profile };
 	int err;
 
 	if (!s->smp)
 		return 0;
 	profile_release(&s->iv_profile);
-	err = sampler__read(s->smp, ps, 2, sample_scope, s);
+	err = sampler__read(s->smp, &s->iv_profile, sample_scope, s);
+	if (!err)
+		err = profile_merge(&s->profile, &s->iv_profile);
 	if (err) {
 		pr_err("--sample: cannot read the samples: %s", strerror(-err));
 		return err;
@@ -615,6 +629,10 @@ static void report_never_ran(struct session *s)
 static void report_bpf_stats(struct session *s)
 {
 	__u64 st[CGTMA_STAT_MAX];
+	char lost[256];
+
+	if (s->smp && profile_lost_any(&s->profile.lost))
+		pr_warn("--sample: %s", profile_lost_text(&s->profile.lost, lost, sizeof(lost)));
 
 	if (collector__read_stats(s->col, st))
 		return;
@@ -854,6 +872,8 @@ int session_run(const struct session_opts *o)
 	cs.group = s.m.group;
 	cs.names = (const char *const *)s.m.names;
 	cs.cpus = s.cpus;
+	cs.cpu_changed = cpu_changed;
+	cs.cpu_changed_ctx = &s;
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
 	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
@@ -879,6 +899,7 @@ int session_run(const struct session_opts *o)
 			.max_level = cs.max_level,
 			.tracked_levels = cs.tracked_levels,
 			.cpus = s.cpus,
+			.max_stacks = o->sample_max,
 			.verbose = o->verbose,
 		};
 

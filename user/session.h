@@ -26,6 +26,7 @@ struct session_opts {
 	bool sample;			/* --sample */
 	const char *sample_events;	/* --sample=LIST, or NULL: the model's default */
 	int sample_hz;			/* -F */
+	int sample_max;			/* --sample-max; 0: SAMPLE_MAX_STACKS */
 	const char *folded;		/* --folded FILE, or NULL */
 	const char *pprof;		/* --pprof FILE, or NULL */
 };

@@ -23,6 +23,20 @@
 #include "profile.h"
 #include "symbolize.h"
 
+/* An address of a module, named: libdwfl's strings, which live as long as its Dwfl. */
+struct addr_name {
+	const char *func, *file;
+	int line;
+};
+
+/*
+ * Names cached per module: a process spinning in a loop samples the same few addresses at
+ * every interval, and libdwfl finds a symbol by a linear walk of the symbol table (most of
+ * the reading's CPU time without the cache). Emptied when it reaches this many, so that a
+ * long run over ever new addresses keeps no more than about 2 MiB per module.
+ */
+#define ADDR_NAMES_MAX 65536
+
 /* One mapped file, opened once per build ID (or per device and inode without one). */
 struct module {
 	char *build_id;			/* lower-case hex, or NULL */
@@ -30,6 +44,9 @@ struct module {
 	Dwfl_Module *mod;		/* reported at bias 0: addresses are the file's vaddrs */
 	GElf_Phdr *loads;		/* its PT_LOAD headers, to turn file offsets into vaddrs */
 	int nr_loads;
+	struct addr_name *names;	/* the addresses named so far, by vaddr in name_index */
+	int nr_names, cap_names;
+	struct hashmap name_index;
 };
 
 struct vma {
@@ -110,6 +127,8 @@ void symbolizer_free(struct symbolizer *s)
 			dwfl_end(s->modules[i].dwfl);
 		free(s->modules[i].build_id);
 		free(s->modules[i].loads);
+		free(s->modules[i].names);
+		hashmap_clear(&s->modules[i].name_index);
 	}
 	for (int i = 0; i < s->nr_procs; i++)
 		proc_release(&s->procs[i]);
@@ -479,6 +498,31 @@ static bool offset_to_vaddr(const struct module *m, uint64_t off, uint64_t *vadd
 	return false;
 }
 
+/* The name of vaddr in m, from its cache or else libdwfl (cached then, memory allowing). */
+static struct addr_name name_addr(struct module *m, uint64_t vaddr)
+{
+	struct addr_name n = {};
+	int i = hashmap_get_u64(&m->name_index, vaddr);
+	Dwfl_Line *line;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	if (i >= 0)
+		return m->names[i];
+	line = dwfl_module_getsrc(m->mod, vaddr);
+	n.func = dwfl_module_addrinfo(m->mod, vaddr, &off, &sym, NULL, NULL, NULL);
+	if (line)
+		n.file = dwfl_lineinfo(line, NULL, &n.line, NULL, NULL, NULL);
+	if (m->nr_names == ADDR_NAMES_MAX) {
+		m->nr_names = 0;
+		hashmap_clear(&m->name_index);
+	}
+	if (!ALLOC_GROW(m->names, m->nr_names + 1, m->cap_names) &&
+	    !hashmap_put_u64(&m->name_index, vaddr, m->nr_names))
+		m->names[m->nr_names++] = n;
+	return n;
+}
+
 static int user_locked(struct symbolizer *s, struct profile *prof, int pid, uint64_t ip)
 {
 	struct profile_location loc = { .addr = ip, .mapping = -1 };
@@ -509,17 +553,15 @@ static int user_locked(struct symbolizer *s, struct profile *prof, int pid, uint
 	if (loc.mapping < 0)
 		return loc.mapping;
 	if (v->module >= 0 && s->modules[v->module].mod) {
-		const struct module *m = &s->modules[v->module];
+		struct module *m = &s->modules[v->module];
 		uint64_t vaddr;
-		GElf_Off off;
-		GElf_Sym sym;
 
 		if (offset_to_vaddr(m, ip - v->start + v->pgoff, &vaddr)) {
-			Dwfl_Line *line = dwfl_module_getsrc(m->mod, vaddr);
+			struct addr_name n = name_addr(m, vaddr);
 
-			loc.func = dwfl_module_addrinfo(m->mod, vaddr, &off, &sym, NULL, NULL, NULL);
-			if (line)
-				loc.file = dwfl_lineinfo(line, NULL, &loc.line, NULL, NULL, NULL);
+			loc.func = n.func;
+			loc.file = n.file;
+			loc.line = n.line;
 		}
 	}
 	return profile_location(prof, &loc);

@@ -5,7 +5,9 @@
 # CPU and A's total say N. Then it goes offline again while cgtma runs: its rows end (-v says
 # so), and once more online it counts again (M more calls, exactly). Every interval, the
 # system row is the sum of the CPU rows shown. -C naming only the offline CPU fails (exit 1),
-# saying why. Needs a CPU that can go offline
+# saying why. --sample follows the CPU the same way: started while it is offline, a spinner
+# pinned to it after it came online, and again after it went offline and came back, has its
+# samples (its CPU time times the frequency, within 20 %). Needs a CPU that can go offline
 # (/sys/devices/system/cpu/cpuN/online); the CPU is brought back online whatever happens.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
@@ -68,4 +70,38 @@ bad=$(jq -c --arg ev cpu-clock 'select(.summary != true) |
 	       ([.rows[] | select(.scope == "cpu") | .counts[$ev]] | add)) | .time' "$out" | head -n1)
 [ -z "$bad" ] || fail "an interval's system row is not the sum of its CPU rows (time $bad)"
 echo "CPU $last: counted after coming online twice, exactly $((N + M)) calls; rows while offline: 0"
+
+SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
+[ -x "$SPINFN" ] || fail "no $SPINFN: build first (make $SPINFN)"
+HZ=999
+cg_make S
+set_cpu 0
+cgtma_start "$out" 2 -v -e cpu-clock -I 200 --json -G "$(cg_path S)" --sample -F $HZ \
+	--folded "$TMP/folded"
+set_cpu 1
+cgtma_more "$out" 2
+u0=$(usage_usec S)
+cg_run S taskset -c $last "$SPINFN" alpha 1000 || fail "the spinner on CPU $last failed"
+set_cpu 0
+cgtma_more "$out" 2
+set_cpu 1
+cgtma_more "$out" 2
+cg_run S taskset -c $last "$SPINFN" alpha 1000 || fail "the second spinner on CPU $last failed"
+u1=$(usage_usec S)
+cgtma_more "$out" 2
+cgtma_signal INT
+[ "$(grep -c "^cgtma: --sample: CPU $last came online: sampled from now" "$TMP/err")" = 2 ] ||
+	fail "-v did not say twice that CPU $last is sampled: $(cat "$TMP/err")"
+got=$(awk -v s="$(cg_path S)" 'index($0, s ";") == 1 { n += $NF } END { print n + 0 }' "$TMP/folded")
+want=$(((u1 - u0) * HZ / 1000000))
+if [ -n "${CGTMA_EMULATION:-}" ]; then
+	# An emulator's guest timer skips periods when the host is busy (39-sample.sh says
+	# more): there, half of them at least.
+	[ $((got * 100)) -ge $((want * 50)) ] ||
+		fail "S on CPU $last: $got samples, want at least half of $want under emulation"
+else
+	[ $((got * 100)) -ge $((want * 80)) ] && [ $((got * 100)) -le $((want * 120)) ] ||
+		fail "S on CPU $last: $got samples, want $want (CPU time x $HZ Hz) within 20 %"
+fi
+echo "CPU $last: sampled after coming online twice: $got samples for $want expected"
 echo ok

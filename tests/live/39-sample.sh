@@ -147,6 +147,62 @@ else
 	echo "go tool pprof not run: go is not installed (make test-deps installs golang-go)"
 fi
 
+# Nested tracked cgroups: a sample in N/I is N's too, as its counts are. N runs nothing of its
+# own, so its stacks are I's, line for line and count for count (both are counted at the same
+# sample, in the kernel).
+# Each run below starts its spinners once sampling is on (its first interval has ended), and
+# ends after them.
+cg_make N/I
+"$CGTMA" -G "$(cg_path N)" -G "$(cg_path N/I)" -e cpu-clock --sample -F $HZ -I 500 -j \
+	--folded "$TMP/nested" >"$TMP/nout" 2>"$TMP/en" &
+cgtma_pid=$!
+wait_lines "$TMP/nout" 1
+cg_start N/I "$SPINFN" alpha 1500
+cg_wait
+cgtma_more "$TMP/nout"
+kill -INT $cgtma_pid
+wait $cgtma_pid || fail "nested run: $(cat "$TMP/en")"
+inner=$(grep -c "^$(cg_path N/I);" "$TMP/nested")
+[ "$inner" -gt 0 ] || fail "nested: no samples in N/I: $(head -3 "$TMP/nested")"
+diff <(grep "^$(cg_path N/I);" "$TMP/nested" | sed "s|^$(cg_path N/I);||" | sort) \
+	<(grep "^$(cg_path N);" "$TMP/nested" | sed "s|^$(cg_path N);||" | sort) >"$TMP/ndiff" ||
+	fail "nested: N's stacks are not N/I's: $(head -6 "$TMP/ndiff")"
+echo "nested: N/I's $inner stacks ($(grep "^$(cg_path N/I);" "$TMP/nested" | awk '{ s += $NF } END { print s }') samples) are N's too"
+
+# A full counts map: with room for one entry per interval, two spinning processes are two
+# entries, and the samples of the second are lost. Said on stderr once, with the run's count,
+# and in each interval's JSON where it happened, summing to it; the samples kept and those
+# lost are the spinners' CPU time times the frequency, within 20 %.
+"$CGTMA" -G "$(cg_path A)" -G "$(cg_path B)" -e cpu-clock --sample --sample-max 1 -F $HZ \
+	-I 500 -j --folded "$TMP/ffull" >"$TMP/full" 2>"$TMP/efull" &
+cgtma_pid=$!
+wait_lines "$TMP/full" 1
+u0=$(($(usage_usec A) + $(usage_usec B)))
+cg_start A "$SPINFN" alpha 1500
+cg_start B "$SPINFN" beta 1500
+cg_wait
+u1=$(($(usage_usec A) + $(usage_usec B)))
+cgtma_more "$TMP/full"
+kill -INT $cgtma_pid
+wait $cgtma_pid || fail "full-map run: $(cat "$TMP/efull")"
+lost=$(sed -n 's/.*--sample: \([0-9]*\) samples lost: the kernel.s counts map was full.*/\1/p' "$TMP/efull")
+[ -n "$lost" ] && [ "$(grep -c "samples lost" "$TMP/efull")" = 1 ] ||
+	fail "full map: no (or more than one) loss on stderr: $(cat "$TMP/efull")"
+json_lost=$(jq -s '[.[] | select(.summary | not) | .samples_lost // 0] | add' "$TMP/full")
+summary_lost=$(jq -s '[.[] | select(.summary) | .samples_lost] | add' "$TMP/full")
+[ "$json_lost" = "$lost" ] && [ "$summary_lost" = "$lost" ] ||
+	fail "full map: intervals' JSON say $json_lost lost, the summary $summary_lost, stderr $lost"
+kept=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/ffull")
+want=$(((u1 - u0) * HZ / 1000000))
+if [ -z "${CGTMA_EMULATION:-}" ] && [ -z "$throttled" ]; then
+	[ $(((kept + lost) * 100)) -ge $((want * 80)) ] &&
+		[ $(((kept + lost) * 100)) -le $((want * 120)) ] ||
+		fail "full map: $kept samples kept and $lost lost, want $want in all within 20 %"
+fi
+[ $((lost * 10)) -ge $((kept + lost)) ] ||
+	fail "full map: $lost samples lost of $((kept + lost)), want a tenth at least"
+echo "full map (--sample-max 1): $kept samples kept, $lost lost (said on stderr and in the JSON), $want expected"
+
 # Bad input: an unknown event and a frequency above the kernel's limit are usage errors.
 "$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample=no-such-event -d 1 >/dev/null 2>"$TMP/e1"
 rc=$?

@@ -16,6 +16,9 @@
 
 #define FIX_START_NS 1767225600000000000ULL
 #define FIX_DURATION_NS 5000000000ULL
+#define FIX_LOST_SAMPLES 3
+#define FIX_LOST_USTACKS 5
+#define FIX_LOST_KSTACKS 2
 
 struct fixture_ids {
 	int clock, cycles;		/* types */
@@ -38,6 +41,7 @@ static inline int profile_fixture(struct profile *p, struct fixture_ids *id)
 	*p = (struct profile)PROFILE_INIT;
 	p->start_ns = FIX_START_NS;
 	p->duration_ns = FIX_DURATION_NS;
+	p->lost = (struct profile_lost){ FIX_LOST_SAMPLES, FIX_LOST_USTACKS, FIX_LOST_KSTACKS };
 	id->clock = profile_type(p, "cpu-clock", 0);
 	id->cycles = profile_type(p, "cycles", 100000);
 	id->web = profile_scope(p, "web", "/web", "web", "shop/web-0");

@@ -2,7 +2,8 @@
 /*
  * user/profile.c: interning (the same fields give the same index), counting per type and
  * stack, a type added after samples, frame names for resolved and unresolved frames, and the
- * folded writer's merging, order and escaping; profile_merge() sums profiles and their spans.
+ * folded writer's merging, order and escaping; profile_merge() sums profiles, their spans and
+ * their losses; the losses as the terminal and stderr say them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -109,6 +110,36 @@ int main(void)
 		CHECK_INT(sum.start_ns, 1000);
 		CHECK_INT(sum.duration_ns, 1000);
 		profile_release(&sum);
+	}
+
+	/* Losses: said only where there are some, each kind with its count; merged, summed. */
+	{
+		struct profile a = PROFILE_INIT, b = PROFILE_INIT;
+		char buf[256];
+
+		CHECK(!profile_lost_any(&a.lost), "nothing lost");
+		CHECK_STR(profile_lost_text(&a.lost, buf, sizeof(buf)), "");
+		a.lost.samples = 3;
+		CHECK(profile_lost_any(&a.lost), "samples lost");
+		CHECK_STR(profile_lost_text(&a.lost, buf, sizeof(buf)),
+			  "3 samples lost: the kernel's counts map was full (raise --sample-max)");
+		b.lost.user_stacks = 5;
+		CHECK_STR(profile_lost_text(&b.lost, buf, sizeof(buf)),
+			  "5 user and 0 kernel stacks kept without their frames: the stack maps had "
+			  "no room for them");
+		b.lost.kernel_stacks = 2;
+		CHECK_INT(profile_merge(&a, &b), 0);
+		CHECK_INT(a.lost.samples, 3);
+		CHECK_INT(a.lost.user_stacks, 5);
+		CHECK_INT(a.lost.kernel_stacks, 2);
+		CHECK_STR(profile_lost_text(&a.lost, buf, sizeof(buf)),
+			  "3 samples lost: the kernel's counts map was full (raise --sample-max); 5 "
+			  "user and 2 kernel stacks kept without their frames: the stack maps had no "
+			  "room for them");
+		/* Cut to the buffer, never past it. */
+		CHECK_INT((int)strlen(profile_lost_text(&a.lost, buf, 10)), 9);
+		profile_release(&a);
+		profile_release(&b);
 	}
 
 	profile_release(&p);

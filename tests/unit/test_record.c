@@ -453,7 +453,7 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	data[8] = RECORD_VERSION + 1;
 	put_file(bad, data, len);
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
-	CHECK(strstr(e.what, "version 5; this cgtma reads versions 1 to 4"), "%s", e.what);
+	CHECK(strstr(e.what, "version 6; this cgtma reads versions 1 to 5"), "%s", e.what);
 	data[8] = RECORD_VERSION;
 
 	/* A record after the summary, and an interval repeated (its sequence number). */
@@ -1066,17 +1066,28 @@ static void test_profile_records(const char *no_samples)
 	CHECK(a && b && alen == blen && !memcmp(a, b, alen), "the profile read back differs");
 	CHECK_INT(got.start_ns, FIX_START_NS);
 	CHECK_INT(got.duration_ns, FIX_DURATION_NS);
+	/* The losses of both profile records, summed. */
+	CHECK_INT(got.lost.samples, 2 * FIX_LOST_SAMPLES);
+	CHECK_INT(got.lost.user_stacks, 2 * FIX_LOST_USTACKS);
+	CHECK_INT(got.lost.kernel_stacks, 2 * FIX_LOST_KSTACKS);
 	CHECK_STR(got.maps[1].build_id ? got.maps[1].build_id : got.maps[0].build_id, "ab12cd34");
 	free(a);
 	free(b);
 	profile_release(&got);
 
-	/* report --folded --pprof: the files, nothing on stdout. */
+	/*
+	 * report --folded --pprof: the files, nothing on stdout; on stderr the live run's losses
+	 * over both profile records, as the live run said them at its end.
+	 */
 	ret = run_report_argv((char *[]){ "report", path, "--folded", folded, "--pprof", pprof,
 					  NULL }, 6, &out, &err);
 	CHECK_INT(ret, 0);
 	CHECK_STR(out, "");
-	CHECK_STR(err, "");
+	CHECK(err && strstr(err, "samples.cgtma: --sample: 6 samples lost: the kernel's counts map "
+			    "was full (raise --sample-max); 10 user and 4 kernel stacks kept without "
+			    "their frames") && strchr(err, '\n') &&
+	      !strchr(strchr(err, '\n') + 1, '\n'),
+	      "%s", err ? err : "");
 	free(out);
 	free(err);
 	data = slurp(folded, NULL);
@@ -1103,8 +1114,9 @@ static void test_profile_records(const char *no_samples)
 	if (off > 0) {
 		uint32_t plen = get_le32(data + off + 4);
 
-		/* The last sample: [raw, main] and its 2 counts; raw becomes location 99. */
-		put_le32(data + off + RECORD_HEAD + plen - 16 - 8, 99);
+		/* The last sample: [raw, main] and its 2 counts, then the 3 losses; raw becomes
+		 * location 99. */
+		put_le32(data + off + RECORD_HEAD + plen - 24 - 16 - 8, 99);
 		put_le32(data + off + RECORD_HEAD + plen,
 			 record_crc32(0, data + off + RECORD_HEAD, plen));
 		put_file(bad, data, len);
