@@ -41,6 +41,19 @@ enum count_state count_scale(const struct cgtma_count *c, double *scaled, double
 	return COUNT_OK;
 }
 
+bool count_rotation_in_phase(const struct cgtma_count *scope, const struct cgtma_count *cpus)
+{
+	double own, all;
+
+	if (scope->enabled < ROTATION_MIN_NS || !cpus->enabled)
+		return false;
+	own = (double)scope->running / scope->enabled;
+	all = (double)cpus->running / cpus->enabled;
+	if (all < 0.05 || all > 0.95)
+		return false;
+	return own < all / 10 || 1 - own < (1 - all) / 10;
+}
+
 int count_never_ran(const struct cgtma_count *totals, int nr_cpus, int nr_events, bool *never)
 {
 	int nr = 0;

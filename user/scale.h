@@ -40,4 +40,17 @@ enum count_state count_scale(const struct cgtma_count *c, double *scaled, double
  */
 int count_never_ran(const struct cgtma_count *totals, int nr_cpus, int nr_events, bool *never);
 
+/*
+ * Whether one scope's share of its time on a counter, for an event the CPUs multiplexed, is
+ * too far from theirs to be chance: the kernel rotates the event groups on a timer of its
+ * own that runs on the tick's grid, and CPU-bound cgroups switched at the tick can each see
+ * mostly one group (docs/groups.md). Over ROTATION_MIN_NS of the scope's time at least (a
+ * dozen rotation periods of one tick), the CPUs running the event 5 % to 95 % of their
+ * time, the scope ran it less than a tenth of their share, or was off the counters less
+ * than a tenth of theirs. A fair rotation never comes near: over so many periods, each
+ * slice sees the groups at its own phase.
+ */
+#define ROTATION_MIN_NS 50000000ULL
+bool count_rotation_in_phase(const struct cgtma_count *scope, const struct cgtma_count *cpus);
+
 #endif
