@@ -86,17 +86,17 @@ period leaves a cgroup's scaled counts more than 3 % off, and then require them 
 3 %.
 
 cgtma warns, once per run, where an interval shows it: a tracked cgroup that, over 50 ms
-of its time at least, had an event the CPUs multiplexed (on a counter 5 % to 95 % of their
-time) on a counter less than a tenth of the CPUs' share, or off it less than a tenth of
-theirs. Over a dozen rotation periods or more a rotation that moves through the slices
-never comes near; in the in-phase run above a cgroup had one group 99.6 % of an interval,
-against 50 % for the CPUs:
-
-    cgtma: warning: cgroup /web: instructions:u was on a counter 99.6% of its time, the CPUs' 50.1%: the kernel's rotation of the event groups falls on its switches (CPU-bound cgroups switched at the tick), and its scaled counts are off; a perf_event_mux_interval_ms that is no multiple of the tick moves the rotation (echo 5 > /sys/bus/event_source/devices/PMU/perf_event_mux_interval_ms; docs/groups.md)
-
-A milder phase lock (a cgroup at 70 % where the CPUs are at 50 %) is not told from chance
-and goes unsaid, though its counts may be off by tens of percent: with CPU-bound cgroups
-sharing CPUs and more groups than counters, set the period anyway.
+of its time at least, had of two events the CPUs multiplexed (each on a counter 5 % to
+95 % of their time) one off the counters less than a tenth of the CPUs' share of time off,
+and the other on them less than a tenth of the CPUs' share. Over a dozen rotation periods
+or more, a rotation that moves through the slices never comes near (in the in-phase run
+above a cgroup had one group 99.6 % of an interval; at 5 ms, 50.5 % at most); and counters
+busier, or idler, on the cgroup's CPUs than on the others (another perf user's pinned
+events) move every share of the cgroup alike, without one group on and another off. The
+warning names the cgroup, the two events and the four shares, and the remedy. A milder
+phase lock (a cgroup at 70 % where the CPUs are at 50 %) is not told from chance and goes
+unsaid, though its counts may be off by tens of percent: with CPU-bound cgroups sharing
+CPUs and more groups than counters, set the period anyway.
 TEXT
 	for model in $("$cgtma" --list-models 2>/dev/null | awk '{print $1}'); do
 		[ "$model" = sw ] && continue
