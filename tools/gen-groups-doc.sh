@@ -80,9 +80,28 @@ at 4 ms; within 0.4 % at 5 ms:
 
 (the PMU's directory: `cpu` on Intel and AMD, `cpu_core` and `cpu_atom` on hybrid Intel,
 `armv8_pmuv3` or the core's name on arm64; it holds until reboot). 5 ms is the period
-checked; any other that is no multiple of the tick moves the rotation too. `tests/live/38-hw-groups.sh` applies it where the default
-period leaves a cgroup's scaled counts more than 3 % off, and then requires them within
+checked; any other that is no multiple of the tick moves the rotation too.
+`tests/live/35-hw-counters.sh` and `tests/live/38-hw-groups.sh` apply it where the default
+period leaves a cgroup's scaled counts more than 3 % off, and then require them within
 3 %.
+
+cgtma warns, once per run, where an interval shows it: a tracked cgroup that, over 50 ms
+of its time at least, had of two events the CPUs multiplexed (each on a counter 5 % to
+95 % of their time) one off the counters less than a tenth of the CPUs' share of time off,
+and the other on them less than a tenth of the CPUs' share. Over a dozen rotation periods
+or more, a rotation that moves through the slices never comes near (in the in-phase run
+above a cgroup had one group 99.6 % of an interval; at 5 ms, 50.5 % at most); and counters
+busier, or idler, on the cgroup's CPUs than on the others (another perf user's pinned
+events) move every share of the cgroup alike, without one group on and another off. The
+warning names the cgroup, the two events and the four shares, and the remedy; from
+`38-hw-groups` on arm64-6.1 at the default 4 ms (the test's cgroup A, whose scaled `ia`
+came to 1.3 M of 200.0 M):
+
+    cgtma: warning: cgroup /cgtma-test-425-20499/A: ic was on a counter 98.9% of its time and ia 1.0%, the CPUs' 50.0% and 50.0%: the kernel's rotation of the event groups falls on its switches (CPU-bound cgroups switched at the tick), and its scaled counts are off; a perf_event_mux_interval_ms that is no multiple of the tick moves the rotation (echo 5 > /sys/bus/event_source/devices/PMU/perf_event_mux_interval_ms; docs/groups.md)
+
+A milder phase lock (a cgroup at 70 % where the CPUs are at 50 %) is not told from chance and goes
+unsaid, though its counts may be off by tens of percent: with CPU-bound cgroups sharing
+CPUs and more groups than counters, set the period anyway.
 TEXT
 	for model in $("$cgtma" --list-models 2>/dev/null | awk '{print $1}'); do
 		[ "$model" = sw ] && continue

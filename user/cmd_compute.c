@@ -372,6 +372,7 @@ static int compute(const struct compute_args *a)
 	const char **names = NULL;
 	struct model *m = NULL;
 	struct plan *p = NULL;
+	char notice[128];
 	int err;
 
 	err = load_model(mo, &m);
@@ -387,9 +388,9 @@ static int compute(const struct compute_args *a)
 	}
 	o.perf_metrics = mo->perf_metrics >= 0 ? mo->perf_metrics :
 			 counts_have_perf_metrics(m, counts);
-	o.level = mo->level ? mo->level : 1;
-	if (o.level > model_max_level(m))
-		o.level = model_max_level(m);
+	o.level = model_level(m, mo->level, notice, sizeof(notice));
+	if (*notice)
+		pr_notice("%s", notice);
 	err = plan_new(m, &o, &p);
 	if (err) {
 		err = not_usage(err);	/* a model that plans wrong: a failure */

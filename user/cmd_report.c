@@ -225,29 +225,28 @@ static int map_events(struct replay *rp, int level)
 	return -EINVAL;		/* -l asked for more than was recorded */
 }
 
-static int setup_plan(struct replay *rp, int level)
+/* level: the one asked for, and then the one shown (a model's depth at most). */
+static int setup_plan(struct replay *rp, int *level)
 {
 	const struct record_header *h = rp->h;
 	struct model_options mo = {};
-	int max_level, err;
+	char notice[128];
+	int err;
 
 	err = load_model(rp);
 	if (err)
 		return err;
-	max_level = model_max_level(rp->model);
-	if (max_level && level > max_level) {
-		pr_err("level %d: model '%s' has levels 1 to %d", level, model_name(rp->model),
-		       max_level);
-		return -EINVAL;
-	}
-	mo.level = max_level ? level : 1;
+	*level = model_level(rp->model, *level, notice, sizeof(notice));
+	if (*notice)
+		pr_notice("%s", notice);
+	mo.level = model_max_level(rp->model) ? *level : 1;
 	mo.perf_metrics = h->run.perf_metrics;
 	mo.smt = h->run.smt;
 	mo.nmi_watchdog = h->nmi_watchdog;
 	err = plan_new(rp->model, &mo, &rp->plan);
 	if (err)
 		return -EIO;	/* as recorded, the plan was made once: a damaged record */
-	return map_events(rp, level);
+	return map_events(rp, *level);
 }
 
 /* The run as recorded, but for what report's own options change: the level, its plan, -v. */
@@ -262,7 +261,7 @@ static int setup_run(struct replay *rp, const struct report_args *a)
 	run->level = level;
 	run->verbose = a->verbose;
 	if (h->has_plan) {
-		err = setup_plan(rp, level);
+		err = setup_plan(rp, &run->level);
 		if (err)
 			return err;
 		run->plan = rp->plan;

@@ -114,20 +114,17 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 	struct model_options mo = {};
 	struct cpu_id id;
 	const char *sysfs;
-	int err, max_level;
+	char notice[128];
+	int err;
 
 	if (cpu_identify(NULL, &id))
 		memset(&id, 0, sizeof(id));
 	err = load_model(o, &id, m);
 	if (err)
 		return err;
-	max_level = model_max_level(m->model);
-	m->level = o->level ? o->level : 1;
-	if (max_level && m->level > max_level) {
-		pr_err("level %d: model '%s' has levels 1 to %d", m->level,
-		       model_name(m->model), max_level);
-		return -EINVAL;
-	}
+	m->level = model_level(m->model, o->level, notice, sizeof(notice));
+	if (*notice)
+		keep_notice(m, "%s", notice);
 
 	if (o->perf_metrics == 1 && !model_has_perf_metrics(m->model)) {
 		pr_err("--perf-metrics: model '%s' has no perf-metrics path",
@@ -139,7 +136,7 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 			  model_has_perf_metrics(m->model) && sysfs && cpu_pmu_has_event(sysfs);
 	m->smt = o->smt >= 0 ? o->smt : cpu_smt_active();
 
-	mo.level = max_level ? m->level : 1;
+	mo.level = model_max_level(m->model) ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;
 	mo.cpu_part = cpu_arm_part(&id);

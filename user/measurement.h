@@ -45,8 +45,9 @@ struct measurement {
 };
 
 /*
- * Chooses and plans. 0, -EINVAL for bad input (an unknown event or model, a level the model
- * lacks), or another -errno; what is wrong printed.
+ * Chooses and plans. 0, -EINVAL for bad input (an unknown event or model, a level that needs
+ * more counters than there are), or another -errno; what is wrong printed. A level beyond
+ * the model's depth is its depth, with a notice (model_level()).
  */
 int measurement_setup(const struct measure_opts *o, struct measurement *m);
 /* Prints the notices measurement_setup() kept, once. */

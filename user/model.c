@@ -1288,6 +1288,22 @@ int model_max_level(const struct model *m)
 	return m->max_level;
 }
 
+int model_level(const struct model *m, int level, char *notice, size_t len)
+{
+	notice[0] = '\0';
+	if (!level)
+		level = 1;
+	if (!m->max_level || level <= m->max_level)
+		return level;
+	if (m->max_level == 1)
+		snprintf(notice, len, "level %d: model '%s' has level 1 only: showing it", level,
+			 m->name);
+	else
+		snprintf(notice, len, "level %d: model '%s' has levels 1 to %d: showing them",
+			 level, m->name, m->max_level);
+	return m->max_level;
+}
+
 bool model_has_perf_metrics(const struct model *m)
 {
 	return m->pmu.pm_leader >= 0;

@@ -31,6 +31,13 @@ const char *model_description(const struct model *m);
 const char *model_vendor(const struct model *m);
 /* Deepest node level of the model (0 for a model with metrics only). */
 int model_max_level(const struct model *m);
+/*
+ * The level a run shows for -l LEVEL (0: 1), one rule for live runs, list-events, report and
+ * compute: LEVEL, or the model's depth where LEVEL is beyond it (Neoverse V1, N2 and V2 are
+ * one level deep, as perf's TopdownL1), with a notice saying so in NOTICE (else empty). A
+ * model without nodes takes any level.
+ */
+int model_level(const struct model *m, int level, char *notice, size_t len);
 /* The JSON text the model was loaded from (what --record keeps). */
 const char *model_source(const struct model *m);
 /* libpfm4's name for the PMU whose tables the model's event names are in, or NULL. */

@@ -41,6 +41,27 @@ enum count_state count_scale(const struct cgtma_count *c, double *scaled, double
 	return COUNT_OK;
 }
 
+bool count_rotation_in_phase(const struct cgtma_count *scope, const struct cgtma_count *cpus,
+			     int n, int *on, int *off)
+{
+	*on = *off = -1;
+	for (int i = 0; i < n; i++) {
+		double own, all;
+
+		if (scope[i].enabled < ROTATION_MIN_NS || !cpus[i].enabled)
+			continue;
+		own = (double)scope[i].running / scope[i].enabled;
+		all = (double)cpus[i].running / cpus[i].enabled;
+		if (all < 0.05 || all > 0.95)
+			continue;
+		if (1 - own < (1 - all) / 10 && *on < 0)
+			*on = i;
+		if (own < all / 10 && *off < 0)
+			*off = i;
+	}
+	return *on >= 0 && *off >= 0;
+}
+
 int count_never_ran(const struct cgtma_count *totals, int nr_cpus, int nr_events, bool *never)
 {
 	int nr = 0;

@@ -40,4 +40,21 @@ enum count_state count_scale(const struct cgtma_count *c, double *scaled, double
  */
 int count_never_ran(const struct cgtma_count *totals, int nr_cpus, int nr_events, bool *never);
 
+/*
+ * Whether a scope's shares of its time on a counter show the kernel's rotation of the event
+ * groups in phase with its switches: the rotation runs on a timer of its own on the tick's
+ * grid, and CPU-bound cgroups switched at the tick can each see one group nearly all their
+ * time and another hardly at all (docs/groups.md). Of two events the CPUs multiplexed (on a
+ * counter 5 % to 95 % of their time), over ROTATION_MIN_NS of the scope's time at least (a
+ * dozen periods of one tick), the scope had one, *on, off the counters less than a tenth of
+ * the CPUs' share of off time, and the other, *off, on them less than a tenth of the CPUs'
+ * share. A rotation that moves through the slices never comes near; and counters busier on
+ * the scope's CPUs than on others (another perf user's pinned events) lower every share
+ * alike, as idle ones raise them, without one group on and another off. totals, cpus: n
+ * events each.
+ */
+#define ROTATION_MIN_NS 50000000ULL
+bool count_rotation_in_phase(const struct cgtma_count *scope, const struct cgtma_count *cpus,
+			     int n, int *on, int *off);
+
 #endif

@@ -67,6 +67,7 @@ struct session {
 	bool output_failed;		/* some interval could not be written: exit 1 */
 	bool stdout_closed;		/* standard output's reader went away */
 	bool stop;			/* end after this interval */
+	bool warned_in_phase;		/* warn_in_phase() said it */
 
 	/*
 	 * --sample: the sampler, and the samples of the run and of the interval in progress.
@@ -392,6 +393,40 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 }
 
 /* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
+/* A scope's share of its time event i was on a counter, in percent. */
+static double on_counter_pct(const struct scope *sc, int i)
+{
+	return 100.0 * sc->sum[i].running / sc->sum[i].enabled;
+}
+
+/*
+ * Once per run: a tracked cgroup whose shares of its time on a counter only a rotation in
+ * phase with its switches explains (count_rotation_in_phase). Its scaled counts of that
+ * interval are off, and nothing in the counts shows it.
+ */
+static void warn_in_phase(struct session *s, const struct interval *iv)
+{
+	const struct scope *cpus = &iv->scopes[0];	/* the system's, added first */
+	int on, off;
+
+	for (int k = 1; k < iv->nr_scopes && !s->warned_in_phase; k++) {
+		const struct scope *sc = &iv->scopes[k];
+
+		if (sc->kind != SCOPE_CGROUP || sc->cpu >= 0 ||
+		    !count_rotation_in_phase(sc->sum, cpus->sum, s->m.nr_events, &on, &off))
+			continue;
+		pr_warn("cgroup %s: %s was on a counter %.1f%% of its time and %s %.1f%%, the "
+			"CPUs' %.1f%% and %.1f%%: the kernel's rotation of the event groups falls "
+			"on its switches (CPU-bound cgroups switched at the tick), and its scaled "
+			"counts are off; a perf_event_mux_interval_ms that is no multiple of the "
+			"tick moves the rotation (echo 5 > /sys/bus/event_source/devices/PMU/"
+			"perf_event_mux_interval_ms; docs/groups.md)", sc->cgroup, s->m.names[on],
+			on_counter_pct(sc, on), s->m.names[off], on_counter_pct(sc, off),
+			on_counter_pct(cpus, on), on_counter_pct(cpus, off));
+		s->warned_in_phase = true;
+	}
+}
+
 static int build_interval(struct session *s, struct interval *iv, bool totals)
 {
 	const struct cgtma_count *cpu = totals ? s->cpu.total : s->cpu.delta;
@@ -557,6 +592,7 @@ static int do_interval(struct session *s)
 		return err;
 	}
 	emit(s, &iv);
+	warn_in_phase(s, &iv);
 	interval_free(&iv);
 
 	if (s->o->collect.per_task)

@@ -25,16 +25,12 @@
 #    instructions:u, nothing multiplexed, the same loops together; exact under QEMU's
 #    -icount shift=0 with ASLR off, as tests/live/35-hw-counters.sh checks). Where they are
 #    not, the test says so and applies the remedy docs/groups.md gives (the PMU's
-#    perf_event_mux_interval_ms at 5, no multiple of the tick), with which they must be.
+#    perf_event_mux_interval_ms at 5, no multiple of the tick), with which they must be
+#    (lib.sh's loops_multiplexed, which 35-hw-counters shares).
 . "$(dirname "$0")/lib.sh"
 
 N1=100000000 N2=150000000
-WS=$(readlink -f "${CGTMA_BUILD:-build}/tests/workload-static")
-[ -x "$WS" ] || fail "no $WS: build first (make $WS)"
-command -v taskset >/dev/null || skip "taskset is not installed (util-linux)"
-cg_make A
-cg_make B
-A=$(cg_path A) B=$(cg_path B)
+loops_setup
 
 hw_pmu_or_skip
 for f in /sys/bus/event_source/devices/*/perf_event_mux_interval_ms; do
@@ -67,30 +63,6 @@ model() {
 	} >"$1"
 }
 
-# measure NAME ARGS...: cgtma ARGS counting A and B while both loops run together on CPU 0;
-# its JSON in $TMP/NAME.json.
-measure() {
-	local name=$1 out=$TMP/$1.json rc
-	shift
-	rm -f "$TMP/gate-a" "$TMP/gate-b" && mkfifo "$TMP/gate-a" "$TMP/gate-b" || fail "mkfifo"
-	cg_start A taskset -c 0 "$WS" gate "$TMP/gate-a" "$WS" loop $N1
-	cg_start B taskset -c 0 "$WS" gate "$TMP/gate-b" "$WS" loop $N2
-	"$CGTMA" "$@" -I 200 --json -G "$A" -G "$B" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 1 60
-	: >"$TMP/gate-a" && : >"$TMP/gate-b"
-	cg_wait
-	wait_lines "$out" $(($(wc -l <"$out") + 1)) 60
-	kill -INT $cgtma_pid
-	wait $cgtma_pid
-	rc=$?
-	[ $rc -eq 0 ] || fail "cgtma $* ($name) exited $rc: $(cat "$TMP/err")"
-}
-within() {
-	awk -v x="$1" -v y="$2" -v p="$3" 'BEGIN { d = x - y; if (d < 0) d = -d; exit !(y > 0 && d <= y * p / 100) }'
-}
-
 # --- a group larger than the counters ---
 model "$TMP/big.json" big 7 "i1=instructions:u i2=instructions:u i3=instructions:u
 	i4=instructions:u i5=instructions:u i6=instructions:u i7=instructions:u" \
@@ -106,33 +78,6 @@ model "$TMP/model.json" hwgroups 6 "ia=instructions:u ib=instructions:u ic=instr
 jq -e 'length == 2 and ([.[].events | length] == [6, 6]) and .[0].nodes == ["P"] and
 	.[1].nodes == ["Q"] and all(.[]; .split_nodes == [])' "$TMP/plan.json" >/dev/null ||
 	fail "the test's model is not two groups of six with one node each: $(cat "$TMP/plan.json")"
-
-# scaled NAME: whether, in run NAME, each cgroup's ia and ic scaled are within 3 % of its
-# exact count, having run part of the time; says the figures, and what is wrong in $why.
-scaled() {
-	local cg ev s mux nulls exact
-	why=''
-	for cg in "$A" "$B"; do
-		exact=$(cgroup_sum "$TMP/exact.json" "$cg" instructions:u)
-		for ev in ia ic; do
-			s=$(cgroup_sum "$TMP/$1.json" "$cg" $ev)
-			# over the intervals in which it ran (one group or the other counted)
-			read -r mux nulls <<<"$(jq -r -s --arg cg "$cg" --arg ev $ev '[.[] |
-				select(.summary != true) | .rows[] | select(.scope == "cgroup" and
-				.cgroup == $cg and (.counts.ia != null or .counts.ic != null))] |
-				[.[].multiplex[$ev] | select(. != null)] as $m |
-				[.[] | select(.counts[$ev] == null)] as $n |
-				"\(if $m == [] then 0 else ($m | add / length) end) \($n | length)"' \
-				"$TMP/$1.json")"
-			echo "$1: $cg: $ev $s (exact $exact), mean multiplex fraction $mux," \
-				"intervals not counted $nulls"
-			awk -v m="$mux" 'BEGIN { exit !(m + 0 > 0 && m + 0 < 1) }' ||
-				why+="$cg: $ev's multiplex fraction $mux, not between 0 and 1; "
-			within "$s" "$exact" 3 || why+="$cg: scaled $ev $s, not within 3 % of $exact; "
-		done
-	done
-	[ -z "$why" ]
-}
 
 # nodes NAME: whether, in run NAME, each cgroup's P and Q over the whole run (the summary)
 # are 1 within 1e-3: a node's two events counted over the same windows. Not exactly 1: each
@@ -156,32 +101,13 @@ nodes() {
 	[ -z "$why" ]
 }
 
-measure exact -e instructions:u
+loops_measure exact together -e instructions:u
 for cg in "$A" "$B"; do
 	exact=$(cgroup_sum "$TMP/exact.json" "$cg" instructions:u)
 	[ "$exact" -gt $((2 * N1)) ] || fail "$cg: exact instructions:u $exact, not above 2 x $N1"
 done
-run=groups
-measure groups --model-file "$TMP/model.json"
-jq -e -s 'all(.[]; has("split_nodes") | not)' "$TMP/groups.json" >/dev/null ||
-	fail "a row says split nodes: $(grep -m1 split_nodes "$TMP/groups.json")"
-if ! scaled groups; then
-	# The rotation in phase with the switches. The remedy: a multiplexing period that is
-	# no multiple of the tick, so that the rotation's place in the slices moves.
-	echo "in phase: $why"
-	mi=''
-	for f in /sys/bus/event_source/devices/*/perf_event_mux_interval_ms; do
-		case $f in */software/* | */tracepoint/* | *probe/* | */breakpoint/*) continue ;; esac
-		[ -e "$f" ] && mi=$f && break
-	done
-	[ -n "$mi" ] && [ -w "$mi" ] || fail "$why(and no PMU's perf_event_mux_interval_ms to change)"
-	was=$(cat "$mi")
-	on_exit "echo $was >$mi"
-	echo 5 >"$mi" || fail "cannot write $mi"
-	run=groups5
-	measure groups5 --model-file "$TMP/model.json"
-	scaled groups5 || fail "with perf_event_mux_interval_ms 5 too: $why"
-	echo "remedy: $mi 5 (was $was): within 3 %"
-fi
-nodes $run || fail "$why"
+loops_multiplexed groups exact ia,ic --model-file "$TMP/model.json"
+jq -e -s 'all(.[]; has("split_nodes") | not)' "$TMP/$mux_run.json" >/dev/null ||
+	fail "a row says split nodes: $(grep -m1 split_nodes "$TMP/$mux_run.json")"
+nodes $mux_run || fail "$why"
 echo "event groups on hardware counters: refused when too large, one per node, scaled within 3 %"

@@ -32,6 +32,15 @@
 #                 alone stays online until the test ends
 #   group_refused MODEL N REL   cgtma with a model of one group of N hardware events (more
 #                 than the counters) on cgroup REL exits 1 saying so, with no rows
+#   loops_setup   two CPU-bound cgroups on CPU 0 for the hardware-counter tests: A runs
+#                 `workload-static loop $N1`, B `loop $N2`; makes A and B ($A, $B their paths)
+#   loops_measure NAME together|alone ARGS...   cgtma ARGS while the loops run; JSON in
+#                 $TMP/NAME.json
+#   within X Y PCT   whether |X - Y| <= PCT % of Y
+#   loops_scaled NAME EXACT EVENT...   each cgroup's scaled EVENTs within 3 % of its exact
+#                 instructions:u (run EXACT), multiplexed (fraction above 0, below 1)
+#   loops_multiplexed NAME EXACT ARGS...   loops_measure and loops_scaled, with the remedy
+#                 for the rotation in phase with the switches where needed; $mux_run
 #   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
 #                 $TMP/err) exits first, or after 10 s
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
@@ -304,3 +313,125 @@ agree() {
 		"($(awk -v a="$2" -v b="$3" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / b }'))${5:-}"
 }
 stderr_said() { grep -qv '^cgtma: warning: switch hook: the perf-event hook missed a switch' "$1"; }
+
+# --- Two CPU-bound cgroups on one CPU (35-hw-counters, 38-hw-groups) ---
+# A runs `workload-static loop $N1` and B `loop $N2` (2 N user instructions each and a
+# static binary's short start), both on CPU 0. Each starts in its cgroup before cgtma and
+# waits at a gate (a named pipe, `workload-static gate`) until cgtma has written its first
+# line: no task moves between cgroups while cgtma counts (a move's own slice goes to the
+# new cgroup where the kernel hides cgroup_mutex's address, as Debian's arm64 6.1 does).
+loops_setup() {
+	WS=$(readlink -f "${CGTMA_BUILD:-build}/tests/workload-static")
+	[ -x "$WS" ] || fail "no $WS: build first (make $WS)"
+	command -v taskset >/dev/null || skip "taskset is not installed (util-linux)"
+	cg_make A
+	cg_make B
+	A=$(cg_path A) B=$(cg_path B)
+}
+# loops_measure NAME together|alone ARGS...: cgtma ARGS -I 200 --json -G $A -G $B while the
+# loops run together (taking turns on CPU 0, switched on the scheduler's tick), or B's once
+# A's has ended; its JSON in $TMP/NAME.json, its stderr in $TMP/NAME.err. Once the loops
+# end, it waits for the interval that holds their end, then stops cgtma (INT, exit 0).
+loops_measure() {
+	local name=$1 how=$2 out=$TMP/$1.json
+	shift 2
+	rm -f "$TMP/gate-a" "$TMP/gate-b" && mkfifo "$TMP/gate-a" "$TMP/gate-b" || fail "mkfifo"
+	cg_start A taskset -c 0 "$WS" gate "$TMP/gate-a" "$WS" loop $N1
+	cg_start B taskset -c 0 "$WS" gate "$TMP/gate-b" "$WS" loop $N2
+	cgtma_start "$out" 0 "$@" -I 200 --json -G "$A" -G "$B"
+	wait_lines "$out" 1 60	# loading BPF takes long under emulation
+	# Opening a pipe for writing waits for its gate, and lets it go.
+	if [ "$how" = together ]; then
+		: >"$TMP/gate-a" && : >"$TMP/gate-b"
+	else
+		: >"$TMP/gate-a"
+		wait_for 120 test ! -s "$CG_ROOT/$CG_BASE/A/cgroup.procs" || fail "A's loop did not end"
+		: >"$TMP/gate-b"
+	fi
+	cg_wait
+	wait_lines "$out" $(($(wc -l <"$out") + 1)) 60
+	cgtma_signal INT "cgtma $* ($name)"
+	cp "$TMP/err" "$TMP/$name.err"
+}
+# within X Y PCT: whether |X - Y| <= PCT % of Y (Y above 0).
+within() {
+	awk -v x="$1" -v y="$2" -v p="$3" 'BEGIN { d = x - y; if (d < 0) d = -d; exit !(y > 0 && d <= y * p / 100) }'
+}
+# loops_scaled NAME EXACT EVENT...: whether, in run NAME, each cgroup's EVENTs (each a copy of
+# instructions:u, multiplexed) scaled are within 3 % of its instructions:u in run EXACT (not
+# multiplexed), and each EVENT ran part of the time: its multiplex fraction over the run
+# above 0 and below 1, and below 1 in every interval that holds a tenth of the count or
+# more (a smaller share, the tail of a loop, may fit in one period of the rotation). Says
+# the figures, and what is wrong in $why.
+loops_scaled() {
+	local name=$1 exact_run=$2 cg ev s exact mux
+	shift 2
+	why=''
+	for cg in "$A" "$B"; do
+		exact=$(cgroup_sum "$TMP/$exact_run.json" "$cg" instructions:u)
+		for ev in "$@"; do
+			s=$(cgroup_sum "$TMP/$name.json" "$cg" "$ev")
+			read -r mux <<<"$(jq -r -s --arg cg "$cg" --arg ev "$ev" --argjson s "$s" '
+				def row: .rows[] | select(.scope == "cgroup" and .cgroup == $cg);
+				([.[] | select(.summary == true) | row | .multiplex[$ev]] | first // 0) as $run |
+				([.[] | select(.summary != true) | row |
+				  select((.counts[$ev] // 0) * 10 >= $s) | .multiplex[$ev]] | max // 0) as $most |
+				"\($run) \($most)"' "$TMP/$name.json")"
+			echo "$name: $cg: $ev $s (exact $exact), multiplex fraction over the run and" \
+				"at most in an interval: $mux"
+			awk -v r="${mux% *}" -v m="${mux#* }" \
+				'BEGIN { exit !(r + 0 > 0 && r + 0 < 1 && m + 0 < 1) }' ||
+				why+="$cg: $ev's multiplex fraction $mux, not between 0 and 1; "
+			within "$s" "$exact" 3 || why+="$cg: scaled $ev $s, not within 3 % of $exact; "
+		done
+	done
+	[ -z "$why" ]
+}
+# loops_multiplexed NAME EXACT EVENTS ARGS...: loops_measure NAME together ARGS, then
+# loops_scaled NAME EXACT on the comma-separated EVENTS. Where that fails, the kernel's
+# rotation of the event groups ran in phase with the switches (docs/groups.md: both on
+# multiples of the tick since boot, so each cgroup's slices see mostly one group): the
+# remedy docs/groups.md gives, the PMU's perf_event_mux_interval_ms at 5 (no multiple of
+# the tick; restored when the test ends), and the run again as NAME5, which must pass
+# without cgtma's warning of a rotation in phase. $mux_run names the run that passed.
+in_phase_said='rotation of the event groups falls on its switches'
+loops_multiplexed() {
+	local name=$1 exact_run=$2 evs=${3//,/ } f mi='' was
+	shift 3
+	mux_run=$name
+	loops_measure "$name" together "$@"
+	loops_scaled "$name" "$exact_run" $evs && return 0
+	echo "in phase: $why"
+	# cgtma says so itself where a cgroup had one group nearly all of an interval and
+	# another hardly (session.c's warn_in_phase, over 50 ms of its time at least: under
+	# -icount a quarter of a loop's count is 50 ms), and never once the rotation moves
+	# through the slices.
+	if grep -q "$in_phase_said" "$TMP/$name.err"; then
+		echo "cgtma warned: $(grep -m1 "$in_phase_said" "$TMP/$name.err")"
+	elif [ "${CGTMA_EMULATION:-}" = tcg-icount ] && jq -e -s --arg evs "$evs" '
+		(.[] | select(.summary == true) | .rows) as $sum | [.[] | select(.summary != true) |
+		.rows[] | select(.scope == "cgroup") | . as $r |
+		([$r.multiplex[] | values] | min // 1) <= 0.01 and
+		([$evs | split(" ")[] | . as $ev |
+		  ($sum[] | select(.scope == "cgroup" and .cgroup == $r.cgroup) | .counts[$ev]) as $t |
+		  ($r.counts[$ev] // 0) * 4 >= $t and ($r.multiplex[$ev] // 0) >= 0.99] | any)] |
+		any' "$TMP/$name.json" >/dev/null; then
+		fail "a cgroup had one group 99 % of an interval and another 1 % at most, and cgtma did not warn: $(cat "$TMP/$name.err")"
+	else
+		echo "cgtma did not warn (no interval with one group nearly all of it and another hardly)"
+	fi
+	for f in /sys/bus/event_source/devices/*/perf_event_mux_interval_ms; do
+		case $f in */software/* | */tracepoint/* | *probe/* | */breakpoint/*) continue ;; esac
+		[ -e "$f" ] && mi=$f && break
+	done
+	[ -n "$mi" ] && [ -w "$mi" ] || fail "$why(and no PMU's perf_event_mux_interval_ms to change)"
+	was=$(cat "$mi")
+	on_exit "echo $was >$mi"
+	echo 5 >"$mi" || fail "cannot write $mi"
+	mux_run=${name}5
+	loops_measure "$mux_run" together "$@"
+	loops_scaled "$mux_run" "$exact_run" $evs || fail "with perf_event_mux_interval_ms 5 too: $why"
+	! grep -q "$in_phase_said" "$TMP/$mux_run.err" ||
+		fail "with perf_event_mux_interval_ms 5 cgtma still warned: $(cat "$TMP/$mux_run.err")"
+	echo "remedy: $mi 5 (was $was): within 3 %"
+}

@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "commands.h"
+#include "measurement.h"
 #include "test.h"
 
 /* The counts file the tests write, a temporary file. */
@@ -412,6 +413,70 @@ static void test_table(void)
 	result_free(&r);
 }
 
+/*
+ * -l beyond a model's depth: a live run's plan (measurement_setup, as list-events and cgtma
+ * make it) and compute agree, showing every level the model has with the same notice.
+ * Neoverse V1, N2 and V2 are one level deep (perf has only TopdownL1 for them): -l 2 is
+ * their level 1; N3 has a level 2.
+ */
+static void test_levels(void)
+{
+	static const struct {
+		const char *model;
+		int level, shown;
+		const char *notice;
+	} cases[] = {
+		{ "neoverse-v1", 2, 1, "level 2: model 'neoverse-v1' has level 1 only: showing it" },
+		{ "neoverse-n2", 2, 1, "level 2: model 'neoverse-n2' has level 1 only: showing it" },
+		{ "neoverse-v2", 2, 1, "level 2: model 'neoverse-v2' has level 1 only: showing it" },
+		{ "neoverse-v2", 6, 1, "level 6: model 'neoverse-v2' has level 1 only: showing it" },
+		{ "neoverse-n3", 2, 2, NULL },
+		{ "neoverse-n3", 5, 4, "level 5: model 'neoverse-n3' has levels 1 to 4: showing them" },
+		{ "zen4", 6, 2, "level 6: model 'zen4' has levels 1 to 2: showing them" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct measure_opts o = { .model = cases[i].model, .level = cases[i].level,
+					  .perf_metrics = -1, .smt = 0, .nmi_watchdog = 0 };
+		char file[64], level[8], want_err[160];
+		struct measurement m = {};
+		struct result r, r1;
+		int nodes = 0;
+
+		CHECK_INT(measurement_setup(&o, &m), 0);
+		CHECK_INT(m.level, cases[i].shown);
+		if (m.plan) {
+			CHECK_INT(m.plan->opts.level, cases[i].shown);
+			for (int k = 0; k < m.plan->nr_nodes; k++)
+				nodes += m.plan->nodes[k].level <= cases[i].shown;
+			CHECK_INT(m.plan->nr_nodes, nodes);
+		}
+		snprintf(want_err, sizeof(want_err), "%s%s", cases[i].notice ? cases[i].notice : "",
+			 cases[i].notice ? "\n" : "");
+		CHECK_STR(m.notices.buf ? m.notices.buf : "", want_err);
+		measurement_release(&m);
+
+		/* compute: the same notice (as cgtma: says it), the shown level's output */
+		snprintf(file, sizeof(file), "tests/vectors/%s.json", cases[i].model);
+		json_object_put(write_counts(file, 0, NULL));
+		snprintf(level, sizeof(level), "%d", cases[i].level);
+		r = compute((const char *[]){ "-M", cases[i].model, "-l", level, "--json",
+					      TMP_COUNTS, NULL });
+		snprintf(level, sizeof(level), "%d", cases[i].shown);
+		r1 = compute((const char *[]){ "-M", cases[i].model, "-l", level, "--json",
+					       TMP_COUNTS, NULL });
+		CHECK_INT(r.rc, 0);
+		CHECK_INT(r1.rc, 0);
+		snprintf(want_err, sizeof(want_err), "%s%s%s", cases[i].notice ? "cgtma: " : "",
+			 cases[i].notice ? cases[i].notice : "", cases[i].notice ? "\n" : "");
+		CHECK_STR(r.err, want_err);
+		CHECK_STR(r.out, r1.out);
+		CHECK(strstr(r.out, "\"nodes\":[{\"name\":\"Frontend_"), "%s", r.out);
+		result_free(&r);
+		result_free(&r1);
+	}
+}
+
 /* Metrics, rates over --interval, and counts from stdin. */
 static void test_metrics_stdin(void)
 {
@@ -468,6 +533,7 @@ int main(void)
 	test_json();
 	test_json_format();
 	test_table();
+	test_levels();
 	test_metrics_stdin();
 	unlink(TMP_COUNTS);
 	return test_done("compute");

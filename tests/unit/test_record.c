@@ -762,7 +762,6 @@ static void test_unwritable(void)
 	free(msg);
 }
 
-/* cgtma report on a level-2 record: -l 1 maps the events, -l 3 needs uncounted ones. */
 /* cgtma report with argv, what it printed in *out and *err. */
 static int run_report_argv(char **argv, int argc, char **out, char **err)
 {
@@ -784,6 +783,10 @@ static int run_report(const char *path, const char *level, char **out, char **er
 	return run_report_argv(argv, 5, out, err_out);
 }
 
+/*
+ * cgtma report on a level-2 record: -l 1 maps the events, -l 3 needs uncounted ones, and so
+ * does -l 6, spr's level 4.
+ */
 static void test_report_levels(const char *path)
 {
 	struct fixture fx2;
@@ -812,6 +815,15 @@ static void test_report_levels(const char *path)
 	CHECK_INT(ret, 2);
 	CHECK(err && strstr(err, "level 3 needs events the run did not count") &&
 	      strstr(err, "recorded level 2"), "stderr: %s", err ? err : "");
+	free(out);
+	free(err);
+
+	/* beyond spr's depth: its deepest level, said so (model_level), which needs more too */
+	ret = run_report(path, "6", &out, &err);
+	CHECK_INT(ret, 2);
+	CHECK(err && strstr(err, "cgtma: level 6: model 'spr' has levels 1 to 4: showing them\n") &&
+	      strstr(err, "level 4 needs events the run did not count"), "stderr: %s",
+	      err ? err : "");
 	free(out);
 	free(err);
 

@@ -247,6 +247,65 @@ static void test_never_ran(void)
 	CHECK(never[1] && never[3], "one CPU: %d %d", never[1], never[3]);
 }
 
+/*
+ * The rotation in phase with a cgroup's switches: one event nearly always on a counter and
+ * another nearly never, in the cgroup's time, where the CPUs had each about as much as the
+ * rotation gives; over enough of the cgroup's time to rule out chance. Figures from
+ * 38-hw-groups on arm64-6.1 (two groups alternating, each on the counters half the time):
+ * at the default 4 ms period a cgroup had a group 99.6 % of an interval; at 5 ms, 50.5 %.
+ */
+static void test_rotation_in_phase(void)
+{
+/* the CPUs: two groups half the time each, and an event never multiplexed */
+#define HALF { C(1, 200000000, 100000000), C(1, 200000000, 100000000), C(1, 200000000, 200000000) }
+	static const struct {
+		struct cgtma_count scope[3], cpus[3];
+		int on, off;	/* -1, -1: not in phase */
+	} cases[] = {
+		/* in phase: one group nearly all the cgroup's time, the other hardly */
+		{ { C(1, 100000000, 99600000), C(1, 100000000, 400000), C(1, 100000000, 100000000) },
+		  HALF, 0, 1 },
+		/* three groups, a third each on the CPUs: the cgroup had the third one */
+		{ { C(1, 200000000, 2000000), C(1, 200000000, 1000000), C(1, 200000000, 197000000) },
+		  { C(1, 300000000, 100000000), C(1, 300000000, 100000000), C(1, 300000000, 100000000) },
+		  2, 0 },
+		/* a fair rotation, even a lopsided one */
+		{ { C(1, 100000000, 50500000), C(1, 100000000, 49500000), C(1, 100000000, 100000000) },
+		  HALF, -1, -1 },
+		{ { C(1, 100000000, 80000000), C(1, 100000000, 6000000), C(1, 100000000, 100000000) },
+		  HALF, -1, -1 },
+		/* one group on, none off: the cgroup's CPUs had idle counters, others busy ones */
+		{ { C(1, 100000000, 100000000), C(1, 100000000, 99000000), C(1, 100000000, 100000000) },
+		  HALF, -1, -1 },
+		/* all off: another perf user's pinned events held the counters of its CPUs */
+		{ { C(1, 100000000, 0), C(1, 100000000, 1000000), C(1, 100000000, 100000000) },
+		  HALF, -1, -1 },
+		/* too little of the cgroup's time to tell: 40 ms, a handful of periods */
+		{ { C(1, 40000000, 40000000), C(1, 40000000, 0), C(1, 40000000, 40000000) },
+		  HALF, -1, -1 },
+		/* the CPUs hardly multiplexed the one, or hardly ran the other */
+		{ { C(1, 100000000, 100000000), C(1, 100000000, 0), C(1, 100000000, 100000000) },
+		  { C(1, 200000000, 192000000), C(1, 200000000, 8000000), C(1, 200000000, 200000000) },
+		  -1, -1 },
+		/* nothing enabled on the CPUs (an idle interval) */
+		{ { C(0, 100000000, 100000000), C(0, 100000000, 0), C(0, 0, 0) },
+		  { C(0, 0, 0), C(0, 0, 0), C(0, 0, 0) }, -1, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool want = cases[i].on >= 0;
+		int on, off;
+
+		CHECK(count_rotation_in_phase(cases[i].scope, cases[i].cpus, 3, &on, &off) == want,
+		      "case %zu: want %s", i, want ? "in phase" : "not");
+		if (want)
+			CHECK(on == cases[i].on && off == cases[i].off,
+			      "case %zu: on %d off %d, want %d %d", i, on, off, cases[i].on,
+			      cases[i].off);
+	}
+#undef HALF
+}
+
 int main(void)
 {
 	test_delta();
@@ -255,5 +314,6 @@ int main(void)
 	test_scale();
 	test_derive();
 	test_never_ran();
+	test_rotation_in_phase();
 	return test_done("scale");
 }
