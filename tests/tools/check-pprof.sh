@@ -23,7 +23,9 @@ fail() { echo "FAIL: $*"; status=1; }
 "$mkprofile" "$tmp/rec.cgtma" || { echo "FAIL: mkprofile"; exit 1; }
 "$cgtma" report "$tmp/rec.cgtma" --folded "$tmp/out.folded" --pprof "$tmp/out.pb.gz" \
 	>"$tmp/out" 2>&1 || fail "report --folded --pprof exited $?: $(cat "$tmp/out")"
-[ -s "$tmp/out" ] && fail "report --folded --pprof printed: $(cat "$tmp/out")"
+# The fixture's losses, recorded twice, said once; nothing else.
+lost="cgtma: warning: $tmp/rec.cgtma: --sample: 6 samples lost: the kernel's counts map was full (raise --sample-max); 10 user and 4 kernel stacks kept without their frames: the stack maps had no room for them"
+[ "$(cat "$tmp/out")" = "$lost" ] || fail "report --folded --pprof printed: $(cat "$tmp/out")"
 want='/db;main;spin+0x1abc 2
 /db;main;spin_db 4
 web;main;spin_web 14
