@@ -25,14 +25,16 @@
 struct sampler {
 	struct sample *skel;
 	const struct sample_events *ev;
+	const bool *cpus;		/* sampler_opts' */
 	int nr_cpus;
-	int *fds;			/* nr_cpus * nr events, -1 where not opened */
+	int *fds;			/* nr_cpus * SAMPLE_MAX_EVENTS, -1 where not opened */
 	struct bpf_link **links;	/* the same */
 	struct symbolizer *sym;
 	struct ring_buffer *rb;		/* new processes, read by the thread below */
 	pthread_t thread;
 	bool thread_started;
 	volatile bool stop;
+	int nr_events;			/* the programs loaded: the events it may have */
 	int types[SAMPLE_MAX_EVENTS];	/* scratch: per event, its type in the profile at hand */
 };
 
@@ -124,6 +126,43 @@ int sample_events_parse(const char *list, const char *dflt, int hz, struct sampl
 	return ret;
 }
 
+int sample_events_add(struct sample_events *ev, const char *name, const char *encoding,
+		      int precise)
+{
+	struct perf_event_attr *a = &ev->attrs[ev->nr];
+	char err[EVENT_ERR_LEN];
+	int ret;
+
+	if (ev->nr == SAMPLE_MAX_EVENTS)
+		return -E2BIG;
+	ret = event_parse(encoding, a, err, sizeof(err));
+	if (ret) {
+		pr_err("--sample: event '%s' (%s): %s", name, encoding, err);
+		return ret;
+	}
+	ev->names[ev->nr] = strdup(name);
+	if (!ev->names[ev->nr])
+		return -ENOMEM;
+	ev->periods[ev->nr] = 0;
+	a->freq = 1;
+	a->sample_freq = ev->hz;
+	/*
+	 * A precise (PEBS) event's stacks come from the sample's own callchain: the kernel
+	 * refuses a program that walks stacks on a precise event without one (-EPROTO).
+	 */
+	a->precise_ip = precise;
+	if (precise)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	ev->nr++;
+	return 0;
+}
+
+void sample_events_pop(struct sample_events *ev)
+{
+	if (ev->nr)
+		free(ev->names[--ev->nr]);
+}
+
 void sample_events_release(struct sample_events *ev)
 {
 	for (int i = 0; i < ev->nr; i++)
@@ -176,6 +215,65 @@ static bool cpu_online(int cpu)
 	return on;
 }
 
+static const char *const prog_names[SAMPLE_MAX_EVENTS] = {
+	"sample0", "sample1", "sample2", "sample3", "sample4", "sample5", "sample6", "sample7"
+};
+
+/* Closes sample event e on every CPU. */
+static void close_event(struct sampler *s, int e)
+{
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int i = cpu * SAMPLE_MAX_EVENTS + e;
+
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+		s->fds[i] = -1;
+	}
+}
+
+/* Opens sample event e on every CPU sampled, with its program attached: 0 or -errno. */
+static int open_event(struct sampler *s, int e)
+{
+	const struct sample_events *ev = s->ev;
+	struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj, prog_names[e]);
+
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct perf_event_attr attr = ev->attrs[e];
+		int i = cpu * SAMPLE_MAX_EVENTS + e, fd, err;
+
+		if ((s->cpus && !s->cpus[cpu]) || !cpu_online(cpu))
+			continue;
+		attr.size = sizeof(attr);
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e], cpu,
+			       strerror(-err));
+			return err;
+		}
+		s->fds[i] = fd;
+		s->links[i] = bpf_program__attach_perf_event(prog, fd);
+		if (!s->links[i]) {
+			err = -errno;
+			pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", ev->names[e],
+			       cpu, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int sampler__add_event(struct sampler *s, int e)
+{
+	int err = e < s->nr_events ? open_event(s, e) : -EINVAL;
+
+	if (err && e < s->nr_events)
+		close_event(s, e);
+	return err;
+}
+
 int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 {
 	const struct sample_events *ev = o->events;
@@ -186,20 +284,22 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 	if (!s)
 		return -ENOMEM;
 	s->ev = ev;
+	s->cpus = o->cpus;
+	s->nr_events = o->max_events > ev->nr ? o->max_events : ev->nr;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		err = s->nr_cpus ? s->nr_cpus : -EIO;
 		pr_err("--sample: cannot count possible CPUs: %s", strerror(-err));
 		goto cleanup;
 	}
-	s->fds = malloc(sizeof(*s->fds) * s->nr_cpus * ev->nr);
-	s->links = calloc((size_t)s->nr_cpus * ev->nr, sizeof(*s->links));
+	s->fds = malloc(sizeof(*s->fds) * s->nr_cpus * SAMPLE_MAX_EVENTS);
+	s->links = calloc((size_t)s->nr_cpus * SAMPLE_MAX_EVENTS, sizeof(*s->links));
 	err = symbolizer_new(&s->sym);
 	if (!s->fds || !s->links || err) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (int i = 0; i < s->nr_cpus * ev->nr; i++)
+	for (int i = 0; i < s->nr_cpus * SAMPLE_MAX_EVENTS; i++)
 		s->fds[i] = -1;
 
 	s->skel = sample__open();
@@ -215,13 +315,9 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot share the tracked cgroups' map: %s", strerror(-err));
 		goto cleanup;
 	}
-	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
-			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
-					  "sample5", "sample6", "sample7" }[e]);
-
-		bpf_program__set_autoload(prog, false);
-	}
+	for (int e = s->nr_events; e < SAMPLE_MAX_EVENTS; e++)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(s->skel->obj,
+									   prog_names[e]), false);
 	err = sample__load(s->skel);
 	if (err) {
 		pr_err("--sample: cannot load the sampling BPF program: %s", strerror(-err));
@@ -229,33 +325,9 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 	}
 
 	for (int e = 0; e < ev->nr; e++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj,
-			(const char *[]){ "sample0", "sample1", "sample2", "sample3", "sample4",
-					  "sample5", "sample6", "sample7" }[e]);
-
-		for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
-			struct perf_event_attr attr = ev->attrs[e];
-			int i = cpu * ev->nr + e, fd;
-
-			if ((o->cpus && !o->cpus[cpu]) || !cpu_online(cpu))
-				continue;
-			attr.size = sizeof(attr);
-			fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0) {
-				err = -errno;
-				pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e],
-				       cpu, strerror(-err));
-				goto cleanup;
-			}
-			s->fds[i] = fd;
-			s->links[i] = bpf_program__attach_perf_event(prog, fd);
-			if (!s->links[i]) {
-				err = -errno;
-				pr_err("--sample: cannot attach to event '%s' on CPU %d: %s",
-				       ev->names[e], cpu, strerror(-err));
-				goto cleanup;
-			}
-		}
+		err = open_event(s, e);
+		if (err)
+			goto cleanup;
 	}
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.new_pids), on_new_pid, s, NULL);
@@ -287,11 +359,8 @@ void sampler__destroy(struct sampler *s)
 		pthread_join(s->thread, NULL);
 	}
 	ring_buffer__free(s->rb);
-	for (int i = 0; s->links && s->fds && i < s->nr_cpus * s->ev->nr; i++) {
-		bpf_link__destroy(s->links[i]);
-		if (s->fds[i] >= 0)
-			close(s->fds[i]);
-	}
+	for (int e = 0; s->links && s->fds && e < SAMPLE_MAX_EVENTS; e++)
+		close_event(s, e);
 	sample__destroy(s->skel);
 	symbolizer_free(s->sym);
 	free(s->links);

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "measurement.h"
 #include "model.h"
+#include "nodesample.h"
 #include "output.h"
 #include "report.h"
 #include "scale.h"
@@ -75,6 +76,14 @@ struct session {
 	struct sampler *smp;
 	struct profile profile;
 	struct profile iv_profile;
+	struct strbuf sample_names;	/* run.sample_events */
+	/*
+	 * --sample without a list, with a model's tree: the nodes' sample events are added as
+	 * the trees show them over threshold; those the kernel refused are not tried again.
+	 */
+	bool node_samples;
+	char *refused[SAMPLE_MAX_EVENTS * 4];
+	int nr_refused;
 };
 
 
@@ -158,6 +167,69 @@ static int sample_scope(__u64 id, struct profile *p, void *ctx)
 	sc.names = tr->names;
 	scope_label(&sc, false, name, sizeof(name));
 	return profile_scope(p, name, tr->path, tr->names.container, tr->names.pod);
+}
+
+/* run.sample_events: the events sampled, ';' between. */
+static void name_samples(struct session *s)
+{
+	strbuf_setlen(&s->sample_names, 0);
+	for (int e = 0; e < s->sample_ev.nr; e++)
+		strbuf_addf(&s->sample_names, "%s%s", e ? ";" : "", s->sample_ev.names[e]);
+	s->run.sample_events = s->sample_names.buf;
+}
+
+/*
+ * --sample without a list, with a model's tree: the sample events of the nodes at or over
+ * their threshold in a tracked cgroup's tree this interval, not sampled yet, sampled from
+ * now on (to the end of the run, up to SAMPLE_MAX_EVENTS events in all). An event the
+ * kernel refuses (a PMU without PEBS) is said once and not tried again.
+ */
+static void add_node_samples(struct session *s, const struct interval *iv)
+{
+	const struct tma_result **trees;
+	struct node_sample_pick pick[SAMPLE_MAX_EVENTS];
+	char *have[SAMPLE_MAX_EVENTS * 5];
+	int nr = 0, nr_have = 0, n;
+	bool added = false;
+
+	if (!s->node_samples || s->sample_ev.nr >= SAMPLE_MAX_EVENTS)
+		return;
+	trees = calloc(iv->nr_scopes + 1, sizeof(*trees));
+	if (!trees)
+		return;
+	for (int i = 0; i < iv->nr_scopes; i++)
+		if (iv->scopes[i].kind == SCOPE_CGROUP && iv->scopes[i].has_tma)
+			trees[nr++] = &iv->scopes[i].tma;
+	for (int e = 0; e < s->sample_ev.nr; e++)
+		have[nr_have++] = s->sample_ev.names[e];
+	for (int r = 0; r < s->nr_refused; r++)
+		have[nr_have++] = s->refused[r];
+	n = node_samples_pick(s->m.plan, trees, nr, have, nr_have,
+			      SAMPLE_MAX_EVENTS - s->sample_ev.nr, pick);
+	free(trees);
+	for (int i = 0; i < n; i++) {
+		const char *node = s->m.plan->nodes[pick[i].node].full_name;
+		char name[256];
+
+		node_sample_name(&pick[i].s, name, sizeof(name));
+		if (sample_events_add(&s->sample_ev, name, pick[i].s.encoding,
+				      pick[i].s.precise) == 0 &&
+		    sampler__add_event(s->smp, s->sample_ev.nr - 1) == 0) {
+			if (s->o->verbose)
+				pr_notice("--sample: sampling %s from now on: %s is at or over its "
+					  "threshold", name, node);
+			added = true;
+			continue;
+		}
+		if (s->sample_ev.nr && !strcmp(s->sample_ev.names[s->sample_ev.nr - 1], name))
+			sample_events_pop(&s->sample_ev);
+		pr_warn("--sample: %s (for %s) is not sampled; the others are", name, node);
+		if (s->nr_refused < (int)(sizeof(s->refused) / sizeof(s->refused[0])) &&
+		    (s->refused[s->nr_refused] = strdup(name)))
+			s->nr_refused++;
+	}
+	if (added)
+		name_samples(s);
 }
 
 /* --sample: the interval's samples, into its profile and the run's. */
@@ -542,6 +614,7 @@ static int do_interval(struct session *s)
 		return err;
 	}
 	emit(s, &iv);
+	add_node_samples(s, &iv);
 	interval_free(&iv);
 
 	if (s->o->per_task)
@@ -576,8 +649,9 @@ static void emit_summary(struct session *s)
 }
 
 /*
- * --sample without a list: cycles with a hardware model (the models name no per-node sample
- * events yet); cpu-clock with the software model and with -e, which need no PMU.
+ * --sample without a list: cycles with a hardware model, to which the nodes' own sample
+ * events are added as they go over their threshold (add_node_samples()); cpu-clock with the
+ * software model and with -e, which need no PMU.
  */
 static const char *sample_default(const struct measurement *m)
 {
@@ -749,6 +823,9 @@ static void session_release(struct session *s)
 	sampler__destroy(s->smp);
 	collector__destroy(s->col);
 	sample_events_release(&s->sample_ev);
+	strbuf_release(&s->sample_names);
+	for (int r = 0; r < s->nr_refused; r++)
+		free(s->refused[r]);
 	profile_release(&s->profile);
 	profile_release(&s->iv_profile);
 	free(s->cpus);
@@ -797,9 +874,9 @@ static int select_cpus(const char *list, bool **out)
 
 int session_run(const struct session_opts *o)
 {
-	struct session s = { .o = o, .sel = SELECTION_INIT };
+	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
 	struct collector_opts co = {};
-	struct strbuf lost = STRBUF_INIT, sample_names = STRBUF_INIT;
+	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
 	struct utsname uts;
 	struct cpu_id id = {};
@@ -837,6 +914,8 @@ int session_run(const struct session_opts *o)
 	if (!ret && o->sample)
 		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
 					  &s.sample_ev);
+	s.node_samples = o->sample && !(o->sample_events && *o->sample_events) && s.m.plan &&
+			 s.m.plan->nr_nodes;
 	if (!ret)
 		ret = selection_setup(&s.sel, &o->select, o->per_task, o->verbose,
 				      &co.new_cgroup_levels, &co.max_level);
@@ -881,6 +960,7 @@ int session_run(const struct session_opts *o)
 	if (o->sample) {
 		struct sampler_opts so = {
 			.events = &s.sample_ev,
+			.max_events = s.node_samples ? SAMPLE_MAX_EVENTS : s.sample_ev.nr,
 			.tracked_fd = collector__tracked_fd(s.col),
 			.max_level = co.max_level,
 			.tracked_levels = co.tracked_levels,
@@ -923,11 +1003,8 @@ int session_run(const struct session_opts *o)
 	s.run.kernel = uname(&uts) == 0 ? uts.release : "";
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
-	if (o->sample) {
-		for (int e = 0; e < s.sample_ev.nr; e++)
-			strbuf_addf(&sample_names, "%s%s", e ? ";" : "", s.sample_ev.names[e]);
-		s.run.sample_events = sample_names.buf;
-	}
+	if (o->sample)
+		name_samples(&s);
 
 	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
@@ -968,7 +1045,6 @@ int session_run(const struct session_opts *o)
 	}
 cleanup:
 	strbuf_release(&lost);
-	strbuf_release(&sample_names);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
 	{

@@ -9,11 +9,20 @@
 # flamegraph.pl reads; --record keeps the samples (report's --folded is the live one, byte for
 # byte); go tool pprof reads --pprof's file, and focused on C's label puts C's function on
 # top; the terminal shows each cgroup's top functions.
+# The hardware path: where cgtma can open a hardware event (the kernel matrix's arm64 rows:
+# QEMU's emulated PMUv3) the samples are of cycles, with every check the same; elsewhere
+# (no PMU) of cpu-clock.
 . "$(dirname "$0")/lib.sh"
 
 SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
 [ -x "$SPINFN" ] || fail "no $SPINFN: build first (make $SPINFN)"
 HZ=999
+if "$CGTMA" -e cycles -I 100 -d 0.1 >/dev/null 2>&1; then
+	SAMPLED=cycles
+else
+	SAMPLED=cpu-clock
+fi
+echo "sampling $SAMPLED"
 
 cg_make A
 cg_make B
@@ -24,7 +33,7 @@ cg_make U
 rate0=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 : >"$TMP/out"
 "$CGTMA" -G "$(cg_path A)" -G "$(cg_path B)" -G "$(cg_path C)" -G "$(cg_path E)" \
-	-e cpu-clock --sample -F $HZ --folded "$TMP/folded" --pprof "$TMP/pb.gz" \
+	-e cpu-clock --sample=$SAMPLED -F $HZ --folded "$TMP/folded" --pprof "$TMP/pb.gz" \
 	--record "$TMP/rec" -I 2500 -j >"$TMP/out" 2>"$TMP/err" &
 cgtma_pid=$!
 # The first interval has ended: sampling is on.
@@ -164,14 +173,20 @@ rc=$?
 
 # The terminal: the cgroup's top functions under its row. cgtma starts once the spinner has
 # run 0.2 s in A (under the kernel matrix's TCG guests, on a loaded host, its exec alone took
-# over a second), and the spinner outlives cgtma's start-up and two intervals.
-cg_start A "$SPINFN" alpha 8000
+# over a second), and the spinner outlives cgtma's start-up and two intervals: it spins until
+# cgtma is done (an arm64 guest sampling cycles started cgtma after more than 8 s).
+cg_run A "$SPINFN" alpha 120000 &
+term_spinner=$!
+on_exit "kill $term_spinner 2>/dev/null"
 u=$(usage_usec A)
 for ((i = 0; i < 100; i++)); do
 	[ $(($(usage_usec A) - u)) -ge 200000 ] && break
 	sleep 0.1
 done
-"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample -d 2.2 -I 1000 >"$TMP/term" 2>"$TMP/err2" || fail "terminal run: $(cat "$TMP/err2")"
-cg_wait
+"$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample=$SAMPLED -d 2.2 -I 1000 >"$TMP/term" 2>"$TMP/err2" || fail "terminal run: $(cat "$TMP/err2")"
+kill $term_spinner
+wait $term_spinner 2>/dev/null
 grep -Eq '^ +[0-9.]+ %  spin_alpha$' "$TMP/term" || fail "no top function in the terminal: $(cat "$TMP/term")"
+grep -Eq "top functions of [0-9]+ $SAMPLED samples" "$TMP/term" ||
+	fail "the terminal does not say $SAMPLED samples: $(cat "$TMP/term")"
 echo "ok"
