@@ -1333,6 +1333,11 @@ const char *model_vendor(const struct model *m)
 	return m->vendor;
 }
 
+bool model_software(const struct model *m)
+{
+	return m->pmu.software;
+}
+
 int model_max_level(const struct model *m)
 {
 	return m->max_level;

@@ -29,6 +29,8 @@ const char *const *model_builtin_names(void);
 const char *model_name(const struct model *m);
 const char *model_description(const struct model *m);
 const char *model_vendor(const struct model *m);
+/* Whether the model counts software events only (pmu "software": no PMU needed). */
+bool model_software(const struct model *m);
 /* Deepest node level of the model (0 for a model with metrics only). */
 int model_max_level(const struct model *m);
 /* The JSON text the model was loaded from (what --record keeps). */

@@ -649,13 +649,13 @@ static void emit_summary(struct session *s)
 }
 
 /*
- * --sample without a list: cycles with a hardware model, to which the nodes' own sample
- * events are added as they go over their threshold (add_node_samples()); cpu-clock with the
- * software model and with -e, which need no PMU.
+ * --sample without a list: cycles with a hardware model, cpu-clock with a software model and
+ * with -e, which need no PMU; to either the model's nodes add their own sample events as
+ * they go over their threshold (add_node_samples()).
  */
 static const char *sample_default(const struct measurement *m)
 {
-	return m->model && strcmp(model_name(m->model), "sw") ? "cycles" : "cpu-clock";
+	return m->model && !model_software(m->model) ? "cycles" : "cpu-clock";
 }
 
 /* Once per run: the events that were never on a counter, by name (a copy once). */
