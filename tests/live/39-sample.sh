@@ -175,17 +175,9 @@ rc=$?
 # run 0.2 s in A (under the kernel matrix's TCG guests, on a loaded host, its exec alone took
 # over a second), and the spinner outlives cgtma's start-up and two intervals: it spins until
 # cgtma is done (an arm64 guest sampling cycles started cgtma after more than 8 s).
-cg_run A "$SPINFN" alpha 120000 &
-term_spinner=$!
-on_exit "kill $term_spinner 2>/dev/null"
-u=$(usage_usec A)
-for ((i = 0; i < 100; i++)); do
-	[ $(($(usage_usec A) - u)) -ge 200000 ] && break
-	sleep 0.1
-done
+spinner_running A alpha
 "$CGTMA" -G "$(cg_path A)" -e cpu-clock --sample=$SAMPLED -d 2.2 -I 1000 >"$TMP/term" 2>"$TMP/err2" || fail "terminal run: $(cat "$TMP/err2")"
-kill $term_spinner
-wait $term_spinner 2>/dev/null
+spinner_stop
 grep -Eq '^ +[0-9.]+ %  spin_alpha$' "$TMP/term" || fail "no top function in the terminal: $(cat "$TMP/term")"
 grep -Eq "top functions of [0-9]+ $SAMPLED samples" "$TMP/term" ||
 	fail "the terminal does not say $SAMPLED samples: $(cat "$TMP/term")"

@@ -9,8 +9,6 @@
 # the first; the CSV's Sample column names each node's own events (toplev's form) on its row.
 . "$(dirname "$0")/lib.sh"
 
-SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
-[ -x "$SPINFN" ] || fail "no $SPINFN: build first (make $SPINFN)"
 cat >"$TMP/model.json" <<'JSON'
 {
   "name": "nodesample-test",
@@ -39,14 +37,7 @@ cat >"$TMP/model.json" <<'JSON'
 JSON
 
 cg_make A
-cg_run A "$SPINFN" alpha 120000 &
-spinner=$!
-on_exit "kill $spinner 2>/dev/null"
-u=$(usage_usec A)
-for ((i = 0; i < 100; i++)); do
-	[ $(($(usage_usec A) - u)) -ge 200000 ] && break
-	sleep 0.1
-done
+spinner_running A alpha
 "$CGTMA" --model-file "$TMP/model.json" -G "$(cg_path A)" --sample -v -d 3.2 -I 1000 \
 	>"$TMP/term" 2>"$TMP/err" || fail "terminal run: $(cat "$TMP/err")"
 grep -q -- "--sample: sampling task-clock from now on: Busy is at or over its threshold" "$TMP/err" ||
@@ -66,6 +57,5 @@ awk '/top functions of [0-9]+ task-clock samples/ { on = 1; next } /top function
 awk -F, -v a="$(cg_path A)" '$2 == a && $3 == "Busy" { print $7; exit }' "$TMP/csv" >"$TMP/col"
 [ "$(cat "$TMP/col")" = task-clock ] ||
 	fail "Busy's Sample column in the CSV: '$(cat "$TMP/col")', want task-clock: $(head -5 "$TMP/csv")"
-kill $spinner
-wait $spinner 2>/dev/null
+spinner_stop
 echo "ok: $(cat "$TMP/tc" | wc -l) interval(s) with task-clock samples"
