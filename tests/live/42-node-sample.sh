@@ -7,6 +7,7 @@
 # With -v, cgtma says it samples task-clock for Busy, and never page-faults; the terminal
 # shows the spinner's function among task-clock samples in the later intervals and not in
 # the first; the CSV's Sample column names each node's own events (toplev's form) on its row.
+# On an arm64 PMU (the arm64 rows) the same with hardware events: cycles, then INST_RETIRED.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$TMP/model.json" <<'JSON'
@@ -57,5 +58,43 @@ awk '/top functions of [0-9]+ task-clock samples/ { on = 1; next } /top function
 awk -F, -v a="$(cg_path A)" '$2 == a && $3 == "Busy" { print $7; exit }' "$TMP/csv" >"$TMP/col"
 [ "$(cat "$TMP/col")" = task-clock ] ||
 	fail "Busy's Sample column in the CSV: '$(cat "$TMP/col")', want task-clock: $(head -5 "$TMP/csv")"
+
+# The hardware path, where there is an arm64 PMU (the kernel matrix's arm64 rows, QEMU's
+# PMUv3): a node over its threshold on cycles (the spinner's CPU use) names INST_RETIRED,
+# which QEMU counts under -icount; cgtma samples cycles, then INST_RETIRED too.
+if [ "$(uname -m)" = aarch64 ] && "$CGTMA" -e cycles -I 100 -d 0.1 >/dev/null 2>&1; then
+	cat >"$TMP/hw.json" <<'JSON'
+{
+  "name": "nodesample-hw-test",
+  "description": "a node naming a hardware sample event, for tests/live/42-node-sample.sh",
+  "vendor": "arm",
+  "source": "tests/live/42-node-sample.sh; event numbers: Arm's common events",
+  "match": [],
+  "pmu": {"generic_counters": 6, "fixed": ["CPU_CYCLES"], "nmi_watchdog": "CPU_CYCLES"},
+  "constants": {},
+  "events": [
+    {"name": "CPU_CYCLES", "encoding": "r11"},
+    {"name": "INST_RETIRED", "encoding": "r8"}
+  ],
+  "aux": [],
+  "nodes": [
+    {"name": "Busy", "parent": null, "level": 1, "domain": "Clocks", "area": "RET",
+     "expr": "CPU_CYCLES / (interval_s * 1e9)", "thresh": "val > 0.3", "maxval": null,
+     "siblings": [], "sample": ["INST_RETIRED"], "desc": "cycles per ns"}
+  ],
+  "metrics": []
+}
+JSON
+	"$CGTMA" --model-file "$TMP/hw.json" -G "$(cg_path A)" --sample -v -d 3.2 -I 1000 \
+		>"$TMP/hwterm" 2>"$TMP/hwerr" || fail "hardware run: $(cat "$TMP/hwerr")"
+	grep -q -- "--sample: sampling INST_RETIRED from now on: Busy" "$TMP/hwerr" ||
+		fail "-v does not say that INST_RETIRED is added for Busy: $(cat "$TMP/hwerr") $(cat "$TMP/hwterm")"
+	awk '/top functions of [0-9]+ INST_RETIRED samples/ { on = 1; next } /top functions of/ { on = 0 }
+		on && /spin_alpha$/ { found = 1 } END { exit !found }' "$TMP/hwterm" ||
+		fail "spin_alpha is not among the INST_RETIRED samples: $(cat "$TMP/hwterm")"
+	grep -Eq "top functions of [0-9]+ cycles samples" "$TMP/hwterm" ||
+		fail "no cycles samples: $(cat "$TMP/hwterm")"
+	echo "hardware: cycles, then INST_RETIRED for Busy"
+fi
 spinner_stop
 echo "ok: $(cat "$TMP/tc" | wc -l) interval(s) with task-clock samples"
