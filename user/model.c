@@ -738,12 +738,60 @@ static int load_aux(struct loader *ld, json_object *arr)
 	return 0;
 }
 
+/*
+ * A node's "sample": events of the model, each with toplev's precision suffix (":p", ":pp",
+ * ":ppp"), as toplev's ratio files list them ("FRONTEND_RETIRED.LATENCY_GE_4:pp").
+ */
+static int load_node_samples(struct loader *ld, const char *where, struct model_node *n,
+			     json_object *e)
+{
+	json_object *arr;
+	size_t nr;
+	int err;
+
+	if (!json_object_object_get_ex(e, "sample", &arr))
+		return 0;
+	err = get_array(ld, where, e, "sample", &arr);
+	if (err)
+		return err;
+	nr = json_object_array_length(arr);
+	n->sample_events = calloc(nr + 1, sizeof(*n->sample_events));
+	n->sample_precise = calloc(nr + 1, sizeof(*n->sample_precise));
+	if (!n->sample_events || !n->sample_precise)
+		return -ENOMEM;
+	for (size_t k = 0; k < nr; k++) {
+		json_object *s = json_object_array_get_idx(arr, k);
+		char name[256], *colon;
+		int idx, p = 0;
+
+		if (json_object_get_type(s) != json_type_string)
+			return lerr(ld, "%s: sample[%zu] must be an event name, not %s", where, k,
+				    json_type_desc(s));
+		snprintf(name, sizeof(name), "%s", json_object_get_string(s));
+		colon = strrchr(name, ':');
+		if (colon && colon[1] && strspn(colon + 1, "p") == strlen(colon + 1)) {
+			p = (int)strlen(colon + 1);
+			*colon = '\0';
+		}
+		if (p > 3)
+			return lerr(ld, "%s: sample '%.64s': at most three p's (perf's precise_ip)",
+				    where, json_object_get_string(s));
+		idx = find_kind(ld, name, EXPR_SYM_EVENT);
+		if (idx < 0)
+			return lerr(ld, "%s: sample '%.64s' is not an event of the model", where,
+				    name);
+		n->sample_events[n->nr_samples] = idx;
+		n->sample_precise[n->nr_samples++] = p;
+	}
+	return 0;
+}
+
 static int load_node(struct loader *ld, int i, json_object *e)
 {
 	static const char *const required[] = { "name",	  "parent", "level",	"domain",
 						"area",	  "expr",   "thresh",	"maxval",
 						"siblings", "desc", NULL };
-	static const char *const optional[] = { "overlap", NULL };
+	static const char *const optional[] = { "overlap", "sample", NULL };
 	struct model *m = ld->m;
 	struct model_node *n = &m->nodes[i];
 	json_object *v, *sibs;
@@ -848,7 +896,7 @@ static int load_node(struct loader *ld, int i, json_object *e)
 			return lerr(ld, "%s: lists itself as a sibling", where);
 		n->siblings[n->nr_siblings++] = idx;
 	}
-	return 0;
+	return load_node_samples(ld, where, n, e);
 }
 
 static int load_metrics(struct loader *ld, json_object *arr)
@@ -1244,6 +1292,8 @@ void model_free(struct model *m)
 		expr_free(n->expr);
 		expr_free(n->thresh);
 		free(n->siblings);
+		free(n->sample_events);
+		free(n->sample_precise);
 	}
 	free(m->nodes);
 	for (i = 0; i < m->nr_metrics; i++) {
@@ -1281,6 +1331,11 @@ const char *model_description(const struct model *m)
 const char *model_vendor(const struct model *m)
 {
 	return m->vendor;
+}
+
+bool model_software(const struct model *m)
+{
+	return m->pmu.software;
 }
 
 int model_max_level(const struct model *m)

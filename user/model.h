@@ -29,6 +29,8 @@ const char *const *model_builtin_names(void);
 const char *model_name(const struct model *m);
 const char *model_description(const struct model *m);
 const char *model_vendor(const struct model *m);
+/* Whether the model counts software events only (pmu "software": no PMU needed). */
+bool model_software(const struct model *m);
 /* Deepest node level of the model (0 for a model with metrics only). */
 int model_max_level(const struct model *m);
 /*
@@ -150,6 +152,21 @@ void plan_free(struct plan *p);
  */
 int plan_node_events(const struct plan *p, int node, const int **events);
 int plan_metric_events(const struct plan *p, int metric, const int **events);
+
+/*
+ * A node's sample events, toplev's `sample` (its Sample column): where in the code to look
+ * when the node is over its threshold. Intel's are PEBS events with a precision; AMD's and
+ * Arm's the node's main event.
+ */
+struct plan_sample {
+	const char *event;	/* the model's name ("FRONTEND_RETIRED.LATENCY_GE_4") */
+	const char *encoding;	/* as `cgtma -e` takes it */
+	int precise;		/* perf's precise_ip: toplev's ":pp" is 2 */
+};
+
+/* How many sample events reported node has; plan_node_sample() gives the i-th. */
+int plan_node_samples(const struct plan *p, int node);
+void plan_node_sample(const struct plan *p, int node, int i, struct plan_sample *out);
 
 struct tma_input {
 	const double *counts;	/* per plan event: the scaled count */

@@ -55,6 +55,13 @@ struct model_node {
 	int nr_siblings;
 	int *siblings;		/* model node indices */
 	bool overlap;
+	/*
+	 * Its sample events (toplev's `sample`, the Sample column): model event indices, and
+	 * each one's precision (perf's precise_ip: the p's of toplev's ":pp").
+	 */
+	int nr_samples;
+	int *sample_events;
+	int *sample_precise;
 };
 
 struct model_metric {

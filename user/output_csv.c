@@ -24,8 +24,10 @@
  *   " <" when the node is below its threshold (printed only with -v, as toplev does);
  * - Description: toplev's default: only on the bottleneck's row when none of its children
  *   is printed, the first sentence, and only the first time in the run;
- * - Sample: with --sample, the events sampled (every node's, "cpu-clock;cycles": the models
- *   name no per-node sample events yet); else empty; Stddev: "0.0" (one measurement, toplev's value
+ * - Sample: a node's own sample events, as toplev names them (lowercase, a space between:
+ *   "frontend_retired.latency_ge_16:pp frontend_retired.latency_ge_8:pp"), whether sampled or
+ *   not, empty for a node with none; the rows of metrics and events, with --sample, the
+ *   events sampled ("cpu-clock", ';' between); Stddev: "0.0" (one measurement, toplev's value
  *   without -r);
  * - Multiplex: the percentage of time the node's least-counted input event ran, rounded to
  *   two decimals as perf reports it to toplev, printed as Python prints that float ("100.0",
@@ -58,6 +60,7 @@
 
 #include "alloc.h"
 #include "log.h"
+#include "nodesample.h"
 #include "output.h"
 
 /* toplev's IDLE_MARKER_THRESHOLD: less than 5% of the busiest's cycles. */
@@ -357,9 +360,10 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 		       const char **f)
 {
 	const struct plan *p = run->plan;
-	char value[64], unit[160], desc[1024], mux[32];
+	char value[64], unit[160], desc[1024], mux[32], sample[512];
+	const char *sampled = run->sample_events ? run->sample_events : "";
 
-	f[F_SAMPLE] = run->sample_events ? run->sample_events : "";
+	f[F_SAMPLE] = sampled;
 	f[F_STDDEV] = "0.0";
 	if (!p) {
 		for (int i = 0; i < run->nr_events; i++) {
@@ -396,10 +400,12 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 			if (desc_seen(c, desc))
 				desc[0] = '\0';
 		}
+		node_sample_column(p, i, sample, sizeof(sample));
 		f[F_AREA] = n->full_name;
 		f[F_VALUE] = value;
 		f[F_UNIT] = unit;
 		f[F_DESC] = desc;
+		f[F_SAMPLE] = sample;
 		f[F_MUX] = multiplex_field(run, s, false, i, mux, sizeof(mux));
 		f[F_BN] = bn ? "<==" : "";
 		put_row(c, f);
@@ -418,6 +424,7 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 		f[F_VALUE] = value;
 		f[F_UNIT] = m->unit ? m->unit : "Metric";
 		f[F_DESC] = "";
+		f[F_SAMPLE] = sampled;
 		f[F_MUX] = multiplex_field(run, s, true, i, mux, sizeof(mux));
 		f[F_BN] = "";
 		put_row(c, f);

@@ -883,6 +883,26 @@ int plan_node_events(const struct plan *p, int node, const int **events)
 	return priv->node_deps[node].nr;
 }
 
+int plan_node_samples(const struct plan *p, int node)
+{
+	const struct plan_priv *priv = p->priv;
+
+	return p->model->nodes[priv->model_node[node]].nr_samples;
+}
+
+void plan_node_sample(const struct plan *p, int node, int i, struct plan_sample *out)
+{
+	const struct plan_priv *priv = p->priv;
+	const struct model_node *n = &p->model->nodes[priv->model_node[node]];
+	const struct model_event *e = &p->model->events[n->sample_events[i]];
+
+	*out = (struct plan_sample){
+		.event = e->name,
+		.encoding = e->encoding,
+		.precise = n->sample_precise[i],
+	};
+}
+
 int plan_metric_events(const struct plan *p, int metric, const int **events)
 {
 	const struct plan_priv *priv = p->priv;

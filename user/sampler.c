@@ -25,7 +25,9 @@
 struct sampler {
 	struct sample *skel;
 	const struct sample_events *ev;
+	const bool *cpus;		/* sampler_opts' */
 	int nr_cpus;
+	bool *sampled;			/* per possible CPU: its events are open */
 	struct perfev_progs events[SAMPLE_MAX_EVENTS];	/* per event: on every sampled CPU */
 	struct symbolizer *sym;
 	struct ring_buffer *rb;		/* new processes, read by the thread below */
@@ -33,6 +35,8 @@ struct sampler {
 	bool thread_started;
 	volatile bool stop;
 	__u64 stats_read[SAMPLE_STAT_MAX];	/* sampler__stats() at the last read */
+	int nr_events;			/* the programs loaded: the events it may have */
+	int types[SAMPLE_MAX_EVENTS];	/* scratch: per event, its type in the profile at hand */
 };
 
 /* --- events ----------------------------------------------------------------------------- */
@@ -123,6 +127,43 @@ int sample_events_parse(const char *list, const char *dflt, int hz, struct sampl
 	return ret;
 }
 
+int sample_events_add(struct sample_events *ev, const char *name, const char *encoding,
+		      int precise)
+{
+	struct perf_event_attr *a = &ev->attrs[ev->nr];
+	char err[EVENT_ERR_LEN];
+	int ret;
+
+	if (ev->nr == SAMPLE_MAX_EVENTS)
+		return -E2BIG;
+	ret = event_parse(encoding, a, err, sizeof(err));
+	if (ret) {
+		pr_err("--sample: event '%s' (%s): %s", name, encoding, err);
+		return ret;
+	}
+	ev->names[ev->nr] = strdup(name);
+	if (!ev->names[ev->nr])
+		return -ENOMEM;
+	ev->periods[ev->nr] = 0;
+	a->freq = 1;
+	a->sample_freq = ev->hz;
+	/*
+	 * A precise (PEBS) event's stacks come from the sample's own callchain: the kernel
+	 * refuses a program that walks stacks on a precise event without one (-EPROTO).
+	 */
+	a->precise_ip = precise;
+	if (precise)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	ev->nr++;
+	return 0;
+}
+
+void sample_events_pop(struct sample_events *ev)
+{
+	if (ev->nr)
+		free(ev->names[--ev->nr]);
+}
+
 void sample_events_release(struct sample_events *ev)
 {
 	for (int i = 0; i < ev->nr; i++)
@@ -170,35 +211,55 @@ static struct bpf_program *event_prog(struct sampler *s, int e)
 	return bpf_object__find_program_by_name(s->skel->obj, names[e]);
 }
 
+/* Opens event e on cpu with its program attached: 0, or -errno after saying what failed. */
+static int open_one(struct sampler *s, int e, int cpu)
+{
+	const struct sample_events *ev = s->ev;
+	int err = perfev_progs_open(&s->events[e], &ev->attrs[e], cpu);
+
+	if (err) {
+		pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e], cpu,
+		       strerror(-err));
+		return err;
+	}
+	err = perfev_progs_attach(&s->events[e], event_prog(s, e), cpu);
+	if (err)
+		pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", ev->names[e], cpu,
+		       strerror(-err));
+	return err;
+}
+
 void sampler__close_cpu(struct sampler *s, int cpu)
 {
 	for (int e = 0; e < s->ev->nr; e++)
 		perfev_progs_close(&s->events[e], cpu);
+	s->sampled[cpu] = false;
 }
 
 int sampler__open_cpu(struct sampler *s, int cpu)
 {
-	const struct sample_events *ev = s->ev;
 	int err = 0;
 
 	/* Events left from before the CPU went offline would not sample again. */
 	sampler__close_cpu(s, cpu);
-	for (int e = 0; e < ev->nr; e++) {
-		err = perfev_progs_open(&s->events[e], &ev->attrs[e], cpu);
-		if (err) {
-			pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e], cpu,
-			       strerror(-err));
-			break;
-		}
-		err = perfev_progs_attach(&s->events[e], event_prog(s, e), cpu);
-		if (err) {
-			pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", ev->names[e],
-			       cpu, strerror(-err));
-			break;
-		}
-	}
+	for (int e = 0; !err && e < s->ev->nr; e++)
+		err = open_one(s, e, cpu);
 	if (err)
 		sampler__close_cpu(s, cpu);
+	else
+		s->sampled[cpu] = true;
+	return err;
+}
+
+int sampler__add_event(struct sampler *s, int e)
+{
+	int err = e < s->nr_events ? 0 : -EINVAL;
+
+	for (int cpu = 0; !err && cpu < s->nr_cpus; cpu++)
+		if (s->sampled[cpu])
+			err = open_one(s, e, cpu);
+	for (int cpu = 0; err && e < s->nr_events && cpu < s->nr_cpus; cpu++)
+		perfev_progs_close(&s->events[e], cpu);
 	return err;
 }
 
@@ -215,6 +276,8 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		return -ENOMEM;
 	}
 	s->ev = ev;
+	s->cpus = o->cpus;
+	s->nr_events = o->max_events > ev->nr ? o->max_events : ev->nr;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		err = s->nr_cpus ? s->nr_cpus : -EIO;
@@ -222,8 +285,9 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		goto cleanup;
 	}
 	online = calloc(s->nr_cpus, sizeof(*online));
-	err = online ? symbolizer_new(&s->sym) : -ENOMEM;
-	for (int e = 0; !err && e < ev->nr; e++)
+	s->sampled = calloc(s->nr_cpus, sizeof(*s->sampled));
+	err = online && s->sampled ? symbolizer_new(&s->sym) : -ENOMEM;
+	for (int e = 0; !err && e < s->nr_events; e++)
 		err = perfev_progs_init(&s->events[e], s->nr_cpus);
 	if (err) {
 		pr_err("--sample: the events of %d CPUs: out of memory", s->nr_cpus);
@@ -257,7 +321,7 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 			goto cleanup;
 		}
 	}
-	for (int e = ev->nr; e < SAMPLE_MAX_EVENTS; e++)
+	for (int e = s->nr_events; e < SAMPLE_MAX_EVENTS; e++)
 		bpf_program__set_autoload(event_prog(s, e), false);
 	err = sample__load(s->skel);
 	if (err) {
@@ -306,6 +370,7 @@ void sampler__destroy(struct sampler *s)
 	ring_buffer__free(s->rb);
 	for (int e = 0; e < SAMPLE_MAX_EVENTS; e++)
 		perfev_progs_release(&s->events[e]);
+	free(s->sampled);
 	sample__destroy(s->skel);
 	symbolizer_free(s->sym);
 	free(s);

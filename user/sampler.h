@@ -43,8 +43,19 @@ struct sample_events {
 int sample_events_parse(const char *list, const char *dflt, int hz, struct sample_events *ev);
 void sample_events_release(struct sample_events *ev);
 
+/*
+ * Appends an event sampled at ev->hz, name as outputs show it, encoding as `cgtma -e` takes
+ * it, precise perf's precise_ip: 0; -E2BIG when ev is full; -ENOENT or -EINVAL after saying
+ * why it cannot be encoded; -ENOMEM. sample_events_pop() takes the last one off again.
+ */
+int sample_events_add(struct sample_events *ev, const char *name, const char *encoding,
+		      int precise);
+void sample_events_pop(struct sample_events *ev);
+
 struct sampler_opts {
 	const struct sample_events *events;
+	/* The events the run may grow to (sampler__add_event()); at most SAMPLE_MAX_EVENTS. */
+	int max_events;
 	int tracked_fd;			/* collector__tracked_fd() */
 	__u32 max_level;		/* as the collector's */
 	__u64 tracked_levels;
@@ -69,6 +80,13 @@ void sampler__destroy(struct sampler *s);
  */
 int sampler__open_cpu(struct sampler *s, int cpu);
 void sampler__close_cpu(struct sampler *s, int cpu);
+
+/*
+ * Starts sampling events->names[e], just appended to the events sampler__open() was given
+ * (e below its max_events): 0, or -errno after saying what failed, with nothing of it left
+ * open. Samples of it are read from the next sampler__read() on.
+ */
+int sampler__add_event(struct sampler *s, int e);
 
 /*
  * The profile scope (an index into p->scopes, made with profile_scope()) of tracked cgroup

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "measurement.h"
 #include "model.h"
+#include "nodesample.h"
 #include "output.h"
 #include "probe.h"
 #include "report.h"
@@ -77,6 +78,14 @@ struct session {
 	struct sampler *smp;
 	struct profile profile;
 	struct profile iv_profile;
+	struct strbuf sample_names;	/* run.sample_events */
+	/*
+	 * --sample without a list, with a model's tree: the nodes' sample events are added as
+	 * the trees show them over threshold; those the kernel refused are not tried again.
+	 */
+	bool node_samples;
+	char *refused[SAMPLE_MAX_EVENTS * 4];
+	int nr_refused;
 };
 
 
@@ -173,6 +182,69 @@ static void cpu_changed(int cpu, bool online, void *ctx)
 		sampler__close_cpu(s->smp, cpu);
 	else if (sampler__open_cpu(s->smp, cpu) == 0 && s->o->verbose)
 		pr_notice("--sample: CPU %d came online: sampled from now", cpu);
+}
+
+/* run.sample_events: the events sampled, ';' between. */
+static void name_samples(struct session *s)
+{
+	strbuf_setlen(&s->sample_names, 0);
+	for (int e = 0; e < s->sample_ev.nr; e++)
+		strbuf_addf(&s->sample_names, "%s%s", e ? ";" : "", s->sample_ev.names[e]);
+	s->run.sample_events = s->sample_names.buf;
+}
+
+/*
+ * --sample without a list, with a model's tree: the sample events of the nodes at or over
+ * their threshold in a tracked cgroup's tree this interval, not sampled yet, sampled from
+ * now on (to the end of the run, up to SAMPLE_MAX_EVENTS events in all). An event the
+ * kernel refuses (a PMU without PEBS) is said once and not tried again.
+ */
+static void add_node_samples(struct session *s, const struct interval *iv)
+{
+	const struct tma_result **trees;
+	struct node_sample_pick pick[SAMPLE_MAX_EVENTS];
+	char *have[SAMPLE_MAX_EVENTS * 5];
+	int nr = 0, nr_have = 0, n;
+	bool added = false;
+
+	if (!s->node_samples || s->sample_ev.nr >= SAMPLE_MAX_EVENTS)
+		return;
+	trees = calloc(iv->nr_scopes + 1, sizeof(*trees));
+	if (!trees)
+		return;
+	for (int i = 0; i < iv->nr_scopes; i++)
+		if (iv->scopes[i].kind == SCOPE_CGROUP && iv->scopes[i].has_tma)
+			trees[nr++] = &iv->scopes[i].tma;
+	for (int e = 0; e < s->sample_ev.nr; e++)
+		have[nr_have++] = s->sample_ev.names[e];
+	for (int r = 0; r < s->nr_refused; r++)
+		have[nr_have++] = s->refused[r];
+	n = node_samples_pick(s->m.plan, trees, nr, have, nr_have,
+			      SAMPLE_MAX_EVENTS - s->sample_ev.nr, pick);
+	free(trees);
+	for (int i = 0; i < n; i++) {
+		const char *node = s->m.plan->nodes[pick[i].node].full_name;
+		char name[256];
+
+		node_sample_name(&pick[i].s, name, sizeof(name));
+		if (sample_events_add(&s->sample_ev, name, pick[i].s.encoding,
+				      pick[i].s.precise) == 0 &&
+		    sampler__add_event(s->smp, s->sample_ev.nr - 1) == 0) {
+			if (s->o->verbose)
+				pr_notice("--sample: sampling %s from now on: %s is at or over its "
+					  "threshold", name, node);
+			added = true;
+			continue;
+		}
+		if (s->sample_ev.nr && !strcmp(s->sample_ev.names[s->sample_ev.nr - 1], name))
+			sample_events_pop(&s->sample_ev);
+		pr_warn("--sample: %s (for %s) is not sampled; the others are", name, node);
+		if (s->nr_refused < (int)(sizeof(s->refused) / sizeof(s->refused[0])) &&
+		    (s->refused[s->nr_refused] = strdup(name)))
+			s->nr_refused++;
+	}
+	if (added)
+		name_samples(s);
 }
 
 /* --sample: the interval's samples, into its profile and the run's. */
@@ -593,6 +665,7 @@ static int do_interval(struct session *s)
 	}
 	emit(s, &iv);
 	warn_in_phase(s, &iv);
+	add_node_samples(s, &iv);
 	interval_free(&iv);
 
 	if (s->o->collect.per_task)
@@ -627,12 +700,13 @@ static void emit_summary(struct session *s)
 }
 
 /*
- * --sample without a list: cycles with a hardware model (the models name no per-node sample
- * events yet); cpu-clock with the software model and with -e, which need no PMU.
+ * --sample without a list: cycles with a hardware model, cpu-clock with a software model and
+ * with -e, which need no PMU; to either the model's nodes add their own sample events as
+ * they go over their threshold (add_node_samples()).
  */
 static const char *sample_default(const struct measurement *m)
 {
-	return m->model && strcmp(model_name(m->model), "sw") ? "cycles" : "cpu-clock";
+	return m->model && !model_software(m->model) ? "cycles" : "cpu-clock";
 }
 
 /* Once per run: the events that were never on a counter, by name (a copy once). */
@@ -804,6 +878,9 @@ static void session_release(struct session *s)
 	sampler__destroy(s->smp);
 	collector__destroy(s->col);
 	sample_events_release(&s->sample_ev);
+	strbuf_release(&s->sample_names);
+	for (int r = 0; r < s->nr_refused; r++)
+		free(s->refused[r]);
 	profile_release(&s->profile);
 	profile_release(&s->iv_profile);
 	free(s->cpus);
@@ -854,9 +931,9 @@ static int select_cpus(const char *list, bool **out)
 
 int session_run(const struct session_opts *o)
 {
-	struct session s = { .o = o, .sel = SELECTION_INIT };
+	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
 	struct collector_setup cs = {};
-	struct strbuf lost = STRBUF_INIT, sample_names = STRBUF_INIT;
+	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
 	struct utsname uts;
 	struct cpu_id id = {};
@@ -894,6 +971,8 @@ int session_run(const struct session_opts *o)
 	if (!ret && o->sample)
 		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
 					  &s.sample_ev);
+	s.node_samples = o->sample && !(o->sample_events && *o->sample_events) && s.m.plan &&
+			 s.m.plan->nr_nodes;
 	if (!ret)
 		ret = selection_setup(&s.sel, &o->select, o->collect.per_task, o->verbose,
 				      &cs.new_cgroup_levels, &cs.max_level);
@@ -931,6 +1010,7 @@ int session_run(const struct session_opts *o)
 	if (o->sample) {
 		struct sampler_opts so = {
 			.events = &s.sample_ev,
+			.max_events = s.node_samples ? SAMPLE_MAX_EVENTS : s.sample_ev.nr,
 			.tracked_fd = collector__tracked_fd(s.col),
 			.max_level = cs.max_level,
 			.tracked_levels = cs.tracked_levels,
@@ -974,11 +1054,8 @@ int session_run(const struct session_opts *o)
 	s.run.kernel = uname(&uts) == 0 ? uts.release : "";
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
-	if (o->sample) {
-		for (int e = 0; e < s.sample_ev.nr; e++)
-			strbuf_addf(&sample_names, "%s%s", e ? ";" : "", s.sample_ev.names[e]);
-		s.run.sample_events = sample_names.buf;
-	}
+	if (o->sample)
+		name_samples(&s);
 
 	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
@@ -1019,7 +1096,6 @@ int session_run(const struct session_opts *o)
 	}
 cleanup:
 	strbuf_release(&lost);
-	strbuf_release(&sample_names);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
 	{

@@ -27,6 +27,7 @@
 #   cgtma_signal SIG [WHAT]  sends cgtma SIG (INT, as a user's Ctrl-C), then cgtma_exited
 #   cgtma_quiet [WHAT]   fails if cgtma's stderr says more than stderr_said lets pass
 #   cgtma_stop [WHAT]    cgtma_signal INT, then cgtma_quiet
+#   spinner_running REL FN   spinfn spins FN in cgroup REL (until spinner_stop), once it runs
 #   hw_pmu_or_skip   skips the test where there is no hardware PMU, saying why
 #   icount_exact  whether instruction counts are exact (QEMU -icount, ASLR off); then CPU 0
 #                 alone stays online until the test ends
@@ -140,6 +141,22 @@ cg_wait() {
 	done
 	_started=()
 }
+# spinner_running REL FN: tests/helpers/spinfn spins FN in cgroup REL until spinner_stop (or
+# the test's end), and this returns once it has run 0.2 s there (under the kernel matrix's
+# TCG guests its exec alone can take seconds).
+spinner_running() {
+	local spinfn=${CGTMA_BUILD:-build}/tests/spinfn u i
+	[ -x "$spinfn" ] || fail "no $spinfn: build first (make $spinfn)"
+	cg_run "$1" "$spinfn" "$2" 600000 &
+	_spinner=$!
+	on_exit "kill $_spinner 2>/dev/null"
+	u=$(usage_usec "$1")
+	for ((i = 0; i < 100; i++)); do
+		[ $(($(usage_usec "$1") - u)) -ge 200000 ] && break
+		sleep 0.1
+	done
+}
+spinner_stop() { kill "$_spinner" 2>/dev/null; wait "$_spinner" 2>/dev/null; }
 # hw_pmu_or_skip: skips the test, saying why, where cgtma cannot open a hardware event.
 hw_pmu_or_skip() {
 	"$CGTMA" -e instructions:u -I 100 -d 0.1 >/dev/null 2>"$TMP/probe" && return 0

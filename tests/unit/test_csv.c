@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "capture.h"
+#include "nodesample.h"
 #include "output.h"
 #include "synth.h"
 #include "test.h"
@@ -123,7 +124,7 @@ static char *check_vector(const char *file, int idx, json_object *vec, bool verb
 	struct interval iv = { .interval_s = 1 }, sum = { .interval_s = 1, .summary = true };
 	struct interval *ivs[] = { &iv, &sum };
 	const char *bn = NULL;
-	char *text = NULL, want[2048], got[2048], unit[160], desc[1024];
+	char *text = NULL, want[2048], got[2048], unit[160], desc[1024], sample[512];
 	bool desc_shown = false;
 	struct synth sy;
 	int line = 1;
@@ -183,9 +184,11 @@ static char *check_vector(const char *file, int idx, json_object *vec, bool verb
 					desc_shown = true;
 				}
 			}
-			snprintf(want, sizeof(want), "%s,%s,%.1f,%s,%s,,0.0,100.0,%s,",
+			/* The node's own sample events (test_nodesample checks their form). */
+			node_sample_column(sy.plan, i, sample, sizeof(sample));
+			snprintf(want, sizeof(want), "%s,%s,%.1f,%s,%s,%s,0.0,100.0,%s,",
 				 pass ? "SUMMARY" : "1.5", n->full_name,
-				 exp_value(expected, n->full_name) * 100, unit, desc,
+				 exp_value(expected, n->full_name) * 100, unit, desc, sample,
 				 is_bn ? "<==" : "");
 			CHECK(line_at(text, line, got, sizeof(got)), "%s[%d]: line %d missing",
 			      file, idx, line);
@@ -249,22 +252,25 @@ static void check_vectors(const char *file)
 	json_object_put(vecs);
 }
 
-/* The first spr perf-metrics vector, as toplev -l3 -x, -I prints it, spelled out. */
+/*
+ * The first spr perf-metrics vector, as toplev -l3 -x, -I prints it, spelled out: the Sample
+ * column is each node's `sample` of pmu-tools' spr_server_ratios.py, as toplev names them.
+ */
 static void check_literal(void)
 {
 	static const char *const want[] = {
 		"Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle",
 		"1.5,Bad_Speculation,37.1,% Slots,,,0.0,100.0,,",
-		"1.5,Bad_Speculation.Branch_Mispredicts,12.8,% Slots,,,0.0,100.0,,",
+		"1.5,Bad_Speculation.Branch_Mispredicts,12.8,% Slots,,topdown.br_mispredict_slots,0.0,100.0,,",
 		"1.5,Bad_Speculation.Branch_Mispredicts.Other_Mispredicts,19.1,% Slots,,,0.0,100.0,,",
-		"1.5,Bad_Speculation.Machine_Clears,24.3,% Slots,,,0.0,100.0,,",
-		"1.5,Backend_Bound,39.9,% Slots,,,0.0,100.0,,",
-		"1.5,Backend_Bound.Memory_Bound.L1_Bound,22.8,% Stalls,,,0.0,100.0,,",
+		"1.5,Bad_Speculation.Machine_Clears,24.3,% Slots,,machine_clears.count,0.0,100.0,,",
+		"1.5,Backend_Bound,39.9,% Slots,,topdown.backend_bound_slots,0.0,100.0,,",
+		"1.5,Backend_Bound.Memory_Bound.L1_Bound,22.8,% Stalls,,mem_load_retired.l1_hit,0.0,100.0,,",
 		"1.5,Backend_Bound.Core_Bound,29.5,% Slots,,,0.0,100.0,,",
 		"1.5,Backend_Bound.Core_Bound.Serializing_Operation,40.5,% Clocks,"
-		"Cycles stalled on serializing instructions (e...,,0.0,100.0,<==,",
+		"Cycles stalled on serializing instructions (e...,resource_stalls.scoreboard,0.0,100.0,<==,",
 		"1.5,Backend_Bound.Core_Bound.Ports_Utilization,16.3,% Clocks,,,0.0,100.0,,",
-		"1.5,Retiring.Heavy_Operations.Microcode_Sequencer,53.7,% Slots,,,0.0,100.0,,",
+		"1.5,Retiring.Heavy_Operations.Microcode_Sequencer,53.7,% Slots,,uops_retired.ms,0.0,100.0,,",
 		"SUMMARY,Bad_Speculation,37.1,% Slots,,,0.0,100.0,,",
 	};
 	json_object *vecs = json_object_from_file("tests/vectors/spr-perf-metrics.json");
