@@ -17,6 +17,13 @@
  */
 #define CGTMA_MAX_EVENTS 128
 
+/*
+ * A CPU's snapshot (bpf/cgtma.bpf.c) ends with this many runs of nr_events counts. Like the
+ * deltas and the charge cache's entries, it is declared for CGTMA_MAX_EVENTS and user space
+ * trims its value to the run's events: every possible CPU pays for it.
+ */
+#define CGTMA_SNAPSHOT_COUNTS 3
+
 /* cgroup v2 levels below the root that can be tracked (the root is level 0). */
 #define CGTMA_MAX_LEVEL 15
 

@@ -675,6 +675,34 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 	return s;
 }
 
+/*
+ * The per-CPU state of the switches, which every possible CPU pays for, sized to the run's
+ * events: the snapshot, the deltas and the charge cache's entries are declared for
+ * CGTMA_MAX_EVENTS and end with their counts per event (runs of CGTMA_MAX_EVENTS counts: 3,
+ * 1 and 1), trimmed here to nr_events each.
+ */
+static int size_cpu_state(struct collector *c)
+{
+	const struct {
+		struct bpf_map *map;
+		int runs;
+	} maps[] = {
+		{ c->skel->maps.snapshots, CGTMA_SNAPSHOT_COUNTS },
+		{ c->skel->maps.deltas, 1 },
+		{ c->skel->maps.charge_cache, 1 },
+	};
+	size_t unused = (CGTMA_MAX_EVENTS - c->nr_events) * sizeof(struct cgtma_count);
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		int err = bpf_map__set_value_size(maps[i].map, bpf_map__value_size(maps[i].map) -
+							       maps[i].runs * unused);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int collector__open(const struct collector_opts *o, struct collector **cp)
 {
 	struct collector *c;
@@ -774,9 +802,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	    (err = bpf_map__set_max_entries(c->skel->maps.irq_counts,
 					    o->irq_mask ? CGTMA_NR_IRQ : 1)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.irq_saved, o->irq_mask ? 4096 : 1)) ||
-	    (err = bpf_map__set_value_size(c->skel->maps.charge_cache,
-					   offsetof(struct cgtma_charge_entry, acc) +
-						   c->value_size)) ||
+	    (err = size_cpu_state(c)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
