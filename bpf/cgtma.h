@@ -61,9 +61,9 @@ struct cgtma_counts {
 #define CGTMA_CGROUP_VALUE_SIZE(nr_events) (2 * (nr_events) * sizeof(struct cgtma_count) + 16)
 
 /*
- * The cgroups one CPU charged in one epoch half (charged_ids[half]), each once, so that user
- * space reads those instead of every tracked one. nr beyond CGTMA_CHARGED_MAX: more were
- * charged than the list holds, and user space reads every tracked cgroup.
+ * The cgroups one CPU charged in one epoch half (charged_ids[cpu * 2 + half]), each once, so
+ * that user space reads those instead of every tracked one. nr beyond CGTMA_CHARGED_MAX: more
+ * were charged than the list holds, and user space reads every tracked cgroup.
  */
 #define CGTMA_CHARGED_MAX 511
 

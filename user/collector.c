@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -33,7 +34,8 @@ struct collector {
 	int cg_rows;		/* values a cgroup's lookup returns: 1, or nr_cpus when per CPU */
 	long nr_inserted;	/* cgroups this process put in cgroup_counts, less those it
 				 * took out: at most the entries (the mkdir hook adds more) */
-	struct cgtma_charged *charged;	/* per CPU: one half's list of charged_ids */
+	struct cgtma_charged *charged;	/* charged_ids, mapped: per CPU, both halves' lists */
+	size_t charged_len;	/* the mapping's length */
 	__u64 *ids;		/* the cgroups the lists name */
 	long reads_listed, reads_all;	/* intervals read from the lists, and whole */
 	int full_reads;		/* the next reads that read every cgroup (collector__track()) */
@@ -703,6 +705,26 @@ static int size_cpu_state(struct collector *c)
 	return 0;
 }
 
+/* charged_ids into c->charged, which the reads then look at in place. */
+static int map_charged(struct collector *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	c->charged_len = (bpf_map__max_entries(c->skel->maps.charged_ids) *
+			  sizeof(struct cgtma_charged) + page - 1) / page * page;
+	p = mmap(NULL, c->charged_len, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.charged_ids), 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		pr_err("cannot map charged_ids: %s", strerror(-err));
+		return err;
+	}
+	c->charged = p;
+	return 0;
+}
+
 int collector__open(const struct collector_opts *o, struct collector **cp)
 {
 	struct collector *c;
@@ -742,9 +764,8 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	c->online = calloc(c->nr_cpus, sizeof(*c->online));
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->fds = malloc(sizeof(*c->fds) * c->nr_cpus * o->nr_events);
-	c->charged = calloc(c->nr_cpus, sizeof(*c->charged));
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
-	if (!c->online || !c->fds || !c->half || !c->charged || !c->ids) {
+	if (!c->online || !c->fds || !c->half || !c->ids) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -805,6 +826,7 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 	    (err = size_cpu_state(c)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.charged_ids, 2 * c->nr_cpus)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !o->per_task ? 1 :
 					    o->max_tasks ? o->max_tasks : 4096))) {
@@ -854,6 +876,10 @@ int collector__open(const struct collector_opts *o, struct collector **cp)
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");
 	}
+
+	err = map_charged(c);
+	if (err)
+		goto cleanup;
 
 	raise_fd_limit(c->nr_cpus * (o->nr_events + 1) + 256);
 	err = open_events(c);
@@ -938,7 +964,8 @@ void collector__destroy(struct collector *c)
 	free(c->online);
 	free(c->half);
 	free(c->batch);
-	free(c->charged);
+	if (c->charged)
+		munmap(c->charged, c->charged_len);
 	free(c->ids);
 	free(c);
 }
@@ -1267,13 +1294,11 @@ static int cmp_u64(const void *a, const void *b)
  */
 static long charged_ids(struct collector *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.charged_ids);
 	long n = 0, u = 0;
 
-	if (bpf_map_lookup_elem(fd, &c->closed_epoch, c->charged))
-		return -1;
+	/* Every possible CPU's: one that went offline may have listed some before. */
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		const struct cgtma_charged *l = &c->charged[cpu];
+		const struct cgtma_charged *l = &c->charged[cpu * 2 + c->closed_epoch];
 
 		if (l->nr > CGTMA_CHARGED_MAX)
 			return -1;
