@@ -37,12 +37,6 @@
  * cgroup's id (a pointer whose id changed was freed and reused: it is not charged).
  */
 struct cgtma_snapshot {
-	struct cgtma_count ev[CGTMA_MAX_EVENTS];
-	/*
-	 * The readings where the CPU's epoch began (an event's first reading, if later): the
-	 * flush adds ev - base to the CPU's total, which is the sum of the epoch's deltas.
-	 */
-	struct cgtma_count base[CGTMA_MAX_EVENTS];
 	__u64 valid[CGTMA_MAX_EVENTS / 64];
 	__u64 owner;
 	__u64 owner_id;
@@ -58,16 +52,17 @@ struct cgtma_snapshot {
 	__u32 irq_depth;	/* may exceed CGTMA_IRQ_DEPTH: those are not carved out */
 	__u32 irq_coalesce;	/* the last reading ended an interrupt */
 	__u64 read_ns;		/* when the last interrupt exit read (with irq_coalesce) */
-	/*
-	 * --irq: the running task's part of its slice so far, before the interrupts that cut
-	 * it (task_part_set: it holds counts). Charged with the rest where the slice ends.
-	 */
-	__u64 task_part_set;
-	struct cgtma_count task_part[CGTMA_MAX_EVENTS];
+	__u64 task_part_set;	/* --irq: the task's part (snap_task_part()) holds counts */
 	/* The perf-event hook's fallback: sched_switch took this CPU over (switch_tp_on). */
 	__u32 tp_took_over;
 	/* Beside the perf-event hook: sched_switch ended the last switch out of idle. */
 	__u32 tp_idle_exit;
+	/*
+	 * Last, CGTMA_SNAPSHOT_COUNTS runs of nr_events counts, which user space sizes the
+	 * map's value to: the readings (ev[0, nr_events)), then those where the CPU's epoch
+	 * began (snap_base()), then --irq's task part (snap_task_part()).
+	 */
+	struct cgtma_count ev[CGTMA_SNAPSHOT_COUNTS * CGTMA_MAX_EVENTS];
 };
 
 char LICENSE[] SEC("license") = "GPL";
@@ -122,11 +117,12 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } events SEC(".maps");
 
+/* Value size set by user space: the snapshot's counts for nr_events (cgtma.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cgtma_snapshot);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cgtma_snapshot));
 } snapshots SEC(".maps");
 
 /*
@@ -174,10 +170,14 @@ struct {
  * added to cgroup_counts (the cache's write-back, or a charge past the cache), once per
  * epoch: its value remembers the epoch that listed it last. The flush empties the list of
  * the half a CPU moves into, which user space read when that half last closed.
+ * Entry cpu * 2 + half, not a per-CPU map: user space reads the lists in place (mmap),
+ * each CPU's count and then only the ids it lists, where a lookup of a per-CPU map would
+ * copy every possible CPU's 4 kB (1 MB per interval at 240 possible CPUs).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2);		/* 2 per possible CPU: set by user space */
 	__type(key, __u32);
 	__type(value, struct cgtma_charged);
 } charged_ids SEC(".maps");
@@ -271,12 +271,15 @@ struct {
 	__type(value, __u64);
 } read_times SEC(".maps");
 
-/* The deltas of the slice being accounted; per CPU, too big for the stack. */
+/*
+ * The deltas of the slice being accounted; per CPU, too big for the stack. Value size set by
+ * user space: nr_events counts.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cgtma_counts);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cgtma_counts));
 } deltas SEC(".maps");
 
 /*
@@ -469,6 +472,34 @@ static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
 }
 
 /*
+ * The readings where the CPU's epoch began (an event's first reading, if later), after the
+ * snapshot's readings: the flush adds ev - base to the CPU's total, which is the sum of the
+ * epoch's deltas.
+ */
+static __always_inline struct cgtma_count *snap_base(struct cgtma_snapshot *snap)
+{
+	return &snap->ev[nr_events];
+}
+
+/*
+ * --irq: the running task's part of its slice so far, before the interrupts that cut it
+ * (task_part_set: it holds counts), after the base. Charged with the rest where the slice
+ * ends.
+ */
+static __always_inline struct cgtma_count *snap_task_part(struct cgtma_snapshot *snap)
+{
+	return &snap->ev[2 * nr_events];
+}
+
+/* This CPU's list of epoch half in charged_ids. */
+static __always_inline struct cgtma_charged *charged_list(__u32 half)
+{
+	__u32 key = bpf_get_smp_processor_id() * 2 + (half & 1);
+
+	return bpf_map_lookup_elem(&charged_ids, &key);
+}
+
+/*
  * Puts cgroup id, whose value in cgroup_counts is counts, on this CPU's list of the cgroups
  * charged in its epoch (charged_ids), unless a CPU listed it in this round of epoch half.
  * Inside an update: the epoch does not move under it. Two CPUs may both list it: user space
@@ -486,7 +517,7 @@ static __always_inline void list_charged(struct cgtma_counts *counts, __u64 id, 
 		listed++;
 	if (!snap || *listed == snap->round + 1)
 		return;
-	l = bpf_map_lookup_elem(&charged_ids, &half);
+	l = charged_list(half);
 	if (!l)
 		return;
 	*listed = snap->round + 1;
@@ -730,9 +761,11 @@ static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, _
 		d->enabled = v.enabled - s->enabled;
 		d->running = v.running - s->running;
 	} else {
-		snap->base[i].counter = v.counter;
-		snap->base[i].enabled = v.enabled;
-		snap->base[i].running = v.running;
+		struct cgtma_count *b = &snap_base(snap)[i];
+
+		b->counter = v.counter;
+		b->enabled = v.enabled;
+		b->running = v.running;
 		snap->valid[i / 64] |= bit;
 		have = false;
 	}
@@ -838,11 +871,12 @@ static __always_inline bool read_slice_to_entry(struct cgtma_snapshot *snap,
 static __always_inline void close_cpu_total(struct cgtma_snapshot *snap, __u32 half)
 {
 	struct cgtma_counts *total = bpf_map_lookup_elem(&cpu_counts, &half);
+	struct cgtma_count *base = snap_base(snap);
 
 	if (!total)
 		return;
 	for (__u32 i = 0; i < CGTMA_MAX_EVENTS; i++) {
-		struct cgtma_count *t = &total->ev[i], *s = &snap->ev[i], *b = &snap->base[i];
+		struct cgtma_count *t = &total->ev[i], *s = &snap->ev[i], *b = &base[i];
 
 		if (i >= nr_events)
 			break;
@@ -926,7 +960,7 @@ static __always_inline bool charge_irq_owner(const struct cgtma_snapshot *snap,
 static __always_inline void keep_task_part(struct cgtma_snapshot *snap,
 					   const struct cgtma_counts *delta)
 {
-	add_counts(snap->task_part, delta);
+	add_counts(snap_task_part(snap), delta);
 	snap->task_part_set = 1;
 }
 
@@ -940,8 +974,8 @@ static __always_inline void add_task_part(struct cgtma_snapshot *snap, struct cg
 {
 	if (!irq_mask || !snap->task_part_set)
 		return;
-	add_counts(delta->ev, (const struct cgtma_counts *)snap->task_part);
-	clear_counts(snap->task_part);
+	add_counts(delta->ev, (const struct cgtma_counts *)snap_task_part(snap));
+	clear_counts(snap_task_part(snap));
 	snap->task_part_set = 0;
 }
 
@@ -1397,7 +1431,7 @@ int flush_slice(void *ctx)
 	 * user space read when that half last closed.
 	 */
 	half ^= 1;
-	charged = bpf_map_lookup_elem(&charged_ids, &half);
+	charged = charged_list(half);
 	if (charged)
 		charged->nr = 0;
 	snap->round = *(volatile __u64 *)&flush_round;

@@ -17,6 +17,13 @@
  */
 #define CGTMA_MAX_EVENTS 128
 
+/*
+ * A CPU's snapshot (bpf/cgtma.bpf.c) ends with this many runs of nr_events counts. Like the
+ * deltas and the charge cache's entries, it is declared for CGTMA_MAX_EVENTS and user space
+ * trims its value to the run's events: every possible CPU pays for it.
+ */
+#define CGTMA_SNAPSHOT_COUNTS 3
+
 /* cgroup v2 levels below the root that can be tracked (the root is level 0). */
 #define CGTMA_MAX_LEVEL 15
 
@@ -54,9 +61,9 @@ struct cgtma_counts {
 #define CGTMA_CGROUP_VALUE_SIZE(nr_events) (2 * (nr_events) * sizeof(struct cgtma_count) + 16)
 
 /*
- * The cgroups one CPU charged in one epoch half (charged_ids[half]), each once, so that user
- * space reads those instead of every tracked one. nr beyond CGTMA_CHARGED_MAX: more were
- * charged than the list holds, and user space reads every tracked cgroup.
+ * The cgroups one CPU charged in one epoch half (charged_ids[cpu * 2 + half]), each once, so
+ * that user space reads those instead of every tracked one. nr beyond CGTMA_CHARGED_MAX: more
+ * were charged than the list holds, and user space reads every tracked cgroup.
  */
 #define CGTMA_CHARGED_MAX 511
 

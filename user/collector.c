@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -30,7 +31,8 @@ struct collector {
 	int cg_rows;		/* values a cgroup's lookup returns: 1, or nr_cpus when per CPU */
 	long nr_inserted;	/* cgroups this process put in cgroup_counts, less those it
 				 * took out: at most the entries (the mkdir hook adds more) */
-	struct cgtma_charged *charged;	/* per CPU: one half's list of charged_ids */
+	struct cgtma_charged *charged;	/* charged_ids, mapped: per CPU, both halves' lists */
+	size_t charged_len;	/* the mapping's length */
 	__u64 *ids;		/* the cgroups the lists name */
 	long reads_listed, reads_all;	/* intervals read from the lists, and whole */
 	int full_reads;		/* the next reads that read every cgroup (collector__track()) */
@@ -349,6 +351,54 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 	return s;
 }
 
+/*
+ * The per-CPU state of the switches, which every possible CPU pays for, sized to the run's
+ * events: the snapshot, the deltas and the charge cache's entries are declared for
+ * CGTMA_MAX_EVENTS and end with their counts per event (runs of CGTMA_MAX_EVENTS counts: 3,
+ * 1 and 1), trimmed here to nr_events each.
+ */
+static int size_cpu_state(struct collector *c)
+{
+	const struct {
+		struct bpf_map *map;
+		int runs;
+	} maps[] = {
+		{ c->skel->maps.snapshots, CGTMA_SNAPSHOT_COUNTS },
+		{ c->skel->maps.deltas, 1 },
+		{ c->skel->maps.charge_cache, 1 },
+	};
+	size_t unused = (CGTMA_MAX_EVENTS - c->nr_events) * sizeof(struct cgtma_count);
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		int err = bpf_map__set_value_size(maps[i].map, bpf_map__value_size(maps[i].map) -
+							       maps[i].runs * unused);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* charged_ids into c->charged, which the reads then look at in place. */
+static int map_charged(struct collector *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	c->charged_len = (bpf_map__max_entries(c->skel->maps.charged_ids) *
+			  sizeof(struct cgtma_charged) + page - 1) / page * page;
+	p = mmap(NULL, c->charged_len, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.charged_ids), 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		pr_err("cannot map charged_ids: %s", strerror(-err));
+		return err;
+	}
+	c->charged = p;
+	return 0;
+}
+
 /* What the kernel must have before anything is opened: 0, or -errno after saying what. */
 static int check_kernel(const struct collector_setup *su)
 {
@@ -398,9 +448,8 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 	c->nr_cpus = perfev__nr_cpus(c->pe);
 	c->cg_rows = c->per_cpu_cgroups ? c->nr_cpus : 1;
 	c->half = calloc(c->nr_cpus, c->value_size);
-	c->charged = calloc(c->nr_cpus, sizeof(*c->charged));
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
-	if (!c->half || !c->charged || !c->ids) {
+	if (!c->half || !c->ids) {
 		pr_err("the collector's read buffers for %d CPUs: out of memory", c->nr_cpus);
 		return -ENOMEM;
 	}
@@ -440,11 +489,10 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	    (err = bpf_map__set_max_entries(c->skel->maps.irq_counts,
 					    o->irq_mask ? CGTMA_NR_IRQ : 1)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.irq_saved, o->irq_mask ? 4096 : 1)) ||
-	    (err = bpf_map__set_value_size(c->skel->maps.charge_cache,
-					   offsetof(struct cgtma_charge_entry, acc) +
-						   c->value_size)) ||
+	    (err = size_cpu_state(c)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, c->max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, c->max_cgroups)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.charged_ids, 2 * c->nr_cpus)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !o->per_task ? 1 :
 					    o->max_tasks ? o->max_tasks : 4096))) {
@@ -459,7 +507,7 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	return 0;
 }
 
-/* Loads the programs and maps: 0, or -errno after saying why the kernel refused. */
+/* Loads the programs and maps, and maps charged_ids for the reads: 0, or -errno, said. */
 static int load(struct collector *c, const struct collector_opts *o)
 {
 	struct timespec t0;
@@ -503,7 +551,7 @@ static int load(struct collector *c, const struct collector_opts *o)
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");
 	}
-	return 0;
+	return map_charged(c);
 }
 
 /* The hooks on cgroups: a task's move, and with new_cgroup_levels, mkdir and rmdir. */
@@ -620,7 +668,8 @@ void collector__destroy(struct collector *c)
 	perfev__destroy(c->pe);
 	free(c->half);
 	free(c->batch);
-	free(c->charged);
+	if (c->charged)
+		munmap(c->charged, c->charged_len);
 	free(c->ids);
 	free(c);
 }
@@ -915,13 +964,11 @@ static int cmp_u64(const void *a, const void *b)
  */
 static long charged_ids(struct collector *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.charged_ids);
 	long n = 0, u = 0;
 
-	if (bpf_map_lookup_elem(fd, &c->closed_epoch, c->charged))
-		return -1;
+	/* Every possible CPU's: one that went offline may have listed some before. */
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
-		const struct cgtma_charged *l = &c->charged[cpu];
+		const struct cgtma_charged *l = &c->charged[cpu * 2 + c->closed_epoch];
 
 		if (l->nr > CGTMA_CHARGED_MAX)
 			return -1;

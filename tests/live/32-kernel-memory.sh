@@ -13,12 +13,14 @@
 #    most 16 kB (both find the same pages populated);
 #  - every run counts exactly: N getppid() calls in the first cgroup, and in the runs of 208
 #    M more in the last one.
+# The fixed part, what cgtma adds whatever it tracks (the per-CPU maps sized by the events,
+# the perf events, the program), is the first run's figure less 208 times the slope.
 # The bounds are made for machines of many possible CPUs (the kernel matrix's rows with
 # maxcpus=240: 2 CPUs online, 240 possible); they hold on any. The figures are printed as
 # "kmem: ..." lines (make bench prints them), and beside them cgtma's own CPU time per
 # interval in each run (the time its threads ran, /proc/PID/task/*/schedstat), "ucpu: ..."
 # lines: over the intervals between its second line and its last before the stop (at least
-# 3 s), so that the BPF load is left out.
+# 3 s), so that the BPF load is left out. tests/bench/kmem.sh tabulates the "bench:" line.
 #   CGTMA_KMEM_EVENTS   events [62]
 . "$(dirname "$0")/lib.sh"
 
@@ -85,10 +87,17 @@ few_kb=$added few_ucpu=$ucpu
 measure all -G "/$CG_BASE/c*"
 all_kb=$added all_ucpu=$ucpu
 slope=$(awk -v a="$all_kb" -v f="$few_kb" -v n=$((NR_CG - NR_FEW)) 'BEGIN { printf "%.1f", (a - f) / n }')
+fixed_kb=$(awk -v a="$first_kb" -v s="$slope" -v n=$NR_CG 'BEGIN { printf "%.0f", a - n * s }')
 cpus=$(cat /sys/devices/system/cpu/possible)
+# ncpus FILE: how many CPUs a list of ranges (0-1,4) names.
+ncpus() { tr ',' '\n' <"$1" | awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } END { print n }'; }
 echo "kmem: $NR_EV events, possible CPUs $cpus, Linux $(uname -r):" \
 	"$first_kb kB with $NR_CG cgroups (the first run); then $few_kb kB with $NR_FEW," \
-	"$all_kb kB with $NR_CG: $slope kB per tracked cgroup"
+	"$all_kb kB with $NR_CG: $slope kB per tracked cgroup; fixed part $fixed_kb kB"
+echo "bench: possible=$(ncpus /sys/devices/system/cpu/possible)" \
+	"online=$(ncpus /sys/devices/system/cpu/online) linux=$(uname -r) events=$NR_EV" \
+	"fixed_kb=$fixed_kb per_cgroup_kb=$slope first_kb=$first_kb" \
+	"ucpu_few_ms=${few_ucpu%% *} ucpu_all_ms=${all_ucpu%% *}"
 echo "ucpu: $NR_EV events, possible CPUs $cpus, -I 300: cgtma's CPU $few_ucpu tracking" \
 	"$NR_FEW cgroups, $all_ucpu tracking $NR_CG"
 awk -v s="$slope" -v m=$MAX_SLOPE_KB 'BEGIN { exit !(s <= m) }' ||

@@ -7,8 +7,9 @@
 # /results/guest.conf (written by the host) gives ROW, LAYOUT (v2, hybrid, v1), MODE (suite
 # or nocgroup2), BUILD (the build directory, relative to the checkout), TESTS (test
 # scripts, relative; empty for all), EMULATION (tcg; tcg-icount on the arm64 rows, QEMU run
-# with -icount shift=0; or empty under KVM) and ATTACH_ROUNDS
-# (CGTMA_ATTACH_ROUNDS for 27-attach-churn, empty for its default).
+# with -icount shift=0; or empty under KVM), ATTACH_ROUNDS (CGTMA_ATTACH_ROUNDS for
+# 27-attach-churn) and KMEM_EVENTS (CGTMA_KMEM_EVENTS for 32-kernel-memory), empty for
+# their defaults.
 #
 # What it writes: uname, uname-v, preempt, paranoid, memlock, live.log (tests/run-live.sh's
 # output), tests/NAME.log (each test's whole output) and rc, or check.cmd/.out/.err/.rc;
@@ -104,6 +105,7 @@ say "$(uname -r), $LAYOUT cgroups, paranoid $(cat $R/paranoid), memlock $(cat $R
 
 [ -n "$EMULATION" ] && export CGTMA_EMULATION=$EMULATION
 [ -n "${ATTACH_ROUNDS:-}" ] && export CGTMA_ATTACH_ROUNDS=$ATTACH_ROUNDS
+[ -n "${KMEM_EVENTS:-}" ] && export CGTMA_KMEM_EVENTS=$KMEM_EVENTS
 cd /cgtma || setup_failed "no /cgtma"
 case $MODE in
 suite)

@@ -33,11 +33,12 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # in 17, 22 and 27 (docs/kernels.md). The rows of other CPU counts are asked
 # for by name too: 5.10-cpus240 and 6.1-cpus240 (2 CPUs online of 240 possible, as cloud VMs
 # and 2-socket servers have: per-CPU maps take memory for every possible CPU; run
-# 32-kernel-memory there), 6.1-cpus8 (8 online: single-threaded TCG runs them one at a time,
+# 32-kernel-memory there), 6.1-cpus64 (2 online of 64 possible: the middle of make bench's
+# table, tests/bench/kmem.sh), 6.1-cpus8 (8 online: single-threaded TCG runs them one at a time,
 # so a row takes about 4 times as long). The arm64 rows (Debian's arm64 kernels under
 # qemu-system-aarch64, an emulated PMU: hardware counters) are asked for by name too.
 DEFAULT_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
-ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary 5.10-cpus240 6.1-cpus240 6.1-cpus8 arm64-6.1 arm64-6.12"
+ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary 5.10-cpus240 6.1-cpus240 6.1-cpus64 6.1-cpus8 arm64-6.1 arm64-6.12"
 
 # The guests' root: what cgtma links (libdw1: --sample's symbols), what the live tests run
 # (tests/live/*.sh), python3 for crucible's post-process (40-crucible) and prometheus
@@ -90,6 +91,7 @@ row_def() {
 	6.18-voluntary) R_FAMILY=6.18 R_CMDLINE=preempt=voluntary ;;
 	5.10-cpus240) R_FAMILY=5.10 R_SMP=2,maxcpus=240 ;;
 	6.1-cpus240) R_FAMILY=6.1 R_SMP=2,maxcpus=240 ;;
+	6.1-cpus64) R_FAMILY=6.1 R_SMP=2,maxcpus=64 ;;
 	6.1-cpus8) R_FAMILY=6.1 R_SMP=8 ;;
 	arm64-6.1) R_FAMILY=arm64-6.1 R_ARCH=arm64 R_CMDLINE=norandmaps ;;
 	arm64-6.12) R_FAMILY=arm64-6.12 R_ARCH=arm64 R_CMDLINE=norandmaps ;;
@@ -644,6 +646,7 @@ guest_boot() {
 		printf 'TESTS=%q\n' "$*"
 		printf 'EMULATION=%q\n' "$([ "$ACCEL" != kvm ] && echo "$ACCEL")"
 		printf 'ATTACH_ROUNDS=%q\n' "${CGTMA_ATTACH_ROUNDS:-}"
+		printf 'KMEM_EVENTS=%q\n' "${CGTMA_KMEM_EVENTS:-}"
 	} >"$res/out/guest.conf"
 	BOOT_CMDLINE="console=$console loglevel=5 panic=1"
 	[ "$R_ARCH" = amd64 ] && [ "$ACCEL" != kvm ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
