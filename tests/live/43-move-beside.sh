@@ -7,7 +7,10 @@
 # switch inside T. That switch must end the slice: else the spinner's run went to the
 # mover's old cgroup at the tracepoint, unmarked (5,000 calls of a burst lost in
 # 37-busy-start on 5.10 under load). T's count must be N exactly, or off by a few calls
-# in a run cgtma marked not exact (tests/live/lib.sh, exact_or_marked).
+# in a run cgtma marked not exact (tests/live/lib.sh, exact_or_marked). Each move gives the
+# case a chance; it needs the mover to leave the CPU inside the move, which a quiet guest
+# rarely does (code without the fix passed one 15-move run on 5.10): 37 under load is
+# where it was seen.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
