@@ -1268,7 +1268,7 @@ enum switch_by {
 	BY_EVENT,		/* the perf-event hook */
 	BY_TP,			/* sched_switch, in charge */
 	BY_TP_IDLE_EXIT,	/* sched_switch beside the perf-event hook: a switch out of idle */
-	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook, -T: inside a cgroup */
+	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook: inside a cgroup */
 };
 
 /*
@@ -1306,7 +1306,7 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 		return;
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
-	/* Only the tracepoint in charge takes the CPU over: -T's switches inside a cgroup,
+	/* Only the tracepoint in charge takes the CPU over: its switches inside a cgroup,
 	 * which the event never sees, leave it the event's. */
 	if (pe_falls_back && by == BY_TP)
 		snap->tp_took_over = 1;
@@ -1314,6 +1314,21 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 		snap->tp_idle_exit = 1;
 	slice_done(snap);
 	stat_inc(CGTMA_STAT_SLICES);
+}
+
+/*
+ * A switch inside cgroup cg while this CPU's slice is another cgroup's: a task of cg inside
+ * its move from that cgroup (its css_set moved, the move's tracepoint still to come, so the
+ * slice stays the old cgroup's: charge_task_slice()) gives the CPU to another task of cg, or
+ * gets it back from one. The slice ends here: else the other task's run, a whole burst of a
+ * workload while the mover slept in the move's attach callbacks, went to the old cgroup with
+ * the move's slice at its tracepoint, and nothing said so (seen on 5.10 under load).
+ */
+static __always_inline bool slice_owned_elsewhere(struct cgroup *cg)
+{
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+
+	return snap && snap->owner && snap->owner != (__u64)cg;
 }
 
 SEC("tp_btf/sched_switch")
@@ -1324,36 +1339,32 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct cgroup *prev_cg, *next_cg;
 
 	/*
-	 * Beside the perf-event hook in charge (auto), only the switches away from the idle
-	 * task: some kernels do not report them to the event (a 6.18 build was seen dropping
-	 * their samples on a CPU), and the idle time before one would go to the cgroup after
-	 * it; and with -T the switches inside a cgroup, which the event never sees, without
-	 * taking the CPU over. Everything else is the event's, and returns here at once.
+	 * Beside the perf-event hook in charge (auto), the switches away from the idle task:
+	 * some kernels do not report them to the event (a 6.18 build was seen dropping their
+	 * samples on a CPU), and the idle time before one would go to the cgroup after it; and
+	 * the switches inside a cgroup that end a slice (-T, a slice owned elsewhere), which
+	 * the event never sees, without taking the CPU over. Switches between cgroups are the
+	 * event's.
 	 */
-	if (!in_charge) {
-		if (pe_falls_back && !prev->pid)
-			by = BY_TP_IDLE_EXIT;
-		else if (per_task)
-			by = BY_TP_INSIDE;
-		else
-			return 0;
-	}
+	if (!in_charge)
+		by = pe_falls_back && !prev->pid ? BY_TP_IDLE_EXIT : BY_TP_INSIDE;
 	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
 	prev_cg = prev->cgroups->dfl_cgrp;
 	next_cg = next->cgroups->dfl_cgrp;
-	/* Both tasks in one cgroup: the slice just goes on. Nothing else on this path. */
 	if (next_cg != prev_cg) {
-		/* -T beside the perf-event hook in charge: that one takes these. */
+		/* Beside the perf-event hook in charge: that one takes these. */
 		if (by != BY_TP_INSIDE)
 			end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, by);
-	} else if (per_task || irq_switch_pending()) {
+	} else if (per_task || irq_switch_pending() || slice_owned_elsewhere(prev_cg)) {
 		/*
-		 * -T: each thread its own slices (without it the verifier drops this); --irq: an
-		 * interrupt owns the slice (a softirq preempted on PREEMPT_RT).
+		 * Both tasks in one cgroup: the slice goes on, but with -T (each thread its own
+		 * slices; without it the verifier drops this), where an interrupt owns it (a
+		 * softirq preempted on PREEMPT_RT), and where another cgroup owns it.
 		 */
 		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, by);
 	}
-	if (irq_mask)
+	/* Beside the perf-event hook, the stacks follow the tasks with -T only. */
+	if (irq_mask && (by != BY_TP_INSIDE || per_task))
 		irq_follow_task(prev, next);
 	return 0;
 }

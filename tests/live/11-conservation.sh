@@ -85,8 +85,23 @@ run percpu --per-cpu -I 250 -d "$(awk -v s=$scale 'BEGIN { print 2.5 * s }')" -G
 check percpu '(cpus | length) == $ncpu' "not one row per online CPU"
 check percpu 'sys == (cpus | map(.counts[$ev]) | add)' "system != sum over CPUs"
 check percpu 'near(sys; $ncpu * .interval * 1e9)' "system not within $pct % of CPUs x interval"
-check percpu '. as $l | all(cpus[]; near(.counts[$ev]; $l.interval * 1e9))' \
-	"a CPU not within $pct % of the interval"
+# Each CPU's counts span its own two flush readings, the interval the mean of those spans:
+# under emulation a vCPU can take the flush's IPI tens of milliseconds after the other (the
+# vCPUs take turns on one host thread), so one CPU's interval is short by that and the
+# next one's long, each CPU still exact over its own span and the system over the mean (a
+# CPU 15 % over on a 0.22 s interval, the system row within 10 %). There, each CPU is judged
+# over the run, where that skew is at the ends only.
+if [ -n "${CGTMA_EMULATION:-}" ]; then
+	jq -e -s --arg ev $EV --argjson pct $pct '.[-1] as $s | [$s.rows[] |
+		select(.scope == "cpu")] | length > 0 and all(.[]; (.counts[$ev] -
+		$s.interval * 1e9 | fabs) <= $pct / 100 * $s.interval * 1e9)' "$TMP/out-percpu" \
+		>/dev/null || fail "percpu: a CPU not within $pct % of the run: $(tail -n1 \
+		"$TMP/out-percpu" | jq -c --arg ev $EV '[.interval, (.rows[] |
+		select(.scope == "cpu") | .counts[$ev])]')"
+else
+	check percpu '. as $l | all(cpus[]; near(.counts[$ev]; $l.interval * 1e9))' \
+		"a CPU not within $pct % of the interval"
+fi
 check percpu 'same(cg($root); sys)' "root != system"
 check percpu '. as $l | all(cpus[]; .cpu as $c | same(.counts[$ev];
 	$l.rows[] | select(.scope == "cgroup" and .cgroup == "/" and .cpu == $c) | .counts[$ev]))' \

@@ -39,6 +39,21 @@ bursts() {
 	cg_wait
 }
 
+# Where a count went, for a failure to say: each interval's T and system getppid counts, its
+# span and its unseen slices, then what cgtma -v said of the BPF side (slices, unseen ones,
+# charges past the charge cache, failed reads).
+where_counts_went() {
+	echo "per interval: [time, interval (s), T's getppid, the system's getppid, missed_slices]"
+	jq -c --arg cg "$T" --arg ev "$EV" 'select(.summary != true) |
+		[.time, .interval, (.rows[] | select(.scope == "cgroup" and .cgroup == $cg and
+		 .cpu == null) | .counts[$ev]), (.rows[] | select(.scope == "system") | .counts[$ev]),
+		 (.missed_slices // 0)]' "$1"
+	echo "summary: T's getppid $(jq -s --arg cg "$T" --arg ev "$EV" '.[-1].rows[] |
+		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) | .counts[$ev]' "$1")"
+	echo "cgtma -v said:"
+	cat "$TMP/err"
+}
+
 for run in $(seq $RUNS); do
 	out=$TMP/out-$run
 	: >"$out"
@@ -81,7 +96,10 @@ for run in $(seq $RUNS); do
 
 	got=$(cgroup_sum "$out" "$T" "$EV")
 	echo "run $run: $got getppid calls in T"
-	exact_or_marked "$got" "$want" "$out" || fail "run $run ($hook): $got getppid calls in T, want $want"
+	exact_or_marked "$got" "$want" "$out" || {
+		where_counts_went "$out"
+		fail "run $run ($hook): $got getppid calls in T, want $want"
+	}
 	agree "run $run ($hook): T" "$(cgroup_sum "$out" "$T" cpu-clock | awk '{ print int($1 / 1000) }')" \
 		$((u1 - u0)) $st
 done
