@@ -57,6 +57,8 @@ struct cgtma_snapshot {
 	__u32 tp_took_over;
 	/* Beside the perf-event hook: sched_switch ended the last switch out of idle. */
 	__u32 tp_idle_exit;
+	/* With the perf-event hook: move_seq where the slice began (moved_in_slice()). */
+	__u64 move_seq;
 	/*
 	 * Last, CGTMA_SNAPSHOT_COUNTS runs of nr_events counts, which user space sizes the
 	 * map's value to: the readings (ev[0, nr_events)), then those where the CPU's epoch
@@ -319,14 +321,62 @@ static __always_inline void stat_inc(__u32 which)
 }
 
 /*
+ * With the perf-event hook: a running task moved to another cgroup by another task, which
+ * the hook cannot tell from a switch it missed (where the slice ends, the task's cgroup is
+ * not the one that owned the slice's start), is no miss. The move is known in two parts:
+ * - inside it (the mover holds cgroup_mutex from before the task's css_set changes until
+ *   after the cgroup_attach_task tracepoint): the task's new css_set is a destination of a
+ *   migration, linked in the mover's list of them until cgroup_migrate_finish();
+ * - once done: the tracepoint records in moved_to the destination cgroup and move_seq, which
+ *   every move advances; a slice begun before a move into the cgroup that has it now
+ *   (the snapshot's move_seq) was cut by that move.
+ * Only the instant between cgroup_migrate_finish() and the tracepoint is neither (a slice
+ * ending there is taken for a miss). Such a slice is counted as unseen all the same (its
+ * new cgroup takes it: the move's moment is unknown), and its interval is marked.
+ */
+__u64 move_seq = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);	/* a v2 cgroup's id */
+	__type(value, __u64);	/* move_seq before the last move into it */
+} moved_to SEC(".maps");
+
+/* Before 5.19 (and its stable backports), one node served both of the mover's lists. */
+struct css_set___old {
+	struct list_head mg_preload_node;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool moved_in_slice(const struct cgtma_snapshot *snap,
+					   struct task_struct *task, struct cgroup *cur)
+{
+	struct css_set *cset = BPF_CORE_READ(task, cgroups);
+	__u64 id = BPF_CORE_READ(cur, kn, id), *seq;
+	struct list_head *node;
+
+	if (!cset)
+		return false;
+	if (bpf_core_field_exists(struct css_set, mg_dst_preload_node))
+		node = &cset->mg_dst_preload_node;
+	else
+		node = &((struct css_set___old *)cset)->mg_preload_node;
+	if (BPF_CORE_READ(node, next) != node)
+		return true;
+	seq = bpf_map_lookup_elem(&moved_to, &id);
+	return seq && *seq >= snap->move_seq;
+}
+
+/*
  * A slice that began with a switch the hook did not see (the callers say how they know).
  * Where the perf-event hook was in charge of the CPU, the slice's interval is not exact
  * (CGTMA_STAT_HOOK_MISSED), and its first one moves the switches to the tracepoint.
  */
-static __always_inline void unseen_switch(const struct cgtma_snapshot *snap)
+static __always_inline void unseen_switch(const struct cgtma_snapshot *snap,
+					  struct task_struct *task, struct cgroup *cur)
 {
 	stat_inc(CGTMA_STAT_UNSEEN);
-	if (!pe_hook || snap->tp_took_over)
+	if (!pe_hook || snap->tp_took_over || moved_in_slice(snap, task, cur))
 		return;
 	stat_inc(CGTMA_STAT_HOOK_MISSED);
 	if (switch_miss_cpu < 0) {
@@ -899,6 +949,8 @@ static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup
 {
 	snap->owner = (__u64)cg;
 	snap->owner_id = cg ? BPF_CORE_READ(cg, kn, id) : 0;
+	if (pe_hook)
+		snap->move_seq = READ_ONCE(move_seq);
 }
 
 /* --- interrupts as their own scopes (--irq) --------------------------------------------- */
@@ -1078,7 +1130,7 @@ static __always_inline void charge_task_slice(struct cgtma_snapshot *snap,
 		return;
 	}
 	if (other)
-		unseen_switch(snap);
+		unseen_switch(snap, task, cur);
 	if (end != END_SWITCH)
 		set_owner(snap, cur);
 	charge_task(charge_cgroup(cur, half, end == END_SWITCH), delta, half);
@@ -1306,6 +1358,8 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 		return;
 	snap->owner = (__u64)next_cg;
 	snap->owner_id = next_id;
+	if (pe_hook)
+		snap->move_seq = READ_ONCE(move_seq);
 	/* Only the tracepoint in charge takes the CPU over: its switches inside a cgroup,
 	 * which the event never sees, leave it the event's. */
 	if (pe_falls_back && by == BY_TP)
@@ -1498,8 +1552,15 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgroup *cur = task_cgroup(self);
 	struct cgtma_counts *delta;
+	__u64 id, seq;
 	__u32 half;
 
+	/* Any move on v2, for moved_in_slice(). */
+	if (pe_hook && dst->root == BPF_CORE_READ(cur, root)) {
+		id = dst->kn->id;
+		seq = __sync_fetch_and_add(&move_seq, 1);
+		bpf_map_update_elem(&moved_to, &id, &seq, BPF_ANY);
+	}
 	if (!snap || (__u64)cur == snap->owner || dst->root != BPF_CORE_READ(cur, root) ||
 	    task->tgid != (pid_t)(bpf_get_current_pid_tgid() >> 32))
 		return 0;

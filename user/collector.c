@@ -189,6 +189,15 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 				  c->hook == SWITCH_HOOK_PERF_EVENT);
 	bpf_program__set_autoload(c->skel->progs.on_switch, c->hook == SWITCH_HOOK_TRACEPOINT ||
 				  o->per_task || c->falls_back);
+	/* The moves that are no misses matter to the perf-event hook alone. */
+	if (c->hook != SWITCH_HOOK_PERF_EVENT) {
+		int err = bpf_map__set_max_entries(c->skel->maps.moved_to, 1);
+
+		if (err) {
+			pr_err("cannot size the BPF map moved_to: %s", strerror(-err));
+			return err;
+		}
+	}
 	return 0;
 }
 

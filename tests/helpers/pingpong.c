@@ -4,9 +4,11 @@
  * that every round trip is exactly two context switches between them (perf bench sched
  * pipe, but with each side placed in cgroups of its own choosing: perf 6.1's has no -G).
  *
- *   pingpong [-c CPU] [-n LOOPS] [-w WARMUP] [-A DIR[,DIR...]] [-B DIR[,DIR...]] [-s] [-p ID]
+ *   pingpong [-c CPU|any] [-n LOOPS] [-w WARMUP] [-A DIR[,DIR...]] [-B DIR[,DIR...]] [-s]
+ *            [-p ID]
  *
- *   -c CPU    the CPU both run on (default 0)
+ *   -c CPU    the CPU both run on (default 0); any: no pinning, the scheduler places them on
+ *             any CPU they may use, from one pass to the next
  *   -n LOOPS  timed round trips (default 200000); -w: untimed ones before (default LOOPS/10)
  *   -A, -B    cgroup directories the first and second process join (writing their pid into
  *             each one's cgroup.procs): a v2 cgroup and, on hybrid systems, a v1 one
@@ -119,7 +121,7 @@ static int serve(int in, int out, long n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pingpong [-c CPU] [-n LOOPS] [-w WARMUP] [-A DIR[,DIR...]] "
+	fprintf(stderr, "usage: pingpong [-c CPU|any] [-n LOOPS] [-w WARMUP] [-A DIR[,DIR...]] "
 		"[-B DIR[,DIR...]] [-s] [-p PROG_ID]\n");
 }
 
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
 	int cpu = 0, prog_id = -1, stats_fd = -1, prog_fd = -1, opt, status;
 	int to_b[2], to_a[2];
 	__u64 cnt0 = 0, ns0 = 0, cnt1 = 0, ns1 = 0;
-	bool stats = false;
+	bool stats = false, pin = true;
 	cpu_set_t set;
 	clockid_t child_clock;
 	double t0, t1, c0, c1;
@@ -138,7 +140,10 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "c:n:w:A:B:sp:h")) != -1) {
 		switch (opt) {
-		case 'c': cpu = atoi(optarg); break;
+		case 'c':
+			pin = strcmp(optarg, "any") != 0;
+			cpu = pin ? atoi(optarg) : 0;
+			break;
 		case 'n': loops = atol(optarg); break;
 		case 'w': warmup = atol(optarg); break;
 		case 'A': cg_a = optarg; break;
@@ -158,7 +163,7 @@ int main(int argc, char **argv)
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
+	if (pin && sched_setaffinity(0, sizeof(set), &set)) {
 		fprintf(stderr, "pingpong: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
 		return 1;
 	}
