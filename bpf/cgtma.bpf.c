@@ -1558,7 +1558,13 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	/* Any move on v2, for moved_in_slice(). */
 	if (pe_hook && dst->root == BPF_CORE_READ(cur, root)) {
 		id = dst->kn->id;
-		seq = __sync_fetch_and_add(&move_seq, 1);
+		/*
+		 * Read, then added to: an atomic add that returns the old value (BPF_FETCH)
+		 * needs Linux 5.12. Two moves at once may record the same value, which only
+		 * counts a slice begun between them as cut by the move.
+		 */
+		seq = READ_ONCE(move_seq);
+		__sync_fetch_and_add(&move_seq, 1);
 		bpf_map_update_elem(&moved_to, &id, &seq, BPF_ANY);
 	}
 	if (!snap || (__u64)cur == snap->owner || dst->root != BPF_CORE_READ(cur, root) ||
