@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -37,6 +38,7 @@ struct sampler {
 	__u64 stats_read[SAMPLE_STAT_MAX];	/* sampler__stats() at the last read */
 	int nr_events;			/* the programs loaded: the events it may have */
 	int types[SAMPLE_MAX_EVENTS];	/* scratch: per event, its type in the profile at hand */
+	__u64 naming_ns;		/* CPU time the symbolizer took, both threads */
 };
 
 /* --- events ----------------------------------------------------------------------------- */
@@ -173,9 +175,25 @@ void sample_events_release(struct sample_events *ev)
 
 /* --- lifecycle ------------------------------------------------------------------------- */
 
+/* The calling thread's CPU time, in ns. */
+static __u64 thread_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (__u64)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* What the symbolizer took since t0 (thread_ns()), added to naming_ns from either thread. */
+static void naming_took(struct sampler *s, __u64 t0)
+{
+	__atomic_fetch_add(&s->naming_ns, thread_ns() - t0, __ATOMIC_RELAXED);
+}
+
 static int on_new_pid(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
+	__u64 t0 = thread_ns();
 	__u32 pid;
 
 	if (len < sizeof(pid))
@@ -183,6 +201,7 @@ static int on_new_pid(void *ctx, void *data, size_t len)
 	memcpy(&pid, data, sizeof(pid));
 	/* Gone already, or out of memory: its frames are then named by what is left. */
 	symbolizer_note_pid(s->sym, (int)pid);
+	naming_took(s, t0);
 	return 0;
 }
 
@@ -422,7 +441,7 @@ static int frames(struct sampler *s, struct profile *p, const struct sample_key 
 static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx,
 		   const struct stack_fds *fds, const struct sample_key *k, __u64 count)
 {
-	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH];
+	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH], t0;
 	int locs[2 * SAMPLE_MAX_DEPTH];
 	int sc, t, n, nk, nu;
 
@@ -438,7 +457,9 @@ static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope,
 		return t;
 	nk = read_stack(fds, k->kstack, kips);
 	nu = read_stack(fds, k->ustack, uips);
+	t0 = thread_ns();
 	n = frames(s, p, k, kips, nk, uips, nu, locs);
+	naming_took(s, t0);
 	if (n < 0)
 		return n;
 	return profile_add(p, sc, locs, n, t, count);
@@ -506,6 +527,7 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 	};
 	struct sample_key *keys = NULL;
 	int n, emptied, err = 0;
+	__u64 t0;
 
 	/* From here the kernel writes the other half: this one is read, then emptied. */
 	__atomic_store_n(&s->skel->bss->half, closed ^ 1, __ATOMIC_SEQ_CST);
@@ -523,8 +545,15 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 	free(keys);
 	emptied = empty_stacks(fds.stacks);
 	emptied = empty_stacks(fds.spill) ?: emptied;
+	t0 = thread_ns();
 	symbolizer_after_read(s->sym);
+	naming_took(s, t0);
 	return err ?: emptied ?: read_lost(s, &p->lost);
+}
+
+__u64 sampler__naming_ns(struct sampler *s)
+{
+	return __atomic_load_n(&s->naming_ns, __ATOMIC_RELAXED);
 }
 
 int sampler__stats(struct sampler *s, __u64 *out)

@@ -105,4 +105,10 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 /* Samples of tracked cgroups not counted whole (SAMPLE_STAT_*), over the run. */
 int sampler__stats(struct sampler *s, __u64 *out);
 
+/*
+ * The CPU time the symbolizer has taken so far, in ns: naming frames at the reads, and
+ * reading new processes' maps in the thread that does it.
+ */
+__u64 sampler__naming_ns(struct sampler *s);
+
 #endif

@@ -743,6 +743,9 @@ static void report_bpf_stats(struct session *s)
 
 	if (s->smp && profile_lost_any(&s->profile.lost))
 		pr_warn("--sample: %s", profile_lost_text(&s->profile.lost, lost, sizeof(lost)));
+	if (s->smp && s->o->verbose)
+		pr_notice("--sample: naming frames (symbols, processes' maps) took %.1f ms of CPU",
+			  sampler__naming_ns(s->smp) / 1e6);
 
 	if (collector__read_stats(s->col, st))
 		return;

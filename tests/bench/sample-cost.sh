@@ -12,7 +12,9 @@
 #   sample*, kernel.bpf_stats_enabled on only while timing, restored after), each as a
 #   percentage of one CPU.
 # The difference of cgtma's CPU with and without --sample is the reading and symbolization,
-# reported apart. The sample interrupts' own cost (the perf event's hrtimer) is not in these.
+# reported apart; the symbolizer's own part of it (naming frames, reading processes' maps:
+# what -v says at the end) over the whole run, start-up included, apart again. The sample
+# interrupts' own cost (the perf event's hrtimer) is not in these.
 # CGTMA_BENCH_SECS (default 60) and CGTMA_BENCH_WARM (default 3) set the windows.
 # Never fails on timing.
 set -u
@@ -38,7 +40,8 @@ bpf_ns() {
 # A process's CPU time in ns, all its threads (schedstat's first field: time on a CPU).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 
-# run ARGS...: cgtma with ARGS over the spinners; prints "startup_ns steady_ns bpf_ns".
+# run ARGS...: cgtma with ARGS over the spinners; prints "startup_ns steady_ns bpf_ns
+# naming_ms" (naming_ms: -v's figure, 0 without it).
 run() {
 	local pid b0 b1 t0 t1 fns=(alpha beta gamma)
 	for ((i = 0; i < NCPU; i++)); do
@@ -54,7 +57,8 @@ run() {
 	sysctl -q kernel.bpf_stats_enabled="$old_stats"
 	kill -INT $pid && wait $pid
 	cg_wait
-	echo "$t0 $((t1 - t0)) $((b1 - b0))"
+	echo "$t0 $((t1 - t0)) $((b1 - b0))" \
+		"$(sed -n 's/.*naming frames.* took \([0-9.]*\) ms of CPU.*/\1/p' "$TMP/err" | tail -n 1)"
 }
 
 ms() { awk -v v="$1" 'BEGIN { printf "%.0f", v / 1e6 }'; }
@@ -64,8 +68,10 @@ echo "sample-cost: $NCPU CPUs spinning in one tracked cgroup; start-up: cgtma's 
 	"first $WARM s; steady: over the $SECS s after, as % of one CPU"
 echo "  without --sample: start-up $(ms "$start0") ms, steady $(pct "$steady0") %"
 for hz in 99 999; do
-	read -r start steady ns <<<"$(run --sample -F $hz)"
+	read -r start steady ns naming <<<"$(run --sample -F $hz -v)"
 	echo "  --sample -F $hz: start-up $(ms "$start") ms, steady $(pct "$steady") %;" \
 		"reading and symbolization: start-up $(ms $((start - start0))) ms," \
-		"steady $(pct $((steady - steady0))) %; BPF program $(pct "$ns") %"
+		"steady $(pct $((steady - steady0))) %; BPF program $(pct "$ns") %;" \
+		"of it the symbolizer over the whole run ${naming:-?} ms" \
+		"($(awk -v m="${naming:-0}" -v s=$((WARM + SECS)) 'BEGIN { printf "%.3f", m / (10 * s) }') %)"
 done
