@@ -72,6 +72,6 @@ for hz in 99 999; do
 	echo "  --sample -F $hz: start-up $(ms "$start") ms, steady $(pct "$steady") %;" \
 		"reading and symbolization: start-up $(ms $((start - start0))) ms," \
 		"steady $(pct $((steady - steady0))) %; BPF program $(pct "$ns") %;" \
-		"of it the symbolizer over the whole run ${naming:-?} ms" \
+		"the symbolizer alone, over the whole run with its start-up, ${naming:-?} ms" \
 		"($(awk -v m="${naming:-0}" -v s=$((WARM + SECS)) 'BEGIN { printf "%.3f", m / (10 * s) }') %)"
 done
