@@ -1324,9 +1324,10 @@ enum switch_by {
 };
 
 /*
- * A switch from prev (the task running here until now) to next in another cgroup: the
- * slice ends and is charged to prev's cgroup, and next's cgroup owns the new one. Both
- * switch hooks, the sched_switch tracepoint and the cgroup-switches perf event, end here.
+ * A switch from prev (the task running here until now) to next that ends the slice: one
+ * between cgroups, or one inside a cgroup where on_switch() says so. The slice is charged
+ * to prev's cgroup, and next's cgroup owns the new one. Both switch hooks, the sched_switch
+ * tracepoint and the cgroup-switches perf event, end here.
  */
 static __always_inline void end_slice_at_switch(struct task_struct *prev, struct cgroup *prev_cg,
 						struct cgroup *next_cg, __u64 next_id,
@@ -1557,9 +1558,8 @@ int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	if (pe_hook && dst->root == BPF_CORE_READ(cur, root)) {
 		id = dst->kn->id;
 		/*
-		 * Read, then added to: an atomic add that returns the old value (BPF_FETCH)
-		 * needs Linux 5.12. Two moves at once may record the same value, which only
-		 * counts a slice begun between them as cut by the move.
+		 * Read, then added to, not one atomic add that returns the old value
+		 * (BPF_FETCH needs Linux 5.12): moves are serialised by cgroup_mutex.
 		 */
 		seq = READ_ONCE(move_seq);
 		__sync_fetch_and_add(&move_seq, 1);

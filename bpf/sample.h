@@ -29,7 +29,8 @@
 
 /* Statistics (a per-CPU array): why samples of tracked cgroups were not counted whole. */
 enum {
-	SAMPLE_STAT_MAP_FULL,		/* the counts map of the half was full: sample lost */
+	SAMPLE_STAT_MAP_FULL,		/* the counts map of the half was full: a count lost
+					 * (one per tracked cgroup the sample was in) */
 	SAMPLE_STAT_USTACK_LOST,	/* a user stack fit neither stack map (counted bare) */
 	SAMPLE_STAT_KSTACK_LOST,	/* the same for a kernel stack */
 	SAMPLE_STAT_MAX,

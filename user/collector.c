@@ -978,11 +978,13 @@ static long charged_ids(struct collector *c)
 	/* Every possible CPU's: one that went offline may have listed some before. */
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
 		const struct cgtma_charged *l = &c->charged[cpu * 2 + c->closed_epoch];
+		/* Once: the mapping is shared, and a CPU late to its flush may still add. */
+		__u32 nr = __atomic_load_n(&l->nr, __ATOMIC_ACQUIRE);
 
-		if (l->nr > CGTMA_CHARGED_MAX)
+		if (nr > CGTMA_CHARGED_MAX)
 			return -1;
-		memcpy(&c->ids[n], l->ids, l->nr * sizeof(*l->ids));
-		n += l->nr;
+		memcpy(&c->ids[n], l->ids, nr * sizeof(*l->ids));
+		n += nr;
 	}
 	/* A cgroup charged on several CPUs is on several lists. */
 	qsort(c->ids, n, sizeof(*c->ids), cmp_u64);

@@ -176,9 +176,9 @@ long collector__task_insert_error(const struct collector *c);
 int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
 
 /*
- * Slices so far (ended at a switch or flush) that began with a switch the perf-event hook
- * did not see while in charge: their counts may hold another cgroup's time (the intervals
- * they end in are not exact).
+ * Slices so far (ended at a switch or flush) that began with a switch or move the hook did
+ * not see, on any hook: their counts may hold another cgroup's time (the intervals they end
+ * in are not exact).
  */
 int collector__missed_slices(struct collector *c, __u64 *out);
 

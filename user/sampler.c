@@ -248,9 +248,15 @@ static int open_one(struct sampler *s, int e, int cpu)
 	return err;
 }
 
+/* The events opened per CPU: those of ev the programs were loaded for. */
+static int nr_open(const struct sampler *s)
+{
+	return s->ev->nr < s->nr_events ? s->ev->nr : s->nr_events;
+}
+
 void sampler__close_cpu(struct sampler *s, int cpu)
 {
-	for (int e = 0; e < s->ev->nr; e++)
+	for (int e = 0; e < nr_open(s); e++)
 		perfev_progs_close(&s->events[e], cpu);
 	s->sampled[cpu] = false;
 }
@@ -261,7 +267,7 @@ int sampler__open_cpu(struct sampler *s, int cpu)
 
 	/* Events left from before the CPU went offline would not sample again. */
 	sampler__close_cpu(s, cpu);
-	for (int e = 0; !err && e < s->ev->nr; e++)
+	for (int e = 0; !err && e < nr_open(s); e++)
 		err = open_one(s, e, cpu);
 	if (err)
 		sampler__close_cpu(s, cpu);
@@ -272,12 +278,17 @@ int sampler__open_cpu(struct sampler *s, int cpu)
 
 int sampler__add_event(struct sampler *s, int e)
 {
-	int err = e < s->nr_events ? 0 : -EINVAL;
+	int err = 0;
 
+	if (e >= s->nr_events) {
+		pr_err("--sample: event '%s': the sampler was loaded for %d events", s->ev->names[e],
+		       s->nr_events);
+		return -EINVAL;
+	}
 	for (int cpu = 0; !err && cpu < s->nr_cpus; cpu++)
 		if (s->sampled[cpu])
 			err = open_one(s, e, cpu);
-	for (int cpu = 0; err && e < s->nr_events && cpu < s->nr_cpus; cpu++)
+	for (int cpu = 0; err && cpu < s->nr_cpus; cpu++)
 		perfev_progs_close(&s->events[e], cpu);
 	return err;
 }

@@ -464,7 +464,6 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 	return 0;
 }
 
-/* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
 /* A scope's share of its time event i was on a counter, in percent. */
 static double on_counter_pct(const struct scope *sc, int i)
 {
@@ -499,6 +498,7 @@ static void warn_in_phase(struct session *s, const struct interval *iv)
 	}
 }
 
+/* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
 static int build_interval(struct session *s, struct interval *iv, bool totals)
 {
 	const struct cgtma_count *cpu = totals ? s->cpu.total : s->cpu.delta;
