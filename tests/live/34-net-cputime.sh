@@ -64,12 +64,23 @@ bench() {
 	cgtma_start "$out" 0 -e cpu-clock --json -I 500 -G "${path[srv]}" -G "${path[cli]}" \
 		-G "${path[hog]}"
 	if [ "$use_perf" = 1 ]; then
-		perf stat -a -C 0 -x, -e cpu-clock -o "$TMP/perf" \
+		# perf starts with its events off and counts from an enable it acknowledges,
+		# before the workload: on a loaded machine perf took a second to start, and
+		# counted a third less than the workload ran.
+		rm -f "$TMP/perf-ctl" "$TMP/perf-ack"
+		mkfifo "$TMP/perf-ctl" "$TMP/perf-ack"
+		perf stat -a -C 0 -x, -e cpu-clock -o "$TMP/perf" -D -1 \
+			--control "fifo:$TMP/perf-ctl,$TMP/perf-ack" \
 			--for-each-cgroup "${path[srv]#/},${path[cli]#/},${path[hog]#/}" &
 		perf_pid=$!
 		on_exit "kill -9 $perf_pid"
 	fi
 	wait_lines "$out" 1
+	if [ -n "$perf_pid" ]; then
+		timeout 30 sh -c 'echo enable >"$1"' sh "$TMP/perf-ctl" &&
+			[ "$(timeout 30 head -n 1 "$TMP/perf-ack")" = ack ] ||
+			fail "$name: perf stat did not acknowledge its enable"
+	fi
 	sleep 0.2
 	for cg in "${CGS[@]}"; do u0[$cg]=$(usage_usec $cg); done
 	st0=$(steal_usec 0)
