@@ -47,12 +47,13 @@ grep -q "page-faults from now on" "$TMP/err" && fail "page-faults added, for a n
 # The intervals: the first samples cpu-clock alone; the later ones task-clock too, with the
 # spinner's function in them.
 awk '/^# / { n++ } /top functions of [0-9]+ task-clock samples/ { print n }' "$TMP/term" >"$TMP/tc"
-# On the kernel matrix's 5.10 row the added task-clock event was opened and attached without
-# an error, and delivered no sample (6.1, 6.18 and the arm64 rows deliver them): a known
-# fault, not understood yet (docs/sampling.md, Limits). There the rest is checked.
+# On the kernel matrix's 5.10 row, once, under twice CI's load, the added task-clock event
+# was opened and attached without an error and delivered no sample; a quiet rerun delivered
+# them, as 6.1, 6.18 and the arm64 rows do. Not understood yet (docs/sampling.md, Limits):
+# before Linux 6 it is said, and the rest is checked.
 IFS=. read -r kmaj _ <<<"$(uname -r)"
 if [ ! -s "$TMP/tc" ] && ((kmaj < 6)); then
-	echo "note: Linux $(uname -r): the added task-clock event delivered no samples (known on 5.10)"
+	echo "note: Linux $(uname -r): the added task-clock event delivered no samples (seen once on 5.10 under load)"
 else
 	[ -s "$TMP/tc" ] || fail "no task-clock samples in the terminal: $(cat "$TMP/term")"
 	[ "$(head -1 "$TMP/tc")" -ge 2 ] ||
