@@ -55,17 +55,25 @@ struct {
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
 /*
- * The stacks refused by the half's stack map because their bucket holds another stack
- * (sample.h's SAMPLE_STACK_SPILL): without it, a process whose hot stack collides with any
- * stack stored before it in the interval (under an emulator, where a sample lands at the
- * same few addresses, nearly all of its samples) loses its user stack for the whole interval.
+ * The stacks refused by the half's stack map (sample.h's SAMPLE_STACK_SPILL): without it, a
+ * process whose hot stack collides with any stack stored before it in the interval (under an
+ * emulator, where a sample lands at the same few addresses, nearly all of its samples) loses
+ * its user stack for the whole interval. Preallocated, as a hash map in a perf-event
+ * program must be; spill_buf is where a stack is put together before it is stored.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, SAMPLE_MAX_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct sample_stack);
 } spill0 SEC(".maps"), spill1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_stack);
+} spill_buf SEC(".maps");
 
 /* Sized by user space with --sample-max; a sample that finds no room is lost (a stat). */
 struct {
@@ -122,7 +130,53 @@ static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
 	return css ? (void *)css - bpf_core_field_offset(struct cgroup, self) : NULL;
 }
 
-/* The id of the current stack (flags: user or kernel), in stacks or else in spill. */
+/*
+ * The current stack (flags: user or kernel) into spill: its id there with SAMPLE_STACK_SPILL,
+ * or < 0 when the map is full or holds another stack under its key.
+ */
+static __always_inline __s32 spill_stack(void *ctx, void *spill, __u64 flags)
+{
+	struct sample_stack *st, *old;
+	__u32 zero = 0, key;
+	__u64 hash;
+	long len;
+	int i;
+
+	st = bpf_map_lookup_elem(&spill_buf, &zero);
+	if (!st)
+		return -1;
+	/* The frames after the last are zeroed: the stack needs no length of its own. */
+	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (len <= 0)
+		return -1;
+	/*
+	 * FNV-1a over the frames, a word at a time, then MurmurHash3's finalizer, so that the
+	 * key's bits depend on every bit of every frame: 64 bits, unrelated to the stack map's
+	 * jhash.
+	 */
+	hash = 0xcbf29ce484222325ULL;
+	for (i = 0; i < SAMPLE_MAX_DEPTH; i++) {
+		if (i * sizeof(__u64) >= len)
+			break;
+		hash = (hash ^ st->ips[i]) * 0x100000001b3ULL;
+	}
+	hash = (hash ^ hash >> 33) * 0xff51afd7ed558ccdULL;
+	hash = (hash ^ hash >> 33) * 0xc4ceb9fe1a85ec53ULL;
+	st->hash = hash ^ hash >> 33;
+	key = st->hash >> 34;
+	if (bpf_map_update_elem(spill, &key, st, BPF_NOEXIST) == 0)
+		return key | SAMPLE_STACK_SPILL;
+	/* Stored before (by another sample, maybe on another CPU), or another stack's key. */
+	old = bpf_map_lookup_elem(spill, &key);
+	return old && old->hash == st->hash ? key | SAMPLE_STACK_SPILL : -1;
+}
+
+/*
+ * The id of the current stack (flags: user or kernel), in stacks or else in spill; < 0 when
+ * there is none (a kernel thread's user stack) or when neither map had room. (A stack map
+ * has a bucket per entry and an entry per stack, so it refuses a stack for its bucket
+ * before it can be full.)
+ */
 static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill, __u64 flags,
 				      __u32 lost)
 {
@@ -130,10 +184,8 @@ static __always_inline __s32 stack_id(void *ctx, void *stacks, void *spill, __u6
 
 	if (id != -EEXIST)
 		return id;
-	id = bpf_get_stackid(ctx, spill, flags);
-	if (id >= 0)
-		return id | SAMPLE_STACK_SPILL;
-	if (id == -EEXIST)
+	id = spill_stack(ctx, spill, flags);
+	if (id < 0)
 		stat_inc(lost);
 	return id;
 }
@@ -179,11 +231,27 @@ static __always_inline void announce(__u32 pid)
 	}
 }
 
+/* Whether cg, at level, is tracked; its id into *id. */
+static __always_inline bool is_tracked(struct cgroup *cg, int level, __u64 *id)
+{
+	if (level > (int)max_level || !(tracked_levels & (1ULL << (level & 63))))
+		return false;
+	*id = BPF_CORE_READ(cg, kn, id);
+	return bpf_map_lookup_elem(&tracked, id) != NULL;
+}
+
+/* Whether a level from 0 to level can hold tracked cgroups. */
+static __always_inline bool tracked_up_to(int level)
+{
+	return level >= 0 && (tracked_levels & ((2ULL << (level & 63)) - 1));
+}
+
 /*
  * Counts the sample in every tracked cgroup the current task is in, its deepest and each
- * tracked ancestor, as the counting program charges a slice (cgtma.bpf.c): the stacks are
- * stored once, at the first (deepest) one. The walk looks up only levels that can hold
- * tracked cgroups and stops when none is left above.
+ * tracked ancestor, as the counting program charges a slice (cgtma.bpf.c). The first walk
+ * finds the deepest, the stacks are stored once, the second walk counts from there (stored
+ * inside the walk, the spill's hash loop would be verified once per step). Each walk looks up
+ * only levels that can hold tracked cgroups and stops when none is left above.
  */
 static __always_inline int on_sample(void *ctx, __u32 event)
 {
@@ -192,32 +260,30 @@ static __always_inline int on_sample(void *ctx, __u32 event)
 	int level = cg ? BPF_CORE_READ(cg, level) : -1;
 	struct sample_key key = { .event = event };
 	__u32 h = *(volatile __u32 *)&half & 1;
-	bool found = false;
+	int step;
 
-	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
-		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
+	for (step = 0;; step++) {
+		if (step >= CGTMA_WALK_MAX || !cg || !tracked_up_to(level))
+			return 0;
+		if (is_tracked(cg, level, &key.cgroup))
 			break;
-		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
-			__u64 id = BPF_CORE_READ(cg, kn, id);
-
-			if (bpf_map_lookup_elem(&tracked, &id)) {
-				if (!found) {
-					key.pid = bpf_get_current_pid_tgid() >> 32;
-					announce(key.pid);
-					if (h)
-						store_stacks(ctx, &stacks1, &spill1, &key);
-					else
-						store_stacks(ctx, &stacks0, &spill0, &key);
-					found = true;
-				}
-				key.cgroup = id;
-				if (h)
-					count(&counts1, &key);
-				else
-					count(&counts0, &key);
-			}
+		cg = cgroup_parent(cg);
+		level--;
+	}
+	key.pid = bpf_get_current_pid_tgid() >> 32;
+	announce(key.pid);
+	if (h)
+		store_stacks(ctx, &stacks1, &spill1, &key);
+	else
+		store_stacks(ctx, &stacks0, &spill0, &key);
+	for (; step < CGTMA_WALK_MAX && cg; step++) {
+		if (is_tracked(cg, level, &key.cgroup)) {
+			if (h)
+				count(&counts1, &key);
+			else
+				count(&counts0, &key);
 		}
-		if (!(tracked_levels & ((1ULL << (level & 63)) - 1)))
+		if (!tracked_up_to(level - 1))
 			break;
 		cg = cgroup_parent(cg);
 		level--;

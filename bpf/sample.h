@@ -20,18 +20,27 @@
 #define SAMPLE_MAX_DEPTH 127
 
 /*
- * A stack id's bit saying the stack is in the half's spill map, not its stack map: a stack
- * map keeps one stack per hash bucket and refuses another whose hash falls in a taken bucket
- * (bpf_get_stackid's -EEXIST); such a stack is stored in the spill map instead, which holds
- * only those, so that two colliding stacks are both kept.
+ * A stack id's bit saying the stack is in the half's spill map, not its stack map. A stack
+ * map keeps one stack per hash bucket: it refuses a stack whose bucket is taken
+ * (bpf_get_stackid's -EEXIST). Such a stack goes to the spill map, a hash map keyed by a
+ * hash of the program's own. (A second stack map, keyed by the same kernel hash, put the
+ * third stack of a bucket in the bucket its second had taken there, and lost it.)
  */
 #define SAMPLE_STACK_SPILL (1 << 30)
+
+/* A spill map's value: the stack, zero after its last frame, and its whole hash. */
+struct sample_stack {
+	__u64 hash;			/* the key is its top 30 bits: the rest tells two
+					 * stacks with one key apart */
+	__u64 ips[SAMPLE_MAX_DEPTH];
+};
 
 /* Statistics (a per-CPU array): why samples of tracked cgroups were not counted whole. */
 enum {
 	SAMPLE_STAT_MAP_FULL,		/* the counts map of the half was full: a count lost
 					 * (one per tracked cgroup the sample was in) */
-	SAMPLE_STAT_USTACK_LOST,	/* a user stack fit neither stack map (counted bare) */
+	SAMPLE_STAT_USTACK_LOST,	/* a user stack fit neither the stack map nor the
+					 * spill map (counted bare) */
 	SAMPLE_STAT_KSTACK_LOST,	/* the same for a kernel stack */
 	SAMPLE_STAT_MAX,
 };

@@ -413,14 +413,22 @@ struct stack_fds {
 	int stacks, spill;
 };
 
-/* A stack's addresses from the half's stack maps: how many (0 when id < 0 or not there). */
+/* A stack's addresses from the half's maps: how many (0 when id < 0 or not there). */
 static int read_stack(const struct stack_fds *fds, __s32 id, __u64 *ips)
 {
-	int fd = id & SAMPLE_STACK_SPILL ? fds->spill : fds->stacks, n = 0;
+	struct sample_stack spilled;
+	__u32 key = id & ~SAMPLE_STACK_SPILL;
+	int n = 0;
 
-	id &= ~SAMPLE_STACK_SPILL;
-	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
+	if (id < 0)
 		return 0;
+	if (id & SAMPLE_STACK_SPILL) {
+		if (bpf_map_lookup_elem(fds->spill, &key, &spilled))
+			return 0;
+		memcpy(ips, spilled.ips, sizeof(spilled.ips));
+	} else if (bpf_map_lookup_elem(fds->stacks, &key, ips)) {
+		return 0;
+	}
 	while (n < SAMPLE_MAX_DEPTH && ips[n])
 		n++;
 	return n;
@@ -497,7 +505,7 @@ static int map_keys(int fd, size_t key_size, void **keys)
 	return n;
 }
 
-/* Empties a stack map for its half's next turn: 0 or -errno. */
+/* Empties a stack or spill map (keys: __u32 ids) for its half's next turn: 0 or -errno. */
 static int empty_stacks(int fd)
 {
 	__u32 *ids = NULL;

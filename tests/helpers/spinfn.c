@@ -5,6 +5,8 @@
  *
  *   spinfn alpha|beta|gamma MS   burn one CPU in spin_alpha(), spin_beta() or spin_gamma()
  *                                for MS milliseconds of wall time, then exit
+ *   spinfn wide MS               the same in spin_wide(), whose samples land at 65536
+ *                                addresses: nearly one stack per sample, to fill stack maps
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,12 +42,24 @@ SPIN(alpha, 0x11)
 SPIN(beta, 0x22)
 SPIN(gamma, 0x33)
 
+/*
+ * 65536 nops run straight through: a sample's leaf is any of them, so each sample is a new
+ * stack until thousands are stored. (Under an emulator a sample lands at a translated
+ * block's end instead, a few hundred addresses.)
+ */
+__attribute__((noinline)) static void spin_wide(double end)
+{
+	do {
+		__asm__ volatile(".rept 65536\n\tnop\n\t.endr" ::: "memory");
+	} while (now() < end);
+}
+
 int main(int argc, char **argv)
 {
 	double end;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: spinfn alpha|beta|gamma MS\n");
+		fprintf(stderr, "usage: spinfn alpha|beta|gamma|wide MS\n");
 		return 2;
 	}
 	end = now() + atof(argv[2]) / 1000;
@@ -55,6 +69,8 @@ int main(int argc, char **argv)
 		spin_beta(end);
 	else if (!strcmp(argv[1], "gamma"))
 		spin_gamma(end);
+	else if (!strcmp(argv[1], "wide"))
+		spin_wide(end);
 	else
 		return 2;
 	return 0;
