@@ -945,12 +945,18 @@ static __always_inline void slice_done(struct cgtma_snapshot *snap)
 	WRITE_ONCE(snap->busy, 0);
 }
 
-static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup *cg)
+/* The CPU's next slice is cg's (id: its id, read by the caller where it is at hand). */
+static __always_inline void own_slice(struct cgtma_snapshot *snap, struct cgroup *cg, __u64 id)
 {
 	snap->owner = (__u64)cg;
-	snap->owner_id = cg ? BPF_CORE_READ(cg, kn, id) : 0;
+	snap->owner_id = id;
 	if (pe_hook)
 		snap->move_seq = READ_ONCE(move_seq);
+}
+
+static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup *cg)
+{
+	own_slice(snap, cg, cg ? BPF_CORE_READ(cg, kn, id) : 0);
 }
 
 /* --- interrupts as their own scopes (--irq) --------------------------------------------- */
@@ -1357,10 +1363,7 @@ static __always_inline void end_slice_at_switch(struct task_struct *prev, struct
 	e = warm_entry(snap, prev_cg);
 	if (e ? !read_slice_to_entry(snap, e) : !charge_switch_slice(snap, prev, prev_cg))
 		return;
-	snap->owner = (__u64)next_cg;
-	snap->owner_id = next_id;
-	if (pe_hook)
-		snap->move_seq = READ_ONCE(move_seq);
+	own_slice(snap, next_cg, next_id);
 	/* Only the tracepoint in charge takes the CPU over: its switches inside a cgroup,
 	 * which the event never sees, leave it the event's. */
 	if (pe_falls_back && by == BY_TP)
