@@ -45,7 +45,7 @@ SPIN(gamma, 0x33)
 /*
  * 65536 nops run straight through: a sample's leaf is any of them, so each sample is a new
  * stack until thousands are stored. (Under an emulator a sample lands at a translated
- * block's end instead, a few hundred addresses.)
+ * block's end instead, at far fewer addresses.)
  */
 __attribute__((noinline)) static void spin_wide(double end)
 {

@@ -8,9 +8,9 @@
 #    to the bucket its second had taken there: ~80 stacks lost per run. 39 lost 3 so on the
 #    6.1-rt row.)
 # 2. About 8,000 in one interval, more than both maps hold: the stacks that fit nowhere are
-#    counted without frames (a --folded line with the cgroup alone) and said, the same number on stderr
-#    and in the JSON.
-# Under an emulator (tests/vm) a sample lands at a translated block's end, a few hundred
+#    counted without frames (a --folded line with the cgroup alone) and said, the same
+#    number on stderr and in the JSON.
+# Under an emulator (tests/vm) a sample lands at a translated block's end, far fewer
 # addresses: neither map fills there, and the checks that need it are skipped, saying so.
 . "$(dirname "$0")/lib.sh"
 
@@ -27,16 +27,13 @@ run() {
 	local name=$1 ms=$2 rel args=()
 	shift 2
 	for rel in "$@"; do args+=(-G "$(cg_path "$rel")"); done
-	: >"$TMP/$name"
-	"$CGTMA" "${args[@]}" -e cpu-clock --sample -F $HZ -I 8000 -j --folded "$TMP/$name.folded" \
-		>"$TMP/$name" 2>"$TMP/err" &
-	cgtma_pid=$!
+	cgtma_start "$TMP/$name" 0 "${args[@]}" -e cpu-clock --sample -F $HZ -I 8000 -j \
+		--folded "$TMP/$name.folded"
 	# The first interval has ended: sampling is on, and the next one has 8 s to go.
 	wait_lines "$TMP/$name" 1 20
 	for rel in "$@"; do cg_start "$rel" "$SPINFN" wide "$ms"; done
 	cg_wait
-	kill -INT $cgtma_pid
-	wait $cgtma_pid || fail "$name: cgtma failed: $(cat "$TMP/err")"
+	cgtma_signal INT "$name"
 	cp "$TMP/err" "$TMP/$name.err"
 	kept=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/$name.folded")
 }
@@ -44,8 +41,8 @@ run() {
 bare() { awk '!/;/ { n += $NF } END { print n + 0 }' "$1"; }
 # json_lost FILE: the user stacks the intervals' JSON say were lost (the summary not counted).
 json_lost() { jq -s '[.[] | select(.summary | not) | .user_stacks_lost // 0] | add' "$1"; }
-# Samples this many distinct stacks would fill both maps with (their 4096 + 1024 entries,
-# and the buckets of the stack map that stay empty meanwhile).
+# The samples, nearly a distinct stack each, that fill both maps: their 4096 + 1024 entries,
+# and the buckets of the stack map that stay empty meanwhile.
 FULL=6500
 
 cg_make W
