@@ -249,9 +249,10 @@ static __always_inline bool tracked_up_to(int level)
 /*
  * Counts the sample in every tracked cgroup the current task is in, its deepest and each
  * tracked ancestor, as the counting program charges a slice (cgtma.bpf.c). The first walk
- * finds the deepest, the stacks are stored once, the second walk counts from there (stored
- * inside the walk, the spill's hash loop would be verified once per step). Each walk looks up
- * only levels that can hold tracked cgroups and stops when none is left above.
+ * finds the deepest, the stacks are stored once (stored inside a walk, the spill's hash loop
+ * would be verified once per step), the deepest is counted, and the second walk counts its
+ * tracked ancestors. Each walk looks up only levels that can hold tracked cgroups and stops
+ * when none is left above.
  */
 static __always_inline int on_sample(void *ctx, __u32 event)
 {
@@ -260,6 +261,7 @@ static __always_inline int on_sample(void *ctx, __u32 event)
 	int level = cg ? BPF_CORE_READ(cg, level) : -1;
 	struct sample_key key = { .event = event };
 	__u32 h = *(volatile __u32 *)&half & 1;
+	void *counts = h ? (void *)&counts1 : (void *)&counts0;
 	int step;
 
 	for (step = 0;; step++) {
@@ -276,17 +278,14 @@ static __always_inline int on_sample(void *ctx, __u32 event)
 		store_stacks(ctx, &stacks1, &spill1, &key);
 	else
 		store_stacks(ctx, &stacks0, &spill0, &key);
-	for (; step < CGTMA_WALK_MAX && cg; step++) {
-		if (is_tracked(cg, level, &key.cgroup)) {
-			if (h)
-				count(&counts1, &key);
-			else
-				count(&counts0, &key);
-		}
-		if (!tracked_up_to(level - 1))
-			break;
+	count(counts, &key);
+	while (++step < CGTMA_WALK_MAX && tracked_up_to(level - 1)) {
 		cg = cgroup_parent(cg);
 		level--;
+		if (!cg)
+			break;
+		if (is_tracked(cg, level, &key.cgroup))
+			count(counts, &key);
 	}
 	return 0;
 }
