@@ -28,16 +28,22 @@ struct sampler {
 	const struct sample_events *ev;
 	const bool *cpus;		/* sampler_opts' */
 	int nr_cpus;
+	bool *wanted;			/* per possible CPU: online and selected */
 	bool *sampled;			/* per possible CPU: its events are open */
-	struct perfev_progs events[SAMPLE_MAX_EVENTS];	/* per event: on every sampled CPU */
+	/*
+	 * A slot is a program (sample0 ..) and its event's fds; a slot whose event was refused
+	 * is not used again (sampler__add_event() says why).
+	 */
+	struct perfev_progs events[SAMPLE_MAX_EVENTS];	/* per slot: on every sampled CPU */
+	int slot_event[SAMPLE_MAX_EVENTS];	/* per slot: its index in ev, or -1 */
+	int nr_slots;
 	struct symbolizer *sym;
 	struct ring_buffer *rb;		/* new processes, read by the thread below */
 	pthread_t thread;
 	bool thread_started;
 	volatile bool stop;
 	__u64 stats_read[SAMPLE_STAT_MAX];	/* sampler__stats() at the last read */
-	int nr_events;			/* the programs loaded: the events it may have */
-	int types[SAMPLE_MAX_EVENTS];	/* scratch: per event, its type in the profile at hand */
+	int nr_events;			/* the programs loaded: the slots it may use */
 	__u64 naming_ns;		/* CPU time the symbolizer took, both threads */
 };
 
@@ -219,77 +225,111 @@ static void *pid_thread(void *arg)
 	return NULL;
 }
 
-/* The program of event e (sample0 .. sample7). */
-static struct bpf_program *event_prog(struct sampler *s, int e)
+/* The program of slot i (sample0 .. sample7). */
+static struct bpf_program *slot_prog(struct sampler *s, int i)
 {
 	static const char *const names[SAMPLE_MAX_EVENTS] = {
 		"sample0", "sample1", "sample2", "sample3",
 		"sample4", "sample5", "sample6", "sample7",
 	};
 
-	return bpf_object__find_program_by_name(s->skel->obj, names[e]);
+	return bpf_object__find_program_by_name(s->skel->obj, names[i]);
 }
 
-/* Opens event e on cpu with its program attached: 0, or -errno after saying what failed. */
-static int open_one(struct sampler *s, int e, int cpu)
+/*
+ * Opens slot i's event on cpu with its program attached: 0, or -errno, said when say (a CPU
+ * tried again each interval says its failure once).
+ */
+static int open_one(struct sampler *s, int i, int cpu, bool say)
 {
-	const struct sample_events *ev = s->ev;
-	int err = perfev_progs_open(&s->events[e], &ev->attrs[e], cpu);
+	int e = s->slot_event[i];
+	const char *name = s->ev->names[e];
+	int err = perfev_progs_open(&s->events[i], &s->ev->attrs[e], cpu);
 
 	if (err) {
-		pr_err("--sample: cannot open event '%s' on CPU %d: %s", ev->names[e], cpu,
-		       strerror(-err));
+		if (say)
+			pr_err("--sample: cannot open event '%s' on CPU %d: %s", name, cpu,
+			       strerror(-err));
 		return err;
 	}
-	err = perfev_progs_attach(&s->events[e], event_prog(s, e), cpu);
-	if (err)
-		pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", ev->names[e], cpu,
+	err = perfev_progs_attach(&s->events[i], slot_prog(s, i), cpu);
+	if (err && say)
+		pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", name, cpu,
 		       strerror(-err));
 	return err;
 }
 
-/* The events opened per CPU: those of ev the programs were loaded for. */
-static int nr_open(const struct sampler *s)
+static void close_events(struct sampler *s, int cpu)
 {
-	return s->ev->nr < s->nr_events ? s->ev->nr : s->nr_events;
-}
-
-void sampler__close_cpu(struct sampler *s, int cpu)
-{
-	for (int e = 0; e < nr_open(s); e++)
-		perfev_progs_close(&s->events[e], cpu);
+	for (int i = 0; i < s->nr_slots; i++)
+		perfev_progs_close(&s->events[i], cpu);
 	s->sampled[cpu] = false;
 }
 
-int sampler__open_cpu(struct sampler *s, int cpu)
+static int open_events(struct sampler *s, int cpu, bool say)
 {
 	int err = 0;
 
 	/* Events left from before the CPU went offline would not sample again. */
-	sampler__close_cpu(s, cpu);
-	for (int e = 0; !err && e < nr_open(s); e++)
-		err = open_one(s, e, cpu);
+	close_events(s, cpu);
+	for (int i = 0; !err && i < s->nr_slots; i++)
+		if (s->slot_event[i] >= 0)
+			err = open_one(s, i, cpu, say);
 	if (err)
-		sampler__close_cpu(s, cpu);
+		close_events(s, cpu);
 	else
 		s->sampled[cpu] = true;
 	return err;
 }
 
+void sampler__close_cpu(struct sampler *s, int cpu)
+{
+	s->wanted[cpu] = false;
+	close_events(s, cpu);
+}
+
+int sampler__open_cpu(struct sampler *s, int cpu)
+{
+	s->wanted[cpu] = true;
+	return open_events(s, cpu, true);
+}
+
+/*
+ * A CPU that came online but could not be sampled then (sampler__open_cpu() said why: the
+ * kernel lowered perf_event_max_sample_rate meanwhile, its PMU was not ready) is tried again
+ * at each read, as the collector tries its own CPUs again.
+ */
+static void retry_cpus(struct sampler *s)
+{
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (s->wanted[cpu] && !s->sampled[cpu] && open_events(s, cpu, false) == 0)
+			pr_notice("--sample: CPU %d is sampled from now", cpu);
+}
+
 int sampler__add_event(struct sampler *s, int e)
 {
-	int err = 0;
+	int i = s->nr_slots, err = 0;
 
-	if (e >= s->nr_events) {
-		pr_err("--sample: event '%s': the sampler was loaded for %d events", s->ev->names[e],
-		       s->nr_events);
-		return -EINVAL;
+	if (i >= s->nr_events) {
+		pr_err("--sample: event '%s': the sampler was loaded for %d events, none is left",
+		       s->ev->names[e], s->nr_events);
+		return -ENOSPC;
 	}
+	s->slot_event[i] = e;
+	s->nr_slots++;
 	for (int cpu = 0; !err && cpu < s->nr_cpus; cpu++)
 		if (s->sampled[cpu])
-			err = open_one(s, e, cpu);
-	for (int cpu = 0; err && cpu < s->nr_cpus; cpu++)
-		perfev_progs_close(&s->events[e], cpu);
+			err = open_one(s, i, cpu, true);
+	if (err) {
+		/*
+		 * The slot stays used: what its event sampled on the CPUs that opened it, in
+		 * the moment before the failure, is dropped when read, not counted as the
+		 * next event's.
+		 */
+		for (int cpu = 0; cpu < s->nr_cpus; cpu++)
+			perfev_progs_close(&s->events[i], cpu);
+		s->slot_event[i] = -1;
+	}
 	return err;
 }
 
@@ -315,10 +355,11 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		goto cleanup;
 	}
 	online = calloc(s->nr_cpus, sizeof(*online));
+	s->wanted = calloc(s->nr_cpus, sizeof(*s->wanted));
 	s->sampled = calloc(s->nr_cpus, sizeof(*s->sampled));
-	err = online && s->sampled ? symbolizer_new(&s->sym) : -ENOMEM;
-	for (int e = 0; !err && e < s->nr_events; e++)
-		err = perfev_progs_init(&s->events[e], s->nr_cpus);
+	err = online && s->wanted && s->sampled ? symbolizer_new(&s->sym) : -ENOMEM;
+	for (int i = 0; !err && i < s->nr_events; i++)
+		err = perfev_progs_init(&s->events[i], s->nr_cpus);
 	if (err) {
 		pr_err("--sample: the events of %d CPUs: out of memory", s->nr_cpus);
 		goto cleanup;
@@ -351,8 +392,10 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 			goto cleanup;
 		}
 	}
-	for (int e = s->nr_events; e < SAMPLE_MAX_EVENTS; e++)
-		bpf_program__set_autoload(event_prog(s, e), false);
+	for (int i = s->nr_events; i < SAMPLE_MAX_EVENTS; i++)
+		bpf_program__set_autoload(slot_prog(s, i), false);
+	for (int e = 0; e < ev->nr; e++)
+		s->slot_event[s->nr_slots++] = e;
 	err = sample__load(s->skel);
 	if (err) {
 		pr_err("--sample: cannot load the sampling BPF program: %s", strerror(-err));
@@ -400,6 +443,7 @@ void sampler__destroy(struct sampler *s)
 	ring_buffer__free(s->rb);
 	for (int e = 0; e < SAMPLE_MAX_EVENTS; e++)
 		perfev_progs_release(&s->events[e]);
+	free(s->wanted);
 	free(s->sampled);
 	sample__destroy(s->skel);
 	symbolizer_free(s->sym);
@@ -462,16 +506,16 @@ static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope,
 {
 	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH], t0;
 	int locs[2 * SAMPLE_MAX_DEPTH];
-	int sc, t, n, nk, nu;
+	int e, sc, t, n, nk, nu;
 
-	if (k->event >= (__u32)s->ev->nr)
+	if (k->event >= (__u32)s->nr_slots || (e = s->slot_event[k->event]) < 0)
 		return 0;
 	sc = scope(k->cgroup, p, ctx);
 	if (sc == -1)
 		return 0;
 	if (sc < 0)
 		return sc;
-	t = profile_type(p, s->ev->names[k->event], s->ev->periods[k->event]);
+	t = profile_type(p, s->ev->names[e], s->ev->periods[e]);
 	if (t < 0)
 		return t;
 	nk = read_stack(fds, k->kstack, kips);
@@ -548,6 +592,7 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 	int n, emptied, err = 0;
 	__u64 t0;
 
+	retry_cpus(s);
 	/* From here the kernel writes the other half: this one is read, then emptied. */
 	__atomic_store_n(&s->skel->bss->half, closed ^ 1, __ATOMIC_SEQ_CST);
 	n = map_keys(counts_fd, sizeof(*keys), (void **)&keys);

@@ -75,16 +75,18 @@ void sampler__destroy(struct sampler *s);
 
 /*
  * CPU hotplug, as the collector follows it (collector_setup.cpu_changed): a CPU that came
- * online gets its sample events (0, or -errno after saying what failed), one that went
- * offline has them closed (the kernel stops them: they would not sample again).
+ * online gets its sample events (0, or -errno after saying what failed: sampler__read() then
+ * tries it again each interval and says when it is sampled), one that went offline has them
+ * closed (the kernel stops them: they would not sample again).
  */
 int sampler__open_cpu(struct sampler *s, int cpu);
 void sampler__close_cpu(struct sampler *s, int cpu);
 
 /*
  * Starts sampling events->names[e], just appended to the events sampler__open() was given
- * (e below its max_events): 0, or -errno after saying what failed, with nothing of it left
- * open. Samples of it are read from the next sampler__read() on.
+ * (each takes one of max_events programs, a refused one too): 0, or -errno after saying what
+ * failed, with nothing of it left open. Samples of it are read from the next sampler__read()
+ * on.
  */
 int sampler__add_event(struct sampler *s, int e);
 

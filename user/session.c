@@ -180,7 +180,10 @@ static void cpu_changed(int cpu, bool online, void *ctx)
 		return;
 	if (!online)
 		sampler__close_cpu(s->smp, cpu);
-	else if (sampler__open_cpu(s->smp, cpu) == 0 && s->o->verbose)
+	else if (sampler__open_cpu(s->smp, cpu))
+		pr_warn("--sample: CPU %d came online but is not sampled: tried again each "
+			"interval", cpu);
+	else if (s->o->verbose)
 		pr_notice("--sample: CPU %d came online: sampled from now", cpu);
 }
 

@@ -7,7 +7,8 @@
 # system row is the sum of the CPU rows shown. -C naming only the offline CPU fails (exit 1),
 # saying why. --sample follows the CPU the same way: started while it is offline, a spinner
 # pinned to it after it came online, and again after it went offline and came back, has its
-# samples (its CPU time times the frequency, within 20 %). Needs a CPU that can go offline
+# samples (its CPU time times the frequency, within 20 %); one whose sample events the kernel
+# refuses is tried again until it takes them. Needs a CPU that can go offline
 # (/sys/devices/system/cpu/cpuN/online); the CPU is brought back online whatever happens.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
@@ -92,16 +93,59 @@ cgtma_more "$out" 2
 cgtma_signal INT
 [ "$(grep -c "^cgtma: --sample: CPU $last came online: sampled from now" "$TMP/err")" = 2 ] ||
 	fail "-v did not say twice that CPU $last is sampled: $(cat "$TMP/err")"
-got=$(awk -v s="$(cg_path S)" 'index($0, s ";") == 1 { n += $NF } END { print n + 0 }' "$TMP/folded")
-want=$(((u1 - u0) * HZ / 1000000))
-if [ -n "${CGTMA_EMULATION:-}" ]; then
-	# An emulator's guest timer skips periods when the host is busy (39-sample.sh says
-	# more): there, half of them at least.
-	[ $((got * 100)) -ge $((want * 50)) ] ||
-		fail "S on CPU $last: $got samples, want at least half of $want under emulation"
-else
-	[ $((got * 100)) -ge $((want * 80)) ] && [ $((got * 100)) -le $((want * 120)) ] ||
-		fail "S on CPU $last: $got samples, want $want (CPU time x $HZ Hz) within 20 %"
-fi
+# S's samples in FOLDED against its CPU time from U0 to U1 times the frequency, within 20 %;
+# sets got and want.
+check_samples() {
+	got=$(awk -v s="$(cg_path S)" 'index($0, s ";") == 1 { n += $NF } END { print n + 0 }' "$1")
+	want=$((($3 - $2) * HZ / 1000000))
+	if [ -n "${CGTMA_EMULATION:-}" ]; then
+		# An emulator's guest timer skips periods when the host is busy (39-sample.sh
+		# says more): there, half of them at least.
+		[ $((got * 100)) -ge $((want * 50)) ] ||
+			fail "S on CPU $last: $got samples, want at least half of $want under emulation"
+	else
+		[ $((got * 100)) -ge $((want * 80)) ] && [ $((got * 100)) -le $((want * 120)) ] ||
+			fail "S on CPU $last: $got samples, want $want (CPU time x $HZ Hz) within 20 %"
+	fi
+}
+check_samples "$TMP/folded" "$u0" "$u1"
 echo "CPU $last: sampled after coming online twice: $got samples for $want expected"
+
+# A CPU whose sample events the kernel refuses when it comes online (here -F above a
+# perf_event_max_sample_rate lowered meanwhile, as the kernel lowers it itself when sample
+# interrupts take too long) is said so once, tried again each interval, and sampled once
+# the kernel takes its events again: then a spinner pinned to it has its samples.
+rate_ctl=/proc/sys/kernel/perf_event_max_sample_rate
+rate0=$(cat $rate_ctl)
+if [ "$rate0" -lt $HZ ]; then
+	echo "not checked: a refused CPU (the kernel lowered perf_event_max_sample_rate to $rate0)"
+	echo ok
+	exit 0
+fi
+on_exit "echo $rate0 >$rate_ctl"
+set_rate() { echo "$1" >$rate_ctl || fail "cannot set perf_event_max_sample_rate to $1"; }
+set_cpu 0
+cgtma_start "$out" 2 -e cpu-clock -I 200 --json -G "$(cg_path S)" --sample -F $HZ \
+	--folded "$TMP/folded2"
+set_rate $((HZ - 1))
+set_cpu 1
+cgtma_more "$out" 3
+grep -q "^cgtma: --sample: cannot open event 'cpu-clock' on CPU $last: Invalid argument" \
+	"$TMP/err" &&
+	grep -q "^cgtma: warning: --sample: CPU $last came online but is not sampled: tried" \
+		"$TMP/err" ||
+	fail "a refused CPU was not said: $(cat "$TMP/err")"
+[ "$(grep -c "cannot open event" "$TMP/err")" = 1 ] ||
+	fail "the refused CPU was said more than once: $(cat "$TMP/err")"
+set_rate "$rate0"
+cgtma_more "$out" 2
+grep -q "^cgtma: --sample: CPU $last is sampled from now" "$TMP/err" ||
+	fail "the refused CPU was not sampled once it could be: $(cat "$TMP/err")"
+u0=$(usage_usec S)
+cg_run S taskset -c $last "$SPINFN" alpha 1000 || fail "the third spinner on CPU $last failed"
+u1=$(usage_usec S)
+cgtma_more "$out" 2
+cgtma_signal INT
+check_samples "$TMP/folded2" "$u0" "$u1"
+echo "CPU $last: refused at -F $HZ, said once, sampled once it could be: $got samples for $want expected"
 echo ok
