@@ -3,7 +3,9 @@
 # software one, so that the test runs without a PMU), then, after the first interval, the
 # sample events of the nodes at or over their threshold in a tracked cgroup's tree, from
 # then on. A model file with two nodes: Busy (the cgroup's CPU use, over its threshold while
-# a spinner runs) names task-clock; Faulting (page faults, far below) names page-faults.
+# a spinner runs: its threshold is low, 5 % of a CPU, so that a loaded machine where the
+# spinner gets a third of a CPU crosses it in the first interval too) names task-clock;
+# Faulting (page faults, far below) names page-faults.
 # With -v, cgtma says it samples task-clock for Busy, and never page-faults; the terminal
 # shows the spinner's function among task-clock samples in the later intervals and not in
 # the first; the CSV's Sample column names each node's own events (toplev's form) on its row.
@@ -27,7 +29,7 @@ cat >"$TMP/model.json" <<'JSON'
   "aux": [],
   "nodes": [
     {"name": "Busy", "parent": null, "level": 1, "domain": "Clocks", "area": "RET",
-     "expr": "\"cpu-clock\" / (interval_s * 1e9)", "thresh": "val > 0.3", "maxval": null,
+     "expr": "\"cpu-clock\" / (interval_s * 1e9)", "thresh": "val > 0.05", "maxval": null,
      "siblings": [], "sample": ["task-clock"], "desc": "CPU use"},
     {"name": "Faulting", "parent": null, "level": 1, "domain": "Clocks", "area": "BE",
      "expr": "\"page-faults\" / (interval_s * 1e9)", "thresh": "val > 0.5", "maxval": null,
@@ -47,21 +49,11 @@ grep -q "page-faults from now on" "$TMP/err" && fail "page-faults added, for a n
 # The intervals: the first samples cpu-clock alone; the later ones task-clock too, with the
 # spinner's function in them.
 awk '/^# / { n++ } /top functions of [0-9]+ task-clock samples/ { print n }' "$TMP/term" >"$TMP/tc"
-# On the kernel matrix's 5.10 row, once, under twice CI's load, the added task-clock event
-# was opened and attached without an error and delivered no sample; a quiet rerun delivered
-# them, as 6.1, 6.18 and the arm64 rows do. Not understood yet (docs/sampling.md, Limits):
-# before Linux 6 it is said, and the rest is checked.
-IFS=. read -r kmaj _ <<<"$(uname -r)"
-if [ ! -s "$TMP/tc" ] && ((kmaj < 6)); then
-	echo "note: Linux $(uname -r): the added task-clock event delivered no samples (seen once on 5.10 under load)"
-else
-	[ -s "$TMP/tc" ] || fail "no task-clock samples in the terminal: $(cat "$TMP/term")"
-	[ "$(head -1 "$TMP/tc")" -ge 2 ] ||
-		fail "task-clock samples in the first interval, before any tree"
-	awk '/top functions of [0-9]+ task-clock samples/ { on = 1; next } /top functions of/ { on = 0 }
-		on && /spin_alpha$/ { found = 1 } END { exit !found }' "$TMP/term" ||
-		fail "spin_alpha is not among the task-clock samples: $(cat "$TMP/term")"
-fi
+[ -s "$TMP/tc" ] || fail "no task-clock samples in the terminal: $(cat "$TMP/term")"
+[ "$(head -1 "$TMP/tc")" -ge 2 ] || fail "task-clock samples in the first interval, before any tree"
+awk '/top functions of [0-9]+ task-clock samples/ { on = 1; next } /top functions of/ { on = 0 }
+	on && /spin_alpha$/ { found = 1 } END { exit !found }' "$TMP/term" ||
+	fail "spin_alpha is not among the task-clock samples: $(cat "$TMP/term")"
 
 "$CGTMA" --model-file "$TMP/model.json" -G "$(cg_path A)" --sample -x, -d 1.2 -I 1000 \
 	>"$TMP/csv" 2>"$TMP/err2" || fail "CSV run: $(cat "$TMP/err2")"
@@ -89,7 +81,7 @@ if [ "$(uname -m)" = aarch64 ] && "$CGTMA" -e cycles -I 100 -d 0.1 >/dev/null 2>
   "aux": [],
   "nodes": [
     {"name": "Busy", "parent": null, "level": 1, "domain": "Clocks", "area": "RET",
-     "expr": "CPU_CYCLES / (interval_s * 1e9)", "thresh": "val > 0.3", "maxval": null,
+     "expr": "CPU_CYCLES / (interval_s * 1e9)", "thresh": "val > 0.05", "maxval": null,
      "siblings": [], "sample": ["INST_RETIRED"], "desc": "cycles per ns"}
   ],
   "metrics": []
