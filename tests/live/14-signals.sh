@@ -34,8 +34,14 @@ stop_mid_interval() {
 	cgtma_signal "$sig" "SIG$sig"
 	cgtma_quiet "SIG$sig"
 	check_stream "$out"
-	# The last interval is the partial one: about 0.4 s, not a whole second.
-	jq -e -s '.[-2].interval > 0.2 and .[-2].interval < 0.9' "$out" >/dev/null ||
+	# The last interval is the partial one: about 0.4 s, not a whole second. Under
+	# emulation the guest's clock and the host's sleep drift apart (a guest of 8 CPUs on
+	# 2 saw the line late, and the signal came 0.02 s into the next interval): there, only
+	# shorter than a whole one.
+	local lo=0.2 hi=0.9
+	[ -n "${CGTMA_EMULATION:-}" ] && lo=0 hi=1
+	jq -e -s --argjson lo $lo --argjson hi $hi \
+		'.[-2].interval > $lo and .[-2].interval < $hi' "$out" >/dev/null ||
 		fail "SIG$sig: the last interval lasted $(jq -s '.[-2].interval' "$out") s, want ~0.4"
 	# The summary covers the run: the intervals' lengths and counts add up.
 	jq -e -s --arg a "$A" --arg ev "$EV" --argjson n $N '
