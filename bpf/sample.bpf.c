@@ -227,7 +227,9 @@ static __always_inline void announce(__u32 pid)
 	seen.map_count = mm ? BPF_CORE_READ(mm, map_count) : 0;
 	if (pid && seen.mm && !bpf_map_lookup_elem(&seen_pids, &seen)) {
 		bpf_map_update_elem(&seen_pids, &seen, &yes, BPF_ANY);
-		bpf_ringbuf_output(&new_pids, &pid, sizeof(pid), 0);
+		/* A full ring (its reader starved): the next sample announces it again. */
+		if (bpf_ringbuf_output(&new_pids, &pid, sizeof(pid), 0))
+			bpf_map_delete_elem(&seen_pids, &seen);
 	}
 }
 
