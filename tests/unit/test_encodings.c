@@ -37,9 +37,12 @@ static void check_setup_env(const char *user_value)
 	struct measurement m = {};
 	const char *after;
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	fflush(stdout);	/* or the child prints what this process has buffered once more */
+	pid = fork();
 	if (pid == 0) {
+		test_failures = 0;	/* its own verdict */
 		if (user_value)
 			setenv("LIBPFM_FORCE_PMU", user_value, 1);
 		else
@@ -149,9 +152,12 @@ int main(void)
 
 	for (int i = 0; names[i]; i++) {
 		int status;
-		pid_t pid = fork();
+		pid_t pid;
 
+		fflush(stdout);
+		pid = fork();
 		if (pid == 0) {
+			test_failures = 0;
 			check_model(names[i]);
 			fflush(stdout);
 			_exit(test_failures ? 1 : 0);

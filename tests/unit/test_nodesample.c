@@ -121,8 +121,10 @@ static void check_models(void)
 
 	for (int i = 0; names[i]; i++) {
 		int status;
-		pid_t pid = fork();
+		pid_t pid;
 
+		fflush(stdout);
+		pid = fork();
 		if (pid == 0) {
 			test_failures = 0;
 			check_model_events(names[i]);

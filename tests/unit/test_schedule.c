@@ -237,8 +237,11 @@ static void test_every_plan(void)
 
 		fflush(stdout);
 		pid = fork();
-		if (pid == 0)
+		if (pid == 0) {
+			/* its own verdict: the parent counts the models before it that failed */
+			test_failures = 0;
 			_exit(plans_of(&pmus[k]) + fflush(stdout) ? 1 : 0);
+		}
 		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 		      WEXITSTATUS(status) == 0, "%s: groups the kernel cannot schedule",
 		      pmus[k].model);
