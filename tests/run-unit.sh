@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs unit-test binaries (no root needed) and fails when any of them fails.
+# Runs unit-test binaries (no root needed) and fails when any of them fails. Of one that
+# passes, it shows the checks it skipped, with their reasons, and its summary line.
 # The tests find their data (vectors, model files) relative to the repository root.
 cd "$(dirname "$0")/.." || exit 1
 failed=0
@@ -11,6 +12,7 @@ for t in "$@"; do
 		echo "FAIL $t (exit $rc)"
 		failed=$((failed + 1))
 	else
+		printf '%s\n' "$out" | grep '^skip - '
 		printf '%s\n' "$out" | tail -n 1
 	fi
 done

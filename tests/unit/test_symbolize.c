@@ -120,7 +120,7 @@ int main(void)
 	if (kaddr)
 		CHECK_STR(name_of(&p, symbolizer_kernel(s, &p, kaddr + 1)), ksym);
 	else
-		printf("# kernel addresses hidden from this process: kernel check skipped\n");
+		SKIP("kernel addresses are hidden from this process");
 
 	symbolizer_free(s);
 	profile_release(&p);
