@@ -43,6 +43,23 @@ int pfm_event_names(int (*fn)(const char *name, void *ctx), void *ctx)
 	return 0;
 }
 
+bool pfm_has_pmu(const char *name)
+{
+	pfm_pmu_info_t pinfo;
+	pfm_pmu_t pmu;
+
+	if (!pfm_ready())
+		return false;
+	/* every table built in is known to pfm_get_pmu_info(), the others are not */
+	pfm_for_all_pmus(pmu) {
+		memset(&pinfo, 0, sizeof(pinfo));
+		pinfo.size = sizeof(pinfo);
+		if (pfm_get_pmu_info(pmu, &pinfo) == PFM_SUCCESS && !strcmp(pinfo.name, name))
+			return true;
+	}
+	return false;
+}
+
 int pfm_encode(const char *name, struct pfm_encoding *enc, char *err, size_t errlen)
 {
 	struct perf_event_attr attr;

@@ -6,6 +6,7 @@
 #ifndef CGTMA_PFM_ENCODE_H
 #define CGTMA_PFM_ENCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,14 @@ struct pfm_encoding {
  * detection, or LIBPFM_FORCE_PMU) until fn returns non-zero, which is returned; 0.
  */
 int pfm_event_names(int (*fn)(const char *name, void *ctx), void *ctx);
+
+/*
+ * Whether libpfm4 has the table of the PMU it names name ("icx", "arm_n1"), present on this
+ * machine or not: a distribution's libpfm4 may leave out other architectures' (Debian's
+ * arm64 package has no x86 table). Under a LIBPFM_FORCE_PMU naming another table it may say
+ * no, as libpfm4 stops looking at the forced one.
+ */
+bool pfm_has_pmu(const char *name);
 
 /*
  * Encodes a libpfm4 event string ("INST_RETIRED:ANY_P", "UOPS_RETIRED:MS:c=1:e=1") for the

@@ -19,6 +19,7 @@
 #include "events.h"
 #include "measurement.h"
 #include "model_internal.h"
+#include "pfmtable.h"
 #include "test.h"
 
 #define TABLE "tests/data/vendor-encodings.json"
@@ -144,8 +145,10 @@ int main(void)
 	const char *const *names = model_builtin_names();
 	int failed = 0, models = 0;
 
-	check_setup_env(NULL);
-	check_setup_env("icx");
+	if (model_encodes_here("icx")) {
+		check_setup_env(NULL);
+		check_setup_env("icx");
+	}
 	CHECK(load_table() == 0, "cannot read " TABLE);
 	if (!table)
 		return test_done("encodings");
@@ -154,6 +157,9 @@ int main(void)
 		int status;
 		pid_t pid;
 
+		models++;
+		if (!model_encodes_here(names[i]))
+			continue;
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0) {
@@ -167,7 +173,6 @@ int main(void)
 			printf("not ok - model %s\n", names[i]);
 			failed++;
 		}
-		models++;
 	}
 	/* Every row of the table belongs to an event some model has: no stale expectations. */
 	for (int i = 0; i < nr_table; i++) {

@@ -16,6 +16,7 @@
 
 #include "events.h"
 #include "measurement.h"
+#include "pfmtable.h"
 #include "suggest.h"
 #include "test.h"
 
@@ -535,20 +536,27 @@ static void check_suggest(const char *typo, const char *want)
 	suggest_release(&sg);
 }
 
-static void test_suggest(void)
+static void test_suggest(bool skx)
 {
 	check_suggest("cycels", "did you mean 'cycles'?");
 	check_suggest("cycels:u", "did you mean 'cycles:u'?");
 	check_suggest("context-swtiches", "did you mean 'context-switches'?");
-	check_suggest("INST_RETIRD:ANY_P", "did you mean 'INST_RETIRED:ANY_P'?");
-	check_suggest("br_msip_retired", "did you mean 'BR_MISP_RETIRED'?");
+	if (skx) {
+		check_suggest("INST_RETIRD:ANY_P", "did you mean 'INST_RETIRED:ANY_P'?");
+		check_suggest("br_msip_retired", "did you mean 'BR_MISP_RETIRED'?");
+	} else {
+		SKIP("libpfm4 names suggested: this libpfm4 has no 'skx' table");
+	}
 	check_suggest("completely-unrelated-name", "");
 }
 
 int main(void)
 {
+	bool skx;
+
 	/* Before the first libpfm4 use: it reads the variable when it initializes. */
 	setenv("LIBPFM_FORCE_PMU", "skx", 1);
+	skx = pfm_table_built_in("skx");
 	make_sysfs();
 
 	test_perf_names();
@@ -557,11 +565,14 @@ int main(void)
 	test_builtin_layout();
 	test_sysfs();
 	test_arm();
-	test_libpfm();
+	if (skx)
+		test_libpfm();
+	else
+		SKIP("libpfm4 names encoded: this libpfm4 has no 'skx' table");
 	test_bad();
 	test_split();
 	test_topdown_leader();
-	test_suggest();
+	test_suggest(skx);
 
 	remove_tree();
 	return test_done("events");
