@@ -46,8 +46,11 @@ switches=$(jq -s '[.[] | select(.summary != true) | .rows[] |
 	select(.scope == "cgroup" and .cgroup != "/" and .cpu == null) | .counts["context-switches"]] | add' "$out")
 echo "$n intervals at -I 20, $switches context switches in A in $secs s or more"
 [ -z "$bad" ] || fail "an interval whose rows are not one cut: $bad"
-# Thousands of cross-cgroup switches a second even on a busy or emulated machine (9,656 in
-# 2 s on 6.1 under TCG beside another guest).
-[ "$switches" -ge 10000 ] || fail "only $switches switches in A: the ping-pong hardly ran"
+# Thousands of cross-cgroup switches a second on a busy machine; under emulation a thousand
+# (9,656 in 2 s on 6.1 under TCG beside another guest, 6,750 in 5 s in a guest of 240
+# possible CPUs beside one of 8).
+min=10000
+[ -n "${CGTMA_EMULATION:-}" ] && min=$((secs * 1000))
+[ "$switches" -ge $min ] || fail "only $switches switches in A: the ping-pong hardly ran"
 echo "every interval: system = root = sum of CPU rows, root per CPU = CPU rows, exactly"
 echo ok
