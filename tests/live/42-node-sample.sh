@@ -44,7 +44,7 @@ spinner_running A alpha
 # Until an interval shows task-clock samples, 60 s at most: the event is added once the first
 # interval's tree is out, which under emulation (a guest of 240 possible CPUs beside another)
 # took 3.4 s, past a fixed -d 3.2.
-cgtma_start "$TMP/term" 1 --model-file "$TMP/model.json" -G "$(cg_path A)" --sample -v -I 1000
+cgtma_start "$TMP/term" 0 --model-file "$TMP/model.json" -G "$(cg_path A)" --sample -v -I 1000
 wait_for 60 grep -q "task-clock samples" "$TMP/term"
 cgtma_signal INT "terminal run"
 grep -q -- "--sample: sampling task-clock from now on: Busy is at or over its threshold" "$TMP/err" ||
@@ -91,7 +91,7 @@ if [ "$(uname -m)" = aarch64 ] && "$CGTMA" -e cycles -I 100 -d 0.1 >/dev/null 2>
   "metrics": []
 }
 JSON
-	cgtma_start "$TMP/hwterm" 1 --model-file "$TMP/hw.json" -G "$(cg_path A)" --sample -v \
+	cgtma_start "$TMP/hwterm" 0 --model-file "$TMP/hw.json" -G "$(cg_path A)" --sample -v \
 		-I 1000
 	wait_for 60 grep -q "INST_RETIRED samples" "$TMP/hwterm"
 	cgtma_signal INT "hardware run"
