@@ -287,7 +287,12 @@ fetch_kernel() {
 		} >"$tmp/kernel.env"
 		rm -rf "$dir" && mv "$tmp" "$dir" || return 1
 	fi
-	echo "$K_PKG" >"$CACHE/kernels/$fam.pkg" || return 1
+	# Written whole (a file beside it, renamed), and only when it changes: rows of one
+	# family run side by side, and one read this file empty while another rewrote it.
+	if [ "$(cat "$CACHE/kernels/$fam.pkg" 2>/dev/null)" != "$K_PKG" ]; then
+		echo "$K_PKG" >"$CACHE/kernels/$fam.pkg.$BASHPID" &&
+			mv -f "$CACHE/kernels/$fam.pkg.$BASHPID" "$CACHE/kernels/$fam.pkg" || return 1
+	fi
 	. "$dir/kernel.env"
 }
 
@@ -576,6 +581,17 @@ show_results() { grep -E '^(ok   |SKIP |FAIL )' | sed "s/^/  [$ROW] /"; }
 # cells ("COLUMN STATUS" lines: boot, klog, each test, nocg2), skip/TEST, fail/COLUMN and
 # meta. VERBOSE=1 shows the guest's console as it comes, 0 only the test results. Returns
 # 1 if a cell is FAIL.
+# row_setup_failed ROW SECONDS: ROW's results say that fetching or building what its kernel
+# needs failed (the messages before say what), after SECONDS.
+row_setup_failed() {
+	local res=$CACHE/results/$1
+	mkdir -p "$res/fail" || return 1
+	echo "setup FAIL" >"$res/cells"
+	echo "fetching or building what this kernel needs failed (see the messages above)" \
+		>"$res/fail/setup"
+	printf 'ROW=%q\nWALL=%q\nMODE_TEXT=%q\n' "$1" "$2" "set-up failed" >"$res/meta"
+}
+
 run_row() {
 	ROW=$1
 	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS
@@ -588,8 +604,9 @@ run_row() {
 	if [ "$verbose" = 1 ]; then SHOW_FILTER=show_all; else SHOW_FILTER=show_results; fi
 	if [ "$R_FAMILY" = host ]; then
 		host_suite "$res" "$build" "$@"
-	else
-		guest_boot "$res" "$verbose" "$build" "$@" || return 1
+	elif ! guest_boot "$res" "$verbose" "$build" "$@"; then
+		row_setup_failed "$ROW" $((SECONDS - t0))
+		return 1
 	fi
 	collect_row "$res" "$BOOT_WHY" "$@"
 	{

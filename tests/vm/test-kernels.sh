@@ -94,11 +94,8 @@ one_row() {
 running=0
 for r in "${rows[@]}"; do
 	if printf '%s\n' "${setup_failed[@]}" | grep -qxF -- "$r"; then
-		res=$CACHE/results/$r
-		rm -rf "$res" && mkdir -p "$res/out" "$res/fail"
-		echo "setup FAIL" >"$res/cells"
-		echo "fetching or building what this kernel needs failed (see the messages above)" >"$res/fail/setup"
-		printf 'ROW=%q\nWALL=0\nMODE_TEXT=%q\n' "$r" "set-up failed" >"$res/meta"
+		rm -rf "$CACHE/results/$r" && mkdir -p "$CACHE/results/$r/out"
+		row_setup_failed "$r" 0
 		continue
 	fi
 	row_def "$r"
