@@ -576,11 +576,6 @@ show_new() {
 show_all() { sed 's/^/  | /'; }
 show_results() { grep -E '^(ok   |SKIP |FAIL )' | sed "s/^/  [$ROW] /"; }
 
-# run_row ROW VERBOSE BUILD [TEST_FILE...]: one row of the matrix, start to end, into
-# $CACHE/results/ROW: boots the kernel (or, for host, runs the suite here), then writes
-# cells ("COLUMN STATUS" lines: boot, klog, each test, nocg2), skip/TEST, fail/COLUMN and
-# meta. VERBOSE=1 shows the guest's console as it comes, 0 only the test results. Returns
-# 1 if a cell is FAIL.
 # row_setup_failed ROW SECONDS: ROW's results say that fetching or building what its kernel
 # needs failed (the messages before say what), after SECONDS.
 row_setup_failed() {
@@ -592,6 +587,12 @@ row_setup_failed() {
 	printf 'ROW=%q\nWALL=%q\nMODE_TEXT=%q\n' "$1" "$2" "set-up failed" >"$res/meta"
 }
 
+# run_row ROW VERBOSE BUILD [TEST_FILE...]: one row of the matrix, start to end, into
+# $CACHE/results/ROW: boots the kernel (or, for host, runs the suite here), then writes
+# cells ("COLUMN STATUS" lines: boot, klog, each test, nocg2), skip/TEST, fail/COLUMN and
+# meta (a kernel, initrd or root that fails to come: row_setup_failed's). VERBOSE=1 shows
+# the guest's console as it comes, 0 only the test results. Returns
+# 1 if a cell is FAIL.
 run_row() {
 	ROW=$1
 	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS
