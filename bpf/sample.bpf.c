@@ -8,8 +8,9 @@
  * Counting in the kernel, not a ring buffer record per sample: a sample costs two stack-map
  * inserts that mostly hit (a spinning function repeats its stacks) and a hash add, and user
  * space reads one entry per distinct stack per interval, not one per sample. The maps come in
- * two halves, as the counts' epochs: user space flips `half` and reads the other one, which
- * nothing writes then, and empties it for its next turn.
+ * two halves, as the counts' epochs: user space flips `half`, waits for the samples still
+ * counting in the other one (flip_wait), reads it, which nothing writes then, and empties it
+ * for its next turn.
  *
  * The tracked set is the counting program's own (cgroup_counts in cgtma.bpf.c), shared by
  * user space with bpf_map__reuse_fd(): only the presence of a key is read here.
@@ -34,6 +35,28 @@ const volatile __u64 tracked_levels = 0;
 
 /* The half being written; user space flips it before reading the other. */
 __u32 half = 0;
+
+/*
+ * Read by no program. After flipping `half`, user space sets flip_wait's one slot (to
+ * flip_inner, each time): the kernel waits for an RCU grace period at each update of a
+ * map-in-map from user space (kernel/bpf/syscall.c, maybe_wait_bpf_programs()), and so for
+ * every sample program running then, which may have read the old half. Without it, a sample
+ * counted in its deepest cgroup before the read and in an ancestor after it left the
+ * ancestor's count in the map, read a turn later with the stack ids of a refilled half.
+ */
+struct flip_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} flip_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct flip_inner);
+} flip_wait SEC(".maps");
 
 /* The counting program's tracked cgroups; declared small, replaced by its map before load. */
 struct {

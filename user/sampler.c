@@ -588,13 +588,20 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 		.stacks = bpf_map__fd(closed ? s->skel->maps.stacks1 : s->skel->maps.stacks0),
 		.spill = bpf_map__fd(closed ? s->skel->maps.spill1 : s->skel->maps.spill0),
 	};
+	int inner = bpf_map__fd(s->skel->maps.flip_inner);
 	struct sample_key *keys = NULL;
 	int n, emptied, err = 0;
+	__u32 zero = 0;
 	__u64 t0;
 
 	retry_cpus(s);
-	/* From here the kernel writes the other half: this one is read, then emptied. */
+	/*
+	 * From here the kernel writes the other half: this one is read, then emptied, once the
+	 * samples that read `half` before the flip have counted (sample.bpf.c's flip_wait).
+	 */
 	__atomic_store_n(&s->skel->bss->half, closed ^ 1, __ATOMIC_SEQ_CST);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.flip_wait), &zero, &inner, BPF_ANY))
+		return -errno;
 	n = map_keys(counts_fd, sizeof(*keys), (void **)&keys);
 	if (n < 0)
 		return n;
