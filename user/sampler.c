@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "alloc.h"
 #include "events.h"
+#include "hashmap.h"
 #include "log.h"
 #include "perfev.h"
 #include "profile.h"
@@ -478,35 +480,82 @@ static int read_stack(const struct stack_fds *fds, __s32 id, __u64 *ips)
 	return n;
 }
 
-/* The frames of one key, leaf first (kernel, then user), as locations of p. */
-static int frames(struct sampler *s, struct profile *p, const struct sample_key *k,
-		  const __u64 *kips, int nk, const __u64 *uips, int nu, int *locs)
+/*
+ * One read's user stacks, each named once per process. A sample is counted in every tracked
+ * cgroup its task is in (nested ones), under one stack id: named once, its frames read the
+ * same in all of them, though the process's maps may be read again between two of its keys
+ * (by the thread that reads announced processes, or at an address outside the maps read
+ * before: the stack of an image that has exec'd since names no better after).
+ */
+struct named_stacks {
+	struct hashmap index;		/* pid << 32 | stack id -> its entry in locs */
+	int *locs;			/* entries: the frame count, then the frames */
+	size_t nr_locs, cap_locs;
+};
+
+static void named_stacks_release(struct named_stacks *ns)
 {
-	int n = 0;
+	hashmap_clear(&ns->index);
+	free(ns->locs);
+}
+
+/* The user frames of k's stack, leaf first, as locations of p, into locs: how many or -errno. */
+static int user_frames(struct sampler *s, struct profile *p, struct named_stacks *ns,
+		       const struct stack_fds *fds, const struct sample_key *k, int *locs)
+{
+	__u64 ips[SAMPLE_MAX_DEPTH], id = (__u64)k->pid << 32 | (__u32)k->ustack;
+	int at = k->ustack >= 0 ? hashmap_get_u64(&ns->index, id) : -1;
+	int n;
+
+	if (at >= 0) {
+		n = ns->locs[at];
+		memcpy(locs, &ns->locs[at + 1], (size_t)n * sizeof(*locs));
+		return n;
+	}
+	n = read_stack(fds, k->ustack, ips);
+	for (int i = 0; i < n; i++) {
+		int l = symbolizer_user(s->sym, p, (int)k->pid, ips[i]);
+
+		if (l < 0)
+			return l;
+		locs[i] = l;
+	}
+	if (k->ustack < 0)
+		return n;
+	if (ns->nr_locs + n + 1 > INT_MAX || ALLOC_GROW(ns->locs, ns->nr_locs + n + 1, ns->cap_locs) ||
+	    hashmap_put_u64(&ns->index, id, (int)ns->nr_locs))
+		return -ENOMEM;
+	ns->locs[ns->nr_locs] = n;
+	memcpy(&ns->locs[ns->nr_locs + 1], locs, (size_t)n * sizeof(*locs));
+	ns->nr_locs += n + 1;
+	return n;
+}
+
+/* The frames of one key, leaf first (kernel, then user), as locations of p. */
+static int frames(struct sampler *s, struct profile *p, struct named_stacks *ns,
+		  const struct stack_fds *fds, const struct sample_key *k, int *locs)
+{
+	__u64 kips[SAMPLE_MAX_DEPTH];
+	int nk = read_stack(fds, k->kstack, kips), nu;
 
 	for (int i = 0; i < nk; i++) {
 		int l = symbolizer_kernel(s->sym, p, kips[i]);
 
 		if (l < 0)
 			return l;
-		locs[n++] = l;
+		locs[i] = l;
 	}
-	for (int i = 0; i < nu; i++) {
-		int l = symbolizer_user(s->sym, p, (int)k->pid, uips[i]);
-
-		if (l < 0)
-			return l;
-		locs[n++] = l;
-	}
-	return n;
+	nu = user_frames(s, p, ns, fds, k, locs + nk);
+	return nu < 0 ? nu : nk + nu;
 }
 
 static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope, void *ctx,
-		   const struct stack_fds *fds, const struct sample_key *k, __u64 count)
+		   const struct stack_fds *fds, struct named_stacks *ns,
+		   const struct sample_key *k, __u64 count)
 {
-	__u64 kips[SAMPLE_MAX_DEPTH], uips[SAMPLE_MAX_DEPTH], t0;
 	int locs[2 * SAMPLE_MAX_DEPTH];
-	int e, sc, t, n, nk, nu;
+	int e, sc, t, n;
+	__u64 t0;
 
 	if (k->event >= (__u32)s->nr_slots || (e = s->slot_event[k->event]) < 0)
 		return 0;
@@ -518,10 +567,8 @@ static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope,
 	t = profile_type(p, s->ev->names[e], s->ev->periods[e]);
 	if (t < 0)
 		return t;
-	nk = read_stack(fds, k->kstack, kips);
-	nu = read_stack(fds, k->ustack, uips);
 	t0 = thread_ns();
-	n = frames(s, p, k, kips, nk, uips, nu, locs);
+	n = frames(s, p, ns, fds, k, locs);
 	naming_took(s, t0);
 	if (n < 0)
 		return n;
@@ -589,6 +636,7 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 		.spill = bpf_map__fd(closed ? s->skel->maps.spill1 : s->skel->maps.spill0),
 	};
 	int inner = bpf_map__fd(s->skel->maps.flip_inner);
+	struct named_stacks ns = { .index = HASHMAP_INIT };
 	struct sample_key *keys = NULL;
 	int n, emptied, err = 0;
 	__u32 zero = 0;
@@ -609,8 +657,9 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 		__u64 count;
 
 		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count) == 0 && count)
-			err = add_key(s, p, scope, ctx, &fds, &keys[i], count);
+			err = add_key(s, p, scope, ctx, &fds, &ns, &keys[i], count);
 	}
+	named_stacks_release(&ns);
 	for (int i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);
 	free(keys);
