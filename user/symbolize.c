@@ -87,7 +87,6 @@ struct symbolizer {
 	struct hashmap proc_index;	/* pid -> procs[] */
 	struct ksym *ksyms;
 	int nr_ksyms, cap_ksyms;
-	bool ksyms_read;
 };
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -95,6 +94,44 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The text symbols of /proc/kallsyms, sorted (all zero without the privilege to see them). */
+static int read_kallsyms(struct symbolizer *s)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		struct ksym k;
+		char type, name[256];
+
+		if (sscanf(line, "%" SCNx64 " %c %255s", &k.addr, &type, name) != 3 || !k.addr ||
+		    !strchr("tTwW", type))
+			continue;
+		k.name = strdup(name);
+		if (!k.name || ALLOC_GROW(s->ksyms, s->nr_ksyms + 1, s->cap_ksyms)) {
+			free(k.name);
+			err = -ENOMEM;
+			break;
+		}
+		s->ksyms[s->nr_ksyms++] = k;
+	}
+	free(line);
+	fclose(f);
+	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	return err;
+}
 
 int symbolizer_new(struct symbolizer **sp)
 {
@@ -105,7 +142,7 @@ int symbolizer_new(struct symbolizer **sp)
 	pthread_mutex_init(&s->lock, NULL);
 	elf_version(EV_CURRENT);
 	*sp = s;
-	return 0;
+	return read_kallsyms(s);
 }
 
 static void proc_release(struct proc *p)
@@ -294,21 +331,52 @@ static int jit_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* (Re)reads the process's /tmp/perf-PID.map, which JITs append to: 0, or -ENOMEM. */
-static int read_jit(struct proc *p)
+/*
+ * A process's maps as read from /proc while it lives, before they are installed in the
+ * symbolizer. Reading them needs the process alive, and nothing of the symbolizer: it is done
+ * before the symbolizer's lock is taken, so that a process announced while an interval's
+ * stacks are being named (a module's first names read its DWARF; under emulation, the first
+ * kernel frame read /proc/kallsyms for seconds) is read before it can exit. What needs the
+ * symbolizer (opening the files as modules) waits for the lock, on files held open.
+ */
+struct maps_read {
+	struct vma *vmas;		/* the executable mappings, module -1 */
+	int nr_vmas, cap_vmas;
+	int *fds;			/* per vma: its file, open, or -1 */
+	int cap_fds;
+	struct jit_sym *jit;		/* /tmp/perf-PID.map's symbols, sorted */
+	int nr_jit, cap_jit;
+	bool jit_read;			/* the file was there (else the last ones stay) */
+};
+
+static void maps_read_release(struct maps_read *r)
+{
+	for (int i = 0; i < r->nr_vmas; i++) {
+		free(r->vmas[i].path);
+		if (r->fds[i] >= 0)
+			close(r->fds[i]);
+	}
+	for (int i = 0; i < r->nr_jit; i++)
+		free(r->jit[i].name);
+	free(r->vmas);
+	free(r->fds);
+	free(r->jit);
+	*r = (struct maps_read){};
+}
+
+/* Reads the process's /tmp/perf-PID.map (JITs append to it) into r: 0, or -ENOMEM. */
+static int read_jit(int pid, struct maps_read *r)
 {
 	char path[128], *line = NULL;
 	size_t cap = 0;
-	FILE *f;
 	int err = 0;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", p->pid, ns_pid(p->pid));
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, ns_pid(pid));
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	for (int i = 0; i < p->nr_jit; i++)
-		free(p->jit[i].name);
-	p->nr_jit = 0;
+	r->jit_read = true;
 	while (getline(&line, &cap, f) > 0) {
 		struct jit_sym j;
 		int off = 0;
@@ -317,32 +385,32 @@ static int read_jit(struct proc *p)
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		j.name = strdup(line + off);
-		if (!j.name || ALLOC_GROW(p->jit, p->nr_jit + 1, p->cap_jit)) {
+		if (!j.name || ALLOC_GROW(r->jit, r->nr_jit + 1, r->cap_jit)) {
 			free(j.name);
 			err = -ENOMEM;
 			break;
 		}
-		p->jit[p->nr_jit++] = j;
+		r->jit[r->nr_jit++] = j;
 	}
 	free(line);
 	fclose(f);
-	qsort(p->jit, p->nr_jit, sizeof(*p->jit), jit_cmp);
+	qsort(r->jit, r->nr_jit, sizeof(*r->jit), jit_cmp);
 	return err;
 }
 
 /*
- * Reads pid's executable mappings into p (emptied first), opening their files: 0 or -errno.
- * A process that has exited and is not yet reaped has an empty maps file: p keeps the maps
- * last read (-ESRCH), which are then its only ones.
+ * Reads pid's executable mappings into r, opening their files: 0 or -errno (r released). A
+ * process that has exited and is not yet reaped has an empty maps file: -ESRCH.
  */
-static int read_maps(struct symbolizer *s, struct proc *p)
+static int read_maps(int pid, struct maps_read *r)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	int err = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	*r = (struct maps_read){};
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -351,43 +419,72 @@ static int read_maps(struct symbolizer *s, struct proc *p)
 		fclose(f);
 		return -ESRCH;
 	}
-	for (int i = 0; i < p->nr_vmas; i++)
-		free(p->vmas[i].path);
-	p->nr_vmas = 0;
 	do {
 		struct vma v = { .module = -1 };
 		char perms[8];
-		int off = 0;
+		int off = 0, fd = -1;
 
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &v.start,
 			   &v.end, perms, &v.pgoff, &off) < 4 || perms[2] != 'x')
 			continue;
 		line[strcspn(line, "\n")] = 0;
-		if (off && line[off] == '/') {
-			v.path = strdup(line + off);
-			if (!v.path) {
-				err = -ENOMEM;
-				break;
-			}
-			v.module = module_of(s, open_mapped(p->pid, &v), v.path);
-			if (v.module == -ENOMEM)
-				err = -ENOMEM;
-		} else if (off && line[off]) {
-			/* [vdso], [vsyscall]: named as the kernel names them, never resolved. */
-			v.path = strdup(line + off);
-		}
-		if (!err && ALLOC_GROW(p->vmas, p->nr_vmas + 1, p->cap_vmas))
+		/* [vdso], [vsyscall]: named as the kernel names them, never resolved. */
+		if (off && line[off] && !(v.path = strdup(line + off)))
 			err = -ENOMEM;
-		if (err)
+		if (!err && ALLOC_GROW(r->vmas, r->nr_vmas + 1, r->cap_vmas))
+			err = -ENOMEM;
+		if (!err && ALLOC_GROW(r->fds, r->nr_vmas + 1, r->cap_fds))
+			err = -ENOMEM;
+		if (err) {
 			free(v.path);
-		else
-			p->vmas[p->nr_vmas++] = v;
-	} while (!err && getline(&line, &cap, f) > 0);
+			break;
+		}
+		if (v.path && v.path[0] == '/')
+			fd = open_mapped(pid, &v);
+		r->fds[r->nr_vmas] = fd;
+		r->vmas[r->nr_vmas++] = v;
+	} while (getline(&line, &cap, f) > 0);
 	free(line);
 	fclose(f);
 	if (!err)
-		err = read_jit(p);
+		err = read_jit(pid, r);
+	if (err)
+		maps_read_release(r);
 	return err;
+}
+
+/* r's maps become p's, their files modules (r is emptied): 0, or -ENOMEM (p unchanged). */
+static int install_maps(struct symbolizer *s, struct proc *p, struct maps_read *r)
+{
+	for (int i = 0; i < r->nr_vmas; i++) {
+		if (r->fds[i] < 0)
+			continue;
+		r->vmas[i].module = module_of(s, r->fds[i], r->vmas[i].path);
+		r->fds[i] = -1;		/* module_of() consumed it */
+		if (r->vmas[i].module == -ENOMEM) {
+			r->vmas[i].module = -1;
+			return -ENOMEM;
+		}
+	}
+	for (int i = 0; i < p->nr_vmas; i++)
+		free(p->vmas[i].path);
+	free(p->vmas);
+	p->vmas = r->vmas;
+	p->nr_vmas = r->nr_vmas;
+	p->cap_vmas = r->cap_vmas;
+	r->vmas = NULL;
+	r->nr_vmas = r->cap_vmas = 0;
+	if (r->jit_read) {
+		for (int i = 0; i < p->nr_jit; i++)
+			free(p->jit[i].name);
+		free(p->jit);
+		p->jit = r->jit;
+		p->nr_jit = r->nr_jit;
+		p->cap_jit = r->cap_jit;
+		r->jit = NULL;
+		r->nr_jit = r->cap_jit = 0;
+	}
+	return 0;
 }
 
 static struct proc *find_proc(struct symbolizer *s, int pid)
@@ -397,22 +494,25 @@ static struct proc *find_proc(struct symbolizer *s, int pid)
 	return i >= 0 ? &s->procs[i] : NULL;
 }
 
-static int note_locked(struct symbolizer *s, int pid)
+/*
+ * pid's maps, read as r (or not: read_err), into its entry, a new one for a pid not known:
+ * 0; -ESRCH when it is gone and was not known (a known one keeps its last map); -ENOMEM.
+ */
+static int note_locked(struct symbolizer *s, int pid, struct maps_read *r, int read_err)
 {
-	struct proc *p;
+	struct proc *p = find_proc(s, pid);
 	int err;
 
-	p = find_proc(s, pid);
 	/* Known: announced again after an exec. Gone already: its last map is kept. */
 	if (p)
-		return read_maps(s, p) == -ENOMEM ? -ENOMEM : 0;
+		return read_err == -ENOMEM ? -ENOMEM : read_err ? 0 : install_maps(s, p, r);
+	if (read_err)
+		return read_err == -ENOMEM ? -ENOMEM : -ESRCH;
 	if (ALLOC_GROW(s->procs, s->nr_procs + 1, s->cap_procs))
 		return -ENOMEM;
 	p = &s->procs[s->nr_procs];
 	*p = (struct proc){ .pid = pid };
-	err = read_maps(s, p);
-	if (err && err != -ENOMEM)
-		err = -ESRCH;
+	err = install_maps(s, p, r);
 	if (!err && hashmap_put_u64(&s->proc_index, (uint64_t)pid, s->nr_procs))
 		err = -ENOMEM;
 	if (err) {
@@ -423,13 +523,26 @@ static int note_locked(struct symbolizer *s, int pid)
 	return 0;
 }
 
+/* note_locked(), reading the maps now, the lock held. */
+static int note_now(struct symbolizer *s, int pid)
+{
+	struct maps_read r;
+	int err = read_maps(pid, &r);
+
+	err = note_locked(s, pid, &r, err);
+	maps_read_release(&r);
+	return err;
+}
+
 int symbolizer_note_pid(struct symbolizer *s, int pid)
 {
-	int err;
+	struct maps_read r;
+	int err = read_maps(pid, &r);
 
 	pthread_mutex_lock(&s->lock);
-	err = note_locked(s, pid);
+	err = note_locked(s, pid, &r, err);
 	pthread_mutex_unlock(&s->lock);
+	maps_read_release(&r);
 	return err;
 }
 
@@ -531,12 +644,15 @@ static int user_locked(struct symbolizer *s, struct profile *prof, int pid, uint
 	const struct jit_sym *j;
 
 	/* Not noted (its first sample's note was lost), or mapped since: read it now. */
-	if (!p && note_locked(s, pid) == 0)
+	if (!p && note_now(s, pid) == 0)
 		p = find_proc(s, pid);
 	if (p && !(v = find_vma(p, ip)) && !p->gone && !p->reread) {
+		struct maps_read r;
+
 		p->reread = true;
-		if (read_maps(s, p) == 0)
+		if (read_maps(pid, &r) == 0 && install_maps(s, p, &r) == 0)
 			v = find_vma(p, ip);
+		maps_read_release(&r);
 	}
 	if (p && (!v || !v->path) && (j = find_jit(p, ip)))
 		return profile_location(prof, &(struct profile_location){
@@ -577,55 +693,12 @@ int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t i
 	return ret;
 }
 
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The text symbols of /proc/kallsyms, sorted (all zero without the privilege to see them). */
-static int read_kallsyms(struct symbolizer *s)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	int err = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	s->ksyms_read = true;
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		struct ksym k;
-		char type, name[256];
-
-		if (sscanf(line, "%" SCNx64 " %c %255s", &k.addr, &type, name) != 3 || !k.addr ||
-		    !strchr("tTwW", type))
-			continue;
-		k.name = strdup(name);
-		if (!k.name || ALLOC_GROW(s->ksyms, s->nr_ksyms + 1, s->cap_ksyms)) {
-			free(k.name);
-			err = -ENOMEM;
-			break;
-		}
-		s->ksyms[s->nr_ksyms++] = k;
-	}
-	free(line);
-	fclose(f);
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
-	return err;
-}
-
 int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip)
 {
 	struct profile_location loc = { .addr = ip, .mapping = -1 };
 	int lo = 0, hi, ret = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (!s->ksyms_read)
-		ret = read_kallsyms(s);
-	if (ret)
-		goto out;
 	if (s->nr_ksyms) {
 		loc.mapping = profile_mapping(p, &(struct profile_mapping){
 			.start = s->ksyms[0].addr, .limit = s->ksyms[s->nr_ksyms - 1].addr + 1,

@@ -27,14 +27,19 @@
 struct profile;
 struct symbolizer;
 
-/* 0, or -ENOMEM. /proc/kallsyms is read at the first kernel frame. */
+/*
+ * 0, or -ENOMEM (*sp is then to be freed). /proc/kallsyms is read here, before any sample:
+ * read at the first kernel frame, it kept the announced processes' maps waiting (seconds
+ * under emulation).
+ */
 int symbolizer_new(struct symbolizer **sp);
 void symbolizer_free(struct symbolizer *s);
 
 /*
- * Reads pid's memory map and opens its files now (again, for a pid known: after an exec):
- * 0; -ESRCH when it is gone and was not known (a known one keeps its last map); -ENOMEM. A
- * map is also read again when an address is not in it, once per interval.
+ * Reads pid's memory map and opens its files now (again, for a pid known: after an exec),
+ * before waiting for the naming under way in another thread: 0; -ESRCH when it is gone and
+ * was not known (a known one keeps its last map); -ENOMEM. A map is also read again when an
+ * address is not in it, once per interval.
  */
 int symbolizer_note_pid(struct symbolizer *s, int pid);
 
