@@ -87,6 +87,9 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/%,$(HELPER_SRCS))
 # The workload and spinfn once more, static, for container root filesystems with nothing to
 # link against.
 HELPER_BINS += $(OUTPUT)/tests/workload-static $(OUTPUT)/tests/spinfn-static
+# And spinfn without its symbols: its frames print as spinfn-stripped+OFFSET, one --folded line
+# per address, where a wrong stack shows (tests/live/45-sample-flip.sh).
+HELPER_BINS += $(OUTPUT)/tests/spinfn-stripped
 
 # The same unit tests, once more under AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN := $(OUTPUT)/san
@@ -258,6 +261,10 @@ $(OUTPUT)/tests/hookfloor: tests/bench/hookfloor.c $(OUTPUT)/tests/hookfloor.ske
 
 # The sampling tests' spinner keeps its frame pointers: the kernel walks user stacks by them.
 $(OUTPUT)/tests/spinfn $(OUTPUT)/tests/spinfn-static: CFLAGS += -fno-omit-frame-pointer
+
+$(OUTPUT)/tests/spinfn-stripped: $(OUTPUT)/tests/spinfn
+	$(call msg,STRIP,$@)
+	$(Q)strip -o $@ $<
 
 $(OUTPUT)/tests/%-static: tests/helpers/%.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
