@@ -484,8 +484,7 @@ static int read_stack(const struct stack_fds *fds, __s32 id, __u64 *ips)
  * One read's user stacks, each named once per process. A sample is counted in every tracked
  * cgroup its task is in (nested ones), under one stack id: named once, its frames read the
  * same in all of them, though the process's maps may be read again between two of its keys
- * (by the thread that reads announced processes, or at an address outside the maps read
- * before: the stack of an image that has exec'd since names no better after).
+ * (by the thread that reads announced processes, or for an address outside them).
  */
 struct named_stacks {
 	struct hashmap index;		/* pid << 32 | stack id -> its entry in locs */
@@ -522,7 +521,8 @@ static int user_frames(struct sampler *s, struct profile *p, struct named_stacks
 	}
 	if (k->ustack < 0)
 		return n;
-	if (ns->nr_locs + n + 1 > INT_MAX || ALLOC_GROW(ns->locs, ns->nr_locs + n + 1, ns->cap_locs) ||
+	if (ns->nr_locs + n + 1 > INT_MAX ||
+	    ALLOC_GROW(ns->locs, ns->nr_locs + n + 1, ns->cap_locs) ||
 	    hashmap_put_u64(&ns->index, id, (int)ns->nr_locs))
 		return -ENOMEM;
 	ns->locs[ns->nr_locs] = n;

@@ -13,9 +13,9 @@
 #   A read now names each stack of a process once.
 # Eight nested tracked cgroups, a spinner in the deepest on each CPU but one, reads every
 # 10 ms, the kernel's fastest rate up to 4 kHz: every level's stacks must be the deepest's,
-# line for line and count for count. The spinner is stripped and spins through 65536 nops, so that nearly
-# every sample is a --folded line of its own (spinfn-stripped+OFFSET), where a sample counted
-# with another's stack shows.
+# line for line and count for count. The spinner is stripped and spins through 65536 nops,
+# so that nearly every sample is a --folded line of its own (spinfn-stripped+OFFSET), where a
+# sample counted with another's stack shows.
 . "$(dirname "$0")/lib.sh"
 
 SPINFN=${CGTMA_BUILD:-build}/tests/spinfn-stripped
