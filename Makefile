@@ -50,6 +50,7 @@ PREFIX ?= /usr/local
 ifeq ($(origin CC),default)
 CC := $(CROSS_COMPILE)gcc
 endif
+STRIP ?= $(CROSS_COMPILE)strip
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
@@ -264,7 +265,7 @@ $(OUTPUT)/tests/spinfn $(OUTPUT)/tests/spinfn-static: CFLAGS += -fno-omit-frame-
 
 $(OUTPUT)/tests/spinfn-stripped: $(OUTPUT)/tests/spinfn
 	$(call msg,STRIP,$@)
-	$(Q)strip -o $@ $<
+	$(Q)$(STRIP) -o $@ $<
 
 $(OUTPUT)/tests/%-static: tests/helpers/%.c | $(OUTPUT)/tests
 	$(call msg,CC-STATIC,$@)
