@@ -145,14 +145,24 @@ int symbolizer_new(struct symbolizer **sp)
 	return read_kallsyms(s);
 }
 
+static void free_vmas(struct vma *vmas, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(vmas[i].path);
+	free(vmas);
+}
+
+static void free_jit(struct jit_sym *jit, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(jit[i].name);
+	free(jit);
+}
+
 static void proc_release(struct proc *p)
 {
-	for (int i = 0; i < p->nr_vmas; i++)
-		free(p->vmas[i].path);
-	for (int i = 0; i < p->nr_jit; i++)
-		free(p->jit[i].name);
-	free(p->vmas);
-	free(p->jit);
+	free_vmas(p->vmas, p->nr_vmas);
+	free_jit(p->jit, p->nr_jit);
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -351,16 +361,12 @@ struct maps_read {
 
 static void maps_read_release(struct maps_read *r)
 {
-	for (int i = 0; i < r->nr_vmas; i++) {
-		free(r->vmas[i].path);
+	for (int i = 0; i < r->nr_vmas; i++)
 		if (r->fds[i] >= 0)
 			close(r->fds[i]);
-	}
-	for (int i = 0; i < r->nr_jit; i++)
-		free(r->jit[i].name);
-	free(r->vmas);
+	free_vmas(r->vmas, r->nr_vmas);
+	free_jit(r->jit, r->nr_jit);
 	free(r->fds);
-	free(r->jit);
 	*r = (struct maps_read){};
 }
 
@@ -466,18 +472,14 @@ static int install_maps(struct symbolizer *s, struct proc *p, struct maps_read *
 			return -ENOMEM;
 		}
 	}
-	for (int i = 0; i < p->nr_vmas; i++)
-		free(p->vmas[i].path);
-	free(p->vmas);
+	free_vmas(p->vmas, p->nr_vmas);
 	p->vmas = r->vmas;
 	p->nr_vmas = r->nr_vmas;
 	p->cap_vmas = r->cap_vmas;
 	r->vmas = NULL;
 	r->nr_vmas = r->cap_vmas = 0;
 	if (r->jit_read) {
-		for (int i = 0; i < p->nr_jit; i++)
-			free(p->jit[i].name);
-		free(p->jit);
+		free_jit(p->jit, p->nr_jit);
 		p->jit = r->jit;
 		p->nr_jit = r->nr_jit;
 		p->cap_jit = r->cap_jit;
@@ -647,12 +649,10 @@ static int user_locked(struct symbolizer *s, struct profile *prof, int pid, uint
 	if (!p && note_now(s, pid) == 0)
 		p = find_proc(s, pid);
 	if (p && !(v = find_vma(p, ip)) && !p->gone && !p->reread) {
-		struct maps_read r;
-
 		p->reread = true;
-		if (read_maps(pid, &r) == 0 && install_maps(s, p, &r) == 0)
-			v = find_vma(p, ip);
-		maps_read_release(&r);
+		/* Known: read again, or kept as it was (gone, or out of memory). */
+		note_now(s, pid);
+		v = find_vma(p, ip);
 	}
 	if (p && (!v || !v->path) && (j = find_jit(p, ip)))
 		return profile_location(prof, &(struct profile_location){
