@@ -16,14 +16,12 @@ EV=syscalls:sys_enter_getppid
 N=30000
 MAX_EVENTS=128
 
-tracefs=$(awk '$(NF-2) == "tracefs" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$tracefs" ] || tracefs=/sys/kernel/tracing
-[ -d "$tracefs/events/syscalls" ] || skip "no syscall tracepoints under $tracefs/events"
+tracepoint_or_skip syscalls/sys_enter_getppid
 
 # 127 more tracepoints from the syscall entries, the one that is checked first.
 events=$EV
 n=1
-for d in "$tracefs"/events/syscalls/sys_enter_*; do
+for d in "$TRACEFS"/events/syscalls/sys_enter_*; do
 	e=syscalls:$(basename "$d")
 	[ "$e" = "$EV" ] && continue
 	[ -r "$d/id" ] || continue

@@ -22,9 +22,7 @@
 UDP=${CGTMA_BUILD:-build}/tests/udp
 [ -x "$UDP" ] || fail "no $UDP: build first (make $UDP)"
 command -v ip >/dev/null || skip "no ip command (iproute2)"
-[ -e /sys/kernel/tracing/events/syscalls/sys_enter_sendto ] ||
-	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_sendto ] ||
-	skip "no syscalls:sys_enter_sendto tracepoint (CONFIG_FTRACE_SYSCALLS)"
+tracepoint_or_skip syscalls/sys_enter_sendto
 
 EVS=syscalls:sys_enter_sendto,net:netif_receive_skb,cpu-clock
 N=4000

@@ -38,14 +38,12 @@ on_exit pingpong_stop
 
 dmesg >"$TMP/dmesg.before" 2>/dev/null || skip "cannot read the kernel's log (dmesg)"
 
-tracefs=/sys/kernel/tracing
-[ -d "$tracefs/events" ] || tracefs=/sys/kernel/debug/tracing
-if [ -w "$tracefs/events/sched/sched_switch/enable" ]; then
+if [ -w "$TRACEFS/events/sched/sched_switch/enable" ]; then
 	say "phase 1: sched_switch enabled and disabled $((ROUNDS * 3)) times through tracefs"
 	for i in $(seq $((ROUNDS * 3))); do
 		[ $((i % 10)) = 0 ] && say "phase 1: $i"
-		echo 1 >"$tracefs/events/sched/sched_switch/enable"
-		echo 0 >"$tracefs/events/sched/sched_switch/enable"
+		echo 1 >"$TRACEFS/events/sched/sched_switch/enable"
+		echo 0 >"$TRACEFS/events/sched/sched_switch/enable"
 	done
 	say "phase 1: done"
 else

@@ -35,16 +35,14 @@ NR_CG=208 NR_FEW=8
 N=20000 M=30000
 MAX_SLOPE_KB=16 MAX_TOTAL_MB=64
 
-tracefs=$(awk '$(NF-2) == "tracefs" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$tracefs" ] || tracefs=/sys/kernel/tracing
-[ -d "$tracefs/events/syscalls" ] || skip "no syscall tracepoints under $tracefs/events"
+tracepoint_or_skip syscalls/sys_enter_getppid
 EV=syscalls:sys_enter_getppid
 # cpu-clock, getppid, and as many other syscall entries as make NR_EV.
-EVENTS="cpu-clock,$EV,$(find "$tracefs/events/syscalls" -maxdepth 1 -name 'sys_enter_*' \
+EVENTS="cpu-clock,$EV,$(find "$TRACEFS/events/syscalls" -maxdepth 1 -name 'sys_enter_*' \
 	! -name sys_enter_getppid -printf 'syscalls:%f\n' | sort | head -n $((NR_EV - 2)) |
 	paste -sd, -)"
 [ "$(tr ',' '\n' <<<"$EVENTS" | grep -c .)" = "$NR_EV" ] ||
-	skip "fewer than $NR_EV syscall tracepoints under $tracefs/events/syscalls"
+	skip "fewer than $NR_EV syscall tracepoints under $TRACEFS/events/syscalls"
 
 for ((i = 0; i < NR_CG; i++)); do cg_make "$(printf 'c%03d' $i)"; done
 FIRST=$(cg_path c000) LAST=$(cg_path "$(printf 'c%03d' $((NR_CG - 1)))")

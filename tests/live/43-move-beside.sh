@@ -17,9 +17,7 @@
 EV=syscalls:sys_enter_getppid
 # The spinner's calls outlast MOVES moves (a guest under emulation makes ~250,000 a second).
 N=${CGTMA_MOVE_CALLS:-2000000} MOVES=100
-[ -d /sys/kernel/tracing/events/syscalls/sys_enter_getppid ] ||
-	[ -d /sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid ] ||
-	skip "the kernel has no syscall tracepoints (CONFIG_FTRACE_SYSCALLS)"
+tracepoint_or_skip syscalls/sys_enter_getppid
 command -v taskset >/dev/null || skip "taskset is not installed"
 
 watch_perf_cgroup_sessions

@@ -3,6 +3,8 @@
 #   $CG_ROOT      the cgroup v2 mount (from mountinfo);  $CG_BASE  this test's own cgroup,
 #                 relative to $CG_ROOT, removed with everything below it when the test exits
 #   $TMP          a scratch directory, removed on exit
+#   $TRACEFS      the tracing directory; tracepoint_or_skip EVENT (as syscalls/sys_enter_x)
+#                 skips the test where the kernel has no such tracepoint
 #   skip MSG      ends the test as skipped (exit 77) saying why
 #   fail MSG      ends the test as failed
 #   cg_make REL   creates $CG_ROOT/$CG_BASE/REL;  cg_path REL  its canonical cgroup path
@@ -77,6 +79,19 @@ command -v jq >/dev/null || skip "jq is not installed (tools/install-deps.sh tes
 CG_ROOT=$(awk '$(NF-2) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CG_ROOT" ] || skip "cgroup v2 is not mounted"
 CG_BASE="cgtma-test-$$-$RANDOM"
+# Where nothing has mounted tracefs yet (a fresh machine), mounted as cgtma mounts it for a
+# tracepoint event: a test must not skip for what cgtma does itself.
+TRACEFS=$(awk '$(NF-2) == "tracefs" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
+if [ -z "$TRACEFS" ]; then
+	TRACEFS=$(awk '$(NF-2) == "debugfs" && $4 == "/" { print $5 "/tracing"; exit }' \
+		/proc/self/mountinfo)
+	[ -n "$TRACEFS" ] && [ -d "$TRACEFS/events" ] ||
+		{ TRACEFS=/sys/kernel/tracing; mount -t tracefs nodev $TRACEFS 2>/dev/null; }
+fi
+tracepoint_or_skip() {
+	[ -d "$TRACEFS/events/$1" ] ||
+		skip "the kernel has no $1 tracepoint (under $TRACEFS/events; CONFIG_FTRACE_SYSCALLS)"
+}
 TMP=$(mktemp -d /tmp/cgtma-test.XXXXXX)
 _exit_cmds=()
 _started=()
