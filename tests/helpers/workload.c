@@ -5,6 +5,8 @@
  *   workload getppid N [PAUSE_MS]  N getppid() system calls (sys_enter_getppid fires N
  *                                  times), sleeping PAUSE_MS after every N/10 so the work
  *                                  spans several intervals and many context switches
+ *   workload getppid-until-term    getppid() calls until SIGTERM, then prints how many: a
+ *                                  task that runs as long as a test needs, counted exactly
  *   workload spin MS               burn one CPU for MS milliseconds of wall time
  *   workload loop N                N turns of a two-instruction loop in user space: 2 N
  *                                  instructions retired, plus the process's fixed start
@@ -25,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,33 @@ static int do_getppid(long n, long pause_ms)
 			usleep(pause_ms * 1000);
 	}
 	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/*
+ * The count follows every call: a SIGTERM that arrives between a call's entry (counted by
+ * the kernel) and the increment is seen only after the increment.
+ */
+static int do_getppid_until_term(void)
+{
+	struct sigaction sa = { .sa_handler = on_term };
+	unsigned long n = 0;
+
+	if (sigaction(SIGTERM, &sa, NULL))
+		return 1;
+	while (!stop) {
+		syscall(SYS_getppid);
+		n++;
+	}
+	printf("%lu\n", n);
+	return fflush(stdout) ? 1 : 0;
 }
 
 static int do_spin(long ms)
@@ -177,6 +207,8 @@ int main(int argc, char **argv)
 		return do_threads(atol(argv[2]), argc - 3, argv + 3);
 	if (argc >= 3 && !strcmp(argv[1], "getppid"))
 		return do_getppid(atol(argv[2]), argc > 3 ? atol(argv[3]) : 0);
+	if (argc == 2 && !strcmp(argv[1], "getppid-until-term"))
+		return do_getppid_until_term();
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return do_spin(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "loop"))
@@ -193,7 +225,8 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: workload getppid N [PAUSE_MS] | spin MS | loop N | cgexec DIR CMD... | "
-		"gate FIFO CMD... | threads PAUSE_MS N... | tour N DIR...\n");
+	fprintf(stderr, "usage: workload getppid N [PAUSE_MS] | getppid-until-term | spin MS | "
+		"loop N | cgexec DIR CMD... | gate FIFO CMD... | threads PAUSE_MS N... | "
+		"tour N DIR...\n");
 	return 2;
 }

@@ -162,7 +162,8 @@ cg_wait() {
 spinner_running() {
 	local spinfn=${CGTMA_BUILD:-build}/tests/spinfn u i
 	[ -x "$spinfn" ] || fail "no $spinfn: build first (make $spinfn)"
-	cg_run "$1" "$spinfn" "$2" 600000 &
+	# Not cg_run in the background: $! would be a subshell, and killing it leaves the spinner.
+	"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$1" "$spinfn" "$2" 600000 &
 	_spinner=$!
 	on_exit "kill $_spinner 2>/dev/null"
 	u=$(usage_usec "$1")
