@@ -41,7 +41,11 @@
 #     round to round; figures are medians over the rounds with their min..max.
 # 2b. The same in one cgroup, in more and shorter rounds (the 1 % target is smaller than this
 #     VM's drift between rounds): no profiler, cgtma with the perf-event hook (the
-#     tracepoint where that hook is missing) and perf stat -a counting the same events, for
+#     tracepoint where that hook is missing), cgtma under auto (where it has the perf-event
+#     hook to pick: it adds the tracepoint's program, which ends the switches out of idle
+#     and returns at once at every other switch, and takes over where the event misses a
+#     switch; its runs with and without such a fallback are counted apart, as their costs
+#     differ) and perf stat -a counting the same events, for
 #     cpu-clock alone, which the kernel counts at no switch (as CPU-wide hardware counters):
 #     cgtma's own cost; and for the overhead runs' set, which adds what counting its events
 #     costs every switch. Figures: medians of the rounds' ratios to no profiler, and cgtma's
@@ -340,9 +344,10 @@ run_hook() {
 	return 0
 }
 
-# run_overhead OUT PROFILER WHERE [SET [LOOPS]]: PROFILER none, tracepoint or perf-event
-# (cgtma with that switch hook), perf (per cgroup) or count (perf stat -a, no cgroups); event
-# set SET [$SET], LOOPS round trips [$LOOPS], group small.
+# run_overhead OUT PROFILER WHERE [SET [LOOPS]]: PROFILER none, tracepoint, perf-event or
+# auto (cgtma with that switch hook; for auto, whether it fell back to the tracepoint during
+# the run is in $AUTO_FELL: 1 or 0), perf (per cgroup) or count (perf stat -a, no cgroups);
+# event set SET [$SET], LOOPS round trips [$LOOPS], group small.
 run_overhead() {
 	local out=$1 prof=$2 where=$3 set=${4:-$SET} loops=${5:-$LOOPS} ev pp pt=()
 	local check_ev=cpu-clock check_min=1
@@ -358,14 +363,17 @@ run_overhead() {
 	none)
 		"${pp[@]}" >"$out" 2>"$TMP/err" || die "pingpong failed: $(cat "$TMP/err")"
 		;;
-	tracepoint | perf-event)
-		"${OFF_CPU[@]}" "$CGTMA" --switch-hook "$prof" "${pt[@]}" -e "$ev" \
+	tracepoint | perf-event | auto)
+		"${OFF_CPU[@]}" "$CGTMA" -v --switch-hook "$prof" "${pt[@]}" -e "$ev" \
 			-G "$BASE/small/a" -G "$BASE/small/b" -I "$LONG_INTERVAL" -j -- \
 			sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$out" "${pp[@]}" \
 			>"$TMP/cgtma.json" 2>"$TMP/err" ||
 			die "cgtma --switch-hook $prof failed: $(cat "$TMP/err")"
 		check_counted "cgtma ($prof hook, $where, small/a, $check_ev)" \
 			"$(cgtma_count "$TMP/cgtma.json" small/a "$check_ev")" "$check_min"
+		AUTO_FELL=0
+		grep -q '^cgtma: warning: switch hook: the perf-event hook missed' "$TMP/err" &&
+			AUTO_FELL=1
 		;;
 	perf)
 		"${OFF_CPU[@]}" perf stat -a --for-each-cgroup "$BASE/small/a,$BASE/small/b" \
@@ -549,6 +557,7 @@ SAME_SETS=(1)
 SAME_CONFIGS=()
 for s in "${SAME_SETS[@]}"; do
 	for prof in none "$SAME_HOOK" count; do SAME_CONFIGS+=("$prof $s"); done
+	has_perf_hook && SAME_CONFIGS+=("auto $s")
 done
 : >"$TMP/same"
 start=$SECONDS
@@ -556,6 +565,9 @@ for ((r = 1; r <= SAME_ROUNDS; r++)); do
 	[ -t 2 ] && printf '\r  one cgroup, round %d/%d ...' "$r" "$SAME_ROUNDS" >&2
 	while read -r prof s; do
 		run_overhead "$TMP/pp" "$prof" same "$s" "$SAME_LOOPS" </dev/null
+		# auto's runs by what it did: auto-kept (the perf-event hook throughout) or
+		# auto-fell (the tracepoint took over).
+		[ "$prof" = auto ] && prof=auto-$( ((AUTO_FELL)) && echo fell || echo kept)
 		echo "$prof $s $r $(field "$TMP/pp" cpu_usec_per_op)" >>"$TMP/same"
 	done < <(rotate "$r" "${SAME_CONFIGS[@]}")
 done
@@ -651,7 +663,7 @@ hook_runs() { awk -v c="$1 $2 $3 $4" '$1 " " $2 " " $3 " " $4 == c { print $7 }'
 # "PROFILER WHERE ROUND CPU-TIME [WALL-TIME]": COLUMN 4 is CPU time per op, 5 wall time.
 ratio_stats() {
 	awk -v p="$1" -v w="$2" -v f="${3:-4}" -v b="${4:-none}" '$2 == w { t[$1, $3] = $f; r[$3] = 1 }
-		END { for (i in r) if (t[b, i] > 0) print t[p, i] / t[b, i] }' \
+		END { for (i in r) if ((p, i) in t && t[b, i] > 0) print t[p, i] / t[b, i] }' \
 		"${5:-$TMP/ovh}" | stats
 }
 added_ns_stats() {
@@ -797,7 +809,8 @@ echo
 # Over the short rounds of event set SET: PROFILER's CPU time per op over BASE's [none].
 same_stats() { ratio_stats "$1" "$2" 4 "${3:-none}" "$TMP/same"; }
 echo "One cgroup, $SAME_ROUNDS short rounds ($SAME_LOOPS round trips each; no profiler, cgtma" \
-	"with the $SAME_HOOK hook and perf stat -a alternating): CPU time per round trip over" \
+	"with the $SAME_HOOK hook$(has_perf_hook && echo ", cgtma under auto") and perf stat -a" \
+	"alternating): CPU time per round trip over" \
 	"the same round's run without a profiler, median of the rounds' ratios [min .. max]"
 printf '  %-58s %9s  %-20s %9s  %-20s %s\n' events cgtma "[min .. max]" "perf -a" \
 	"[min .. max]" "cgtma over perf -a"
@@ -811,6 +824,25 @@ for s in "${SAME_SETS[@]}"; do
 		"[$(pct "$lo") .. $(pct "$hi")]" "$(pct "$cmed")" "[$(pct "$clo") .. $(pct "$chi")]" \
 		"$(pct "$over")"
 done
+# auto's runs, by what it did in each: "runs median min max" of those kept and those fell.
+auto_runs() {
+	local n
+	n=$(awk -v p="auto-$1" -v s="$2" '$1 == p && $2 == s' "$TMP/same" | wc -l)
+	echo "$n $(same_stats "auto-$1" "$2")"
+}
+declare -A SAME_AUTO
+if has_perf_hook; then
+	for s in "${SAME_SETS[@]}"; do
+		read -r kn kmed klo khi < <(auto_runs kept "$s")
+		read -r fn fmed flo fhi < <(auto_runs fell "$s")
+		SAME_AUTO[$s]="$kn $kmed $fn $fmed"
+		line="  auto, set $s: kept the perf-event hook in $kn of $SAME_ROUNDS runs"
+		((kn)) && line+=": $(pct "$kmed") [$(pct "$klo") .. $(pct "$khi")]"
+		line+="; the tracepoint took over in $fn"
+		((fn)) && line+=": $(pct "$fmed") [$(pct "$flo") .. $(pct "$fhi")]"
+		echo "$line"
+	done
+fi
 read -r snmed snlo snhi < <(awk '$1 == "none" { print $4 }' "$TMP/same" | stats)
 echo "  (cpu-clock is counted at no switch, as CPU-wide hardware counters: what is left is" \
 	"cgtma's own; perf -a: perf stat -a counting the same events, no cgroups, the floor of"
@@ -1053,14 +1085,29 @@ echo
 echo "One cgroup, $SAME_ROUNDS short rounds (CPU time per round trip against no profiler," \
 	"median of the rounds' ratios; cgtma with the $SAME_HOOK hook):"
 echo
-echo "| Events | cgtma | perf stat -a, no cgroups (counting only) | cgtma over perf stat -a | Target |"
-echo "|---|---|---|---|---|"
+auto_col="" auto_rule=""
+has_perf_hook && auto_col=" cgtma under auto: runs that kept the perf-event hook / that fell back |" \
+	auto_rule="---|"
+echo "| Events | cgtma | perf stat -a, no cgroups (counting only) | cgtma over perf stat -a |$auto_col Target |"
+echo "|---|---|---|---|$auto_rule---|"
+# "N runs: +x %", "1 run: +x %" or "no run".
+runs_cell() {
+	case $1 in
+	0) echo "no run" ;;
+	1) echo "1 run: $(pct "$2")" ;;
+	*) echo "$1 runs: $(pct "$2")" ;;
+	esac
+}
 for s in "${SAME_SETS[@]}"; do
 	read -r med cmed over <<<"${SAME[$s]}"
-	goal=""
+	goal="" auto=""
 	[ "$s" = 1 ] && goal="at most +1 %: $(verdict "$t_same1")"
-	printf '| %s | %s | %s | %s | %s |\n' "$(events_of "$s" | sed 's/,/, /g')" "$(pct "$med")" \
-		"$(pct "$cmed")" "$(pct "$over")" "$goal"
+	if has_perf_hook; then
+		read -r kn kmed fn fmed <<<"${SAME_AUTO[$s]}"
+		auto=" $(runs_cell "$kn" "$kmed") / $(runs_cell "$fn" "$fmed") |"
+	fi
+	printf '| %s | %s | %s | %s |%s %s |\n' "$(events_of "$s" | sed 's/,/, /g')" "$(pct "$med")" \
+		"$(pct "$cmed")" "$(pct "$over")" "$auto" "$goal"
 done
 echo
 if [ -z "$SIM_WHY" ]; then
