@@ -8,6 +8,8 @@
 # into the cgroup (writing cgroup.procs) and runs there. Moving is not a context switch; the
 # cgroup's cpu-clock must still not include what the CPU did before the move.
 #
+# Then many short processes, each moving itself in: what the kernel charges where (below).
+#
 # Last, a running task moved by another process (`echo $PID > cgroup.procs` from a shell),
 # right after an interval ends: nothing on its CPU marks the move, so the slice in progress
 # ends at the next switch or flush and goes to the cgroup the task is in then. Only the
@@ -100,6 +102,44 @@ if awk '$3 == "cgroup_mutex" { found = 1 } END { exit !found }' /proc/kallsyms; 
 else
 	echo "note: /proc/kallsyms has no cgroup_mutex (no CONFIG_KALLSYMS_ALL): a task moving itself is not checked"
 fi
+
+# --- many short processes, each moving itself in from G -------------------------------
+# A shell in G starts NR_SHORT processes one after another, each moving itself into F and
+# making 2000 getppid() calls there. cpu.stat charges runtime lazily, to the cgroup a task is
+# in at the scheduler's next update: a process that moves itself has what it ran before the
+# move (its start, some 0.6 ms here) charged to F in cpu.stat, though it ran in G, where
+# cgtma charges it. So with a plain write (sh's echo), G and F agree together and F alone
+# does not (printed); workload cgexec reads its CPU clock just before the write, which brings
+# the scheduler up to date, and then F agrees alone. Charging the start to F, as a hook
+# that missed the move would, puts F well over (about +40 % here): fails.
+NR_SHORT=150
+cg_make G
+cg_make F
+G=$(cg_path G) F=$(cg_path F)
+# short_run HOW: the processes, moved by HOW (plain: sh's echo; cgexec: workload cgexec).
+short_run() {
+	start_cgtma "$TMP/out-$1" -I 200 -G "$G" -G "$F"
+	u0_g=$(usage_usec G) u0_f=$(usage_usec F) st0=$(steal_usec)
+	cg_run G bash -c 'for ((i = 0; i < $0; i++)); do
+		if [ "$1" = plain ]; then
+			sh -c "echo 0 >$2/cgroup.procs && exec $3 getppid 2000" || exit 1
+		else
+			"$3" cgexec "$2" "$3" getppid 2000 || exit 1
+		fi
+	done' $NR_SHORT "$1" "$CG_ROOT/$CG_BASE/F" "$WORKLOAD" || fail "the $1 processes failed"
+	u1_g=$(usage_usec G) u1_f=$(usage_usec F) st=$(($(steal_usec) - st0))
+	cgtma_more "$out"
+	stop_cgtma
+	c_g=$(clock_usec "$out" "$G") c_f=$(clock_usec "$out" "$F")
+}
+short_run plain
+echo "F alone, moved by a plain write: cpu-clock $c_f us, cpu.stat usage_usec grew" \
+	"$((u1_f - u0_f)) us (the start of each process, charged to F by cpu.stat)"
+agree "G and F, moved by a plain write" $((c_g + c_f)) $((u1_g - u0_g + u1_f - u0_f)) $st \
+	": time was lost or counted twice at the moves"
+short_run cgexec
+agree "F, moved by workload cgexec" "$c_f" $((u1_f - u0_f)) $st \
+	": what ran before each move went to F"
 
 # --- a running task moved from D1 to D2 by this shell -------------------------------------
 # The spinner alone on the last CPU, this shell and cgtma on the first, so that the slice in

@@ -8,6 +8,8 @@
 # the tracepoint: the cgroup's getppid() calls exactly, and its cpu-clock within 3 % of its
 # cpu.stat usage, five runs out of five (a count off by a few calls only in a run cgtma
 # marked not exact: tests/live/lib.sh, exact_or_marked), and a fallback is said once.
+# (Each burst's process moves itself into T through workload cgexec, which brings the
+# scheduler's accounting up to date first: docs/cpu-time.md, reason 4.)
 # Then a running task moved by another process is no missed switch: a task spinning on
 # getppid() in M1 on the last CPU is moved to M2 and back by this shell (writes to
 # cgroup.procs) on the first while it runs; where auto took the perf-event hook it must not
