@@ -231,10 +231,11 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $< $(LIB_OBJS) $(LIBS) -o $@
 
-# The spinner and the workload use nothing of cgtma's: linked with libc alone, or their
-# start-up loads libbpf, libdw, libmicrohttpd, gnutls and a dozen more, in the cgroup they are
-# measured in (under the kernel matrix's TCG guests a third of a spinner's samples).
-PLAIN_HELPERS := $(OUTPUT)/tests/spinfn $(OUTPUT)/tests/workload
+# The workloads use nothing of cgtma's: linked with libc alone, or their start-up loads
+# libbpf, libdw, libmicrohttpd, gnutls and a dozen more, in the cgroup they are measured in
+# (under the kernel matrix's TCG guests a third of a spinner's samples), and they run only
+# where those libraries are installed.
+PLAIN_HELPERS := $(addprefix $(OUTPUT)/tests/,spinfn workload pingpong udp)
 $(PLAIN_HELPERS): $(OUTPUT)/tests/%: tests/helpers/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -o $@
