@@ -127,21 +127,22 @@ static int join(const char *dir)
 {
 	char path[4096];
 	struct timespec ts;
-	int fd;
+	ssize_t n;
+	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto err;
-	syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts);
-	if (write(fd, "0\n", 2) != 2) {
+	if (fd < 0) {
+		err = errno;
+	} else {
+		syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts);
+		n = write(fd, "0\n", 2);
+		err = n == 2 ? 0 : n < 0 ? errno : EIO;
 		close(fd);
-		goto err;
 	}
-	close(fd);
-	return 0;
-err:
-	fprintf(stderr, "workload: cannot join %s: %s\n", dir, strerror(errno));
+	if (!err)
+		return 0;
+	fprintf(stderr, "workload: cannot join %s: %s\n", dir, strerror(err));
 	return 1;
 }
 

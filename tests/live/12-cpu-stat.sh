@@ -123,12 +123,6 @@ taskset -pc 0 $$ >/dev/null || fail "cannot pin the test shell to CPU 0"
 # of microseconds: there cgtma read the pair 1.5 to 3.6 % over cpu.stat, at the bound, from
 # the switches alone (6.1 under TCG). The case is left to the host and real machines.
 NR_SHORT=150
-short_case=1
-[ -n "${CGTMA_EMULATION:-}" ] && short_case="" &&
-	echo "note: under emulation the short processes' case is not run (see there)"
-cg_make G
-cg_make F
-G=$(cg_path G) F=$(cg_path F)
 # short_run HOW: the processes, moved by HOW (plain: sh's echo; cgexec: workload cgexec).
 short_run() {
 	start_cgtma "$TMP/out-$1" -I 200 -G "$G" -G "$F"
@@ -145,7 +139,12 @@ short_run() {
 	stop_cgtma
 	c_g=$(clock_usec "$out" "$G") c_f=$(clock_usec "$out" "$F")
 }
-if [ -n "$short_case" ]; then
+if [ -n "${CGTMA_EMULATION:-}" ]; then
+	echo "note: under emulation the short processes' case is not run (see there)"
+else
+	cg_make G
+	cg_make F
+	G=$(cg_path G) F=$(cg_path F)
 	short_run plain
 	echo "F alone, moved by a plain write: cpu-clock $c_f us, cpu.stat usage_usec grew" \
 		"$((u1_f - u0_f)) us (the start of each process, charged to F by cpu.stat)"
