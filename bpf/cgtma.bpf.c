@@ -135,12 +135,16 @@ struct {
  * snapshot's), and the flush that ends an interval on a CPU switches that CPU to the other
  * half once its last slice is in. After flushing every CPU, user space reads the half just
  * closed, which nothing writes until the next flush switches back to it: the CPU totals,
- * the cgroups' counts and the reading times of an interval are all of the same slices. The
- * CPU totals are keyed by epoch; a cgroup's value holds both halves, epoch 0's first.
+ * the cgroups' counts and the reading times of an interval are all of the same slices. A
+ * CPU's totals are entry cpu * 2 + half; a cgroup's value holds both halves, epoch 0's first.
+ * Not a per-CPU map, for the reason of charged_ids: user space reads the CPUs that ran in
+ * place, where a lookup would copy every possible CPU's (357 kB at 240 possible CPUs and 62
+ * events). Each CPU writes its own entries, once per epoch.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2);		/* 2 per possible CPU: set by user space */
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct cgtma_counts));
 } cpu_counts SEC(".maps");
@@ -223,11 +227,15 @@ __u64 tracked_gen = 0;
 __u64 flush_round = 0;
 
 /*
- * Interrupt scope -> counts, both epochs like cgroup_counts (value size set by user space;
- * one entry, never used, without --irq).
+ * Entry cpu * CGTMA_NR_IRQ + scope: an interrupt scope's counts on a CPU, both epochs like
+ * cgroup_counts, read in place like cpu_counts. Each CPU writes its own entries, at every
+ * slice an interrupt owns: user space pads the value to a cache line, so that no two CPUs
+ * write one. (Value size and entries set by user space; one entry, never used, without
+ * --irq.)
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, CGTMA_NR_IRQ);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 2 * sizeof(struct cgtma_counts));
@@ -920,7 +928,8 @@ static __always_inline bool read_slice_to_entry(struct cgtma_snapshot *snap,
  */
 static __always_inline void close_cpu_total(struct cgtma_snapshot *snap, __u32 half)
 {
-	struct cgtma_counts *total = bpf_map_lookup_elem(&cpu_counts, &half);
+	__u32 key = bpf_get_smp_processor_id() * 2 + (half & 1);
+	struct cgtma_counts *total = bpf_map_lookup_elem(&cpu_counts, &key);
 	struct cgtma_count *base = snap_base(snap);
 
 	if (!total)
@@ -988,7 +997,8 @@ static __always_inline int irq_owner(const struct cgtma_snapshot *snap)
 /* Adds delta to epoch half of interrupt scope irq. */
 static __always_inline void charge_irq(__u32 irq, const struct cgtma_counts *delta, __u32 half)
 {
-	struct cgtma_counts *counts = bpf_map_lookup_elem(&irq_counts, &irq);
+	__u32 key = bpf_get_smp_processor_id() * CGTMA_NR_IRQ + irq;
+	struct cgtma_counts *counts = bpf_map_lookup_elem(&irq_counts, &key);
 
 	if (counts)
 		add_counts(half_of(counts, half), delta);

@@ -33,6 +33,12 @@ struct collector {
 				 * took out: at most the entries (the mkdir hook adds more) */
 	struct cgtma_charged *charged;	/* charged_ids, mapped: per CPU, both halves' lists */
 	size_t charged_len;	/* the mapping's length */
+	char *cpu_totals;	/* cpu_counts, mapped: per CPU, both halves' totals */
+	size_t cpu_totals_len;
+	char *irq_totals;	/* irq_counts, mapped: per CPU and scope, both halves */
+	size_t irq_totals_len;
+	size_t irq_stride;	/* an irq_counts value: both halves, padded to a cache line */
+	bool *cpus_read;	/* the CPUs whose closed half changed since it was last read */
 	__u64 *ids;		/* the cgroups the lists name */
 	long reads_listed, reads_all;	/* intervals read from the lists, and whole */
 	int full_reads;		/* the next reads that read every cgroup (collector__track()) */
@@ -388,23 +394,42 @@ static int size_cpu_state(struct collector *c)
 	return 0;
 }
 
-/* charged_ids into c->charged, which the reads then look at in place. */
-static int map_charged(struct collector *c)
+/* An array map (BPF_F_MMAPABLE) into *p, read-only, for the reads to look at in place. */
+static int map_array(struct bpf_map *map, void **p, size_t *len)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	void *p;
+	/* The kernel lays the values out 8-byte aligned, from the mapping's start. */
+	size_t value = (bpf_map__value_size(map) + 7) / 8 * 8;
+	void *m;
 
-	c->charged_len = (bpf_map__max_entries(c->skel->maps.charged_ids) *
-			  sizeof(struct cgtma_charged) + page - 1) / page * page;
-	p = mmap(NULL, c->charged_len, PROT_READ, MAP_SHARED,
-		 bpf_map__fd(c->skel->maps.charged_ids), 0);
-	if (p == MAP_FAILED) {
+	*len = (bpf_map__max_entries(map) * value + page - 1) / page * page;
+	m = mmap(NULL, *len, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+	if (m == MAP_FAILED) {
 		int err = -errno;
 
-		pr_err("cannot map charged_ids: %s", strerror(-err));
+		*len = 0;
+		pr_err("cannot map %s: %s", bpf_map__name(map), strerror(-err));
 		return err;
 	}
+	*p = m;
+	return 0;
+}
+
+/* The maps the reads look at in place: charged_ids, cpu_counts and irq_counts. */
+static int map_arrays(struct collector *c)
+{
+	void *p;
+	int err;
+
+	if ((err = map_array(c->skel->maps.charged_ids, &p, &c->charged_len)))
+		return err;
 	c->charged = p;
+	if ((err = map_array(c->skel->maps.cpu_counts, &p, &c->cpu_totals_len)))
+		return err;
+	c->cpu_totals = p;
+	if ((err = map_array(c->skel->maps.irq_counts, &p, &c->irq_totals_len)))
+		return err;
+	c->irq_totals = p;
 	return 0;
 }
 
@@ -441,6 +466,7 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 	c->per_cpu_cgroups = o->per_cpu && su->tracked_levels;
 	c->stats_fd = -1;
 	c->value_size = su->nr_events * sizeof(struct cgtma_count);
+	c->irq_stride = (2 * c->value_size + 63) / 64 * 64;
 	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(su->nr_events);
 	err = perfev__new(&(struct perfev_opts){
 				  .nr_events = su->nr_events,
@@ -458,7 +484,8 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 	c->cg_rows = c->per_cpu_cgroups ? c->nr_cpus : 1;
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
-	if (!c->half || !c->ids) {
+	c->cpus_read = calloc(c->nr_cpus, sizeof(*c->cpus_read));
+	if (!c->half || !c->ids || !c->cpus_read) {
 		pr_err("the collector's read buffers for %d CPUs: out of memory", c->nr_cpus);
 		return -ENOMEM;
 	}
@@ -491,12 +518,13 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	}
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, c->nr_cpus * c->nr_events)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cpu_counts, c->value_size)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.cpu_counts, 2 * c->nr_cpus)) ||
 	    (err = bpf_map__set_type(c->skel->maps.cgroup_counts, c->per_cpu_cgroups ?
 				     BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_HASH)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->cg_value_size)) ||
-	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, 2 * c->value_size)) ||
+	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, c->irq_stride)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.irq_counts,
-					    o->irq_mask ? CGTMA_NR_IRQ : 1)) ||
+					    o->irq_mask ? c->nr_cpus * CGTMA_NR_IRQ : 1)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.irq_saved, o->irq_mask ? 4096 : 1)) ||
 	    (err = size_cpu_state(c)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, c->max_cgroups)) ||
@@ -516,7 +544,7 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	return 0;
 }
 
-/* Loads the programs and maps, and maps charged_ids for the reads: 0, or -errno, said. */
+/* Loads the programs and maps, and maps those read in place: 0, or -errno, said. */
 static int load(struct collector *c, const struct collector_opts *o)
 {
 	struct timespec t0;
@@ -560,7 +588,7 @@ static int load(struct collector *c, const struct collector_opts *o)
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");
 	}
-	return map_charged(c);
+	return map_arrays(c);
 }
 
 /* The hooks on cgroups: a task's move, and with new_cgroup_levels, mkdir and rmdir. */
@@ -679,6 +707,11 @@ void collector__destroy(struct collector *c)
 	free(c->batch);
 	if (c->charged)
 		munmap(c->charged, c->charged_len);
+	if (c->cpu_totals)
+		munmap(c->cpu_totals, c->cpu_totals_len);
+	if (c->irq_totals)
+		munmap(c->irq_totals, c->irq_totals_len);
+	free(c->cpus_read);
 	free(c->ids);
 	free(c);
 }
@@ -733,7 +766,15 @@ int collector__flush(struct collector *c)
 	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
 	const bool *online = perfev__online(c->pe);
 
+	/*
+	 * The CPUs whose half this flush closes changed since that half was last read: those
+	 * online at the last flush (one gone offline since wrote until it went) and those online
+	 * now. The others' totals stand still, in both halves.
+	 */
+	memcpy(c->cpus_read, online, c->nr_cpus * sizeof(*online));
 	perfev__update_cpus(c->pe, forget_cpu, c);
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		c->cpus_read[cpu] |= online[cpu];
 	/* A new round of the half the CPUs move into (the BPF side's flush_round). */
 	__atomic_fetch_add(&c->skel->bss->flush_round, 1, __ATOMIC_RELEASE);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
@@ -849,17 +890,24 @@ int collector__untrack(struct collector *c, __u64 id)
 	return 0;
 }
 
-/* Per-CPU map values come back as nr_cpus values, each rounded up to 8 bytes: ours are. */
-int collector__read_cpus(struct collector *c, struct cgtma_count *out)
+const bool *collector__cpus_read(const struct collector *c)
 {
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_counts), &c->closed_epoch, out))
-		return -errno;
-	return 0;
+	return c->cpus_read;
+}
+
+/* In place: the values are nr_events counts, a multiple of 8 bytes, as the mapping lays out. */
+void collector__read_cpus(struct collector *c, struct cgtma_count *out)
+{
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		if (c->cpus_read[cpu])
+			memcpy(&out[cpu * c->nr_events],
+			       c->cpu_totals + (cpu * 2 + c->closed_epoch) * c->value_size,
+			       c->value_size);
 }
 
 /*
- * The closed epoch's counts of one cgroup's value or an interrupt scope's: rows values (one
- * per CPU, or one), each stride bytes holding both epochs, epoch 0 first.
+ * The closed epoch's counts of one cgroup's value: rows values (one per CPU, or one), each
+ * stride bytes holding both epochs, epoch 0 first.
  */
 static const struct cgtma_count *closed_half(struct collector *c, const void *value,
 					     size_t stride, int rows)
@@ -871,23 +919,13 @@ static const struct cgtma_count *closed_half(struct collector *c, const void *va
 	return c->half;
 }
 
-int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
+void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
 {
-	__u32 key = irq;
-	void *values = malloc(c->nr_cpus * 2 * c->value_size);
-
-	if (!values)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.irq_counts), &key, values)) {
-		int err = -errno;
-
-		free(values);
-		return err;
-	}
-	memcpy(out, closed_half(c, values, 2 * c->value_size, c->nr_cpus),
-	       c->nr_cpus * c->value_size);
-	free(values);
-	return 0;
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		memcpy(&out[cpu * c->nr_events],
+		       c->irq_totals + (cpu * CGTMA_NR_IRQ + irq) * c->irq_stride +
+			       c->closed_epoch * c->value_size,
+		       c->value_size);
 }
 
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)

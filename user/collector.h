@@ -123,14 +123,24 @@ int collector__closed_epoch(const struct collector *c);
 int collector__track(struct collector *c, __u64 id);
 int collector__untrack(struct collector *c, __u64 id);
 
-/* Cumulative counts of the closed half, per CPU: out[cpu * nr_events + event]. */
-int collector__read_cpus(struct collector *c, struct cgtma_count *out);
+/*
+ * Per possible CPU, whether its counts in the closed half may have changed since that half
+ * was last read (it was online at this flush or the last): the rows the two reads below
+ * write. The others' counts stand as they were read.
+ */
+const bool *collector__cpus_read(const struct collector *c);
 
 /*
- * Cumulative counts of the closed half of interrupt scope irq (< CGTMA_NR_IRQ), per CPU:
- * out[cpu * nr_events + event].
+ * Cumulative counts of the closed half, per CPU: out[cpu * nr_events + event], for the CPUs
+ * collector__cpus_read() names. Read in place: nothing fails.
  */
-int collector__read_irq(struct collector *c, int irq, struct cgtma_count *out);
+void collector__read_cpus(struct collector *c, struct cgtma_count *out);
+
+/*
+ * The same of interrupt scope irq (< CGTMA_NR_IRQ), for every possible CPU: a scope summed
+ * over the CPUs (without -A) takes the sum of all rows, those that stood still included.
+ */
+void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out);
 
 /*
  * The tracked cgroups whose counts may have changed in the closed half: those the CPUs

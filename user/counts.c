@@ -57,6 +57,30 @@ bool scope_counts_take(struct scope_counts *c, const struct cgtma_count *now, in
 	return ran;
 }
 
+bool scope_counts_take_rows(struct scope_counts *c, const struct cgtma_count *now, int half,
+			    const bool *rows)
+{
+	struct cgtma_count *prev = c->prev + (half & 1) * size_of(c);
+	int n = c->nr_events;
+	bool ran = false;
+
+	for (int r = 0; r < c->rows; r++) {
+		size_t at = (size_t)r * n;
+
+		if (!rows[r]) {
+			memset(&c->delta[at], 0, n * sizeof(*c->delta));
+			continue;
+		}
+		for (size_t k = at; k < at + n; k++) {
+			count_delta(&c->delta[k], &now[k], &prev[k]);
+			count_add(&c->total[k], &c->delta[k]);
+			prev[k] = now[k];
+			ran |= c->delta[k].counter || c->delta[k].enabled;
+		}
+	}
+	return ran;
+}
+
 void scope_counts_reset(struct scope_counts *c)
 {
 	if (!c->prev)

@@ -8,7 +8,7 @@
  *   struct scope_counts c;
  *
  *   scope_counts_init(&c, rows, nr_events);   // 0 or -ENOMEM
- *   ran = scope_counts_take(&c, now, now_rows, half);
+ *   ran = scope_counts_take(&c, now, now_rows, half);   // or _take_rows(), some rows
  *   ... c.delta, c.total ...
  *   scope_counts_reset(&c);                   // an interval it was not read in: zeros
  *   scope_counts_release(&c);
@@ -41,6 +41,13 @@ void scope_counts_release(struct scope_counts *c);
  */
 bool scope_counts_take(struct scope_counts *c, const struct cgtma_count *now, int now_rows,
 		       int half);
+
+/*
+ * The same, of c->rows rows, for the rows that rows[] names: a row not named did not change
+ * in either half since it was last taken (its CPU was offline), and its delta is zeros.
+ */
+bool scope_counts_take_rows(struct scope_counts *c, const struct cgtma_count *now, int half,
+			    const bool *rows);
 
 /* The resets do nothing to one released (or zeroed and never initialised). */
 

@@ -283,23 +283,15 @@ static bool irq_selected(const struct session *s, int irq)
 }
 
 /* The interrupt scopes' counts, taken like a cgroup's. */
-static int read_irqs(struct session *s)
+static void read_irqs(struct session *s)
 {
-	int err;
-
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
 		if (!irq_selected(s, q))
 			continue;
-		err = collector__read_irq(s->col, q, s->irq_now);
-		if (err) {
-			pr_err("cannot read the counts of interrupt scope %s: %s",
-			       irq_scope_name(q), strerror(-err));
-			return err;
-		}
+		collector__read_irq(s->col, q, s->irq_now);
 		scope_counts_take(&s->irq[q], s->irq_now, s->nr_cpus,
 				  collector__closed_epoch(s->col));
 	}
-	return 0;
 }
 
 static int irq_alloc(struct session *s)
@@ -320,18 +312,13 @@ static void irq_release(struct session *s)
 	free(s->irq_now);
 }
 
-static int read_irqs(struct session *s);
-
 static int read_counts(struct session *s)
 {
 	int err;
 
-	err = collector__read_cpus(s->col, s->cpu_now);
-	if (err) {
-		pr_err("cannot read the per-CPU counts: %s", strerror(-err));
-		return err;
-	}
-	scope_counts_take(&s->cpu, s->cpu_now, s->nr_cpus, collector__closed_epoch(s->col));
+	collector__read_cpus(s->col, s->cpu_now);
+	scope_counts_take_rows(&s->cpu, s->cpu_now, collector__closed_epoch(s->col),
+			       collector__cpus_read(s->col));
 
 	/*
 	 * A cgroup the read skips had nothing charged in the closed half (collector.h): its
@@ -348,9 +335,9 @@ static int read_counts(struct session *s)
 		pr_err("cannot read the cgroup counts: %s", strerror(-err));
 		return err;
 	}
-	err = read_irqs(s);
-	if (err || !s->o->collect.per_task)
-		return err;
+	read_irqs(s);
+	if (!s->o->collect.per_task)
+		return 0;
 	tasks_begin_read(&s->tasks);
 	err = collector__read_tasks(s->col, read_task_cb, s);
 	if (err)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A scope's counts: deltas per epoch half, totals across them, rows taken one by one or
- * summed (and a sum that wraps past 2^64 still giving the rows' deltas), whether the scope
- * ran, and the three resets.
+ * summed (and a sum that wraps past 2^64 still giving the rows' deltas), some rows taken
+ * and the others left, whether the scope ran, and the three resets.
  */
 #include <stdint.h>
 
@@ -102,9 +102,47 @@ static void test_summed(void)
 	scope_counts_release(&c);
 }
 
+/*
+ * Some rows taken (the CPUs online at this flush or the last): a row not named keeps its
+ * readings in both halves, counts nothing in the interval, and when named again takes its
+ * delta against its own half's last reading, whatever the buffer held between.
+ */
+static void test_some_rows(void)
+{
+	struct cgtma_count now[ROWS * EVENTS];
+	struct scope_counts c;
+	bool rows[ROWS] = { true, true, true };
+
+	CHECK_INT(scope_counts_init(&c, ROWS, EVENTS), 0);
+	reading(now, ROWS, 1);
+	CHECK(scope_counts_take_rows(&c, now, 0, rows), "ran");
+	reading(now, ROWS, 2);
+	CHECK(scope_counts_take_rows(&c, now, 1, rows), "ran");
+	CHECK_INT(c.delta[2 * EVENTS].counter, 200);
+	/* Row 2 goes offline: its slot in the buffer holds junk that must not be taken. */
+	rows[2] = false;
+	reading(now, ROWS, 3);
+	now[2 * EVENTS].counter = 999999;
+	CHECK(scope_counts_take_rows(&c, now, 0, rows), "ran");
+	CHECK_INT(c.delta[0].counter, 2);
+	CHECK_INT(c.delta[2 * EVENTS].counter, 0);
+	CHECK_INT(c.delta[2 * EVENTS + 1].enabled, 0);
+	CHECK_INT(c.total[2 * EVENTS].counter, 100 + 200);
+	/* Nothing in the named rows changed: did not run, though row 2's slot differs. */
+	CHECK(!scope_counts_take_rows(&c, now, 0, rows), "did not run");
+	/* Back online, in half 1: the delta from half 1's last reading (base 2, 200). */
+	rows[2] = true;
+	reading(now, ROWS, 5);
+	CHECK(scope_counts_take_rows(&c, now, 1, rows), "ran");
+	CHECK_INT(c.delta[2 * EVENTS].counter, 300);
+	CHECK_INT(c.total[2 * EVENTS].counter, 100 + 200 + 300);
+	scope_counts_release(&c);
+}
+
 int main(void)
 {
 	test_halves();
 	test_summed();
+	test_some_rows();
 	return test_done("counts");
 }
