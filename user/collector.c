@@ -16,6 +16,7 @@
 #include "log.h"
 #include "perfev.h"
 #include "probe.h"
+#include "scale.h"
 #include "cgtma.skel.h"
 
 /* Cgroups read per batch lookup. */
@@ -38,7 +39,14 @@ struct collector {
 	char *irq_totals;	/* irq_counts, mapped: per CPU and scope, both halves */
 	size_t irq_totals_len;
 	size_t irq_stride;	/* an irq_counts value: both halves, padded to a cache line */
-	bool *cpus_read;	/* the CPUs whose closed half changed since it was last read */
+	__u32 irq_mask;		/* --irq: the scopes counted */
+	bool *changed;		/* per half and CPU: its counts in the half may have changed
+				 * since the half was last read (collector__cpus_read()) */
+	bool half_read;		/* the closed half was read since the last flush */
+	bool *was_online;	/* the CPUs online before the flush's hotplug check */
+	struct cgtma_count *irq_still;	/* per scope and half: the sum of the CPUs not read */
+	bool *still_of;		/* per half: the CPUs read when irq_still was summed */
+	bool still_summed[2];	/* per half: irq_still was */
 	__u64 *ids;		/* the cgroups the lists name */
 	long reads_listed, reads_all;	/* intervals read from the lists, and whole */
 	int full_reads;		/* the next reads that read every cgroup (collector__track()) */
@@ -484,8 +492,13 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 	c->cg_rows = c->per_cpu_cgroups ? c->nr_cpus : 1;
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
-	c->cpus_read = calloc(c->nr_cpus, sizeof(*c->cpus_read));
-	if (!c->half || !c->ids || !c->cpus_read) {
+	c->changed = calloc(2 * c->nr_cpus, sizeof(*c->changed));
+	c->was_online = calloc(c->nr_cpus, sizeof(*c->was_online));
+	c->irq_mask = o->irq_mask;
+	c->irq_still = calloc(CGTMA_NR_IRQ * 2, c->value_size);
+	c->still_of = calloc(2 * c->nr_cpus, sizeof(*c->still_of));
+	if (!c->half || !c->ids || !c->changed || !c->was_online || !c->irq_still ||
+	    !c->still_of) {
 		pr_err("the collector's read buffers for %d CPUs: out of memory", c->nr_cpus);
 		return -ENOMEM;
 	}
@@ -711,7 +724,10 @@ void collector__destroy(struct collector *c)
 		munmap(c->cpu_totals, c->cpu_totals_len);
 	if (c->irq_totals)
 		munmap(c->irq_totals, c->irq_totals_len);
-	free(c->cpus_read);
+	free(c->changed);
+	free(c->was_online);
+	free(c->irq_still);
+	free(c->still_of);
 	free(c->ids);
 	free(c);
 }
@@ -766,15 +782,8 @@ int collector__flush(struct collector *c)
 	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
 	const bool *online = perfev__online(c->pe);
 
-	/*
-	 * The CPUs whose half this flush closes changed since that half was last read: those
-	 * online at the last flush (one gone offline since wrote until it went) and those online
-	 * now. The others' totals stand still, in both halves.
-	 */
-	memcpy(c->cpus_read, online, c->nr_cpus * sizeof(*online));
+	memcpy(c->was_online, online, c->nr_cpus * sizeof(*online));
 	perfev__update_cpus(c->pe, forget_cpu, c);
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-		c->cpus_read[cpu] |= online[cpu];
 	/* A new round of the half the CPUs move into (the BPF side's flush_round). */
 	__atomic_fetch_add(&c->skel->bss->flush_round, 1, __ATOMIC_RELEASE);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
@@ -809,8 +818,20 @@ int collector__flush(struct collector *c)
 		}
 	}
 	/* Every CPU has closed its epoch: the reads see that half, which nothing writes now. */
+	if (c->half_read)
+		memset(&c->changed[c->closed_epoch * c->nr_cpus], 0,
+		       c->nr_cpus * sizeof(*c->changed));
+	c->half_read = false;
 	c->closed_epoch = c->open_epoch;
 	c->open_epoch ^= 1;
+	/*
+	 * Who wrote the half just closed: the CPUs online at the flush that opened it (one gone
+	 * offline since wrote until it went) and at this one (one that came online wrote its old
+	 * readings' total there, or in the other half: online at the next flush too). The others'
+	 * counts stand still, in both halves. Kept until the half is read.
+	 */
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		c->changed[c->closed_epoch * c->nr_cpus + cpu] |= c->was_online[cpu] || online[cpu];
 	switch_hook_missed(c, tp_on);
 	return 0;
 }
@@ -892,14 +913,17 @@ int collector__untrack(struct collector *c, __u64 id)
 
 const bool *collector__cpus_read(const struct collector *c)
 {
-	return c->cpus_read;
+	return &c->changed[c->closed_epoch * c->nr_cpus];
 }
 
 /* In place: the values are nr_events counts, a multiple of 8 bytes, as the mapping lays out. */
 void collector__read_cpus(struct collector *c, struct cgtma_count *out)
 {
+	const bool *read = collector__cpus_read(c);
+
+	c->half_read = true;
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-		if (c->cpus_read[cpu])
+		if (read[cpu])
 			memcpy(&out[cpu * c->nr_events],
 			       c->cpu_totals + (cpu * 2 + c->closed_epoch) * c->value_size,
 			       c->value_size);
@@ -919,13 +943,62 @@ static const struct cgtma_count *closed_half(struct collector *c, const void *va
 	return c->half;
 }
 
-void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out)
+/* Interrupt scope irq's counts in epoch half on cpu, in place. */
+static const struct cgtma_count *irq_half(const struct collector *c, int cpu, int irq, int half)
 {
+	return (const struct cgtma_count *)(c->irq_totals + (cpu * CGTMA_NR_IRQ + irq) *
+							       c->irq_stride + half * c->value_size);
+}
+
+static void add_counts(struct cgtma_count *to, const struct cgtma_count *from, int n)
+{
+	for (int i = 0; i < n; i++)
+		count_add(&to[i], &from[i]);
+}
+
+/*
+ * Per counted scope, the sum of the closed half's counts on the CPUs that
+ * collector__cpus_read() leaves out: their counts stand still, so the sum holds while the
+ * CPUs read in that half stay the same.
+ */
+static void sum_irq_still(struct collector *c, const bool *read)
+{
+	int half = c->closed_epoch, n = c->nr_events;
+
+	for (int irq = 0; irq < CGTMA_NR_IRQ; irq++) {
+		struct cgtma_count *still = &c->irq_still[(irq * 2 + half) * n];
+
+		if (!(c->irq_mask & (1U << irq)))
+			continue;
+		memset(still, 0, c->value_size);
+		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+			if (!read[cpu])
+				add_counts(still, irq_half(c, cpu, irq, half), n);
+	}
+	memcpy(&c->still_of[half * c->nr_cpus], read, c->nr_cpus * sizeof(*read));
+	c->still_summed[half] = true;
+}
+
+void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out, bool summed)
+{
+	const bool *read = collector__cpus_read(c);
+	int n = c->nr_events, half = c->closed_epoch;
+
+	c->half_read = true;
+	if (!summed) {
+		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+			if (read[cpu])
+				memcpy(&out[cpu * n], irq_half(c, cpu, irq, half), c->value_size);
+		return;
+	}
+	/* The CPUs read, and those that stood still as summed when they were last read. */
+	if (!c->still_summed[half] ||
+	    memcmp(&c->still_of[half * c->nr_cpus], read, c->nr_cpus * sizeof(*read)))
+		sum_irq_still(c, read);
+	memcpy(out, &c->irq_still[(irq * 2 + half) * n], c->value_size);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-		memcpy(&out[cpu * c->nr_events],
-		       c->irq_totals + (cpu * CGTMA_NR_IRQ + irq) * c->irq_stride +
-			       c->closed_epoch * c->value_size,
-		       c->value_size);
+		if (read[cpu])
+			add_counts(out, irq_half(c, cpu, irq, half), n);
 }
 
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)

@@ -125,8 +125,8 @@ int collector__untrack(struct collector *c, __u64 id);
 
 /*
  * Per possible CPU, whether its counts in the closed half may have changed since that half
- * was last read (it was online at this flush or the last): the rows the two reads below
- * write. The others' counts stand as they were read.
+ * was last read (it was online at a flush that opened or closed the half since): the rows
+ * the two reads below write. The others' counts stand as they were read.
  */
 const bool *collector__cpus_read(const struct collector *c);
 
@@ -137,10 +137,11 @@ const bool *collector__cpus_read(const struct collector *c);
 void collector__read_cpus(struct collector *c, struct cgtma_count *out);
 
 /*
- * The same of interrupt scope irq (< CGTMA_NR_IRQ), for every possible CPU: a scope summed
- * over the CPUs (without -A) takes the sum of all rows, those that stood still included.
+ * The same of interrupt scope irq (< CGTMA_NR_IRQ) counted by --irq; summed: into out's
+ * first row, the sum over every possible CPU (those that stood still included, kept aside),
+ * whose differences from one read of a half to the next are the scope's deltas.
  */
-void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out);
+void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out, bool summed);
 
 /*
  * The tracked cgroups whose counts may have changed in the closed half: those the CPUs

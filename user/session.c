@@ -288,9 +288,13 @@ static void read_irqs(struct session *s)
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
 		if (!irq_selected(s, q))
 			continue;
-		collector__read_irq(s->col, q, s->irq_now);
-		scope_counts_take(&s->irq[q], s->irq_now, s->nr_cpus,
-				  collector__closed_epoch(s->col));
+		collector__read_irq(s->col, q, s->irq_now, s->stride == 1);
+		if (s->stride == 1)
+			scope_counts_take(&s->irq[q], s->irq_now, 1, collector__closed_epoch(s->col));
+		else
+			scope_counts_take_rows(&s->irq[q], s->irq_now,
+					       collector__closed_epoch(s->col),
+					       collector__cpus_read(s->col));
 	}
 }
 

@@ -8,7 +8,8 @@
 # saying why. --sample follows the CPU the same way: started while it is offline, a spinner
 # pinned to it after it came online, and again after it went offline and came back, has its
 # samples (its CPU time times the frequency, within 20 %); one whose sample events the kernel
-# refuses is tried again until it takes them. Needs a CPU that can go offline
+# refuses is tried again until it takes them. --irq=TIMER across the same: system = root +
+# TIMER, exactly, over the intervals. Needs a CPU that can go offline
 # (/sys/devices/system/cpu/cpuN/online); the CPU is brought back online whatever happens.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +72,37 @@ bad=$(jq -c --arg ev cpu-clock 'select(.summary != true) |
 	       ([.rows[] | select(.scope == "cpu") | .counts[$ev]] | add)) | .time' "$out" | head -n1)
 [ -z "$bad" ] || fail "an interval's system row is not the sum of its CPU rows (time $bad)"
 echo "CPU $last: counted after coming online twice, exactly $((N + M)) calls; rows while offline: 0"
+
+# --irq across hotplug, summed over the CPUs (no -A): the reads skip an offline CPU's counts,
+# which stand still, and keep them in the scope's sum. Over the intervals, the system's timers
+# (timer:timer_expire_entry, from the CPU totals) are the root cgroup's plus the TIMER
+# scope's, exactly, and no interval's TIMER count is over that total. (Not every interval: a
+# CPU's counts since its last flush reach its total when it is back online.) A sum that
+# dropped the offline CPU's counts makes an interval wrap to 2^64, and its return cancel it
+# in the summary only.
+TEV=timer:timer_expire_entry
+cgtma_start "$out" 2 -e "$TEV,cpu-clock" --irq=TIMER -I 200 --json -G /
+for on in 0 1 0 1; do
+	set_cpu $on
+	cgtma_more "$out" 2
+done
+cgtma_signal INT
+# "sys root timer top", or "bad: ..." when they do not add up (jq's numbers: a wrapped count
+# would overflow the shell's).
+got=$(jq -r -s --arg ev "$TEV" '
+	def c(s): [.rows[] | select(s) | .counts[$ev]] | add // 0;
+	[.[] | select(.summary != true) | [c(.scope == "system"),
+		c(.scope == "cgroup" and .cgroup == "/"),
+		c(.scope == "irq" and .irq == "TIMER" and .cpu == null)]] |
+	[(map(.[0]) | add), (map(.[1]) | add), (map(.[2]) | add), (map(.[2]) | max)] |
+	if .[0] == .[1] + .[2] and .[3] <= .[0] and .[2] > 0 then map(tostring) | join(" ")
+	else "bad: system \(.[0]) timers, root \(.[1]) + TIMER \(.[2]) (an interval: \(.[3]))"
+	end' "$out")
+case $got in
+bad:* | "") fail "--irq=TIMER across hotplug: ${got:-jq failed}" ;;
+esac
+read -r sys root timer _ <<<"$got"
+echo "--irq=TIMER across hotplug: system $sys timers = root $root + TIMER $timer"
 
 SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
 [ -x "$SPINFN" ] || fail "no $SPINFN: build first (make $SPINFN)"
