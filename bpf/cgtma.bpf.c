@@ -137,9 +137,9 @@ struct {
  * closed, which nothing writes until the next flush switches back to it: the CPU totals,
  * the cgroups' counts and the reading times of an interval are all of the same slices. A
  * CPU's totals are entry cpu * 2 + half; a cgroup's value holds both halves, epoch 0's first.
- * Not a per-CPU map, for the reason of charged_ids: user space reads the CPUs that ran in
- * place, where a lookup would copy every possible CPU's (357 kB at 240 possible CPUs and 62
- * events). Each CPU writes its own entries, once per epoch.
+ * Not a per-CPU map, for the reason of charged_ids: user space reads in place the CPUs that
+ * were online, where a lookup would copy every possible CPU's (357 kB at 240 possible CPUs
+ * and 62 events). Each CPU writes its own entries, at its flushes (and reset_cpu).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
