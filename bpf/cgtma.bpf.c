@@ -998,8 +998,11 @@ static __always_inline int irq_owner(const struct cgtma_snapshot *snap)
 static __always_inline void charge_irq(__u32 irq, const struct cgtma_counts *delta, __u32 half)
 {
 	__u32 key = bpf_get_smp_processor_id() * CGTMA_NR_IRQ + irq;
-	struct cgtma_counts *counts = bpf_map_lookup_elem(&irq_counts, &key);
+	struct cgtma_counts *counts;
 
+	if (irq >= CGTMA_NR_IRQ)	/* not another CPU's entry */
+		return;
+	counts = bpf_map_lookup_elem(&irq_counts, &key);
 	if (counts)
 		add_counts(half_of(counts, half), delta);
 }

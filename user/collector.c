@@ -46,7 +46,7 @@ struct collector {
 	bool *was_online;	/* the CPUs online before the flush's hotplug check */
 	struct cgtma_count *irq_still;	/* per scope and half: the sum of the CPUs not read */
 	bool *still_of;		/* per half: the CPUs read when irq_still was summed */
-	bool still_summed[2];	/* per half: irq_still was */
+	bool still_summed[2];	/* per half: irq_still was summed (still_of holds) */
 	__u64 *ids;		/* the cgroups the lists name */
 	long reads_listed, reads_all;	/* intervals read from the lists, and whole */
 	int full_reads;		/* the next reads that read every cgroup (collector__track()) */
@@ -768,8 +768,14 @@ static int forget_cpu(int cpu, void *ctx)
 	for (int try = 0;; try++) {
 		if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.reset_cpu), &opts))
 			return -errno;
-		if (!opts.retval)
+		if (!opts.retval) {
+			/*
+			 * It wrote its old readings' total into one half or the other: read both
+			 * there, even if its new events then fail to open.
+			 */
+			c->changed[cpu] = c->changed[c->nr_cpus + cpu] = true;
 			return 0;
+		}
 		if (try == 100)
 			return -EBUSY;
 		usleep(100);
@@ -782,6 +788,11 @@ int collector__flush(struct collector *c)
 	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
 	const bool *online = perfev__online(c->pe);
 
+	/* The half read since the last flush: what changed there since is marked from here. */
+	if (c->half_read)
+		memset(&c->changed[c->closed_epoch * c->nr_cpus], 0,
+		       c->nr_cpus * sizeof(*c->changed));
+	c->half_read = false;
 	memcpy(c->was_online, online, c->nr_cpus * sizeof(*online));
 	perfev__update_cpus(c->pe, forget_cpu, c);
 	/* A new round of the half the CPUs move into (the BPF side's flush_round). */
@@ -818,17 +829,13 @@ int collector__flush(struct collector *c)
 		}
 	}
 	/* Every CPU has closed its epoch: the reads see that half, which nothing writes now. */
-	if (c->half_read)
-		memset(&c->changed[c->closed_epoch * c->nr_cpus], 0,
-		       c->nr_cpus * sizeof(*c->changed));
-	c->half_read = false;
 	c->closed_epoch = c->open_epoch;
 	c->open_epoch ^= 1;
 	/*
 	 * Who wrote the half just closed: the CPUs online at the flush that opened it (one gone
-	 * offline since wrote until it went) and at this one (one that came online wrote its old
-	 * readings' total there, or in the other half: online at the next flush too). The others'
-	 * counts stand still, in both halves. Kept until the half is read.
+	 * offline since wrote until it went) and at this one; one that came online wrote its old
+	 * readings' total in either half (forget_cpu() marked both). The others' counts stand
+	 * still, in both halves. Kept until the half is read.
 	 */
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
 		c->changed[c->closed_epoch * c->nr_cpus + cpu] |= c->was_online[cpu] || online[cpu];

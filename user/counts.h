@@ -44,8 +44,8 @@ bool scope_counts_take(struct scope_counts *c, const struct cgtma_count *now, in
 
 /*
  * The same, of c->rows rows, for the rows that rows[] names: a row not named did not change
- * in this half since it was last taken (its CPU was offline meanwhile), and its delta is
- * zeros.
+ * in this half since it was last taken (its CPU was offline meanwhile, or never counted),
+ * and its delta is zeros.
  */
 bool scope_counts_take_rows(struct scope_counts *c, const struct cgtma_count *now, int half,
 			    const bool *rows);
