@@ -43,7 +43,6 @@ struct collector {
 	bool *changed;		/* per half and CPU: its counts in the half may have changed
 				 * since the half was last read (collector__cpus_read()) */
 	bool half_read;		/* the closed half was read since the last flush */
-	bool *was_online;	/* the CPUs online before the flush's hotplug check */
 	struct cgtma_count *irq_still;	/* per scope and half: the sum of the CPUs not read */
 	bool *still_of;		/* per half: the CPUs read when irq_still was summed */
 	bool still_summed[2];	/* per half: irq_still was summed (still_of holds) */
@@ -493,12 +492,10 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
 	c->changed = calloc(2 * c->nr_cpus, sizeof(*c->changed));
-	c->was_online = calloc(c->nr_cpus, sizeof(*c->was_online));
 	c->irq_mask = o->irq_mask;
 	c->irq_still = calloc(CGTMA_NR_IRQ * 2, c->value_size);
 	c->still_of = calloc(2 * c->nr_cpus, sizeof(*c->still_of));
-	if (!c->half || !c->ids || !c->changed || !c->was_online || !c->irq_still ||
-	    !c->still_of) {
+	if (!c->half || !c->ids || !c->changed || !c->irq_still || !c->still_of) {
 		pr_err("the collector's read buffers for %d CPUs: out of memory", c->nr_cpus);
 		return -ENOMEM;
 	}
@@ -725,7 +722,6 @@ void collector__destroy(struct collector *c)
 	if (c->irq_totals)
 		munmap(c->irq_totals, c->irq_totals_len);
 	free(c->changed);
-	free(c->was_online);
 	free(c->irq_still);
 	free(c->still_of);
 	free(c->ids);
@@ -782,19 +778,34 @@ static int forget_cpu(int cpu, void *ctx)
 	}
 }
 
+/* Marks in changed the CPUs online. */
+static void mark_online(const struct collector *c, bool *changed, const bool *online)
+{
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
+		changed[cpu] |= online[cpu];
+}
+
 int collector__flush(struct collector *c)
 {
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
 	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
 	const bool *online = perfev__online(c->pe);
+	bool *closing = &c->changed[c->open_epoch * c->nr_cpus];
 
 	/* The half read since the last flush: what changed there since is marked from here. */
 	if (c->half_read)
 		memset(&c->changed[c->closed_epoch * c->nr_cpus], 0,
 		       c->nr_cpus * sizeof(*c->changed));
 	c->half_read = false;
-	memcpy(c->was_online, online, c->nr_cpus * sizeof(*online));
+	/*
+	 * Who wrote the half this flush closes: the CPUs online at the flush that opened it (one
+	 * gone offline since wrote until it went) and at this one; one that came online wrote its
+	 * old readings' total in either half (forget_cpu() marks both). The others' counts stand
+	 * still, in both halves. Kept until the half is read.
+	 */
+	mark_online(c, closing, online);
 	perfev__update_cpus(c->pe, forget_cpu, c);
+	mark_online(c, closing, online);
 	/* A new round of the half the CPUs move into (the BPF side's flush_round). */
 	__atomic_fetch_add(&c->skel->bss->flush_round, 1, __ATOMIC_RELEASE);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
@@ -831,14 +842,6 @@ int collector__flush(struct collector *c)
 	/* Every CPU has closed its epoch: the reads see that half, which nothing writes now. */
 	c->closed_epoch = c->open_epoch;
 	c->open_epoch ^= 1;
-	/*
-	 * Who wrote the half just closed: the CPUs online at the flush that opened it (one gone
-	 * offline since wrote until it went) and at this one; one that came online wrote its old
-	 * readings' total in either half (forget_cpu() marked both). The others' counts stand
-	 * still, in both halves. Kept until the half is read.
-	 */
-	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-		c->changed[c->closed_epoch * c->nr_cpus + cpu] |= c->was_online[cpu] || online[cpu];
 	switch_hook_missed(c, tp_on);
 	return 0;
 }
@@ -923,38 +926,51 @@ const bool *collector__cpus_read(const struct collector *c)
 	return &c->changed[c->closed_epoch * c->nr_cpus];
 }
 
-/* In place: the values are nr_events counts, a multiple of 8 bytes, as the mapping lays out. */
-void collector__read_cpus(struct collector *c, struct cgtma_count *out)
+/*
+ * The closed epoch's counts in row row of values laid out from base, each stride bytes
+ * holding both epochs, epoch 0 first: a cgroup's value per CPU, a CPU's totals, an
+ * interrupt scope's on a CPU.
+ */
+static const struct cgtma_count *closed_row(const struct collector *c, const void *base,
+					    size_t stride, int row)
+{
+	return (const void *)((const char *)base + row * stride + c->closed_epoch * c->value_size);
+}
+
+/* The closed half of the CPUs collector__cpus_read() names, in rows of out. */
+static void read_cpu_rows(struct collector *c, const void *base, size_t stride,
+			  struct cgtma_count *out)
 {
 	const bool *read = collector__cpus_read(c);
 
 	c->half_read = true;
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
 		if (read[cpu])
-			memcpy(&out[cpu * c->nr_events],
-			       c->cpu_totals + (cpu * 2 + c->closed_epoch) * c->value_size,
+			memcpy(&out[cpu * c->nr_events], closed_row(c, base, stride, cpu),
 			       c->value_size);
 }
 
-/*
- * The closed epoch's counts of one cgroup's value: rows values (one per CPU, or one), each
- * stride bytes holding both epochs, epoch 0 first.
- */
+/* In place: the values are nr_events counts, a multiple of 8 bytes, as the mapping lays out. */
+void collector__read_cpus(struct collector *c, struct cgtma_count *out)
+{
+	read_cpu_rows(c, c->cpu_totals, 2 * c->value_size, out);
+}
+
+/* A cgroup's value (rows: one per CPU, or one) into c->half, closed half only. */
 static const struct cgtma_count *closed_half(struct collector *c, const void *value,
 					     size_t stride, int rows)
 {
 	for (int row = 0; row < rows; row++)
-		memcpy(&c->half[row * c->nr_events],
-		       (const char *)value + row * stride + c->closed_epoch * c->value_size,
+		memcpy(&c->half[row * c->nr_events], closed_row(c, value, stride, row),
 		       c->value_size);
 	return c->half;
 }
 
-/* Interrupt scope irq's counts in epoch half on cpu, in place. */
-static const struct cgtma_count *irq_half(const struct collector *c, int cpu, int irq, int half)
+/* Where interrupt scope irq's rows (one per CPU) start in irq_counts, and their stride. */
+static const char *irq_rows(const struct collector *c, int irq, size_t *stride)
 {
-	return (const struct cgtma_count *)(c->irq_totals + (cpu * CGTMA_NR_IRQ + irq) *
-							       c->irq_stride + half * c->value_size);
+	*stride = CGTMA_NR_IRQ * c->irq_stride;
+	return c->irq_totals + irq * c->irq_stride;
 }
 
 static void add_counts(struct cgtma_count *to, const struct cgtma_count *from, int n)
@@ -974,13 +990,15 @@ static void sum_irq_still(struct collector *c, const bool *read)
 
 	for (int irq = 0; irq < CGTMA_NR_IRQ; irq++) {
 		struct cgtma_count *still = &c->irq_still[(irq * 2 + half) * n];
+		size_t stride;
+		const char *rows = irq_rows(c, irq, &stride);
 
 		if (!(c->irq_mask & (1U << irq)))
 			continue;
 		memset(still, 0, c->value_size);
 		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
 			if (!read[cpu])
-				add_counts(still, irq_half(c, cpu, irq, half), n);
+				add_counts(still, closed_row(c, rows, stride, cpu), n);
 	}
 	memcpy(&c->still_of[half * c->nr_cpus], read, c->nr_cpus * sizeof(*read));
 	c->still_summed[half] = true;
@@ -990,14 +1008,14 @@ void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out, 
 {
 	const bool *read = collector__cpus_read(c);
 	int n = c->nr_events, half = c->closed_epoch;
+	size_t stride;
+	const char *rows = irq_rows(c, irq, &stride);
 
-	c->half_read = true;
 	if (!summed) {
-		for (int cpu = 0; cpu < c->nr_cpus; cpu++)
-			if (read[cpu])
-				memcpy(&out[cpu * n], irq_half(c, cpu, irq, half), c->value_size);
+		read_cpu_rows(c, rows, stride, out);
 		return;
 	}
+	c->half_read = true;
 	/* The CPUs read, and those that stood still as summed when they were last read. */
 	if (!c->still_summed[half] ||
 	    memcmp(&c->still_of[half * c->nr_cpus], read, c->nr_cpus * sizeof(*read)))
@@ -1005,7 +1023,7 @@ void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out, 
 	memcpy(out, &c->irq_still[(irq * 2 + half) * n], c->value_size);
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++)
 		if (read[cpu])
-			add_counts(out, irq_half(c, cpu, irq, half), n);
+			add_counts(out, closed_row(c, rows, stride, cpu), n);
 }
 
 static int read_cgroups_batch(struct collector *c, collector_cgroup_cb cb, void *ctx)

@@ -32,6 +32,16 @@ void scope_counts_release(struct scope_counts *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* Count k's delta from prev[k] to v, added to the total; prev[k] becomes v. Whether it ran. */
+static bool take_count(struct scope_counts *c, size_t k, const struct cgtma_count *v,
+		       struct cgtma_count *prev)
+{
+	count_delta(&c->delta[k], v, &prev[k]);
+	count_add(&c->total[k], &c->delta[k]);
+	prev[k] = *v;
+	return c->delta[k].counter || c->delta[k].enabled;
+}
+
 bool scope_counts_take(struct scope_counts *c, const struct cgtma_count *now, int now_rows,
 		       int half)
 {
@@ -48,12 +58,8 @@ bool scope_counts_take(struct scope_counts *c, const struct cgtma_count *now, in
 				count_add(&sum, &now[r * n + k]);
 			v = &sum;
 		}
-		count_delta(&c->delta[k], v, &prev[k]);
-		count_add(&c->total[k], &c->delta[k]);
-		prev[k] = *v;
+		ran |= take_count(c, k, v, prev);
 	}
-	for (size_t k = 0; k < size_of(c); k++)
-		ran |= c->delta[k].counter || c->delta[k].enabled;
 	return ran;
 }
 
@@ -71,12 +77,8 @@ bool scope_counts_take_rows(struct scope_counts *c, const struct cgtma_count *no
 			memset(&c->delta[at], 0, n * sizeof(*c->delta));
 			continue;
 		}
-		for (size_t k = at; k < at + n; k++) {
-			count_delta(&c->delta[k], &now[k], &prev[k]);
-			count_add(&c->total[k], &c->delta[k]);
-			prev[k] = now[k];
-			ran |= c->delta[k].counter || c->delta[k].enabled;
-		}
+		for (size_t k = at; k < at + n; k++)
+			ran |= take_count(c, k, &now[k], prev);
 	}
 	return ran;
 }

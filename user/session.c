@@ -285,11 +285,13 @@ static bool irq_selected(const struct session *s, int irq)
 /* The interrupt scopes' counts, taken like a cgroup's. */
 static void read_irqs(struct session *s)
 {
+	bool summed = s->stride == 1;	/* without -A */
+
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
 		if (!irq_selected(s, q))
 			continue;
-		collector__read_irq(s->col, q, s->irq_now, s->stride == 1);
-		if (s->stride == 1)
+		collector__read_irq(s->col, q, s->irq_now, summed);
+		if (summed)
 			scope_counts_take(&s->irq[q], s->irq_now, 1, collector__closed_epoch(s->col));
 		else
 			scope_counts_take_rows(&s->irq[q], s->irq_now,
