@@ -55,10 +55,29 @@ struct cgtma_snapshot {
 	__u64 task_part_set;	/* --irq: the task's part (snap_task_part()) holds counts */
 	/* The perf-event hook's fallback: sched_switch took this CPU over (switch_tp_on). */
 	__u32 tp_took_over;
-	/* Beside the perf-event hook: sched_switch ended the last switch out of idle. */
-	__u32 tp_idle_exit;
+	/* The perf-event hook: the counts of the last flush's check are set (check_hook()). */
+	__u32 hook_base_valid;
 	/* With the perf-event hook: move_seq where the slice began (moved_in_slice()). */
 	__u64 move_seq;
+	/*
+	 * The task the slice began with (its address, thread id, and run time then), for the
+	 * marks of a slice whose start the hook did not see (note_miss()); with the perf-event
+	 * hook also when it last came on the CPU (sched_info's clock), for those of moves.
+	 */
+	__u64 start_task;
+	__u64 start_runtime;
+	__u64 start_arrival;
+	__u32 start_pid;
+	__u32 pad;
+	/*
+	 * The perf-event hook's program runs here, and at the last flush, with its event's count
+	 * then: the kernel counts every switch it emits the event at, and skips the program at
+	 * some (check_hook()).
+	 */
+	__u64 hook_runs;
+	__u64 hook_runs_base;
+	__u64 hook_count_base;
+	__u64 test_seq;		/* runs, for test_drop_every */
 	/*
 	 * Last, CGTMA_SNAPSHOT_COUNTS runs of nr_events counts, which user space sizes the
 	 * map's value to: the readings (ev[0, nr_events)), then those where the CPU's epoch
@@ -105,6 +124,13 @@ const volatile bool pe_falls_back = false;
  */
 __u32 switch_tp_on = 0;
 __s32 switch_miss_cpu = -1;
+/*
+ * Tests only (CGTMA_TEST_DROP_SWITCH): the perf-event hook's program leaves every
+ * test_drop_every'th run on a CPU at once, as if the kernel had not run it (its run not
+ * counted) or, with test_drop_counted, as if it had run but not seen the switch. 0: never.
+ */
+const volatile __u32 test_drop_every = 0;
+const volatile bool test_drop_counted = false;
 /* --irq: bit i carves interrupt scope i out (cgtma.h); 0: interrupts stay with the task. */
 const volatile __u32 irq_mask = 0;
 /* An interrupt entry this soon after an interrupt's exit reads nothing: the gap is its own. */
@@ -118,6 +144,30 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } events SEC(".maps");
+
+/*
+ * With the perf-event hook: each CPU's cgroup-switches event (index: the CPU), whose count the
+ * flush compares with its program's runs. Sized by user space.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} switch_events SEC(".maps");
+
+/*
+ * Per epoch half, the slices each CPU charged in it though its hook did not see where they
+ * began (cgtma.h): read in place by user space, like charged_ids, and emptied by the flush
+ * for the half a CPU moves into. Entry cpu * 2 + half; sized by user space.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct cgtma_misses);
+} misses SEC(".maps");
 
 /* Value size set by user space: the snapshot's counts for nr_events (cgtma.h). */
 struct {
@@ -320,12 +370,24 @@ static struct cgtma_task zero_task;
 /* -T: the error of the last insert into task_counts that failed, not for want of room. */
 __s64 task_insert_error = 0;
 
-static __always_inline void stat_inc(__u32 which)
+static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&snapshots, &zero);
+}
+
+static __always_inline void stat_add(__u32 which, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &which);
 
 	if (v)
-		(*v)++;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 which)
+{
+	stat_add(which, 1);
 }
 
 /*
@@ -375,23 +437,145 @@ static __always_inline bool moved_in_slice(const struct cgtma_snapshot *snap,
 	return seq && *seq >= snap->move_seq;
 }
 
-/*
- * A slice that began with a switch the hook did not see (the callers say how they know).
- * Where the perf-event hook was in charge of the CPU, the slice's interval is not exact
- * (CGTMA_STAT_HOOK_MISSED), and its first one moves the switches to the tracepoint.
- */
-static __always_inline void unseen_switch(const struct cgtma_snapshot *snap,
-					  struct task_struct *task, struct cgroup *cur)
+/* This CPU's list of the marks of epoch half (misses). */
+static __always_inline struct cgtma_misses *miss_list(__u32 half)
 {
-	stat_inc(CGTMA_STAT_UNSEEN);
-	if (!pe_hook || snap->tp_took_over || moved_in_slice(snap, task, cur))
-		return;
-	stat_inc(CGTMA_STAT_HOOK_MISSED);
+	__u32 key = bpf_get_smp_processor_id() * 2 + (half & 1);
+
+	return bpf_map_lookup_elem(&misses, &key);
+}
+
+/* Sched policies of the fair class, whose prev_sum_exec_runtime is set when they come on. */
+#define SCHED_NORMAL 0
+#define SCHED_BATCH 3
+#define SCHED_IDLE 5
+
+/*
+ * How long task t (the current one) has run since it last came on this CPU: its own part of
+ * the slice that ends now, at least. The kernel's sched_info clock says when it came on, its
+ * run queue's clock is now (as of this switch; a tick behind at most elsewhere, which only
+ * makes it less). Without sched_info (CONFIG_SCHED_INFO), a task of the fair class has run
+ * its run time since it was last picked, which a pick of the same task again can reset.
+ */
+static __always_inline __u64 own_run(struct task_struct *t)
+{
+	struct rq *rq = BPF_CORE_READ(t, se.cfs_rq, rq);
+	__u64 now, came;
+	int policy;
+
+	if (bpf_core_field_exists(struct task_struct, sched_info) && rq &&
+	    BPF_CORE_READ(rq, cpu) == (int)bpf_get_smp_processor_id()) {
+		now = BPF_CORE_READ(rq, clock);
+		came = BPF_CORE_READ(t, sched_info.last_arrival);
+		if (came && now > came)
+			return now - came;
+	}
+	policy = BPF_CORE_READ(t, policy);
+	if (policy == SCHED_NORMAL || policy == SCHED_BATCH || policy == SCHED_IDLE)
+		return BPF_CORE_READ(t, se.sum_exec_runtime) -
+		       BPF_CORE_READ(t, se.prev_sum_exec_runtime);
+	return 0;
+}
+
+/*
+ * Lists a mark of kind in this CPU's list of epoch half (cgtma.h), for the slice whose
+ * deltas read_slice() left (none for CGTMA_MISS_SKIPPED: count runs skipped), charged to
+ * cgroup charged_id where the running task ends it (every slice ends in the task that ran
+ * it last, prev at a switch: the current task there). What bounds the error is the
+ * kernel's own accounting: the running task's run since it last came on the CPU (own_run())
+ * is its own part; the rest of the slice may be another task's, among them the task the
+ * slice began with, which ran at most its run time since then. Global, and reading through
+ * bpf_probe_read_kernel(): the verifier checks it once, and marks are rare.
+ */
+__noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task(), *first;
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
+	struct cgtma_misses *l = miss_list(half);
+	struct cgtma_counts *delta;
+	struct cgtma_miss *m;
+	__u64 slice, own = 0;
+	__u32 zero = 0, n;
+
+	delta = bpf_map_lookup_elem(&deltas, &zero);
+	if (!snap || !l || !delta)
+		return 0;
+	n = l->nr;
+	if (n <= CGTMA_MISSES_MAX)
+		l->nr = n + 1;
+	l->slices += count;
+	if (kind == CGTMA_MISS_SKIPPED) {
+		/* No slice to bound: any of the CPU's since the last flush may hold it. */
+		l->unbounded += count;
+		if (n < CGTMA_MISSES_MAX) {
+			m = &l->m[n & (CGTMA_MISSES_MAX - 1)];
+			__builtin_memset(m, 0, sizeof(*m));
+			m->kind = kind;
+			m->count = count;
+			m->max_ns = m->unseen_ns = ~0ULL;
+		}
+		return 0;
+	}
+	/* A CPU-wide event is enabled all along: its enabled time is the slice's length. */
+	slice = nr_events ? delta->ev[0].enabled : 0;
+	/* The idle task's part is its own too, but the kernel keeps no clock of it. */
+	if (t && BPF_CORE_READ(t, pid))
+		own = own_run(t);
+	if (own > slice)
+		own = slice;
+	l->max_ns += slice - own;
+	if (n >= CGTMA_MISSES_MAX)
+		return 0;
+	m = &l->m[n & (CGTMA_MISSES_MAX - 1)];
+	m->kind = kind;
+	m->count = count;
+	m->ran_cgroup = snap->owner_id;
+	m->charged_cgroup = charged_id;
+	m->slice_ns = slice;
+	m->max_ns = slice - own;
+	m->charged_pid = t ? BPF_CORE_READ(t, pid) : 0;
+	m->pid = snap->start_pid;
+	m->unseen_ns = ~0ULL;
+	__builtin_memset(m->comm, 0, sizeof(m->comm));
+	/* The first task, if its address still holds it (a task that exited may be gone). */
+	first = (void *)snap->start_task;
+	if (first && BPF_CORE_READ(first, pid) == snap->start_pid) {
+		m->unseen_ns = BPF_CORE_READ(first, se.sum_exec_runtime) - snap->start_runtime;
+		bpf_core_read(m->comm, sizeof(m->comm), &first->comm);
+	}
+	return 0;
+}
+
+/*
+ * The perf-event hook missed a switch on this CPU: the interval is not exact
+ * (CGTMA_STAT_HOOK_MISSED), and under auto the first miss moves the switches to the
+ * tracepoint, which user space attaches when it sees switch_miss_cpu.
+ */
+static __always_inline void hook_missed(__u64 n)
+{
+	stat_add(CGTMA_STAT_HOOK_MISSED, n);
 	if (switch_miss_cpu < 0) {
 		switch_miss_cpu = bpf_get_smp_processor_id();
 		if (pe_falls_back)
 			WRITE_ONCE(switch_tp_on, 1);
 	}
+}
+
+/*
+ * A slice that began with a switch the hook did not see (the callers say how they know),
+ * in epoch half, ended by task in cur: marked (note_miss()). Where the perf-event hook was
+ * in charge of the CPU, it missed the switch, unless a move by another task cut the slice.
+ */
+static __always_inline void unseen_switch(const struct cgtma_snapshot *snap, __u32 half,
+					  struct task_struct *task, struct cgroup *cur)
+{
+	bool moved = pe_hook && !snap->tp_took_over && moved_in_slice(snap, task, cur);
+
+	stat_inc(CGTMA_STAT_UNSEEN);
+	note_miss(half, BPF_CORE_READ(cur, kn, id),
+		  moved ? CGTMA_MISS_MOVED : CGTMA_MISS_SWITCH, 1);
+	if (pe_hook && !snap->tp_took_over && !moved)
+		hook_missed(1);
 }
 
 /*
@@ -520,13 +704,6 @@ static __always_inline struct cgtma_count *half_of(struct cgtma_counts *counts, 
 static __always_inline struct cgroup *task_cgroup(struct task_struct *task)
 {
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp);
-}
-
-static __always_inline struct cgtma_snapshot *this_cpu_snapshot(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&snapshots, &zero);
 }
 
 /*
@@ -954,18 +1131,59 @@ static __always_inline void slice_done(struct cgtma_snapshot *snap)
 	WRITE_ONCE(snap->busy, 0);
 }
 
-/* The CPU's next slice is cg's (id: its id, read by the caller where it is at hand). */
-static __always_inline void own_slice(struct cgtma_snapshot *snap, struct cgroup *cg, __u64 id)
+/*
+ * The CPU's next slice is cg's (id: its id, read by the caller where it is at hand), begun
+ * by task (a BTF pointer where btf, a constant at every call: plain loads at a switch). Its
+ * run time (up to date at a switch to it, a tick at most behind otherwise) bounds what a
+ * mark says of it (note_miss()); with the perf-event hook, when it came on the CPU tells a
+ * move's slice that other tasks ran in (moved_beside()).
+ */
+static __always_inline void own_slice(struct cgtma_snapshot *snap, struct cgroup *cg, __u64 id,
+				      struct task_struct *task, bool btf)
 {
 	snap->owner = (__u64)cg;
 	snap->owner_id = id;
-	if (pe_hook)
-		snap->move_seq = READ_ONCE(move_seq);
+	snap->start_task = (__u64)task;
+	if (btf) {
+		snap->start_pid = task->pid;
+		snap->start_runtime = task->se.sum_exec_runtime;
+	} else {
+		snap->start_pid = BPF_CORE_READ(task, pid);
+		snap->start_runtime = BPF_CORE_READ(task, se.sum_exec_runtime);
+	}
+	if (!pe_hook)
+		return;
+	snap->move_seq = READ_ONCE(move_seq);
+	if (!bpf_core_field_exists(struct task_struct, sched_info))
+		snap->start_arrival = 0;
+	else if (btf)
+		snap->start_arrival = task->sched_info.last_arrival;
+	else
+		snap->start_arrival = BPF_CORE_READ(task, sched_info.last_arrival);
 }
 
-static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup *cg)
+/* The next slice is cg's, begun by the running task. */
+static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup *cg,
+				      struct task_struct *task)
 {
-	own_slice(snap, cg, cg ? BPF_CORE_READ(cg, kn, id) : 0);
+	own_slice(snap, cg, cg ? BPF_CORE_READ(cg, kn, id) : 0, task, false);
+}
+
+/*
+ * A task's move of itself to another cgroup ends its slice at the move's tracepoint, and the
+ * cgroup it left takes the slice. Another task of the new cgroup that ran on the CPU in the
+ * move (the mover slept in a controller's attach callback) ran in that slice too: the
+ * tracepoint ends the slice at such a switch inside a cgroup, which the perf-event hook alone
+ * never sees. It can tell that some task ran there: the mover came on the CPU (the kernel's
+ * sched_info clock) after the slice began. Not which, so such a move's slice is marked.
+ */
+static __always_inline bool moved_beside(const struct cgtma_snapshot *snap,
+					 struct task_struct *task)
+{
+	if (!pe_hook || per_task || READ_ONCE(switch_tp_on) || !snap->start_arrival ||
+	    !bpf_core_field_exists(struct task_struct, sched_info))
+		return false;
+	return BPF_CORE_READ(task, sched_info.last_arrival) > snap->start_arrival;
 }
 
 /* --- interrupts as their own scopes (--irq) --------------------------------------------- */
@@ -1141,17 +1359,21 @@ static __always_inline void charge_task_slice(struct cgtma_snapshot *snap,
 
 	add_task_part(snap, delta);
 	if (end == END_MOVE || (other && holds_cgroup_mutex(task))) {
+		if (end == END_MOVE && moved_beside(snap, task)) {
+			stat_inc(CGTMA_STAT_UNSEEN);
+			note_miss(half, snap->owner_id, CGTMA_MISS_MOVE, 1);
+		}
 		if (owner_alive(snap->owner, snap->owner_id))
 			charge_task(charge_cgroup((struct cgroup *)snap->owner, half, false),
 				    delta, half);
 		if (end == END_MOVE)
-			set_owner(snap, cur);
+			set_owner(snap, cur, task);
 		return;
 	}
 	if (other)
-		unseen_switch(snap, task, cur);
+		unseen_switch(snap, half, task, cur);
 	if (end != END_SWITCH)
-		set_owner(snap, cur);
+		set_owner(snap, cur, task);
 	charge_task(charge_cgroup(cur, half, end == END_SWITCH), delta, half);
 }
 
@@ -1338,8 +1560,7 @@ static __always_inline bool charge_switch_slice(struct cgtma_snapshot *snap,
 enum switch_by {
 	BY_EVENT,		/* the perf-event hook */
 	BY_TP,			/* sched_switch, in charge */
-	BY_TP_IDLE_EXIT,	/* sched_switch beside the perf-event hook: a switch out of idle */
-	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook: inside a cgroup */
+	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook (-T): inside a cgroup */
 };
 
 /*
@@ -1348,41 +1569,28 @@ enum switch_by {
  * to prev's cgroup, and next's cgroup owns the new one. Both switch hooks, the sched_switch
  * tracepoint and the cgroup-switches perf event, end here.
  */
-static __always_inline void end_slice_at_switch(struct task_struct *prev, struct cgroup *prev_cg,
-						struct cgroup *next_cg, __u64 next_id,
+static __always_inline void end_slice_at_switch(struct cgtma_snapshot *snap,
+						struct task_struct *prev, struct cgroup *prev_cg,
+						struct task_struct *next, struct cgroup *next_cg,
 						enum switch_by by)
 {
-	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgtma_charge_entry *e;
 
-	if (!snap)
-		return;
 	/*
-	 * Beside the tracepoint, which runs first at a switch, the event's program leaves alone
-	 * every switch once the tracepoint took the CPU over (after the tracepoint's first
-	 * slice there, which the perf-event hook began), and before that the switch out of
-	 * idle that the tracepoint just ended (the mark goes at the next switch either way: it
-	 * may never come, on a kernel that drops it).
+	 * Once the fallback's tracepoint, which runs first at a switch, took the CPU over
+	 * (after its first slice there, which the perf-event hook began), the event's program
+	 * leaves every switch to it.
 	 */
-	if (pe_falls_back && by == BY_EVENT) {
-		if (snap->tp_took_over)
-			return;
-		if (snap->tp_idle_exit) {
-			snap->tp_idle_exit = 0;
-			if (!prev->pid)
-				return;
-		}
-	}
+	if (pe_falls_back && by == BY_EVENT && snap->tp_took_over)
+		return;
 	e = warm_entry(snap, prev_cg);
 	if (e ? !read_slice_to_entry(snap, e) : !charge_switch_slice(snap, prev, prev_cg))
 		return;
-	own_slice(snap, next_cg, next_id);
-	/* Only the tracepoint in charge takes the CPU over: its switches inside a cgroup,
-	 * which the event never sees, leave it the event's. */
+	own_slice(snap, next_cg, next_cg->kn->id, next, true);
+	/* Only the tracepoint in charge takes the CPU over: its switches inside a cgroup
+	 * (-T), which the event never sees, leave it the event's. */
 	if (pe_falls_back && by == BY_TP)
 		snap->tp_took_over = 1;
-	if (pe_falls_back && by == BY_TP_IDLE_EXIT)
-		snap->tp_idle_exit = 1;
 	slice_done(snap);
 	stat_inc(CGTMA_STAT_SLICES);
 }
@@ -1406,19 +1614,16 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	bool in_charge = !pe_hook || READ_ONCE(switch_tp_on);
-	enum switch_by by = BY_TP;
+	enum switch_by by = in_charge ? BY_TP : BY_TP_INSIDE;
+	struct cgtma_snapshot *snap;
 	struct cgroup *prev_cg, *next_cg;
 
 	/*
-	 * Beside the perf-event hook in charge (auto), the switches away from the idle task:
-	 * some kernels do not report them to the event (a 6.18 build was seen dropping their
-	 * samples on a CPU), and the idle time before one would go to the cgroup after it; and
-	 * the switches inside a cgroup that end a slice (-T, a slice owned elsewhere), which
-	 * the event never sees, without taking the CPU over. Switches between cgroups are the
-	 * event's.
+	 * The perf-event hook takes the switches between cgroups. This program runs beside it
+	 * for -T (--switch-hook perf-event -T: the switches inside a cgroup, which the event
+	 * never sees, without taking the CPU over), and is attached under auto once the event
+	 * missed a switch: it is then in charge (switch_tp_on).
 	 */
-	if (!in_charge)
-		by = pe_falls_back && !prev->pid ? BY_TP_IDLE_EXIT : BY_TP_INSIDE;
 	/* BTF pointers: plain loads, no bpf_probe_read_kernel() calls on the hot path. */
 	prev_cg = prev->cgroups->dfl_cgrp;
 	next_cg = next->cgroups->dfl_cgrp;
@@ -1430,8 +1635,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	 * for the verifier (two took 16-largest past its 1,000,000 instructions).
 	 */
 	if (next_cg != prev_cg ? by != BY_TP_INSIDE :
-	    per_task || irq_switch_pending() || slice_owned_elsewhere(prev_cg))
-		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, by);
+	    per_task || irq_switch_pending() || slice_owned_elsewhere(prev_cg)) {
+		snap = this_cpu_snapshot();
+		if (snap)
+			end_slice_at_switch(snap, prev, prev_cg, next, next_cg, by);
+	}
 	/* Beside the perf-event hook, the stacks follow the tasks with -T only. */
 	if (irq_mask && (by != BY_TP_INSIDE || per_task))
 		irq_follow_task(prev, next);
@@ -1462,10 +1670,57 @@ int on_cgroup_switch(struct bpf_perf_event_data *ctx)
 	struct task_struct *next = prev->se.cfs_rq->rq->curr;
 	struct cgroup *prev_cg = prev->cgroups->dfl_cgrp;
 	struct cgroup *next_cg = next->cgroups->dfl_cgrp;
+	struct cgtma_snapshot *snap = this_cpu_snapshot();
 
+	if (!snap)
+		return 0;
+	if (test_drop_every && ++snap->test_seq % test_drop_every == 0) {
+		snap->hook_runs += test_drop_counted;
+		return 0;
+	}
+	/* Every run, for the flush to compare with the event's count (check_hook()). */
+	snap->hook_runs++;
 	if (next_cg && next_cg != prev_cg)
-		end_slice_at_switch(prev, prev_cg, next_cg, next_cg->kn->id, BY_EVENT);
+		end_slice_at_switch(snap, prev, prev_cg, next, next_cg, BY_EVENT);
 	return 0;
+}
+
+/*
+ * The perf-event hook's check of itself, at each flush on its CPU: the kernel counts the
+ * cgroup-switches event at every switch between cgroups, but may not run its program there
+ * (a perf event's program is skipped while the CPU's bpf_prog_active is held, as by a task
+ * preempted in a BPF map operation; a 6.18 build in a VM dropped the samples of switches out
+ * of idle on one CPU). A slice whose start the program missed is found where it ends, when
+ * the cgroup there is not the one it began in; one that ends in that cgroup again (two
+ * switches missed, there and back) is not. So the count is compared with the program's runs
+ * since the last flush: runs missing are marked in the closing half and are a miss of the
+ * hook (hook_missed()). Until the event has been read once there is nothing to compare,
+ * and once the fallback's tracepoint took the CPU over its runs matter no more.
+ */
+static __always_inline void check_hook(struct cgtma_snapshot *snap, __u32 half)
+{
+	struct bpf_perf_event_value v;
+	__u64 counted, ran;
+
+	if (!pe_hook)
+		return;
+	if (snap->tp_took_over ||
+	    bpf_perf_event_read_value(&switch_events, bpf_get_smp_processor_id(), &v,
+				      sizeof(v))) {
+		snap->hook_base_valid = 0;
+		return;
+	}
+	counted = v.counter - snap->hook_count_base;
+	ran = snap->hook_runs - snap->hook_runs_base;
+	if (snap->hook_base_valid && counted > ran) {
+		stat_add(CGTMA_STAT_UNSEEN, counted - ran);
+		stat_add(CGTMA_STAT_HOOK_SKIPPED, counted - ran);
+		note_miss(half, 0, CGTMA_MISS_SKIPPED, counted - ran);
+		hook_missed(counted - ran);
+	}
+	snap->hook_count_base = v.counter;
+	snap->hook_runs_base = snap->hook_runs;
+	snap->hook_base_valid = 1;
 }
 
 /*
@@ -1479,6 +1734,7 @@ int flush_slice(void *ctx)
 	struct cgroup *cur = task_cgroup(task);
 	struct cgtma_snapshot *snap = this_cpu_snapshot();
 	struct cgtma_charged *charged;
+	struct cgtma_misses *marks;
 	struct cgtma_counts *delta;
 	__u64 *read_ns;
 	__u32 half;
@@ -1503,6 +1759,7 @@ int flush_slice(void *ctx)
 	}
 	/* The epoch's total and its counts still in the charge cache: where user space reads. */
 	half = snap->epoch & 1;
+	check_hook(snap, half);
 	close_cpu_total(snap, half);
 	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)
 		charge_cache_write_back(slot, half);
@@ -1514,6 +1771,11 @@ int flush_slice(void *ctx)
 	charged = charged_list(half);
 	if (charged)
 		charged->nr = 0;
+	marks = miss_list(half);
+	if (marks) {
+		marks->nr = marks->slices = marks->unbounded = 0;
+		marks->max_ns = 0;
+	}
 	snap->round = *(volatile __u64 *)&flush_round;
 	WRITE_ONCE(snap->epoch, half);
 	slice_done(snap);
@@ -1538,6 +1800,8 @@ int reset_cpu(void *ctx)
 		snap->valid[i] = 0;
 	snap->owner = 0;
 	snap->owner_id = 0;
+	snap->start_task = 0;
+	snap->hook_base_valid = 0;
 	snap->irq_depth = 0;
 	snap->irq_coalesce = 0;
 	/*

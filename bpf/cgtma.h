@@ -116,6 +116,50 @@ struct cgtma_task {
 	struct cgtma_count ev[2 * CGTMA_MAX_EVENTS];
 };
 
+/*
+ * A slice charged though the hook did not see where it began (a mark in the outputs): what
+ * ran unseen, where it was charged, and how much of it may be another cgroup's. Each CPU
+ * lists its marks per epoch half (misses[cpu * 2 + half]), as it lists charged cgroups.
+ */
+enum cgtma_miss_kind {
+	CGTMA_MISS_SWITCH = 1,	/* the slice began with a switch the hook did not see */
+	CGTMA_MISS_SKIPPED,	/* the kernel did not run the perf-event hook's program at
+				 * switches it counted (count: how many) */
+	CGTMA_MISS_MOVED,	/* a running task was moved to another cgroup by another one:
+				 * the moment is not known, its new cgroup took the slice */
+	CGTMA_MISS_MOVE,	/* a task's move of itself to another cgroup, with other tasks
+				 * run on its CPU in the move's slice (the perf-event hook sees
+				 * no switch inside a cgroup, and the old cgroup took them) */
+};
+
+#define CGTMA_MISSES_MAX 8	/* a power of two */
+
+struct cgtma_miss {
+	__u32 kind;
+	__u32 count;		/* CGTMA_MISS_SKIPPED: the runs skipped; else 1 */
+	__u64 ran_cgroup;	/* v2 id of the cgroup the slice began in (0: not known) */
+	__u64 charged_cgroup;	/* v2 id of the cgroup the slice was charged to */
+	__u64 slice_ns;		/* the slice's length */
+	/* Of slice_ns, the most that ran in other tasks than charged_pid: the kernel's run
+	 * time of charged_pid since it was last switched in is its own. */
+	__u64 max_ns;
+	/* The run time of pid (the task the slice began with) since then: the most of the
+	 * slice it can have run; ~0 where that task is gone. */
+	__u64 unseen_ns;
+	__u32 pid;		/* the task the slice began with (thread id; 0: idle) */
+	__u32 charged_pid;	/* the task running where the slice ended */
+	char comm[16];		/* pid's */
+};
+
+struct cgtma_misses {
+	__u32 nr;		/* marks; may pass CGTMA_MISSES_MAX: those are not listed */
+	__u32 slices;		/* the slices they mark (a mark of skipped runs: each run) */
+	__u64 max_ns;		/* the sum of the marks' max_ns, those not listed too */
+	__u32 unbounded;	/* of slices, those with no bound (CGTMA_MISS_SKIPPED) */
+	__u32 pad;
+	struct cgtma_miss m[CGTMA_MISSES_MAX];
+};
+
 /* Per-CPU statistics of the BPF side itself (index into the stats array). */
 enum cgtma_stat {
 	CGTMA_STAT_SLICES,		/* slices charged at a switch between cgroups */
@@ -137,6 +181,8 @@ enum cgtma_stat {
 					 * (in charge of the CPU) */
 	CGTMA_STAT_TASKS_FAILED,	/* -T: task slices not counted per task: the kernel
 					 * failed the row's insert with room to spare */
+	CGTMA_STAT_HOOK_SKIPPED,	/* switches the cgroup-switches event counted whose
+					 * program the kernel did not run */
 	CGTMA_STAT_MAX,
 };
 

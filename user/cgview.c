@@ -65,21 +65,17 @@ static int scan_cb(const char *root, const char *mnt, void *ctx)
 }
 
 /*
- * The hierarchy's root, opened by its file handle through a mount of the hierarchy: a
- * kernfs handle is the node's 64-bit id, the root's is CGVIEW_ROOT_ID. The handle's type
- * comes from the kernel (name_to_handle_at of the mount), only the id is ours.
+ * Cgroup id's directory, opened by its file handle through dfd, a directory of the
+ * hierarchy: a kernfs handle is the node's 64-bit id, the root's is CGVIEW_ROOT_ID. The
+ * handle's type comes from the kernel (name_to_handle_at of dfd), only the id is ours.
  */
-static int open_root_by_handle(const char *mnt, int *out)
+static int open_by_id(int dfd, __u64 id, int *out)
 {
 	char buf[sizeof(struct file_handle) + HANDLE_MAX] __attribute__((aligned(8)));
 	struct file_handle *fh = (struct file_handle *)buf;
-	__u64 id = CGVIEW_ROOT_ID;
-	int mnt_id, dfd, fd, err = 0;
+	int mnt_id, fd, err = 0;
 	struct stat st;
 
-	dfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
 	fh->handle_bytes = HANDLE_MAX;
 	if (name_to_handle_at(dfd, "", fh, &mnt_id, AT_EMPTY_PATH)) {
 		err = -errno;
@@ -90,15 +86,58 @@ static int open_root_by_handle(const char *mnt, int *out)
 		fd = open_by_handle_at(dfd, fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
 			err = -errno;
-		} else if (fstat(fd, &st) || st.st_ino != CGVIEW_ROOT_ID) {
+		} else if (fstat(fd, &st) || st.st_ino != id) {
 			close(fd);
 			err = -ESTALE;
 		} else {
 			*out = fd;
 		}
 	}
+	return err;
+}
+
+/* The hierarchy's root, opened by its file handle through a mount of the hierarchy. */
+static int open_root_by_handle(const char *mnt, int *out)
+{
+	int dfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (dfd < 0)
+		return -errno;
+	err = open_by_id(dfd, CGVIEW_ROOT_ID, out);
 	close(dfd);
 	return err;
+}
+
+int cgview__path_of(const struct cgview *v, __u64 id, char *out, size_t len)
+{
+	char link[64], path[4096];
+	size_t root_len = strlen(v->root);
+	int dfd, fd, err;
+	ssize_t n;
+
+	if (id == CGVIEW_ROOT_ID && v->kind != CGVIEW_SUBTREE)
+		return snprintf(out, len, "/") < (int)len ? 0 : -ENAMETOOLONG;
+	dfd = v->fd >= 0 ? v->fd : open(v->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	err = open_by_id(dfd, id, &fd);
+	if (dfd != v->fd)
+		close(dfd);
+	if (err)
+		return err;
+	/* Its path as this process sees it: under the view's root, where it is reachable. */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	path[n] = '\0';
+	if (v->kind != CGVIEW_HOST || strncmp(path, v->root, root_len) != 0 ||
+	    (path[root_len] != '/' && path[root_len] != '\0'))
+		return -ENOENT;
+	return snprintf(out, len, "%s", path[root_len] ? path + root_len : "/") < (int)len ?
+	       0 : -ENAMETOOLONG;
 }
 
 /* The initial cgroup namespace's inode number (the kernel's PROC_CGROUP_INIT_INO). */

@@ -58,6 +58,13 @@ struct cgview {
 #define CGVIEW_ROOT_ID 1
 
 /*
+ * The path of cgroup id relative to the hierarchy's root ("/" for the root), found by its
+ * file handle (CAP_DAC_READ_SEARCH) where the view shows the host's hierarchy: 0, or -errno
+ * (-ENOENT where the view cannot name it: a subtree's, a removed cgroup).
+ */
+int cgview__path_of(const struct cgview *v, __u64 id, char *out, size_t len);
+
+/*
  * What the view is chosen from. NULL: this process's /proc/self/mountinfo, and PID 1's
  * /proc/1/mountinfo through /proc/1/root when PID 1's mount namespace is another. Tests
  * give their own: init_mountinfo, when set, stands for another mount namespace's PID 1

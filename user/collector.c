@@ -34,6 +34,8 @@ struct collector {
 				 * took out: at most the entries (the mkdir hook adds more) */
 	struct cgtma_charged *charged;	/* charged_ids, mapped: per CPU, both halves' lists */
 	size_t charged_len;	/* the mapping's length */
+	struct cgtma_misses *marks;	/* misses, mapped: per CPU, both halves' marks */
+	size_t marks_len;
 	char *cpu_totals;	/* cpu_counts, mapped: per CPU, both halves' totals */
 	size_t cpu_totals_len;
 	char *irq_totals;	/* irq_counts, mapped: per CPU and scope, both halves */
@@ -58,8 +60,8 @@ struct collector {
 	int max_cgroups;	/* entries of the per-cgroup maps */
 	int stats_fd;		/* BPF_ENABLE_STATS: run time is counted while it is open */
 	enum switch_hook hook;	/* the one in use: tracepoint or perf-event */
-	bool falls_back;	/* perf-event, with the tracepoint attached as its fallback */
-	bool miss_said;		/* the forced perf-event hook's first miss was said */
+	bool falls_back;	/* perf-event, with the tracepoint loaded as its fallback */
+	bool miss_said;		/* the perf-event hook's first miss was said */
 	bool watch_changes;	/* the mkdir and rmdir hooks are attached */
 	bool per_cpu_cgroups;	/* -A with tracked cgroups: their counts per CPU */
 	struct collector_setup su;	/* as opened: its cpus stay the caller's */
@@ -129,16 +131,38 @@ static void report_load(const struct collector *c, double load_s)
 }
 
 /*
+ * For tests of the marks (tests/live/47-marks.sh): CGTMA_TEST_DROP_SWITCH=skip:N has the
+ * perf-event hook's program leave every N-th run on a CPU as if the kernel had skipped it,
+ * miss:N as if it had run and not seen the switch.
+ */
+static void test_drop_switch(struct collector *c)
+{
+	const char *v = getenv("CGTMA_TEST_DROP_SWITCH");
+	unsigned int n;
+	char how[8];
+
+	if (!v || sscanf(v, "%7[a-z]:%u", how, &n) != 2 ||
+	    (strcmp(how, "skip") != 0 && strcmp(how, "miss") != 0))
+		return;
+	c->skel->rodata->test_drop_every = n;
+	c->skel->rodata->test_drop_counted = strcmp(how, "miss") == 0;
+	pr_notice("CGTMA_TEST_DROP_SWITCH: the perf-event hook's program %s every %u-th run",
+		  c->skel->rodata->test_drop_counted ? "ignores" : "skips", n);
+}
+
+/*
  * Picks the switch hook before the load, so that the verifier sees only the programs in
  * use. Auto takes the perf-event hook wherever the kernel has it (5.13+, the perf_event
- * controller on v2, not fully preemptible), with sched_switch loaded and attached beside
- * it: that one ends the slices at switches out of idle, which some kernels do not report to
- * the event, and takes every switch over at the first other one the event misses
- * (pe_falls_back). No probe at start decides it: a probe sees the missing samples only on
- * CPUs that idle while it runs, and the check at every slice sees them whenever they
- * happen. Asked for by name, the perf-event hook runs alone and is kept whatever it misses
- * (a user measuring its cost): the probe then warns where it can tell, and the intervals
- * where it missed are marked not exact.
+ * controller on v2, not fully preemptible), alone: no BPF runs at switches inside a cgroup.
+ * It checks itself all run long, at every slice (one that ends in another cgroup than it
+ * began in began with a switch it missed) and at every flush (its event's count against its
+ * program's runs: the kernel skips the program at some switches, and drops the samples of
+ * some at all on some kernels). At its first miss the BPF side hands the switches to
+ * sched_switch, whose program is loaded from the start and attached then (pe_falls_back).
+ * No probe at start decides it: a probe sees the missing samples only on CPUs that idle
+ * while it runs, and the checks see them whenever they happen. Asked for by name, the
+ * perf-event hook is kept whatever it misses (a user measuring its cost): the probe then
+ * warns where it can tell, and the intervals where it missed are marked not exact.
  */
 static int choose_switch_hook(struct collector *c, const struct collector_opts *o)
 {
@@ -186,8 +210,7 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 		if (c->hook == SWITCH_HOOK_PERF_EVENT)
 			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
 				  "at switches between cgroups)%s", c->falls_back ?
-				  ", with sched_switch at switches out of idle; the tracepoint takes "
-				  "over at the first other switch it misses" :
+				  "; the tracepoint takes over at the first switch it misses" :
 				  "; kept whatever it misses (asked for by name)");
 		else
 			pr_notice("switch hook: tracepoint (sched_switch: BPF runs at every "
@@ -198,6 +221,7 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	}
 	c->skel->rodata->pe_hook = c->hook == SWITCH_HOOK_PERF_EVENT;
 	c->skel->rodata->pe_falls_back = c->falls_back;
+	test_drop_switch(c);
 	bpf_program__set_autoload(c->skel->progs.on_cgroup_switch,
 				  c->hook == SWITCH_HOOK_PERF_EVENT);
 	bpf_program__set_autoload(c->skel->progs.on_switch, c->hook == SWITCH_HOOK_TRACEPOINT ||
@@ -214,45 +238,68 @@ static int choose_switch_hook(struct collector *c, const struct collector_opts *
 	return 0;
 }
 
+static int attach_sched_switch(struct collector *c)
+{
+	int err;
+
+	c->skel->links.on_switch = bpf_program__attach(c->skel->progs.on_switch);
+	if (c->skel->links.on_switch)
+		return 0;
+	err = -errno;
+	pr_err("cannot attach to sched_switch: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * sched_switch is attached where it is the hook, and beside the perf-event hook with -T
+ * (the switches inside a cgroup); under auto it waits, loaded, for the event's first miss.
+ */
 static int attach_switch_hook(struct collector *c)
 {
 	int err;
 
-	if (bpf_program__autoload(c->skel->progs.on_switch)) {
-		c->skel->links.on_switch = bpf_program__attach(c->skel->progs.on_switch);
-		if (!c->skel->links.on_switch) {
-			err = -errno;
-			pr_err("cannot attach to sched_switch: %s", strerror(-err));
+	if (c->hook == SWITCH_HOOK_TRACEPOINT || c->skel->rodata->per_task) {
+		err = attach_sched_switch(c);
+		if (err)
 			return err;
-		}
 	}
 	if (c->hook == SWITCH_HOOK_PERF_EVENT)
-		return perfev__attach_switches(c->pe, c->skel->progs.on_cgroup_switch);
+		return perfev__attach_switches(c->pe, c->skel->progs.on_cgroup_switch,
+					       bpf_map__fd(c->skel->maps.switch_events));
 	return 0;
 }
 
 /*
- * After a flush: says the perf-event hook's first miss, once. Where the tracepoint took
- * over (it had before the flush began: every switch in progress then has ended since, so
- * none waits for the event's program), the events go, and with them its cost.
+ * After a flush: the perf-event hook's first miss. Under auto the BPF side has put the
+ * tracepoint in charge (switch_tp_on): its program is attached now, and each CPU hands over
+ * at its next switch. Once it was attached before a flush began (every switch in progress
+ * then has ended since, so none waits for the event's program), the events go, and with them
+ * their cost. Asked for by name, it is said once and kept.
  */
-static void switch_hook_missed(struct collector *c, bool tp_on_before)
+static void switch_hook_missed(struct collector *c, bool tp_attached_before)
 {
 	int cpu = __atomic_load_n(&c->skel->data->switch_miss_cpu, __ATOMIC_ACQUIRE);
 
-	if (c->hook != SWITCH_HOOK_PERF_EVENT || cpu < 0 || (c->falls_back && !tp_on_before))
+	if (c->hook != SWITCH_HOOK_PERF_EVENT || cpu < 0)
 		return;
-	if (c->falls_back) {
+	if (!c->falls_back) {
+		if (!c->miss_said)
+			pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the kernel "
+				"did not run its program there); kept as asked: each interval with a "
+				"missed switch is marked not exact", cpu);
+		c->miss_said = true;
+		return;
+	}
+	if (!c->miss_said) {
+		if (!c->skel->links.on_switch && attach_sched_switch(c))
+			return;	/* said; the event goes on, marking what it misses */
 		pr_warn("switch hook: the perf-event hook missed a switch on CPU %d (the kernel did "
-			"not run its program there): the tracepoint (sched_switch) has taken over "
-			"on every CPU; the interval of the missed switch is marked not exact", cpu);
+			"not run its program there): the tracepoint (sched_switch) takes over on "
+			"every CPU; the interval of the missed switch is marked not exact", cpu);
+		c->miss_said = true;
+	} else if (tp_attached_before) {
 		perfev__close_switches(c->pe);
 		c->hook = SWITCH_HOOK_TRACEPOINT;
-	} else if (!c->miss_said) {
-		pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the kernel did not "
-			"run its program there); kept as asked: each interval with a missed switch "
-			"is marked not exact", cpu);
-		c->miss_said = true;
 	}
 }
 
@@ -422,7 +469,7 @@ static int map_array(struct bpf_map *map, void **p, size_t *len)
 	return 0;
 }
 
-/* The maps the reads look at in place: charged_ids, cpu_counts and irq_counts. */
+/* The maps the reads look at in place: charged_ids, cpu_counts, irq_counts and misses. */
 static int map_arrays(struct collector *c)
 {
 	void *p;
@@ -437,6 +484,9 @@ static int map_arrays(struct collector *c)
 	if ((err = map_array(c->skel->maps.irq_counts, &p, &c->irq_totals_len)))
 		return err;
 	c->irq_totals = p;
+	if ((err = map_array(c->skel->maps.misses, &p, &c->marks_len)))
+		return err;
+	c->marks = p;
 	return 0;
 }
 
@@ -540,6 +590,8 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, c->max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, c->max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.charged_ids, 2 * c->nr_cpus)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.misses, 2 * c->nr_cpus)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.switch_events, c->nr_cpus)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !o->per_task ? 1 :
 					    o->max_tasks ? o->max_tasks : 4096))) {
@@ -721,6 +773,8 @@ void collector__destroy(struct collector *c)
 		munmap(c->cpu_totals, c->cpu_totals_len);
 	if (c->irq_totals)
 		munmap(c->irq_totals, c->irq_totals_len);
+	if (c->marks)
+		munmap(c->marks, c->marks_len);
 	free(c->changed);
 	free(c->irq_still);
 	free(c->still_of);
@@ -788,7 +842,7 @@ static void mark_online(const struct collector *c, bool *changed, const bool *on
 int collector__flush(struct collector *c)
 {
 	int fd = bpf_program__fd(c->skel->progs.flush_slice);
-	bool tp_on = __atomic_load_n(&c->skel->bss->switch_tp_on, __ATOMIC_ACQUIRE);
+	bool tp_attached = c->skel->links.on_switch != NULL;
 	const bool *online = perfev__online(c->pe);
 	bool *closing = &c->changed[c->open_epoch * c->nr_cpus];
 
@@ -842,7 +896,7 @@ int collector__flush(struct collector *c)
 	/* Every CPU has closed its epoch: the reads see that half, which nothing writes now. */
 	c->closed_epoch = c->open_epoch;
 	c->open_epoch ^= 1;
-	switch_hook_missed(c, tp_on);
+	switch_hook_missed(c, tp_attached);
 	return 0;
 }
 
@@ -1271,22 +1325,28 @@ long collector__task_insert_error(const struct collector *c)
 	return __atomic_load_n(&c->skel->bss->task_insert_error, __ATOMIC_RELAXED);
 }
 
-/*
- * Every slice that began with a switch or a move the hook did not see: charged to the cgroup
- * that ran it, its start may have been another's, on any hook (the perf-event hook's missed
- * samples; on any hook, a task moving itself where cgroup_mutex is not in kallsyms, or a
- * running task moved by another CPU).
- */
-int collector__missed_slices(struct collector *c, __u64 *out)
+void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
+			   struct collector_marks *sum)
 {
-	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
-	int err;
+	const bool *read = collector__cpus_read(c);
 
-	if (!per_cpu)
-		return -ENOMEM;
-	err = read_stat(c, CGTMA_STAT_UNSEEN, per_cpu, out);
-	free(per_cpu);
-	return err;
+	memset(sum, 0, sizeof(*sum));
+	c->half_read = true;
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		const struct cgtma_misses *l = &c->marks[cpu * 2 + c->closed_epoch];
+		__u32 nr;
+
+		if (!read[cpu])
+			continue;
+		/* Once: a CPU late to its flush may still add (none does once all flushed). */
+		nr = __atomic_load_n(&l->nr, __ATOMIC_ACQUIRE);
+		sum->marks += nr;
+		sum->slices += l->slices;
+		sum->max_ns += l->max_ns;
+		sum->unbounded += l->unbounded;
+		for (__u32 i = 0; cb && i < nr && i < CGTMA_MISSES_MAX; i++)
+			cb(cpu, &l->m[i], ctx);
+	}
 }
 
 enum switch_hook collector__switch_hook(const struct collector *c)

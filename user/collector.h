@@ -187,11 +187,21 @@ long collector__task_insert_error(const struct collector *c);
 int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
 
 /*
- * Slices so far (ended at a switch or flush) that began with a switch or move the hook did
- * not see, on any hook: their counts may hold another cgroup's time (the intervals they end
- * in are not exact).
+ * The marks of the closed half (struct cgtma_miss): slices charged though the hook did not
+ * see where they began, on any hook (the perf-event hook's missed switches and skipped runs,
+ * a task moved while it ran, a move's slice other tasks ran in): their counts may hold
+ * another cgroup's. cb is called for each one listed, on the CPUs collector__cpus_read()
+ * names (each CPU lists CGTMA_MISSES_MAX at most); sum gets the totals of all of them.
  */
-int collector__missed_slices(struct collector *c, __u64 *out);
+struct collector_marks {
+	__u64 marks;		/* marks, listed or not */
+	__u64 slices;		/* the slices they mark (a skipped run is one) */
+	__u64 max_ns;		/* the most time that may be another cgroup's, over those bounded */
+	__u64 unbounded;	/* of slices, those with no bound: the perf-event hook's skipped runs */
+};
+typedef void (*collector_mark_cb)(int cpu, const struct cgtma_miss *m, void *ctx);
+void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
+			   struct collector_marks *sum);
 
 /*
  * The switch hook in use: SWITCH_HOOK_TRACEPOINT or SWITCH_HOOK_PERF_EVENT; the tracepoint

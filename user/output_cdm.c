@@ -130,7 +130,7 @@ struct cdm {
 	int nr_types;			/* per node, then metric, then event */
 	char **types;
 	int node0, metric0, event0;	/* offsets into types */
-	int missed_type;		/* "missed-slices", after them */
+	int missed_type;		/* "missed-slices", then "missed-max-seconds", after them */
 
 	struct series *series;
 	int nr_series, cap_series;
@@ -255,7 +255,7 @@ static int make_types(struct cdm *c, const struct run *run)
 	int events = p ? 0 : run->nr_events;
 	int err = 0;
 
-	c->nr_types = nodes + metrics + events + 1;
+	c->nr_types = nodes + metrics + events + 2;
 	c->types = calloc(c->nr_types, sizeof(*c->types));
 	if (!c->types)
 		return -ENOMEM;
@@ -269,7 +269,8 @@ static int make_types(struct cdm *c, const struct run *run)
 		err = set_type(c, c->metric0 + i, p->metrics[i].name, NULL);
 	for (int i = 0; i < events && !err; i++)
 		err = set_type(c, c->event0 + i, run->event_names[i], NULL);
-	return err ?: set_type(c, c->missed_type, "missed-slices", NULL);
+	return err ?: set_type(c, c->missed_type, "missed-slices", NULL) ?:
+		      set_type(c, c->missed_type + 1, "missed-max-seconds", NULL);
 }
 
 static int type_of(const struct cdm *c, enum what w, int index)
@@ -280,7 +281,7 @@ static int type_of(const struct cdm *c, enum what w, int index)
 	case W_METRIC:
 		return c->metric0 + index;
 	case W_MISSED:
-		return c->missed_type;
+		return c->missed_type + index;
 	default:
 		return c->event0 + index;
 	}
@@ -675,7 +676,8 @@ static int republish_series(struct cdm *c)
  * The interval's "missed-slices" row (see the top), from the first interval not exact on:
  * filed under the system's names, as the mark is the whole interval's.
  */
-static int collect_missed(struct cdm *c, struct collect *cl, __u64 missed, long long ibegin)
+static int collect_missed(struct cdm *c, struct collect *cl, const struct interval *iv,
+			  long long ibegin)
 {
 	struct scope sys = { .kind = SCOPE_SYSTEM, .cpu = -1 };
 	char *key = scope_key_of(SCOPE_SYSTEM, NULL, -1, 0);
@@ -690,7 +692,9 @@ static int collect_missed(struct cdm *c, struct collect *cl, __u64 missed, long 
 	scope_names(c, &sys, &cl->cgroup, &cl->irq);
 	cl->cpu = scope_cpu(cl->run, &sys);
 	cl->place = -1;
-	err = collect_value(cl, W_MISSED, 0, (double)missed);
+	/* The slices marked, and the most of their time that may be another cgroup's. */
+	err = collect_value(cl, W_MISSED, 0, (double)iv->missed_slices) ?:
+	      collect_value(cl, W_MISSED, 1, iv->missed_max_ns / 1e9);
 	cl->scope = NULL;
 	free(key);
 	return err;
@@ -727,7 +731,7 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 				   collect_value, &cl);
 	}
 	if (!err && (iv->missed_slices || c->missed_from >= 0))
-		err = collect_missed(c, &cl, iv->missed_slices, ibegin);
+		err = collect_missed(c, &cl, iv, ibegin);
 	if (err)
 		goto out;
 	if (c->nr_series > old_nr && publish_series(c, old_nr)) {

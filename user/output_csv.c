@@ -462,9 +462,12 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 	}
 	/* Comment lines, which readers of toplev's CSV skip, after the interval's rows. */
 	put_split_line(c, run, f[F_TS]);
-	if (iv->missed_slices)
-		fprintf(c->buf, "# not exact: %s: %llu slices began with a switch or move the "
-			"hook did not see\n", f[F_TS], (unsigned long long)iv->missed_slices);
+	if (iv->missed_slices) {
+		char marks[400];
+
+		fprintf(c->buf, "# not exact: %s: %s\n", f[F_TS],
+			interval_marks_text(iv, marks, sizeof(marks)));
+	}
 	if (iv->summary)
 		fprintf(c->buf, "# cgtma model %s on %s [%s]\n", run->model,
 			run->cpu && *run->cpu ? run->cpu : "unknown CPU",

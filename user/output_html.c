@@ -111,6 +111,10 @@ struct html_sink {
 
 	int nr_iv, cap_iv;
 	double *t0, *t1;	/* seconds since the start */
+	/* Per interval, its marks (report.h): not 0, its counts are not exact. */
+	__u64 *missed, *missed_ns, *unbounded;
+	int nr_inexact;		/* intervals with marks */
+	__u64 run_missed, run_missed_ns, run_unbounded;
 	bool has_summary;
 	double summary_s;
 
@@ -365,6 +369,16 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 }
 
 /* Room for one more interval in the time line and in every series. */
+static int grow_u64(__u64 **p, int cap)
+{
+	__u64 *n = realloc(*p, cap * sizeof(**p));
+
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	return 0;
+}
+
 static int grow_intervals(struct html_sink *h)
 {
 	int cap = h->cap_iv ? 2 * h->cap_iv : 64, cols = h->nr_cols ? h->nr_cols : 1;
@@ -377,6 +391,9 @@ static int grow_intervals(struct html_sink *h)
 	if (!t1)
 		return -ENOMEM;
 	h->t1 = t1;
+	if (grow_u64(&h->missed, cap) || grow_u64(&h->missed_ns, cap) ||
+	    grow_u64(&h->unbounded, cap))
+		return -ENOMEM;
 	for (int i = 0; i < h->nr_series; i++) {
 		struct html_series *s = &h->series[i];
 		unsigned char *st = realloc(s->state, cap);
@@ -443,6 +460,13 @@ static int html_interval(struct output *o, const struct run *run, const struct i
 	h->t0[k] = h->t1[k] - iv->interval_s;
 	if (h->t0[k] < 0)
 		h->t0[k] = 0;
+	h->missed[k] = iv->missed_slices;
+	h->missed_ns[k] = iv->missed_max_ns;
+	h->unbounded[k] = iv->missed_unbounded;
+	h->nr_inexact += iv->missed_slices != 0;
+	h->run_missed += iv->missed_slices;
+	h->run_missed_ns += iv->missed_max_ns;
+	h->run_unbounded += iv->missed_unbounded;
 	h->nr_iv++;
 	for (int i = 0; i < iv->nr_scopes; i++) {
 		const struct scope *sc = &iv->scopes[i];
@@ -1335,6 +1359,34 @@ void output_html_profile(struct output **outs, int n, const struct profile *p)
 			((struct html_sink *)outs[i]->priv)->profile = p;
 }
 
+/* What an interval's marks say, for a tick's tooltip and the page's table. */
+static void marks_text(FILE *f, __u64 slices, __u64 max_ns, __u64 unbounded)
+{
+	struct interval iv = { .missed_slices = slices, .missed_max_ns = max_ns,
+			       .missed_unbounded = unbounded };
+	char text[400];
+
+	html_escape(f, interval_marks_text(&iv, text, sizeof(text)));
+}
+
+/* A red tick above the chart over each interval whose counts are not exact. */
+static void inexact_ticks(FILE *f, const struct view *v)
+{
+	const struct html_sink *h = v->h;
+
+	for (int i = 0; i < h->nr_iv; i++) {
+		double x0 = xpos(v, h->t0[i]), x1 = xpos(v, h->t1[i]);
+
+		if (!h->missed[i])
+			continue;
+		fprintf(f, "<rect class=\"inexact\" x=\"%.1f\" y=\"2\" width=\"%.1f\" "
+			"height=\"5\" fill=\"#d62728\"><title>not exact: ", x0,
+			x1 - x0 > 1 ? x1 - x0 : 1);
+		marks_text(f, h->missed[i], h->missed_ns[i], h->unbounded[i]);
+		fputs("</title></rect>\n", f);
+	}
+}
+
 static int write_chart(FILE *f, const struct html_sink *h, const struct html_series *s, int id,
 		       bool *drawn)
 {
@@ -1371,6 +1423,7 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 		"<rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/>"
 		"<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c8c8c8\" stroke-width=\"2\"/>"
 		"</pattern></defs>\n", id);
+	inexact_ticks(f, &v);
 	if (h->tree) {
 		stacked_panel(f, &v, y, 1, "Level 1");
 		y += TREE_H + AXIS_H + TITLE_H;
@@ -1557,6 +1610,14 @@ static int write_page(struct html_sink *h)
 					   h->nr_iv ? h->t1[h->nr_iv - 1] : 0.0);
 	meta_row(f, "Scopes", "%s", scope_counts(nr[SCOPE_CGROUP], nr[SCOPE_TASK], nr[SCOPE_IRQ],
 						 counts, sizeof(counts)));
+	if (!h->nr_inexact) {
+		meta_row(f, "Exact", "every interval");
+	} else {
+		fprintf(f, "<tr class=\"inexact\"><th>Exact</th><td>%d of %d intervals are not "
+			"(red ticks above the charts): ", h->nr_inexact, h->nr_iv);
+		marks_text(f, h->run_missed, h->run_missed_ns, h->run_unbounded);
+		fputs("</td></tr>\n", f);
+	}
 	fputs("</table>\n", f);
 	if (h->per_cpu)
 		fputs("<p class=\"note\">Per-CPU scopes were recorded but are not charted.</p>\n",
@@ -1639,6 +1700,9 @@ static void html_close(struct output *o)
 	hashmap_clear(&h->index);
 	free(h->t0);
 	free(h->t1);
+	free(h->missed);
+	free(h->missed_ns);
+	free(h->unbounded);
 	free(h->model);
 	free(h->host);
 	free(h->kernel);

@@ -154,6 +154,53 @@ static void add_per_event(struct strbuf *sb, const struct run *run, const struct
 	strbuf_add(sb, "}", 1);
 }
 
+/* A mark (report.h): where, what, and how much of it may be another cgroup's. */
+static void add_mark(struct strbuf *sb, const struct mark *k)
+{
+	const struct cgtma_miss *m = &k->m;
+
+	strbuf_addf(sb, "{\"cpu\":%d,\"kind\":", k->cpu);
+	add_string(sb, mark_kind_name(m->kind));
+	if (m->kind == CGTMA_MISS_SKIPPED) {
+		strbuf_addf(sb, ",\"switches\":%u}", m->count);
+		return;
+	}
+	strbuf_addf(sb, ",\"slice_ns\":%llu,\"max_ns\":%llu,\"charged\":{\"cgroup\":",
+		    (unsigned long long)m->slice_ns, (unsigned long long)m->max_ns);
+	add_string(sb, k->charged);
+	strbuf_addf(sb, ",\"pid\":%u},\"began\":{\"pid\":%u", m->charged_pid, m->pid);
+	add_name(sb, "cgroup", *k->ran ? k->ran : NULL);
+	add_name(sb, "comm", *m->comm ? m->comm : NULL);
+	if (m->unseen_ns != ~0ULL)
+		strbuf_addf(sb, ",\"run_ns\":%llu", (unsigned long long)m->unseen_ns);
+	strbuf_addstr(sb, "}}");
+}
+
+/*
+ * Whether the interval's counts are exact, on every line; where not, the marks' totals and,
+ * in a live run, the marks themselves.
+ */
+static void add_exactness(struct strbuf *sb, const struct interval *iv)
+{
+	strbuf_addf(sb, ",\"exact\":%s,\"missed_slices\":%llu", iv->missed_slices ? "false" :
+		    "true", (unsigned long long)iv->missed_slices);
+	if (!iv->missed_slices)
+		return;
+	strbuf_addf(sb, ",\"missed_max_ns\":%llu", (unsigned long long)iv->missed_max_ns);
+	if (iv->missed_unbounded)
+		strbuf_addf(sb, ",\"missed_unbounded\":%llu",
+			    (unsigned long long)iv->missed_unbounded);
+	if (!iv->nr_marks)
+		return;
+	strbuf_addstr(sb, ",\"marks\":[");
+	for (int i = 0; i < iv->nr_marks; i++) {
+		if (i)
+			strbuf_addstr(sb, ",");
+		add_mark(sb, &iv->marks[i]);
+	}
+	strbuf_addstr(sb, "]");
+}
+
 static void add_scope(struct strbuf *sb, const struct run *run, const struct scope *s)
 {
 	strbuf_addstr(sb, "{\"scope\":");
@@ -244,10 +291,7 @@ static int write_record(struct output *o, const struct run *run, const struct in
 	add_string(sb, run->model);
 	if (iv->summary)
 		strbuf_addstr(sb, ",\"summary\":true");
-	/* Only where it is not: every other interval's counts are exact. */
-	if (iv->missed_slices)
-		strbuf_addf(sb, ",\"exact\":false,\"missed_slices\":%llu",
-			    (unsigned long long)iv->missed_slices);
+	add_exactness(sb, iv);
 	/* --sample's losses, the same way: only where there were some. */
 	if (iv->profile && profile_lost_any(&iv->profile->lost))
 		strbuf_addf(sb, ",\"samples_lost\":%" PRIu64 ",\"user_stacks_lost\":%" PRIu64

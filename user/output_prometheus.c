@@ -103,6 +103,8 @@ struct prom {
 	int nr_metrics;
 	char **metric_family;		/* per plan metric: family name, NULL if left out */
 	bool prepared;
+	/* The marks since the start (a scrape every 15 s sees those of every interval). */
+	unsigned long long missed_slices, inexact_intervals, missed_max_ns, missed_unbounded;
 };
 
 static void series_release(struct series *s)
@@ -581,6 +583,32 @@ static void render_tma(struct strbuf *sb, const struct prom *p, const struct run
 	}
 }
 
+/* The interval's exactness, and the marks since the start as counters. */
+static void render_exactness(struct strbuf *sb, const struct prom *p, const struct interval *iv)
+{
+	family_header(sb, "cgtma_interval_exact", "gauge",
+		      "1 when the last interval's counts are exact; 0 when a slice in it began "
+		      "with a switch or move the hook did not see (its start may be another "
+		      "cgroup's).");
+	strbuf_addf(sb, "cgtma_interval_exact %d\n", !iv->missed_slices);
+	family_header(sb, "cgtma_inexact_intervals_total", "counter",
+		      "Intervals whose counts are not exact (cgtma_interval_exact 0), since the "
+		      "start.");
+	strbuf_addf(sb, "cgtma_inexact_intervals_total %llu\n", p->inexact_intervals);
+	family_header(sb, "cgtma_missed_slices_total", "counter",
+		      "Slices charged though the switch hook did not see where they began, since "
+		      "the start: their start may be another cgroup's.");
+	strbuf_addf(sb, "cgtma_missed_slices_total %llu\n", p->missed_slices);
+	family_header(sb, "cgtma_missed_bound_seconds_total", "counter",
+		      "Of those slices' time, the most that may be another cgroup's (the kernel's "
+		      "own run time of their tasks bounds it), since the start.");
+	strbuf_addf(sb, "cgtma_missed_bound_seconds_total %.9f\n", p->missed_max_ns / 1e9);
+	family_header(sb, "cgtma_missed_unbounded_total", "counter",
+		      "Switches between cgroups at which the kernel did not run the perf-event "
+		      "hook's program (no bound on their error), since the start.");
+	strbuf_addf(sb, "cgtma_missed_unbounded_total %llu\n", p->missed_unbounded);
+}
+
 static void render(struct strbuf *sb, const struct prom *p, const struct run *run,
 		   const struct interval *iv)
 {
@@ -605,11 +633,7 @@ static void render(struct strbuf *sb, const struct prom *p, const struct run *ru
 	family_header(sb, "cgtma_interval_seconds", "gauge",
 		      "Length of the last interval, the one the gauges describe.");
 	strbuf_addf(sb, "cgtma_interval_seconds %.6f\n", iv->interval_s);
-	family_header(sb, "cgtma_interval_exact", "gauge",
-		      "1 when the last interval's counts are exact; 0 when a slice in it began "
-		      "with a switch or move the hook did not see (its start may be another "
-		      "cgroup's).");
-	strbuf_addf(sb, "cgtma_interval_exact %d\n", !iv->missed_slices);
+	render_exactness(sb, p, iv);
 	render_events(sb, p, run);
 	render_tma(sb, p, run);
 	if (iv->has_bpf_stats) {
@@ -846,6 +870,10 @@ static int prom_interval(struct output *o, const struct run *run, const struct i
 				kept[shown.nr_scopes++] = iv->scopes[i];
 		shown.scopes = kept;
 	}
+	p->missed_slices += iv->missed_slices;
+	p->inexact_intervals += iv->missed_slices != 0;
+	p->missed_max_ns += iv->missed_max_ns;
+	p->missed_unbounded += iv->missed_unbounded;
 	err = series_update(p, &shown);
 	if (!err) {
 		render(&sb, p, run, &shown);

@@ -222,6 +222,8 @@ static int record_interval(struct output *o, const struct run *run, const struct
 	put_u64(&b, iv->bpf_run_time_ns);
 	put_u64(&b, iv->bpf_run_cnt);
 	put_u64(&b, iv->missed_slices);
+	put_u64(&b, iv->missed_max_ns);
+	put_u64(&b, iv->missed_unbounded);
 	put_u32(&b, rs->nr_events);
 	put_u32(&b, iv->nr_scopes);
 	for (int i = 0; i < iv->nr_scopes; i++) {

@@ -35,10 +35,12 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 	if (run->plan && run->plan->nr_nodes)
 		fprintf(f, "  level %d%s", run->level, run->perf_metrics ? "  perf-metrics" : "");
 	fputc('\n', f);
-	if (iv->missed_slices)
-		fprintf(f, "# NOT EXACT: %llu slices began with a switch or move the hook did "
-			"not see (their start may be another cgroup's)\n",
-			(unsigned long long)iv->missed_slices);
+	if (iv->missed_slices) {
+		char marks[400];
+
+		fprintf(f, "# NOT EXACT: %s%s\n", interval_marks_text(iv, marks, sizeof(marks)),
+			iv->nr_marks ? " (-v lists them)" : "");
+	}
 	if (iv->profile && profile_lost_any(&iv->profile->lost)) {
 		char lost[256];
 

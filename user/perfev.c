@@ -21,6 +21,7 @@ struct perfev {
 	int map_fd;		/* the BPF side's events map, -1 until perfev__open_events() */
 	struct perfev_progs switches;	/* cgroup-switches per CPU, with the perf-event hook */
 	struct bpf_program *switch_prog;	/* attached to each; NULL while none is */
+	int switch_map_fd;	/* the BPF side's map of them (by CPU), -1 while none is */
 	struct perfev_opts o;
 };
 
@@ -145,6 +146,7 @@ int perfev__new(const struct perfev_opts *o, struct perfev **pp)
 	}
 	pe->o = *o;
 	pe->map_fd = -1;
+	pe->switch_map_fd = -1;
 	pe->nr_cpus = libbpf_num_possible_cpus();
 	if (pe->nr_cpus <= 0) {
 		err = pe->nr_cpus ? pe->nr_cpus : -EIO;
@@ -275,6 +277,14 @@ static int open_cpu_events(struct perfev *pe, int cpu)
 	return 0;
 }
 
+/* Takes a CPU's cgroup-switches event out of the BPF side's map and closes it. */
+static void close_switch_event(struct perfev *pe, int cpu)
+{
+	if (pe->switch_map_fd >= 0 && pe->switches.fds && pe->switches.fds[cpu] >= 0)
+		bpf_map_delete_elem(pe->switch_map_fd, &cpu);
+	perfev_progs_close(&pe->switches, cpu);
+}
+
 /* Takes a CPU's events out of the map and closes them (and its switch event). */
 static void close_cpu_events(struct perfev *pe, int cpu)
 {
@@ -287,7 +297,7 @@ static void close_cpu_events(struct perfev *pe, int cpu)
 		close(pe->fds[key]);
 		pe->fds[key] = -1;
 	}
-	perfev_progs_close(&pe->switches, cpu);
+	close_switch_event(pe, cpu);
 }
 
 int perfev__open_events(struct perfev *pe, int map_fd)
@@ -341,23 +351,37 @@ int perfev__open_switches(struct perfev *pe, char *why, size_t len)
 
 void perfev__close_switches(struct perfev *pe)
 {
+	/* Out of the map first: the BPF side compares the count of those it holds. */
+	for (int cpu = 0; pe->switch_map_fd >= 0 && pe->switches.fds && cpu < pe->nr_cpus; cpu++)
+		if (pe->switches.fds[cpu] >= 0)
+			bpf_map_delete_elem(pe->switch_map_fd, &cpu);
 	perfev_progs_release(&pe->switches);
 	pe->switch_prog = NULL;
+	pe->switch_map_fd = -1;
 }
 
+/* The program on cpu's event, then the event into the map, whose count the BPF side reads. */
 static int attach_switch_event(struct perfev *pe, int cpu)
 {
 	int err = perfev_progs_attach(&pe->switches, pe->switch_prog, cpu);
 
-	if (err)
+	if (err) {
 		pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu,
 		       strerror(-err));
+		return err;
+	}
+	if (bpf_map_update_elem(pe->switch_map_fd, &cpu, &pe->switches.fds[cpu], BPF_ANY)) {
+		err = -errno;
+		pr_err("cannot add the cgroup-switches event of CPU %d to the BPF map: %s", cpu,
+		       strerror(-err));
+	}
 	return err;
 }
 
-int perfev__attach_switches(struct perfev *pe, struct bpf_program *prog)
+int perfev__attach_switches(struct perfev *pe, struct bpf_program *prog, int map_fd)
 {
 	pe->switch_prog = prog;
+	pe->switch_map_fd = map_fd;
 	for (int cpu = 0; cpu < pe->nr_cpus; cpu++) {
 		int err;
 

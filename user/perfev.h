@@ -95,8 +95,11 @@ int perfev__open_events(struct perfev *pe, int map_fd);
  * why it cannot (no such event before Linux 5.13) in why.
  */
 int perfev__open_switches(struct perfev *pe, char *why, size_t len);
-/* Attaches prog to each, and to those of CPUs that come online later: 0 or -errno, said. */
-int perfev__attach_switches(struct perfev *pe, struct bpf_program *prog);
+/*
+ * Attaches prog to each, and to those of CPUs that come online later, and puts each in map_fd
+ * (a perf event array, by CPU), where the BPF side reads their counts: 0 or -errno, said.
+ */
+int perfev__attach_switches(struct perfev *pe, struct bpf_program *prog, int map_fd);
 /* Detaches and closes the cgroup-switches events; CPUs that come online get none. */
 void perfev__close_switches(struct perfev *pe);
 

@@ -3,7 +3,7 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 5 (1 to 4 are read too):
+ * The format is binary, little-endian, version 6 (1 to 5 are read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
@@ -17,10 +17,12 @@
  *               u8:cgroups u8:has-plan u32:reserved-counters u32:nr-events
  *               (str:name str:encoding u32:group u8:fixed){nr-events}
  *   interval := u32:seq f64:time f64:interval-s u8:has-bpf-stats u64:bpf-run-time-ns
- *               u64:bpf-run-cnt [u64:missed-slices] u32:nr-events u32:nr-scopes
- *               scope{nr-scopes}
- *               missed-slices (from version 3 on): slices that began with a switch the
- *               perf-event hook did not see, 0 where the interval is exact
+ *               u64:bpf-run-cnt [u64:missed-slices] [u64:missed-max-ns u64:missed-unbounded]
+ *               u32:nr-events u32:nr-scopes scope{nr-scopes}
+ *               missed-slices (from version 3 on): slices charged though the switch hook
+ *               did not see where they began, 0 where the interval is exact; from version
+ *               6 on, the most of their time that may be another cgroup's and, of them,
+ *               those with no bound (report.h's struct interval)
  *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u32:pid u32:tid str:comm]
  *               [str:container str:pod str:namespace]
  *               (u64:counter u64:enabled u64:running){nr-events}
@@ -49,7 +51,7 @@
  *               record holds the samples of its own span: any number of them come between
  *               the header and the summary (never between a gap and its interval), and a
  *               reader sums them. Readers of versions 1 to 3 refuse a version 4 file by its
- *               version, and readers of version 4 a version 5 file.
+ *               version, readers of version 4 a version 5 file, and so on.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
@@ -69,7 +71,7 @@
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 5
+#define RECORD_VERSION 6
 #define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */

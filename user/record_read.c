@@ -381,6 +381,9 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	iv->bpf_run_time_ns = get_u64(&c);
 	iv->bpf_run_cnt = get_u64(&c);
 	iv->missed_slices = r->h.version >= 3 ? get_u64(&c) : 0;
+	iv->missed_max_ns = r->h.version >= 6 ? get_u64(&c) : 0;
+	/* Before version 6 no bound was kept: every marked slice is one without. */
+	iv->missed_unbounded = r->h.version >= 6 ? get_u64(&c) : iv->missed_slices;
 	nr_events = get_u32(&c);
 	nr_scopes = get_u32(&c);
 	if (c.short_read)

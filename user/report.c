@@ -276,9 +276,45 @@ void interval_clear(struct interval *iv)
 	iv->nr_scopes = 0;
 }
 
+const char *mark_kind_name(__u32 kind)
+{
+	switch (kind) {
+	case CGTMA_MISS_SWITCH:
+		return "switch";
+	case CGTMA_MISS_SKIPPED:
+		return "skipped";
+	case CGTMA_MISS_MOVED:
+		return "moved";
+	case CGTMA_MISS_MOVE:
+		return "move";
+	}
+	return "unknown";
+}
+
+const char *interval_marks_text(const struct interval *iv, char *buf, size_t len)
+{
+	__u64 bounded = iv->missed_slices - iv->missed_unbounded;
+	int n = 0;
+
+	if (bounded || !iv->missed_unbounded)
+		n = snprintf(buf, len, "%llu slice%s began with a switch or move the hook did not "
+			     "see: at most %.3f ms of %s time may be another cgroup's",
+			     (unsigned long long)bounded, bounded == 1 ? "" : "s",
+			     iv->missed_max_ns / 1e6, bounded == 1 ? "its" : "their");
+	if (iv->missed_unbounded && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "%s%llu switch%s between cgroups the kernel counted but "
+			 "did not run the perf-event hook at (no bound)", n ? "; " : "",
+			 (unsigned long long)iv->missed_unbounded,
+			 iv->missed_unbounded == 1 ? "" : "es");
+	return buf;
+}
+
 void interval_free(struct interval *iv)
 {
 	interval_clear(iv);
+	free(iv->marks);
+	iv->marks = NULL;
+	iv->nr_marks = 0;
 	free(iv->scopes);
 	iv->scopes = NULL;
 	iv->cap_scopes = 0;

@@ -63,6 +63,21 @@ struct scope {
 	struct tma_result tma;
 };
 
+/*
+ * A slice charged though the switch hook did not see where it began (cgtma.h's struct
+ * cgtma_miss), with its cgroups named: live runs list them (each CPU at most
+ * CGTMA_MISSES_MAX an interval); recordings and summaries keep only the totals.
+ */
+struct mark {
+	int cpu;
+	struct cgtma_miss m;
+	char ran[512];		/* the cgroup the slice began in ("" where not known) */
+	char charged[512];	/* the cgroup that took it */
+};
+
+/* A mark's kind, as the outputs name it ("switch", "skipped", "moved", "move"). */
+const char *mark_kind_name(__u32 kind);
+
 struct interval {
 	double time;			/* Unix time at the end */
 	double interval_s;		/* its length (the whole run for a summary) */
@@ -73,16 +88,30 @@ struct interval {
 	__u64 bpf_run_time_ns;
 	__u64 bpf_run_cnt;
 	/*
-	 * Slices charged in it that began with a switch the perf-event hook did not see: not
-	 * 0, and its counts are not exact (such a slice may hold another cgroup's time).
+	 * Slices charged in it though the switch hook did not see where they began (marks):
+	 * not 0, and its counts are not exact (such a slice may hold another cgroup's time).
+	 * Of those with a bound, the most time that may be another cgroup's (missed_max_ns);
+	 * the perf-event hook's skipped runs have none (missed_unbounded). marks lists those
+	 * a live run has (nr_marks of them), owned by the interval.
 	 */
 	__u64 missed_slices;
+	__u64 missed_max_ns;
+	__u64 missed_unbounded;
+	int nr_marks;
+	struct mark *marks;
 	int nr_scopes;
 	int cap_scopes;
 	struct scope *scopes;
 	/* --sample: the samples of the interval (of the run, for a summary), or NULL. */
 	const struct profile *profile;
 };
+
+/*
+ * What an interval's marks mean, in one line for the text outputs (terminal, CSV comments):
+ * how many slices, the most of their time that may be another cgroup's, the skipped runs
+ * with no bound. buf is returned.
+ */
+const char *interval_marks_text(const struct interval *iv, char *buf, size_t len);
 
 /* What stays the same for a whole run: what was measured and how. */
 struct run {

@@ -496,14 +496,15 @@ out:
 /*
  * Not exact: from the first interval with a slice that began at a missed switch, a
  * "missed-slices" series under the system's names, 0 from the run's start up to it and
- * each interval's count after; none in a run that had no such interval (check_events: its
- * JSON holds the two event series only). Four intervals of 500 ms; 3 missed slices in the
- * second, 1 in the fourth.
+ * each interval's count after, and "missed-max-seconds" beside it, the bound of their time;
+ * none in a run that had no such interval (check_events: its JSON holds the two event
+ * series only). Four intervals of 500 ms; 3 missed slices in the second, 1 in the fourth.
  */
 static void check_missed(void)
 {
 	static const char *const events[] = { "syscalls:sys_enter_getppid" };
 	static const __u64 missed[4] = { 0, 3, 0, 1 };
+	static const __u64 max_ns[4] = { 0, 2000000, 0, 250000 };
 	struct interval iv[4] = {};
 	struct output *o = NULL;
 	struct files f = {};
@@ -521,6 +522,7 @@ static void check_missed(void)
 		iv[k].interval_s = 0.5;
 		iv[k].time = sy.run.start_time + 0.5 * (k + 1);
 		iv[k].missed_slices = missed[k];
+		iv[k].missed_max_ns = max_ns[k];
 		if (s)
 			s->sum[0] = (struct cgtma_count){ 100, 10, 10 };
 		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
@@ -539,7 +541,7 @@ static void check_missed(void)
 		CHECK_INT(emit(o, &sy.run, &iv[k]), 0);
 	output_close(o);
 	CHECK(read_files(dir, &f), "not-exact files");
-	CHECK_INT(json_object_array_length(f.json), 2);
+	CHECK_INT(json_object_array_length(f.json), 3);
 	idx = find_idx(f.json, "missed-slices", "/", NULL);
 	CHECK(idx >= 0, "missed-slices series");
 	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
@@ -550,6 +552,12 @@ static void check_missed(void)
 		CHECK_INT(r[k].end, llround(iv[k].time * 1000));
 		CHECK_NEAR(r[k].value, (double)missed[k], 0);
 	}
+	/* Beside it, the most of those slices' time that may be another cgroup's, in seconds. */
+	idx = find_idx(f.json, "missed-max-seconds", "/", NULL);
+	CHECK(idx >= 0, "missed-max-seconds series");
+	CHECK_INT(rows_of(&f, idx, r, 8), 4);
+	for (int k = 0; k < 4; k++)
+		CHECK_NEAR(r[k].value, max_ns[k] / 1e9, 1e-12);
 	files_free(&f);
 out:
 	release(iv, 4, &sy, dir);

@@ -171,6 +171,9 @@ int main(void)
 	add_interval(&sy, &iv[0], false, false);
 	add_interval(&sy, &iv[1], false, true);
 	add_interval(&sy, &iv[2], true, true);
+	/* The second interval is not exact: a tick over it, and a line in the table. */
+	iv[1].missed_slices = 2;
+	iv[1].missed_max_ns = 1500000;
 	CHECK_INT(o->ops->interval(o, &sy.run, &iv[0]), 0);
 	CHECK_INT(o->ops->interval(o, &sy.run, &iv[1]), 0);
 	CHECK_INT(o->ops->summary(o, &sy.run, &iv[2]), 0);
@@ -197,6 +200,18 @@ int main(void)
 	CHECK(strstr(page, "<h2>" LIBPOD) == NULL, "a chart titled by the libpod path");
 	CHECK(strstr(page, "the system, 2 cgroups, 1 thread and 1 interrupt scope<") != NULL,
 	      "the header's scopes");
+	CHECK(strstr(page, "<tr class=\"inexact\"><th>Exact</th><td>1 of 2 intervals are not (red "
+		     "ticks above the charts): 2 slices began with a switch or move the hook did "
+		     "not see: at most 1.500 ms of their time may be another cgroup&#39;s</td>"),
+	      "the table's line on exactness");
+	{
+		int ticks = 0;
+
+		for (const char *t = page; (t = strstr(t, "<rect class=\"inexact\"")); t++)
+			ticks++;
+		/* One a chart (five charts), over the second interval only. */
+		CHECK_INT(ticks, 5);
+	}
 	free(page);
 	synth_close(&sy);
 	test_flames();

@@ -144,12 +144,25 @@ int main(void)
 	struct interval iv = { .time = 1764756000.123456789, .interval_s = 0.199978311 };
 	/* The summary holds slices begun by switches or moves the hook did not see: not exact. */
 	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true,
-				  .missed_slices = 3 };
+				  .missed_slices = 3, .missed_max_ns = 2500000,
+				  .missed_unbounded = 1 };
+	/* Its marks as a live interval lists them: a switch missed, and runs skipped. */
+	struct mark marks[2] = {
+		{ .cpu = 1, .m = { .kind = CGTMA_MISS_SWITCH, .count = 1, .ran_cgroup = 1,
+				   .charged_cgroup = 7, .slice_ns = 4000000, .max_ns = 2500000,
+				   .unseen_ns = 2400000, .pid = 75, .charged_pid = 1234,
+				   .comm = "tokio-rt-worker" },
+		  .ran = "/", .charged = "/b" },
+		{ .cpu = 0, .m = { .kind = CGTMA_MISS_SKIPPED, .count = 1,
+				   .unseen_ns = ~0ULL, .max_ns = ~0ULL } },
+	};
 	struct interval *ivs[] = { &iv, &total };
 	struct scope *sys, *cg, *idle, *task;
 	json_object *line, *row;
 	char *text, *nl, keys[256];
 
+	total.marks = marks;
+	total.nr_marks = 2;
 	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 3), 0);
 	sys = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
 	cg = interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, weird, 1);
@@ -193,7 +206,10 @@ int main(void)
 	line = json_tokener_parse(text);
 	CHECK(line != NULL, "line 1 is not JSON: %s", text);
 	keys_of(line, keys, sizeof(keys));
-	CHECK(strcmp(keys, "time,interval,model,rows") == 0, "keys %s", keys);
+	CHECK(strcmp(keys, "time,interval,model,exact,missed_slices,rows") == 0, "keys %s", keys);
+	/* Exact, said on every line: a reader never misses the key. */
+	CHECK(json_object_get_boolean(get(line, "exact", NULL)), "interval not exact");
+	CHECK_INT(json_object_get_int64(get(line, "missed_slices", NULL)), 0);
 	CHECK(json_object_get_double(get(line, "time", NULL)) == 1764756000.123456789, "time");
 	/* Seconds to the nanosecond at most: the clocks' resolution, not the double's. */
 	CHECK(strstr(text, "{\"time\":1764756000.1234567,\"interval\":0.199978311,") == text,
@@ -239,8 +255,31 @@ int main(void)
 	line = nl ? json_tokener_parse(nl + 1) : NULL;
 	CHECK(line != NULL, "line 2 is not JSON");
 	keys_of(line, keys, sizeof(keys));
-	CHECK(strcmp(keys, "time,interval,model,summary,exact,missed_slices,rows") == 0,
-	      "keys %s", keys);
+	CHECK(strcmp(keys, "time,interval,model,summary,exact,missed_slices,missed_max_ns,"
+		      "missed_unbounded,marks,rows") == 0, "keys %s", keys);
+	CHECK_INT(json_object_get_int64(get(line, "missed_max_ns", NULL)), 2500000);
+	CHECK_INT(json_object_get_int64(get(line, "missed_unbounded", NULL)), 1);
+	{
+		json_object *ms = get(line, "marks", NULL), *m0, *m1, *o;
+
+		CHECK_INT(ms ? json_object_array_length(ms) : 0, 2);
+		m0 = ms ? json_object_array_get_idx(ms, 0) : NULL;
+		m1 = ms ? json_object_array_get_idx(ms, 1) : NULL;
+		keys_of(m0, keys, sizeof(keys));
+		CHECK(strcmp(keys, "cpu,kind,slice_ns,max_ns,charged,began") == 0, "keys %s", keys);
+		CHECK_STR(json_object_get_string(get(m0, "kind", NULL)), "switch");
+		CHECK_INT(json_object_get_int64(get(m0, "max_ns", NULL)), 2500000);
+		CHECK_STR(json_object_get_string(get(m0, "charged", "cgroup")), "/b");
+		CHECK_INT(json_object_get_int(get(m0, "charged", "pid")), 1234);
+		o = get(m0, "began", NULL);
+		keys_of(o, keys, sizeof(keys));
+		CHECK(strcmp(keys, "pid,cgroup,comm,run_ns") == 0, "began keys %s", keys);
+		CHECK_STR(json_object_get_string(get(m0, "began", "comm")), "tokio-rt-worker");
+		CHECK_INT(json_object_get_int64(get(m0, "began", "run_ns")), 2400000);
+		keys_of(m1, keys, sizeof(keys));
+		CHECK(strcmp(keys, "cpu,kind,switches") == 0, "skipped keys %s", keys);
+		CHECK_STR(json_object_get_string(get(m1, "kind", NULL)), "skipped");
+	}
 	CHECK(json_object_get_double(get(line, "interval", NULL)) == 2.0, "summary interval");
 	/* Whole seconds keep their ".0", as json-c writes a double. */
 	CHECK(nl && strstr(nl + 1, "{\"time\":1700000002.5,\"interval\":2.0,") == nl + 1,
@@ -251,6 +290,8 @@ int main(void)
 
 	free(text);
 	interval_free(&iv);
+	total.marks = NULL;	/* the test's own array */
+	total.nr_marks = 0;
 	interval_free(&total);
 	check_huge_seconds(&sy);
 	synth_close(&sy);

@@ -428,12 +428,19 @@ static void test_page(void)
 	iv.interval_s = 0.5;
 	iv.has_bpf_stats = false;
 	iv.missed_slices = 2;	/* slices begun by a switch or move the hook did not see */
+	iv.missed_max_ns = 1500000;
+	iv.missed_unbounded = 1;
 	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
 	interval_free(&iv);
 	page = output_prometheus_page(o);
 	check_structure(page);
 	CHECK_LINE(page, "cgtma_interval_seconds 0.500000");
 	CHECK_LINE(page, "cgtma_interval_exact 0");
+	/* Counters of the marks: a scrape that misses the interval still sees them. */
+	CHECK_LINE(page, "cgtma_inexact_intervals_total 1");
+	CHECK_LINE(page, "cgtma_missed_slices_total 2");
+	CHECK_LINE(page, "cgtma_missed_bound_seconds_total 0.001500000");
+	CHECK_LINE(page, "cgtma_missed_unbounded_total 1");
 	/* Counters go on from where they were; one counted for the first time starts. */
 	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"cpu-clock\"} 5000");
 	CHECK_LINE(page, "cgtma_events_total{scope=\"system\",event=\"ev\\\"2\"} 20");

@@ -136,6 +136,8 @@ static int fixture_init(struct fixture *fx, int level, bool once)
 		iv->bpf_run_time_ns = 123456789ULL * (i + 1);
 		iv->bpf_run_cnt = 1000 + i;
 		iv->missed_slices = i % 3 == 1 ? 1 + i : 0;
+		iv->missed_max_ns = i % 3 == 1 ? 1234567ULL * i : 0;
+		iv->missed_unbounded = i % 3 == 1 ? i / 3 : 0;
 		s[0] = interval_add_scope(iv, &fx->run, SCOPE_SYSTEM, NULL, -1);
 		s[1] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", -1);
 		s[2] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", 1);
@@ -249,6 +251,8 @@ static void check_interval(const struct fixture *fx, const struct interval *want
 	CHECK_INT(got->bpf_run_time_ns, want->bpf_run_time_ns);
 	CHECK_INT(got->bpf_run_cnt, want->bpf_run_cnt);
 	CHECK_INT(got->missed_slices, want->missed_slices);
+	CHECK_INT(got->missed_max_ns, want->missed_max_ns);
+	CHECK_INT(got->missed_unbounded, want->missed_unbounded);
 	CHECK_INT(got->nr_scopes, want->nr_scopes);
 	if (got->nr_scopes != want->nr_scopes)
 		return;
@@ -453,7 +457,7 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	data[8] = RECORD_VERSION + 1;
 	put_file(bad, data, len);
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
-	CHECK(strstr(e.what, "version 6; this cgtma reads versions 1 to 5"), "%s", e.what);
+	CHECK(strstr(e.what, "version 7; this cgtma reads versions 1 to 6"), "%s", e.what);
 	data[8] = RECORD_VERSION;
 
 	/* A record after the summary, and an interval repeated (its sequence number). */
