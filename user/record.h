@@ -3,7 +3,7 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 5 (1 to 4 are read too):
+ * The format is binary, little-endian, version 6 (1 to 5 are read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
@@ -21,9 +21,12 @@
  *               scope{nr-scopes}
  *               missed-slices (from version 3 on): slices that began with a switch the
  *               perf-event hook did not see, 0 where the interval is exact
- *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u32:pid u32:tid str:comm]
- *               [str:container str:pod str:namespace]
+ *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u64:cgroup-id]
+ *               [u32:pid u32:tid str:comm] [str:container str:pod str:namespace]
  *               (u64:counter u64:enabled u64:running){nr-events}
+ *               cgroup-id (from version 6 on, cgroup and task scopes): the cgroup's v2 id,
+ *               which tells a cgroup made again under its path from the one before (the
+ *               summary's rows of both have removed set on the one gone); 0 for none
  *               kind 0 system, 1 cpu, 2 cgroup, 3 task (-T: pid, tid and comm follow the
  *               cgroup; removed means the thread exited), 4 irq (--irq: str:cgroup holds
  *               the interrupt scope's name, "NET_RX"). Task and irq scopes came after the
@@ -49,7 +52,8 @@
  *               record holds the samples of its own span: any number of them come between
  *               the header and the summary (never between a gap and its interval), and a
  *               reader sums them. Readers of versions 1 to 3 refuse a version 4 file by its
- *               version, and readers of version 4 a version 5 file.
+ *               version, readers of version 4 a version 5 file, and readers of version 5 a
+ *               version 6 file.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
@@ -69,7 +73,7 @@
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 5
+#define RECORD_VERSION 6
 #define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */

@@ -390,6 +390,7 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 		if (!sc || (tr && scope_set_names(sc, &tr->names)))
 			return -ENOMEM;
 		memcpy(sc->comm, t->comm, sizeof(sc->comm));
+		sc->cgroup_id = t->key.cgroup;
 		sc->removed = !totals && t->state == TASK_FINAL;
 		memcpy(sc->sum, totals ? t->counts.total : t->counts.delta, n * sizeof(*sc->sum));
 	}
@@ -412,6 +413,9 @@ static int add_removed(struct session *s, struct interval *iv)
 		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, s->tk.removed[r].path, -1);
 		if (!sc || scope_set_names(sc, &s->tk.removed[r].names))
 			return -ENOMEM;
+		/* Told from a cgroup made again under its path, live or removed too. */
+		sc->cgroup_id = s->tk.removed[r].id;
+		sc->removed = true;
 		memcpy(sc->sum, s->tk.removed[r].total, n * sizeof(*sc->sum));
 	}
 	if (!s->tk.nr_folded)
@@ -429,7 +433,7 @@ static int add_removed(struct session *s, struct interval *iv)
  * scope, and with --per-cpu one more per online CPU. 0 or -ENOMEM.
  */
 static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind,
-		    const char *name, const struct cgroup_names *names,
+		    const char *name, __u64 cgroup_id, const struct cgroup_names *names,
 		    const struct cgtma_count *v, bool removed)
 {
 	int n = s->m.nr_events;
@@ -438,6 +442,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 	sc = interval_add_scope(iv, &s->run, kind, name, -1);
 	if (!sc || (names && scope_set_names(sc, names)))
 		return -ENOMEM;
+	sc->cgroup_id = cgroup_id;
 	sc->removed = removed;
 	if (!s->o->collect.per_cpu) {
 		memcpy(sc->sum, v, n * sizeof(*sc->sum));
@@ -454,6 +459,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 		pc = interval_add_scope(iv, &s->run, kind, name, c);
 		if (!pc || (names && scope_set_names(pc, names)))
 			return -ENOMEM;
+		pc->cgroup_id = cgroup_id;
 		pc->removed = removed;
 		memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
 	}
@@ -532,7 +538,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		 */
 		if (!totals && !tr->ran && !tr->named && tr->reported && tr->present)
 			continue;
-		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, &tr->names,
+		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, tr->id, &tr->names,
 			     totals ? tr->counts.total : tr->counts.delta, !totals && !tr->present))
 			return -ENOMEM;
 		tr->reported |= !totals;
@@ -549,7 +555,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		 */
 		if (!s->o->verbose && !counts_ran(v, s->stride * n))
 			continue;
-		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), NULL, v, false))
+		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), 0, NULL, v, false))
 			return -ENOMEM;
 	}
 	if (totals && add_removed(s, iv))
