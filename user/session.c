@@ -943,7 +943,7 @@ int session_run(const struct session_opts *o)
 	struct utsname uts;
 	struct cpu_id id = {};
 	char host[256] = "";
-	int ret;
+	int ret, unmatched;
 
 	/* Signals are taken synchronously between intervals: nothing is cut halfway. */
 	sigemptyset(&block);
@@ -1078,7 +1078,7 @@ int session_run(const struct session_opts *o)
 	if ((o->folded || o->pprof) && stackfiles_write(&s.profile, o->folded, o->pprof))
 		s.output_failed = true;
 	report_never_ran(&s);
-	selection_unmatched(&s.sel);
+	unmatched = selection_unmatched(&s.sel);
 	report_bpf_stats(&s);
 
 	if (s.child.pid > 0) {
@@ -1086,6 +1086,13 @@ int session_run(const struct session_opts *o)
 		if (ret == 0 && s.child.done)
 			ret = child_exit_status(&s.child);
 	}
+	/*
+	 * A run asked to break out a cgroup or container that never came (a typo, a container
+	 * that did not start) measured less than it was asked to: scripts must see it. Failures
+	 * and the command's own status say more, and come first.
+	 */
+	if (ret == 0 && unmatched)
+		ret = o->no_match_status;
 	/* What the sinks could not write, as they close, is the run's verdict: one line. */
 	for (int i = 0; i < s.nr_outputs; i++) {
 		s.output_failed |= s.outputs[i]->lost;
