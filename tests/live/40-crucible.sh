@@ -314,7 +314,8 @@ sleep 0.5
 (cd "$d" && "$TOOLS/cgtma-stop") && fail "cgtma-stop of a run whose selector never matched: exit 0"
 grep -qF "'$W/x*' never matched a cgroup during the run" "$d/cgtma-failed.txt" ||
 	fail "a selector that never matched: cgtma-failed.txt: $(cat "$d/cgtma-failed.txt")"
-post_process_fails "$d" "a selector that never matched" "a selector matched nothing for the whole run"
+post_process_fails "$d" "a selector that never matched" \
+	"a selector matched nothing for the whole run"
 
 # --- 6. container and pod params -------------------------------------------------------------
 d=$TMP/names

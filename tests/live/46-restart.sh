@@ -29,13 +29,13 @@ cg_run ctr "$WORKLOAD" getppid $N2 || fail "workload ctr (second) failed"
 cgtma_more "$out" 2
 cgtma_stop
 
-# summary_row ID: the summary's row of ctr with that id, compact.
+# summary_row ID FILE: the summary's row of ctr with that id, compact.
 summary_row() {
 	jq -c --arg cg "$CTR" --argjson id "$1" 'select(.summary == true) | .rows[] |
 		select(.scope == "cgroup" and .cgroup == $cg and .cgroup_id == $id) |
 		{removed: (.removed // false), n: .counts["'$EV'"]}' "$2"
 }
-# interval_sum ID: what ctr with that id counted over the intervals.
+# interval_sum ID FILE: what ctr with that id counted over the intervals.
 interval_sum() {
 	jq -s --arg cg "$CTR" --argjson id "$1" '[.[] | select(.summary != true) | .rows[] |
 		select(.scope == "cgroup" and .cgroup == $cg and .cgroup_id == $id) |
@@ -43,7 +43,7 @@ interval_sum() {
 }
 check_json() {
 	local what=$1 file=$2
-	jq -e -s --arg cg "$CTR" 'all(.[].rows[]; .scope != "cgroup" or .cgroup_id > 0)' \
+	jq -e -s 'all(.[].rows[]; .scope != "cgroup" or .cgroup_id > 0)' \
 		"$file" >/dev/null || fail "$what: a cgroup row without its cgroup_id"
 	[ "$(jq -s --arg cg "$CTR" '[.[] | select(.summary == true) | .rows[] |
 		select(.cgroup == $cg)] | length' "$file")" = 2 ] ||
@@ -54,7 +54,8 @@ check_json() {
 	[ "$(summary_row "$new_id" "$file")" = "{\"removed\":false,\"n\":$N2}" ] ||
 		fail "$what: the new ctr's summary row is '$(summary_row "$new_id" "$file")'," \
 			"want live with $N2"
-	[ "$(interval_sum "$old_id" "$file")" = $N1 ] && [ "$(interval_sum "$new_id" "$file")" = $N2 ] ||
+	[ "$(interval_sum "$old_id" "$file")" = $N1 ] &&
+		[ "$(interval_sum "$new_id" "$file")" = $N2 ] ||
 		fail "$what: the intervals' rows of ctr by id add up to" \
 			"$(interval_sum "$old_id" "$file") and $(interval_sum "$new_id" "$file")," \
 			"want $N1 and $N2"

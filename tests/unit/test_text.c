@@ -212,7 +212,8 @@ static void check_incarnations(void)
 		CHECK(text != NULL, "render");
 		at = text;
 		for (int r = 0; at && r < 3 && incarnation_cases[c].want[r]; r++, n++) {
-			const char *row = strstr(at, "\n/web "), *end = row ? strchr(row + 1, '\n') : NULL;
+			const char *row = strstr(at, "\n/web ");
+			const char *end = row ? strchr(row + 1, '\n') : NULL;
 			size_t len = strlen(incarnation_cases[c].want[r]);
 
 			CHECK(end && (size_t)(end + 1 - row) > len &&
