@@ -14,6 +14,7 @@
 
 #include "bpf/cgtma.h"
 #include "commands.h"
+#include "exitstatus.h"
 #include "log.h"
 #include "model.h"
 #include "options.h"
@@ -55,6 +56,9 @@ static void usage(FILE *f)
 "      --all-containers    track every container cgroup found (podman, Docker, containerd,\n"
 "                          CRI-O)\n"
 "      --depth N           levels below the root for --all-cgroups (default 3)\n"
+"      --no-match-status N exit status when a -G glob, container: or pod: selector (or\n"
+"                          --all-containers) matched nothing for the whole run (default 3;\n"
+"                          0 to succeed)\n"
 "  -e, --events LIST       count these events instead of a model's: perf names (cpu-clock,\n"
 "                          context-switches, cycles, ...), tracepoints (sched:sched_wakeup),\n"
 "                          libpfm4 names (INST_RETIRED:ANY_P), raw (r01a0) or PMU terms\n"
@@ -181,6 +185,7 @@ enum {
 	OPT_FOLDED,
 	OPT_PPROF,
 	OPT_SAMPLE_MAX,
+	OPT_NO_MATCH_STATUS,
 };
 
 static const struct option long_options[] = {
@@ -188,6 +193,7 @@ static const struct option long_options[] = {
 	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
 	{ "all-containers", no_argument, NULL, OPT_ALL_CONTAINERS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "no-match-status", required_argument, NULL, OPT_NO_MATCH_STATUS },
 	{ "events", required_argument, NULL, 'e' },
 	MODEL_LONG_OPTIONS,
 	{ "list-models", no_argument, NULL, OPT_LIST_MODELS },
@@ -230,6 +236,7 @@ static int profile(int argc, char **argv)
 	struct session_opts o = {
 		.interval_ms = 1000,
 		.select.depth = 3,
+		.no_match_status = EXIT_NO_MATCH,
 		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
 	};
 	const char **cgroups;
@@ -264,6 +271,10 @@ static int profile(int argc, char **argv)
 			break;
 		case OPT_DEPTH:
 			if (opt_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.select.depth))
+				goto usage_error;
+			break;
+		case OPT_NO_MATCH_STATUS:
+			if (opt_int("--no-match-status", optarg, 0, 255, "", &o.no_match_status))
 				goto usage_error;
 			break;
 		case 'e':

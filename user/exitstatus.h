@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cgtma's exit status (cgtma(8), EXIT STATUS): 0 success, 1 failure, 2 bad usage. Internal
+ * cgtma's exit status (cgtma(8), EXIT STATUS): 0 success, 1 failure, 2 bad usage, 3 (or
+ * --no-match-status) a selector that never matched. Internal
  * functions return 0 or -errno, having printed what went wrong; each command's entry point
  * turns that into its status here, and nowhere else.
  */
@@ -11,6 +12,11 @@
 #include <stdlib.h>
 
 #define EXIT_USAGE 2
+/*
+ * A run that went well but where a -G selector (or --all-containers) matched nothing from
+ * start to end: what was asked for was not measured. --no-match-status sets another.
+ */
+#define EXIT_NO_MATCH 3
 
 /*
  * -EINVAL means "what the user gave is wrong" (an option, a selector, an event, a model, an

@@ -585,7 +585,8 @@ static int collect_value(void *ctx, enum what w, int index, double v)
 		cl->place = find_place(c, cl->run, cl->scope);
 		if (cl->place < 0)
 			return cl->place;
-		c->place_st[cl->place].gone |= cl->scope->removed;
+		/* The last of a place's scopes decides: a cgroup made again is not gone. */
+		c->place_st[cl->place].gone = cl->scope->removed;
 	}
 	i = hashmap_get_u64(&c->index, series_key(cl->place, type_of(c, w, index)));
 	if (i < 0) {

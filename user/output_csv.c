@@ -16,7 +16,9 @@
  *   decided at the start, so that every row has the same columns even while -G matches
  *   nothing yet. "CPU3" for a CPU (-A), as toplev's per-CPU label; the cgroup path for a
  *   cgroup ("/a/b", "/a/b@CPU3" with -A), or its container's or pod's name ("web",
- *   "NS/POD/web", "NS/POD"); "system" for the whole machine next to them.
+ *   "NS/POD/web", "NS/POD"); "system" for the whole machine next to them. Two rows of
+ *   one cgroup path in an interval or the summary (a cgroup removed and made again, a
+ *   restarted container) each say which they are: "web (removed id 7)", "web (id 9)";
  *   System-wide only, the column is absent: toplev's columns exactly;
  * - Area: the node's full name (Backend_Bound.Memory_Bound.L1_Bound);
  * - Value: percent with one decimal (nodes), the value with one decimal (metrics, counts);
@@ -314,8 +316,11 @@ static void mark_idle(const struct csv *c, const struct interval *iv, bool *idle
 	}
 }
 
-static const char *cpus_field(const struct scope *s, char *buf, size_t len)
+static const char *cpus_field(const struct interval *iv, int k, char *buf, size_t len)
 {
+	const struct scope *s = &iv->scopes[k];
+	char mark[64];
+
 	switch (s->kind) {
 	case SCOPE_SYSTEM:
 		return "system";
@@ -331,6 +336,9 @@ static const char *cpus_field(const struct scope *s, char *buf, size_t len)
 			if (at)
 				snprintf(at, len - (at - buf), "@CPU%d", s->cpu);
 		}
+		/* Two rows of one cgroup path: which incarnation each is ("web (removed)"). */
+		if (interval_key_shared(iv, k) && *scope_incarnation(iv, k, mark, sizeof(mark)))
+			snprintf(buf + strlen(buf), len - strlen(buf), " (%s)", mark);
 		return buf;
 	case SCOPE_TASK:
 		/* A thread in its cgroup, named as the cgroup's row is: "/a/b:TID(comm)". */
@@ -456,7 +464,7 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 	f[F_TS] = iv->summary ? "SUMMARY" :
 				py_float(iv->time - run->start_time, 9, ts, sizeof(ts));
 	for (int i = 0; i < iv->nr_scopes; i++) {
-		f[F_CPUS] = cpus_field(&iv->scopes[i], cpus, sizeof(cpus));
+		f[F_CPUS] = cpus_field(iv, i, cpus, sizeof(cpus));
 		f[F_IDLE] = idle[i] ? "Y" : "";
 		scope_rows(c, run, &iv->scopes[i], f);
 	}

@@ -208,6 +208,9 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		strbuf_addstr(sb, ",\"cgroup\":");
 		add_string(sb, s->cgroup);
+		/* What tells the cgroup from one made again under its path (0: not recorded). */
+		if (s->cgroup_id)
+			strbuf_addf(sb, ",\"cgroup_id\":%llu", (unsigned long long)s->cgroup_id);
 	}
 	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		add_name(sb, "container", s->names.container);
@@ -224,7 +227,8 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 	}
 	if (s->cpu >= 0)
 		strbuf_addf(sb, ",\"cpu\":%d", s->cpu);
-	/* The cgroup's last row: it is gone, and the next intervals do not name it. */
+	/* The cgroup's last row, or the summary's of a cgroup gone: the next intervals do not
+	 * name it. */
 	if (s->removed)
 		strbuf_addstr(sb, s->kind == SCOPE_TASK ? ",\"exited\":true" : ",\"removed\":true");
 	strbuf_addstr(sb, ",\"counts\":");

@@ -234,6 +234,8 @@ static int record_interval(struct output *o, const struct run *run, const struct
 		put_u32(&b, (uint32_t)s->cpu);
 		put_str(&b, s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK ? s->cgroup :
 			    s->kind == SCOPE_IRQ ? s->irq : NULL);
+		if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK)
+			put_u64(&b, s->cgroup_id);
 		if (s->kind == SCOPE_TASK) {
 			put_u32(&b, (uint32_t)s->pid);
 			put_u32(&b, (uint32_t)s->tid);

@@ -109,8 +109,21 @@ static int name_width(const struct plan *p)
 	return w + 2;
 }
 
-static void print_tree(FILE *f, const struct run *run, const struct scope *s)
+/* A removed cgroup's or an exited thread's mark, and what tells a cgroup's incarnations apart. */
+static void print_mark(FILE *f, const struct interval *iv, int k)
 {
+	const struct scope *s = &iv->scopes[k];
+	char mark[64];
+
+	if (s->kind == SCOPE_TASK && s->removed)
+		fprintf(f, "  (exited)");
+	else if (*scope_incarnation(iv, k, mark, sizeof(mark)))
+		fprintf(f, "  (%s)", mark);
+}
+
+static void print_tree(FILE *f, const struct run *run, const struct interval *iv, int k)
+{
+	const struct scope *s = &iv->scopes[k];
 	const struct plan *p = run->plan;
 	char label[512], fitted[LABEL_MAX + 1];
 	double mux = scope_multiplex(s, run, NULL, 0);
@@ -119,8 +132,7 @@ static void print_tree(FILE *f, const struct run *run, const struct scope *s)
 
 	row_label(s, run->verbose, label, sizeof(label));
 	fprintf(f, "%s", fit_label(label, fitted, LABEL_MAX));
-	if (s->removed)
-		fprintf(f, s->kind == SCOPE_TASK ? "  (exited)" : "  (removed)");
+	print_mark(f, iv, k);
 	if (!s->ran || !shown) {
 		fprintf(f, "  %s\n", shown ? "did not run" : "(out of memory)");
 		free(shown);
@@ -259,8 +271,7 @@ static void print_table(FILE *f, const struct run *run, const struct interval *i
 					 group_digits(s->count[c], num, sizeof(num)));
 			fprintf(f, "  %*s", cw, cell);
 		}
-		if (s->removed)
-			fprintf(f, s->kind == SCOPE_TASK ? "  (exited)" : "  (removed)");
+		print_mark(f, iv, order[k]);
 		fputc('\n', f);
 	}
 }
@@ -376,7 +387,7 @@ int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv
 			if (order[k] < 0)
 				fprintf(f, "  (%d more threads; -v shows them)\n", -order[k]);
 			else if (!hidden(run, &iv->scopes[order[k]])) {
-				print_tree(f, run, &iv->scopes[order[k]]);
+				print_tree(f, run, iv, order[k]);
 				print_top_functions(f, iv, &iv->scopes[order[k]]);
 			}
 	} else {

@@ -23,9 +23,12 @@
  *               did not see where they began, 0 where the interval is exact; from version
  *               6 on, the most of their time that may be another cgroup's and, of them,
  *               those with no bound (report.h's struct interval)
- *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u32:pid u32:tid str:comm]
- *               [str:container str:pod str:namespace]
+ *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u64:cgroup-id]
+ *               [u32:pid u32:tid str:comm] [str:container str:pod str:namespace]
  *               (u64:counter u64:enabled u64:running){nr-events}
+ *               cgroup-id (from version 6 on, cgroup and task scopes): the cgroup's v2 id,
+ *               which tells a cgroup made again under its path from the one before (the
+ *               summary's rows of both have removed set on the one gone); 0 for none
  *               kind 0 system, 1 cpu, 2 cgroup, 3 task (-T: pid, tid and comm follow the
  *               cgroup; removed means the thread exited), 4 irq (--irq: str:cgroup holds
  *               the interrupt scope's name, "NET_RX"). Task and irq scopes came after the
@@ -51,7 +54,8 @@
  *               record holds the samples of its own span: any number of them come between
  *               the header and the summary (never between a gap and its interval), and a
  *               reader sums them. Readers of versions 1 to 3 refuse a version 4 file by its
- *               version, readers of version 4 a version 5 file, and so on.
+ *               version, readers of version 4 a version 5 file, and readers of version 5 a
+ *               version 6 file.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run

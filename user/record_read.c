@@ -404,8 +404,11 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 		char *cgroup = get_str(&c, NULL, &nomem), *comm = NULL;
 		struct cgroup_names names = {};
 		int pid = 0, tid = 0, irq;
+		__u64 cgroup_id = 0;
 		struct scope *s;
 
+		if ((kind == SCOPE_CGROUP || kind == SCOPE_TASK) && r->h.version >= 6)
+			cgroup_id = get_u64(&c);
 		if (!nomem && kind == SCOPE_TASK) {
 			pid = (int)get_u32(&c);
 			tid = (int)get_u32(&c);
@@ -451,6 +454,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 		if (!s)
 			return -ENOMEM;
 		s->removed = removed;
+		s->cgroup_id = cgroup_id;
 		for (int k = 0; k < n; k++) {
 			s->sum[k].counter = get_u64(&c);
 			s->sum[k].enabled = get_u64(&c);

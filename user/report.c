@@ -323,13 +323,41 @@ void interval_free(struct interval *iv)
 static int scope_cmp(const void *a, const void *b)
 {
 	const struct scope *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
 
-	return strcmp(x->key, y->key);
+	if (c)
+		return c;
+	if (x->cgroup_id != y->cgroup_id)
+		return x->cgroup_id < y->cgroup_id ? -1 : 1;
+	return (int)y->removed - (int)x->removed;
 }
 
 void interval_sort(struct interval *iv)
 {
 	qsort(iv->scopes, iv->nr_scopes, sizeof(*iv->scopes), scope_cmp);
+}
+
+bool interval_key_shared(const struct interval *iv, int k)
+{
+	const char *key = iv->scopes[k].key;
+
+	return (k > 0 && !strcmp(iv->scopes[k - 1].key, key)) ||
+	       (k + 1 < iv->nr_scopes && !strcmp(iv->scopes[k + 1].key, key));
+}
+
+const char *scope_incarnation(const struct interval *iv, int k, char *buf, size_t len)
+{
+	const struct scope *s = &iv->scopes[k];
+
+	buf[0] = '\0';
+	if (s->kind != SCOPE_CGROUP)
+		return buf;
+	if (s->cgroup_id && interval_key_shared(iv, k))
+		snprintf(buf, len, "%sid %llu", s->removed ? "removed " : "",
+			 (unsigned long long)s->cgroup_id);
+	else if (s->removed)
+		snprintf(buf, len, "removed");
+	return buf;
 }
 
 double scope_multiplex(const struct scope *s, const struct run *run, const int *events, int nr)

@@ -44,6 +44,10 @@ struct scope {
 	const char *key;		/* which scope this is: scope_key() */
 	const char *cgroup;		/* SCOPE_CGROUP, SCOPE_TASK: canonical path ("/" is
 					 * the root); in key's allocation */
+	__u64 cgroup_id;		/* SCOPE_CGROUP, SCOPE_TASK: the cgroup's v2 id (its
+					 * directory's inode number), which tells a cgroup
+					 * made again under its path from the one before;
+					 * 0 where unknown (a record before version 6) */
 	int pid, tid;			/* SCOPE_TASK */
 	char comm[16];			/* SCOPE_TASK: NUL-terminated */
 	struct cgroup_names names;	/* SCOPE_CGROUP: its container or pod, if it is one;
@@ -168,7 +172,8 @@ struct scope *interval_add_task(struct interval *iv, const struct run *run, cons
  * share when they are the same scope, in any interval of a run, live or from a record (the
  * system; a CPU; a cgroup, over all CPUs or on one; a thread of a cgroup; an interrupt scope,
  * over all CPUs or on one), and that no two other scopes share. A cgroup removed and made
- * again under its path is the same scope; so are a removed cgroup's last row and its
+ * again under its path is the same scope (scope.cgroup_id tells the two apart: interval_sort()
+ * puts them in the order of their ids); so are a removed cgroup's last row and its
  * summary's. Keys compare with strcmp() in interval_sort()'s order, so sinks find a scope
  * again by hashing its key and merge sorted scopes by comparing keys; what a key holds is
  * for this module alone to know.
@@ -193,8 +198,19 @@ void interval_clear(struct interval *iv);
 void interval_free(struct interval *iv);
 
 /* Orders scopes for printing: system, CPUs, cgroups by path (and CPU), then threads by
- * cgroup and tid. */
+ * cgroup and tid; scopes of one key by cgroup id (a cgroup made again after the one
+ * before: v2 ids only grow), then removed before live. */
 void interval_sort(struct interval *iv);
+
+/* Whether another of iv's scopes (sorted) has scope k's key: a cgroup made again under its
+ * path, both in one interval or summary. */
+bool interval_key_shared(const struct interval *iv, int k);
+/*
+ * A cgroup scope's mark, what tells it from another with its key: "removed", "removed id N",
+ * "id N" (N its cgroup id, where known and interval_key_shared()), or "" (none needed).
+ * Other kinds get "".
+ */
+const char *scope_incarnation(const struct interval *iv, int k, char *buf, size_t len);
 
 /*
  * The smallest fraction of its enabled time that any of these events ran in the scope (all

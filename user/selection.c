@@ -463,13 +463,15 @@ static void selector_suggestions(struct selection *sel, int i, char *buf, size_t
  * names that exist now: a glob or a container's name; a path named by -G exists (else the
  * run did not start) and stays tracked.
  */
-static void say_unmatched(struct selection *sel, bool at_end)
+static int say_unmatched(struct selection *sel, bool at_end)
 {
 	char close[SUGGEST_LEN];
+	int n = 0;
 
 	for (int i = 0; i < sel->nr_patterns; i++) {
 		if (sel->pattern_matched[i] || !cgroup_is_pattern(sel->patterns[i]))
 			continue;
+		n++;
 		path_suggestions(sel, sel->patterns[i], close, sizeof(close));
 		if (at_end)
 			pr_warn("'%s' never matched a cgroup during the run%s%s", sel->patterns[i],
@@ -483,6 +485,7 @@ static void say_unmatched(struct selection *sel, bool at_end)
 
 		if (sel->selector_matched[i])
 			continue;
+		n++;
 		if (!sel->selector_args[i]) {
 			pr_warn("no container or pod %s --all-containers%s", at_end ?
 				"was found by" : "matches", at_end ? " during the run" :
@@ -497,12 +500,12 @@ static void say_unmatched(struct selection *sel, bool at_end)
 			pr_warn("-G '%s' matches no %s yet; watching for it%s%s",
 				sel->selector_args[i], what, *close ? "; " : "", close);
 	}
+	return n;
 }
 
-void selection_unmatched(struct selection *sel)
+int selection_unmatched(struct selection *sel)
 {
-	if (sel->tk)
-		say_unmatched(sel, true);
+	return sel->tk ? say_unmatched(sel, true) : 0;
 }
 
 int selection_start(struct selection *sel, struct collector *col, struct tracker *tk)

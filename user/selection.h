@@ -86,8 +86,11 @@ int selection_update(struct selection *sel);
 /* Stops counting the tracked cgroups a walk found gone (they have had their last report). */
 void selection_retire(struct selection *sel);
 
-/* Warns of each selector that never matched during the run, with the close names now. */
-void selection_unmatched(struct selection *sel);
+/*
+ * Warns of each selector that never matched during the run, with the close names now, and
+ * returns how many there are (0 when the run never started tracking).
+ */
+int selection_unmatched(struct selection *sel);
 
 void selection_release(struct selection *sel);
 

@@ -389,6 +389,7 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 		if (!sc || (tr && scope_set_names(sc, &tr->names)))
 			return -ENOMEM;
 		memcpy(sc->comm, t->comm, sizeof(sc->comm));
+		sc->cgroup_id = t->key.cgroup;
 		sc->removed = !totals && t->state == TASK_FINAL;
 		memcpy(sc->sum, totals ? t->counts.total : t->counts.delta, n * sizeof(*sc->sum));
 	}
@@ -411,6 +412,9 @@ static int add_removed(struct session *s, struct interval *iv)
 		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, s->tk.removed[r].path, -1);
 		if (!sc || scope_set_names(sc, &s->tk.removed[r].names))
 			return -ENOMEM;
+		/* Told from a cgroup made again under its path, live or removed too. */
+		sc->cgroup_id = s->tk.removed[r].id;
+		sc->removed = true;
 		memcpy(sc->sum, s->tk.removed[r].total, n * sizeof(*sc->sum));
 	}
 	if (!s->tk.nr_folded)
@@ -428,7 +432,7 @@ static int add_removed(struct session *s, struct interval *iv)
  * scope, and with --per-cpu one more per online CPU. 0 or -ENOMEM.
  */
 static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind,
-		    const char *name, const struct cgroup_names *names,
+		    const char *name, __u64 cgroup_id, const struct cgroup_names *names,
 		    const struct cgtma_count *v, bool removed)
 {
 	int n = s->m.nr_events;
@@ -437,6 +441,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 	sc = interval_add_scope(iv, &s->run, kind, name, -1);
 	if (!sc || (names && scope_set_names(sc, names)))
 		return -ENOMEM;
+	sc->cgroup_id = cgroup_id;
 	sc->removed = removed;
 	if (!s->o->collect.per_cpu) {
 		memcpy(sc->sum, v, n * sizeof(*sc->sum));
@@ -453,6 +458,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 		pc = interval_add_scope(iv, &s->run, kind, name, c);
 		if (!pc || (names && scope_set_names(pc, names)))
 			return -ENOMEM;
+		pc->cgroup_id = cgroup_id;
 		pc->removed = removed;
 		memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
 	}
@@ -531,7 +537,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		 */
 		if (!totals && !tr->ran && !tr->named && tr->reported && tr->present)
 			continue;
-		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, &tr->names,
+		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, tr->id, &tr->names,
 			     totals ? tr->counts.total : tr->counts.delta, !totals && !tr->present))
 			return -ENOMEM;
 		tr->reported |= !totals;
@@ -548,7 +554,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		 */
 		if (!s->o->verbose && !counts_ran(v, s->stride * n))
 			continue;
-		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), NULL, v, false))
+		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), 0, NULL, v, false))
 			return -ENOMEM;
 	}
 	if (totals && add_removed(s, iv))
@@ -1015,7 +1021,7 @@ int session_run(const struct session_opts *o)
 	struct utsname uts;
 	struct cpu_id id = {};
 	char host[256] = "";
-	int ret;
+	int ret, unmatched;
 
 	/* Signals are taken synchronously between intervals: nothing is cut halfway. */
 	sigemptyset(&block);
@@ -1150,7 +1156,7 @@ int session_run(const struct session_opts *o)
 	if ((o->folded || o->pprof) && stackfiles_write(&s.profile, o->folded, o->pprof))
 		s.output_failed = true;
 	report_never_ran(&s);
-	selection_unmatched(&s.sel);
+	unmatched = selection_unmatched(&s.sel);
 	report_bpf_stats(&s);
 
 	if (s.child.pid > 0) {
@@ -1158,6 +1164,13 @@ int session_run(const struct session_opts *o)
 		if (ret == 0 && s.child.done)
 			ret = child_exit_status(&s.child);
 	}
+	/*
+	 * A run asked to break out a cgroup or container that never came (a typo, a container
+	 * that did not start) measured less than it was asked to: scripts must see it. Failures
+	 * and the command's own status say more, and come first.
+	 */
+	if (ret == 0 && unmatched)
+		ret = o->no_match_status;
 	/* What the sinks could not write, as they close, is the run's verdict: one line. */
 	for (int i = 0; i < s.nr_outputs; i++) {
 		s.output_failed |= s.outputs[i]->lost;

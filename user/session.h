@@ -29,6 +29,8 @@ struct session_opts {
 	int sample_max;			/* --sample-max; 0: SAMPLE_MAX_STACKS */
 	const char *folded;		/* --folded FILE, or NULL */
 	const char *pprof;		/* --pprof FILE, or NULL */
+	int no_match_status;		/* --no-match-status: the exit status of a run
+					 * where a selector never matched */
 };
 
 /* Runs until done; returns the process exit code (the command's, when one was run). */

@@ -97,6 +97,7 @@ int tracker_retire(struct tracker *t, int i)
 	}
 	if (err == 0) {
 		sum_over_cpus(t, tr, r.total);
+		r.id = tr->id;
 		r.path = tr->path;	/* the path and names go with it */
 		tr->path = NULL;
 		r.names = tr->names;

@@ -44,6 +44,7 @@ struct tracked {
 
 /* A cgroup that was counted and is gone: its totals over the run, summed over CPUs. */
 struct removed {
+	__u64 id;
 	char *path;
 	struct cgroup_names names;
 	struct cgtma_count *total;	/* per event */

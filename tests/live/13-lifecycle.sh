@@ -21,16 +21,6 @@ cg_make rm
 KEEP=$(cg_path keep) RM=$(cg_path rm) NEW1=$(cg_path new-1) NEW2=$(cg_path new-2)
 
 now() { date +%s.%N; }
-# remove REL: rmdir, retried while the exited workload is still being released (EBUSY).
-remove() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		rmdir "$CG_ROOT/$CG_BASE/$1" 2>/dev/null && return 0
-		sleep 0.02
-	done
-	fail "cannot remove cgroup $1: $(rmdir "$CG_ROOT/$CG_BASE/$1" 2>&1)"
-}
-
 out=$TMP/out
 cgtma_start "$out" 1 -e $EV -I 250 --json -G "$CG_BASE/new-*" -G "$KEEP" -G "$RM"
 grep -q "matches no cgroup yet" "$TMP/err" ||
@@ -41,7 +31,7 @@ keep_pid=$!
 cg_run rm "$WORKLOAD" getppid $NR 30 || fail "workload rm failed"
 cgtma_more "$out" 2
 t_rm=$(now)
-remove rm
+cg_remove rm
 t_rm_done=$(now)
 
 # Born after start: the work starts right after the mkdir, well inside one interval.
@@ -50,7 +40,7 @@ mkdir "$CG_ROOT/$CG_BASE/new-1" || fail "mkdir new-1"
 cg_run new-1 "$WORKLOAD" getppid $N1 || fail "workload new-1 failed"
 mkdir "$CG_ROOT/$CG_BASE/new-2" || fail "mkdir new-2"
 cg_run new-2 "$WORKLOAD" getppid $N2 || fail "workload new-2 failed"
-remove new-2
+cg_remove new-2
 mkdir "$CG_ROOT/$CG_BASE/other-1" || fail "mkdir other-1"
 cg_run other-1 "$WORKLOAD" getppid $NO || fail "workload other-1 failed"
 

@@ -259,10 +259,11 @@ else
 fi
 
 # --- success ----------------------------------------------------------------------------------
-# A glob matching nothing: a warning, then it keeps watching until -d ends: exit 0.
+# A glob matching nothing: a warning, then it keeps watching until -d ends; as it never
+# matched, exit 3 (--no-match-status chooses another).
 timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.5 --json -G "$CG_BASE/none-*" >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] || fail "a glob matching nothing: exit $rc, want 0: $(cat "$TMP/err")"
+[ $rc -eq 3 ] || fail "a glob matching nothing: exit $rc, want 3: $(cat "$TMP/err")"
 # Said at the start, and again at the end as it never matched.
 [ "$(wc -l <"$TMP/err")" = 2 ] &&
 	head -n1 "$TMP/err" | grep -qx "cgtma: warning: '/$CG_BASE/none-\*' matches no cgroup yet; watching for it" &&
@@ -274,12 +275,27 @@ jq -e -R 'fromjson | type == "object"' "$TMP/out" >/dev/null || fail "a glob mat
 	fail "a glob matching nothing: it did not keep running for -d"
 [ "$(jq -s '[.[].rows[] | select(.scope == "cgroup")] | length' "$TMP/out")" = 0 ] ||
 	fail "a glob matching nothing: cgroup rows"
+for st in 0 42; do
+	timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.2 -G "$CG_BASE/none-*" --no-match-status $st \
+		>/dev/null 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq $st ] || fail "--no-match-status $st: exit $rc: $(cat "$TMP/err")"
+done
+# A glob that matches late, a cgroup made mid-run: it matched, exit 0.
+timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 1 -G "$CG_BASE/late-*" >/dev/null 2>"$TMP/err" &
+late=$!
+sleep 0.5
+cg_make late-1
+wait $late
+rc=$?
+[ $rc -eq 0 ] || fail "a glob that matched mid-run: exit $rc, want 0: $(cat "$TMP/err")"
 
 # A typo: the close cgroups at the level where it stops matching, at the start and the end.
 cg_make iperf-client
 cg_make iperf-server
-timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.3 -G "$CG_BASE/iperf-clinet*" >/dev/null 2>"$TMP/err" ||
-	fail "a glob with a typo: exit $?: $(cat "$TMP/err")"
+timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.3 -G "$CG_BASE/iperf-clinet*" >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 3 ] || fail "a glob with a typo: exit $rc, want 3: $(cat "$TMP/err")"
 [ "$(grep -c "'/$CG_BASE/iperf-clinet\*' .*; did you mean '/$CG_BASE/iperf-client'?$" "$TMP/err")" = 2 ] ||
 	fail "a glob with a typo: not offered the close name twice: $(cat "$TMP/err")"
 expect 2 "cannot open cgroup '$CG_ROOT/$CG_BASE/iperf-srever': No such file or directory; did you mean '/$CG_BASE/iperf-server'\?$" \

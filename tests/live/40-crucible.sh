@@ -19,7 +19,7 @@
 # 5. Failures are seen where crucible shows them (it ignores start's and stop's exit
 #    status): a bad parameter, an unknown option, and a cgtma that dies mid-run each leave
 #    the reason in cgtma-failed.txt; cgtma-post-process prints it, exits 1 and publishes no
-#    metric file.
+#    metric file. So does a run where a cgroup glob matched nothing from start to end.
 # 6. --container=GLOB and --pod=NS/GLOB reach cgtma as -G container:GLOB and -G pod:NS/GLOB
 #    (a stand-in cgtma records its command line).
 # 7. --irq through the wrapper, with the root and a cgroup making exactly N getppid calls
@@ -303,6 +303,19 @@ kill -9 "$(cat "$d/cgtma-pid.txt")"
 sleep 0.2
 (cd "$d" && "$TOOLS/cgtma-stop" --interval=0.1) && fail "cgtma-stop of a dead cgtma: exit 0"
 post_process_fails "$d" "a cgtma killed mid-run" "was not running at stop: it ended before the run did"
+
+# A selector that matched nothing for the whole run (a typo): cgtma ran to the end, but not
+# what was asked for; the post-process says which, with the close name.
+d=$TMP/typo
+mkdir "$d"
+(cd "$d" && CGTMA=$CGTMA_ABS "$TOOLS/cgtma-start" "--cgroup=$W/w1,$W/x*" --interval=0.1) ||
+	fail "cgtma-start with a typo: $(cat "$d/cgtma-start-stderrout.txt")"
+sleep 0.5
+(cd "$d" && "$TOOLS/cgtma-stop") && fail "cgtma-stop of a run whose selector never matched: exit 0"
+grep -qF "'$W/x*' never matched a cgroup during the run" "$d/cgtma-failed.txt" ||
+	fail "a selector that never matched: cgtma-failed.txt: $(cat "$d/cgtma-failed.txt")"
+post_process_fails "$d" "a selector that never matched" \
+	"a selector matched nothing for the whole run"
 
 # --- 6. container and pod params -------------------------------------------------------------
 d=$TMP/names

@@ -8,6 +8,7 @@
 #   skip MSG      ends the test as skipped (exit 77) saying why
 #   fail MSG      ends the test as failed
 #   cg_make REL   creates $CG_ROOT/$CG_BASE/REL;  cg_path REL  its canonical cgroup path
+#   cg_remove REL removes it, retried while an exited workload is still being released
 #   cg_run REL CMD...   runs CMD inside that cgroup (waits for it)
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
@@ -134,6 +135,14 @@ task_ends_once() {
 }
 
 cg_make() { mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"; }
+cg_remove() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		rmdir "$CG_ROOT/$CG_BASE/$1" 2>/dev/null && return 0
+		sleep 0.02
+	done
+	fail "cannot remove cgroup $1: $(rmdir "$CG_ROOT/$CG_BASE/$1" 2>&1)"
+}
 cg_path() { echo "/$CG_BASE${1:+/$1}"; }
 cg_run() { local rel=$1; shift; "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@"; }
 cg_start() { cg_run "$@" & _started+=($!); }

@@ -353,6 +353,10 @@ static void check_scopes(void)
 			snprintf(t->comm, sizeof(t->comm), "nginx");
 		}
 	}
+	/*
+	 * A cgroup made again under its path (a restarted container): each of its rows says
+	 * which incarnation it is; a removed cgroup alone keeps its bare label.
+	 */
 	if (!busy || !idle || !half || !s)
 		goto out;
 	/* Idle: 1% of the busiest cgroup's cycles. */
@@ -366,6 +370,24 @@ static void check_scopes(void)
 	/* Enabled, never running: no value, no rows. */
 	for (int i = 0; i < sy.run.nr_events; i++)
 		s->sum[i].enabled = SYNTH_ENABLED;
+	/* Each set before the next is added: adding moves the scopes
+	 * (busy, idle, half and s are not used after it). */
+	{
+		static const struct { const char *path; __u64 id; bool removed; } inc[] = {
+			{ "/web", 9, false }, { "/web", 7, true }, { "/gone", 3, true },
+		};
+
+		for (size_t i = 0; i < sizeof(inc) / sizeof(inc[0]); i++) {
+			struct scope *sc = synth_scope(&sy, &b, SCOPE_CGROUP, inc[i].path, -1,
+						       counts, 1);
+
+			CHECK(sc != NULL, "%s", inc[i].path);
+			if (!sc)
+				goto out;
+			sc->cgroup_id = inc[i].id;
+			sc->removed = inc[i].removed;
+		}
+	}
 	interval_sort(&b);
 	CHECK_INT(report_derive(&sy.run, &a), 0);
 	CHECK_INT(report_derive(&sy.run, &b), 0);
@@ -403,6 +425,14 @@ static void check_scopes(void)
 	CHECK(strstr(text, "libpod") == NULL && strstr(text, "kubepods") == NULL,
 	      "a container's path in the CPUs column");
 	CHECK(strstr(text, "/notcounted") == NULL, "a scope not counted has no rows");
+	{
+		const char *old = strstr(text, "\n3.0,/web (removed id 7),Frontend_Bound,");
+		const char *live = strstr(text, "\n3.0,/web (id 9),Frontend_Bound,");
+
+		CHECK(old && live && old < live, "a restarted cgroup's two rows:\n%s", text);
+		CHECK(strstr(text, "\n3.0,/gone,Frontend_Bound,") != NULL,
+		      "a removed cgroup alone has its bare label");
+	}
 	/* Idle marks: the idle cgroup only (2 cgroup scopes; the per-CPU one is its own kind). */
 	CHECK(strstr(text, "\n3.0,/idle,Frontend_Bound,") != NULL, "idle cgroup row");
 	{

@@ -189,6 +189,7 @@ int main(void)
 	/* Counted so little that scaling passes what an int64 holds. */
 	cg->sum[1] = (struct cgtma_count){ UINT64_MAX / 2, 3000, 1 };
 	cg->removed = true;
+	cg->cgroup_id = 4294967301ULL;	/* past 32 bits */
 	report_derive(&sy.run, &iv);
 	CHECK(interval_add_scope(&total, &sy.run, SCOPE_SYSTEM, NULL, -1) != NULL, "summary");
 	report_derive(&sy.run, &total);
@@ -224,8 +225,10 @@ int main(void)
 
 	row = row_at(line, 1);
 	keys_of(row, keys, sizeof(keys));
-	CHECK(strcmp(keys, "scope,cgroup,cpu,removed,counts,multiplex") == 0, "keys %s", keys);
+	CHECK(strcmp(keys, "scope,cgroup,cgroup_id,cpu,removed,counts,multiplex") == 0, "keys %s",
+	      keys);
 	CHECK_STR(json_object_get_string(get(row, "cgroup", NULL)), weird);
+	CHECK_INT(json_object_get_int64(get(row, "cgroup_id", NULL)), 4294967301LL);
 	CHECK_INT(json_object_get_int(get(row, "cpu", NULL)), 1);
 	CHECK(json_object_get_boolean(get(row, "removed", NULL)), "removed");
 	CHECK_INT(json_object_get_int64(get(row, "counts", "cpu-clock")), 21);

@@ -158,6 +158,9 @@ static int fixture_init(struct fixture *fx, int level, bool once)
 				return -1;
 		}
 		s[3]->removed = i == 2;
+		/* Cgroup ids (version 6): a cgroup's rows and its thread's carry its own. */
+		s[1]->cgroup_id = s[2]->cgroup_id = s[4]->cgroup_id = 1ULL << 40 | 5;
+		s[3]->cgroup_id = 6;
 		for (int e = 0; e < fx->run.nr_events; e++)
 			for (int k = 0; k < 5; k++) {
 				double f = 1.0 / (k + 1) * (1 + 0.1 * i) * (1 + 0.01 * e);
@@ -263,6 +266,8 @@ static void check_interval(const struct fixture *fx, const struct interval *want
 		CHECK_INT(b->kind, a->kind);
 		CHECK_INT(b->cpu, a->cpu);
 		CHECK_INT(b->removed, a->removed);
+		CHECK(b->cgroup_id == a->cgroup_id, "scope %d cgroup id %llu, want %llu", s,
+		      (unsigned long long)b->cgroup_id, (unsigned long long)a->cgroup_id);
 		CHECK((!a->cgroup && !b->cgroup) || (a->cgroup && b->cgroup &&
 						     !strcmp(a->cgroup, b->cgroup)),
 		      "scope %d cgroup", s);

@@ -3,7 +3,8 @@
  * The text output: the tree's lines (percentages, '<==', nodes below threshold hidden or,
  * with -v, marked '<', the multiplex marks, the not-exact line, [split]), and the row order:
  * each cgroup's row with its threads under it (-T), and the interrupt scopes (--irq), which
- * interval_sort() puts after the threads, still printed.
+ * interval_sort() puts after the threads, still printed; the marks that tell a cgroup's
+ * incarnations apart.
  */
 #include <stdlib.h>
 
@@ -169,6 +170,69 @@ static void check_threads_and_irq(void)
 	synth_close(&sy);
 }
 
+/*
+ * A cgroup removed and made again under its path (a restarted container): each row of it in
+ * one interval or summary says which incarnation it is; a row alone keeps its old mark.
+ * Rows are given out of order: interval_sort() puts them in the order of their ids.
+ */
+static const struct {
+	const char *what;
+	struct { __u64 id; bool removed; } rows[3];
+	const char *want[3];	/* the rows' ends, in the order printed */
+} incarnation_cases[] = {
+	{ "restarted: the one gone, then the live one", { { 9, false }, { 7, true } },
+	  { "  (removed id 7)\n", "  (id 9)\n" } },
+	{ "restarted twice", { { 12, true }, { 9, false }, { 7, true } },
+	  { "  (removed id 7)\n", "  (id 9)\n", "  (removed id 12)\n" } },
+	{ "removed, alone", { { 7, true } }, { "  (removed)\n" } },
+	{ "live, alone", { { 7, false } }, { " 40\n" } },
+	{ "no ids (an old record)", { { 0, false }, { 0, true } },
+	  { "  (removed)\n", " 40\n" } },
+};
+
+static void check_incarnations(void)
+{
+	static const char *const events[] = { "cpu-clock" };
+	struct synth sy;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	for (size_t c = 0; c < sizeof(incarnation_cases) / sizeof(incarnation_cases[0]); c++) {
+		struct interval iv = { .interval_s = 1, .time = sy.run.start_time + 1 };
+		const char *at;
+		char *text;
+		int n = 0;
+
+		add(&iv, &sy.run, SCOPE_SYSTEM, NULL, 0, NULL, 100);
+		for (int r = 0; r < 3 && incarnation_cases[c].rows[r].id +
+				incarnation_cases[c].rows[r].removed + !r; r++) {
+			add(&iv, &sy.run, SCOPE_CGROUP, "/web", 0, NULL, 40);
+			iv.scopes[iv.nr_scopes - 1].cgroup_id = incarnation_cases[c].rows[r].id;
+			iv.scopes[iv.nr_scopes - 1].removed = incarnation_cases[c].rows[r].removed;
+		}
+		interval_sort(&iv);
+		CHECK_INT(report_derive(&sy.run, &iv), 0);
+		text = render(&sy.run, &iv);
+		CHECK(text != NULL, "render");
+		at = text;
+		for (int r = 0; at && r < 3 && incarnation_cases[c].want[r]; r++, n++) {
+			const char *row = strstr(at, "\n/web ");
+			const char *end = row ? strchr(row + 1, '\n') : NULL;
+			size_t len = strlen(incarnation_cases[c].want[r]);
+
+			CHECK(end && (size_t)(end + 1 - row) > len &&
+			      !strncmp(end + 1 - len, incarnation_cases[c].want[r], len),
+			      "%s: row %d does not end in '%s':\n%s", incarnation_cases[c].what, r,
+			      incarnation_cases[c].want[r], text);
+			at = end;
+		}
+		CHECK(at && !strstr(at, "\n/web "), "%s: more rows than %d:\n%s",
+		      incarnation_cases[c].what, n, text);
+		free(text);
+		interval_free(&iv);
+	}
+	synth_close(&sy);
+}
+
 /* Nodes split over groups carry [split]; the others do not (spr level 3, perf-metrics). */
 static void check_split_marker(void)
 {
@@ -216,5 +280,6 @@ int main(void)
 	check_tree_lines();
 	check_threads_and_irq();
 	check_split_marker();
+	check_incarnations();
 	return test_done("text");
 }
