@@ -56,7 +56,7 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 static const char *row_label(const struct scope *s, bool verbose, char *buf, size_t len)
 {
 	struct container_ref ref;
-	char name[512];
+	size_t n;
 
 	if (s->kind == SCOPE_TASK) {
 		snprintf(buf, len, "  %s:%d", s->comm, s->tid);
@@ -64,11 +64,9 @@ static const char *row_label(const struct scope *s, bool verbose, char *buf, siz
 	}
 	if (s->kind != SCOPE_CGROUP || !verbose || (!s->names.container && !s->names.pod))
 		return scope_label(s, verbose, buf, len);
-	scope_label(s, false, name, sizeof(name));
-	if (container_parse_path(s->cgroup, &ref) || !ref.id[0])
-		snprintf(buf, len, "%s", name);
-	else
-		snprintf(buf, len, "%s (%.12s)", name, ref.id);
+	n = strlen(scope_label(s, false, buf, len));
+	if (!container_parse_path(s->cgroup, &ref) && ref.id[0] && n + 1 < len)
+		snprintf(buf + n, len - n, " (%.12s)", ref.id);
 	return buf;
 }
 
