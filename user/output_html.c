@@ -974,18 +974,47 @@ static double nice_ceil(double x)
 	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * e;
 }
 
-static void fmt_value(double v, char *buf, size_t len)
+/*
+ * One number format on the whole page, axes, legends and summaries alike: three significant
+ * digits and an SI prefix ("5 k", "3.78 M", "0.5", "12 m"), never an exponent. unit (NULL or
+ * "" for none) follows, joined to the prefix when it is a rate ("3.78 k/s"), else spaced
+ * ("1.5 CPUs").
+ */
+static void fmt_value(double v, const char *unit, char *buf, size_t len)
 {
-	double a = fabs(v);
+	static const char *const prefix[] = { "n", "\u00b5", "m", "", "k", "M", "G", "T", "P", "E" };
+	const int last = sizeof(prefix) / sizeof(prefix[0]) - 1;
+	double m = fabs(v), r;
+	int p = 3, decimals, n;
 
-	if (a >= 1e9)
-		snprintf(buf, len, "%.3g G", v / 1e9);
-	else if (a >= 1e6)
-		snprintf(buf, len, "%.3g M", v / 1e6);
-	else if (a >= 1e4)
-		snprintf(buf, len, "%.3g k", v / 1e3);
-	else
-		snprintf(buf, len, "%.3g", v);
+	if (!unit)
+		unit = "";
+	if (m == 0 || !isfinite(m)) {
+		snprintf(buf, len, "%g%s%s", v, *unit ? " " : "", unit);
+		return;
+	}
+	while (m >= 1000 && p < last)
+		m /= 1000, p++;
+	while (m < 1 && p > 0)
+		m *= 1000, p--;
+	decimals = m >= 100 ? 0 : m >= 10 ? 1 : 2;
+	/* Rounded, 9.996 is 10.0 (one decimal fewer) and 999.6 is 1.00 of the next prefix. */
+	r = round(m * pow(10, decimals)) / pow(10, decimals);
+	if (r >= 1000 && p < last)
+		m = r / 1000, p++, decimals = 2;
+	else if (decimals && r >= (decimals == 2 ? 10 : 100))
+		decimals--;
+	n = snprintf(buf, len, "%s%.*f", v < 0 ? "-" : "", decimals, m);
+	/* "5 k", not "5.00 k". */
+	if (decimals && n > 0 && (size_t)n < len) {
+		while (buf[n - 1] == '0')
+			buf[--n] = 0;
+		if (buf[n - 1] == '.')
+			buf[--n] = 0;
+	}
+	if (*prefix[p] || *unit)
+		snprintf(buf + n, len - n, " %s%s%s", prefix[p],
+			 *prefix[p] && *unit && *unit != '/' ? " " : "", unit);
 }
 
 struct col_arg {
@@ -1011,7 +1040,7 @@ static void flat_stats(FILE *f, const struct view *v, double y, int c)
 	const struct html_series *s = v->s;
 	const char *unit = h->cols[c].unit ? h->cols[c].unit : "";
 	double max = NAN;
-	char buf[32];
+	char buf[128];
 	int cols = h->nr_cols ? h->nr_cols : 1;
 	bool whole;
 
@@ -1025,20 +1054,20 @@ static void flat_stats(FILE *f, const struct view *v, double y, int c)
 		LEGEND_X, y + 12);
 	whole = s->has_summary && s->sum_ran && isfinite(s->sum_val[c]);
 	if (whole)
-		fmt_value(s->sum_val[c], buf, sizeof(buf));
+		fmt_value(s->sum_val[c], unit, buf, sizeof(buf));
 	else
 		snprintf(buf, sizeof(buf), "not counted");
-	fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\">%s ", LEGEND_X, y + 28, buf);
-	html_escape(f, whole ? unit : "");
+	fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\">", LEGEND_X, y + 28);
+	html_escape(f, buf);
 	fputs("</text>\n", f);
 	fprintf(f, "<text class=\"legend head\" x=\"%d\" y=\"%.1f\">highest interval</text>\n",
 		LEGEND_X, y + 50);
 	if (isfinite(max))
-		fmt_value(max, buf, sizeof(buf));
+		fmt_value(max, unit, buf, sizeof(buf));
 	else
 		snprintf(buf, sizeof(buf), "not counted");
-	fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\">%s ", LEGEND_X, y + 66, buf);
-	html_escape(f, isfinite(max) ? unit : "");
+	fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\">", LEGEND_X, y + 66);
+	html_escape(f, buf);
 	fputs("</text>\n", f);
 }
 
@@ -1066,7 +1095,7 @@ static void flat_panel(FILE *f, const struct view *v, double y, int c)
 
 		fprintf(f, "<line class=\"%s\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
 			i ? "grid" : "axis", PLOT_X, yy, PLOT_X + PLOT_W, yy);
-		fmt_value(ymax * i / 2, buf, sizeof(buf));
+		fmt_value(ymax * i / 2, NULL, buf, sizeof(buf));
 		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
 			"</text>\n", PLOT_X - 6, yy + 4, buf);
 	}
@@ -1076,7 +1105,7 @@ static void flat_panel(FILE *f, const struct view *v, double y, int c)
 
 static void summary_line(FILE *f, const struct html_sink *h, const struct html_series *s)
 {
-	char buf[32];
+	char buf[128];
 	int shown = 0;
 
 	fputs("<p class=\"summary\">", f);
@@ -1100,9 +1129,10 @@ static void summary_line(FILE *f, const struct html_sink *h, const struct html_s
 			else if (h->tree)
 				fprintf(f, " <b>%.1f %%</b>", s->sum_val[c] * 100);
 			else {
-				fmt_value(s->sum_val[c], buf, sizeof(buf));
-				fprintf(f, " <b>%s</b> ", buf);
-				html_escape(f, col->unit ? col->unit : "");
+				fmt_value(s->sum_val[c], col->unit, buf, sizeof(buf));
+				fputs(" <b>", f);
+				html_escape(f, buf);
+				fputs("</b>", f);
 			}
 		}
 		if (h->tree) {

@@ -2,7 +2,8 @@
 /*
  * --json: one object per interval, on one line:
  *   {"time": T, "interval": S, "model": M, "rows": [ROW, ...]}
- *   ROW: {"scope": "system"|"cpu"|"cgroup"|"task", ["cgroup": P,] ["container": NAME,]
+ *   ROW: {"scope": "system"|"cpu"|"cgroup"|"task", ["cgroup": P,] ["own_tasks": true,]
+ *         (the row of the root's own tasks, P CGROUP_ROOT_OWN) ["container": NAME,]
  *         ["pod": NAME, "namespace": NS,] (a container's or pod's cgroup, and its
  *         threads) ["cpu": N,]
  *         ["pid": N, "tid": N, "comm": S,] (task rows, -T)
@@ -212,6 +213,8 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 		if (s->cgroup_id)
 			strbuf_addf(sb, ",\"cgroup_id\":%llu", (unsigned long long)s->cgroup_id);
 	}
+	if (scope_is_root_own(s))
+		strbuf_addstr(sb, ",\"own_tasks\":true");
 	if (s->kind == SCOPE_CGROUP || s->kind == SCOPE_TASK) {
 		add_name(sb, "container", s->names.container);
 		add_name(sb, "pod", s->names.pod);

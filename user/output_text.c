@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "containers.h"
 #include "output.h"
 #include "profile.h"
 
@@ -49,14 +50,26 @@ static void print_header(FILE *f, const struct run *run, const struct interval *
 	}
 }
 
-/* A thread's label under its cgroup: "  comm:tid". */
-static const char *row_label(const struct scope *s, bool paths, char *buf, size_t len)
+/*
+ * A row's label: a thread's under its cgroup, "  comm:tid"; with -v (verbose), a container's
+ * name and short id, "web (7c289fc6a1b2)", as `podman ps` and `docker ps` show them (its
+ * path, cut to the column, would match nothing they show), and other cgroups' paths.
+ */
+static const char *row_label(const struct scope *s, bool verbose, char *buf, size_t len)
 {
+	struct container_ref ref;
+	size_t n;
+
 	if (s->kind == SCOPE_TASK) {
 		snprintf(buf, len, "  %s:%d", s->comm, s->tid);
 		return buf;
 	}
-	return scope_label(s, paths, buf, len);
+	if (s->kind != SCOPE_CGROUP || !verbose || (!s->names.container && !s->names.pod))
+		return scope_label(s, verbose, buf, len);
+	n = strlen(scope_label(s, false, buf, len));
+	if (!container_parse_path(s->cgroup, &ref) && ref.id[0] && n + 1 < len)
+		snprintf(buf + n, len - n, " (%.12s)", ref.id);
+	return buf;
 }
 
 /* Idle cgroups would bury the busy ones; -v shows them. */

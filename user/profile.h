@@ -45,7 +45,8 @@ struct profile_scope {
 struct profile_mapping {
 	uint64_t start, limit;		/* its addresses in the process: [start, limit) */
 	uint64_t file_offset;		/* the offset in file that start maps */
-	const char *file;		/* "/usr/bin/x", "[kernel.kallsyms]", "[jit]", "[unknown]" */
+	const char *file;		/* "/usr/bin/x", "[kernel.kallsyms]", "[jit]", "[heap]",
+					 * "[anon]" */
 	const char *build_id;		/* lower-case hex, or NULL when not known */
 };
 
@@ -111,7 +112,8 @@ int profile_add(struct profile *p, int scope, const int *locs, int nr_locs, int 
 
 /*
  * How a frame is named wherever one is shown: its function, or else "module+0xOFFSET" (the
- * offset in the module's file), or else "[unknown]+0xADDR". Writes into buf, returns buf.
+ * offset in the mapping's file, "[heap]+0x..." for a mapping of none), or else, in no
+ * mapping, "[unknown]+0xADDR". Writes into buf, returns buf.
  */
 const char *profile_frame_name(const struct profile *p, int loc, char *buf, size_t len);
 

@@ -388,6 +388,11 @@ const char *scope_kind_name(enum scope_kind kind)
 	return names[kind];
 }
 
+bool scope_is_root_own(const struct scope *s)
+{
+	return s->kind == SCOPE_CGROUP && !strcmp(s->cgroup, CGROUP_ROOT_OWN);
+}
+
 /* A cgroup's or a thread's cgroup: its container's or pod's name, or (paths) its path. */
 static void cgroup_label(const struct scope *s, bool paths, char *buf, size_t len)
 {

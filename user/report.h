@@ -31,6 +31,12 @@ struct cgroup_names {
 	char *namespace;
 };
 
+/*
+ * The row of the root cgroup's own tasks, those in no child of it (--all-cgroups: the system
+ * less the level-1 cgroups): a cgroup row by this name, which is no path.
+ */
+#define CGROUP_ROOT_OWN "/ (own tasks)"
+
 /* Replaces dst with copies of the three (any may be NULL): 0, or -ENOMEM with dst unchanged. */
 int cgroup_names_set(struct cgroup_names *dst, const char *container, const char *pod,
 		     const char *namespace);
@@ -222,6 +228,8 @@ double scope_multiplex(const struct scope *s, const struct run *run, const int *
 /* "system", "cpu", "cgroup", "task" or "irq", as JSON lines and Prometheus labels name the
  * kinds. */
 const char *scope_kind_name(enum scope_kind kind);
+/* Whether s is the row of the root's own tasks (CGROUP_ROOT_OWN). */
+bool scope_is_root_own(const struct scope *s);
 
 /*
  * A label for the scope: "system", "cpu3", "/a/b", "/a/b@cpu3", "/a/b:1234",

@@ -56,6 +56,13 @@ struct session {
 	struct cgtma_count *irq_now;	/* per CPU: one scope's reading */
 
 	struct scope_counts cpu;	/* per CPU */
+	/*
+	 * --all-cgroups: the root's own tasks (in no child of it), as a row of their own
+	 * (add_root_own()), stride * nr_events each: the interval's, and over the run the
+	 * system's and the level-1 cgroups' sums. NULL: no row.
+	 */
+	struct cgtma_count *own, *own_system, *own_children;
+	bool own_inexact;		/* a level-1 cgroup was refused: no row from then on */
 	struct cgtma_count *cpu_now;	/* per CPU: a reading */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
 	struct collector_marks marked;	/* the marks' totals over the run's intervals */
@@ -499,6 +506,61 @@ static void warn_in_phase(struct session *s, const struct interval *iv)
 	}
 }
 
+/* a less b, each field, 0 where b is more: the difference of counts read at other times. */
+static void count_less(struct cgtma_count *a, const struct cgtma_count *b)
+{
+	a->counter = a->counter > b->counter ? a->counter - b->counter : 0;
+	a->enabled = a->enabled > b->enabled ? a->enabled - b->enabled : 0;
+	a->running = a->running > b->running ? a->running - b->running : 0;
+}
+
+/*
+ * The root's own tasks: those in no child of it, which no cgroup row shows, and where the
+ * busiest neighbour may be. With every level-1 cgroup tracked (--all-cgroups), they are the
+ * system's counts less those cgroups', per CPU with -A; the root's idle time too. A slice
+ * that ends between the reads of the CPUs and of the cgroups is in the cgroups' interval and
+ * the system's next: an interval's row may be off by that, and not below 0; the summary's
+ * is the run's system less the run's cgroups. A level-1 cgroup that was not counted (the
+ * maps were full) would be charged to the root: no row from then on.
+ */
+static int add_root_own(struct session *s, struct interval *iv, bool totals)
+{
+	int n = s->m.nr_events, size = s->stride * n;
+	struct cgtma_count *own = s->own, *children;
+
+	if (!own || s->own_inexact)
+		return 0;
+	if (totals) {
+		memcpy(own, s->own_system, size * sizeof(*own));
+		for (int k = 0; k < size; k++)
+			count_less(&own[k], &s->own_children[k]);
+		return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
+	}
+	children = calloc(size, sizeof(*children));
+	if (!children)
+		return -ENOMEM;
+	memset(own, 0, size * sizeof(*own));
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int i = 0; i < n; i++)
+			count_add(&own[(s->stride > 1 ? c : 0) * n + i], &s->cpu.delta[c * n + i]);
+	for (int t = 0; t < s->tk.nr; t++) {
+		const struct tracked *tr = &s->tk.tracked[t];
+
+		if (cgroup_level(tr->path) != 1)
+			continue;
+		s->own_inexact |= tr->refused;
+		for (int k = 0; k < size; k++)
+			count_add(&children[k], &tr->counts.delta[k]);
+	}
+	for (int k = 0; k < size; k++) {
+		count_add(&s->own_system[k], &own[k]);
+		count_add(&s->own_children[k], &children[k]);
+		count_less(&own[k], &children[k]);
+	}
+	free(children);
+	return s->own_inexact ? 0 : add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
+}
+
 /* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
 static int build_interval(struct session *s, struct interval *iv, bool totals)
 {
@@ -542,6 +604,8 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 			return -ENOMEM;
 		tr->reported |= !totals;
 	}
+	if (add_root_own(s, iv, totals))
+		return -ENOMEM;
 	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
 		const struct cgtma_count *v = totals ? s->irq[q].total : s->irq[q].delta;
 
@@ -972,6 +1036,9 @@ static void session_release(struct session *s)
 	selection_release(&s->sel);
 	free(s->cpu_now);
 	scope_counts_release(&s->cpu);
+	free(s->own);
+	free(s->own_system);
+	free(s->own_children);
 	free(s->read_first);
 	free(s->read_prev);
 	free(s->read_now);
@@ -1116,6 +1183,18 @@ int session_run(const struct session_opts *o)
 	    tasks_init(&s.tasks, s.m.nr_events) || irq_alloc(&s)) {
 		pr_err("out of memory");
 		goto cleanup;
+	}
+	/* In a cgroup namespace's subtree the system is more than the root's children. */
+	if (o->select.all_cgroups && s.sel.view.kind != CGVIEW_SUBTREE) {
+		size_t size = (size_t)s.stride * s.m.nr_events;
+
+		s.own = calloc(size, sizeof(*s.own));
+		s.own_system = calloc(size, sizeof(*s.own_system));
+		s.own_children = calloc(size, sizeof(*s.own_children));
+		if (!s.own || !s.own_system || !s.own_children) {
+			pr_err("out of memory");
+			goto cleanup;
+		}
 	}
 
 	s.run.model = s.m.model ? model_name(s.m.model) : "events";

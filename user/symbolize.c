@@ -350,7 +350,7 @@ static int jit_cmp(const void *a, const void *b)
  * symbolizer (opening the files as modules) waits for the lock, on files held open.
  */
 struct maps_read {
-	struct vma *vmas;		/* the executable mappings, module -1 */
+	struct vma *vmas;		/* the mappings, module -1 */
 	int nr_vmas, cap_vmas;
 	int *fds;			/* per vma: its file, open, or -1 */
 	int cap_fds;
@@ -405,7 +405,7 @@ static int read_jit(int pid, struct maps_read *r)
 }
 
 /*
- * Reads pid's executable mappings into r, opening their files: 0 or -errno (r released). A
+ * Reads pid's mappings into r, opening the files of its code: 0 or -errno (r released). A
  * process that has exited and is not yet reaped has an empty maps file: -ESRCH.
  */
 static int read_maps(int pid, struct maps_read *r)
@@ -430,8 +430,14 @@ static int read_maps(int pid, struct maps_read *r)
 		char perms[8];
 		int off = 0, fd = -1;
 
+		/*
+		 * Every mapping, code or not: a stack walked without frame pointers has
+		 * addresses in the data, the heap and the stack, named then by their mapping
+		 * (its file and offset) rather than by a bare address. Only code's files are
+		 * opened, to be resolved.
+		 */
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &v.start,
-			   &v.end, perms, &v.pgoff, &off) < 4 || perms[2] != 'x')
+			   &v.end, perms, &v.pgoff, &off) < 4)
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		/* [vdso], [vsyscall]: named as the kernel names them, never resolved. */
@@ -445,7 +451,7 @@ static int read_maps(int pid, struct maps_read *r)
 			free(v.path);
 			break;
 		}
-		if (v.path && v.path[0] == '/')
+		if (v.path && v.path[0] == '/' && perms[2] == 'x')
 			fd = open_mapped(pid, &v);
 		r->fds[r->nr_vmas] = fd;
 		r->vmas[r->nr_vmas++] = v;

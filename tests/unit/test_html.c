@@ -4,7 +4,7 @@
  * titled by the container's name (its path stays in data-scope); a -T record's threads are
  * charted after their cgroup; interrupt scopes after the cgroups, from the run's start; the
  * header counts cgroups, threads and interrupt scopes apart; a record's samples give a flame
- * graph per cgroup, its frames as wide as their share.
+ * graph per cgroup, its frames as wide as their share; every number in one format.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -212,6 +212,11 @@ int main(void)
 		/* One a chart (five charts), over the second interval only. */
 		CHECK_INT(ticks, 5);
 	}
+	/* One number format: SI prefixes, the rate's unit joined to its prefix, no exponent. */
+	CHECK(strstr(page, ">5 k<") && strstr(page, ">2.5 k<"), "the axis of 3000 /s: no 5 k, 2.5 k");
+	CHECK(strstr(page, ">3 k/s<") && strstr(page, "<b>3 k/s</b>") && strstr(page, ">900 /s<"),
+	      "the system's 3000 /s and the thread's 900 /s not as '3 k/s', '900 /s'");
+	CHECK(strstr(page, "e+") == NULL, "a number with an exponent: %.60s", strstr(page, "e+") - 30);
 	free(page);
 	synth_close(&sy);
 	test_flames();

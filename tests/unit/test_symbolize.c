@@ -125,6 +125,24 @@ int main(void)
 	CHECK(strncmp(name_of(&p, symbolizer_user(s, &p, child, ip)), "[unknown]+0x", 12) == 0,
 	      "a forgotten process's frame is [unknown]+0xADDR");
 
+	/*
+	 * An address in no code (a stack walked without frame pointers gives them): named by
+	 * the mapping it is in, its file's offset, never by the bare address.
+	 */
+	{
+		static int in_data = 1;
+		void *rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+		const char *name;
+
+		CHECK(rw != MAP_FAILED, "mmap");
+		name = name_of(&p, symbolizer_user(s, &p, getpid(), (uint64_t)(uintptr_t)&in_data));
+		CHECK(strncmp(name, "test_symbolize+0x", 17) == 0, "a data address: %s", name);
+		CHECK_STR(name_of(&p, symbolizer_user(s, &p, getpid(), (uint64_t)(uintptr_t)rw + 0x20)),
+			  "[anon]+0x20");
+		munmap(rw, 4096);
+	}
+
 	/* Anonymous memory: its mapping, then a JIT map's name. */
 	anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(anon != MAP_FAILED, "mmap");

@@ -275,11 +275,54 @@ static void check_split_marker(void)
 	json_object_put(vectors);
 }
 
+/*
+ * Containers' rows: the name; with -v the name and the short id as `podman ps` shows them
+ * (not the path, cut to the column); a cgroup that is no container keeps its path.
+ */
+static void check_container_labels(void)
+{
+	static const char *const events[] = { "cpu-clock" };
+	static const char path[] = "/machine.slice/libpod-7c289fc6a1b2c3d4e5f60718293a4b5c6d7e8f"
+				   "90a1b2c3d4e5f60718293a4b5c.scope";
+	static const struct {
+		bool verbose;
+		const char *want, *absent;
+	} cases[] = {
+		{ false, "\nweb  ", "7c289fc6a1b2" },
+		{ true, "\nweb (7c289fc6a1b2)  ", "..", },
+	};
+	struct synth sy;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct interval iv = { .interval_s = 1 };
+		struct cgroup_names web = { .container = "web" };
+		char *text;
+
+		sy.run.verbose = cases[c].verbose;
+		iv.time = sy.run.start_time + 1;
+		add(&iv, &sy.run, SCOPE_SYSTEM, NULL, 0, NULL, 100);
+		add(&iv, &sy.run, SCOPE_CGROUP, path, 0, NULL, 50);
+		add(&iv, &sy.run, SCOPE_CGROUP, "/user.slice", 0, NULL, 30);
+		CHECK_INT(scope_set_names(&iv.scopes[1], &web), 0);
+		interval_sort(&iv);
+		CHECK_INT(report_derive(&sy.run, &iv), 0);
+		text = render(&sy.run, &iv);
+		CHECK(text && strstr(text, cases[c].want) && !strstr(text, cases[c].absent) &&
+		      strstr(text, "\n/user.slice "), "verbose %d: want '%s', not '%s':\n%s",
+		      cases[c].verbose, cases[c].want, cases[c].absent, text);
+		free(text);
+		interval_free(&iv);
+	}
+	synth_close(&sy);
+}
+
 int main(void)
 {
 	check_tree_lines();
 	check_threads_and_irq();
 	check_split_marker();
 	check_incarnations();
+	check_container_labels();
 	return test_done("text");
 }
