@@ -360,6 +360,7 @@ run: deps
 
 bench: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(HELPER_BINS) $(BENCH_BINS)
+	$(Q)tests/bench/floor-table.sh $(OUTPUT)
 	$(Q)tests/bench/run-bench.sh $(OUTPUT)
 	$(Q)tests/bench/spread-cost.sh $(OUTPUT)
 	$(Q)tests/bench/irq-stream.sh $(OUTPUT)
