@@ -504,7 +504,7 @@ __noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
 	if (n <= CGTMA_MISSES_MAX)
 		l->nr = n + 1;
 	l->slices += count;
-	if (kind == CGTMA_MISS_SKIPPED) {
+	if (kind == CGTMA_MISS_SKIPPED || kind == CGTMA_MISS_READ) {
 		/* No slice to bound: any of the CPU's since the last flush may hold it. */
 		l->unbounded += count;
 		if (n < CGTMA_MISSES_MAX) {
@@ -977,7 +977,7 @@ static __always_inline bool begin_update(struct cgtma_snapshot *snap, __u32 *hal
  * readings (close_cpu_total()).
  */
 static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, __u32 i,
-				       struct cgtma_count *d)
+				       struct cgtma_count *d, __u32 half)
 {
 	struct cgtma_count *s = &snap->ev[i];
 	__u64 bit = 1ULL << (i % 64);
@@ -987,8 +987,11 @@ static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, _
 
 	err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
 	if (err) {
-		if (err != -ENOENT)
+		/* The slice's counts of the event go to the next one: marked. */
+		if (err != -ENOENT) {
 			stat_inc(CGTMA_STAT_READ_ERRORS);
+			note_miss(half, 0, CGTMA_MISS_READ, 1);
+		}
 		return false;
 	}
 	if (snap->valid[i / 64] & bit) {
@@ -1036,7 +1039,7 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 
 		if (i >= nr_events)
 			break;
-		if (!read_event(snap, cpu, i, d))
+		if (!read_event(snap, cpu, i, d, *half))
 			d->counter = d->enabled = d->running = 0;
 	}
 	snap->irq_coalesce = 0;
@@ -1090,7 +1093,7 @@ static __always_inline bool read_slice_to_entry(struct cgtma_snapshot *snap,
 
 		if (i >= nr_events)
 			break;
-		if (read_event(snap, cpu, i, &d))
+		if (read_event(snap, cpu, i, &d, half))
 			add_count(&e->acc[i], &d);
 	}
 	e->dirty = 1;

@@ -130,6 +130,8 @@ enum cgtma_miss_kind {
 	CGTMA_MISS_MOVE,	/* a task's move of itself to another cgroup, with other tasks
 				 * run on its CPU in the move's slice (the perf-event hook sees
 				 * no switch inside a cgroup, and the old cgroup took them) */
+	CGTMA_MISS_READ,	/* a reading of an event failed: its counts of the slice went
+				 * to the next slice's cgroup */
 };
 
 #define CGTMA_MISSES_MAX 8	/* a power of two */
@@ -137,6 +139,7 @@ enum cgtma_miss_kind {
 struct cgtma_miss {
 	__u32 kind;
 	__u32 count;		/* CGTMA_MISS_SKIPPED: the runs skipped; else 1 */
+	/* CGTMA_MISS_SKIPPED and _READ have no slice: the fields below are 0, max_ns ~0 */
 	__u64 ran_cgroup;	/* v2 id of the cgroup the slice began in (0: not known) */
 	__u64 charged_cgroup;	/* v2 id of the cgroup the slice was charged to */
 	__u64 slice_ns;		/* the slice's length */
@@ -155,7 +158,7 @@ struct cgtma_misses {
 	__u32 nr;		/* marks; may pass CGTMA_MISSES_MAX: those are not listed */
 	__u32 slices;		/* the slices they mark (a mark of skipped runs: each run) */
 	__u64 max_ns;		/* the sum of the marks' max_ns, those not listed too */
-	__u32 unbounded;	/* of slices, those with no bound (CGTMA_MISS_SKIPPED) */
+	__u32 unbounded;	/* of slices, those with no bound (CGTMA_MISS_SKIPPED, _READ) */
 	__u32 pad;
 	struct cgtma_miss m[CGTMA_MISSES_MAX];
 };

@@ -287,6 +287,8 @@ const char *mark_kind_name(__u32 kind)
 		return "moved";
 	case CGTMA_MISS_MOVE:
 		return "move";
+	case CGTMA_MISS_READ:
+		return "read";
 	}
 	return "unknown";
 }
@@ -302,10 +304,9 @@ const char *interval_marks_text(const struct interval *iv, char *buf, size_t len
 			     (unsigned long long)bounded, bounded == 1 ? "" : "s",
 			     iv->missed_max_ns / 1e6, bounded == 1 ? "its" : "their");
 	if (iv->missed_unbounded && n >= 0 && (size_t)n < len)
-		snprintf(buf + n, len - n, "%s%llu switch%s between cgroups the kernel counted but "
-			 "did not run the perf-event hook at (no bound)", n ? "; " : "",
-			 (unsigned long long)iv->missed_unbounded,
-			 iv->missed_unbounded == 1 ? "" : "es");
+		snprintf(buf + n, len - n, "%s%llu with no bound (switches at which the kernel "
+			 "skipped the perf-event hook, failed readings of the counters)",
+			 n ? "; " : "", (unsigned long long)iv->missed_unbounded);
 	return buf;
 }
 

@@ -727,6 +727,11 @@ static void say_mark(const struct mark *k)
 			  m->count == 1 ? "" : "es");
 		return;
 	}
+	if (m->kind == CGTMA_MISS_READ) {
+		pr_notice("mark: CPU %d: a reading of the counters failed: an event's counts of "
+			  "that slice went to the next one's cgroup", k->cpu);
+		return;
+	}
 	if (m->unseen_ns != ~0ULL)
 		snprintf(ran, sizeof(ran), ", which ran %.3f ms since", m->unseen_ns / 1e6);
 	pr_notice("mark: CPU %d: %s: a slice of %.3f ms charged to %s (pid %u) began in %s with "

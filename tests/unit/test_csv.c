@@ -511,8 +511,8 @@ static void check_flat(void)
 	text = render(",", &sy.run, ivs, 1);
 	CHECK(text && strstr(text, ",0.0,25.0,,\n# not exact: 0.375: 2 slices began with a "
 			     "switch or move the hook did not see: at most 1.250 ms of their time "
-			     "may be another cgroup's; 1 switch between cgroups the kernel counted "
-			     "but did not run the perf-event hook at (no bound)\n"),
+			     "may be another cgroup's; 1 with no bound (switches at which the kernel "
+			     "skipped the perf-event hook, failed readings of the counters)\n"),
 	      "not exact:\n%s", text ? text : "(null)");
 	free(text);
 	iv.missed_slices = iv.missed_max_ns = iv.missed_unbounded = 0;
