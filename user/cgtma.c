@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,9 +226,10 @@ static int parse_duration(const char *s, double *out)
 	return 0;
 }
 
-static int profile(int argc, char **argv)
+static int profile(int argc, char **argv, const sigset_t *start_mask)
 {
 	struct session_opts o = {
+		.start_mask = *start_mask,
 		.interval_ms = 1000,
 		.select.depth = 3,
 		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
@@ -387,12 +389,23 @@ int main(int argc, char **argv)
 		{ "list-events", cmd_list_events },
 		{ "report", cmd_report },
 	};
+	sigset_t start_mask;
 
+	/*
+	 * First: a SIGINT or SIGTERM sent as cgtma starts (a script's `cgtma & kill -INT $!`)
+	 * waits for the run's loop and ends it with a summary, instead of being lost (a
+	 * background job inherits SIGINT ignored) or killing cgtma without one. What comes
+	 * before this line, during exec, cannot be helped (cgtma(8), SIGNALS).
+	 */
+	session_block_signals(&start_mask);
 	/* Output may go to a pipe; line-buffer it so intervals arrive as they end. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1)
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-			if (strcmp(argv[1], commands[i].name) == 0)
+			if (strcmp(argv[1], commands[i].name) == 0) {
+				/* The subcommands end where a signal finds them. */
+				sigprocmask(SIG_SETMASK, &start_mask, NULL);
 				return commands[i].fn(argc - 1, argv + 1);
-	return profile(argc, argv);
+			}
+	return profile(argc, argv, &start_mask);
 }

@@ -928,6 +928,24 @@ static int select_cpus(const char *list, bool **out)
 	return 0;
 }
 
+/* Signals are taken synchronously between intervals: nothing is cut halfway. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGCHLD);
+}
+
+void session_block_signals(sigset_t *old)
+{
+	sigset_t block;
+
+	stop_signals(&block);
+	sigprocmask(SIG_BLOCK, &block, old);
+}
+
 int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
@@ -939,13 +957,10 @@ int session_run(const struct session_opts *o)
 	char host[256] = "";
 	int ret;
 
-	/* Signals are taken synchronously between intervals: nothing is cut halfway. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	/* Blocked since main()'s first line; the command gets the mask cgtma started with. */
+	stop_signals(&block);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	old = o->start_mask;
 	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
 	signal(SIGPIPE, SIG_IGN);
 	/*
