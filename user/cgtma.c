@@ -139,7 +139,7 @@ static void usage(FILE *f)
 "  cgtma -G 'system.slice/docker-*.scope' -l 2\n"
 "                                          every Docker container, two levels\n"
 "  cgtma -G container:web -G 'container:db-*'  containers by name, shown by name\n"
-"  cgtma -G 'pod:shop/frontend-*' --prometheus 9100\n"
+"  cgtma -G 'pod:shop/frontend-*' --prometheus 9464\n"
 "                                          a Deployment's pods, for Prometheus\n"
 "  cgtma --all-containers -j               every container, as JSON lines\n"
 "  cgtma --all-cgroups --depth 2 -I 5000   every cgroup two levels deep, every 5 s\n"
