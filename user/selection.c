@@ -98,6 +98,7 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 	if (o->all_containers)
 		sel->selectors[sel->nr_selectors++].kind = SELECT_ALL_CONTAINERS;
 	for (int i = 0; i < o->nr_cgroups; i++) {
+		const char *why;
 		__u64 id;
 		int level;
 
@@ -123,17 +124,24 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 			       CGTMA_MAX_LEVEL);
 			return -EINVAL;
 		}
-		if (!cgroup_is_pattern(path)) {
-			ret = cgroup_id(sel->view.root, path, &id);
-			if (ret) {
-				char close[SUGGEST_LEN];
+		/* A glob finds nothing in v2 there; a path is looked for in v2 first. */
+		ret = cgroup_is_pattern(path) ? 0 : cgroup_id(sel->view.root, path, &id);
+		why = ret || cgroup_is_pattern(path) ?
+		      cgroup_arg_not_v2(sel->view.mount, o->cgroups[i]) : NULL;
+		if (why) {
+			pr_err("cgroup '%s' is not on cgroup v2 (%s): cgtma tracks v2 cgroups, "
+			       "under %s here (-G takes a path under it, or relative to it; '/' is "
+			       "its root)", o->cgroups[i], why, sel->view.mount);
+			return -EINVAL;
+		}
+		if (ret) {
+			char close[SUGGEST_LEN];
 
-				path_suggestions(sel, path, close, sizeof(close));
-				pr_err("cannot open cgroup '%s%s': %s%s%s", sel->view.shown,
-				       strcmp(path, "/") ? path : "", strerror(-ret),
-				       *close ? "; " : "", close);
-				return -EINVAL;
-			}
+			path_suggestions(sel, path, close, sizeof(close));
+			pr_err("cannot open cgroup '%s%s': %s%s%s", sel->view.shown,
+			       strcmp(path, "/") ? path : "", strerror(-ret), *close ? "; " : "",
+			       close);
+			return -EINVAL;
 		}
 		sel->patterns[sel->nr_patterns] = strdup(path);
 		if (!sel->patterns[sel->nr_patterns]) {
@@ -466,6 +474,7 @@ static void selector_suggestions(struct selection *sel, int i, char *buf, size_t
 static void say_unmatched(struct selection *sel, bool at_end)
 {
 	char close[SUGGEST_LEN];
+	const char *hint;
 
 	for (int i = 0; i < sel->nr_patterns; i++) {
 		if (sel->pattern_matched[i] || !cgroup_is_pattern(sel->patterns[i]))
@@ -490,6 +499,10 @@ static void say_unmatched(struct selection *sel, bool at_end)
 			continue;
 		}
 		selector_suggestions(sel, i, close, sizeof(close));
+		hint = container_selector_hint(&sel->selectors[i]);
+		if (hint)
+			snprintf(close + strlen(close), sizeof(close) - strlen(close), "%s%s",
+				 *close ? "; " : "", hint);
 		if (at_end)
 			pr_warn("-G '%s' never matched a %s during the run%s%s",
 				sel->selector_args[i], what, *close ? "; " : "", close);
