@@ -128,6 +128,8 @@ static void usage(FILE *f)
 "      --cdm DIR           crucible (Common Data Model) metric files in DIR\n"
 "      --prometheus [ADDR:]PORT\n"
 "                          serve /metrics for Prometheus (on 127.0.0.1 unless ADDR)\n"
+"  -o, --output FILE       write what would go to standard output (the terminal's view,\n"
+"                          --json or -x) to FILE, made or emptied, as perf stat -o\n"
 "      --record FILE       keep every interval's raw counts for `cgtma report`\n"
 "  -v, --verbose           show nodes below threshold, idle cgroups and interrupt scopes,\n"
 "                          libbpf's warnings\n"
@@ -207,6 +209,7 @@ static const struct option long_options[] = {
 	OUTPUT_LONG_OPTIONS,
 	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "output", required_argument, NULL, 'o' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -246,7 +249,7 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	o.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:o:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (!ret)
 			ret = collector_opt(&o.collect, c, optarg);
@@ -319,6 +322,9 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			break;
 		case OPT_RECORD:
 			o.out.record = optarg;
+			break;
+		case 'o':
+			o.out.out_file = optarg;
 			break;
 		case 'v':
 			o.verbose = true;

@@ -1101,6 +1101,8 @@ int session_run(const struct session_opts *o)
 		output_close_lost(s.outputs[i], &lost);
 	}
 	s.nr_outputs = 0;
+	/* A sink may find a loss as it closes (-o's file on NFS): said in lost. */
+	s.output_failed |= lost.len > 0;
 	if (s.output_failed) {
 		if (lost.len)
 			pr_err("some output could not be written: %s", lost.buf);
