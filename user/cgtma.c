@@ -52,6 +52,9 @@ static void usage(FILE *f)
 "  -G pod:NAMESPACE/NAME   track a Kubernetes pod (its pod cgroup); globs allowed on both\n"
 "                          (containers and pods are found again every interval, from the\n"
 "                          runtimes' state files: one started later is counted from birth)\n"
+"  -p, --pid PID[,PID...]  track the cgroup each process is in, as perf's -p: found again\n"
+"                          every interval (one it moves to is tracked too; its last stays\n"
+"                          tracked when it exits)\n"
 "      --all-cgroups       track every cgroup down to --depth levels\n"
 "      --all-containers    track every container cgroup found (podman, Docker, containerd,\n"
 "                          CRI-O)\n"
@@ -188,6 +191,7 @@ enum {
 
 static const struct option long_options[] = {
 	{ "cgroup", required_argument, NULL, 'G' },
+	{ "pid", required_argument, NULL, 'p' },
 	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
 	{ "all-containers", no_argument, NULL, OPT_ALL_CONTAINERS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
@@ -216,6 +220,35 @@ static const struct option long_options[] = {
 	{},
 };
 
+/* -p PID[,PID...] (repeatable) appended to o's pids. 0, or -EINVAL said, or -ENOMEM. */
+static int parse_pids(const char *s, struct selection_opts *o, int **pids)
+{
+	const char *p = s;
+
+	do {
+		char *end;
+		long v;
+		int *grown;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || (*end && *end != ',') || v < 1 || v > INT_MAX) {
+			pr_err("-p '%s': expected process ids, comma-separated", s);
+			return -EINVAL;
+		}
+		grown = realloc(*pids, (o->nr_pids + 1) * sizeof(**pids));
+		if (!grown) {
+			pr_err("out of memory");
+			return -ENOMEM;
+		}
+		*pids = grown;
+		(*pids)[o->nr_pids++] = (int)v;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	o->pids = *pids;
+	return 0;
+}
+
 static int parse_duration(const char *s, double *out)
 {
 	char *end;
@@ -238,6 +271,7 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
 	};
 	const char **cgroups;
+	int *pids = NULL;
 	int c, ret;
 
 	if (collector_opts_env(&o.collect))
@@ -249,7 +283,7 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	o.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:o:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:o:p:vhV", long_options, NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (!ret)
 			ret = collector_opt(&o.collect, c, optarg);
@@ -260,6 +294,16 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		switch (c) {
 		case 'G':
 			cgroups[o.select.nr_cgroups++] = optarg;
+			break;
+		case 'p':
+			ret = parse_pids(optarg, &o.select, &pids);
+			if (ret == -EINVAL)
+				goto usage_error;
+			if (ret) {
+				free(pids);
+				free(cgroups);
+				return 1;
+			}
 			break;
 		case OPT_ALL_CGROUPS:
 			o.select.all_cgroups = true;
@@ -275,6 +319,7 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			o.measure.events = optarg;
 			break;
 		case OPT_LIST_MODELS:
+			free(pids);
 			free(cgroups);
 			return list_models();
 		case 'I':
@@ -333,10 +378,12 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			break;
 		case 'h':
 			usage(stdout);
+			free(pids);
 			free(cgroups);
 			return 0;
 		case 'V':
 			version_print(stdout, CGTMA_LINKAGE);
+			free(pids);
 			free(cgroups);
 			return 0;
 		default:
@@ -359,7 +406,7 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		goto usage_error;
 	}
 	if (o.collect.per_task && !selection_opts_any(&o.select)) {
-		pr_err("-T shows the threads inside tracked cgroups: add -G, --all-cgroups or "
+		pr_err("-T shows the threads inside tracked cgroups: add -G, -p, --all-cgroups or "
 		       "--all-containers");
 		goto usage_error;
 	}
@@ -368,7 +415,8 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		goto usage_error;
 	}
 	if (o.sample && !selection_opts_any(&o.select)) {
-		pr_err("--sample samples tracked cgroups: add -G, --all-cgroups or --all-containers");
+		pr_err("--sample samples tracked cgroups: add -G, -p, --all-cgroups or "
+		       "--all-containers");
 		goto usage_error;
 	}
 	if (!o.sample_hz)
@@ -377,10 +425,12 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		o.command = argv + optind;
 
 	ret = session_run(&o);
+	free(pids);
 	free(cgroups);
 	return ret;
 
 usage_error:
+	free(pids);
 	free(cgroups);
 	return 2;
 }
