@@ -283,7 +283,8 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	o.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:o:p:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:I:d:aC:ATF:jx:o:vhV", long_options,
+				NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (!ret)
 			ret = collector_opt(&o.collect, c, optarg);

@@ -103,10 +103,15 @@ echo "stopping a command: ok"
 # there is blocked, and the run ends with an interval and the summary, exit 0.
 if command -v gdb >/dev/null; then
 	out=$TMP/out-start
+	# At the breakpoint: print the blocked mask, then send SIGINT (to the inferior alone).
 	timeout 60 gdb -q -batch -nx -ex 'handle SIGINT nostop noprint pass' \
 		-ex 'break getopt_long' -ex "run -e $EV -I 200 --json >$out 2>$TMP/err" \
-		-ex 'python import os; p = gdb.selected_inferior().pid; print("sigblk", [l for l in open("/proc/%d/status" % p) if l.startswith("SigBlk")][0].split()[1]); os.kill(p, 2)' \
-		-ex 'delete' -ex 'continue' "$CGTMA" >"$TMP/gdb" 2>&1 || fail "gdb failed: $(cat "$TMP/gdb")"
+		-ex 'python p = gdb.selected_inferior().pid' \
+		-ex 'python st = open("/proc/%d/status" % p).read()' \
+		-ex 'python print("sigblk", st.split("SigBlk:")[1].split()[0])' \
+		-ex 'python import os; p > 0 and os.kill(p, 2)' \
+		-ex 'delete' -ex 'continue' "$CGTMA" >"$TMP/gdb" 2>&1 ||
+		fail "gdb failed: $(cat "$TMP/gdb")"
 	blk=$(awk '$1 == "sigblk" { print $2 }' "$TMP/gdb")
 	[ -n "$blk" ] && (((0x$blk >> 1) & 1)) ||
 		fail "SIGINT is not blocked while cgtma parses its options: $(cat "$TMP/gdb")"
