@@ -140,8 +140,7 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 	sel->selector_args = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_args));
 	sel->selector_matched = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_matched));
 	if (!sel->patterns || !sel->pattern_matched || !sel->pids || !sel->selectors ||
-	    !sel->selector_args ||
-	    !sel->selector_matched ||
+	    !sel->selector_args || !sel->selector_matched ||
 	    containers_new(sel->view.root, verbose, &sel->containers)) {
 		pr_err("out of memory");
 		return -ENOMEM;
