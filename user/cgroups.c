@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "cgroups.h"
 #include "suggest.h"
@@ -45,6 +47,32 @@ static int check_glob(const char *comp, size_t n, char *err, size_t errlen)
 		i = j;
 	}
 	return 0;
+}
+
+const char *cgroup_arg_not_v2(const char *mount, const char *arg)
+{
+	size_t mlen = strlen(mount), alen = strlen(arg);
+	char path[4096];
+	struct statfs st;
+	char *slash;
+
+	while (alen > 1 && arg[alen - 1] == '/')
+		alen--;
+	if (arg[0] != '/' || alen >= sizeof(path) ||
+	    (strncmp(arg, mount, mlen) == 0 && (arg[mlen] == '/' || arg[mlen] == '\0')))
+		return NULL;
+	if (alen > 1 && alen < mlen && strncmp(arg, mount, alen) == 0 && mount[alen] == '/')
+		return "it holds the v2 mount";
+	memcpy(path, arg, alen);
+	path[alen] = '\0';
+	/* Up to the nearest directory that exists: a cgroup not made yet, or a glob. */
+	while (statfs(path, &st)) {
+		slash = strrchr(path, '/');
+		if (errno != ENOENT || !slash || slash == path)
+			return NULL;
+		*slash = '\0';
+	}
+	return st.f_type == CGROUP_SUPER_MAGIC ? "it is in a cgroup v1 hierarchy" : NULL;
 }
 
 int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, char *err,

@@ -16,6 +16,14 @@
  * and so are malformed globs: a '[' not closed within its level, and '**'.
  * Returns 0 or -EINVAL (with the reason in err) / -ENAMETOOLONG.
  */
+/*
+ * Why arg, a -G argument read as a file path, is no v2 cgroup, where it plainly is not: it
+ * lies in a cgroup v1 hierarchy (a hybrid host's /sys/fs/cgroup/cpu: its nearest existing
+ * directory is on a v1 cgroup file system), or holds the v2 mount (a hybrid host's
+ * /sys/fs/cgroup). NULL otherwise: then it is taken relative to mount, the v2 mount.
+ */
+const char *cgroup_arg_not_v2(const char *mount, const char *arg);
+
 int cgroup_normalize(const char *root, const char *arg, char *out, size_t len, char *err,
 		     size_t errlen);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,9 @@ static void usage(FILE *f)
 "  -G pod:NAMESPACE/NAME   track a Kubernetes pod (its pod cgroup); globs allowed on both\n"
 "                          (containers and pods are found again every interval, from the\n"
 "                          runtimes' state files: one started later is counted from birth)\n"
+"  -p, --pid PID[,PID...]  track the cgroup each process is in, as perf's -p: found again\n"
+"                          every interval (one it moves to is tracked too; its last stays\n"
+"                          tracked when it exits)\n"
 "      --all-cgroups       track every cgroup down to --depth levels\n"
 "      --all-containers    track every container cgroup found (podman, Docker, containerd,\n"
 "                          CRI-O)\n"
@@ -131,6 +135,8 @@ static void usage(FILE *f)
 "      --cdm DIR           crucible (Common Data Model) metric files in DIR\n"
 "      --prometheus [ADDR:]PORT\n"
 "                          serve /metrics for Prometheus (on 127.0.0.1 unless ADDR)\n"
+"  -o, --output FILE       write what would go to standard output (the terminal's view,\n"
+"                          --json or -x) to FILE, made or emptied, as perf stat -o\n"
 "      --record FILE       keep every interval's raw counts for `cgtma report`\n"
 "  -v, --verbose           show nodes below threshold, idle cgroups and interrupt scopes,\n"
 "                          libbpf's warnings\n"
@@ -142,7 +148,7 @@ static void usage(FILE *f)
 "  cgtma -G 'system.slice/docker-*.scope' -l 2\n"
 "                                          every Docker container, two levels\n"
 "  cgtma -G container:web -G 'container:db-*'  containers by name, shown by name\n"
-"  cgtma -G 'pod:shop/frontend-*' --prometheus 9100\n"
+"  cgtma -G 'pod:shop/frontend-*' --prometheus 9464\n"
 "                                          a Deployment's pods, for Prometheus\n"
 "  cgtma --all-containers -j               every container, as JSON lines\n"
 "  cgtma --all-cgroups --depth 2 -I 5000   every cgroup two levels deep, every 5 s\n"
@@ -190,6 +196,7 @@ enum {
 
 static const struct option long_options[] = {
 	{ "cgroup", required_argument, NULL, 'G' },
+	{ "pid", required_argument, NULL, 'p' },
 	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
 	{ "all-containers", no_argument, NULL, OPT_ALL_CONTAINERS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
@@ -212,11 +219,41 @@ static const struct option long_options[] = {
 	OUTPUT_LONG_OPTIONS,
 	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "output", required_argument, NULL, 'o' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{},
 };
+
+/* -p PID[,PID...] (repeatable) appended to o's pids. 0, or -EINVAL said, or -ENOMEM. */
+static int parse_pids(const char *s, struct selection_opts *o, int **pids)
+{
+	const char *p = s;
+
+	do {
+		char *end;
+		long v;
+		int *grown;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || (*end && *end != ',') || v < 1 || v > INT_MAX) {
+			pr_err("-p '%s': expected process ids, comma-separated", s);
+			return -EINVAL;
+		}
+		grown = realloc(*pids, (o->nr_pids + 1) * sizeof(**pids));
+		if (!grown) {
+			pr_err("out of memory");
+			return -ENOMEM;
+		}
+		*pids = grown;
+		(*pids)[o->nr_pids++] = (int)v;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	o->pids = *pids;
+	return 0;
+}
 
 static int parse_duration(const char *s, double *out)
 {
@@ -231,15 +268,17 @@ static int parse_duration(const char *s, double *out)
 	return 0;
 }
 
-static int profile(int argc, char **argv)
+static int profile(int argc, char **argv, const sigset_t *start_mask)
 {
 	struct session_opts o = {
+		.start_mask = *start_mask,
 		.interval_ms = 1000,
 		.select.depth = 3,
 		.no_match_status = EXIT_NO_MATCH,
 		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
 	};
 	const char **cgroups;
+	int *pids = NULL;
 	int c, ret;
 
 	if (collector_opts_env(&o.collect))
@@ -251,7 +290,8 @@ static int profile(int argc, char **argv)
 	}
 	o.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:e:M:l:I:d:aC:ATF:jx:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:I:d:aC:ATF:jx:o:vhV", long_options,
+				NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
 		if (!ret)
 			ret = collector_opt(&o.collect, c, optarg);
@@ -262,6 +302,16 @@ static int profile(int argc, char **argv)
 		switch (c) {
 		case 'G':
 			cgroups[o.select.nr_cgroups++] = optarg;
+			break;
+		case 'p':
+			ret = parse_pids(optarg, &o.select, &pids);
+			if (ret == -EINVAL)
+				goto usage_error;
+			if (ret) {
+				free(pids);
+				free(cgroups);
+				return 1;
+			}
 			break;
 		case OPT_ALL_CGROUPS:
 			o.select.all_cgroups = true;
@@ -281,6 +331,7 @@ static int profile(int argc, char **argv)
 			o.measure.events = optarg;
 			break;
 		case OPT_LIST_MODELS:
+			free(pids);
 			free(cgroups);
 			return list_models();
 		case 'I':
@@ -329,6 +380,9 @@ static int profile(int argc, char **argv)
 		case OPT_RECORD:
 			o.out.record = optarg;
 			break;
+		case 'o':
+			o.out.out_file = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			o.measure.verbose = true;
@@ -336,10 +390,12 @@ static int profile(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			free(pids);
 			free(cgroups);
 			return 0;
 		case 'V':
 			version_print(stdout, CGTMA_LINKAGE);
+			free(pids);
 			free(cgroups);
 			return 0;
 		default:
@@ -362,7 +418,7 @@ static int profile(int argc, char **argv)
 		goto usage_error;
 	}
 	if (o.collect.per_task && !selection_opts_any(&o.select)) {
-		pr_err("-T shows the threads inside tracked cgroups: add -G, --all-cgroups or "
+		pr_err("-T shows the threads inside tracked cgroups: add -G, -p, --all-cgroups or "
 		       "--all-containers");
 		goto usage_error;
 	}
@@ -371,7 +427,8 @@ static int profile(int argc, char **argv)
 		goto usage_error;
 	}
 	if (o.sample && !selection_opts_any(&o.select)) {
-		pr_err("--sample samples tracked cgroups: add -G, --all-cgroups or --all-containers");
+		pr_err("--sample samples tracked cgroups: add -G, -p, --all-cgroups or "
+		       "--all-containers");
 		goto usage_error;
 	}
 	if (!o.sample_hz)
@@ -380,10 +437,12 @@ static int profile(int argc, char **argv)
 		o.command = argv + optind;
 
 	ret = session_run(&o);
+	free(pids);
 	free(cgroups);
 	return ret;
 
 usage_error:
+	free(pids);
 	free(cgroups);
 	return 2;
 }
@@ -398,12 +457,23 @@ int main(int argc, char **argv)
 		{ "list-events", cmd_list_events },
 		{ "report", cmd_report },
 	};
+	sigset_t start_mask;
 
+	/*
+	 * First: a SIGINT or SIGTERM sent as cgtma starts (a script's `cgtma & kill -INT $!`)
+	 * waits for the run's loop and ends it with a summary, instead of being lost (a
+	 * background job inherits SIGINT ignored) or killing cgtma without one. What comes
+	 * before this line, during exec, cannot be helped (cgtma(8), SIGNALS).
+	 */
+	session_block_signals(&start_mask);
 	/* Output may go to a pipe; line-buffer it so intervals arrive as they end. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1)
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-			if (strcmp(argv[1], commands[i].name) == 0)
+			if (strcmp(argv[1], commands[i].name) == 0) {
+				/* The subcommands end where a signal finds them. */
+				sigprocmask(SIG_SETMASK, &start_mask, NULL);
 				return commands[i].fn(argc - 1, argv + 1);
-	return profile(argc, argv);
+			}
+	return profile(argc, argv, &start_mask);
 }

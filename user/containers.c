@@ -740,3 +740,14 @@ bool container_selector_match(const struct container_selector *sel,
 	}
 	return false;
 }
+
+const char *container_selector_hint(const struct container_selector *sel)
+{
+	size_t n = strlen(sel->name);
+
+	/* Fewer digits than the 4 an id prefix takes: an id meant, more often than a name. */
+	if (sel->kind == SELECT_CONTAINER && n > 0 && n < 4 &&
+	    strspn(sel->name, "0123456789abcdef") == n)
+		return "an id prefix needs 4 or more digits";
+	return NULL;
+}

@@ -115,4 +115,10 @@ int container_selector_parse(const char *arg, struct container_selector *sel, ch
 bool container_selector_match(const struct container_selector *sel,
 			      const struct container_info *info);
 
+/*
+ * For a selector that matches nothing: what may be wrong with it, beside the close names
+ * ("an id prefix needs 4 or more digits" for container:eee), or NULL.
+ */
+const char *container_selector_hint(const struct container_selector *sel);
+
 #endif

@@ -20,6 +20,7 @@
 #include "model_internal.h"
 #include "models_table.h"
 #include "strbuf.h"
+#include "suggest.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1348,6 +1349,12 @@ int model_level(const struct model *m, int level, char *notice, size_t len)
 	notice[0] = '\0';
 	if (!level)
 		level = 1;
+	if (!m->max_level && level > 1) {
+		/* sw, generic: a table of metrics, which -l must not seem to deepen. */
+		snprintf(notice, len, "level %d: model '%s' has no tree, one level of metrics: "
+			 "showing it", level, m->name);
+		return 1;
+	}
 	if (!m->max_level || level <= m->max_level)
 		return level;
 	if (m->max_level == 1)
@@ -1441,9 +1448,70 @@ const char *const *model_builtin_names(void)
 	return names;
 }
 
+/*
+ * The names users know the models' CPUs by (microarchitectures, products, the cloud chips
+ * built on Neoverse cores), written as squashed() leaves them. They are only offered when -M
+ * names no model, never taken for one: "skylake" is the client part too, which skx's
+ * formulas (and CPU match) are not for, and a run names the model it used.
+ */
+static const struct {
+	const char *name;
+	const char *model;
+} known_names[] = {
+	{ "skylake", "skx" }, { "skylakesp", "skx" }, { "skylakex", "skx" },
+	{ "skylakeserver", "skx" }, { "cascadelake", "skx" }, { "cascadelakesp", "skx" },
+	{ "clx", "skx" }, { "cooperlake", "skx" }, { "cpx", "skx" },
+	{ "icelake", "icx" }, { "icelakesp", "icx" }, { "icelakex", "icx" },
+	{ "icelakeserver", "icx" },
+	{ "sapphirerapids", "spr" }, { "emeraldrapids", "spr" }, { "emr", "spr" },
+	{ "graniterapids", "gnr" }, { "xeon6", "gnr" },
+	{ "genoa", "zen4" }, { "bergamo", "zen4" }, { "siena", "zen4" }, { "turin", "zen5" },
+	{ "n1", "neoverse-n1" }, { "n2", "neoverse-n2" }, { "n3", "neoverse-n3" },
+	{ "v1", "neoverse-v1" }, { "v2", "neoverse-v2" }, { "v3", "neoverse-v3" },
+	{ "graviton2", "neoverse-n1" }, { "altra", "neoverse-n1" },
+	{ "graviton3", "neoverse-v1" }, { "graviton4", "neoverse-v2" },
+	{ "grace", "neoverse-v2" }, { "axion", "neoverse-v2" }, { "cobalt100", "neoverse-n2" },
+	{ "software", "sw" },
+};
+
+/* s without '-', '_', '.' and spaces, into buf: "Skylake-X" is "Skylakex" (case is ignored). */
+static const char *squashed(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 1 < len; s++)
+		if (!strchr("-_. ", *s))
+			buf[o++] = *s;
+	buf[o] = '\0';
+	return buf;
+}
+
+void model_suggest(const char *name, char *buf, size_t len)
+{
+	char typo[64], cand[64];
+	struct suggest sg;
+	int err = 0;
+
+	buf[0] = '\0';
+	squashed(name, typo, sizeof(typo));
+	if (!*typo)
+		return;
+	suggest_init(&sg, typo);
+	for (int i = 0; i < NR_BUILTINS && !err; i++)
+		err = suggest_offer(&sg, builtins[i].name,
+				    suggest_score(typo, squashed(builtins[i].name, cand,
+								 sizeof(cand))));
+	for (size_t i = 0; i < ARRAY_SIZE(known_names) && !err; i++)
+		err = suggest_offer(&sg, known_names[i].model,
+				    suggest_score(typo, known_names[i].name));
+	if (!err)
+		suggest_format(&sg, buf, len);
+	suggest_release(&sg);
+}
+
 int model_load_builtin(const char *name, struct model **mp)
 {
-	char origin[128];
+	char origin[128], close[SUGGEST_LEN];
 	int i;
 
 	*mp = NULL;
@@ -1453,7 +1521,9 @@ int model_load_builtin(const char *name, struct model **mp)
 		snprintf(origin, sizeof(origin), "user/models/%s.json (built in)", name);
 		return model_load_string(origin, builtins[i].json, strlen(builtins[i].json), mp);
 	}
-	pr_err("no built-in model '%s' (cgtma --list-models lists them)", name);
+	model_suggest(name, close, sizeof(close));
+	pr_err("no built-in model '%s'%s%s (cgtma --list-models lists them)", name,
+	       *close ? ": " : "", close);
 	return -ENOENT;
 }
 

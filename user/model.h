@@ -23,6 +23,12 @@ int model_load_file(const char *path, struct model **mp);
 int model_load_string(const char *origin, const char *json, size_t len, struct model **mp);
 void model_free(struct model *m);
 
+/*
+ * "did you mean 'skx'?" into buf for a -M NAME that is no built-in model: the models whose
+ * names are close, or that run on the CPU a close name is known by (skylake, genoa,
+ * graviton3, ...; '-', '_', '.', spaces and case ignored); "" when none is.
+ */
+void model_suggest(const char *name, char *buf, size_t len);
 /* NULL-terminated list of the built-in model names, in file-name order. */
 const char *const *model_builtin_names(void);
 
@@ -37,7 +43,7 @@ int model_max_level(const struct model *m);
  * The level a run shows for -l LEVEL (0: 1), one rule for live runs, list-events, report and
  * compute: LEVEL, or the model's depth where LEVEL is beyond it (Neoverse V1, N2 and V2 are
  * one level deep, as perf's TopdownL1), with a notice saying so in NOTICE (else empty). A
- * model without nodes takes any level.
+ * model without nodes (metrics only: sw, generic) has one level, 1.
  */
 int model_level(const struct model *m, int level, char *notice, size_t len);
 /* The JSON text the model was loaded from (what --record keeps). */

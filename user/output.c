@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,35 @@
 #include "outfile.h"
 #include "output.h"
 #include "strbuf.h"
+
+/* The view's file, and its name in messages ("'PATH'") in the same allocation. */
+struct view_file {
+	struct outfile of;	/* first: output_close_lost() frees it as the whole */
+	char name[];
+};
+
+/* The file the view on stdout writes to: stdout, or -o's. 0 or -errno, said. */
+static int view_file_open(const char *path, struct outfile **ofp)
+{
+	struct view_file *vf = malloc(sizeof(*vf) + (path ? strlen(path) + 3 : 0));
+	int fd = STDOUT_FILENO, err;
+
+	if (!vf)
+		return -ENOMEM;
+	if (path) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			err = -errno;
+			pr_err("cannot open output file '%s': %s", path, strerror(-err));
+			free(vf);
+			return err;
+		}
+		sprintf(vf->name, "'%s'", path);
+	}
+	outfile_init(&vf->of, fd, path ? vf->name : "standard output", "what was written stays");
+	*ofp = &vf->of;
+	return 0;
+}
 
 int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
 {
@@ -25,15 +55,10 @@ int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
 			err = output_csv_open(stdout, oo->csv_sep, &o);
 		else
 			err = output_text_open(stdout, &o);
-		if (!err && !(o->file = malloc(sizeof(*o->file)))) {
+		if (!err && (err = view_file_open(oo->out_file, &o->file)))
 			output_close(o);
-			err = -ENOMEM;
-		}
-		if (!err) {
-			outfile_init(o->file, STDOUT_FILENO, "standard output",
-				     "what was written stays");
+		if (!err)
 			outs[(*n)++] = o;
-		}
 	}
 	if (!err && oo->cdm_dir && !(err = output_cdm_open(oo->cdm_dir, &o)))
 		outs[(*n)++] = o;
@@ -150,6 +175,11 @@ void output_close_lost(struct output *o, struct strbuf *lost)
 	if (o->file && o->file->lost)
 		output_lost(o, "%s: %ld interval(s) could not be written; it holds the rest whole",
 			    o->file->name, o->file->lost);
+	/* -o's file: what close reports (a quota on NFS) is lost too. */
+	if (o->file && o->file->fd != STDOUT_FILENO && close(o->file->fd)) {
+		o->lost = true;
+		output_lost(o, "%s: %s", o->file->name, strerror(errno));
+	}
 	free(o->file);
 	free(o);
 }

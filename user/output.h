@@ -46,6 +46,7 @@ struct output {
 /* Which sinks a run (or `cgtma report`) writes to. */
 struct output_opts {
 	bool json;		/* --json on stdout */
+	const char *out_file;	/* -o FILE: what goes to stdout goes to FILE instead */
 	const char *csv_sep;	/* -x SEP: toplev's CSV on stdout */
 	const char *cdm_dir;	/* --cdm DIR: crucible metric files */
 	const char *prometheus;	/* --prometheus [ADDR:]PORT */
@@ -59,7 +60,8 @@ struct output_opts {
 
 /*
  * Opens the sinks the options ask for: the terminal view unless --json or -x takes stdout
- * (or no_stdout leaves it empty), plus any files or servers. Prints what failed (naming the
+ * (or no_stdout leaves it empty), on stdout or in out_file (made or emptied, as perf stat -o
+ * does), plus any files or servers. Prints what failed (naming the
  * path or port) and returns -errno; on success *n sinks are in outs.
  */
 int outputs_open(const struct output_opts *oo, struct output **outs, int *n);

@@ -21,7 +21,8 @@
  *   restarted container) each say which they are: "web (removed id 7)", "web (id 9)";
  *   System-wide only, the column is absent: toplev's columns exactly;
  * - Area: the node's full name (Backend_Bound.Memory_Bound.L1_Bound);
- * - Value: percent with one decimal (nodes), the value with one decimal (metrics, counts);
+ * - Value: percent with one decimal (nodes), the count with one decimal (-e), a metric's
+ *   value with three decimals, more below 0.1 (metric_value());
  * - Unit: "% " + the node's domain, toplev's way ("Slots_Estimated" is "Slots_est"), then
  *   " <" when the node is below its threshold (printed only with -v, as toplev does);
  * - Description: toplev's default: only on the bottleneck's row when none of its children
@@ -48,8 +49,9 @@
  *
  * Models without nodes: one row per flat metric (sw: CPU_Utilization, Context_Switches, ...)
  * with the metric's unit ("CPUs", "/s"), and with -e one row per event, Unit "Count",
- * Value the count in the interval, Multiplex that event's own. Like toplev's metrics, a
- * value of exactly 0 is shown only with -v.
+ * Value the count in the interval, Multiplex that event's own. A metric's and an event's
+ * row is there every interval, 0 or not: a scope's rows are the same set each time, for
+ * the programs that read them.
  *
  * Fields are quoted as Python's csv module does: when they hold the separator, a quote or
  * a line break, with quotes doubled.
@@ -102,6 +104,21 @@ static const char *py_float(double v, int decimals, char *buf, size_t len)
 	while (end > dot + 1 && *end == '0')
 		*end-- = '\0';
 	return buf;
+}
+
+/*
+ * A metric's value (sw's CPUs and rates, IPC). A CSV is read by programs, which want what the
+ * value says: three decimals, as the terminal shows them, and more below 0.1 so that three
+ * significant digits remain (0.0004 page faults per second is not 0); never an exponent,
+ * which spreadsheets may take for text; trailing zeros dropped, as Python prints floats.
+ */
+static const char *metric_value(double v, char *buf, size_t len)
+{
+	int decimals = 3;
+
+	for (double a = fabs(v); a > 0 && a < 0.1 && decimals < 12; a *= 10)
+		decimals++;
+	return py_float(v, decimals, buf, len);
 }
 
 static void put_field(FILE *f, const char *s, const char *sep)
@@ -377,8 +394,6 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 		for (int i = 0; i < run->nr_events; i++) {
 			if (s->state[i] == COUNT_NOT_COUNTED || !isfinite(s->count[i]))
 				continue;
-			if (s->count[i] == 0 && !run->verbose)
-				continue;
 			f[F_AREA] = run->event_names[i];
 			snprintf(value, sizeof(value), "%.1f", s->count[i]);
 			f[F_VALUE] = value;
@@ -425,11 +440,8 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 
 		if (!s->tma.metric_counted[i] || !isfinite(s->tma.metric[i]))
 			continue;
-		if (s->tma.metric[i] == 0 && !run->verbose)
-			continue;
-		snprintf(value, sizeof(value), "%.1f", s->tma.metric[i]);
 		f[F_AREA] = m->name;
-		f[F_VALUE] = value;
+		f[F_VALUE] = metric_value(s->tma.metric[i], value, sizeof(value));
 		f[F_UNIT] = m->unit ? m->unit : "Metric";
 		f[F_DESC] = "";
 		f[F_SAMPLE] = sampled;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "cgroups.h"
@@ -26,6 +27,16 @@ struct pending {
 
 #define PENDING_INTERVALS 5
 
+/*
+ * A -p process and the cgroup it was last seen in: that cgroup is a pattern (a path), so
+ * walks keep it; one it moves to is added, and the one it left keeps its rows.
+ */
+struct pid_cgroup {
+	int pid;
+	char *path;		/* canonical, in the view */
+	bool exited;		/* said once */
+};
+
 
 /* "did you mean ...?" for a -G path or glob that matches nothing, or "". */
 static void path_suggestions(const struct selection *sel, const char *pattern, char *buf,
@@ -42,7 +53,45 @@ static void path_suggestions(const struct selection *sel, const char *pattern, c
 
 bool selection_opts_any(const struct selection_opts *o)
 {
-	return o->nr_cgroups || o->all_cgroups || o->all_containers;
+	return o->nr_cgroups || o->all_cgroups || o->all_containers || o->nr_pids;
+}
+
+/* Adds path (canonical) to the patterns, once. 0 or -ENOMEM. */
+static int add_pattern(struct selection *sel, const char *path)
+{
+	char **patterns;
+	bool *matched;
+
+	for (int i = 0; i < sel->nr_patterns; i++)
+		if (!strcmp(sel->patterns[i], path))
+			return 0;
+	patterns = realloc(sel->patterns, (sel->nr_patterns + 1) * sizeof(*patterns));
+	if (!patterns)
+		return -ENOMEM;
+	sel->patterns = patterns;
+	matched = realloc(sel->pattern_matched, (sel->nr_patterns + 1) * sizeof(*matched));
+	if (!matched)
+		return -ENOMEM;
+	sel->pattern_matched = matched;
+	sel->patterns[sel->nr_patterns] = strdup(path);
+	if (!sel->patterns[sel->nr_patterns])
+		return -ENOMEM;
+	sel->pattern_matched[sel->nr_patterns++] = false;
+	return 0;
+}
+
+/* The cgroup pid is in, as a canonical path of the view. 0, -ESRCH, or another -errno. */
+static int pid_cgroup_path(const struct selection *sel, int pid, char *out, size_t len)
+{
+	char file[64], cg[4096];
+	int err;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", pid);
+	err = cgroup_read_proc(file, cg, sizeof(cg));
+	if (err)
+		return err == -ENOENT && access(file, F_OK) ? -ESRCH : err;
+	/* In a private cgroup namespace: "/../../x/y" climbs from its root. */
+	return cgroup_resolve(sel->view.ns_root, cg, out, len);
 }
 
 int selection_setup(struct selection *sel, const struct selection_opts *o, bool per_task,
@@ -72,12 +121,12 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 	/* Counts would be right either way; paths relative to a subtree must be said. */
 	if (sel->view.kind == CGVIEW_SUBTREE || verbose)
 		pr_notice("cgroup view: %s", sel->view.why);
-	/* -T reads threads' cgroups from /proc, relative to this cgroup namespace's root. */
-	if (per_task && sel->view.private_ns) {
+	/* -T and -p read cgroups from /proc, relative to this cgroup namespace's root. */
+	if ((per_task || o->nr_pids) && sel->view.private_ns) {
 		ret = cgview__find_ns_root(&sel->view, NULL, 0);
 		if (ret)
-			pr_warn("-T: cannot find this cgroup namespace's root in the view (%s): "
-				"threads in /proc are taken as if it were the view's root",
+			pr_warn("cannot find this cgroup namespace's root in the view (%s): "
+				"cgroups in /proc are taken as if it were the view's root",
 				strerror(-ret));
 		else if (verbose)
 			pr_notice("cgroup namespace root: %s%s (-T reads threads' cgroups relative "
@@ -86,11 +135,12 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 	}
 	sel->patterns = calloc(o->nr_cgroups + 1, sizeof(*sel->patterns));
 	sel->pattern_matched = calloc(o->nr_cgroups + 1, sizeof(*sel->pattern_matched));
+	sel->pids = calloc(o->nr_pids + 1, sizeof(*sel->pids));
 	sel->selectors = calloc(o->nr_cgroups + 1, sizeof(*sel->selectors));
 	sel->selector_args = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_args));
 	sel->selector_matched = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_matched));
-	if (!sel->patterns || !sel->pattern_matched || !sel->selectors || !sel->selector_args ||
-	    !sel->selector_matched ||
+	if (!sel->patterns || !sel->pattern_matched || !sel->pids || !sel->selectors ||
+	    !sel->selector_args || !sel->selector_matched ||
 	    containers_new(sel->view.root, verbose, &sel->containers)) {
 		pr_err("out of memory");
 		return -ENOMEM;
@@ -98,6 +148,7 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 	if (o->all_containers)
 		sel->selectors[sel->nr_selectors++].kind = SELECT_ALL_CONTAINERS;
 	for (int i = 0; i < o->nr_cgroups; i++) {
+		const char *why;
 		__u64 id;
 		int level;
 
@@ -123,17 +174,24 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 			       CGTMA_MAX_LEVEL);
 			return -EINVAL;
 		}
-		if (!cgroup_is_pattern(path)) {
-			ret = cgroup_id(sel->view.root, path, &id);
-			if (ret) {
-				char close[SUGGEST_LEN];
+		/* A glob finds nothing in v2 there; a path is looked for in v2 first. */
+		ret = cgroup_is_pattern(path) ? 0 : cgroup_id(sel->view.root, path, &id);
+		why = ret || cgroup_is_pattern(path) ?
+		      cgroup_arg_not_v2(sel->view.mount, o->cgroups[i]) : NULL;
+		if (why) {
+			pr_err("cgroup '%s' is not on cgroup v2 (%s): cgtma tracks v2 cgroups, "
+			       "under %s here (-G takes a path under it, or relative to it; '/' is "
+			       "its root)", o->cgroups[i], why, sel->view.mount);
+			return -EINVAL;
+		}
+		if (ret) {
+			char close[SUGGEST_LEN];
 
-				path_suggestions(sel, path, close, sizeof(close));
-				pr_err("cannot open cgroup '%s%s': %s%s%s", sel->view.shown,
-				       strcmp(path, "/") ? path : "", strerror(-ret),
-				       *close ? "; " : "", close);
-				return -EINVAL;
-			}
+			path_suggestions(sel, path, close, sizeof(close));
+			pr_err("cannot open cgroup '%s%s': %s%s%s", sel->view.shown,
+			       strcmp(path, "/") ? path : "", strerror(-ret), *close ? "; " : "",
+			       close);
+			return -EINVAL;
 		}
 		sel->patterns[sel->nr_patterns] = strdup(path);
 		if (!sel->patterns[sel->nr_patterns]) {
@@ -145,8 +203,30 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 		if ((__u32)level > *max_level)
 			*max_level = level;
 	}
-	/* Containers and pods are at any level the runtimes and drivers choose. */
-	if (sel->nr_selectors) {
+	for (int i = 0; i < o->nr_pids; i++) {
+		struct pid_cgroup *pc = &sel->pids[i];
+
+		pc->pid = o->pids[i];
+		ret = pid_cgroup_path(sel, pc->pid, path, sizeof(path));
+		if (ret == -ESRCH) {
+			pr_err("-p %d: no such process", pc->pid);
+			return -EINVAL;
+		}
+		if (ret) {
+			pr_err("-p %d: cannot find its cgroup v2 in /proc/%d/cgroup: %s", pc->pid,
+			       pc->pid, ret == -ENOENT ? "no v2 line" : strerror(-ret));
+			return not_usage(ret);
+		}
+		pc->path = strdup(path);
+		if (!pc->path || add_pattern(sel, path)) {
+			pr_err("out of memory");
+			return -ENOMEM;
+		}
+	}
+	sel->nr_pids = o->nr_pids;
+	/* Containers and pods are at any level the runtimes and drivers choose; a process
+	 * may move to any level. */
+	if (sel->nr_selectors || sel->nr_pids) {
 		*levels |= ((2ULL << CGTMA_MAX_LEVEL) - 1) & ~1ULL;
 		*max_level = CGTMA_MAX_LEVEL;
 	}
@@ -467,6 +547,7 @@ static int say_unmatched(struct selection *sel, bool at_end)
 {
 	char close[SUGGEST_LEN];
 	int n = 0;
+	const char *hint;
 
 	for (int i = 0; i < sel->nr_patterns; i++) {
 		if (sel->pattern_matched[i] || !cgroup_is_pattern(sel->patterns[i]))
@@ -493,6 +574,10 @@ static int say_unmatched(struct selection *sel, bool at_end)
 			continue;
 		}
 		selector_suggestions(sel, i, close, sizeof(close));
+		hint = container_selector_hint(&sel->selectors[i]);
+		if (hint)
+			snprintf(close + strlen(close), sizeof(close) - strlen(close), "%s%s",
+				 *close ? "; " : "", hint);
 		if (at_end)
 			pr_warn("-G '%s' never matched a %s during the run%s%s",
 				sel->selector_args[i], what, *close ? "; " : "", close);
@@ -535,6 +620,48 @@ bool selection_active(const struct selection *sel)
 	return sel->nr_patterns || sel->o->all_cgroups || sel->nr_selectors;
 }
 
+/*
+ * -p's processes, each interval: one that moved has its new cgroup tracked from now on (the
+ * one it left keeps its rows); one that exited is said once, and its last cgroup stays.
+ */
+static int follow_pids(struct selection *sel)
+{
+	char path[4096];
+	__u64 id;
+	int err;
+
+	for (int i = 0; i < sel->nr_pids; i++) {
+		struct pid_cgroup *pc = &sel->pids[i];
+		char *dup;
+
+		if (pc->exited)
+			continue;
+		err = pid_cgroup_path(sel, pc->pid, path, sizeof(path));
+		if (err == -ESRCH || err == -ENOENT) {
+			pr_notice("-p %d: the process exited; its last cgroup '%s' stays tracked",
+				  pc->pid, pc->path);
+			pc->exited = true;
+			continue;
+		}
+		if (err || !strcmp(path, pc->path))
+			continue;	/* unreadable now: it is looked at again next interval */
+		dup = strdup(path);
+		if (!dup || add_pattern(sel, path)) {
+			free(dup);
+			return -ENOMEM;
+		}
+		pr_notice("-p %d moved to cgroup '%s': tracking it too", pc->pid, path);
+		free(pc->path);
+		pc->path = dup;
+		if (cgroup_id(sel->view.root, path, &id) == 0 && tracker_find(sel->tk, id) < 0) {
+			err = track(sel, id, path);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 int selection_update(struct selection *sel)
 {
 	int err;
@@ -542,6 +669,8 @@ int selection_update(struct selection *sel)
 	if (!selection_active(sel))
 		return 0;
 	err = adopt_new_cgroups(sel);
+	if (!err)
+		err = follow_pids(sel);
 	if (err)
 		return err;
 	/*
@@ -582,6 +711,9 @@ void selection_release(struct selection *sel)
 	free(sel->selector_args);
 	free(sel->selector_matched);
 	free(sel->pending);
+	for (int i = 0; sel->pids && i < sel->o->nr_pids; i++)
+		free(sel->pids[i].path);	/* those set before a failed setup too */
+	free(sel->pids);
 	containers_free(sel->containers);
 	memset(sel, 0, sizeof(*sel));
 	sel->view.fd = -1;

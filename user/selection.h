@@ -10,7 +10,8 @@
  *                        which levels the BPF side must watch)
  *   selection_start()    the first walk, once the collector is loaded
  *   selection_update()   each interval, before the flush: new cgroups from the mkdir hook,
- *                        and a walk when the hierarchy changed
+ *                        the cgroups -p's processes moved to, and a walk when the hierarchy
+ *                        changed
  *   selection_retire()   each interval, after the report: gone cgroups leave
  *   selection_unmatched() at the end: says which selectors never matched
  *
@@ -29,6 +30,7 @@ struct collector;
 struct container_selector;
 struct containers;
 struct pending;
+struct pid_cgroup;
 struct tracker;
 
 /* What to count, as the command line says it. */
@@ -38,6 +40,8 @@ struct selection_opts {
 	bool all_cgroups;
 	bool all_containers;		/* --all-containers */
 	int depth;			/* --depth for --all-cgroups */
+	const int *pids;		/* -p: the cgroups these processes are in */
+	int nr_pids;
 };
 
 /* Whether o selects any cgroup. */
@@ -55,6 +59,8 @@ struct selection {
 	bool *selector_matched;		/* per selector: whether it ever found a cgroup */
 	int nr_selectors;
 	struct containers *containers;	/* names of the cgroups tracked */
+	struct pid_cgroup *pids;	/* -p: each process's cgroup, found again each interval */
+	int nr_pids;
 	struct pending *pending;	/* new container cgroups not named yet */
 	int nr_pending, cap_pending;
 	struct collector *col;		/* from selection_start() on */

@@ -1084,6 +1084,24 @@ static int select_cpus(const char *list, bool **out)
 	return 0;
 }
 
+/* Signals are taken synchronously between intervals: nothing is cut halfway. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGCHLD);
+}
+
+void session_block_signals(sigset_t *old)
+{
+	sigset_t block;
+
+	stop_signals(&block);
+	sigprocmask(SIG_BLOCK, &block, old);
+}
+
 int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
@@ -1095,13 +1113,10 @@ int session_run(const struct session_opts *o)
 	char host[256] = "";
 	int ret, unmatched;
 
-	/* Signals are taken synchronously between intervals: nothing is cut halfway. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	/* Blocked since main()'s first line; the command gets the mask cgtma started with. */
+	stop_signals(&block);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	old = o->start_mask;
 	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
 	signal(SIGPIPE, SIG_IGN);
 	/*
@@ -1261,6 +1276,8 @@ int session_run(const struct session_opts *o)
 		output_close_lost(s.outputs[i], &lost);
 	}
 	s.nr_outputs = 0;
+	/* A sink may find a loss as it closes (-o's file on NFS): said in lost. */
+	s.output_failed |= lost.len > 0;
 	if (s.output_failed) {
 		if (lost.len)
 			pr_err("some output could not be written: %s", lost.buf);

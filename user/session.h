@@ -3,6 +3,7 @@
 #ifndef CGTMA_SESSION_H
 #define CGTMA_SESSION_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <linux/types.h>
 
@@ -31,7 +32,16 @@ struct session_opts {
 	const char *pprof;		/* --pprof FILE, or NULL */
 	int no_match_status;		/* --no-match-status: the exit status of a run
 					 * where a selector never matched */
+	sigset_t start_mask;		/* the signal mask cgtma started with (for the command) */
 };
+
+/*
+ * Blocks the signals a run takes between intervals (SIGINT, SIGTERM, SIGHUP, SIGCHLD), and
+ * puts the mask before into *old. main() calls it first, so that a signal that comes while
+ * cgtma starts waits for the run's loop, even where it was ignored (a background job of a
+ * script): a blocked signal is kept pending whatever its disposition.
+ */
+void session_block_signals(sigset_t *old);
 
 /* Runs until done; returns the process exit code (the command's, when one was run). */
 int session_run(const struct session_opts *o);

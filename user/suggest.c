@@ -76,15 +76,24 @@ static void drop_names(struct suggest *sg)
 	sg->more = 0;
 }
 
+int suggest_score(const char *typo, const char *candidate)
+{
+	return !strncasecmp(candidate, typo, strlen(typo)) ? 0 :
+	       suggest_distance(typo, candidate) + 1;
+}
+
 int suggest_add_against(struct suggest *sg, const char *typo, const char *candidate)
 {
-	int score, at;
-	char *name;
-
 	if (!*candidate || !strcasecmp(candidate, typo))
 		return 0;
-	score = !strncasecmp(candidate, typo, strlen(typo)) ? 0 :
-		suggest_distance(typo, candidate) + 1;
+	return suggest_offer(sg, candidate, suggest_score(typo, candidate));
+}
+
+int suggest_offer(struct suggest *sg, const char *candidate, int score)
+{
+	int at;
+	char *name;
+
 	if (score >= SUGGEST_FLOOR || score > sg->best)
 		return 0;
 	if (score < sg->best) {

@@ -38,6 +38,13 @@ int suggest_add(struct suggest *sg, const char *candidate);
  * would be (a glob's matches put in, for one).
  */
 int suggest_add_against(struct suggest *sg, const char *typo, const char *candidate);
+/*
+ * Offers candidate with a score of the caller's (suggest_score() of another name that stands
+ * for it: a model offered for a CPU's name). -ENOMEM or 0.
+ */
+int suggest_offer(struct suggest *sg, const char *candidate, int score);
+/* The score of candidate for typo: 0 when typo begins it, else the distance plus 1. */
+int suggest_score(const char *typo, const char *candidate);
 /* Whether anything is close enough to offer. */
 int suggest_found(const struct suggest *sg);
 /*

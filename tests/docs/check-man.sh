@@ -55,6 +55,17 @@ check_page cgtma-report report
 check_page cgtma-compute compute
 check_page cgtma-list-events list-events
 
+# One --prometheus port in every example a user may copy (--help, README, docs, man pages,
+# the image and the DaemonSet): the OpenTelemetry exporter's 9464, not node_exporter's 9100.
+ports=$( { "$cgtma" --help; cat README.md docs/*.md docs/man/*.scd tools/container/Containerfile \
+	tools/k8s/*.yaml; } | grep -oE -- '--prometheus"?,? +"?([0-9.]*:)?[0-9]+' |
+	grep -oE '[0-9]+$' | sort -u | xargs)
+if [ "$ports" = 9464 ]; then
+	echo "ok: every --prometheus example serves port 9464"
+else
+	fail "the --prometheus examples serve ports '$ports', want 9464 alone"
+fi
+
 for page in "$build"/man/*.8; do
 	warnings=$(groff -man -ww -z "$page" 2>&1)
 	if [ -n "$warnings" ]; then

@@ -4,7 +4,9 @@
 # JSON, and no count is lost (a workload's exact getppid calls, made before the signal, are
 # all in the intervals and the summary). With -- COMMAND cgtma stops when the command exits
 # and exits with its status; told to stop first, it stops the command (SIGTERM) and reports
-# how the command ended.
+# how the command ended. A signal that comes as cgtma starts, while it parses its options,
+# waits for the loop and ends the run the same way, also where SIGINT was inherited ignored
+# (a script's background job).
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
@@ -96,4 +98,45 @@ kill -INT -- -$cgtma_pid
 cgtma_status 130 "Ctrl-C to cgtma -- sleep 30 (130: sleep's SIGINT)"
 check_stream "$out"
 echo "stopping a command: ok"
+
+# As it starts: stopped by gdb in its option parsing (the first getopt_long), SIGINT sent
+# there is blocked, and the run ends with an interval and the summary, exit 0.
+if command -v gdb >/dev/null; then
+	out=$TMP/out-start
+	# At the breakpoint: print the blocked mask, then send SIGINT (to the inferior alone).
+	timeout 60 gdb -q -batch -nx -ex 'handle SIGINT nostop noprint pass' \
+		-ex 'break getopt_long' -ex "run -e $EV -I 200 --json >$out 2>$TMP/err" \
+		-ex 'python p = gdb.selected_inferior().pid' \
+		-ex 'python st = open("/proc/%d/status" % p).read()' \
+		-ex 'python print("sigblk", st.split("SigBlk:")[1].split()[0])' \
+		-ex 'python import os; p > 0 and os.kill(p, 2)' \
+		-ex 'delete' -ex 'continue' "$CGTMA" >"$TMP/gdb" 2>&1 ||
+		fail "gdb failed: $(cat "$TMP/gdb")"
+	blk=$(awk '$1 == "sigblk" { print $2 }' "$TMP/gdb")
+	[ -n "$blk" ] && (((0x$blk >> 1) & 1)) ||
+		fail "SIGINT is not blocked while cgtma parses its options: $(cat "$TMP/gdb")"
+	grep -q "exited normally" "$TMP/gdb" ||
+		fail "SIGINT during option parsing: $(grep -v '^sigblk' "$TMP/gdb" | tail -n3)"
+	check_stream "$out"
+	echo "SIGINT while parsing options: ok"
+else
+	echo "gdb is not installed: SIGINT during option parsing not checked"
+fi
+
+# A script's `cgtma & kill -INT $!`: the job inherits SIGINT ignored (no job control). Sent
+# once cgtma runs its own code (its mask has SIGINT blocked), every try ends with a summary.
+sigint_blocked() {
+	local m
+	[ "$(readlink "/proc/$1/exe")" = "$(readlink -f "$CGTMA")" ] &&
+		m=$(awk '$1 == "SigBlk:" { print $2 }' "/proc/$1/status") && (((0x$m >> 1) & 1))
+}
+for try in $(seq 10); do
+	out=$TMP/out-bg
+	cgtma_start "$out" 0 -e "$EV" -I 200 --json
+	wait_for 10 sigint_blocked $cgtma_pid || fail "try $try: cgtma did not start"
+	kill -INT $cgtma_pid
+	cgtma_exited "try $try: SIGINT as cgtma starts"
+	check_stream "$out"
+done
+echo "SIGINT to a background job as it starts: ok"
 echo ok

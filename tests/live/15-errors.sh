@@ -49,6 +49,19 @@ expect 2 "model '$TMP/neg.json': constants: 'W' is negative \\(-4\\)" --model-fi
 expect 2 "cannot open model file '$TMP/none.json': No such file or directory" \
 	--model-file "$TMP/none.json" -d 1
 rm -f "$TMP/big.json"
+# A path of the v1 hierarchies (a hybrid host's /sys/fs/cgroup/cpu) is said to be one, not
+# looked for under the v2 mount; and so is the directory that holds the v2 mount.
+v1=$(awk '$(NF-2) == "cgroup" { print $5; exit }' /proc/self/mountinfo)
+if [ -n "$v1" ]; then
+	expect 2 "cgroup '$v1' is not on cgroup v2 \(it is in a cgroup v1 hierarchy\).*under $CG_ROOT" \
+		-e cpu-clock -d 1 -G "$v1"
+	expect 2 "cgroup '$v1/\*' is not on cgroup v2 \(it is in a cgroup v1" -e cpu-clock -d 1 \
+		-G "$v1/*"
+fi
+if [ "$(dirname "$CG_ROOT")" != / ]; then
+	expect 2 "cgroup '$(dirname "$CG_ROOT")' is not on cgroup v2 \(it holds the v2 mount\)" \
+		-e cpu-clock -d 1 -G "$(dirname "$CG_ROOT")"
+fi
 # Malformed globs name the pattern instead of waiting for a cgroup that cannot match.
 expect 2 "cgroup '$CG_BASE/\[': '\[' is not closed by '\]' within its level" \
 	-e cpu-clock -d 1 -G "$CG_BASE/["
@@ -70,6 +83,7 @@ expect 2 "event 'cpu/event=0x1000/': value 0x1000 does not fit" -e cpu/event=0x1
 expect 2 "event 'cycles:q': unknown modifier 'q'" -e cycles:q -d 1
 expect 2 "empty event" -e cpu-clock,,cs -d 1
 expect 2 "no built-in model 'nope'" -M nope -d 1
+expect 2 "no built-in model 'skylake': did you mean 'skx'\?" -M skylake -d 1
 
 expect 2 "--interval '?9'?.*10" -e cpu-clock -I 9 -d 1
 expect 2 "--interval '?0'?.*10" -e cpu-clock -I 0 -d 1
@@ -289,6 +303,12 @@ cg_make late-1
 wait $late
 rc=$?
 [ $rc -eq 0 ] || fail "a glob that matched mid-run: exit $rc, want 0: $(cat "$TMP/err")"
+
+# Three digits are too few for a container id's prefix: said with the warning.
+timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.3 -G container:eee >/dev/null 2>"$TMP/err" ||
+	fail "container:eee: exit $?: $(cat "$TMP/err")"
+[ "$(grep -c "container:eee' .*; an id prefix needs 4 or more digits$" "$TMP/err")" = 2 ] ||
+	fail "container:eee: no hint that an id prefix needs 4 digits: $(cat "$TMP/err")"
 
 # A typo: the close cgroups at the level where it stops matching, at the start and the end.
 cg_make iperf-client

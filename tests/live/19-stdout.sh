@@ -9,6 +9,8 @@
 #     meanwhile), each episode; every line whole (each one valid JSON: a failed write is cut
 #     back to the last whole line); the count of lost intervals, their sum, in the one line
 #     that ends the run, exit 1;
+#   - -o FILE: the same view in the file, nothing on standard output, the summary last after
+#     SIGINT; on a full disk the same messages, naming the file, and exit 1;
 #   - a command run under cgtma does not inherit cgtma's ignored SIGPIPE.
 . "$(dirname "$0")/lib.sh"
 
@@ -102,6 +104,34 @@ lines=$(wc -l <"$TMP/small/out")
 	tail -n1 "$TMP/small/out" | jq -e '.error | test("some output could not be written")' >/dev/null ||
 	fail "full disk: the summary and the error are not the last lines: $(tail -n2 "$TMP/small/out")"
 echo "full disk: $lost interval(s) lost in two episodes, $lines whole lines, one message each way, exit 1"
+
+# --- -o FILE -----------------------------------------------------------------------------
+# What would go to standard output goes to the file (made, or emptied first), nothing to
+# standard output; stopped by SIGINT, the file ends with the summary, every line whole.
+echo stale >"$TMP/o.json"
+cgtma_start "$TMP/stdout" 0 -e "$EV" -I 100 --json -o "$TMP/o.json"
+wait_for 10 eval '[ "$(grep -c "^{" "$TMP/o.json")" -ge 2 ]' ||
+	fail "-o: no interval in the file: $(cat "$TMP/err")"
+kill -INT $cgtma_pid
+cgtma_exited "-o FILE, SIGINT"
+[ -s "$TMP/stdout" ] && fail "-o: standard output got: $(head -c 200 "$TMP/stdout")"
+grep -q stale "$TMP/o.json" && fail "-o: the file was not emptied first"
+jq -e -R 'fromjson | type == "object"' "$TMP/o.json" >/dev/null || fail "-o: a line is not whole JSON"
+[ "$(tail -n1 "$TMP/o.json" | jq .summary)" = true ] || fail "-o: the last line is not the summary"
+# A file on a full disk: said with its name, the intervals lost counted, exit 1.
+dd if=/dev/zero of="$TMP/small/fill" bs=4k count=64 2>/dev/null
+"$CGTMA" -e "$EV" -I 100 -d 0.5 -x, -o "$TMP/small/o.csv" >"$TMP/stdout" 2>"$TMP/err"
+rc=$?
+rm -f "$TMP/small/fill"
+[ $rc -eq 1 ] || fail "-o on a full disk: exit $rc, want 1: $(cat "$TMP/err")"
+grep -q "cannot write '$TMP/small/o.csv': No space left on device" "$TMP/err" &&
+	tail -n1 "$TMP/err" | grep -q "some output could not be written: '$TMP/small/o.csv': [0-9]* interval(s)" ||
+	fail "-o on a full disk: stderr: $(cat "$TMP/err")"
+"$CGTMA" -e "$EV" -d 0.1 -o "$TMP/no/such/dir/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -qx "cgtma: cannot open output file '$TMP/no/such/dir/out': No such file or directory" "$TMP/err" ||
+	fail "-o in a missing directory: exit $rc: $(cat "$TMP/err")"
+echo "-o FILE: the file has the run, stdout nothing; a full disk is said, exit 1"
 
 # --- the command gets the default SIGPIPE -------------------------------------------------
 "$CGTMA" -e "$EV" -I 100 -- sh -c 'grep SigIgn /proc/self/status' >"$TMP/out" 2>"$TMP/err" ||

@@ -200,6 +200,32 @@ static void test_normalize(void)
 	CHECK_INT(cgroup_normalize(r, "a", out, 1, err, sizeof(err)), -ENAMETOOLONG);
 }
 
+/* -G arguments that plainly are no v2 cgroup (the v1 case needs a v1 mount: 15-errors.sh). */
+static void test_not_v2(void)
+{
+	static const struct {
+		const char *mount, *arg, *why;
+	} cases[] = {
+		{ "/sys/fs/cgroup/unified", "/sys/fs/cgroup", "it holds the v2 mount" },
+		{ "/sys/fs/cgroup/unified", "/sys/fs/cgroup/", "it holds the v2 mount" },
+		{ "/sys/fs/cgroup/unified", "/sys", "it holds the v2 mount" },
+		{ "/sys/fs/cgroup/unified", "/sys/fs/cgroup/unified", NULL },
+		{ "/sys/fs/cgroup/unified", "/sys/fs/cgroup/unified/a", NULL },
+		{ "/sys/fs/cgroup/unified", "/sys/fs/cgroup/unifiedx", NULL },
+		{ "/sys/fs/cgroup/unified", "/", NULL },
+		{ "/sys/fs/cgroup/unified", "sys/fs/cgroup", NULL },	/* relative: v2's */
+		{ "/sys/fs/cgroup", "/tmp/no/such/cgroup", NULL },
+		{ "/sys/fs/cgroup", "/web", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = cgroup_arg_not_v2(cases[i].mount, cases[i].arg);
+
+		CHECK(cases[i].why ? why && !strcmp(why, cases[i].why) : !why, "%s in %s: %s",
+		      cases[i].arg, cases[i].mount, why ? why : "(v2)");
+	}
+}
+
 static void test_level_match(void)
 {
 	CHECK_INT(cgroup_level("/"), 0);
@@ -849,6 +875,7 @@ int main(void)
 	}
 	test_mount_find();
 	test_normalize();
+	test_not_v2();
 	test_level_match();
 	make_tree();
 	test_id();

@@ -345,6 +345,30 @@ static void test_selectors(void)
 	sel.kind = SELECT_ALL_CONTAINERS;
 	CHECK(container_selector_match(&sel, &web) && container_selector_match(&sel, &nameless) &&
 	      !container_selector_match(&sel, &pod), "--all-containers");
+
+	/* What a selector that matches nothing may have got wrong. */
+	static const struct {
+		const char *arg;
+		bool short_id;
+	} hints[] = {
+		{ "container:eee", true },
+		{ "container:f9d", true },
+		{ "container:0", true },
+		{ "container:f9d6", false },	/* a prefix: nothing to say */
+		{ "container:web", false },	/* a name */
+		{ "container:ab*", false },	/* a glob */
+		{ "pod:abc/def", false },
+	};
+
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		const char *hint;
+
+		CHECK_INT(container_selector_parse(hints[i].arg, &sel, err, sizeof(err)), 1);
+		hint = container_selector_hint(&sel);
+		CHECK(hints[i].short_id ? hint && !strcmp(hint, "an id prefix needs 4 or more "
+							  "digits") : !hint,
+		      "%s: %s", hints[i].arg, hint ? hint : "(none)");
+	}
 }
 
 int main(void)

@@ -471,39 +471,61 @@ out:
 	json_object_put(all);
 }
 
-/* Flat metrics (sw) and plain events (-e): one row each, their unit, zeros with -v only. */
+/*
+ * The system's scope of a 2 s interval of sw: cpu_clock ns of CPU time, 2001 switches, no
+ * migration, 400 page faults counted a quarter of the time.
+ */
+static void sw_interval(struct synth *sy, struct interval *iv, __u64 cpu_clock)
+{
+	struct scope *s;
+
+	*iv = (struct interval){ .interval_s = 2, .time = sy->run.start_time + 0.375 };
+	s = interval_add_scope(iv, &sy->run, SCOPE_SYSTEM, NULL, -1);
+	if (!s)
+		return;
+	for (int i = 0; i < sy->run.nr_events; i++) {
+		s->sum[i].enabled = s->sum[i].running = 2 * SYNTH_ENABLED;
+		s->sum[i].counter = 0;
+	}
+	s->sum[synth_event(sy, "cpu-clock")].counter = cpu_clock;
+	s->sum[synth_event(sy, "context-switches")].counter = 2001;
+	s->sum[synth_event(sy, "page-faults")].counter = 400;
+	s->sum[synth_event(sy, "page-faults")].running = SYNTH_ENABLED / 2;
+	CHECK_INT(report_derive(&sy->run, iv), 0);
+}
+
+/*
+ * Flat metrics (sw) and plain events (-e): one row each, their unit, and zeros too: a
+ * scope's rows are the same every interval. A metric with three decimals, more when small.
+ */
 static void check_flat(void)
 {
 	static const char *const events[] = { "cpu-clock", "context-switches", "weird,\"ev\"" };
-	struct interval iv = { .interval_s = 2 };
+	struct interval iv;
 	struct interval *ivs[] = { &iv };
 	struct synth sy;
 	struct scope *s;
 	char *text;
 
 	CHECK_INT(synth_open(&sy, "sw", 1, false, NULL, 0), 0);
-	iv.time = sy.run.start_time + 0.375;
-	s = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
-	for (int i = 0; s && i < sy.run.nr_events; i++) {
-		s->sum[i].enabled = s->sum[i].running = 2 * SYNTH_ENABLED;
-		s->sum[i].counter = 0;
-	}
-	if (s) {
-		s->sum[synth_event(&sy, "cpu-clock")].counter = 3000000000ULL;	/* 1.5 CPUs */
-		s->sum[synth_event(&sy, "context-switches")].counter = 2001;
-		/* page-faults ran a quarter of the time: 400 counted, 1600 scaled */
-		s->sum[synth_event(&sy, "page-faults")].counter = 400;
-		s->sum[synth_event(&sy, "page-faults")].running = SYNTH_ENABLED / 2;
-	}
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	sw_interval(&sy, &iv, 776000000);	/* 0.388 CPUs */
 	text = render(",", &sy.run, ivs, 1);
 	CHECK(text && !strcmp(text,
 		"Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle\n"
-		"0.375,CPU_Utilization,1.5,CPUs,,,0.0,100.0,,\n"
+		"0.375,CPU_Utilization,0.388,CPUs,,,0.0,100.0,,\n"
 		"0.375,Context_Switches,1000.5,/s,,,0.0,100.0,,\n"
+		"0.375,CPU_Migrations,0.0,/s,,,0.0,100.0,,\n"
 		"0.375,Page_Faults,800.0,/s,,,0.0,25.0,,\n"),
 	      "sw rows:\n%s", text ? text : "(null)");
 	free(text);
+	interval_free(&iv);
+	sw_interval(&sy, &iv, 776000);		/* 0.000388 CPUs: three digits still */
+	text = render(",", &sy.run, ivs, 1);
+	CHECK(text && strstr(text, "\n0.375,CPU_Utilization,0.000388,CPUs,"),
+	      "a small metric:\n%s", text ? text : "(null)");
+	free(text);
+	interval_free(&iv);
+	sw_interval(&sy, &iv, 3000000000ULL);	/* 1.5 CPUs */
 	/* Not exact: a comment line after the rows, which toplev's readers skip. */
 	iv.missed_slices = 3;
 	iv.missed_max_ns = 1250000;
@@ -516,11 +538,6 @@ static void check_flat(void)
 	      "not exact:\n%s", text ? text : "(null)");
 	free(text);
 	iv.missed_slices = iv.missed_max_ns = iv.missed_unbounded = 0;
-	sy.run.verbose = true;
-	text = render(",", &sy.run, ivs, 1);
-	CHECK(text && strstr(text, "\n0.375,CPU_Migrations,0.0,/s,,,0.0,100.0,,\n"),
-	      "-v shows a zero metric:\n%s", text ? text : "(null)");
-	free(text);
 	/* -A: the CPUs column from the start, though this interval has the system alone. */
 	sy.run.per_cpu = true;
 	text = render(",", &sy.run, ivs, 1);
@@ -537,8 +554,7 @@ static void check_flat(void)
 	synth_close(&sy);
 
 	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 3), 0);
-	iv.time = sy.run.start_time + 1;
-	iv.interval_s = 1;
+	iv = (struct interval){ .interval_s = 1, .time = sy.run.start_time + 1 };
 	s = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
 	if (s) {
 		s->sum[0] = (struct cgtma_count){ 5, 10, 5 };
@@ -550,6 +566,7 @@ static void check_flat(void)
 	CHECK(text && !strcmp(text,
 		"Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle\n"
 		"1.0,cpu-clock,10.0,Count,,,0.0,50.0,,\n"
+		"1.0,context-switches,0.0,Count,,,0.0,100.0,,\n"
 		"1.0,\"weird,\"\"ev\"\"\",7.0,Count,,,0.0,100.0,,\n"),
 	      "-e rows:\n%s", text ? text : "(null)");
 	free(text);

@@ -11,6 +11,7 @@
 
 #include "capture.h"
 #include "model_internal.h"
+#include "suggest.h"
 #include "test.h"
 
 /* --- building small models ---------------------------------------------------------------- */
@@ -338,6 +339,66 @@ static void test_load_file(void)
 	CHECK_INT(err, -ENOENT);
 	CHECK(msg && strstr(msg, "no built-in model 'nosuchmodel'"), "%s", msg);
 	free(msg);
+}
+
+/* -M NAME that is no model: the models close to it, or to the CPU names it is known by. */
+static void test_suggest(void)
+{
+	static const struct {
+		const char *name, *want;
+	} cases[] = {
+		{ "skylake", "did you mean 'skx'?" },
+		{ "Skylake-X", "did you mean 'skx'?" },
+		{ "cascadelake", "did you mean 'skx'?" },
+		{ "icelake", "did you mean 'icx'?" },
+		{ "Sapphire Rapids", "did you mean 'spr'?" },
+		{ "graniterapids", "did you mean 'gnr'?" },
+		{ "genoa", "did you mean 'zen4'?" },
+		{ "turin", "did you mean 'zen5'?" },
+		{ "graviton3", "did you mean 'neoverse-v1'?" },
+		{ "n1", "did you mean 'neoverse-n1'?" },
+		{ "neoverse_v2", "did you mean 'neoverse-v2'?" },
+		{ "sprr", "did you mean 'spr'?" },
+		{ "zen", "did you mean 'zen4' or 'zen5'?" },
+		{ "xyzzy", "" },
+		{ "", "" },
+	};
+	char buf[SUGGEST_LEN];
+	struct capture c;
+	struct model *m;
+	char *msg;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		model_suggest(cases[i].name, buf, sizeof(buf));
+		CHECK(!strcmp(buf, cases[i].want), "'%s': '%s', want '%s'", cases[i].name, buf,
+		      cases[i].want);
+	}
+	capture_begin(&c, 2);
+	CHECK_INT(model_load_builtin("skylake", &m), -ENOENT);
+	msg = capture_end(&c);
+	CHECK(msg && strstr(msg, "no built-in model 'skylake': did you mean 'skx'? (cgtma "
+			      "--list-models lists them)"), "%s", msg);
+	free(msg);
+}
+
+/* A model of metrics (sw) has one level: -l 2 is said, and 1 shown. */
+static void test_level(void)
+{
+	char notice[128];
+	struct model *m;
+
+	if (model_load_builtin("sw", &m))
+		return;
+	CHECK_INT(model_level(m, 0, notice, sizeof(notice)), 1);
+	CHECK_STR(notice, "");
+	CHECK_INT(model_level(m, 2, notice, sizeof(notice)), 1);
+	CHECK_STR(notice, "level 2: model 'sw' has no tree, one level of metrics: showing it");
+	model_free(m);
+	if (model_load_builtin("neoverse-v1", &m))
+		return;
+	CHECK_INT(model_level(m, 3, notice, sizeof(notice)), 1);
+	CHECK_STR(notice, "level 3: model 'neoverse-v1' has level 1 only: showing it");
+	model_free(m);
 }
 
 /* --- the built-in models ------------------------------------------------------------------ */
@@ -1330,6 +1391,8 @@ int main(void)
 	test_bad_bytes();
 	test_limits();
 	test_load_file();
+	test_suggest();
+	test_level();
 	test_builtins_load();
 	test_builtin_matches();
 	test_builtin_plans();
