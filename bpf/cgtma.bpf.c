@@ -505,15 +505,18 @@ __noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
 		l->nr = n + 1;
 	l->slices += count;
 	if (kind == CGTMA_MISS_SKIPPED || kind == CGTMA_MISS_READ) {
-		/* No slice to bound: any of the CPU's since the last flush may hold it. */
+		/*
+		 * No slice to bound: any of the CPU's since the last flush may hold it. Listed
+		 * whatever the marks before it: in the last place where the list is full.
+		 */
 		l->unbounded += count;
-		if (n < CGTMA_MISSES_MAX) {
-			m = &l->m[n & (CGTMA_MISSES_MAX - 1)];
-			__builtin_memset(m, 0, sizeof(*m));
-			m->kind = kind;
-			m->count = count;
-			m->max_ns = m->unseen_ns = ~0ULL;
-		}
+		if (n >= CGTMA_MISSES_MAX)
+			n = CGTMA_MISSES_MAX - 1;
+		m = &l->m[n & (CGTMA_MISSES_MAX - 1)];
+		__builtin_memset(m, 0, sizeof(*m));
+		m->kind = kind;
+		m->count = count;
+		m->max_ns = m->unseen_ns = ~0ULL;
 		return 0;
 	}
 	/* A CPU-wide event is enabled all along: its enabled time is the slice's length. */

@@ -905,6 +905,11 @@ static void report_bpf_stats(struct session *s)
 			  (unsigned long long)st[CGTMA_STAT_SLICES],
 			  s->o->collect.per_task ? "(-T: every switch)" : "between cgroups",
 			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
+	if (s->o->verbose && (st[CGTMA_STAT_HOOK_MISSED] || st[CGTMA_STAT_HOOK_SKIPPED]))
+		pr_notice("BPF: the perf-event hook missed %llu switches, %llu of them runs of its "
+			  "program the kernel skipped",
+			  (unsigned long long)st[CGTMA_STAT_HOOK_MISSED],
+			  (unsigned long long)st[CGTMA_STAT_HOOK_SKIPPED]);
 	if (s->o->verbose)
 		pr_notice("BPF: %llu charges went past a CPU's charge cache (the entry held "
 			  "another cgroup's counts)",

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Exact or marked under load: counts that go elsewhere are marked, however busy the machine.
+# Bursts of getppid() calls in a tracked cgroup T (processes that move themselves in, as
+# 37-busy-start's), while both CPUs stay loaded all along: a spinner per CPU in S, processes
+# forked without end in L (short lives, moves of none), and, in the kernel matrix, the other
+# guest beside this one. Each run's T count must be exact, or off by little in a run that
+# cgtma marked not exact (lib.sh's exact_or_marked). A count silently off was seen here on
+# 5.10 (tracepoint) and 6.1 (perf-event hook) before a perf-event hook's skipped runs were
+# found by the flush and a failed reading was marked. RUNS runs (CGTMA_LOADED_RUNS, 3): 20
+# of them, on 5.10, 6.1 and the host, are what the claim rests on (docs/kernels.md).
+. "$(dirname "$0")/lib.sh"
+
+EV=syscalls:sys_enter_getppid
+RUNS=${CGTMA_LOADED_RUNS:-3} LOOPS=5 N=20000 PAUSE_MS=2
+tracepoint_or_skip syscalls/sys_enter_getppid
+command -v taskset >/dev/null || skip "taskset is not installed"
+
+cg_make T
+cg_make S
+cg_make L
+T=$(cg_path T)
+want=$((2 * LOOPS * N))
+load=()
+for ((cpu = 0; cpu < $(nproc); cpu++)); do
+	{ cg_run S taskset -c $cpu "$WORKLOAD" spin 3600000; } 2>/dev/null &
+	load+=($!)
+done
+for _ in 1 2; do
+	cg_run L sh -c 'while :; do /bin/true; done' 2>/dev/null &
+	load+=($!)
+done
+on_exit "kill ${load[*]} 2>/dev/null; xargs -r kill -KILL <$CG_ROOT/$CG_BASE/L/cgroup.procs"
+
+burst_loop() {
+	local i
+	for ((i = 0; i < LOOPS; i++)); do
+		cg_run T "$WORKLOAD" getppid $N $PAUSE_MS || exit 1
+	done
+}
+
+marked_runs=0
+for run in $(seq "$RUNS"); do
+	out=$TMP/out-$run
+	cgtma_start "$out" 1 -I 200 --json -e "$EV,cpu-clock" -G "$T"
+	burst_loop & _started+=($!)
+	burst_loop & _started+=($!)
+	cg_wait
+	cgtma_more "$out"
+	cgtma_signal INT "run $run"
+	got=$(cgroup_sum "$out" "$T" "$EV")
+	missed=$(jq -s '[.[] | select(.summary != true) | .missed_slices] | add // 0' "$out")
+	echo "run $run: $got getppid calls in T of $want, $missed slices marked"
+	[ "$missed" -gt 0 ] && marked_runs=$((marked_runs + 1))
+	exact_or_marked "$got" "$want" "$out" || {
+		jq -c 'select(.summary != true) | [.interval, .missed_slices, .missed_max_ns,
+			[.marks // [] | .[] | .kind]]' "$out"
+		fail "run $run: $got getppid calls in T, want $want, and not marked"
+	}
+done
+echo "$RUNS runs under load: each exact or marked ($marked_runs marked)"
