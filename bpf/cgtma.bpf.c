@@ -445,6 +445,17 @@ static __always_inline struct cgtma_misses *miss_list(__u32 half)
 	return bpf_map_lookup_elem(&misses, &key);
 }
 
+/*
+ * Place i of a list of marks, masked where the verifier sees it (as irq_slot()): clang drops
+ * a mask that a bound checked before makes redundant, and 6.1's verifier then loses the
+ * bounds of the index.
+ */
+static __always_inline __u32 mark_slot(__u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return i & (CGTMA_MISSES_MAX - 1);
+}
+
 /* Sched policies of the fair class, whose prev_sum_exec_runtime is set when they come on. */
 #define SCHED_NORMAL 0
 #define SCHED_BATCH 3
@@ -510,9 +521,7 @@ __noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
 		 * whatever the marks before it: in the last place where the list is full.
 		 */
 		l->unbounded += count;
-		if (n >= CGTMA_MISSES_MAX)
-			n = CGTMA_MISSES_MAX - 1;
-		m = &l->m[n & (CGTMA_MISSES_MAX - 1)];
+		m = &l->m[mark_slot(n < CGTMA_MISSES_MAX ? n : CGTMA_MISSES_MAX - 1)];
 		__builtin_memset(m, 0, sizeof(*m));
 		m->kind = kind;
 		m->count = count;
@@ -529,7 +538,7 @@ __noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
 	l->max_ns += slice - own;
 	if (n >= CGTMA_MISSES_MAX)
 		return 0;
-	m = &l->m[n & (CGTMA_MISSES_MAX - 1)];
+	m = &l->m[mark_slot(n)];
 	m->kind = kind;
 	m->count = count;
 	m->ran_cgroup = snap->owner_id;
