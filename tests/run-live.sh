@@ -3,6 +3,7 @@
 # BPF; each says why when it skips. Usage: tests/run-live.sh BUILD_DIR [TEST...]
 # With CGTMA_LIVE_LOG_DIR set, every test's whole output is kept there as NAME.log (the
 # kernel matrix keeps them per kernel: the verifier's figures of 16-largest, for one).
+# CGTMA_LIVE_TIMEOUT (300) is each test's limit in seconds (longer runs of 52-loaded).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=$(readlink -f "${1:-build}")
@@ -20,7 +21,7 @@ pass=0 fail=0 skip=0 failed=()
 run_test() {
 	local t=$1 name=$2 out rc
 	shift 2
-	out=$(env "$@" CGTMA_BUILD="$build" timeout 300 bash "$t" 2>&1)
+	out=$(env "$@" CGTMA_BUILD="$build" timeout "${CGTMA_LIVE_TIMEOUT:-300}" bash "$t" 2>&1)
 	rc=$?
 	[ -n "${CGTMA_LIVE_LOG_DIR:-}" ] && mkdir -p "$CGTMA_LIVE_LOG_DIR" &&
 		printf '%s\n' "$out" >"$CGTMA_LIVE_LOG_DIR/$name.log"

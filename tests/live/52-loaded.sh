@@ -3,11 +3,11 @@
 # Bursts of getppid() calls in a tracked cgroup T (processes that move themselves in, as
 # 37-busy-start's), while both CPUs stay loaded all along: a spinner per CPU in S, processes
 # forked without end in L (short lives, moves of none), and, in the kernel matrix, the other
-# guest beside this one. Each run's T count must be exact, or off by little in a run that
-# cgtma marked not exact (lib.sh's exact_or_marked). A count silently off was seen here on
-# 5.10 (tracepoint) and 6.1 (perf-event hook) before a perf-event hook's skipped runs were
-# found by the flush and a failed reading was marked. RUNS runs (CGTMA_LOADED_RUNS, 3): 20
-# of them, on 5.10, 6.1 and the host, are what the claim rests on (docs/kernels.md).
+# guest beside this one. Each run's T count must be exact, or off in a run with a mark of
+# T's: a slice charged to T or begun in T, or one with no bound. (37-busy-start was seen
+# silently off under the matrix's double load: 995,485 of 1,000,000 on 5.10's tracepoint,
+# 999,953 on 6.1's perf-event hook.) RUNS runs (CGTMA_LOADED_RUNS, 3); 20 of them on 5.10,
+# 6.1 and the host are what docs/kernels.md reports.
 . "$(dirname "$0")/lib.sh"
 
 EV=syscalls:sys_enter_getppid
@@ -51,10 +51,21 @@ for run in $(seq "$RUNS"); do
 	missed=$(jq -s '[.[] | select(.summary != true) | .missed_slices] | add // 0' "$out")
 	echo "run $run: $got getppid calls in T of $want, $missed slices marked"
 	[ "$missed" -gt 0 ] && marked_runs=$((marked_runs + 1))
-	exact_or_marked "$got" "$want" "$out" || {
-		jq -c 'select(.summary != true) | [.interval, .missed_slices, .missed_max_ns,
-			[.marks // [] | .[] | .kind]]' "$out"
-		fail "run $run: $got getppid calls in T, want $want, and not marked"
-	}
+	# Off only where a mark can explain it: one that took T's counts or gave them away
+	# (T charged, or T where the slice began), or one with no bound.
+	if [ "$got" != "$want" ]; then
+		covering=$(jq -s --arg t "$T" '[.[] | select(.summary != true) | .marks // [] |
+			.[] | select(.charged.cgroup == $t or .began.cgroup == $t or
+				     .kind == "skipped" or .kind == "read")] | length' "$out")
+		listed_all=$(jq -s '[.[] | select(.summary != true) |
+			(.marks // [] | length) < .missed_slices] | any | not' "$out")
+		echo "run $run: off by $((want - got)), $covering marks of T or unbounded"
+		[ "$covering" -gt 0 ] || [ "$listed_all" = false ] || {
+			jq -c 'select(.summary != true) | [.interval, .missed_slices,
+				.missed_max_ns, [.marks // [] | .[] | [.kind, .charged.cgroup,
+				.began.cgroup]]]' "$out"
+			fail "run $run: $got getppid calls in T, want $want, and no mark of T's"
+		}
+	fi
 done
 echo "$RUNS runs under load: each exact or marked ($marked_runs marked)"

@@ -8,7 +8,8 @@
 # or nocgroup2), BUILD (the build directory, relative to the checkout), TESTS (test
 # scripts, relative; empty for all), EMULATION (tcg; tcg-icount on the arm64 rows, QEMU run
 # with -icount shift=0; or empty under KVM), ATTACH_ROUNDS (CGTMA_ATTACH_ROUNDS for
-# 27-attach-churn) and KMEM_EVENTS (CGTMA_KMEM_EVENTS for 32-kernel-memory), empty for
+# 27-attach-churn), KMEM_EVENTS (CGTMA_KMEM_EVENTS for 32-kernel-memory), LOADED_RUNS
+# (CGTMA_LOADED_RUNS for 52-loaded) and LIVE_TIMEOUT (CGTMA_LIVE_TIMEOUT), empty for
 # their defaults.
 #
 # What it writes: uname, uname-v, preempt, paranoid, memlock, live.log (tests/run-live.sh's
@@ -106,6 +107,8 @@ say "$(uname -r), $LAYOUT cgroups, paranoid $(cat $R/paranoid), memlock $(cat $R
 [ -n "$EMULATION" ] && export CGTMA_EMULATION=$EMULATION
 [ -n "${ATTACH_ROUNDS:-}" ] && export CGTMA_ATTACH_ROUNDS=$ATTACH_ROUNDS
 [ -n "${KMEM_EVENTS:-}" ] && export CGTMA_KMEM_EVENTS=$KMEM_EVENTS
+[ -n "${LOADED_RUNS:-}" ] && export CGTMA_LOADED_RUNS=$LOADED_RUNS
+[ -n "${LIVE_TIMEOUT:-}" ] && export CGTMA_LIVE_TIMEOUT=$LIVE_TIMEOUT
 cd /cgtma || setup_failed "no /cgtma"
 case $MODE in
 suite)
