@@ -348,7 +348,7 @@ static int counts_scope(const struct run *run, json_object *counts, const char *
 	s->ran = true;
 	in.counts = s->count;
 	in.counted = counted;
-	err = tma_result__init(&s->tma, p);
+	err = tma_result_init(&s->tma, p);
 	if (!err) {
 		s->has_tma = true;
 		err = tma_compute(p, &in, &s->tma);

@@ -200,9 +200,9 @@ struct tma_result {
 /* Says once, as a warning, what a result's `uncounted` means for p's model. */
 void plan_warn_uncounted(const struct plan *p);
 
-/* Allocates a result for plan p (p must outlive it); tma_result__release frees it. */
-int tma_result__init(struct tma_result *r, const struct plan *p);
-void tma_result__release(struct tma_result *r);
+/* Allocates a result for plan p (p must outlive it); tma_result_release frees it. */
+int tma_result_init(struct tma_result *r, const struct plan *p);
+void tma_result_release(struct tma_result *r);
 /*
  * One computation of the tree and the metrics (one scope, one interval) with toplev's
  * semantics (user/models/README.md, "Evaluation"). r must have been initialized for p. A

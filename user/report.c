@@ -63,7 +63,7 @@ static void scope_release(struct scope *s)
 	cgroup_names_release(&s->names);
 	free(s->sum);	/* count, multiplex and state live in the same block */
 	if (s->has_tma)
-		tma_result__release(&s->tma);
+		tma_result_release(&s->tma);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -232,7 +232,7 @@ static int derive_scope(const struct run *run, double interval_s, struct scope *
 		return 0;
 
 	if (!s->has_tma) {
-		err = tma_result__init(&s->tma, run->plan);
+		err = tma_result_init(&s->tma, run->plan);
 		if (err)
 			return err;
 		s->has_tma = true;

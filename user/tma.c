@@ -354,7 +354,7 @@ int tma_compute(const struct plan *p, const struct tma_input *in, struct tma_res
 	return 0;
 }
 
-int tma_result__init(struct tma_result *r, const struct plan *p)
+int tma_result_init(struct tma_result *r, const struct plan *p)
 {
 	const struct plan_priv *priv = p->priv;
 	const struct model *m = p->model;
@@ -380,13 +380,13 @@ int tma_result__init(struct tma_result *r, const struct plan *p)
 	}
 	if (!r->value || !r->counted || !r->above || !r->metric || !r->metric_counted || !s ||
 	    !s->events || !s->retlat || !s->val || !s->own || !s->flags || !s->memo || !s->calls) {
-		tma_result__release(r);
+		tma_result_release(r);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void tma_result__release(struct tma_result *r)
+void tma_result_release(struct tma_result *r)
 {
 	struct tma_scratch *s = r->scratch;
 

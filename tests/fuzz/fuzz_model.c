@@ -63,10 +63,10 @@ static void compute(struct plan *p, struct tail *t)
 	counts = calloc(p->nr_events + 1, sizeof(*counts));
 	latency = calloc(p->nr_events + 1, sizeof(*latency));
 	counted = calloc(p->nr_events + 1, sizeof(*counted));
-	if (!counts || !latency || !counted || tma_result__init(&r, p))
+	if (!counts || !latency || !counted || tma_result_init(&r, p))
 		goto out;
-	if (tma_result__init(&ref, p)) {
-		tma_result__release(&r);
+	if (tma_result_init(&ref, p)) {
+		tma_result_release(&r);
 		goto out;
 	}
 	for (i = 0; i < p->nr_events; i++) {
@@ -91,8 +91,8 @@ static void compute(struct plan *p, struct tail *t)
 		if (tma_compute(p, &in, &ref) || !same(p, &r, &ref))
 			__builtin_trap();
 	}
-	tma_result__release(&r);
-	tma_result__release(&ref);
+	tma_result_release(&r);
+	tma_result_release(&ref);
 out:
 	free(counts);
 	free(latency);

@@ -781,28 +781,28 @@ static void run_model(struct run *run, const char *json, struct model_options o,
 	}
 	if (retire_latency)
 		in.retire_latency = latency;
-	if (tma_result__init(&run->r, run->p))
+	if (tma_result_init(&run->r, run->p))
 		return;
 	run->ok = tma_compute(run->p, &in, &run->r) == 0;
 	CHECK(run->ok, "compute failed");
 
 	/* toplev's way, every reference recomputed, must give the same to the bit */
 	plan_set_memo(run->p, false);
-	if (run->ok && !tma_result__init(&ref, run->p)) {
+	if (run->ok && !tma_result_init(&ref, run->p)) {
 		CHECK(tma_compute(run->p, &in, &ref) == 0 &&
 			      !memcmp(run->r.value, ref.value, run->p->nr_nodes * sizeof(double)) &&
 			      !memcmp(run->r.above, ref.above, run->p->nr_nodes * sizeof(bool)) &&
 			      !memcmp(run->r.metric, ref.metric, run->p->nr_metrics * sizeof(double)) &&
 			      run->r.bottleneck == ref.bottleneck,
 		      "memoized and recomputed results differ");
-		tma_result__release(&ref);
+		tma_result_release(&ref);
 	}
 	plan_set_memo(run->p, true);
 }
 
 static void run_free(struct run *run)
 {
-	tma_result__release(&run->r);
+	tma_result_release(&run->r);
 	plan_free(run->p);
 	model_free(run->m);
 }
@@ -1343,8 +1343,8 @@ static void test_group_copies(void)
 			counts = calloc(p->nr_events + 1, sizeof(*counts));
 			own = calloc(p->nr_events + 1, sizeof(*own));
 			counted = calloc(p->nr_events + 1, sizeof(*counted));
-			CHECK(counts && own && counted && !tma_result__init(&r, p) &&
-			      !tma_result__init(&r1, p), "allocation");
+			CHECK(counts && own && counted && !tma_result_init(&r, p) &&
+			      !tma_result_init(&r1, p), "allocation");
 			for (int e = 0; e < p->nr_events; e++) {
 				counts[e] = 1e6 * (1 + e % 7) + 1e5 * e;
 				counted[e] = true;
@@ -1373,8 +1373,8 @@ static void test_group_copies(void)
 				nr_checked++;
 				in.counts = counts;
 			}
-			tma_result__release(&r);
-			tma_result__release(&r1);
+			tma_result_release(&r);
+			tma_result_release(&r1);
 			free(counts);
 			free(own);
 			free(counted);

@@ -108,7 +108,7 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	}
 	in.counts = values;
 	in.counted = counted;
-	err = tma_result__init(&r, p);
+	err = tma_result_init(&r, p);
 	if (!err)
 		err = tma_compute(p, &in, &r);
 	CHECK(!err, "%s[%d]: compute failed: %d", file, idx, err);
@@ -127,13 +127,13 @@ static void run_vector(const char *file, int idx, json_object *vec)
 
 	/* toplev's way, recomputing on every reference, gives bit for bit the same */
 	plan_set_memo(p, false);
-	if (!tma_result__init(&ref, p) && !tma_compute(p, &in, &ref)) {
+	if (!tma_result_init(&ref, p) && !tma_compute(p, &in, &ref)) {
 		CHECK(!memcmp(r.value, ref.value, p->nr_nodes * sizeof(*r.value)) &&
 			      !memcmp(r.above, ref.above, p->nr_nodes * sizeof(*r.above)) &&
 			      r.bottleneck == ref.bottleneck,
 		      "%s[%d]: memoized values differ from recomputed ones", file, idx);
 	}
-	tma_result__release(&ref);
+	tma_result_release(&ref);
 
 	/* The same nodes, both ways. */
 	CHECK_INT(p->nr_nodes, json_object_object_length(expected));
@@ -165,7 +165,7 @@ static void run_vector(const char *file, int idx, json_object *vec)
 			printf("  in %s[%d]\n", file, idx);
 	}
 out:
-	tma_result__release(&r);
+	tma_result_release(&r);
 	free(values);
 	free(counted);
 	plan_free(p);
