@@ -98,6 +98,14 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space between open and load; the verifier prunes what they disable. */
 const volatile __u32 nr_events = 0;
+/*
+ * Per event, the event whose enabled and running times it shares (its own index: none):
+ * the members of a perf group are scheduled with their leader, and software and tracepoint
+ * events are never multiplexed, so each of those reads its counter alone
+ * (bpf_perf_event_read()), a helper that takes no clock, and the times come from an event
+ * read before it at the same moment. Set by user space.
+ */
+const volatile __u8 times_of[CGTMA_MAX_EVENTS] = {};
 /* Deepest level with a tracked cgroup; levels below it are never looked up. */
 const volatile __u32 max_level = 0;
 /* Bit L set: cgroups at level L may be tracked (explicit paths, globs, --all-cgroups). */
@@ -994,10 +1002,24 @@ static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, _
 	struct cgtma_count *s = &snap->ev[i];
 	__u64 bit = 1ULL << (i % 64);
 	struct bpf_perf_event_value v;
+	__u32 j = times_of[i & (CGTMA_MAX_EVENTS - 1)];
 	bool have = true;
-	long err;
+	long err = 0;
 
-	err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
+	if (j == i || j >= CGTMA_MAX_EVENTS) {
+		err = bpf_perf_event_read_value(&events, cpu * nr_events + i, &v, sizeof(v));
+	} else {
+		/* A counter, or a negative errno (counters stay far below 2^63). */
+		__u64 c = bpf_perf_event_read(&events, cpu * nr_events + i);
+
+		if ((__s64)c < 0 && (__s64)c >= -4095) {
+			err = (__s64)c;
+		} else {
+			v.counter = c;
+			v.enabled = snap->ev[j].enabled;
+			v.running = snap->ev[j].running;
+		}
+	}
 	if (err) {
 		/* The slice's counts of the event go to the next one: marked. */
 		if (err != -ENOENT) {

@@ -553,6 +553,34 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 }
 
 /*
+ * Which event's enabled and running times each one shares, for the BPF side to read only
+ * its counter (times_of): a member of a perf group its leader's, which the kernel schedules
+ * with it; a software or tracepoint event, which is never multiplexed, those of the first
+ * one such that leads its group; any other its own. The one it shares comes before it, so
+ * that a slice's reading of it is at hand.
+ */
+static void share_times(struct collector *c)
+{
+	const int *group = c->su.group;
+	int never_multiplexed = -1;
+
+	for (int i = 0; i < c->nr_events; i++) {
+		__u32 type = c->su.attrs[i].type;
+		int j = i;
+
+		if (i > 0 && group[i] == group[i - 1]) {
+			while (j > 0 && group[j - 1] == group[i])
+				j--;
+		} else if (type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_TRACEPOINT) {
+			if (never_multiplexed < 0)
+				never_multiplexed = i;
+			j = never_multiplexed;
+		}
+		c->skel->rodata->times_of[i] = j;
+	}
+}
+
+/*
  * Between open and load: the BPF side's read-only settings, the maps' sizes and layout, and
  * which programs load. 0 or -errno, said.
  */
@@ -561,6 +589,7 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	int err;
 
 	c->skel->rodata->nr_events = c->nr_events;
+	share_times(c);
 	c->skel->rodata->max_level = c->su.max_level;
 	c->skel->rodata->tracked_levels = c->su.tracked_levels;
 	c->skel->rodata->new_cgroup_levels = c->su.new_cgroup_levels;

@@ -278,7 +278,9 @@ fi
 timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 0.5 --json -G "$CG_BASE/none-*" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 3 ] || fail "a glob matching nothing: exit $rc, want 3: $(cat "$TMP/err")"
-# Said at the start, and again at the end as it never matched.
+# Said at the start, and again at the end as it never matched (and a switch hook's fallback,
+# where this kernel makes one, besides).
+sed -i '/^cgtma: warning: switch hook: the perf-event hook missed a switch/d' "$TMP/err"
 [ "$(wc -l <"$TMP/err")" = 2 ] &&
 	head -n1 "$TMP/err" | grep -qx "cgtma: warning: '/$CG_BASE/none-\*' matches no cgroup yet; watching for it" &&
 	tail -n1 "$TMP/err" | grep -qx "cgtma: warning: '/$CG_BASE/none-\*' never matched a cgroup during the run" ||
