@@ -203,6 +203,26 @@ static int record_begin(struct output *o, const struct run *run)
 	return err;
 }
 
+/* A mark (report.h) as the record keeps it (record.h). */
+static void put_mark(struct strbuf *b, const struct mark *k)
+{
+	const struct cgtma_miss *m = &k->m;
+
+	put_u32(b, (uint32_t)k->cpu);
+	put_u32(b, m->kind);
+	put_u32(b, m->count);
+	put_u64(b, m->ran_cgroup);
+	put_u64(b, m->charged_cgroup);
+	put_u64(b, m->slice_ns);
+	put_u64(b, m->max_ns);
+	put_u64(b, m->unseen_ns);
+	put_u32(b, m->pid);
+	put_u32(b, m->charged_pid);
+	put_str(b, m->comm);
+	put_str(b, k->ran);
+	put_str(b, k->charged);
+}
+
 static int record_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct record_sink *rs = o->priv;
@@ -224,6 +244,9 @@ static int record_interval(struct output *o, const struct run *run, const struct
 	put_u64(&b, iv->missed_slices);
 	put_u64(&b, iv->missed_max_ns);
 	put_u64(&b, iv->missed_unbounded);
+	put_u32(&b, iv->nr_marks);
+	for (int i = 0; i < iv->nr_marks; i++)
+		put_mark(&b, &iv->marks[i]);
 	put_u32(&b, rs->nr_events);
 	put_u32(&b, iv->nr_scopes);
 	for (int i = 0; i < iv->nr_scopes; i++) {

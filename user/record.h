@@ -17,12 +17,15 @@
  *               u8:cgroups u8:has-plan u32:reserved-counters u32:nr-events
  *               (str:name str:encoding u32:group u8:fixed){nr-events}
  *   interval := u32:seq f64:time f64:interval-s u8:has-bpf-stats u64:bpf-run-time-ns
- *               u64:bpf-run-cnt [u64:missed-slices] [u64:missed-max-ns u64:missed-unbounded]
- *               u32:nr-events u32:nr-scopes scope{nr-scopes}
+ *               u64:bpf-run-cnt [u64:missed-slices] [u64:missed-max-ns u64:missed-unbounded
+ *               u32:nr-marks mark{nr-marks}] u32:nr-events u32:nr-scopes scope{nr-scopes}
  *               missed-slices (from version 3 on): slices charged though the switch hook
  *               did not see where they began, 0 where the interval is exact; from version
  *               6 on, the most of their time that may be another cgroup's and, of them,
- *               those with no bound (report.h's struct interval)
+ *               those with no bound, and the marks listed (report.h's struct interval)
+ *   mark     := i32:cpu u32:kind u32:count u64:ran-cgroup u64:charged-cgroup u64:slice-ns
+ *               u64:max-ns u64:unseen-ns u32:pid u32:charged-pid str:comm str:ran
+ *               str:charged   (bpf/cgtma.h's struct cgtma_miss, and the cgroups' paths)
  *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u64:cgroup-id]
  *               [u32:pid u32:tid str:comm] [str:container str:pod str:namespace]
  *               (u64:counter u64:enabled u64:running){nr-events}

@@ -133,6 +133,57 @@ static char *get_str_or_empty(struct cursor *c, bool *nomem)
 static int damage(struct record_reader *r, struct record_error *e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A string into a fixed buffer, cut to fit. */
+static void get_str_into(struct cursor *c, char *buf, size_t len)
+{
+	uint32_t n = get_u32(c);
+	const unsigned char *p = take(c, n);
+
+	buf[0] = '\0';
+	if (p && n)
+		snprintf(buf, len, "%.*s", (int)n, (const char *)p);
+}
+
+/*
+ * An interval's marks (record.h) into iv->marks; -EBADMSG when they do not fit the payload
+ * (nomem set where memory ran out instead).
+ */
+static int get_marks(struct cursor *c, struct interval *iv, bool *nomem)
+{
+	/* cpu, kind, count, 5 u64, 2 u32, three strings' lengths */
+	const size_t min_mark = 3 * 4 + 5 * 8 + 2 * 4 + 3 * 4;
+	uint32_t n = get_u32(c);
+
+	if (c->short_read || n > c->left / min_mark)
+		return -EBADMSG;
+	if (!n)
+		return 0;
+	iv->marks = calloc(n, sizeof(*iv->marks));
+	if (!iv->marks) {
+		*nomem = true;
+		return 0;
+	}
+	iv->nr_marks = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct mark *k = &iv->marks[i];
+
+		k->cpu = (int32_t)get_u32(c);
+		k->m.kind = get_u32(c);
+		k->m.count = get_u32(c);
+		k->m.ran_cgroup = get_u64(c);
+		k->m.charged_cgroup = get_u64(c);
+		k->m.slice_ns = get_u64(c);
+		k->m.max_ns = get_u64(c);
+		k->m.unseen_ns = get_u64(c);
+		k->m.pid = get_u32(c);
+		k->m.charged_pid = get_u32(c);
+		get_str_into(c, k->m.comm, sizeof(k->m.comm));
+		get_str_into(c, k->ran, sizeof(k->ran));
+		get_str_into(c, k->charged, sizeof(k->charged));
+	}
+	return c->short_read ? -EBADMSG : 0;
+}
+
 static int damage(struct record_reader *r, struct record_error *e, const char *fmt, ...)
 {
 	va_list ap;
@@ -374,6 +425,10 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	size_t min_scope;
 	bool nomem = false;
 
+	/* The last interval's marks, if the caller hands the same interval again. */
+	free(iv->marks);
+	iv->marks = NULL;
+	iv->nr_marks = 0;
 	seq = get_u32(&c);
 	iv->time = get_f64(&c);
 	iv->interval_s = get_f64(&c);
@@ -384,6 +439,8 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	iv->missed_max_ns = r->h.version >= 6 ? get_u64(&c) : 0;
 	/* Before version 6 no bound was kept: every marked slice is one without. */
 	iv->missed_unbounded = r->h.version >= 6 ? get_u64(&c) : iv->missed_slices;
+	if (r->h.version >= 6 && get_marks(&c, iv, &nomem))
+		return damage(r, e, "malformed interval (its marks)");
 	nr_events = get_u32(&c);
 	nr_scopes = get_u32(&c);
 	if (c.short_read)

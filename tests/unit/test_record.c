@@ -138,6 +138,21 @@ static int fixture_init(struct fixture *fx, int level, bool once)
 		iv->missed_slices = i % 3 == 1 ? 1 + i : 0;
 		iv->missed_max_ns = i % 3 == 1 ? 1234567ULL * i : 0;
 		iv->missed_unbounded = i % 3 == 1 ? i / 3 : 0;
+		/* Marks listed, a switch missed and runs skipped: kept as the live run had them. */
+		if (i % 3 == 1) {
+			iv->marks = calloc(2, sizeof(*iv->marks));
+			if (iv->marks) {
+				iv->nr_marks = 2;
+				iv->marks[0] = (struct mark){ .cpu = 1, .ran = "/", .charged = "/a/b",
+					.m = { .kind = CGTMA_MISS_SWITCH, .count = 1, .ran_cgroup = 1,
+					       .charged_cgroup = 4242, .slice_ns = 8042000 + i,
+					       .max_ns = 5369000, .unseen_ns = 5398000, .pid = 81,
+					       .charged_pid = 1234, .comm = "tokio-rt-worker" } };
+				iv->marks[1] = (struct mark){ .cpu = 0,
+					.m = { .kind = CGTMA_MISS_SKIPPED, .count = 3,
+					       .max_ns = ~0ULL, .unseen_ns = ~0ULL } };
+			}
+		}
 		s[0] = interval_add_scope(iv, &fx->run, SCOPE_SYSTEM, NULL, -1);
 		s[1] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", -1);
 		s[2] = interval_add_scope(iv, &fx->run, SCOPE_CGROUP, "/a/b", 1);
@@ -256,6 +271,14 @@ static void check_interval(const struct fixture *fx, const struct interval *want
 	CHECK_INT(got->missed_slices, want->missed_slices);
 	CHECK_INT(got->missed_max_ns, want->missed_max_ns);
 	CHECK_INT(got->missed_unbounded, want->missed_unbounded);
+	CHECK_INT(got->nr_marks, want->nr_marks);
+	for (int k = 0; k < got->nr_marks && k < want->nr_marks; k++) {
+		const struct mark *g = &got->marks[k], *w = &want->marks[k];
+
+		CHECK(g->cpu == w->cpu && !memcmp(&g->m, &w->m, sizeof(g->m)) &&
+		      !strcmp(g->ran, w->ran) && !strcmp(g->charged, w->charged),
+		      "mark %d of an interval differs", k);
+	}
 	CHECK_INT(got->nr_scopes, want->nr_scopes);
 	if (got->nr_scopes != want->nr_scopes)
 		return;
