@@ -2,8 +2,8 @@
 /*
  * cgtma's sampler: at each sample of a sample event (one perf event per CPU and event), finds
  * the running task's tracked cgroups (its deepest and their tracked ancestors), drops the
- * sample in the kernel when there is none, and counts it under (cgroup, process, event, user
- * stack, kernel stack) for each.
+ * sample in the kernel when there is none, and counts it under (cgroup, process, thread name,
+ * event, user stack, kernel stack) for each.
  *
  * Counting in the kernel, not a ring buffer record per sample: a sample costs two stack-map
  * inserts that mostly hit (a spinning function repeats its stacks) and a hash add, and user
@@ -326,6 +326,8 @@ static __always_inline int on_sample(struct bpf_perf_event_data *ctx, __u32 even
 		level--;
 	}
 	key.pid = bpf_get_current_pid_tgid() >> 32;
+	/* The whole buffer is written (NUL-padded): the key hashes every byte of it. */
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	announce(key.pid);
 	if (h)
 		store_stacks(ctx, &stacks1, h, &key);
