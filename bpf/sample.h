@@ -16,6 +16,9 @@
 /* Distinct (cgroup, process, event, stacks) counted per half and interval, by default. */
 #define SAMPLE_MAX_STACKS 16384
 
+/* A thread's name, with its NUL: the kernel's TASK_COMM_LEN. */
+#define SAMPLE_COMM_LEN 16
+
 /* Frames a stack keeps: the kernel's own default limit (sysctl kernel.perf_event_max_stack). */
 #define SAMPLE_MAX_DEPTH 127
 
@@ -46,9 +49,9 @@ enum {
 };
 
 /*
- * A counts map's key: the samples of one event in one process of one tracked cgroup with one
- * pair of stacks, counted in the kernel. A stack id < 0 means that stack is not known (no
- * user stack in a kernel thread, a stack that did not fit).
+ * A counts map's key: the samples of one event in one thread name of one process of one
+ * tracked cgroup with one pair of stacks, counted in the kernel. A stack id < 0 means that
+ * stack is not known (no user stack in a kernel thread, a stack that did not fit).
  */
 struct sample_key {
 	__u64 cgroup;			/* a tracked cgroup (v2 id): a sample is counted in
@@ -57,6 +60,7 @@ struct sample_key {
 	__u32 event;			/* index of the sample event */
 	__s32 ustack;			/* id in the half's stack map */
 	__s32 kstack;
+	char comm[SAMPLE_COMM_LEN];	/* the sampled thread's name (comm), NUL-padded */
 };
 
 #endif

@@ -124,8 +124,11 @@ static void usage(FILE *f)
 "                          lost, and said\n"
 "      --folded FILE       --sample: the run's stacks, folded (SCOPE;outer;...;leaf COUNT),\n"
 "                          for flamegraph.pl, speedscope, inferno\n"
+"      --folded-pid        --folded: each stack's thread name and process after the\n"
+"                          cgroup (SCOPE;COMM-PID;outer;...), as stackcollapse-perf --pid\n"
 "      --pprof FILE        --sample: the run's stacks as a gzipped pprof profile, every\n"
-"                          event, samples labelled by cgroup (go tool pprof, Pyroscope)\n"
+"                          event, samples labelled by cgroup, pid and comm (go tool pprof,\n"
+"                          Pyroscope)\n"
 "  -- COMMAND              run COMMAND and stop when it exits; cgtma exits with its status\n"
 "\n"
 "Output:\n"
@@ -189,6 +192,7 @@ enum {
 	OPT_PROMETHEUS_TASKS,
 	OPT_SAMPLE,
 	OPT_FOLDED,
+	OPT_FOLDED_PID,
 	OPT_PPROF,
 	OPT_SAMPLE_MAX,
 	OPT_NO_MATCH_STATUS,
@@ -214,6 +218,7 @@ static const struct option long_options[] = {
 	{ "sample", optional_argument, NULL, OPT_SAMPLE },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "folded-pid", no_argument, NULL, OPT_FOLDED_PID },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "sample-max", required_argument, NULL, OPT_SAMPLE_MAX },
 	OUTPUT_LONG_OPTIONS,
@@ -366,6 +371,9 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		case OPT_FOLDED:
 			o.folded = optarg;
 			break;
+		case OPT_FOLDED_PID:
+			o.folded_pid = true;
+			break;
 		case OPT_SAMPLE_MAX:
 			if (opt_int("--sample-max", optarg, 1, 1 << 24, "", &o.sample_max))
 				goto usage_error;
@@ -424,6 +432,10 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	if ((o.sample_hz || o.sample_max || o.folded || o.pprof) && !o.sample) {
 		pr_err("-F, --sample-max, --folded and --pprof shape the samples: add --sample");
+		goto usage_error;
+	}
+	if (o.folded_pid && !o.folded) {
+		pr_err("--folded-pid shapes the --folded file: add --folded FILE");
 		goto usage_error;
 	}
 	if (o.sample && !selection_opts_any(&o.select)) {

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: cgtma report FILE [--json | -x SEP] [-l N] [--cdm DIR] [--html OUT.html]\n"
-"                         [--folded OUT] [--pprof OUT.pb.gz] [-v]\n"
+"                         [--folded OUT [--folded-pid]] [--pprof OUT.pb.gz] [-v]\n"
 "\n"
 "Recomputes the intervals and the summary of a run recorded with `cgtma --record FILE`,\n"
 "from its raw counts and the model it recorded; on any machine, without BPF or a PMU.\n"
@@ -37,8 +37,10 @@ static void usage(FILE *f)
 "                      graph per cgroup when the run sampled (--sample)\n"
 "      --folded FILE   the sampled stacks of the first sampled event, folded: a line\n"
 "                      'CGROUP;outer;...;leaf COUNT' per stack (flamegraph.pl, speedscope)\n"
+"      --folded-pid    --folded: each stack's thread name and process after the cgroup,\n"
+"                      'CGROUP;COMM-PID;outer;...' (stackcollapse-perf.pl --pid's frame)\n"
 "      --pprof FILE    the sampled stacks as a gzipped pprof profile, every event, labelled\n"
-"                      by cgroup (go tool pprof, Pyroscope, Parca, Grafana)\n"
+"                      by cgroup, pid and comm (go tool pprof, Pyroscope, Parca, Grafana)\n"
 "                      --html, --folded and --pprof alone print nothing else\n"
 "  -l, --level N       Top-Down levels (default: as recorded); deeper than recorded needs\n"
 "                      events the run did not count\n"
@@ -63,6 +65,7 @@ struct report_args {
 	const char *file;
 	struct output_opts out;
 	const char *folded;	/* --folded FILE */
+	bool folded_pid;	/* --folded-pid */
 	const char *pprof;	/* --pprof FILE */
 	int level;		/* 0: as recorded */
 	bool verbose;
@@ -71,11 +74,12 @@ struct report_args {
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-	enum { OPT_HTML = OPT_COMMAND_FIRST, OPT_FOLDED, OPT_PPROF };
+	enum { OPT_HTML = OPT_COMMAND_FIRST, OPT_FOLDED, OPT_FOLDED_PID, OPT_PPROF };
 	static const struct option long_options[] = {
 		OUTPUT_LONG_OPTIONS,
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
+		{ "folded-pid", no_argument, NULL, OPT_FOLDED_PID },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "level", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -95,6 +99,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case OPT_FOLDED:
 			a->folded = optarg;
 			break;
+		case OPT_FOLDED_PID:
+			a->folded_pid = true;
+			break;
 		case OPT_PPROF:
 			a->pprof = optarg;
 			break;
@@ -112,6 +119,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			fprintf(stderr, "Try 'cgtma report --help'.\n");
 			return -EINVAL;
 		}
+	}
+	if (a->folded_pid && !a->folded) {
+		pr_err("report: --folded-pid shapes the --folded file: add --folded FILE");
+		return -EINVAL;
 	}
 	if (optind >= argc) {
 		pr_err("report: no record file (see 'cgtma report --help')");
@@ -384,7 +395,7 @@ static int write_samples(const struct replay *rp, const struct report_args *a)
 		       a->folded ? "--folded" : "--pprof");
 		return -ENODATA;
 	}
-	return not_usage(stackfiles_write(p, a->folded, a->pprof));
+	return not_usage(stackfiles_write(p, a->folded, a->folded_pid, a->pprof));
 }
 
 static int report(int argc, char **argv)

@@ -325,6 +325,8 @@ static void put_profile(struct strbuf *b, const struct profile *p)
 		const struct profile_sample *smp = &p->samples[i];
 
 		put_u32(b, smp->scope);
+		put_u32(b, smp->pid);
+		put_ref(b, p, smp->comm);
 		put_u32(b, smp->nr_locs);
 		for (int k = 0; k < smp->nr_locs; k++)
 			put_u32(b, smp->locs[k]);

@@ -22,7 +22,7 @@ enum {
 	PROFILE_PERIOD_TYPE, PROFILE_PERIOD, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL,
-	LABEL_KEY = 1, LABEL_STR,
+	LABEL_KEY = 1, LABEL_STR, LABEL_NUM,
 	MAPPING_ID = 1, MAPPING_MEMORY_START, MAPPING_MEMORY_LIMIT, MAPPING_FILE_OFFSET,
 	MAPPING_FILENAME, MAPPING_BUILD_ID, MAPPING_HAS_FUNCTIONS, MAPPING_HAS_FILENAMES,
 	MAPPING_HAS_LINE_NUMBERS,
@@ -176,6 +176,17 @@ static void label(struct encoder *e, struct strbuf *b, const char *key, const ch
 	strbuf_release(&m);
 }
 
+/* A numeric label (pprof's num): -tagfocus=pid=1234 and -tags read it as a number. */
+static void label_num(struct encoder *e, struct strbuf *b, const char *key, uint64_t value)
+{
+	struct strbuf m = STRBUF_INIT;
+
+	put_uint(&m, LABEL_KEY, str(e, key));
+	put_uint(&m, LABEL_NUM, value);
+	put_msg(b, SAMPLE_LABEL, &m);
+	strbuf_release(&m);
+}
+
 static void samples(struct encoder *e, struct strbuf *b)
 {
 	const struct profile *p = e->p;
@@ -201,6 +212,9 @@ static void samples(struct encoder *e, struct strbuf *b)
 		label(e, &m, "cgroup", sc->cgroup);
 		label(e, &m, "container", sc->container);
 		label(e, &m, "pod", sc->pod);
+		if (smp->pid)
+			label_num(e, &m, "pid", smp->pid);
+		label(e, &m, "comm", smp->comm);
 		put_msg(b, PROFILE_SAMPLE, &m);
 	}
 	if (packed.failed)

@@ -158,13 +158,21 @@ out:
 int profile_add(struct profile *p, int scope, const int *locs, int nr_locs, int type,
 		uint64_t count)
 {
+	return profile_add_task(p, scope, 0, NULL, locs, nr_locs, type, count);
+}
+
+int profile_add_task(struct profile *p, int scope, uint32_t pid, const char *comm,
+		     const int *locs, int nr_locs, int type, uint64_t count)
+{
 	struct strbuf key = STRBUF_INIT;
-	struct profile_sample s = { .scope = scope, .nr_locs = nr_locs };
+	struct profile_sample s = { .scope = scope, .pid = pid, .nr_locs = nr_locs };
 	int i, err = 0;
 
 	if (scope < 0 || scope >= p->nr_scopes || type < 0 || type >= p->nr_types || nr_locs < 0)
 		return -EINVAL;
-	strbuf_addf(&key, "%d", scope);
+	/* A comm of NULL and one of "" are told apart: "" is a name, if an odd one. */
+	strbuf_addf(&key, "%d" SEP "%" PRIu32 SEP "%c%s" SEP, scope, pid, comm ? '+' : '-',
+		    comm ? comm : "");
 	for (int k = 0; k < nr_locs; k++)
 		strbuf_addf(&key, ",%d", locs[k]);
 	i = lookup(&p->sample_index, &key);
@@ -176,9 +184,10 @@ int profile_add(struct profile *p, int scope, const int *locs, int nr_locs, int 
 		err = i;
 		goto out;
 	}
+	s.comm = intern(p, comm, &err);
 	s.locs = malloc((nr_locs ? nr_locs : 1) * sizeof(*s.locs));
 	s.values = calloc(p->nr_types, sizeof(*s.values));
-	if (!s.locs || !s.values || ALLOC_GROW(p->samples, p->nr_samples + 1, p->cap_samples) ||
+	if (err || !s.locs || !s.values || ALLOC_GROW(p->samples, p->nr_samples + 1, p->cap_samples) ||
 	    hashmap_put_str(&p->sample_index, key.buf, p->nr_samples)) {
 		free(s.locs);
 		free(s.values);
@@ -229,7 +238,7 @@ static int cmp_folded(const void *a, const void *b)
 	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
 }
 
-int profile_write_folded(const struct profile *p, int type, FILE *f)
+int profile_write_folded(const struct profile *p, int type, bool with_task, FILE *f)
 {
 	struct hashmap index = HASHMAP_INIT;
 	struct folded_line *lines = NULL;
@@ -247,6 +256,11 @@ int profile_write_folded(const struct profile *p, int type, FILE *f)
 		if (!smp->values[type])
 			continue;
 		add_folded_name(&sb, p->scopes[smp->scope].name);
+		if (with_task && smp->comm) {
+			strbuf_addstr(&sb, ";");
+			add_folded_name(&sb, smp->comm);
+			strbuf_addf(&sb, "-%" PRIu32, smp->pid);
+		}
 		for (int k = smp->nr_locs - 1; k >= 0; k--) {
 			strbuf_addstr(&sb, ";");
 			add_folded_name(&sb, profile_frame_name(p, smp->locs[k], name, sizeof(name)));
@@ -316,8 +330,9 @@ int profile_merge(struct profile *dst, const struct profile *src)
 			stack[k] = locs[smp->locs[k]];
 		for (int t = 0; t < src->nr_types && err >= 0; t++)
 			if (smp->values[t])
-				err = profile_add(dst, scopes[smp->scope], stack, smp->nr_locs,
-						  types[t], smp->values[t]);
+				err = profile_add_task(dst, scopes[smp->scope], smp->pid,
+						       smp->comm, stack, smp->nr_locs, types[t],
+						       smp->values[t]);
 	}
 	free(stack);
 	free(map);

@@ -59,9 +59,11 @@ struct profile_location {
 	int line;			/* its source line, or 0 */
 };
 
-/* A distinct (scope, stack), with one count for each type. */
+/* A distinct (scope, process, thread name, stack), with one count for each type. */
 struct profile_sample {
 	int scope;
+	uint32_t pid;			/* the process (tgid), 0 when not known */
+	const char *comm;		/* the sampled thread's name, NULL when not known */
 	int *locs;			/* indexes into locs, leaf first */
 	int nr_locs;
 	uint64_t *values;		/* nr_types counts (the arrays grow with the types) */
@@ -106,7 +108,12 @@ int profile_scope(struct profile *p, const char *name, const char *cgroup, const
 int profile_mapping(struct profile *p, const struct profile_mapping *m);
 int profile_location(struct profile *p, const struct profile_location *l);
 
-/* Adds count to type's value for the (scope, stack): 0, or -ENOMEM (nothing added). */
+/*
+ * Adds count to type's value for the (scope, pid, comm, stack): 0, or -ENOMEM (nothing
+ * added). profile_add() is the same with neither process nor thread name known.
+ */
+int profile_add_task(struct profile *p, int scope, uint32_t pid, const char *comm,
+		     const int *locs, int nr_locs, int type, uint64_t count);
 int profile_add(struct profile *p, int scope, const int *locs, int nr_locs, int type,
 		uint64_t count);
 
@@ -119,9 +126,12 @@ const char *profile_frame_name(const struct profile *p, int loc, char *buf, size
 
 /*
  * Folded stacks of one type, for flamegraph.pl, speedscope and inferno: a line for each
- * distinct stack with a count, "SCOPE;outermost;...;leaf COUNT". 0, or -errno of the write.
+ * distinct stack with a count, "SCOPE;outermost;...;leaf COUNT"; with_task, the thread's
+ * name and process after the scope, "SCOPE;COMM-PID;outermost;...;leaf COUNT", as
+ * stackcollapse-perf.pl --pid names them (left out where not known). 0, or -errno of the
+ * write.
  */
-int profile_write_folded(const struct profile *p, int type, FILE *f);
+int profile_write_folded(const struct profile *p, int type, bool with_task, FILE *f);
 
 /*
  * Adds src's counts into dst (profiles of intervals into the run's, a record's profile

@@ -48,10 +48,11 @@
  *                                ref:build-id){nr-mappings}
  *               u32:nr-locations (u64:addr i32:mapping ref:function ref:source-file
  *                                 u32:line){nr-locations}
- *               u32:nr-samples (u32:scope u32:nr-frames u32:location{nr-frames}
- *                               u64:count{nr-types}){nr-samples}
+ *               u32:nr-samples (u32:scope [u32:pid ref:comm] u32:nr-frames
+ *                               u32:location{nr-frames} u64:count{nr-types}){nr-samples}
  *               [u64:samples-lost u64:user-stacks-lost u64:kernel-stacks-lost]
- *               the losses (from version 5 on): profile.h's struct profile_lost
+ *               the losses (from version 5 on): profile.h's struct profile_lost; a
+ *               sample's process (tgid, 0 for none) and thread name (from version 6 on)
  *               ref: u32, 0 for none, else 1 + an index into the strings; mapping -1 for
  *               none; frames leaf first (profile.h says what each field is). A profile
  *               record holds the samples of its own span: any number of them come between

@@ -555,11 +555,11 @@ static const char *get_ref(struct cursor *c, char **strs, uint32_t nr, bool *bad
 
 /*
  * A profile record's tables into p (empty before), each entry interned there, and a map
- * per table from the record's indexes to p's. 0, -ENOMEM, or 1 when the record is
- * malformed (*what names the table).
+ * per table from the record's indexes to p's: version says which fields it has. 0,
+ * -ENOMEM, or 1 when the record is malformed (*what names the table).
  */
 static int parse_profile_into(struct cursor *c, struct profile *p, char **strs, uint32_t ns,
-			      bool has_lost, const char **what)
+			      uint32_t version, const char **what)
 {
 	uint32_t nr_types, nr_scopes, nr_maps, nr_locs, nr_samples;
 	int *types = NULL, *scopes = NULL, *maps = NULL, *locs = NULL, *stack = NULL;
@@ -638,11 +638,17 @@ static int parse_profile_into(struct cursor *c, struct profile *p, char **strs, 
 		l.mapping = mapping >= 0 ? maps[mapping] : -1;
 		ADDED(locs[i] = profile_location(p, &l));
 	}
-	TABLE(nr_samples, 8 + 8 * (size_t)nr_types, "samples", stack);
+	TABLE(nr_samples, (version >= 6 ? 16 : 8) + 8 * (size_t)nr_types, "samples", stack);
 	for (uint32_t i = 0; i < nr_samples; i++) {
-		uint32_t scope = get_u32(c), nr = get_u32(c);
+		uint32_t scope = get_u32(c), pid = 0, nr;
+		const char *comm = NULL;
 		int *st;
 
+		if (version >= 6) {
+			pid = get_u32(c);
+			comm = get_ref(c, strs, ns, &bad);
+		}
+		nr = get_u32(c);
 		CHECKED(scope < nr_scopes && nr <= c->left / 4);
 		st = realloc(stack, ((size_t)nr + 1) * sizeof(*stack));
 		if (!st) {
@@ -660,10 +666,11 @@ static int parse_profile_into(struct cursor *c, struct profile *p, char **strs, 
 			uint64_t v = get_u64(c);
 
 			CHECKED(true);
-			ADDED(profile_add(p, scopes[scope], stack, nr, types[t], v));
+			ADDED(profile_add_task(p, scopes[scope], pid, comm, stack, nr, types[t],
+					       v));
 		}
 	}
-	if (has_lost) {
+	if (version >= 5) {
 		*what = "losses";
 		p->lost.samples = get_u64(c);
 		p->lost.user_stacks = get_u64(c);
@@ -710,7 +717,7 @@ static int parse_profile(struct record_reader *r, size_t len, struct record_erro
 		err = nomem ? -ENOMEM : c.short_read;
 	}
 	if (!err)
-		err = parse_profile_into(&c, &p, strs, ns, r->h.version >= 5, &what);
+		err = parse_profile_into(&c, &p, strs, ns, r->h.version, &what);
 	if (!err)
 		err = profile_merge(&r->profile, &p);
 	for (uint32_t i = 0; strs && i < ns; i++)

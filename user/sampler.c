@@ -554,6 +554,7 @@ static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope,
 		   const struct sample_key *k, __u64 count)
 {
 	int locs[2 * SAMPLE_MAX_DEPTH];
+	char comm[SAMPLE_COMM_LEN + 1];
 	int e, sc, t, n;
 	__u64 t0;
 
@@ -572,7 +573,9 @@ static int add_key(struct sampler *s, struct profile *p, sampler_scope_cb scope,
 	naming_took(s, t0);
 	if (n < 0)
 		return n;
-	return profile_add(p, sc, locs, n, t, count);
+	memcpy(comm, k->comm, sizeof(k->comm));
+	comm[sizeof(k->comm)] = '\0';
+	return profile_add_task(p, sc, k->pid, comm, locs, n, t, count);
 }
 
 /* Every key of map fd, into *keys (allocated): how many, or -errno. */

@@ -1257,7 +1257,8 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
-	if ((o->folded || o->pprof) && stackfiles_write(&s.profile, o->folded, o->pprof))
+	if ((o->folded || o->pprof) && stackfiles_write(&s.profile, o->folded, o->folded_pid,
+							  o->pprof))
 		s.output_failed = true;
 	report_never_ran(&s);
 	unmatched = selection_unmatched(&s.sel);

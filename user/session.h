@@ -29,6 +29,7 @@ struct session_opts {
 	int sample_hz;			/* -F */
 	int sample_max;			/* --sample-max; 0: SAMPLE_MAX_STACKS */
 	const char *folded;		/* --folded FILE, or NULL */
+	bool folded_pid;		/* --folded-pid */
 	const char *pprof;		/* --pprof FILE, or NULL */
 	int no_match_status;		/* --no-match-status: the exit status of a run
 					 * where a selector never matched */

@@ -23,19 +23,26 @@ int stackfiles_check(const char *folded, const char *pprof)
 	return 0;
 }
 
+struct folded_arg {
+	const struct profile *p;
+	bool with_task;
+};
+
 static int write_folded(FILE *f, void *arg)
 {
-	const struct profile *p = arg;
+	const struct folded_arg *a = arg;
 
-	return p->nr_types ? profile_write_folded(p, 0, f) : 0;
+	return a->p->nr_types ? profile_write_folded(a->p, 0, a->with_task, f) : 0;
 }
 
-int stackfiles_write(const struct profile *p, const char *folded, const char *pprof)
+int stackfiles_write(const struct profile *p, const char *folded, bool folded_pid,
+		     const char *pprof)
 {
+	struct folded_arg a = { .p = p, .with_task = folded_pid };
 	int err = 0;
 
 	if (folded) {
-		err = atomic_write_file(folded, write_folded, (void *)p);
+		err = atomic_write_file(folded, write_folded, &a);
 		if (err)
 			pr_err("cannot write '%s': %s", folded, strerror(-err));
 	}

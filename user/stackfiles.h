@@ -7,6 +7,8 @@
 #ifndef CGTMA_STACKFILES_H
 #define CGTMA_STACKFILES_H
 
+#include <stdbool.h>
+
 #include "profile.h"
 
 /* Whether folded and pprof (either may be NULL) can be written: 0, or -errno (said). */
@@ -14,8 +16,10 @@ int stackfiles_check(const char *folded, const char *pprof);
 
 /*
  * Writes p's stacks: folded, those of its first sampled event (the format has no place to
- * say which event a line counts); pprof, every event. 0, or the first -errno (said).
+ * say which event a line counts), with folded_pid each thread's COMM-PID frame after the
+ * cgroup's (--folded-pid); pprof, every event. 0, or the first -errno (said).
  */
-int stackfiles_write(const struct profile *p, const char *folded, const char *pprof);
+int stackfiles_write(const struct profile *p, const char *folded, bool folded_pid,
+		     const char *pprof);
 
 #endif

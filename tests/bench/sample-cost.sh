@@ -15,6 +15,14 @@
 # reported apart; the symbolizer's own part of it (naming frames, reading processes' maps:
 # what -v says at the end) over the whole run, start-up included, apart again. The sample
 # interrupts' own cost (the perf event's hrtimer) is not in these.
+#
+# Then, against perf record (issue 35's goal): two tracked cgroups, each spinning on one CPU
+# per two CPUs, under `cgtma --sample -F 99` and under `perf record -a -g -F 99 -e cpu-clock
+# --all-cgroups -o /dev/null`, each for WARM + SECS seconds, alternating, CGTMA_BENCH_ROUNDS
+# (default 3) rounds. Printed per round and as min/median/max: each profiler's whole CPU time
+# (user + system, start-up included, all threads) as % of one CPU, their ratio within the
+# round, and the sampling programs' run time per sample (run_time_ns / run_cnt of sample*,
+# tracked or not: every sample the programs saw).
 # CGTMA_BENCH_SECS (default 60) and CGTMA_BENCH_WARM (default 3) set the windows.
 # Never fails on timing.
 set -u
@@ -33,10 +41,18 @@ cg_make bench
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 on_exit "sysctl -q kernel.bpf_stats_enabled=$old_stats"
 
-bpf_ns() {
+# The sampling programs' run time in ns and runs so far: "NS CNT"; with a PID, only those
+# that process holds (another cgtma sampling beside the bench has programs of the same names).
+bpf_stats() {
+	local ids=null
+	[ -n "${1:-}" ] && ids=$(awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null |
+		jq -s -c .)
 	bpftool prog show --json 2>/dev/null |
-		jq '[.[] | select(.name | test("^sample[0-7]$")) | .run_time_ns // 0] | add // 0'
+		jq -r --argjson ids "$ids" '[.[] | select(.name | test("^sample[0-7]$")) |
+			select($ids == null or (.id as $i | $ids | index($i)))] |
+			"\(map(.run_time_ns // 0) | add // 0) \(map(.run_cnt // 0) | add // 0)"'
 }
+bpf_ns() { bpf_stats "$1" | cut -d' ' -f1; }
 # A process's CPU time in ns, all its threads (schedstat's first field: time on a CPU).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 
@@ -51,9 +67,9 @@ run() {
 	pid=$!
 	sleep "$WARM"
 	sysctl -q kernel.bpf_stats_enabled=1
-	b0=$(bpf_ns) t0=$(cpu_ns $pid)
+	b0=$(bpf_ns $pid) t0=$(cpu_ns $pid)
 	sleep "$SECS"
-	b1=$(bpf_ns) t1=$(cpu_ns $pid)
+	b1=$(bpf_ns $pid) t1=$(cpu_ns $pid)
 	sysctl -q kernel.bpf_stats_enabled="$old_stats"
 	kill -INT $pid && wait $pid
 	cg_wait
@@ -75,3 +91,65 @@ for hz in 99 999; do
 		"the symbolizer alone, over the whole run with its start-up, ${naming:-?} ms" \
 		"($(awk -v m="${naming:-0}" -v s=$((WARM + SECS)) 'BEGIN { printf "%.3f", m / (10 * s) }') %)"
 done
+
+# Against perf record, over two cgroups, whole runs.
+ROUNDS=${CGTMA_BENCH_ROUNDS:-3}
+cg_make a
+cg_make b
+# spinners MS: one spinfn per CPU, alternating between the two cgroups.
+spinners() {
+	local fns=(alpha beta gamma) cgs=(a b)
+	for ((i = 0; i < NCPU; i++)); do
+		cg_start "${cgs[i % 2]}" "$build/tests/spinfn" "${fns[i % 3]}" "$1"
+	done
+}
+# whole_cgtma: "cpu_ns bpf_ns bpf_cnt" of one cgtma --sample -F 99 run of WARM + SECS s.
+whole_cgtma() {
+	local pid t b0 c0 b1 c1
+	spinners $(((WARM + SECS + 3) * 1000))
+	sysctl -q kernel.bpf_stats_enabled=1
+	"$CGTMA" -G "$(cg_path a)" -G "$(cg_path b)" --sample -F 99 >/dev/null 2>"$TMP/err" &
+	pid=$!
+	sleep 1
+	read -r b0 c0 <<<"$(bpf_stats $pid)"
+	sleep $((WARM + SECS - 1))
+	read -r b1 c1 <<<"$(bpf_stats $pid)"
+	t=$(cpu_ns $pid)
+	sysctl -q kernel.bpf_stats_enabled="$old_stats"
+	kill -INT $pid && wait $pid
+	cg_wait
+	echo "$t $((b1 - b0)) $((c1 - c0))"
+}
+# whole_perf: perf record's user + system CPU in ns over the same run, or "-" without perf.
+whole_perf() {
+	local tf=$TMP/perf-time
+	command -v perf >/dev/null || { echo -; return; }
+	spinners $(((WARM + SECS + 3) * 1000))
+	sleep 1
+	/usr/bin/env TIMEFORMAT='%3U %3S' bash -c "time perf record -a -g -F 99 -e cpu-clock \
+		--all-cgroups -o /dev/null -- sleep $((WARM + SECS - 1)) >/dev/null 2>&1" 2>"$tf"
+	cg_wait
+	awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$tf"
+}
+stats3() {
+	sort -g | awk '{ v[NR] = $1 } END { printf "%.2f/%.2f/%.2f", v[1], v[int((NR + 1) / 2)], v[NR] }'
+}
+echo "sample-cost: against perf record, two cgroups spinning on $NCPU CPUs, -F 99, whole" \
+	"runs of $((WARM + SECS)) s, $ROUNDS rounds (CPU as % of one CPU, start-up included)"
+: >"$TMP/rounds"
+for ((r = 1; r <= ROUNDS; r++)); do
+	read -r cns bns bcnt <<<"$(whole_cgtma)"
+	pns=$(whole_perf)
+	awk -v c="$cns" -v p="$pns" -v b="$bns" -v n="$bcnt" -v s=$((WARM + SECS)) -v r=$r 'BEGIN {
+		cp = 100 * c / (s * 1e9); pp = p == "-" ? 0 : 100 * p / (s * 1e9)
+		us = n ? b / n / 1000 : 0
+		printf "  round %d: cgtma %.2f %%, perf record %s, ratio %s; BPF %.2f us per sample " \
+			"(%d samples)\n", r, cp, p == "-" ? "-" : sprintf("%.2f %%", pp),
+			p == "-" || !p ? "-" : sprintf("%.2f", c / p), us, n
+		printf "%f %f %s %f\n", cp, pp, p == "-" || !p ? 0 : c / p, us > "/dev/stderr"
+	}' 2>>"$TMP/rounds"
+done
+echo "  min/median/max: cgtma $(cut -d' ' -f1 "$TMP/rounds" | stats3) %," \
+	"perf record $(cut -d' ' -f2 "$TMP/rounds" | stats3) %," \
+	"ratio $(cut -d' ' -f3 "$TMP/rounds" | stats3)," \
+	"BPF $(cut -d' ' -f4 "$TMP/rounds" | stats3) us per sample"

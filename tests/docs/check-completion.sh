@@ -83,7 +83,8 @@ expect "$c --per-" --per-cpu --per-task
 expect_has "$c --" --cgroup --irq --record --prometheus-tasks --all-containers
 expect_has "$c -" -G -T -e -M -j
 expect "$c report --h" --help --html
-expect "$c report --f" --folded
+expect "$c report --f" --folded --folded-pid
+expect "$c --folded-" --folded-pid
 expect "$c report --pp" --pprof
 # report's output files: file names (tests/docs/ holds the checks' own scripts).
 expect "$c report x.cgtma --pprof tests/docs/check-c" tests/docs/check-completion.sh

@@ -32,6 +32,15 @@ web;main;spin_web 14
 web;main;spin_web;asm_sysvec 2'
 [ "$(cat "$tmp/out.folded" 2>/dev/null)" = "$want" ] ||
 	fail "folded stacks: $(cat "$tmp/out.folded" 2>/dev/null)"
+# --folded-pid: the thread's name and process after the cgroup, where known (not /db's).
+"$cgtma" report "$tmp/rec.cgtma" --folded "$tmp/pid.folded" --folded-pid >/dev/null 2>&1 ||
+	fail "report --folded --folded-pid exited $?"
+want='/db;main;spin+0x1abc 2
+/db;main;spin_db 4
+web;web-gc-4242;main;spin_web;asm_sysvec 2
+web;web-srv-4242;main;spin_web 14'
+[ "$(cat "$tmp/pid.folded" 2>/dev/null)" = "$want" ] ||
+	fail "folded stacks with --folded-pid: $(cat "$tmp/pid.folded" 2>/dev/null)"
 [ "$(head -c 2 "$tmp/out.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] ||
 	fail "the pprof file is not gzip"
 
@@ -52,14 +61,20 @@ got=$(top_of /web)
 [ "$got" = spin_web ] || fail "go tool pprof -tagfocus=cgroup=/web: top is '$got': $(cat "$tmp/go.err")"
 got=$(top_of /db)
 [ "$got" = spin_db ] || fail "go tool pprof -tagfocus=cgroup=/db: top is '$got': $(cat "$tmp/go.err")"
-# Every sample is counted: cpu-clock's 22, cycles' 6; labels by cgroup, container and pod.
+# A thread's samples by its comm label: web-gc's one stack has asm_sysvec on top.
+got=$(go tool pprof -symbolize=none -top -tagfocus='comm=^web-gc$' "$tmp/out.pb.gz" \
+	2>"$tmp/go.err" | awk 'rows { print $6; exit } /flat%/ { rows = 1 }')
+[ "$got" = asm_sysvec ] || fail "go tool pprof -tagfocus=comm=web-gc: top is '$got'"
+# Every sample is counted: cpu-clock's 22, cycles' 6; labels by cgroup, container, pod, pid
+# (a number) and comm.
 go tool pprof -symbolize=none -top "$tmp/out.pb.gz" 2>/dev/null | grep -q 'Total samples = 22' ||
 	fail "cpu-clock's total is not 22"
 go tool pprof -symbolize=none -sample_index=cycles -top "$tmp/out.pb.gz" 2>/dev/null |
 	grep -q 'Total samples = 6' || fail "cycles' total is not 6"
 tags=$(go tool pprof -symbolize=none -tags "$tmp/out.pb.gz" 2>/dev/null)
 for t in '16.0 (72.73%): /web' '6.0 (27.27%): /db' '16.0 (  100%): web' \
-	'16.0 (  100%): shop/web-0'; do
+	'16.0 (  100%): shop/web-0' 'pid: Total 16.0' '16.0 (  100%): 4242' \
+	'14.0 (87.50%): web-srv' '2.0 (12.50%): web-gc'; do
 	grep -qF "$t" <<<"$tags" || fail "go tool pprof -tags lacks '$t': $tags"
 done
 [ $status = 0 ] && echo "ok check-pprof: folded stacks, and go tool pprof reads the profile"

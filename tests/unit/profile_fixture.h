@@ -65,10 +65,13 @@ static inline int profile_fixture(struct profile *p, struct fixture_ids *id)
 	    id->kernel < 0 || id->spin_web < 0 || id->spin_db < 0 || id->main_ < 0 ||
 	    id->raw < 0 || id->kfunc < 0)
 		return -1;
-	err |= profile_add(p, id->web, (int[]){ id->spin_web, id->main_ }, 2, id->clock, 7);
-	err |= profile_add(p, id->web, (int[]){ id->spin_web, id->main_ }, 2, id->cycles, 3);
-	err |= profile_add(p, id->web, (int[]){ id->kfunc, id->spin_web, id->main_ }, 3,
-			   id->clock, 1);
+	/* /web's samples in two threads of process 4242, /db's with no process known. */
+	err |= profile_add_task(p, id->web, 4242, "web-srv", (int[]){ id->spin_web, id->main_ }, 2,
+				id->clock, 7);
+	err |= profile_add_task(p, id->web, 4242, "web-srv", (int[]){ id->spin_web, id->main_ }, 2,
+				id->cycles, 3);
+	err |= profile_add_task(p, id->web, 4242, "web-gc",
+				(int[]){ id->kfunc, id->spin_web, id->main_ }, 3, id->clock, 1);
 	err |= profile_add(p, id->db, (int[]){ id->spin_db, id->main_ }, 2, id->clock, 2);
 	err |= profile_add(p, id->db, (int[]){ id->raw, id->main_ }, 2, id->clock, 1);
 	return err ? -1 : 0;

@@ -12,15 +12,20 @@
 #include "profile.h"
 #include "test.h"
 
-static char *folded(const struct profile *p, int type)
+static char *folded_as(const struct profile *p, int type, bool with_task)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	CHECK_INT(profile_write_folded(p, type, f), 0);
+	CHECK_INT(profile_write_folded(p, type, with_task, f), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *folded(const struct profile *p, int type)
+{
+	return folded_as(p, type, false);
 }
 
 int main(void)
@@ -110,6 +115,49 @@ int main(void)
 		CHECK_INT(sum.start_ns, 1000);
 		CHECK_INT(sum.duration_ns, 1000);
 		profile_release(&sum);
+	}
+
+	/*
+	 * Threads: a sample per (scope, pid, comm, stack); folded, one line per stack without
+	 * --folded-pid, a COMM-PID frame after the scope's with it (none where not known);
+	 * merged, the same samples.
+	 */
+	{
+		static const char by_task[] = "/a;-42;f 13\n"
+					      "/a;f 11\n"
+					      "/a;spin_x-42;f 3\n"
+					      "/a;spin_x-43;f 5\n"
+					      "/a;worker-42;f 7\n";
+		struct profile q = PROFILE_INIT, sum = PROFILE_INIT;
+		int tq = profile_type(&q, "cpu-clock", 0);
+		int sq = profile_scope(&q, "/a", "/a", NULL, NULL);
+		int f = profile_location(&q, &(struct profile_location){ .addr = 1, .mapping = -1,
+									  .func = "f" });
+
+		CHECK_INT(profile_add_task(&q, sq, 42, "spin;x", (int[]){ f }, 1, tq, 2), 0);
+		CHECK_INT(profile_add_task(&q, sq, 42, "spin;x", (int[]){ f }, 1, tq, 1), 0);
+		CHECK_INT(profile_add_task(&q, sq, 43, "spin;x", (int[]){ f }, 1, tq, 5), 0);
+		CHECK_INT(profile_add_task(&q, sq, 42, "worker", (int[]){ f }, 1, tq, 7), 0);
+		CHECK_INT(profile_add(&q, sq, (int[]){ f }, 1, tq, 11), 0);
+		CHECK_INT(profile_add_task(&q, sq, 42, "", (int[]){ f }, 1, tq, 13), 0);
+		CHECK_INT(q.nr_samples, 5);
+		CHECK_INT(q.samples[0].pid, 42);
+		CHECK_STR(q.samples[0].comm, "spin;x");
+		CHECK_INT(q.samples[0].values[tq], 3);
+		CHECK(q.samples[3].comm == NULL && q.samples[3].pid == 0, "no task");
+		out = folded(&q, tq);
+		CHECK_STR(out, "/a;f 39\n");
+		free(out);
+		out = folded_as(&q, tq, true);
+		CHECK_STR(out, by_task);
+		free(out);
+		CHECK_INT(profile_merge(&sum, &q), 0);
+		CHECK_INT(sum.nr_samples, 5);
+		out = folded_as(&sum, tq, true);
+		CHECK_STR(out, by_task);
+		free(out);
+		profile_release(&sum);
+		profile_release(&q);
 	}
 
 	/* Losses: said only where there are some, each kind with its count; merged, summed. */
