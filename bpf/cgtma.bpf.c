@@ -1215,10 +1215,13 @@ static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup
  * sched_info clock) after the slice began. Not which, so such a move's slice is marked.
  */
 static __always_inline bool moved_beside(const struct cgtma_snapshot *snap,
-					 struct task_struct *task)
+					 struct task_struct *task, struct cgroup *cur)
 {
 	if (!pe_hook || per_task || READ_ONCE(switch_tp_on) || !snap->start_arrival ||
 	    !bpf_core_field_exists(struct task_struct, sched_info))
+		return false;
+	/* A move into the cgroup the slice is charged to already (a no-op move) moves nothing. */
+	if (snap->owner_id == BPF_CORE_READ(cur, kn, id))
 		return false;
 	return BPF_CORE_READ(task, sched_info.last_arrival) > snap->start_arrival;
 }
@@ -1396,7 +1399,7 @@ static __always_inline void charge_task_slice(struct cgtma_snapshot *snap,
 
 	add_task_part(snap, delta);
 	if (end == END_MOVE || (other && holds_cgroup_mutex(task))) {
-		if (end == END_MOVE && moved_beside(snap, task)) {
+		if (end == END_MOVE && moved_beside(snap, task, cur)) {
 			stat_inc(CGTMA_STAT_UNSEEN);
 			note_miss(half, snap->owner_id, CGTMA_MISS_MOVE, 1);
 		}
