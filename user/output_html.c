@@ -77,6 +77,7 @@ struct html_series {
 	char *path;		/* a cgroup's, or a thread's cgroup's; NULL for others */
 	enum scope_kind kind;
 	int tid;		/* SCOPE_TASK */
+	__u64 cgroup_id;	/* SCOPE_CGROUP: its id, where the record has it (else 0) */
 	bool system;
 	bool removed;
 	unsigned char *state;	/* per interval: ST_* */
@@ -307,10 +308,24 @@ out:
 }
 
 /* The series of a scope, created (empty so far) on first sight. */
+/*
+ * The series' key: the scope's, and a cgroup's id, so that a cgroup made again under its path
+ * (a restarted container) is a chart of its own.
+ */
+static const char *series_key(const struct scope *sc, char *buf, size_t len)
+{
+	if (sc->kind != SCOPE_CGROUP || !sc->cgroup_id)
+		return scope_key(sc);
+	snprintf(buf, len, "%s#%llu", scope_key(sc), (unsigned long long)sc->cgroup_id);
+	return buf;
+}
+
 static struct html_series *find_series(struct html_sink *h, const struct scope *sc)
 {
 	bool system = sc->kind == SCOPE_SYSTEM;
-	int i = hashmap_get_str(&h->index, scope_key(sc));
+	char keybuf[4200];
+	const char *key = series_key(sc, keybuf, sizeof(keybuf));
+	int i = hashmap_get_str(&h->index, key);
 	struct html_series *s;
 	char label[1100], scope[1100];
 	size_t n;
@@ -346,6 +361,7 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 	s->path = sc->cgroup ? strdup(sc->cgroup) : NULL;
 	s->kind = sc->kind;
 	s->tid = sc->tid;
+	s->cgroup_id = sc->kind == SCOPE_CGROUP ? sc->cgroup_id : 0;
 	s->system = system;
 	s->state = calloc(n, sizeof(*s->state));
 	s->val = malloc(n * (h->nr_cols ? h->nr_cols : 1) * sizeof(*s->val));
@@ -353,7 +369,7 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 	s->mux = malloc(n * sizeof(*s->mux));
 	s->sum_val = calloc(h->nr_cols ? h->nr_cols : 1, sizeof(*s->sum_val));
 	if (!s->label || !s->scope || (sc->cgroup && !s->path) || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val ||
-	    hashmap_put_str(&h->index, scope_key(sc), h->nr_series)) {
+	    hashmap_put_str(&h->index, key, h->nr_series)) {
 		free(s->label);
 		free(s->scope);
 		free(s->path);
@@ -1494,7 +1510,8 @@ static int series_cmp(const void *a, const void *b)
 		return rx - ry;
 	c = strcmp(px, py);
 	if (c || x->kind == y->kind)
-		return c ? c : x->tid - y->tid;
+		return c ? c : x->tid != y->tid ? x->tid - y->tid :
+		       (x->cgroup_id > y->cgroup_id) - (x->cgroup_id < y->cgroup_id);
 	return x->kind == SCOPE_TASK ? 1 : -1;
 }
 
@@ -1551,6 +1568,31 @@ static void meta_row(FILE *f, const char *name, const char *fmt, ...)
  * so the intervals without a row are idle ones, hatched, not blank. So are a thread's, and
  * an interrupt scope's from the run's start.
  */
+/*
+ * Charts of one path with different cgroup ids (a cgroup made again under it, a restarted
+ * container) say which is which: "(id N)" after the title, as the terminal marks the rows.
+ */
+static int label_incarnations(struct html_sink *h)
+{
+	for (int i = 0; i < h->nr_series; i++) {
+		struct html_series *s = &h->series[i];
+		bool twin = false;
+		char *l;
+
+		for (int j = 0; j < h->nr_series && s->cgroup_id && !twin; j++)
+			twin = j != i && h->series[j].kind == SCOPE_CGROUP && h->series[j].cgroup_id &&
+			       h->series[j].cgroup_id != s->cgroup_id && s->path &&
+			       h->series[j].path && !strcmp(s->path, h->series[j].path);
+		if (!twin)
+			continue;
+		if (asprintf(&l, "%s (id %llu)", s->label, (unsigned long long)s->cgroup_id) < 0)
+			return -ENOMEM;
+		free(s->label);
+		s->label = l;
+	}
+	return 0;
+}
+
 static void fill_idle(struct html_sink *h)
 {
 	int cols = h->nr_cols ? h->nr_cols : 1;
@@ -1612,6 +1654,11 @@ static int write_page(struct html_sink *h)
 		return -ENOMEM;
 	}
 	fill_idle(h);
+	if (label_incarnations(h)) {
+		free(order);
+		free(drawn);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < h->nr_series; i++) {
 		order[i] = &h->series[i];
 		nr[h->series[i].kind]++;

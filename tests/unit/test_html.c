@@ -85,6 +85,66 @@ static double frame_width(const char *s, const char *name, char *title, size_t l
  * section of its own when no interval named it), each frame as wide as its share of the
  * cgroup's samples of the first event, with a title saying it.
  */
+/*
+ * A cgroup made again under its path (a restarted container): a chart for each, in the
+ * order they came, each titled with its id.
+ */
+static void test_incarnations(void)
+{
+	char path[] = "/tmp/cgtma-test-html.XXXXXX", charts[2048] = "";
+	struct interval iv[3] = {};
+	struct output *o = NULL;
+	struct synth sy;
+	struct scope *sc;
+	char *page;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0)
+		return;
+	close(fd);
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 2), 0);
+	CHECK_INT(output_html_open(path, &o), 0);
+	if (!o)
+		return;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	for (int k = 0; k < 3; k++) {
+		iv[k].time = sy.run.start_time + k + 1;
+		iv[k].interval_s = 1;
+		iv[k].summary = k == 2;
+		ran(interval_add_scope(&iv[k], &sy.run, SCOPE_SYSTEM, NULL, -1), 100);
+		/* The first one in the first interval (and removed), the second after. */
+		if (k != 1) {
+			sc = ran(interval_add_scope(&iv[k], &sy.run, SCOPE_CGROUP, "/web", -1), 10);
+			if (sc) {
+				sc->cgroup_id = 10;
+				sc->removed = true;
+			}
+		}
+		if (k != 0) {
+			sc = ran(interval_add_scope(&iv[k], &sy.run, SCOPE_CGROUP, "/web", -1), 20);
+			if (sc)
+				sc->cgroup_id = 20;
+		}
+		interval_sort(&iv[k]);
+		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+		CHECK_INT(k == 2 ? o->ops->summary(o, &sy.run, &iv[k]) :
+			  o->ops->interval(o, &sy.run, &iv[k]), 0);
+	}
+	output_close(o);
+	for (int k = 0; k < 3; k++)
+		interval_free(&iv[k]);
+	page = synth_read_file(path);
+	unlink(path);
+	charts_of(page ? page : "", charts, sizeof(charts));
+	CHECK(!strcmp(charts, "system:system\ncgroup:/web\ncgroup:/web\n"), "charts:\n%s", charts);
+	CHECK(page && strstr(page, "<h2>/web (id 10)") && strstr(page, "<h2>/web (id 20)") &&
+	      strstr(page, "<h2>/web (id 10)") < strstr(page, "<h2>/web (id 20)"),
+	      "the two incarnations' titles");
+	free(page);
+	synth_close(&sy);
+}
+
 static void test_flames(void)
 {
 	char path[] = "/tmp/cgtma-test-html.XXXXXX", title[128];
@@ -220,5 +280,6 @@ int main(void)
 	free(page);
 	synth_close(&sy);
 	test_flames();
+	test_incarnations();
 	return test_done("html");
 }
