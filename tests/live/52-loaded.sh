@@ -49,7 +49,9 @@ for run in $(seq "$RUNS"); do
 	cgtma_signal INT "run $run"
 	got=$(cgroup_sum "$out" "$T" "$EV")
 	missed=$(jq -s '[.[] | select(.summary != true) | .missed_slices] | add // 0' "$out")
-	echo "run $run: $got getppid calls in T of $want, $missed slices marked"
+	kinds=$(jq -r -s '[.[] | select(.summary != true) | .marks // [] | .[] | .kind] |
+		group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$out")
+	echo "run $run: $got getppid calls in T of $want, $missed slices marked${kinds:+ ($kinds)}"
 	[ "$missed" -gt 0 ] && marked_runs=$((marked_runs + 1))
 	# Off only where a mark can explain it: one that took T's counts or gave them away
 	# (T charged, or T where the slice began), or one with no bound.
