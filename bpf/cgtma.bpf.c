@@ -1211,8 +1211,11 @@ static __always_inline void set_owner(struct cgtma_snapshot *snap, struct cgroup
  * cgroup it left takes the slice. Another task of the new cgroup that ran on the CPU in the
  * move (the mover slept in a controller's attach callback) ran in that slice too: the
  * tracepoint ends the slice at such a switch inside a cgroup, which the perf-event hook alone
- * never sees. It can tell that some task ran there: the mover came on the CPU (the kernel's
- * sched_info clock) after the slice began. Not which, so such a move's slice is marked.
+ * never sees. Where the slice began with the mover, it can tell that some task ran there:
+ * the mover came on the CPU again (the kernel's sched_info clock) since. Not which (tasks of
+ * the old cgroup are no error), so such a move's slice is marked. A slice begun by another
+ * task of the old cgroup, which ran before the mover came, is not: that run is the old
+ * cgroup's, and what ran in the move cannot be told from it.
  */
 static __always_inline bool moved_beside(const struct cgtma_snapshot *snap,
 					 struct task_struct *task, struct cgroup *cur)
@@ -1221,7 +1224,7 @@ static __always_inline bool moved_beside(const struct cgtma_snapshot *snap,
 	    !bpf_core_field_exists(struct task_struct, sched_info))
 		return false;
 	/* A move into the cgroup the slice is charged to already (a no-op move) moves nothing. */
-	if (snap->owner_id == BPF_CORE_READ(cur, kn, id))
+	if (snap->owner_id == BPF_CORE_READ(cur, kn, id) || snap->start_task != (__u64)task)
 		return false;
 	return BPF_CORE_READ(task, sched_info.last_arrival) > snap->start_arrival;
 }
