@@ -58,6 +58,8 @@ test_pkgs="jq iproute2 procps util-linux curl xz-utils linux-perf prometheus chr
 test_pkgs="$test_pkgs groff-base"
 # go tool pprof (golang-go) reads report's --pprof file (tests/tools/check-pprof.sh).
 test_pkgs="$test_pkgs golang-go"
+# gdb stops cgtma in its option parsing to send it a signal there (tests/live/14-signals.sh).
+test_pkgs="$test_pkgs gdb"
 # The kernel matrix (tests/vm/): QEMU runs the guests, debootstrap builds their root file
 # system; the keyring checks the other suites' kernel packages; depmod (kmod), busybox-static
 # and cpio make each kernel's initramfs, mkfs.ext4 (e2fsprogs) the root image.
