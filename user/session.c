@@ -715,11 +715,27 @@ static void add_mark(int cpu, const struct cgtma_miss *m, void *ctx)
 	mark_cgroup(mc->s, m->charged_cgroup, k->charged, sizeof(k->charged));
 }
 
+/*
+ * A mark's cgroup as -v names it: a tracked container or pod by its name (as the terminal's
+ * rows), else its path.
+ */
+static const char *mark_label(struct session *s, __u64 id, const char *path, char *buf,
+			      size_t len)
+{
+	int i = id ? tracker_find(&s->tk, id) : -1;
+	struct scope sc = { .kind = SCOPE_CGROUP, .cpu = -1, .cgroup = path };
+
+	if (i < 0)
+		return path;
+	sc.names = s->tk.tracked[i].names;
+	return scope_label(&sc, false, buf, len);
+}
+
 /* -v: one line a mark, on stderr, as it is read. */
-static void say_mark(const struct mark *k)
+static void say_mark(struct session *s, const struct mark *k)
 {
 	const struct cgtma_miss *m = &k->m;
-	char ran[64] = "";
+	char ran[64] = "", ran_cg[1100], charged_cg[1100];
 
 	if (m->kind == CGTMA_MISS_SKIPPED) {
 		pr_notice("mark: CPU %d: the kernel did not run the perf-event hook's program at "
@@ -736,8 +752,10 @@ static void say_mark(const struct mark *k)
 		snprintf(ran, sizeof(ran), ", which ran %.3f ms since", m->unseen_ns / 1e6);
 	pr_notice("mark: CPU %d: %s: a slice of %.3f ms charged to %s (pid %u) began in %s with "
 		  "%s (pid %u%s); at most %.3f ms of it was another task's",
-		  k->cpu, mark_kind_name(m->kind), m->slice_ns / 1e6, k->charged, m->charged_pid,
-		  *k->ran ? k->ran : "a cgroup not known",
+		  k->cpu, mark_kind_name(m->kind), m->slice_ns / 1e6,
+		  mark_label(s, m->charged_cgroup, k->charged, charged_cg, sizeof(charged_cg)),
+		  m->charged_pid, *k->ran ? mark_label(s, m->ran_cgroup, k->ran, ran_cg,
+						       sizeof(ran_cg)) : "a cgroup not known",
 		  m->pid ? *m->comm ? m->comm : "a task gone since" : "the idle task", m->pid, ran,
 		  m->max_ns / 1e6);
 }
@@ -760,7 +778,7 @@ static void read_marks(struct session *s, struct interval *iv)
 	s->marked.max_ns += sum.max_ns;
 	s->marked.unbounded += sum.unbounded;
 	for (int i = 0; s->o->verbose && i < iv->nr_marks; i++)
-		say_mark(&iv->marks[i]);
+		say_mark(s, &iv->marks[i]);
 	if (s->o->verbose && sum.marks > (__u64)iv->nr_marks)
 		pr_notice("mark: %llu more not listed (a CPU lists %d an interval)",
 			  (unsigned long long)(sum.marks - iv->nr_marks), CGTMA_MISSES_MAX);
