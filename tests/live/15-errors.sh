@@ -205,7 +205,7 @@ else
 fi
 
 # Not root: as nobody, no capabilities. The binary must be reachable by nobody.
-command -v setpriv >/dev/null || skip "setpriv is not installed"
+commands_or_skip setpriv
 pub=$(mktemp -d /tmp/cgtma-nobody.XXXXXX)
 on_exit "rm -rf $pub"
 chmod 755 "$pub"

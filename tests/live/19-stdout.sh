@@ -28,7 +28,7 @@ awk -v t="$took" 'BEGIN { exit !(t < 5) }' || fail "cgtma took $took s to end af
 echo "closed, alone: exit 141 after $took s, nothing said"
 
 # --- closed, beside --cdm and --prometheus ------------------------------------------------
-command -v curl >/dev/null || skip "curl is not installed (tools/install-deps.sh test installs it)"
+commands_or_skip curl
 port=$((20000 + RANDOM % 20000))
 "$CGTMA" -e "$EV" -I 100 -d 3 --json --cdm "$TMP/cdm" --prometheus "$port" \
 	2>"$TMP/err" | head -n 1 >/dev/null &
@@ -63,9 +63,7 @@ fi
 echo "closed beside --cdm: one message, $n intervals in the CSV, exit 1"
 
 # --- full --------------------------------------------------------------------------------
-mkdir "$TMP/small"
-mount -t tmpfs -o size=64k cgtma-test "$TMP/small" || skip "cannot mount a tmpfs"
-on_exit "umount -l $TMP/small"
+tmpfs_or_skip "$TMP/small" size=64k
 cgtma_start "$TMP/small/out" 0 -e "$EV" -I 20 --json
 wait_lines "$TMP/small/out" 1 30
 # Fill what is left; cgtma's writes fail until the filler goes. Each step waits for cgtma to

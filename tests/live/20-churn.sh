@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 BATCHES=10 PER=1000 WARM=2 KEPT=1000
-command -v curl >/dev/null || skip "curl is not installed (tools/install-deps.sh test installs it)"
+commands_or_skip curl
 
 cg_make churn
 port=$((20000 + RANDOM % 20000))

@@ -163,7 +163,7 @@ echo "full: $(grep -o '[0-9]* slices were not counted per thread' "$TMP/err"); A
 
 # --prometheus-tasks: a thread's counter stays on the page while it sleeps, and leaves once
 # it has exited.
-command -v curl >/dev/null || skip "curl is not installed (the Prometheus check needs it)"
+commands_or_skip curl
 P=20000
 # The exited thread's last count is on the page for one interval. Under an emulator a scrape
 # (curl, awk) takes 400-750 ms beside another guest, and CI's 6.1 and 5.10 rows missed that

@@ -13,10 +13,7 @@
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
-for t in prometheus promtool curl ss; do
-	command -v $t >/dev/null ||
-		skip "$t is not installed (tools/install-deps.sh test installs it)"
-done
+commands_or_skip prometheus promtool curl ss
 
 logs() {
 	for f in "$TMP"/*.log; do echo "--- $f"; tail -n 15 "$f"; done >&2

@@ -16,9 +16,7 @@
 
 BIN=${CGTMA_BUILD:-build}/cgtma-static
 [ -x "$BIN" ] || skip "no $BIN: make static builds it (tools/install-deps.sh static installs what it needs)"
-for t in unshare chroot curl; do
-	command -v $t >/dev/null || skip "$t is not installed"
-done
+commands_or_skip unshare chroot curl
 # The empty root is entered through a private mount namespace, which a chroot whose root is
 # no mount point (a fresh-machine check in a debootstrap directory) cannot make.
 unshare --mount --propagation private true 2>"$TMP/err" ||

@@ -24,7 +24,7 @@ RUNS=5 LOOPS=10 N=50000 PAUSE_MS=5
 # about 70 s a run, past the test's 300 s at run 5), three runs.
 [ -n "${CGTMA_EMULATION:-}" ] && [ "$(nproc)" -gt 2 ] && RUNS=3
 tracepoint_or_skip syscalls/sys_enter_getppid
-command -v taskset >/dev/null || skip "taskset is not installed"
+commands_or_skip taskset
 unset CGTMA_SWITCH_HOOK
 
 watch_perf_cgroup_sessions

@@ -18,7 +18,7 @@ EV=syscalls:sys_enter_getppid
 # The spinner's calls outlast MOVES moves (a guest under emulation makes ~250,000 a second).
 N=${CGTMA_MOVE_CALLS:-2000000} MOVES=100
 tracepoint_or_skip syscalls/sys_enter_getppid
-command -v taskset >/dev/null || skip "taskset is not installed"
+commands_or_skip taskset
 
 watch_perf_cgroup_sessions
 cg_make T

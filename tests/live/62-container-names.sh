@@ -14,9 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/podman.sh"
 
-for t in jq curl ss; do
-	command -v $t >/dev/null || skip "$t is not installed"
-done
+commands_or_skip jq curl ss
 STATIC=${CGTMA_BUILD:-build}/tests/workload-static
 [ -x "$STATIC" ] || fail "no $STATIC: build first (make $STATIC)"
 

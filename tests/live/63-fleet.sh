@@ -47,9 +47,7 @@ BASE=docker.io/library/debian:12
 CGTMA_STATIC=${CGTMA_BUILD:-build}/cgtma-static
 [ -x "$CGTMA_STATIC" ] || fail "no $CGTMA_STATIC: build first (make static)"
 CGTMA_STATIC=$(readlink -f "$CGTMA_STATIC")
-for t in python3 jq curl ss prometheus; do
-	command -v $t >/dev/null || skip "$t is not installed (tools/install-deps.sh test installs it)"
-done
+commands_or_skip python3 jq curl ss prometheus
 python3 -c 'import yaml' 2>/dev/null || skip "python3's yaml module is missing (python3-yaml)"
 
 # --- 1. the manifest -----------------------------------------------------------------------
