@@ -34,7 +34,7 @@ port=$((20000 + RANDOM % 20000))
 	2>"$TMP/err" | head -n 1 >/dev/null &
 pipeline=$!
 # Until the page has an interval's series: the load takes over a second under an emulator.
-page() { curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/page" && grep -q '^cgtma_' "$TMP/page"; }
+page() { metrics_scrape $port "$TMP/page" && grep -q '^cgtma_' "$TMP/page"; }
 wait_for 3 page || fail "the Prometheus page serves no cgtma series: $(cat "$TMP/err")"
 # Then some intervals later, when cgtma has found standard output closed (head left after
 # the first line), the page is still served.

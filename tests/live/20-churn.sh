@@ -38,7 +38,7 @@ rss() {
 	echo "$at"
 }
 # This test's series: other cgroups that come and go meanwhile have theirs too.
-series() { curl -sf "http://127.0.0.1:$port/metrics" | grep -c "^cgtma_.*cgroup=\"/$CG_BASE[/\"]"; }
+series() { metrics_scrape $port | grep -c "^cgtma_.*cgroup=\"/$CG_BASE[/\"]"; }
 # The entries of cgtma's map of tracked cgroups (cgroup_counts), by its fds.
 map_entries() {
 	local fd id

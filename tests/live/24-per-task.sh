@@ -176,8 +176,7 @@ PORT=$(free_port)
 	>/dev/null 2>"$TMP/err-prom" &
 prom_pid=$!
 on_exit "kill -9 $prom_pid"
-page() { curl -sf "http://127.0.0.1:$PORT/metrics"; }
-page_has_a() { page | grep -qF "cgroup=\"$A\""; }
+page_has_a() { metrics_scrape $PORT | grep -qF "cgroup=\"$A\""; }
 wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err-prom")"
 cg_run A "$WORKLOAD" threads $pause $P >"$TMP/tids-p" &
 wpid=$!
@@ -186,8 +185,9 @@ wait_for 10 tid_known || fail "prometheus-tasks: the workload gave no tid"
 tp=$(awk 'NR == 1 { print $1 }' "$TMP/tids-p")
 # The thread's getppid counter on the page now, or "absent".
 tvalue() {
-	page | awk -v k="cgtma_events_total{scope=\"task\",cgroup=\"$A\"," -v t="tid=\"$tp\"," \
-		-v e="event=\"$EV\"}" 'index($0, k) == 1 && index($0, t) && index($0, e) { v = $2 }
+	metrics_scrape $PORT | awk -v k="cgtma_events_total{scope=\"task\",cgroup=\"$A\"," \
+		-v t="tid=\"$tp\"," -v e="event=\"$EV\"}" \
+		'index($0, k) == 1 && index($0, t) && index($0, e) { v = $2 }
 		END { print (v == "" ? "absent" : v) }'
 }
 : >"$TMP/scrapes"

@@ -38,11 +38,11 @@ GONE=$(cg_path gone)
 CGTMA_PID=$!
 on_exit "kill $CGTMA_PID; wait $CGTMA_PID"
 
-page_has() { curl -sf "$METRICS" | grep -qF "$1"; }
+page_has() { metrics_scrape $PORT | grep -qF "$1"; }
 wait_for 20 page_has "cgroup=\"$SPIN\"" || die "cgtma's page never showed cgroup $SPIN"
 
 # --- the exposition format -----------------------------------------------------------
-curl -sf "$METRICS" >"$TMP/page.txt" || die "cannot fetch $METRICS"
+metrics_scrape $PORT "$TMP/page.txt" || die "cannot fetch $METRICS"
 promtool check metrics <"$TMP/page.txt" >"$TMP/promtool.log" 2>&1 ||
 	die "promtool check metrics fails on the page: $(cat "$TMP/promtool.log")"
 grep -q '^# TYPE cgtma_events_total counter$' "$TMP/page.txt" ||
@@ -100,7 +100,7 @@ usage_ns=$(awk '$1 == "usage_usec" { printf "%.0f", $2 * 1000 }' \
 # The value on cgtma's page; once the interval after the exit is read, it stays put.
 page_value() {
 	local k="cgtma_events_total{scope=\"cgroup\",cgroup=\"$SPIN\",event=\"cpu-clock\"}"
-	curl -sf "$METRICS" | awk -v k="$k" 'index($0, k " ") == 1 { print $2 }'
+	metrics_scrape $PORT | metric_value - "$k"
 }
 # Two readings an interval apart that agree: the last interval of the workload is in.
 stable() { local a; a=$(page_value); sleep 1.1; v=$(page_value); [ -n "$v" ] && [ "$a" = "$v" ]; }
@@ -125,7 +125,7 @@ awk -v p="${peak:-0}" -v u="$usage_ns" -v w="$wall_ns" \
 GONE_Q="cgtma_events_total{job=\"cgtma\",cgroup=\"$GONE\"}"
 wait_for 10 has_series "$GONE_Q" || die "Prometheus never had $GONE"
 rmdir "$CG_ROOT/$CG_BASE/gone" || die "cannot remove $GONE"
-page_lacks() { curl -sf "$METRICS" >"$TMP/page.txt" && ! grep -qF "\"$GONE\"" "$TMP/page.txt"; }
+page_lacks() { metrics_scrape $PORT "$TMP/page.txt" && ! grep -qF "\"$GONE\"" "$TMP/page.txt"; }
 wait_for 5 page_lacks || die "$GONE is still on the page after it was removed"
 gone_from_prom() { [ "$(count "$GONE_Q")" = 0 ]; }
 wait_for 10 gone_from_prom || die "Prometheus still returns $GONE_Q after it left the page"
@@ -159,6 +159,6 @@ done
 
 # cgtma itself still serves: the failed runs took nothing from it.
 kill -0 $CGTMA_PID 2>/dev/null || die "cgtma exited"
-curl -sf "$METRICS" | promtool check metrics >/dev/null 2>&1 ||
+metrics_scrape $PORT | promtool check metrics >/dev/null 2>&1 ||
 	die "the page no longer passes promtool"
 echo "ok: Prometheus on $PROM scraped cgtma on 127.0.0.1:$PORT"

@@ -73,7 +73,7 @@ echo "counting in the empty root: $(jq -c 'select(.summary != true) | {interval,
 PORT=$(free_port)
 "${IN_ROOT[@]}" -e cpu-clock -I 200 -d 5 --prometheus "127.0.0.1:$PORT" >/dev/null 2>"$TMP/err" &
 cgtma_started
-scraped() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page" &&
+scraped() { metrics_scrape $PORT "$TMP/page" &&
 	grep -q '^cgtma_events_total{scope="system",.*event="cpu-clock"' "$TMP/page"; }
 wait_for 5 scraped || fail "no cpu-clock on /metrics from the empty root: $(cat "$TMP/err"; head -c 300 "$TMP/page" 2>/dev/null)"
 cgtma_signal INT "cgtma --prometheus in the empty root"

@@ -82,7 +82,7 @@ done
 [ -e "$R/tmp/done-web" ] && [ -e "$R/tmp/done-late" ] || fail "the workloads did not finish in 30 s"
 # Two more intervals after the work.
 cgtma_more "$out" 2
-curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page.txt" || fail "cannot fetch /metrics"
+metrics_scrape $PORT "$TMP/page.txt" || fail "cannot fetch /metrics"
 cgtma_signal INT
 
 # sum NAME: the container's count over the interval lines, from rows naming it.

@@ -56,6 +56,10 @@
 #                 the background (cross-cgroup switches by the hundred thousand);
 #                 pingpong_stop ends them (the test's end does too)
 #   free_port     a TCP port nothing uses, listening or not (needs ss)
+#   metrics_scrape PORT [FILE]   cgtma's Prometheus page on 127.0.0.1:PORT, to FILE (else
+#                 stdout); fails (1) where it cannot be fetched
+#   metric_value FILE SERIES   the value of SERIES (name{labels} as the page writes them) on
+#                 the page in FILE ("-": stdin), nothing where it is not there
 #   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
 #   task_ends_once FILE TID   whether --json FILE has exactly one row of thread TID marked
 #                 exited and none after it (-T: a thread alive until it ends); else prints
@@ -334,6 +338,14 @@ free_port() {
 	done
 	fail "no free loopback port found"
 }
+metrics_scrape() {
+	if [ $# -ge 2 ]; then
+		curl -sf "http://127.0.0.1:$1/metrics" >"$2"
+	else
+		curl -sf "http://127.0.0.1:$1/metrics"
+	fi
+}
+metric_value() { awk -v k="$2" 'index($0, k " ") == 1 { print $2 }' "$1"; }
 perf_cgroup_users() {
 	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
 }
