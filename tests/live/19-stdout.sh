@@ -110,8 +110,7 @@ echo stale >"$TMP/o.json"
 cgtma_start "$TMP/stdout" 0 -e "$EV" -I 100 --json -o "$TMP/o.json"
 wait_for 10 eval '[ "$(grep -c "^{" "$TMP/o.json")" -ge 2 ]' ||
 	fail "-o: no interval in the file: $(cat "$TMP/err")"
-kill -INT $cgtma_pid
-cgtma_exited "-o FILE, SIGINT"
+cgtma_signal INT "-o FILE, SIGINT"
 [ -s "$TMP/stdout" ] && fail "-o: standard output got: $(head -c 200 "$TMP/stdout")"
 grep -q stale "$TMP/o.json" && fail "-o: the file was not emptied first"
 jq -e -R 'fromjson | type == "object"' "$TMP/o.json" >/dev/null || fail "-o: a line is not whole JSON"

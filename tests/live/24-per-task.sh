@@ -172,12 +172,9 @@ P=20000
 iv=200 pause=600 leave=60
 [ -n "${CGTMA_EMULATION:-}" ] && iv=1000 pause=2500 leave=160
 PORT=$(free_port)
-"$CGTMA" -e "$EV" -I $iv -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks \
-	>/dev/null 2>"$TMP/err-prom" &
-prom_pid=$!
-on_exit "kill -9 $prom_pid"
+cgtma_start /dev/null 0 -e "$EV" -I $iv -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks
 page_has_a() { metrics_scrape $PORT | grep -qF "cgroup=\"$A\""; }
-wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err-prom")"
+wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err")"
 cg_run A "$WORKLOAD" threads $pause $P >"$TMP/tids-p" &
 wpid=$!
 tid_known() { [ -s "$TMP/tids-p" ]; }
@@ -217,10 +214,9 @@ for ((i = 0; i < 3; i++)); do
 done
 last=$(cat "$TMP/scrapes" "$TMP/after" | grep -v absent | tail -n1)
 [ "$last" = $P ] || fail "prometheus-tasks: thread $tp's counter ended at $last, want $P"
-kill -0 $prom_pid || fail "prometheus-tasks: cgtma exited: $(cat "$TMP/err-prom")"
-kill -INT $prom_pid
-wait $prom_pid || fail "prometheus-tasks: cgtma exited $?: $(cat "$TMP/err-prom")"
-[ -s "$TMP/err-prom" ] && fail "prometheus-tasks: cgtma wrote to stderr: $(cat "$TMP/err-prom")"
+kill -0 $cgtma_pid || fail "prometheus-tasks: cgtma exited: $(cat "$TMP/err")"
+cgtma_signal INT prometheus-tasks
+[ -s "$TMP/err" ] && fail "prometheus-tasks: cgtma wrote to stderr: $(cat "$TMP/err")"
 echo "prometheus-tasks: thread $tp on $(grep -vc absent "$TMP/scrapes") of $n_alive scrapes while it lived," \
 	"never decreasing, $last at the end (want $P); off the page $(($(wc -l <"$TMP/after") - 1)) scrapes after its exit"
 echo "ok"

@@ -16,7 +16,7 @@
 commands_or_skip prometheus promtool curl ss
 
 logs() {
-	for f in "$TMP"/*.log; do echo "--- $f"; tail -n 15 "$f"; done >&2
+	for f in "$TMP"/*.log "$TMP/err"; do echo "--- $f"; tail -n 15 "$f"; done >&2
 }
 die() { logs; fail "$*"; }
 
@@ -33,10 +33,8 @@ GONE=$(cg_path gone)
 
 # The software model: the same metrics on every machine, PMU or not. Per CPU (-A): each
 # cgroup's series come once whole (no cpu label) and once per CPU.
-"$CGTMA" -M sw -A --prometheus "127.0.0.1:$PORT" -G "$SPIN" -G "$GONE" -I 1000 \
-	>"$TMP/cgtma.log" 2>&1 &
-CGTMA_PID=$!
-on_exit "kill $CGTMA_PID; wait $CGTMA_PID"
+cgtma_start "$TMP/cgtma.log" 0 -M sw -A --prometheus "127.0.0.1:$PORT" -G "$SPIN" -G "$GONE" \
+	-I 1000
 
 page_has() { metrics_scrape $PORT | grep -qF "$1"; }
 wait_for 20 page_has "cgroup=\"$SPIN\"" || die "cgtma's page never showed cgroup $SPIN"
@@ -158,7 +156,7 @@ for bad in "127.0.0.1:" "localhost" "70000" "::1:$PORT"; do
 done
 
 # cgtma itself still serves: the failed runs took nothing from it.
-kill -0 $CGTMA_PID 2>/dev/null || die "cgtma exited"
+kill -0 $cgtma_pid 2>/dev/null || die "cgtma exited"
 metrics_scrape $PORT | promtool check metrics >/dev/null 2>&1 ||
 	die "the page no longer passes promtool"
 echo "ok: Prometheus on $PROM scraped cgtma on 127.0.0.1:$PORT"

@@ -40,8 +40,7 @@ while kill -0 $spinner 2>/dev/null && [ $moves -lt $MOVES ]; do
 done
 wait $spinner || fail "the spinner failed"
 wait_lines "$out" $(($(wc -l <"$out") + 1))
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+cgtma_signal INT
 echo "$moves moves into T while the spinner ran"
 got=$(cgroup_sum "$out" "$T" "$EV")
 echo "$got getppid calls in T, $(jq -s '[.[] | select(.summary != true) | .missed_slices // 0] |
