@@ -31,7 +31,7 @@ cg_make E
 cg_make U
 
 rate0=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
-# Once the first interval has ended: sampling is on.
+# It waits for the first interval to end: from then on, sampling is on.
 cgtma_start "$TMP/out" 1 -G "$(cg_path A)" -G "$(cg_path B)" -G "$(cg_path C)" -G "$(cg_path E)" \
 	-e cpu-clock --sample=$SAMPLED -F $HZ --folded "$TMP/folded" --pprof "$TMP/pb.gz" \
 	--record "$TMP/rec" -I 2500 -j
