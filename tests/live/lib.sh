@@ -57,7 +57,7 @@
 #                 pingpong_stop ends them (the test's end does too)
 #   free_port     a TCP port nothing uses, listening or not (needs ss)
 #   metrics_scrape PORT [FILE]   cgtma's Prometheus page on 127.0.0.1:PORT, to FILE (else
-#                 stdout); fails (1) where it cannot be fetched
+#                 stdout); fails (curl's status) where it cannot be fetched
 #   metric_value FILE SERIES   the value of SERIES (name{labels} as the page writes them) on
 #                 the page in FILE ("-": stdin), nothing where it is not there
 #   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
