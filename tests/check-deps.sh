@@ -1,15 +1,19 @@
 #!/bin/bash
 # After `tools/install-deps.sh test` (make test-deps): every program a live test skips
-# without (`command -v NAME || skip`, also in the helper scripts under tools/container/ that
-# the tests run, and in the tool checks under tests/tools/) is installed, from a package that script installs, so that `make test` on a
-# fresh machine runs every test that can run there. uperf is the one exception: Debian 12 has
-# no package of it (25-uperf says how to build it).
+# without (`commands_or_skip NAME...`, `command -v NAME || skip`, also in the helper scripts
+# under tools/container/ that the tests run, and in the tool checks under tests/tools/) is
+# installed, from a package that script installs, so that `make test` on a fresh machine
+# runs every test that can run there. uperf is the one exception: Debian 12 has no package
+# of it (25-uperf says how to build it).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
 files=(tests/live/*.sh tools/container/*.sh tests/tools/*.sh)
 names=$(
 	grep -ho 'command -v [a-z][a-z0-9_.+-]*' "${files[@]}" | awk '{ print $3 }'
+	# lib.sh's commands_or_skip NAME... (its own definition names none)
+	grep -ho '^[[:space:]]*commands_or_skip [a-z][a-z0-9_.+ -]*' "${files[@]}" |
+		awk '{ for (i = 2; i <= NF; i++) print $i }'
 	# for t in a b c; do command -v $t ...
 	grep -l 'command -v \$t' "${files[@]}" | xargs -r grep -h '^[[:space:]]*for t in .*; do' |
 		sed 's/.*for t in \(.*\); do.*/\1/' | tr ' ' '\n'

@@ -19,16 +19,17 @@ fi
 pass=0 fail=0 skip=0 failed=()
 # run_test FILE NAME [VAR=VALUE...]: one test, its verdict as a line.
 run_test() {
-	local t=$1 name=$2 out rc
+	local t=$1 name=$2 out rc s=$SECONDS
 	shift 2
 	out=$(env "$@" CGTMA_BUILD="$build" timeout "${CGTMA_LIVE_TIMEOUT:-300}" bash "$t" 2>&1)
 	rc=$?
+	s=$((SECONDS - s))
 	[ -n "${CGTMA_LIVE_LOG_DIR:-}" ] && mkdir -p "$CGTMA_LIVE_LOG_DIR" &&
 		printf '%s\n' "$out" >"$CGTMA_LIVE_LOG_DIR/$name.log"
 	case $rc in
-	0) pass=$((pass + 1)); echo "ok   $name" ;;
-	77) skip=$((skip + 1)); echo "SKIP $name: $(printf '%s\n' "$out" | grep '^SKIP' | tail -n1 | cut -c6-)" ;;
-	*) fail=$((fail + 1)); failed+=("$name"); printf '%s\n' "$out" | tail -n 40; echo "FAIL $name (exit $rc)" ;;
+	0) pass=$((pass + 1)); echo "ok   $name ($s s)" ;;
+	77) skip=$((skip + 1)); echo "SKIP $name ($s s): $(printf '%s\n' "$out" | grep '^SKIP' | tail -n1 | cut -c6-)" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); printf '%s\n' "$out" | tail -n 40; echo "FAIL $name (exit $rc, $s s)" ;;
 	esac
 }
 for t in "${tests[@]}"; do

@@ -134,8 +134,7 @@ for try in $(seq 10); do
 	out=$TMP/out-bg
 	cgtma_start "$out" 0 -e "$EV" -I 200 --json
 	wait_for 10 sigint_blocked $cgtma_pid || fail "try $try: cgtma did not start"
-	kill -INT $cgtma_pid
-	cgtma_exited "try $try: SIGINT as cgtma starts"
+	cgtma_signal INT "try $try: SIGINT as cgtma starts"
 	check_stream "$out"
 done
 echo "SIGINT to a background job as it starts: ok"

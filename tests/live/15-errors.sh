@@ -205,7 +205,7 @@ else
 fi
 
 # Not root: as nobody, no capabilities. The binary must be reachable by nobody.
-command -v setpriv >/dev/null || skip "setpriv is not installed"
+commands_or_skip setpriv
 pub=$(mktemp -d /tmp/cgtma-nobody.XXXXXX)
 on_exit "rm -rf $pub"
 chmod 755 "$pub"
@@ -299,12 +299,10 @@ for st in 0 42; do
 done
 # A glob that matches late, a cgroup made mid-run: it matched, exit 0.
 timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 1 -G "$CG_BASE/late-*" >/dev/null 2>"$TMP/err" &
-late=$!
+cgtma_started
 sleep 0.5
 cg_make late-1
-wait $late
-rc=$?
-[ $rc -eq 0 ] || fail "a glob that matched mid-run: exit $rc, want 0: $(cat "$TMP/err")"
+cgtma_exited "a glob that matched mid-run"
 
 # Three digits are too few for a container id's prefix: said with the warning (and, as it
 # never matched, exit 3).

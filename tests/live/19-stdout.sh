@@ -28,13 +28,13 @@ awk -v t="$took" 'BEGIN { exit !(t < 5) }' || fail "cgtma took $took s to end af
 echo "closed, alone: exit 141 after $took s, nothing said"
 
 # --- closed, beside --cdm and --prometheus ------------------------------------------------
-command -v curl >/dev/null || skip "curl is not installed (tools/install-deps.sh test installs it)"
+commands_or_skip curl
 port=$((20000 + RANDOM % 20000))
 "$CGTMA" -e "$EV" -I 100 -d 3 --json --cdm "$TMP/cdm" --prometheus "$port" \
 	2>"$TMP/err" | head -n 1 >/dev/null &
 pipeline=$!
 # Until the page has an interval's series: the load takes over a second under an emulator.
-page() { curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/page" && grep -q '^cgtma_' "$TMP/page"; }
+page() { metrics_scrape $port "$TMP/page" && grep -q '^cgtma_' "$TMP/page"; }
 wait_for 3 page || fail "the Prometheus page serves no cgtma series: $(cat "$TMP/err")"
 # Then some intervals later, when cgtma has found standard output closed (head left after
 # the first line), the page is still served.
@@ -63,9 +63,7 @@ fi
 echo "closed beside --cdm: one message, $n intervals in the CSV, exit 1"
 
 # --- full --------------------------------------------------------------------------------
-mkdir "$TMP/small"
-mount -t tmpfs -o size=64k cgtma-test "$TMP/small" || skip "cannot mount a tmpfs"
-on_exit "umount -l $TMP/small"
+tmpfs_or_skip "$TMP/small" size=64k
 cgtma_start "$TMP/small/out" 0 -e "$EV" -I 20 --json
 wait_lines "$TMP/small/out" 1 30
 # Fill what is left; cgtma's writes fail until the filler goes. Each step waits for cgtma to
@@ -112,8 +110,7 @@ echo stale >"$TMP/o.json"
 cgtma_start "$TMP/stdout" 0 -e "$EV" -I 100 --json -o "$TMP/o.json"
 wait_for 10 eval '[ "$(grep -c "^{" "$TMP/o.json")" -ge 2 ]' ||
 	fail "-o: no interval in the file: $(cat "$TMP/err")"
-kill -INT $cgtma_pid
-cgtma_exited "-o FILE, SIGINT"
+cgtma_signal INT "-o FILE, SIGINT"
 [ -s "$TMP/stdout" ] && fail "-o: standard output got: $(head -c 200 "$TMP/stdout")"
 grep -q stale "$TMP/o.json" && fail "-o: the file was not emptied first"
 jq -e -R 'fromjson | type == "object"' "$TMP/o.json" >/dev/null || fail "-o: a line is not whole JSON"

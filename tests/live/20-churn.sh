@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 BATCHES=10 PER=1000 WARM=2 KEPT=1000
-command -v curl >/dev/null || skip "curl is not installed (tools/install-deps.sh test installs it)"
+commands_or_skip curl
 
 cg_make churn
 port=$((20000 + RANDOM % 20000))
@@ -38,7 +38,7 @@ rss() {
 	echo "$at"
 }
 # This test's series: other cgroups that come and go meanwhile have theirs too.
-series() { curl -sf "http://127.0.0.1:$port/metrics" | grep -c "^cgtma_.*cgroup=\"/$CG_BASE[/\"]"; }
+series() { metrics_scrape $port | grep -c "^cgtma_.*cgroup=\"/$CG_BASE[/\"]"; }
 # The entries of cgtma's map of tracked cgroups (cgroup_counts), by its fds.
 map_entries() {
 	local fd id

@@ -21,7 +21,7 @@
 
 UDP=${CGTMA_BUILD:-build}/tests/udp
 [ -x "$UDP" ] || fail "no $UDP: build first (make $UDP)"
-command -v ip >/dev/null || skip "no ip command (iproute2)"
+commands_or_skip ip
 tracepoint_or_skip syscalls/sys_enter_sendto
 
 EVS=syscalls:sys_enter_sendto,net:netif_receive_skb,cpu-clock

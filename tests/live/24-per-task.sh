@@ -163,7 +163,7 @@ echo "full: $(grep -o '[0-9]* slices were not counted per thread' "$TMP/err"); A
 
 # --prometheus-tasks: a thread's counter stays on the page while it sleeps, and leaves once
 # it has exited.
-command -v curl >/dev/null || skip "curl is not installed (the Prometheus check needs it)"
+commands_or_skip curl
 P=20000
 # The exited thread's last count is on the page for one interval. Under an emulator a scrape
 # (curl, awk) takes 400-750 ms beside another guest, and CI's 6.1 and 5.10 rows missed that
@@ -172,13 +172,9 @@ P=20000
 iv=200 pause=600 leave=60
 [ -n "${CGTMA_EMULATION:-}" ] && iv=1000 pause=2500 leave=160
 PORT=$(free_port)
-"$CGTMA" -e "$EV" -I $iv -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks \
-	>/dev/null 2>"$TMP/err-prom" &
-prom_pid=$!
-on_exit "kill -9 $prom_pid"
-page() { curl -sf "http://127.0.0.1:$PORT/metrics"; }
-page_has_a() { page | grep -qF "cgroup=\"$A\""; }
-wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err-prom")"
+cgtma_start /dev/null 0 -e "$EV" -I $iv -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks
+page_has_a() { metrics_scrape $PORT | grep -qF "cgroup=\"$A\""; }
+wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err")"
 cg_run A "$WORKLOAD" threads $pause $P >"$TMP/tids-p" &
 wpid=$!
 tid_known() { [ -s "$TMP/tids-p" ]; }
@@ -186,8 +182,9 @@ wait_for 10 tid_known || fail "prometheus-tasks: the workload gave no tid"
 tp=$(awk 'NR == 1 { print $1 }' "$TMP/tids-p")
 # The thread's getppid counter on the page now, or "absent".
 tvalue() {
-	page | awk -v k="cgtma_events_total{scope=\"task\",cgroup=\"$A\"," -v t="tid=\"$tp\"," \
-		-v e="event=\"$EV\"}" 'index($0, k) == 1 && index($0, t) && index($0, e) { v = $2 }
+	metrics_scrape $PORT | awk -v k="cgtma_events_total{scope=\"task\",cgroup=\"$A\"," \
+		-v t="tid=\"$tp\"," -v e="event=\"$EV\"}" \
+		'index($0, k) == 1 && index($0, t) && index($0, e) { v = $2 }
 		END { print (v == "" ? "absent" : v) }'
 }
 : >"$TMP/scrapes"
@@ -217,10 +214,9 @@ for ((i = 0; i < 3; i++)); do
 done
 last=$(cat "$TMP/scrapes" "$TMP/after" | grep -v absent | tail -n1)
 [ "$last" = $P ] || fail "prometheus-tasks: thread $tp's counter ended at $last, want $P"
-kill -0 $prom_pid || fail "prometheus-tasks: cgtma exited: $(cat "$TMP/err-prom")"
-kill -INT $prom_pid
-wait $prom_pid || fail "prometheus-tasks: cgtma exited $?: $(cat "$TMP/err-prom")"
-[ -s "$TMP/err-prom" ] && fail "prometheus-tasks: cgtma wrote to stderr: $(cat "$TMP/err-prom")"
+kill -0 $cgtma_pid || fail "prometheus-tasks: cgtma exited: $(cat "$TMP/err")"
+cgtma_signal INT prometheus-tasks
+[ -s "$TMP/err" ] && fail "prometheus-tasks: cgtma wrote to stderr: $(cat "$TMP/err")"
 echo "prometheus-tasks: thread $tp on $(grep -vc absent "$TMP/scrapes") of $n_alive scrapes while it lived," \
 	"never decreasing, $last at the end (want $P); off the page $(($(wc -l <"$TMP/after") - 1)) scrapes after its exit"
 echo "ok"

@@ -16,7 +16,7 @@
 
 command -v uperf >/dev/null ||
 	skip "uperf is not installed (tools/build-uperf.sh SRC_DIR builds it from https://github.com/uperf/uperf)"
-command -v ip >/dev/null || skip "ip (iproute2) is not installed"
+commands_or_skip ip
 watch_perf_cgroup_sessions
 
 NS_A=cgtma-ua-$$ NS_B=cgtma-ub-$$

@@ -22,7 +22,7 @@ cg_start grp/busy "$WORKLOAD" getppid $N 60
 rmdir "$CG_ROOT/$CG_BASE/grp/gone" || fail "cannot remove grp/gone"
 cg_wait
 cgtma_more "$out" 3
-page=$(curl -sf "http://127.0.0.1:$port/metrics") || fail "cannot scrape the page"
+page=$(metrics_scrape $port) || fail "cannot scrape the page"
 cgtma_signal INT
 
 # rows CGROUP: per interval line, whether the cgroup has a row (1/0), as one string.
@@ -67,9 +67,9 @@ for c in busy idle gone named; do
 done
 
 # The page, scraped after several intervals without a row of grp/idle.
-line() { grep -F "cgtma_events_total{scope=\"cgroup\",cgroup=\"$G/$1\",event=\"$EV\"} $2" \
-	<<<"$page"; }
-line busy $N >/dev/null || fail "the page has no count $N for grp/busy"
-line idle 0 >/dev/null || fail "the page lost grp/idle: $(grep -F "$G/" <<<"$page")"
+line() { [ "$(metric_value - "cgtma_events_total{scope=\"cgroup\",cgroup=\"$G/$1\",event=\"$EV\"}" \
+	<<<"$page")" = "$2" ]; }
+line busy $N || fail "the page has no count $N for grp/busy"
+line idle 0 || fail "the page lost grp/idle: $(grep -F "$G/" <<<"$page")"
 grep -qF "cgroup=\"$G/gone\"" <<<"$page" && fail "the page still has grp/gone"
 echo "rows follow the cgroups that ran; named, summary and page rows are all there"

@@ -13,13 +13,10 @@
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"
 
-for t in prometheus promtool curl ss; do
-	command -v $t >/dev/null ||
-		skip "$t is not installed (tools/install-deps.sh test installs it)"
-done
+commands_or_skip prometheus promtool curl ss
 
 logs() {
-	for f in "$TMP"/*.log; do echo "--- $f"; tail -n 15 "$f"; done >&2
+	for f in "$TMP"/*.log "$TMP/err"; do echo "--- $f"; tail -n 15 "$f"; done >&2
 }
 die() { logs; fail "$*"; }
 
@@ -36,16 +33,14 @@ GONE=$(cg_path gone)
 
 # The software model: the same metrics on every machine, PMU or not. Per CPU (-A): each
 # cgroup's series come once whole (no cpu label) and once per CPU.
-"$CGTMA" -M sw -A --prometheus "127.0.0.1:$PORT" -G "$SPIN" -G "$GONE" -I 1000 \
-	>"$TMP/cgtma.log" 2>&1 &
-CGTMA_PID=$!
-on_exit "kill $CGTMA_PID; wait $CGTMA_PID"
+cgtma_start "$TMP/cgtma.log" 0 -M sw -A --prometheus "127.0.0.1:$PORT" -G "$SPIN" -G "$GONE" \
+	-I 1000
 
-page_has() { curl -sf "$METRICS" | grep -qF "$1"; }
+page_has() { metrics_scrape $PORT | grep -qF "$1"; }
 wait_for 20 page_has "cgroup=\"$SPIN\"" || die "cgtma's page never showed cgroup $SPIN"
 
 # --- the exposition format -----------------------------------------------------------
-curl -sf "$METRICS" >"$TMP/page.txt" || die "cannot fetch $METRICS"
+metrics_scrape $PORT "$TMP/page.txt" || die "cannot fetch $METRICS"
 promtool check metrics <"$TMP/page.txt" >"$TMP/promtool.log" 2>&1 ||
 	die "promtool check metrics fails on the page: $(cat "$TMP/promtool.log")"
 grep -q '^# TYPE cgtma_events_total counter$' "$TMP/page.txt" ||
@@ -103,7 +98,7 @@ usage_ns=$(awk '$1 == "usage_usec" { printf "%.0f", $2 * 1000 }' \
 # The value on cgtma's page; once the interval after the exit is read, it stays put.
 page_value() {
 	local k="cgtma_events_total{scope=\"cgroup\",cgroup=\"$SPIN\",event=\"cpu-clock\"}"
-	curl -sf "$METRICS" | awk -v k="$k" 'index($0, k " ") == 1 { print $2 }'
+	metrics_scrape $PORT | metric_value - "$k"
 }
 # Two readings an interval apart that agree: the last interval of the workload is in.
 stable() { local a; a=$(page_value); sleep 1.1; v=$(page_value); [ -n "$v" ] && [ "$a" = "$v" ]; }
@@ -128,7 +123,7 @@ awk -v p="${peak:-0}" -v u="$usage_ns" -v w="$wall_ns" \
 GONE_Q="cgtma_events_total{job=\"cgtma\",cgroup=\"$GONE\"}"
 wait_for 10 has_series "$GONE_Q" || die "Prometheus never had $GONE"
 rmdir "$CG_ROOT/$CG_BASE/gone" || die "cannot remove $GONE"
-page_lacks() { curl -sf "$METRICS" >"$TMP/page.txt" && ! grep -qF "\"$GONE\"" "$TMP/page.txt"; }
+page_lacks() { metrics_scrape $PORT "$TMP/page.txt" && ! grep -qF "\"$GONE\"" "$TMP/page.txt"; }
 wait_for 5 page_lacks || die "$GONE is still on the page after it was removed"
 gone_from_prom() { [ "$(count "$GONE_Q")" = 0 ]; }
 wait_for 10 gone_from_prom || die "Prometheus still returns $GONE_Q after it left the page"
@@ -161,7 +156,7 @@ for bad in "127.0.0.1:" "localhost" "70000" "::1:$PORT"; do
 done
 
 # cgtma itself still serves: the failed runs took nothing from it.
-kill -0 $CGTMA_PID 2>/dev/null || die "cgtma exited"
-curl -sf "$METRICS" | promtool check metrics >/dev/null 2>&1 ||
+kill -0 $cgtma_pid 2>/dev/null || die "cgtma exited"
+metrics_scrape $PORT | promtool check metrics >/dev/null 2>&1 ||
 	die "the page no longer passes promtool"
 echo "ok: Prometheus on $PROM scraped cgtma on 127.0.0.1:$PORT"

@@ -32,9 +32,7 @@
 . "$(dirname "$0")/lib.sh"
 export CGTMA_SWITCH_HOOK=${CGTMA_SWITCH_HOOK:-tracepoint}
 
-command -v iperf3 >/dev/null || skip "iperf3 is not installed (tools/install-deps.sh test)"
-command -v taskset >/dev/null || skip "no taskset"
-command -v ss >/dev/null || skip "no ss (iproute2)"
+commands_or_skip iperf3 taskset ss
 watch_perf_cgroup_sessions
 
 DUR=3

@@ -16,9 +16,7 @@
 
 BIN=${CGTMA_BUILD:-build}/cgtma-static
 [ -x "$BIN" ] || skip "no $BIN: make static builds it (tools/install-deps.sh static installs what it needs)"
-for t in unshare chroot curl; do
-	command -v $t >/dev/null || skip "$t is not installed"
-done
+commands_or_skip unshare chroot curl
 # The empty root is entered through a private mount namespace, which a chroot whose root is
 # no mount point (a fresh-machine check in a debootstrap directory) cannot make.
 unshare --mount --propagation private true 2>"$TMP/err" ||
@@ -75,7 +73,7 @@ echo "counting in the empty root: $(jq -c 'select(.summary != true) | {interval,
 PORT=$(free_port)
 "${IN_ROOT[@]}" -e cpu-clock -I 200 -d 5 --prometheus "127.0.0.1:$PORT" >/dev/null 2>"$TMP/err" &
 cgtma_started
-scraped() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page" &&
+scraped() { metrics_scrape $PORT "$TMP/page" &&
 	grep -q '^cgtma_events_total{scope="system",.*event="cpu-clock"' "$TMP/page"; }
 wait_for 5 scraped || fail "no cpu-clock on /metrics from the empty root: $(cat "$TMP/err"; head -c 300 "$TMP/page" 2>/dev/null)"
 cgtma_signal INT "cgtma --prometheus in the empty root"

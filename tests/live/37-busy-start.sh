@@ -24,7 +24,7 @@ RUNS=5 LOOPS=10 N=50000 PAUSE_MS=5
 # about 70 s a run, past the test's 300 s at run 5), three runs.
 [ -n "${CGTMA_EMULATION:-}" ] && [ "$(nproc)" -gt 2 ] && RUNS=3
 tracepoint_or_skip syscalls/sys_enter_getppid
-command -v taskset >/dev/null || skip "taskset is not installed"
+commands_or_skip taskset
 unset CGTMA_SWITCH_HOOK
 
 watch_perf_cgroup_sessions
@@ -65,17 +65,13 @@ where_counts_went() {
 
 for run in $(seq $RUNS); do
 	out=$TMP/out-$run
-	: >"$out"
 	spinners=()
 	for ((cpu = 0; cpu < $(nproc); cpu++)); do
 		{ cg_run S taskset -c $cpu "$WORKLOAD" spin 60000; } 2>/dev/null &
 		spinners+=($!)
 	done
 	sleep 0.2
-	"$CGTMA" -v -I 200 --json -e "$EV,cpu-clock" -G "$T" >"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 2
+	cgtma_start "$out" 2 -v -I 200 --json -e "$EV,cpu-clock" -G "$T"
 	hook=$(sed -n 's/^cgtma: switch hook: \([a-z-]*\) .*/\1/p' "$TMP/err" | head -n1)
 	xargs -r kill -KILL <"$CG_ROOT/$CG_BASE/S/cgroup.procs"
 	wait "${spinners[@]}" 2>/dev/null
@@ -83,8 +79,7 @@ for run in $(seq $RUNS); do
 	bursts
 	u1=$(usage_usec T) st=$(($(steal_usec) - st0))
 	wait_lines "$out" $(($(wc -l <"$out") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid || fail "run $run: cgtma exited $?: $(cat "$TMP/err")"
+	cgtma_signal INT "run $run"
 	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "run $run: the last line is not the summary"
 
 	fell=$(grep -c '^cgtma: warning: switch hook: the perf-event hook missed a switch on CPU' \
@@ -126,12 +121,8 @@ cg_make M2
 # moved_run N TAG: the spinner in M1 moved N times; sets fell (fallbacks said) and hook.
 moved_run() {
 	local out=$TMP/out-moved-$2 got i spinner made m1 m2
-	: >"$out"
-	"$CGTMA" -v -I 200 --json -e "$EV,cpu-clock" -G "$(cg_path M1)" -G "$(cg_path M2)" \
-		>"$out" 2>"$TMP/err" &
-	cgtma_pid=$!
-	on_exit "kill -9 $cgtma_pid"
-	wait_lines "$out" 2
+	cgtma_start "$out" 2 -v -I 200 --json -e "$EV,cpu-clock" -G "$(cg_path M1)" \
+		-G "$(cg_path M2)"
 	hook=$(sed -n 's/^cgtma: switch hook: \([a-z-]*\) .*/\1/p' "$TMP/err" | head -n1)
 	# The workload itself, not a subshell around it: its pid is what moves. It runs until
 	# told to stop and says how many calls it made.
@@ -151,8 +142,7 @@ moved_run() {
 	made=$(cat "$TMP/calls")
 	[ "$made" -gt 0 ] 2>/dev/null || fail "the spinner said no count: '$made'"
 	wait_lines "$out" $(($(wc -l <"$out") + 1))
-	kill -INT $cgtma_pid
-	wait $cgtma_pid || fail "$2: cgtma exited $?: $(cat "$TMP/err")"
+	cgtma_signal INT "$2"
 	fell=$(grep -c '^cgtma: warning: switch hook: the perf-event hook missed a switch' "$TMP/err")
 	m1=$(cgroup_sum "$out" "$(cg_path M1)" "$EV") m2=$(cgroup_sum "$out" "$(cg_path M2)" "$EV")
 	got=$((m1 + m2))

@@ -31,13 +31,10 @@ cg_make E
 cg_make U
 
 rate0=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
-: >"$TMP/out"
-"$CGTMA" -G "$(cg_path A)" -G "$(cg_path B)" -G "$(cg_path C)" -G "$(cg_path E)" \
+# It waits for the first interval to end: from then on, sampling is on.
+cgtma_start "$TMP/out" 1 -G "$(cg_path A)" -G "$(cg_path B)" -G "$(cg_path C)" -G "$(cg_path E)" \
 	-e cpu-clock --sample=$SAMPLED -F $HZ --folded "$TMP/folded" --pprof "$TMP/pb.gz" \
-	--record "$TMP/rec" -I 2500 -j >"$TMP/out" 2>"$TMP/err" &
-cgtma_pid=$!
-# The first interval has ended: sampling is on.
-wait_lines "$TMP/out" 1
+	--record "$TMP/rec" -I 2500 -j
 
 for c in A B C E U; do eval "u0_$c=$(usage_usec $c)"; done
 cg_start A "$SPINFN" alpha 3000
@@ -173,8 +170,7 @@ cgtma_start "$TMP/nout" 1 -G "$(cg_path N)" -G "$(cg_path N/I)" -e cpu-clock --s
 cg_start N/I "$SPINFN" alpha 1500
 cg_wait
 cgtma_more "$TMP/nout"
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "nested run: $(cat "$TMP/err")"
+cgtma_signal INT "nested run"
 inner=$(grep -c "^$(cg_path N/I);" "$TMP/nested")
 [ "$inner" -gt 0 ] || fail "nested: no samples in N/I: $(head -3 "$TMP/nested")"
 diff <(grep "^$(cg_path N/I);" "$TMP/nested" | sed "s|^$(cg_path N/I);||" | sort) \
@@ -194,8 +190,7 @@ cg_start B "$SPINFN" beta 1500
 cg_wait
 u1=$(($(usage_usec A) + $(usage_usec B)))
 cgtma_more "$TMP/full"
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "full-map run: $(cat "$TMP/err")"
+cgtma_signal INT "full-map run"
 cp "$TMP/err" "$TMP/efull"
 lost=$(sed -n 's/.*--sample: \([0-9]*\) samples lost: the kernel.s counts map was full.*/\1/p' "$TMP/efull")
 [ -n "$lost" ] && [ "$(grep -c "samples lost" "$TMP/efull")" = 1 ] ||

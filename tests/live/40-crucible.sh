@@ -33,7 +33,7 @@
 . "$(dirname "$0")/cdm.sh"
 
 TOOLS=$(cd "$(dirname "$0")/../../tools/crucible" && pwd)
-command -v python3 >/dev/null || skip "python3 is not installed (crucible's post-process needs it)"
+commands_or_skip python3
 grep -qw tmpfs /proc/filesystems || skip "no tmpfs"
 
 cg_make W/w1
@@ -202,9 +202,7 @@ n_cdm=$(wc -w <<<"$ends")
 	fail "killed run: CSV ends '$ends' are not the printed intervals '$times'"
 
 # --- 3. faults -------------------------------------------------------------------------------
-mkdir "$TMP/ro" "$TMP/full"
-mount -t tmpfs -o ro,size=64k tmpfs "$TMP/ro" || skip "cannot mount a tmpfs"
-on_exit umount "$TMP/ro"
+tmpfs_or_skip "$TMP/ro" ro,size=64k
 touch "$TMP/afile"
 for bad in "$TMP/ro" "$TMP/ro/sub" "$TMP/afile/sub"; do
 	"$CGTMA" -I 100 -d 2 --cdm "$bad" --json >"$TMP/bad.out" 2>"$TMP/bad.err"
@@ -216,8 +214,7 @@ for bad in "$TMP/ro" "$TMP/ro/sub" "$TMP/afile/sub"; do
 	! grep -q '"rows"' "$TMP/bad.out" || fail "--cdm $bad: intervals were printed before failing"
 done
 
-mount -t tmpfs -o size=64k tmpfs "$TMP/full" || skip "cannot mount a tmpfs"
-on_exit umount "$TMP/full"
+tmpfs_or_skip "$TMP/full" size=64k
 # Leave about 16k: it fills within the first second or so.
 head -c 48k /dev/zero >"$TMP/full/filler" || fail "cannot fill the tmpfs"
 cg_run W/w1 "$WORKLOAD" spin 4000 &

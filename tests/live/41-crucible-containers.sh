@@ -14,9 +14,7 @@
 . "$(dirname "$0")/cdm.sh"
 
 TOOLS=$(cd "$(dirname "$0")/../../tools/crucible" && pwd)
-for t in python3 jq xz; do
-	command -v $t >/dev/null || skip "$t is not installed"
-done
+commands_or_skip python3 jq xz
 STATIC=${CGTMA_BUILD:-build}/tests/workload-static
 [ -x "$STATIC" ] || fail "no $STATIC: build first (make $STATIC)"
 EV=syscalls:sys_enter_getppid

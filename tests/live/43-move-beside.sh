@@ -18,7 +18,7 @@ EV=syscalls:sys_enter_getppid
 # The spinner's calls outlast MOVES moves (a guest under emulation makes ~250,000 a second).
 N=${CGTMA_MOVE_CALLS:-2000000} MOVES=100
 tracepoint_or_skip syscalls/sys_enter_getppid
-command -v taskset >/dev/null || skip "taskset is not installed"
+commands_or_skip taskset
 
 watch_perf_cgroup_sessions
 cg_make T
@@ -40,8 +40,7 @@ while kill -0 $spinner 2>/dev/null && [ $moves -lt $MOVES ]; do
 done
 wait $spinner || fail "the spinner failed"
 wait_lines "$out" $(($(wc -l <"$out") + 1))
-kill -INT $cgtma_pid
-wait $cgtma_pid || fail "cgtma exited $?: $(cat "$TMP/err")"
+cgtma_signal INT
 echo "$moves moves into T while the spinner ran"
 got=$(cgroup_sum "$out" "$T" "$EV")
 echo "$got getppid calls in T, $(jq -s '[.[] | select(.summary != true) | .missed_slices // 0] |

@@ -13,7 +13,6 @@ N=40000 M=25000
 OWN="/ (own tasks)"
 
 tracepoint_or_skip syscalls/sys_enter_getppid
-command -v jq >/dev/null || skip "jq is not installed"
 
 cg_make ""
 # In the root itself: the shell moves itself there, then becomes the workload.

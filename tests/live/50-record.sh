@@ -136,12 +136,8 @@ jq -e 'select(.rows)' "$TMP/u.out" >/dev/null 2>&1 &&
 # --- a full disk mid-run ------------------------------------------------------------------
 # A tmpfs of 16 pages with one left: the record fills it within half a second (4k pages).
 # When cgtma says so, a few intervals later, the filler goes.
-grep -qw tmpfs /proc/filesystems || skip "no tmpfs for the full-disk check (the rest passed)"
 page=$(getconf PAGESIZE)
-mkdir "$TMP/full"
-mount -t tmpfs -o size=$((16 * page)) tmpfs "$TMP/full" ||
-	skip "cannot mount a tmpfs for the full-disk check (the rest passed)"
-on_exit umount "$TMP/full"
+tmpfs_or_skip "$TMP/full" size=$((16 * page)) "for the full-disk check (the rest passed)"
 head -c $((15 * page)) /dev/zero >"$TMP/full/filler" || fail "cannot fill the tmpfs"
 R=$TMP/full/r.cgtma
 cgtma_start "$TMP/full.out" 0 -G "$CG" -e cpu-clock -I 20 -d 4 --json --record "$R"

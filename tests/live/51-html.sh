@@ -30,8 +30,7 @@ check_page() {
 	! grep -oE 'url\([^)]*\)' "$html" | grep -qv '^url(#' || fail "$html: an external url()"
 }
 
-command -v chromium >/dev/null ||
-	skip "chromium is not installed (tools/install-deps.sh test installs it)"
+commands_or_skip chromium
 
 # shoot HTML PNG: a 1200x2000 screenshot by headless Chromium, offline.
 shoot() {

@@ -31,7 +31,7 @@
 EV=syscalls:sys_enter_getppid
 N_IN=60000 N_OUT=45000 N_NEW=30000 N_NEW2=20000 N_DECOY=25000
 
-command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+commands_or_skip unshare
 unshare --cgroup --mount true 2>/dev/null || skip "cannot unshare cgroup and mount namespaces"
 
 # sum FILE CGROUP: its count summed over the interval lines.

@@ -14,9 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/podman.sh"
 
-for t in jq curl ss; do
-	command -v $t >/dev/null || skip "$t is not installed"
-done
+commands_or_skip jq curl ss
 STATIC=${CGTMA_BUILD:-build}/tests/workload-static
 [ -x "$STATIC" ] || fail "no $STATIC: build first (make $STATIC)"
 
@@ -84,7 +82,7 @@ done
 [ -e "$R/tmp/done-web" ] && [ -e "$R/tmp/done-late" ] || fail "the workloads did not finish in 30 s"
 # Two more intervals after the work.
 cgtma_more "$out" 2
-curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page.txt" || fail "cannot fetch /metrics"
+metrics_scrape $PORT "$TMP/page.txt" || fail "cannot fetch /metrics"
 cgtma_signal INT
 
 # sum NAME: the container's count over the interval lines, from rows naming it.

@@ -47,9 +47,7 @@ BASE=docker.io/library/debian:12
 CGTMA_STATIC=${CGTMA_BUILD:-build}/cgtma-static
 [ -x "$CGTMA_STATIC" ] || fail "no $CGTMA_STATIC: build first (make static)"
 CGTMA_STATIC=$(readlink -f "$CGTMA_STATIC")
-for t in python3 jq curl ss prometheus; do
-	command -v $t >/dev/null || skip "$t is not installed (tools/install-deps.sh test installs it)"
-done
+commands_or_skip python3 jq curl ss prometheus
 python3 -c 'import yaml' 2>/dev/null || skip "python3's yaml module is missing (python3-yaml)"
 
 # --- 1. the manifest -----------------------------------------------------------------------
@@ -185,20 +183,17 @@ BUSY=$(cg_path busy)
 PORT=$(free_port)
 PPORT=$(free_port)
 [ "$PORT" != "$PPORT" ] || PPORT=$(free_port)
-CGTMA_RUNTIME_ROOT=$TMP/state "$CGTMA" --model-file "$TMP/tree.json" -l 2 -G "$BUSY" \
-	-G "container:$WEB" -G "container:$KCT" -I 500 --prometheus "127.0.0.1:$PORT" \
-	>/dev/null 2>"$TMP/cgtma.err" &
-CGTMA_PID=$!
-on_exit "kill $CGTMA_PID; wait $CGTMA_PID"
+CGTMA_RUNTIME_ROOT=$TMP/state cgtma_start /dev/null 0 --model-file "$TMP/tree.json" -l 2 \
+	-G "$BUSY" -G "container:$WEB" -G "container:$KCT" -I 500 --prometheus "127.0.0.1:$PORT"
 cg_start busy "$WORKLOAD" spin 60000
 cg_start "$KCG" "$WORKLOAD" spin 60000
-page_has() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page.txt" &&
+page_has() { metrics_scrape $PORT "$TMP/page.txt" &&
 	grep -qF "cgroup=\"$BUSY\"" "$TMP/page.txt" &&
 	grep -qF "cgroup=\"$WEB_CG\",container=\"$WEB\"" "$TMP/page.txt" &&
 	grep -qF "cgroup=\"$(cg_path "$KCG")\",container=\"$KCT\",pod=\"$KPOD\",namespace=\"$KNS\"" \
 		"$TMP/page.txt"; }
-wait_for 20 page_has || fail "cgtma's page never showed $BUSY, $WEB and $KNS/$KPOD's $KCT: $(cat "$TMP/cgtma.err")"
-curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/page.txt"
+wait_for 20 page_has || fail "cgtma's page never showed $BUSY, $WEB and $KNS/$KPOD's $KCT: $(cat "$TMP/err")"
+metrics_scrape $PORT "$TMP/page.txt"
 for m in $(grep -oh 'cgtma_[a-z0-9_]*' "$TMP/exprs" "$TMP/vars" | sort -u); do
 	grep -q "^# TYPE $m " "$TMP/page.txt" || fail "the dashboard queries $m, which is not on cgtma's page"
 done
@@ -253,8 +248,8 @@ while read -r v; do
 	echo "variable $label: $vals"
 done <"$TMP/vars"
 done
-kill "$PROM_PID" "$CGTMA_PID"
-wait "$PROM_PID" "$CGTMA_PID" 2>/dev/null
+kill "$PROM_PID" "$cgtma_pid"
+wait "$PROM_PID" "$cgtma_pid" 2>/dev/null
 xargs -r kill <"$CG_ROOT/$CG_BASE/busy/cgroup.procs"
 xargs -r kill <"$CG_ROOT/$CG_BASE/$KCG/cgroup.procs"
 touch "$WR/tmp/spun"
@@ -298,11 +293,10 @@ on_exit "podman rm -f -t 0 $name >/dev/null 2>&1"
 podman run --name "$name" "${DS_OPTS[@]}" "${STATE_OPTS[@]}" "$IMAGE" \
 	-e syscalls:sys_enter_getppid -G "$HOST" -G "container:$WEB" -I 200 --json -v \
 	>"$TMP/in.jsonl" 2>"$TMP/err" &
-PODMAN_PID=$!
-cgtma_pid=$PODMAN_PID
-wait_lines "$TMP/in.jsonl" 1
+# podman's client, not cgtma: it ends when cgtma does, with its exit status.
+cgtma_started "$TMP/in.jsonl" 1
 if [ "$(podman inspect -f '{{.State.Running}}' "$name")" != true ]; then
-	wait "$PODMAN_PID"
+	wait $cgtma_pid
 	fail "cgtma in the container exited $? at start: $(cat "$TMP/err")"
 fi
 # Its own cgroup namespace really is private, and not the host's.
@@ -316,9 +310,7 @@ cg_run host "$WORKLOAD" getppid $N || fail "the workload failed"
 go 1
 wait_lines "$TMP/in.jsonl" $(($(wc -l <"$TMP/in.jsonl") + 2))
 podman kill -s INT "$name" >/dev/null
-wait "$PODMAN_PID"
-rc=$?
-[ $rc -eq 0 ] || fail "cgtma in the container exited $rc: $(cat "$TMP/err")"
+cgtma_exited "cgtma in the container"
 got=$(jq -s --arg cg "$HOST" '[.[] | select(.summary != true) | .rows[] |
 	select(.scope == "cgroup" and .cgroup == $cg) | .counts["syscalls:sys_enter_getppid"]] | add' \
 	"$TMP/in.jsonl")
@@ -345,7 +337,7 @@ mapfile -t args < <(sed "s/^0\.0\.0\.0:[0-9]*$/0.0.0.0:$PORT/" "$TMP/ds-args")
 podman run --name "$name-ds" --network=host "${DS_OPTS[@]}" --entrypoint /usr/sbin/cgtma \
 	"$IMAGE" "${args[@]}" >"$TMP/ds.out" 2>&1 &
 on_exit "podman rm -f -t 0 $name-ds >/dev/null 2>&1"
-scraped() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/ds-page.txt" &&
+scraped() { metrics_scrape $PORT "$TMP/ds-page.txt" &&
 	grep -q '^cgtma_events_total{scope="system"' "$TMP/ds-page.txt"; }
 wait_for 40 scraped || fail "the DaemonSet's cgtma serves no /metrics on :$PORT: $(tail -n 5 "$TMP/ds.out")"
 podman rm -f -t 0 "$name-ds" >/dev/null 2>&1

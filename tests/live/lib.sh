@@ -6,6 +6,10 @@
 #   $TRACEFS      the tracing directory; tracepoint_or_skip EVENT (as syscalls/sys_enter_x)
 #                 skips the test where the kernel has no such tracepoint
 #   skip MSG      ends the test as skipped (exit 77) saying why
+#   commands_or_skip CMD...   skips the test unless every CMD is installed (tools/install-deps.sh
+#                 test installs them all; tests/check-deps.sh checks that)
+#   tmpfs_or_skip DIR OPTS [WHAT]   mounts a tmpfs with OPTS (as size=64k) on DIR (made),
+#                 unmounted when the test exits; skips where it cannot (WHAT: what for)
 #   fail MSG      ends the test as failed
 #   cg_make REL   creates $CG_ROOT/$CG_BASE/REL;  cg_path REL  its canonical cgroup path
 #   cg_remove REL removes it, retried while an exited workload is still being released
@@ -52,6 +56,10 @@
 #                 the background (cross-cgroup switches by the hundred thousand);
 #                 pingpong_stop ends them (the test's end does too)
 #   free_port     a TCP port nothing uses, listening or not (needs ss)
+#   metrics_scrape PORT [FILE]   cgtma's Prometheus page on 127.0.0.1:PORT, to FILE (else
+#                 stdout); fails (curl's status) where it cannot be fetched
+#   metric_value FILE SERIES   the value of SERIES (name{labels} as the page writes them) on
+#                 the page in FILE ("-": stdin), nothing where it is not there
 #   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
 #   task_ends_once FILE TID   whether --json FILE has exactly one row of thread TID marked
 #                 exited and none after it (-T: a thread alive until it ends); else prints
@@ -89,6 +97,18 @@ if [ -z "$TRACEFS" ]; then
 	[ -n "$TRACEFS" ] && [ -d "$TRACEFS/events" ] ||
 		{ TRACEFS=/sys/kernel/tracing; mount -t tracefs nodev $TRACEFS 2>/dev/null; }
 fi
+commands_or_skip() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null ||
+			skip "$c is not installed (tools/install-deps.sh test installs it)"
+	done
+}
+tmpfs_or_skip() {
+	mkdir -p "$1" && mount -t tmpfs -o "$2" cgtma-test "$1" ||
+		skip "cannot mount a tmpfs${3:+ $3}"
+	on_exit "umount -l $1"
+}
 tracepoint_or_skip() {
 	[ -d "$TRACEFS/events/$1" ] ||
 		skip "the kernel has no $1 tracepoint (under $TRACEFS/events; CONFIG_FTRACE_SYSCALLS)"
@@ -318,6 +338,14 @@ free_port() {
 	done
 	fail "no free loopback port found"
 }
+metrics_scrape() {
+	if [ $# -ge 2 ]; then
+		curl -sf "http://127.0.0.1:$1/metrics" >"$2"
+	else
+		curl -sf "http://127.0.0.1:$1/metrics"
+	fi
+}
+metric_value() { awk -v k="$2" 'index($0, k " ") == 1 { print $2 }' "$1"; }
 perf_cgroup_users() {
 	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
 }
@@ -365,7 +393,7 @@ stderr_said() { grep -qv '^cgtma: warning: switch hook: the perf-event hook miss
 loops_setup() {
 	WS=$(readlink -f "${CGTMA_BUILD:-build}/tests/workload-static")
 	[ -x "$WS" ] || fail "no $WS: build first (make $WS)"
-	command -v taskset >/dev/null || skip "taskset is not installed (util-linux)"
+	commands_or_skip taskset
 	cg_make A
 	cg_make B
 	A=$(cg_path A) B=$(cg_path B)

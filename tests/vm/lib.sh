@@ -745,18 +745,18 @@ collect_row() {
 		collect_nocgroup2 "$res" "$why"
 		return
 	fi
-	# run-live.sh prints "ok   NAME", "SKIP NAME: REASON", or a failing test's last 40
-	# lines and then "FAIL NAME (exit N)".
+	# run-live.sh prints "ok   NAME (S s)", "SKIP NAME (S s): REASON", or a failing test's
+	# last 40 lines and then "FAIL NAME (exit N, S s)".
 	where=
 	[ -f "$res/console.log" ] && where="; console: $res/console.log"
 	[ -f "$res/out/live.log" ] && awk -v dir="$res" -v where="$where" '
-		/^ok   [^ ]+$/ { print $2, "ok"; nb = 0; next }
-		/^SKIP [^ ]+: / {
-			name = $2; sub(/:$/, "", name); why = $0; sub(/^SKIP [^ ]+: /, "", why)
+		/^ok   [^ ]+ \([0-9]+ s\)$/ { print $2, "ok"; nb = 0; next }
+		/^SKIP [^ ]+ \([0-9]+ s\): / {
+			name = $2; why = $0; sub(/^SKIP [^ ]+ \([0-9]+ s\): /, "", why)
 			print name, "skip"; print why > (dir "/skip/" name); close(dir "/skip/" name)
 			nb = 0; next
 		}
-		/^FAIL [^ ]+ \(exit [0-9]+\)$/ {
+		/^FAIL [^ ]+ \(exit [0-9]+, [0-9]+ s\)$/ {
 			f = dir "/fail/" $2; print $2, "FAIL"
 			print "(its whole output: " dir "/out/tests/" $2 ".log" where ")" > f
 			for (i = (nb > 30 ? nb - 30 : 0) + 1; i <= nb; i++) print b[i] > f
