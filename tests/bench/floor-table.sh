@@ -135,8 +135,8 @@ bpf_ns() {
 	"$PINGPONG" -c 0 -n "$LOOPS" -s -p "$1" $(where_args "$2") >"$TMP/pp" 2>"$TMP/err" ||
 		die "pingpong -p $1 failed: $(cat "$TMP/err")"
 	awk -v c="$(field "$TMP/pp" run_cnt)" -v t="$(field "$TMP/pp" run_time_ns)" -v n="$LOOPS" \
-		'BEGIN { if (c > 0) printf "%.0f ns (%.2f runs a round trip)", t / c, c / n;
-			 else printf "- (no run)" }'
+		'BEGIN { if (c / n >= 0.01) printf "%.0f ns (%.2f runs a round trip)", t / c, c / n;
+			 else printf "- (%.3f runs a round trip)", c / n }'
 }
 echo
 for prog in on_switch:tracepoint on_cgroup_switch:perf-event; do
