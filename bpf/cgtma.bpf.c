@@ -1603,7 +1603,7 @@ static __always_inline bool charge_switch_slice(struct cgtma_snapshot *snap,
 enum switch_by {
 	BY_EVENT,		/* the perf-event hook */
 	BY_TP,			/* sched_switch, in charge */
-	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook (-T): inside a cgroup */
+	BY_TP_INSIDE,		/* sched_switch beside the perf-event hook (-T): in a cgroup */
 };
 
 /*

@@ -284,9 +284,9 @@ static void switch_hook_missed(struct collector *c, bool tp_attached_before)
 		return;
 	if (!c->falls_back) {
 		if (!c->miss_said)
-			pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the kernel "
-				"did not run its program there); kept as asked: each interval with a "
-				"missed switch is marked not exact", cpu);
+			pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the "
+				"kernel did not run its program there); kept as asked: each "
+				"interval with a missed switch is marked not exact", cpu);
 		c->miss_said = true;
 		return;
 	}

@@ -196,8 +196,8 @@ int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
 struct collector_marks {
 	__u64 marks;		/* marks, listed or not */
 	__u64 slices;		/* the slices they mark (a skipped run is one) */
-	__u64 max_ns;		/* the most time that may be another cgroup's, over those bounded */
-	__u64 unbounded;	/* of slices, those with no bound: the perf-event hook's skipped runs */
+	__u64 max_ns;		/* the most time that may be another cgroup's (those bounded) */
+	__u64 unbounded;	/* of slices, those with no bound (skipped runs, failed reads) */
 };
 typedef void (*collector_mark_cb)(int cpu, const struct cgtma_miss *m, void *ctx);
 void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,

@@ -1580,9 +1580,9 @@ static int label_incarnations(struct html_sink *h)
 		char *l;
 
 		for (int j = 0; j < h->nr_series && s->cgroup_id && !twin; j++)
-			twin = j != i && h->series[j].kind == SCOPE_CGROUP && h->series[j].cgroup_id &&
-			       h->series[j].cgroup_id != s->cgroup_id && s->path &&
-			       h->series[j].path && !strcmp(s->path, h->series[j].path);
+			twin = j != i && h->series[j].kind == SCOPE_CGROUP &&
+			       h->series[j].cgroup_id && h->series[j].cgroup_id != s->cgroup_id &&
+			       s->path && h->series[j].path && !strcmp(s->path, h->series[j].path);
 		if (!twin)
 			continue;
 		if (asprintf(&l, "%s (id %llu)", s->label, (unsigned long long)s->cgroup_id) < 0)

@@ -558,7 +558,9 @@ static int add_root_own(struct session *s, struct interval *iv, bool totals)
 		count_less(&own[k], &children[k]);
 	}
 	free(children);
-	return s->own_inexact ? 0 : add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
+	if (s->own_inexact)
+		return 0;
+	return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
 }
 
 /* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
