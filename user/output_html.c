@@ -1013,6 +1013,11 @@ static void fmt_value(double v, const char *unit, char *buf, size_t len)
 		m /= 1000, p++;
 	while (m < 1 && p > 0)
 		m *= 1000, p--;
+	/* Past every prefix (a damaged record's value): no prefix can hold it in 3 digits. */
+	if (m >= 1000) {
+		snprintf(buf, len, "%.3g%s%s", v, *unit ? " " : "", unit);
+		return;
+	}
 	decimals = m >= 100 ? 0 : m >= 10 ? 1 : 2;
 	/* Rounded, 9.996 is 10.0 (one decimal fewer) and 999.6 is 1.00 of the next prefix. */
 	r = round(m * pow(10, decimals)) / pow(10, decimals);
@@ -1021,8 +1026,10 @@ static void fmt_value(double v, const char *unit, char *buf, size_t len)
 	else if (decimals && r >= (decimals == 2 ? 10 : 100))
 		decimals--;
 	n = snprintf(buf, len, "%s%.*f", v < 0 ? "-" : "", decimals, m);
+	if (n <= 0 || (size_t)n >= len)
+		return;		/* cut to the buffer: nothing to append after */
 	/* "5 k", not "5.00 k". */
-	if (decimals && n > 0 && (size_t)n < len) {
+	if (decimals) {
 		while (buf[n - 1] == '0')
 			buf[--n] = 0;
 		if (buf[n - 1] == '.')
