@@ -36,7 +36,7 @@ slot_of() { echo $(($(stat -c %i "$CG_ROOT/$CG_BASE/many/$1") % 32)); }
 stop() {
 	[ "${2:-}" = now ] || cgtma_more "$1"
 	cgtma_signal INT
-	grep -v '^cgtma: \(BPF\|switch hook\|cgroup view\|warning: switch hook: the perf-event hook missed\)' \
+	grep -v '^cgtma: \(BPF\|switch hook\|cgroup view\|mark\|warning: switch hook: the perf-event hook missed\)' \
 		"$TMP/err" | grep -q . &&
 		fail "cgtma wrote to stderr: $(cat "$TMP/err")"
 	return 0

@@ -68,7 +68,8 @@
 #                 (they distort cpu-clock: kernel behaviour), and notes any that starts later;
 #                 perf_seen then skips a failing check if one ran meanwhile
 #   stderr_said FILE   whether cgtma's stderr FILE says more than the switch hook's fallback
-#                 (said once where the kernel drops the perf-event hook's samples)
+#                 (said once where the kernel drops the perf-event hook's samples) and -v's
+#                 marks (lines 'cgtma: mark: ')
 #   usage_usec REL   the cgroup's cpu.stat usage_usec;  steal_usec [CPU]  /proc/stat's steal so
 #                 far (all CPUs, or CPU's)
 #   agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]   fails unless cgtma's cpu-clock is
@@ -382,7 +383,10 @@ agree() {
 	fail "$1: cpu-clock $2 us is not within 3 % of cpu.stat's $3 us" \
 		"($(awk -v a="$2" -v b="$3" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / b }'))${5:-}"
 }
-stderr_said() { grep -qv '^cgtma: warning: switch hook: the perf-event hook missed a switch' "$1"; }
+stderr_said() {
+	grep -v '^cgtma: mark: ' "$1" |
+		grep -qv '^cgtma: warning: switch hook: the perf-event hook missed a switch'
+}
 
 # --- Two CPU-bound cgroups on one CPU (35-hw-counters, 38-hw-groups) ---
 # A runs `workload-static loop $N1` and B `loop $N2` (2 N user instructions each and a
