@@ -20,17 +20,21 @@
 # inside one cgroup the perf-event hook's program does not run at all.
 #
 # CGTMA_BENCH_FLOOR_ROUNDS (7) and CGTMA_BENCH_FLOOR_LOOPS (100000 round trips a run) set the
-# size. Prints figures; never fails on timing (exit 1 only when something could not run).
+# size; CGTMA_BENCH_FLOOR_CPU=N pins the ping-pong's two tasks to CPU N (default any: as
+# users run it). CGTMA_BENCH_FLOOR_AGAINST=PATH adds another cgtma binary's auto (an older
+# build) to the same rounds: "against" in the table. Prints figures; never fails on timing
+# (exit 1 only when something could not run).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${1:-build}
 CGTMA=$BUILD/cgtma PINGPONG=$BUILD/tests/pingpong FLOOR=$BUILD/tests/hookfloor
 ROUNDS=${CGTMA_BENCH_FLOOR_ROUNDS:-7} LOOPS=${CGTMA_BENCH_FLOOR_LOOPS:-100000}
+PIN=${CGTMA_BENCH_FLOOR_CPU:-any} AGAINST=${CGTMA_BENCH_FLOOR_AGAINST:-}
 EV=cpu-clock,context-switches,cpu-migrations,page-faults
 die() { echo "floor-table: $*" >&2; exit 1; }
 skip() { echo "floor-table: SKIP: $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "needs root"
-for t in "$CGTMA" "$PINGPONG" "$FLOOR"; do [ -x "$t" ] || die "no $t: make bench builds it"; done
+for t in "$CGTMA" "$PINGPONG" "$FLOOR" ${AGAINST:+"$AGAINST"}; do [ -x "$t" ] || die "no $t: make bench builds it"; done
 for c in perf bpftool jq; do command -v $c >/dev/null || die "$c is not installed"; done
 CG_ROOT=$(awk '$(NF-2) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CG_ROOT" ] || skip "cgroup v2 is not mounted"
@@ -67,7 +71,7 @@ field() { sed -n "s/.*\b$2=\([0-9.e+-]*\).*/\1/p" "$1"; }
 run() {
 	local prof=$1 where=$2 out=$TMP/pp pp
 	# shellcheck disable=SC2046 # the cgroup options
-	pp=("$PINGPONG" -c any -n "$LOOPS" $(where_args "$where"))
+	pp=("$PINGPONG" -c "$PIN" -n "$LOOPS" $(where_args "$where"))
 	# shellcheck disable=SC2016 # expanded by that sh
 	local inner=(sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$out" "${pp[@]}")
 	case $prof in
@@ -75,6 +79,8 @@ run() {
 	count) perf stat -a -e "$EV" -x, -o /dev/null -- "${inner[@]}" 2>"$TMP/err" ;;
 	perf) perf stat -a --for-each-cgroup "$BASE/a,$BASE/b" -e "$EV" -x, -o /dev/null -- \
 		"${inner[@]}" 2>"$TMP/err" ;;
+	against) "$AGAINST" -e "$EV" -G "$BASE/a" -G "$BASE/b" -I 1000000 -j -- \
+		"${inner[@]}" >/dev/null 2>"$TMP/err" ;;
 	*) "$CGTMA" --switch-hook "$prof" -e "$EV" -G "$BASE/a" -G "$BASE/b" -I 1000000 -j -- \
 		"${inner[@]}" >/dev/null 2>"$TMP/err" ;;
 	esac || die "$prof ($where) failed: $(cat "$TMP/err")"
@@ -84,7 +90,9 @@ run() {
 CONFIGS=(count perf tracepoint auto)
 "$CGTMA" -v -e cpu-clock -I 100 -d 0.1 2>&1 >/dev/null | grep -q '^cgtma: switch hook: perf-event' &&
 	CONFIGS=(count perf tracepoint perf-event auto)
-echo "floor-table: ping-pong unpinned (-c any, $(nproc) CPUs), $LOOPS round trips a run," \
+[ -n "$AGAINST" ] && CONFIGS+=(against)
+echo "floor-table: ping-pong $([ "$PIN" = any ] && echo unpinned || echo pinned) (-c $PIN," \
+	"$(nproc) CPUs), $LOOPS round trips a run," \
 	"$ROUNDS rounds; events $EV"
 for ((r = 0; r < ROUNDS; r++)); do
 	for where in same across; do
@@ -112,7 +120,8 @@ median() { stats "$1" "$2" | sed 's/^x\([0-9.]*\).*/\1/'; }
 printf '\n| | same cgroup | across two cgroups |\n|---|---|---|\n'
 declare -A name=([count]="perf stat -a (counting alone, no cgroups)"
 	[perf]="perf stat -a --for-each-cgroup" [tracepoint]="cgtma --switch-hook tracepoint"
-	[perf-event]="cgtma --switch-hook perf-event" [auto]="cgtma, auto (what it picks)")
+	[perf-event]="cgtma --switch-hook perf-event" [auto]="cgtma, auto (what it picks)"
+	[against]="$AGAINST, auto")
 for c in "${CONFIGS[@]}"; do
 	echo "| ${name[$c]} | $(stats "$c" same) | $(stats "$c" across) |"
 done
