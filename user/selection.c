@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Which cgroups a run counts (selection.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ struct pending {
  */
 struct pid_cgroup {
 	int pid;
+	unsigned long long start;	/* /proc/PID/stat's starttime: a reused pid differs */
 	char *path;		/* canonical, in the view */
 	bool exited;		/* said once */
 };
@@ -92,6 +94,36 @@ static int pid_cgroup_path(const struct selection *sel, int pid, char *out, size
 		return err == -ENOENT && access(file, F_OK) ? -ESRCH : err;
 	/* In a private cgroup namespace: "/../../x/y" climbs from its root. */
 	return cgroup_resolve(sel->view.ns_root, cg, out, len);
+}
+
+/*
+ * The process's start time (/proc/PID/stat's 22nd field, in clock ticks since boot), which
+ * tells a pid the kernel gave to another process since apart from the one -p named.
+ */
+static int pid_start_time(int pid, unsigned long long *start)
+{
+	char file[64], buf[1024], *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(file, sizeof(file), "/proc/%d/stat", pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	/* comm, field 2, may hold spaces and parentheses: count from its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", start) != 1)
+		return -EINVAL;
+	return 0;
 }
 
 int selection_setup(struct selection *sel, const struct selection_opts *o, bool per_task,
@@ -207,7 +239,14 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 		struct pid_cgroup *pc = &sel->pids[i];
 
 		pc->pid = o->pids[i];
-		ret = pid_cgroup_path(sel, pc->pid, path, sizeof(path));
+		ret = pid_start_time(pc->pid, &pc->start);
+		if (ret && ret != -ESRCH) {
+			pr_err("-p %d: cannot read /proc/%d/stat: %s", pc->pid, pc->pid,
+			       strerror(-ret));
+			return not_usage(ret);
+		}
+		if (!ret)
+			ret = pid_cgroup_path(sel, pc->pid, path, sizeof(path));
 		if (ret == -ESRCH) {
 			pr_err("-p %d: no such process", pc->pid);
 			return -EINVAL;
@@ -224,10 +263,12 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 		}
 	}
 	sel->nr_pids = o->nr_pids;
-	/* Containers and pods are at any level the runtimes and drivers choose; a process
-	 * may move to any level. */
+	/*
+	 * Containers and pods are at any level the runtimes and drivers choose (never the
+	 * root); a process may be in any, the root's included, and move to any.
+	 */
 	if (sel->nr_selectors || sel->nr_pids) {
-		*levels |= ((2ULL << CGTMA_MAX_LEVEL) - 1) & ~1ULL;
+		*levels |= ((2ULL << CGTMA_MAX_LEVEL) - 1) & (sel->nr_pids ? ~0ULL : ~1ULL);
 		*max_level = CGTMA_MAX_LEVEL;
 	}
 	if (o->all_cgroups) {
@@ -634,9 +675,15 @@ static int follow_pids(struct selection *sel)
 		struct pid_cgroup *pc = &sel->pids[i];
 		char *dup;
 
+		unsigned long long start;
+
 		if (pc->exited)
 			continue;
-		err = pid_cgroup_path(sel, pc->pid, path, sizeof(path));
+		err = pid_start_time(pc->pid, &start);
+		if (!err && start != pc->start)
+			err = -ESRCH;	/* the pid is another process's now */
+		if (!err)
+			err = pid_cgroup_path(sel, pc->pid, path, sizeof(path));
 		if (err == -ESRCH || err == -ENOENT) {
 			pr_notice("-p %d: the process exited; its last cgroup '%s' stays tracked",
 				  pc->pid, pc->path);
