@@ -145,24 +145,25 @@ static void get_str_into(struct cursor *c, char *buf, size_t len)
 }
 
 /*
- * An interval's marks (record.h) into iv->marks; -EBADMSG when they do not fit the payload
- * (nomem set where memory ran out instead).
+ * The most marks an interval can list: each CPU's (CGTMA_MISSES_MAX and one for the hook's
+ * skipped runs) at Linux's largest NR_CPUS. More is damage, never a huge allocation.
  */
-static int get_marks(struct cursor *c, struct interval *iv, bool *nomem)
+#define RECORD_MAX_MARKS ((CGTMA_MISSES_MAX + 1) * 8192)
+
+/* An interval's marks (record.h) into iv->marks; -EBADMSG when they do not fit the payload. */
+static int get_marks(struct cursor *c, struct interval *iv)
 {
 	/* cpu, kind, count, 5 u64, 2 u32, three strings' lengths */
 	const size_t min_mark = 3 * 4 + 5 * 8 + 2 * 4 + 3 * 4;
 	uint32_t n = get_u32(c);
 
-	if (c->short_read || n > c->left / min_mark)
+	if (c->short_read || n > c->left / min_mark || n > RECORD_MAX_MARKS)
 		return -EBADMSG;
 	if (!n)
 		return 0;
 	iv->marks = calloc(n, sizeof(*iv->marks));
-	if (!iv->marks) {
-		*nomem = true;
-		return 0;
-	}
+	if (!iv->marks)
+		return -ENOMEM;
 	iv->nr_marks = n;
 	for (uint32_t i = 0; i < n; i++) {
 		struct mark *k = &iv->marks[i];
@@ -439,8 +440,16 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 	iv->missed_max_ns = r->h.version >= 6 ? get_u64(&c) : 0;
 	/* Before version 6 no bound was kept: every marked slice is one without. */
 	iv->missed_unbounded = r->h.version >= 6 ? get_u64(&c) : iv->missed_slices;
-	if (r->h.version >= 6 && get_marks(&c, iv, &nomem))
-		return damage(r, e, "malformed interval (its marks)");
+	if (iv->missed_unbounded > iv->missed_slices)
+		return damage(r, e, "malformed interval (more slices with no bound than marked)");
+	if (r->h.version >= 6) {
+		int err = get_marks(&c, iv);
+
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			return damage(r, e, "malformed interval (its marks)");
+	}
 	nr_events = get_u32(&c);
 	nr_scopes = get_u32(&c);
 	if (c.short_read)

@@ -778,6 +778,39 @@ static void test_version1(void)
 	interval_free(&iv);
 }
 
+/*
+ * A version 5 record (the fuzz corpus' seed, before marks and cgroup ids): its intervals
+ * read with no marks and no bound, the cgroups' counts whole.
+ */
+static void test_version5(void)
+{
+	struct interval iv = {};
+	struct record_reader *r = NULL;
+	struct record_error e;
+	int n = 0, err;
+
+	CHECK_INT(record_reader__open("tests/fuzz/corpus/fuzz_record/samples-2-profiles-v5.cgtma",
+				      &r, &e), 0);
+	if (!r)
+		return;
+	CHECK_INT(record_reader__header(r)->version, 5);
+	CHECK_STR(record_reader__header(r)->run.event_names[0], "cpu-clock");
+	while ((err = record_reader__next(r, &iv, &e)) > 0) {
+		CHECK(!iv.missed_slices && !iv.missed_unbounded && !iv.missed_max_ns &&
+		      !iv.nr_marks, "interval %d: no marks", n);
+		CHECK_INT(iv.nr_scopes, 3);
+		for (int i = 1; i < iv.nr_scopes && i < 3; i++)
+			CHECK(iv.scopes[i].kind == SCOPE_CGROUP &&
+			      !strcmp(iv.scopes[i].cgroup, i == 1 ? "/db" : "/web") &&
+			      iv.scopes[i].sum[0].counter == 400000000, "interval %d: scope %d", n, i);
+		n++;
+	}
+	CHECK_INT(err, 0);
+	CHECK_INT(n, 3);
+	record_reader__close(r);
+	interval_free(&iv);
+}
+
 static void test_unwritable(void)
 {
 	struct capture c;
@@ -1227,6 +1260,7 @@ int main(void)
 	test_profile_records(path2);
 	test_profile_full_disk();
 	test_version1();
+	test_version5();
 	test_unwritable();
 	test_report_levels(path2);
 	test_report_copies(path2);
