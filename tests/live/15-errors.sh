@@ -297,12 +297,16 @@ for st in 0 42; do
 	rc=$?
 	[ $rc -eq $st ] || fail "--no-match-status $st: exit $rc: $(cat "$TMP/err")"
 done
-# A glob that matches late, a cgroup made mid-run: it matched, exit 0.
-timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 1 -G "$CG_BASE/late-*" >/dev/null 2>"$TMP/err" &
-cgtma_started
-sleep 0.5
+# A glob that matches late, a cgroup made after the first interval: it matched, exit 0.
+timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 2 --json -G "$CG_BASE/late-*" >"$TMP/late" \
+	2>"$TMP/err" &
+cgtma_started "$TMP/late" 1
+grep -q "'/$CG_BASE/late-\*' matches no cgroup yet" "$TMP/err" ||
+	fail "a glob that matches late: it matched at the start: $(cat "$TMP/err")"
 cg_make late-1
 cgtma_exited "a glob that matched mid-run"
+jq -e -s --arg c "/$CG_BASE/late-1" 'any(.[].rows[]; .cgroup == $c)' "$TMP/late" >/dev/null ||
+	fail "a glob that matches late: no row of the cgroup made mid-run"
 
 # Three digits are too few for a container id's prefix: said with the warning (and, as it
 # never matched, exit 3).
