@@ -162,8 +162,9 @@ static void usage(FILE *f)
 "  cgtma -C 2-3 -G /bench -A               only the CPUs the benchmark is pinned to\n"
 "\n"
 "Needs root (or CAP_PERFMON and CAP_BPF) and a kernel with BTF, Linux 5.10 or later.\n"
-"Exit status: 0 success, 1 failure, 2 bad usage; with -- COMMAND, the command's (127:\n"
-"not found, 126: found but not run, as in a shell).\n");
+"Exit status: 0 success, 1 failure, 2 bad usage, 3 a selector matched nothing; with --\n"
+"COMMAND, the command's where not 0 (127: not found, 126: found but not run, as in a\n"
+"shell).\n");
 }
 
 static int list_models(void)

@@ -992,7 +992,8 @@ static double nice_ceil(double x)
 
 /*
  * One number format on the whole page, axes, legends and summaries alike: three significant
- * digits and an SI prefix ("5 k", "3.78 M", "0.5", "12 m"), never an exponent. unit (NULL or
+ * digits and an SI prefix ("5 k", "3.78 M", "0.5", "12 m"); only a value past every prefix
+ * (1e21 and up: a damaged record's) takes an exponent. unit (NULL or
  * "" for none) follows, joined to the prefix when it is a rate ("3.78 k/s"), else spaced
  * ("1.5 CPUs").
  */

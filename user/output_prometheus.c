@@ -605,7 +605,8 @@ static void render_exactness(struct strbuf *sb, const struct prom *p, const stru
 	strbuf_addf(sb, "cgtma_missed_bound_seconds_total %.9f\n", p->missed_max_ns / 1e9);
 	family_header(sb, "cgtma_missed_unbounded_total", "counter",
 		      "Switches between cgroups at which the kernel did not run the perf-event "
-		      "hook's program (no bound on their error), since the start.");
+		      "hook's program, and slices whose counters could not be read (no bound on "
+		      "their error), since the start.");
 	strbuf_addf(sb, "cgtma_missed_unbounded_total %llu\n", p->missed_unbounded);
 }
 
