@@ -18,7 +18,7 @@
 #define CGTMA_MAX_EVENTS 128
 
 /*
- * A CPU's snapshot (bpf/cgtma.bpf.c) ends with this many runs of nr_events counts. Like the
+ * A CPU's snapshot (bpf/snapshot.bpf.h) ends with this many runs of nr_events counts. Like the
  * deltas and the charge cache's entries, it is declared for CGTMA_MAX_EVENTS and user space
  * trims its value to the run's events: every possible CPU pays for it.
  */
@@ -74,7 +74,7 @@ struct cgtma_charged {
 };
 
 /*
- * Each CPU's charge cache (bpf/cgtma.bpf.c says why): entries per CPU, direct-mapped by the
+ * Each CPU's charge cache (bpf/charge.bpf.h says why): entries per CPU, direct-mapped by the
  * low bits of the cgroup id, so a power of two.
  */
 #define CGTMA_CHARGE_CACHE 32
