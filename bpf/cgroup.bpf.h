@@ -8,10 +8,39 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
+/*
+ * The tracked levels, set by user space before load; the verifier prunes the walks' steps at
+ * levels that cannot hold tracked cgroups.
+ */
 /* Deepest level with a tracked cgroup; levels below it are never looked up. */
 const volatile __u32 max_level = 0;
 /* Bit L set: cgroups at level L may be tracked (explicit paths, globs, --all-cgroups). */
 const volatile __u64 tracked_levels = 0;
+
+/*
+ * Parent steps a walk takes from a task's cgroup to its tracked ancestors: tasks deeper than
+ * this below the shallowest tracked level are not attributed to it. A walk looks up only the
+ * levels where tracked_level() holds, and loads no parent where tracked_above() does not.
+ */
+#define CGTMA_WALK_MAX 32
+
+/* Whether cgroups at level can be tracked. */
+static __always_inline bool tracked_level(int level)
+{
+	return level <= (int)max_level && (tracked_levels & (1ULL << (level & 63)));
+}
+
+/* Whether a level from 0 to level can hold tracked cgroups. */
+static __always_inline bool tracked_up_to(int level)
+{
+	return level >= 0 && (tracked_levels & ((2ULL << (level & 63)) - 1));
+}
+
+/* Whether a level above level (>= 0), from 0 to level - 1, can hold tracked cgroups. */
+static __always_inline bool tracked_above(int level)
+{
+	return tracked_levels & ((1ULL << (level & 63)) - 1);
+}
 
 /* struct cgroup embeds its css first, but let CO-RE say where. */
 static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)

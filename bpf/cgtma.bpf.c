@@ -25,6 +25,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "cgtma.h"
+#define STATS_MAX CGTMA_STAT_MAX
 #include "kernel_defs.bpf.h"
 #include "core_fixes.bpf.h"
 #include "maps.bpf.h"

@@ -12,7 +12,6 @@
 #include "kernel_defs.bpf.h"
 #include "maps.bpf.h"
 #include "cgroup.bpf.h"
-#include "walk.h"
 #include "config.bpf.h"
 #include "counts.bpf.h"
 #include "snapshot.bpf.h"
@@ -268,17 +267,15 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half, bool b
 	 * left above. Parent pointers exist on every kernel (ancestor arrays changed type in
 	 * 6.2).
 	 */
-	for (int step = 0; step < CGTMA_WALK_MAX && cg; step++) {
-		if (level < 0 || !(tracked_levels & ((2ULL << (level & 63)) - 1)))
-			break;
-		if (level <= (int)max_level && (tracked_levels & (1ULL << level))) {
+	for (int step = 0; step < CGTMA_WALK_MAX && cg && tracked_up_to(level); step++) {
+		if (tracked_level(level)) {
 			__u64 id = cgroup_id(cg, btf);
 
 			if (charge_id(id, half) && !deepest)
 				deepest = id;
 		}
 		/* None above: the parent is not loaded. */
-		if (!(tracked_levels & ((1ULL << (level & 63)) - 1)))
+		if (!tracked_above(level))
 			break;
 		cg = cgroup_up(cg, btf);
 		level--;
@@ -298,6 +295,7 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
 	struct cgtma_task_key key = { .cgroup = id };
 	struct cgtma_task *t;
 	__u64 pid_tgid;
+	int err;
 
 	/* Before the helper call, which the verifier's pruning would otherwise leave in. */
 	if (!per_task || !id)
@@ -306,32 +304,25 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
 	key.tid = (__u32)pid_tgid;
 	if (!key.tid)
 		return;
-	t = bpf_map_lookup_elem(&task_counts, &key);
+	t = map_lookup_or_insert(&task_counts, &key, &zero_task, &err);
+	/*
+	 * Full is -E2BIG only. The kernel fails an insert for other reasons too, with room to
+	 * spare: no memory at hand in this context (-ENOMEM: maps allocated as entries come take
+	 * it from a per-CPU cache refilled later), the bucket's lock held on this CPU or its
+	 * deadlock check (-EBUSY, -EDEADLK, -ETIMEDOUT), and a row that user space deleted
+	 * between the insert and the lookup: each its own count, with the last error, so that a
+	 * full map is said only where it is one.
+	 */
 	if (!t) {
-		/* int: 5.10 calls the map's update directly, whose int return is not
-		 * sign-extended. */
-		int err = bpf_map_update_elem(&task_counts, &key, &zero_task, BPF_NOEXIST);
-
-		t = err && err != -EEXIST ? NULL : bpf_map_lookup_elem(&task_counts, &key);
-		/*
-		 * Full is -E2BIG only. The kernel fails an insert for other reasons too, with
-		 * room to spare: no memory at hand in this context (-ENOMEM: maps allocated as
-		 * entries come take it from a per-CPU cache refilled later), the bucket's lock
-		 * held on this CPU or its deadlock check (-EBUSY, -EDEADLK, -ETIMEDOUT), and a
-		 * row that user space deleted between the insert and the lookup: each its own
-		 * count, with the last error, so that a full map is said only where it is one.
-		 */
-		if (!t) {
-			if (err == -E2BIG) {
-				stat_inc(CGTMA_STAT_TASKS_DROPPED);
-			} else {
-				stat_inc(CGTMA_STAT_TASKS_FAILED);
-				task_insert_error = err;
-			}
-			return;
+		if (err == -E2BIG) {
+			stat_inc(CGTMA_STAT_TASKS_DROPPED);
+		} else {
+			stat_inc(CGTMA_STAT_TASKS_FAILED);
+			task_insert_error = err;
 		}
-		t->pid = pid_tgid >> 32;
+		return;
 	}
+	t->pid = pid_tgid >> 32;
 	bpf_get_current_comm(t->comm, sizeof(t->comm));
 	add_counts(half_of((struct cgtma_counts *)t->ev, half), delta);
 }
