@@ -9,13 +9,15 @@
 #include <bpf/bpf_core_read.h>
 
 /*
- * The tracked levels, set by user space before load; the verifier prunes the walks' steps at
- * levels that cannot hold tracked cgroups.
+ * The tracked levels, read-only data of their own (a map: .rodata.levels): user space sets
+ * them in the counting program before its load, and the sampler reuses that map, so both
+ * read one copy, and the verifier prunes their walks' steps at levels that cannot hold
+ * tracked cgroups in each.
  */
 /* Deepest level with a tracked cgroup; levels below it are never looked up. */
-const volatile __u32 max_level = 0;
+const volatile __u32 max_level SEC(".rodata.levels") = 0;
 /* Bit L set: cgroups at level L may be tracked (explicit paths, globs, --all-cgroups). */
-const volatile __u64 tracked_levels = 0;
+const volatile __u64 tracked_levels SEC(".rodata.levels") = 0;
 
 /*
  * Parent steps a walk takes from a task's cgroup to its tracked ancestors: tasks deeper than
