@@ -17,7 +17,7 @@
 #include "charge.bpf.h"
 #include "irq.bpf.h"
 
-/* How a slice ends, for the rule (charge_task_slice()). */
+/* How a slice ends, for the rule (charge_cgroup_slice()). */
 enum slice_end {
 	END_RUNNING,	/* a flush, or an interrupt's entry: the running task's slice so far */
 	END_SWITCH,	/* a switch away from the running task (the caller sets the next owner) */
@@ -46,12 +46,13 @@ enum slice_end {
  *   up to an interval, to whatever ran before it. (A running task moved by another CPU also
  *   lands here; the move's time is unknown, its new cgroup takes it.)
  */
-static __always_inline void charge_task_slice(struct cgtma_snapshot *snap,
-					      struct cgtma_counts *delta, __u32 half,
-					      struct task_struct *task, struct cgroup *cur,
-					      enum slice_end end)
+static __always_inline void charge_cgroup_slice(struct cgtma_snapshot *snap,
+						struct cgtma_counts *delta, __u32 half,
+						struct task_struct *task, struct cgroup *cur,
+						enum slice_end end)
 {
 	bool other = snap->owner && snap->owner != (__u64)cur;
+	struct cgroup *owner;
 
 	add_task_part(snap, delta);
 	if (end == END_MOVE || (other && holds_cgroup_mutex(task))) {
@@ -59,9 +60,10 @@ static __always_inline void charge_task_slice(struct cgtma_snapshot *snap,
 			stat_inc(CGTMA_STAT_UNSEEN);
 			note_miss(half, snap->owner_id, CGTMA_MISS_MOVE, 1);
 		}
-		if (owner_alive(snap->owner, snap->owner_id))
-			charge_task(charge_cgroup((struct cgroup *)snap->owner, half, false),
-				    delta, half);
+		if (owner_alive(snap->owner, snap->owner_id)) {
+			owner = (struct cgroup *)snap->owner;
+			charge_thread_row(charge_with_ancestors(owner, half, false), delta, half);
+		}
 		if (end == END_MOVE)
 			set_owner(snap, cur, task);
 		return;
@@ -70,18 +72,18 @@ static __always_inline void charge_task_slice(struct cgtma_snapshot *snap,
 		unseen_switch(snap, half, task, cur);
 	if (end != END_SWITCH)
 		set_owner(snap, cur, task);
-	charge_task(charge_cgroup(cur, half, end == END_SWITCH), delta, half);
+	charge_thread_row(charge_with_ancestors(cur, half, end == END_SWITCH), delta, half);
 }
 
 /* The running task's slice ends where no BTF pointer to it is at hand. */
-static __always_inline void charge_running(struct cgtma_snapshot *snap,
-					   struct cgtma_counts *delta, __u32 half)
+static __always_inline void charge_running_slice(struct cgtma_snapshot *snap,
+						 struct cgtma_counts *delta, __u32 half)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct cgroup *cur = task_cgroup(task);
 
 	if (cur)
-		charge_task_slice(snap, delta, half, task, cur, END_RUNNING);
+		charge_cgroup_slice(snap, delta, half, task, cur, END_RUNNING);
 }
 
 /*
@@ -89,28 +91,28 @@ static __always_inline void charge_running(struct cgtma_snapshot *snap,
  * from a task preempted in a softirq): the interrupted task's parts are charged now, in
  * delta's place (its counts are charged already), so that they stay in their epoch.
  */
-static __always_inline void charge_task_part(struct cgtma_snapshot *snap,
-					     struct cgtma_counts *delta, __u32 half)
+static __always_inline void charge_kept_task_part(struct cgtma_snapshot *snap,
+						  struct cgtma_counts *delta, __u32 half)
 {
 	if (!irq_mask || !snap->task_part_set)
 		return;
 	clear_counts(delta->ev);
-	charge_running(snap, delta, half);
+	charge_running_slice(snap, delta, half);
 }
 
 /*
  * Charges the slice that ends now (read_slice()'s deltas): to the interrupt that owns it, and
- * the interrupted task's parts to its cgroup; else by the rule (charge_task_slice()). Every
+ * the interrupted task's parts to its cgroup; else by the rule (charge_cgroup_slice()). Every
  * end of a slice but an interrupt's comes here.
  */
 static __always_inline void charge_slice(struct cgtma_snapshot *snap, struct cgtma_counts *delta,
 					 __u32 half, struct task_struct *task,
 					 struct cgroup *cur, enum slice_end end)
 {
-	if (charge_irq_owner(snap, delta, half))
-		charge_task_part(snap, delta, half);
+	if (charge_owning_irq(snap, delta, half))
+		charge_kept_task_part(snap, delta, half);
 	else
-		charge_task_slice(snap, delta, half, task, cur, end);
+		charge_cgroup_slice(snap, delta, half, task, cur, end);
 }
 
 #endif

@@ -160,7 +160,7 @@ int flush_slice(void *ctx)
 	check_hook(snap, half);
 	close_cpu_total(snap, half);
 	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)
-		charge_cache_write_back(slot, half);
+		cache_write_back(slot, half);
 	/*
 	 * The interval ends here on this CPU: what follows goes to the other half, whose list
 	 * user space read when that half last closed.

@@ -193,7 +193,7 @@ static __always_inline struct cgtma_charge_entry *cache_entry(__u64 id, __u64 *g
  * (dropped if it is no longer tracked) and empties it. A global function: the verifier
  * checks it once, not at each of its callers' steps.
  */
-__noinline int charge_cache_write_back(__u32 slot, __u32 half)
+__noinline int cache_write_back(__u32 slot, __u32 half)
 {
 	struct cgtma_charge_entry *e = bpf_map_lookup_elem(&charge_cache, &slot);
 	struct cgtma_counts *counts;
@@ -217,7 +217,7 @@ __noinline int charge_cache_write_back(__u32 slot, __u32 half)
  * under it. Global, so that the verifier checks it once rather than at every step of every
  * caller's walk up the hierarchy.
  */
-__noinline int charge_id(__u64 id, __u32 half)
+__noinline int charge_cgroup_id(__u64 id, __u32 half)
 {
 	struct cgtma_counts *delta, *counts;
 	struct cgtma_charge_entry *e;
@@ -240,7 +240,7 @@ __noinline int charge_id(__u64 id, __u32 half)
 			stat_inc(CGTMA_STAT_CACHE_PASSED);
 			return 1;
 		}
-		charge_cache_write_back(id & (CGTMA_CHARGE_CACHE - 1), half);
+		cache_write_back(id & (CGTMA_CHARGE_CACHE - 1), half);
 		e->id = id;
 		e->gen = gen;
 		e->tracked = bpf_map_lookup_elem(&cgroup_counts, &id) != NULL;
@@ -257,7 +257,7 @@ __noinline int charge_id(__u64 id, __u32 half)
  * ancestors (cg a BTF pointer where btf). Returns the id of the deepest one (0: none), which
  * holds the thread's row with -T.
  */
-static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half, bool btf)
+static __always_inline __u64 charge_with_ancestors(struct cgroup *cg, __u32 half, bool btf)
 {
 	int level = cgroup_level(cg, btf);
 	__u64 deepest = 0;
@@ -271,7 +271,7 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half, bool b
 		if (tracked_level(level)) {
 			__u64 id = cgroup_id(cg, btf);
 
-			if (charge_id(id, half) && !deepest)
+			if (charge_cgroup_id(id, half) && !deepest)
 				deepest = id;
 		}
 		/* None above: the parent is not loaded. */
@@ -290,7 +290,8 @@ static __always_inline __u64 charge_cgroup(struct cgroup *cg, __u32 half, bool b
  * (tid 0, one per CPU) get no row. A full map drops the thread's share (a stat), not the
  * cgroup's.
  */
-static __always_inline void charge_task(__u64 id, const struct cgtma_counts *delta, __u32 half)
+static __always_inline void charge_thread_row(__u64 id, const struct cgtma_counts *delta,
+					      __u32 half)
 {
 	struct cgtma_task_key key = { .cgroup = id };
 	struct cgtma_task *t;
@@ -331,8 +332,8 @@ static __always_inline void charge_task(__u64 id, const struct cgtma_counts *del
  * The slice that a switch ends, when it is the common one: prev's cgroup owns it, that
  * cgroup is at the one level that can hold tracked cgroups, and its charge cache entry is
  * warm (this cgroup, this generation, tracked). Then that entry is the only place the deltas
- * go (charge_cgroup() would charge it and stop), and read_slice_to_entry() adds them there
- * as it reads: no deltas to store and load again, no walk, no call. Returns the entry, or
+ * go (charge_with_ancestors() would charge it and stop), and read_slice_to_entry() adds them
+ * there as it reads: no deltas to store and load again, no walk, no call. Returns the entry, or
  * NULL where the general path charges the slice: other owners, several tracked levels, -T
  * and --irq (which need the deltas for more than one place).
  *

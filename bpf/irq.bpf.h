@@ -75,7 +75,8 @@ static __always_inline int irq_owner(const struct cgtma_snapshot *snap)
 }
 
 /* Adds delta to epoch half of interrupt scope irq. */
-static __always_inline void charge_irq(__u32 irq, const struct cgtma_counts *delta, __u32 half)
+static __always_inline void charge_irq_scope(__u32 irq, const struct cgtma_counts *delta,
+					     __u32 half)
 {
 	__u32 key = bpf_get_smp_processor_id() * CGTMA_NR_IRQ + irq;
 	struct cgtma_counts *counts;
@@ -88,7 +89,7 @@ static __always_inline void charge_irq(__u32 irq, const struct cgtma_counts *del
 }
 
 /* Charges the slice to the interrupt that owns it; false when the task's cgroup does. */
-static __always_inline bool charge_irq_owner(const struct cgtma_snapshot *snap,
+static __always_inline bool charge_owning_irq(const struct cgtma_snapshot *snap,
 					     const struct cgtma_counts *delta, __u32 half)
 {
 	int irq;
@@ -98,7 +99,7 @@ static __always_inline bool charge_irq_owner(const struct cgtma_snapshot *snap,
 	irq = irq_owner(snap);
 	if (irq < 0)
 		return false;
-	charge_irq(irq, delta, half);
+	charge_irq_scope(irq, delta, half);
 	return true;
 }
 
@@ -117,7 +118,7 @@ static __always_inline void keep_task_part(struct cgtma_snapshot *snap,
 
 /*
  * The running task's slice ends: its parts kept at interrupts' entries join its delta, the
- * slice's last part. Every slice end on the CPU passes here or through charge_task_part(), so
+ * slice's last part. Every slice end on the CPU passes here or through charge_kept_task_part(), so
  * the parts are charged in the epoch that read them, and to the cgroup that ran them: every
  * switch between cgroups ends the slice, and with -T every switch does.
  */
@@ -230,7 +231,7 @@ static __always_inline void irq_enter(__u32 irq)
 		stat_inc(CGTMA_STAT_IRQ_SKIPPED);
 		return;
 	}
-	if (!charge_irq_owner(snap, delta, half))
+	if (!charge_owning_irq(snap, delta, half))
 		keep_task_part(snap, delta);
 	snap->irq_stack[irq_slot(depth)] = irq;
 	snap->irq_depth = depth + 1;
@@ -272,7 +273,7 @@ static __always_inline void irq_leave(__u32 irq)
 		stat_inc(CGTMA_STAT_IRQ_SKIPPED);
 		return;
 	}
-	charge_irq(irq, delta, half);
+	charge_irq_scope(irq, delta, half);
 	snap->irq_depth = depth - 1;
 	snap->read_ns = bpf_ktime_get_ns();
 	snap->irq_coalesce = 1;

@@ -73,7 +73,7 @@ static __always_inline void end_slice_at_switch(struct cgtma_snapshot *snap,
 /*
  * A switch inside cgroup cg while this CPU's slice is another cgroup's: a task of cg inside
  * its move from that cgroup (its css_set moved, the move's tracepoint still to come, so the
- * slice stays the old cgroup's: charge_task_slice()) gives the CPU to another task of cg, or
+ * slice stays the old cgroup's: charge_cgroup_slice()) gives the CPU to another task of cg, or
  * gets it back from one. The slice ends here: else the other task's run, a whole burst of a
  * workload while the mover slept in the move's attach callbacks, went to the old cgroup with
  * the move's slice at its tracepoint, and nothing said so (seen on 5.10 under load).
