@@ -58,6 +58,26 @@ struct {
 } charged_ids SEC(".maps");
 
 /*
+ * Each CPU's charge cache (charge_cache below says why): entries per CPU, direct-mapped by
+ * the low bits of the cgroup id, so a power of two.
+ */
+#define CGTMA_CHARGE_CACHE 32
+
+/*
+ * One entry: a cgroup id, whether it is tracked (as cgroup_counts said under generation
+ * gen), and the counts charged to it on this CPU in the current epoch that cgroup_counts
+ * does not hold yet. Created with value size offsetof(acc) + nr_events counts: user space
+ * trims the counts past the run's events.
+ */
+struct cgtma_charge_entry {
+	__u64 id;	/* 0: empty */
+	__u64 gen;	/* tracked_gen when tracked was looked up */
+	__u32 tracked;
+	__u32 dirty;	/* acc holds counts */
+	struct cgtma_count acc[CGTMA_MAX_EVENTS];
+};
+
+/*
  * A hash lookup in cgroup_counts costs more than the rest of a switch's own work (about 90 ns
  * of the hook's 200 over its reads, 4 events, measured on a 2-CPU guest), and the switches of a
  * CPU mostly charge the same few cgroups again. So each CPU keeps, per cgroup it charged

@@ -9,6 +9,15 @@
 #include "cgtma.h"
 #include "config.bpf.h"
 
+/*
+ * A value of nr_events counts (the count maps', the deltas'): created with value size
+ * nr_events * sizeof(struct cgtma_count), so only ev[0..nr_events-1] exist; the array bound
+ * is the limit.
+ */
+struct cgtma_counts {
+	struct cgtma_count ev[CGTMA_MAX_EVENTS];
+};
+
 static __always_inline void add_count(struct cgtma_count *dst, const struct cgtma_count *d)
 {
 	dst->counter += d->counter;

@@ -11,6 +11,7 @@
 #include "cgtma.h"
 #include "kernel_defs.bpf.h"
 #include "config.bpf.h"
+#include "counts.bpf.h"
 
 /* Interrupts nested on one CPU that the context stack holds (deeper ones are not carved out). */
 #define CGTMA_IRQ_DEPTH 8
