@@ -12,8 +12,9 @@
  * counting in the other one (flip_wait), reads it, which nothing writes then, and empties it
  * for its next turn.
  *
- * The tracked set is the counting program's own (cgroup_counts in cgtma.bpf.c), shared by
- * user space with bpf_map__reuse_fd(): only the presence of a key is read here.
+ * The tracked set is the counting program's own (cgroup_counts in charge.bpf.h, of which only
+ * the presence of a key is read here), and so are the tracked levels (cgroup.bpf.h): user
+ * space shares both maps with bpf_map__reuse_fd().
  *
  * A process's first sample puts its pid in the new_pids ring buffer, so that user space
  * reads its memory map while it lives (it may exit before the interval is read).
@@ -263,7 +264,7 @@ static __always_inline bool is_tracked(struct cgroup *cg, int level, __u64 *id)
 
 /*
  * Counts the sample in every tracked cgroup the current task is in, its deepest and each
- * tracked ancestor, as the counting program charges a slice (cgtma.bpf.c). The first walk
+ * tracked ancestor, as the counting program charges a slice (charge.bpf.h). The first walk
  * finds the deepest, the stacks are stored once (stored inside a walk, the spill's hash loop
  * would be verified once per step), the deepest is counted, and the second walk counts its
  * tracked ancestors. Each walk looks up only levels that can hold tracked cgroups and stops
