@@ -18,7 +18,7 @@
 #define CGTMA_MAX_EVENTS 128
 
 /*
- * A CPU's snapshot (bpf/cgtma.bpf.c) ends with this many runs of nr_events counts. Like the
+ * A CPU's snapshot (bpf/snapshot.bpf.h) ends with this many runs of nr_events counts. Like the
  * deltas and the charge cache's entries, it is declared for CGTMA_MAX_EVENTS and user space
  * trims its value to the run's events: every possible CPU pays for it.
  */
@@ -46,14 +46,6 @@ struct cgtma_count {
 };
 
 /*
- * Value of the per-CPU count maps. The maps are created with value size nr_events *
- * sizeof(struct cgtma_count), so only ev[0..nr_events-1] exist; the array bound is the limit.
- */
-struct cgtma_counts {
-	struct cgtma_count ev[CGTMA_MAX_EVENTS];
-};
-
-/*
  * A tracked cgroup's value in cgroup_counts (one for all CPUs, or per CPU with -A) is epoch
  * 0's nr_events counts, epoch 1's, and per epoch half one __u64: the flush round (+ 1) in
  * which some CPU last listed the cgroup in charged_ids (CGTMA_CGROUP_VALUE_SIZE bytes).
@@ -71,25 +63,6 @@ struct cgtma_charged {
 	__u32 nr;
 	__u32 pad;
 	__u64 ids[CGTMA_CHARGED_MAX];
-};
-
-/*
- * Each CPU's charge cache (bpf/cgtma.bpf.c says why): entries per CPU, direct-mapped by the
- * low bits of the cgroup id, so a power of two.
- */
-#define CGTMA_CHARGE_CACHE 32
-
-/*
- * One entry: a cgroup id, whether it is tracked (as cgroup_counts said under generation
- * gen), and the counts charged to it on this CPU in the current epoch that cgroup_counts
- * does not hold yet. Created with value size offsetof(acc) + nr_events counts.
- */
-struct cgtma_charge_entry {
-	__u64 id;	/* 0: empty */
-	__u64 gen;	/* tracked_gen when tracked was looked up */
-	__u32 tracked;
-	__u32 dirty;	/* acc holds counts */
-	struct cgtma_count acc[CGTMA_MAX_EVENTS];
 };
 
 /* A cgroup created while cgtma runs, as its mkdir hook saw it. */

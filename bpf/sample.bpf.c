@@ -12,8 +12,9 @@
  * counting in the other one (flip_wait), reads it, which nothing writes then, and empties it
  * for its next turn.
  *
- * The tracked set is the counting program's own (cgroup_counts in cgtma.bpf.c), shared by
- * user space with bpf_map__reuse_fd(): only the presence of a key is read here.
+ * The tracked set is the counting program's own (cgroup_counts in charge.bpf.h, of which only
+ * the presence of a key is read here), and so are the tracked levels (cgroup.bpf.h): user
+ * space shares both maps with bpf_map__reuse_fd().
  *
  * A process's first sample puts its pid in the new_pids ring buffer, so that user space
  * reads its memory map while it lives (it may exit before the interval is read).
@@ -23,15 +24,12 @@
 #include <bpf/bpf_core_read.h>
 #include "cgtma.h"
 #include "sample.h"
-#include "walk.h"
+#define STATS_MAX SAMPLE_STAT_MAX
+#include "kernel_defs.bpf.h"
+#include "maps.bpf.h"
+#include "cgroup.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define EEXIST 17
-
-/* Set by user space before load, as the counting program's (cgtma.bpf.c says what). */
-const volatile __u32 max_level = 0;
-const volatile __u64 tracked_levels = 0;
 
 /* The half being written; user space flips it before reading the other. */
 __u32 half = 0;
@@ -143,28 +141,6 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } new_pids SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SAMPLE_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void stat_inc(__u32 which)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &which);
-
-	if (v)
-		*v += 1;
-}
-
-static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
-{
-	struct cgroup_subsys_state *css = BPF_CORE_READ(cg, self.parent);
-
-	return css ? (void *)css - bpf_core_field_offset(struct cgroup, self) : NULL;
-}
-
 /*
  * The current stack (flags: user or kernel) into half h's spill map: its id there with
  * SAMPLE_STACK_SPILL, or < 0 when the map is full or holds another stack under its key.
@@ -240,17 +216,10 @@ static __always_inline void store_stacks(struct bpf_perf_event_data *ctx, void *
 
 static __always_inline void count(void *counts, struct sample_key *key)
 {
-	__u64 one = 1, *v;
+	__u64 zero = 0, *v;
+	int err;
 
-	v = bpf_map_lookup_elem(counts, key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return;
-	}
-	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0)
-		return;
-	/* Another CPU inserted it first, or the map is full. */
-	v = bpf_map_lookup_elem(counts, key);
+	v = map_lookup_or_insert(counts, key, &zero, &err);
 	if (v)
 		__sync_fetch_and_add(v, 1);
 	else
@@ -287,21 +256,15 @@ static __always_inline void announce(__u32 pid)
 /* Whether cg, at level, is tracked; its id into *id. */
 static __always_inline bool is_tracked(struct cgroup *cg, int level, __u64 *id)
 {
-	if (level > (int)max_level || !(tracked_levels & (1ULL << (level & 63))))
+	if (!tracked_level(level))
 		return false;
 	*id = BPF_CORE_READ(cg, kn, id);
 	return bpf_map_lookup_elem(&tracked, id) != NULL;
 }
 
-/* Whether a level from 0 to level can hold tracked cgroups. */
-static __always_inline bool tracked_up_to(int level)
-{
-	return level >= 0 && (tracked_levels & ((2ULL << (level & 63)) - 1));
-}
-
 /*
  * Counts the sample in every tracked cgroup the current task is in, its deepest and each
- * tracked ancestor, as the counting program charges a slice (cgtma.bpf.c). The first walk
+ * tracked ancestor, as the counting program charges a slice (charge.bpf.h). The first walk
  * finds the deepest, the stacks are stored once (stored inside a walk, the spill's hash loop
  * would be verified once per step), the deepest is counted, and the second walk counts its
  * tracked ancestors. Each walk looks up only levels that can hold tracked cgroups and stops
@@ -310,7 +273,7 @@ static __always_inline bool tracked_up_to(int level)
 static __always_inline int on_sample(struct bpf_perf_event_data *ctx, __u32 event)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
-	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	struct cgroup *cg = task_cgroup(task);
 	int level = cg ? BPF_CORE_READ(cg, level) : -1;
 	struct sample_key key = { .event = event };
 	__u32 h = *(volatile __u32 *)&half & 1;
@@ -334,7 +297,7 @@ static __always_inline int on_sample(struct bpf_perf_event_data *ctx, __u32 even
 	else
 		store_stacks(ctx, &stacks0, h, &key);
 	count(counts, &key);
-	while (++step < CGTMA_WALK_MAX && tracked_up_to(level - 1)) {
+	while (++step < CGTMA_WALK_MAX && tracked_above(level)) {
 		cg = cgroup_parent(cg);
 		level--;
 		if (!cg)

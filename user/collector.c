@@ -590,8 +590,8 @@ static int configure(struct collector *c, const struct collector_opts *o)
 
 	c->skel->rodata->nr_events = c->nr_events;
 	share_times(c);
-	c->skel->rodata->max_level = c->su.max_level;
-	c->skel->rodata->tracked_levels = c->su.tracked_levels;
+	c->skel->rodata_levels->max_level = c->su.max_level;
+	c->skel->rodata_levels->tracked_levels = c->su.tracked_levels;
 	c->skel->rodata->new_cgroup_levels = c->su.new_cgroup_levels;
 	c->skel->rodata->per_task = o->per_task;
 	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
@@ -819,6 +819,11 @@ int collector__nr_cpus(const struct collector *c)
 int collector__tracked_fd(const struct collector *c)
 {
 	return bpf_map__fd(c->skel->maps.cgroup_counts);
+}
+
+int collector__levels_fd(const struct collector *c)
+{
+	return bpf_map__fd(c->skel->maps.rodata_levels);
 }
 
 int collector__cgroup_rows(const struct collector *c)

@@ -96,6 +96,12 @@ int collector__nr_cpus(const struct collector *c);
  */
 int collector__tracked_fd(const struct collector *c);
 
+/*
+ * The read-only map of the tracked levels (bpf/cgroup.bpf.h), frozen at the load, for another
+ * BPF object to share as its own before its load (bpf_map__reuse_fd()).
+ */
+int collector__levels_fd(const struct collector *c);
+
 /* Rows of counts a cgroup's read gives: nr_cpus with per_cpu_cgroups, else 1 (the sum). */
 int collector__cgroup_rows(const struct collector *c);
 /* Whether cpu is counted: online, and selected by -C. */

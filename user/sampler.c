@@ -378,11 +378,14 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot open the sampling BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	s->skel->rodata->max_level = o->max_level;
-	s->skel->rodata->tracked_levels = o->tracked_levels;
 	err = bpf_map__reuse_fd(s->skel->maps.tracked, o->tracked_fd);
 	if (err) {
 		pr_err("--sample: cannot share the tracked cgroups' map: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = bpf_map__reuse_fd(s->skel->maps.rodata_levels, o->levels_fd);
+	if (err) {
+		pr_err("--sample: cannot share the tracked levels' map: %s", strerror(-err));
 		goto cleanup;
 	}
 	if (o->max_stacks) {

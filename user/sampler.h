@@ -57,8 +57,7 @@ struct sampler_opts {
 	/* The events the run may grow to (sampler__add_event()); at most SAMPLE_MAX_EVENTS. */
 	int max_events;
 	int tracked_fd;			/* collector__tracked_fd() */
-	__u32 max_level;		/* as the collector's */
-	__u64 tracked_levels;
+	int levels_fd;			/* collector__levels_fd() */
 	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
 	__u32 max_stacks;		/* --sample-max: entries of each counts map; 0: its
 					 * default (SAMPLE_MAX_STACKS) */

@@ -8,7 +8,7 @@
 # itself into its cgroup as it starts, as cgexec and container runtimes do. Run twice: totals
 # only, and --per-cpu, where each cgroup's CPU rows must add up to its total row exactly.
 # Then once more with A/A1 alone tracked: one tracked level, where a switch adds the deltas
-# straight into the charge cache as it reads them (warm_entry() in bpf/cgtma.bpf.c), while
+# straight into the charge cache as it reads them (warm_entry() in bpf/charge.bpf.h), while
 # the other cases' three levels take the general path.
 # live: both-hooks
 . "$(dirname "$0")/lib.sh"

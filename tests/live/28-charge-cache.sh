@@ -1,5 +1,5 @@
 #!/bin/bash
-# The BPF side's charge cache (bpf/cgtma.bpf.c: each CPU keeps the counts of the cgroups it
+# The BPF side's charge cache (bpf/charge.bpf.h: each CPU keeps the counts of the cgroups it
 # charged lately, added to the maps at the flush) where it could go wrong:
 #  1. Busy before cgtma: ping-pongs between cgroups A and B run on every CPU before cgtma
 #     starts, so its hooks charge A and B (finding them untracked) before user space tracks

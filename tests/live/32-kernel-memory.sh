@@ -1,5 +1,5 @@
 #!/bin/bash
-# Kernel memory per tracked cgroup does not grow with the CPUs (bpf/cgtma.bpf.c: one value
+# Kernel memory per tracked cgroup does not grow with the CPUs (bpf/charge.bpf.h: one value
 # per cgroup in cgroup_counts, added to atomically; per CPU only with -A). With 62 events (an
 # Intel level-3 model's count; syscall tracepoints stand in) cgtma runs three times over the
 # same 208 cgroups: tracking all 208, then 8 of them, then all 208 again. The kernel memory

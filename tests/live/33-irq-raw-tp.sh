@@ -1,6 +1,6 @@
 #!/bin/bash
 # --irq on raw tracepoints: the programs a kernel gets whose BTF lacks the tp_btf targets
-# (bpf/cgtma.bpf.c's IRQ_HOOKS makes both kinds from one source). CGTMA_IRQ_HOOK=raw_tp
+# (bpf/irq.bpf.h's IRQ_HOOKS makes both kinds from one source). CGTMA_IRQ_HOOK=raw_tp
 # forces them here: cgtma -v must say it uses them, and 23-irq's exact checks must pass on
 # them.
 # live: both-hooks
