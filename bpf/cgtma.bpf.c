@@ -110,7 +110,8 @@ int on_cgroup_switch(struct bpf_perf_event_data *ctx)
 
 	if (!snap)
 		return 0;
-	if (test_drop_every && ++snap->test_seq % test_drop_every == 0) {
+	if (test_drop_every &&
+	    ++snap->test_seq % test_drop_every < (test_drop_counted ? 1 : 2)) {
 		snap->hook_runs += test_drop_counted;
 		return 0;
 	}

@@ -43,8 +43,10 @@ __u32 switch_tp_on = 0;
 __s32 switch_miss_cpu = -1;
 /*
  * Tests only (CGTMA_TEST_DROP_SWITCH): the perf-event hook's program leaves every
- * test_drop_every'th run on a CPU at once, as if the kernel had not run it (its run not
- * counted) or, with test_drop_counted, as if it had run but not seen the switch. 0: never.
+ * test_drop_every'th run on a CPU and the next at once, as if the kernel had not run them
+ * (their runs not counted: a slice there and back, which no switch shows), or, with
+ * test_drop_counted, every test_drop_every'th alone as if it had run but not seen the
+ * switch. 0: never.
  */
 const volatile __u32 test_drop_every = 0;
 const volatile bool test_drop_counted = false;

@@ -68,10 +68,14 @@ static __always_inline __u32 mark_slot(__u32 i)
  */
 static __always_inline __u64 own_run(struct task_struct *t)
 {
-	struct rq *rq = BPF_CORE_READ(t, se.cfs_rq, rq);
+	struct rq *rq = NULL;
 	__u64 now, came;
 	int policy;
 
+	/* se.cfs_rq and cfs_rq->rq exist with CONFIG_FAIR_GROUP_SCHED only. */
+	if (bpf_core_field_exists(struct sched_entity, cfs_rq) &&
+	    bpf_core_field_exists(struct cfs_rq, rq))
+		rq = BPF_CORE_READ(t, se.cfs_rq, rq);
 	if (bpf_core_field_exists(struct task_struct, sched_info) && rq &&
 	    BPF_CORE_READ(rq, cpu) == (int)bpf_get_smp_processor_id()) {
 		now = BPF_CORE_READ(rq, clock);
@@ -110,7 +114,7 @@ __noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
 	if (!snap || !l || !delta)
 		return 0;
 	n = l->nr;
-	if (n <= CGTMA_MISSES_MAX)
+	if (n < ~0U)
 		l->nr = n + 1;
 	l->slices += count;
 	if (kind == CGTMA_MISS_SKIPPED || kind == CGTMA_MISS_READ) {
@@ -147,9 +151,12 @@ __noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
 	m->pid = snap->start_pid;
 	m->unseen_ns = ~0ULL;
 	__builtin_memset(m->comm, 0, sizeof(m->comm));
-	/* The first task, if its address still holds it (a task that exited may be gone). */
+	/*
+	 * The first task, if its address still holds it (a task that exited may be gone); not
+	 * the idle task, whose run time the kernel does not keep.
+	 */
 	first = (void *)snap->start_task;
-	if (first && BPF_CORE_READ(first, pid) == snap->start_pid) {
+	if (first && snap->start_pid && BPF_CORE_READ(first, pid) == snap->start_pid) {
 		m->unseen_ns = BPF_CORE_READ(first, se.sum_exec_runtime) - snap->start_runtime;
 		bpf_core_read(m->comm, sizeof(m->comm), &first->comm);
 	}
@@ -176,7 +183,7 @@ static __always_inline void hook_missed(__u64 n)
  * in epoch half, ended by task in cur: marked (note_miss()). Where the perf-event hook was
  * in charge of the CPU, it missed the switch, unless a move by another task cut the slice.
  */
-static __always_inline void unseen_switch(const struct cgtma_snapshot *snap, __u32 half,
+static __always_inline void unseen_switch(struct cgtma_snapshot *snap, __u32 half,
 					  struct task_struct *task, struct cgroup *cur)
 {
 	bool moved = pe_hook && !snap->tp_took_over && moved_in_slice(snap, task, cur);
@@ -184,8 +191,10 @@ static __always_inline void unseen_switch(const struct cgtma_snapshot *snap, __u
 	stat_inc(CGTMA_STAT_UNSEEN);
 	note_miss(half, BPF_CORE_READ(cur, kn, id),
 		  moved ? CGTMA_MISS_MOVED : CGTMA_MISS_SWITCH, 1);
-	if (pe_hook && !snap->tp_took_over && !moved)
+	if (pe_hook && !snap->tp_took_over && !moved) {
+		snap->hook_found++;
 		hook_missed(1);
+	}
 }
 
 /*
@@ -197,13 +206,15 @@ static __always_inline void unseen_switch(const struct cgtma_snapshot *snap, __u
  * the cgroup there is not the one it began in; one that ends in that cgroup again (two
  * switches missed, there and back) is not. So the count is compared with the program's runs
  * since the last flush: runs missing are marked in the closing half and are a miss of the
- * hook (hook_missed()). Until the event has been read once there is nothing to compare,
- * and once the fallback's tracepoint took the CPU over its runs matter no more.
+ * hook (hook_missed()), less those its switches found and marked already (a run skipped
+ * where the slice ended in another cgroup). Until the event has been read once there is
+ * nothing to compare, and once the fallback's tracepoint took the CPU over its runs matter
+ * no more.
  */
 static __always_inline void check_hook(struct cgtma_snapshot *snap, __u32 half)
 {
 	struct bpf_perf_event_value v;
-	__u64 counted, ran;
+	__u64 counted, ran, found, skipped;
 
 	if (!pe_hook)
 		return;
@@ -215,14 +226,17 @@ static __always_inline void check_hook(struct cgtma_snapshot *snap, __u32 half)
 	}
 	counted = v.counter - snap->hook_count_base;
 	ran = snap->hook_runs - snap->hook_runs_base;
-	if (snap->hook_base_valid && counted > ran) {
-		stat_add(CGTMA_STAT_UNSEEN, counted - ran);
-		stat_add(CGTMA_STAT_HOOK_SKIPPED, counted - ran);
-		note_miss(half, 0, CGTMA_MISS_SKIPPED, counted - ran);
-		hook_missed(counted - ran);
+	found = snap->hook_found - snap->hook_found_base;
+	skipped = counted > ran + found ? counted - ran - found : 0;
+	if (snap->hook_base_valid && skipped) {
+		stat_add(CGTMA_STAT_UNSEEN, skipped);
+		stat_add(CGTMA_STAT_HOOK_SKIPPED, skipped);
+		note_miss(half, 0, CGTMA_MISS_SKIPPED, skipped);
+		hook_missed(skipped);
 	}
 	snap->hook_count_base = v.counter;
 	snap->hook_runs_base = snap->hook_runs;
+	snap->hook_found_base = snap->hook_found;
 	snap->hook_base_valid = 1;
 }
 

@@ -72,7 +72,7 @@ static __always_inline bool owner_alive(__u64 owner, __u64 owner_id)
  * readings (close_cpu_total()).
  */
 static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, __u32 i,
-				       struct cgtma_count *d, __u32 half)
+				       struct cgtma_count *d, bool *failed)
 {
 	struct cgtma_count *s = &snap->ev[i];
 	__u64 bit = 1ULL << (i % 64);
@@ -96,10 +96,10 @@ static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, _
 		}
 	}
 	if (err) {
-		/* The slice's counts of the event go to the next one: marked. */
+		/* The slice's counts of the event go to the next one: marked, once a slice. */
 		if (err != -ENOENT) {
 			stat_inc(CGTMA_STAT_READ_ERRORS);
-			note_miss(half, 0, CGTMA_MISS_READ, 1);
+			*failed = true;
 		}
 		return false;
 	}
@@ -134,6 +134,7 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct cgtma_counts *delta;
+	bool failed = false;
 
 	if (!begin_update(snap, half))
 		return NULL;
@@ -148,9 +149,11 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 
 		if (i >= nr_events)
 			break;
-		if (!read_event(snap, cpu, i, d, *half))
+		if (!read_event(snap, cpu, i, d, &failed))
 			d->counter = d->enabled = d->running = 0;
 	}
+	if (failed)
+		note_miss(*half, 0, CGTMA_MISS_READ, 1);
 	snap->irq_coalesce = 0;
 	return delta;
 }

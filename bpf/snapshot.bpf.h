@@ -66,6 +66,10 @@ struct cgtma_snapshot {
 	__u64 hook_runs;
 	__u64 hook_runs_base;
 	__u64 hook_count_base;
+	/* Switches the hook found it missed (unseen_switch()), and their number at the last
+	 * flush: those runs are marked already, not again as skipped. */
+	__u64 hook_found;
+	__u64 hook_found_base;
 	__u64 test_seq;		/* runs, for test_drop_every */
 	/*
 	 * Last, CGTMA_SNAPSHOT_COUNTS runs of nr_events counts, which user space sizes the

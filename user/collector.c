@@ -132,8 +132,9 @@ static void report_load(const struct collector *c, double load_s)
 
 /*
  * For tests of the marks (tests/live/47-marks.sh): CGTMA_TEST_DROP_SWITCH=skip:N has the
- * perf-event hook's program leave every N-th run on a CPU as if the kernel had skipped it,
- * miss:N as if it had run and not seen the switch.
+ * perf-event hook's program leave every N-th run on a CPU and the next as if the kernel had
+ * skipped them (there and back: only the count check finds them), miss:N every N-th as if
+ * it had run and not seen the switch.
  */
 static void test_drop_switch(struct collector *c)
 {

@@ -5,8 +5,10 @@
 # the event's count. Two misses are made to happen here (CGTMA_TEST_DROP_SWITCH, a test
 # knob of the perf-event hook's program) while a ping-pong switches between cgroups A and B
 # by the hundred thousand:
-# - skip:N, runs left as if the kernel had not run the program: under auto the count check
-#   marks them ("skipped"), says the fallback once, and the tracepoint takes over;
+# - skip:N, every N-th run and the next left as if the kernel had not run the program (a
+#   slice there and back, which no switch shows): the count check marks them ("skipped",
+#   once each: a skipped run that a switch found is marked "switch" alone); under auto it
+#   says the fallback once, and the tracepoint takes over;
 # - miss:N, runs that see no switch (forced perf-event, kept): the slice that ends in B
 #   though it began in A is marked "switch", naming the ping-pong task it began with, its
 #   cgroup, the cgroup charged, and a bound no larger than the slice.
