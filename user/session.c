@@ -16,6 +16,7 @@
 #include "cgroups.h"
 #include "child.h"
 #include "collector.h"
+#include "collector_read.h"
 #include "counts.h"
 #include "cpu.h"
 #include "cpulist.h"
