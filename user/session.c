@@ -23,6 +23,7 @@
 #include "hashmap.h"
 #include "irqscope.h"
 #include "log.h"
+#include "marks.h"
 #include "measurement.h"
 #include "model.h"
 #include "nodesample.h"
@@ -66,7 +67,7 @@ struct session {
 	bool own_inexact;		/* a level-1 cgroup was refused: no row from then on */
 	struct cgtma_count *cpu_now;	/* per CPU: a reading */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
-	struct collector_marks marked;	/* the marks' totals over the run's intervals */
+	struct marks marks;		/* the marks of each interval, and the run's totals */
 	struct output *outputs[OUTPUTS_MAX];
 	int nr_outputs;
 	double run_start_mono;
@@ -682,111 +683,6 @@ static double counted_span(const struct session *s, const __u64 *from, const __u
 	return n ? sum / n : fallback;
 }
 
-/* A mark's cgroup as the outputs name it: tracked, by file handle, or by its id. */
-static void mark_cgroup(struct session *s, __u64 id, char *out, size_t len)
-{
-	int i = id ? tracker_find(&s->tk, id) : -1;
-
-	if (!id)
-		snprintf(out, len, "%s", "");
-	else if (i >= 0)
-		snprintf(out, len, "%s", s->tk.tracked[i].path);
-	else if (cgview__path_of(&s->sel.view, id, out, len))
-		snprintf(out, len, "cgroup id %llu", (unsigned long long)id);
-}
-
-struct marks_ctx {
-	struct session *s;
-	struct interval *iv;
-};
-
-static void add_mark(int cpu, const struct cgtma_miss *m, void *ctx)
-{
-	struct marks_ctx *mc = ctx;
-	struct interval *iv = mc->iv;
-	struct mark *k;
-	struct mark *grown = realloc(iv->marks, (iv->nr_marks + 1) * sizeof(*iv->marks));
-
-	if (!grown)
-		return;		/* listed without it; the totals still count it */
-	iv->marks = grown;
-	k = &iv->marks[iv->nr_marks++];
-	k->cpu = cpu;
-	k->m = *m;
-	k->m.comm[sizeof(k->m.comm) - 1] = '\0';
-	mark_cgroup(mc->s, m->ran_cgroup, k->ran, sizeof(k->ran));
-	mark_cgroup(mc->s, m->charged_cgroup, k->charged, sizeof(k->charged));
-}
-
-/*
- * A mark's cgroup as -v names it: a tracked container or pod by its name (as the terminal's
- * rows), else its path.
- */
-static const char *mark_label(struct session *s, __u64 id, const char *path, char *buf,
-			      size_t len)
-{
-	int i = id ? tracker_find(&s->tk, id) : -1;
-	struct scope sc = { .kind = SCOPE_CGROUP, .cpu = -1, .cgroup = path };
-
-	if (i < 0)
-		return path;
-	sc.names = s->tk.tracked[i].names;
-	return scope_label(&sc, false, buf, len);
-}
-
-/* -v: one line a mark, on stderr, as it is read. */
-static void say_mark(struct session *s, const struct mark *k)
-{
-	const struct cgtma_miss *m = &k->m;
-	char ran[64] = "", ran_cg[1100], charged_cg[1100];
-
-	if (m->kind == CGTMA_MISS_SKIPPED) {
-		pr_notice("mark: CPU %d: the kernel did not run the perf-event hook's program at "
-			  "%u switch%s between cgroups that it counted", k->cpu, m->count,
-			  m->count == 1 ? "" : "es");
-		return;
-	}
-	if (m->kind == CGTMA_MISS_READ) {
-		pr_notice("mark: CPU %d: a reading of the counters failed: an event's counts of "
-			  "that slice went to the next one's cgroup", k->cpu);
-		return;
-	}
-	if (m->unseen_ns != ~0ULL)
-		snprintf(ran, sizeof(ran), ", which ran %.3f ms since", m->unseen_ns / 1e6);
-	pr_notice("mark: CPU %d: %s: a slice of %.3f ms charged to %s (pid %u) began in %s with "
-		  "%s (pid %u%s); at most %.3f ms of it was another task's",
-		  k->cpu, mark_kind_name(m->kind), m->slice_ns / 1e6,
-		  mark_label(s, m->charged_cgroup, k->charged, charged_cg, sizeof(charged_cg)),
-		  m->charged_pid, *k->ran ? mark_label(s, m->ran_cgroup, k->ran, ran_cg,
-						       sizeof(ran_cg)) : "a cgroup not known",
-		  m->pid ? *m->comm ? m->comm : "a task gone since" : "the idle task", m->pid, ran,
-		  m->max_ns / 1e6);
-}
-
-/*
- * The interval's marks (collector__read_marks()): listed with their cgroups named, their
- * totals in iv and in the run's, and with -v said one a line.
- */
-static void read_marks(struct session *s, struct interval *iv)
-{
-	struct marks_ctx mc = { .s = s, .iv = iv };
-	struct collector_marks sum;
-
-	collector__read_marks(s->col, add_mark, &mc, &sum);
-	iv->missed_slices = sum.slices;
-	iv->missed_max_ns = sum.max_ns;
-	iv->missed_unbounded = sum.unbounded;
-	s->marked.marks += sum.marks;
-	s->marked.slices += sum.slices;
-	s->marked.max_ns += sum.max_ns;
-	s->marked.unbounded += sum.unbounded;
-	for (int i = 0; s->o->verbose && i < iv->nr_marks; i++)
-		say_mark(s, &iv->marks[i]);
-	if (s->o->verbose && sum.marks > (__u64)iv->nr_marks)
-		pr_notice("mark: %llu more not listed (a CPU lists %d an interval)",
-			  (unsigned long long)(sum.marks - iv->nr_marks), CGTMA_MISSES_MAX);
-}
-
 /* Ends an interval: flush the running slices, read, report. */
 static int do_interval(struct session *s)
 {
@@ -822,7 +718,7 @@ static int do_interval(struct session *s)
 		err = read_samples(s, &iv);
 	if (err)
 		return err;
-	read_marks(s, &iv);
+	marks_read(&s->marks, &iv);
 	iv.has_bpf_stats = collector__hook_runtime(s->col, &iv.bpf_run_time_ns,
 						   &iv.bpf_run_cnt) == 0 && iv.bpf_run_cnt;
 	err = build_interval(s, &iv, false);
@@ -856,9 +752,7 @@ static void emit_summary(struct session *s)
 	iv.time = real_now();
 	iv.interval_s = counted_span(s, s->read_first, s->read_prev,
 				     s->last_mono - s->run_start_mono);
-	iv.missed_slices = s->marked.slices;
-	iv.missed_max_ns = s->marked.max_ns;
-	iv.missed_unbounded = s->marked.unbounded;
+	marks_summary(&s->marks, &iv);
 	if (s->smp) {
 		s->profile.start_ns = (uint64_t)(s->run.start_time * 1e9);
 		s->profile.duration_ns = (uint64_t)((s->last_mono - s->run_start_mono) * 1e9);
@@ -997,7 +891,7 @@ static int baseline(struct session *s)
 	if (collector__read_times(s->col, s->read_first) == 0)
 		memcpy(s->read_prev, s->read_first, sizeof(*s->read_first) * s->nr_cpus);
 	/* Marks of what ran before the start are not the run's. */
-	collector__read_marks(s->col, NULL, NULL, &(struct collector_marks){ 0 });
+	marks_skip(&s->marks);
 	scope_counts_reset_total(&s->cpu);
 	for (int t = 0; t < s->tk.nr; t++)
 		scope_counts_reset_total(&s->tk.tracked[t].counts);
@@ -1265,6 +1159,8 @@ int session_run(const struct session_opts *o)
 	if (o->sample)
 		name_samples(&s);
 
+	s.marks = (struct marks){ .col = s.col, .tk = &s.tk, .view = &s.sel.view,
+				  .verbose = o->verbose };
 	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
