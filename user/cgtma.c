@@ -21,6 +21,7 @@
 #include "options.h"
 #include "sampler.h"
 #include "session.h"
+#include "signals.h"
 #include "tasks.h"
 #include "version.h"
 
@@ -477,7 +478,7 @@ int main(int argc, char **argv)
 	 * background job inherits SIGINT ignored) or killing cgtma without one. What comes
 	 * before this line, during exec, cannot be helped (cgtma(8), SIGNALS).
 	 */
-	session_block_signals(&start_mask);
+	signals_block(&start_mask);
 	/* Output may go to a pipe; line-buffer it so intervals arrive as they end. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1)

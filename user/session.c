@@ -32,6 +32,7 @@
 #include "report.h"
 #include "scale.h"
 #include "selection.h"
+#include "signals.h"
 #include "profile.h"
 #include "record.h"
 #include "stackfiles.h"
@@ -1004,24 +1005,6 @@ static int select_cpus(const char *list, bool **out)
 	return 0;
 }
 
-/* Signals are taken synchronously between intervals: nothing is cut halfway. */
-static void stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGCHLD);
-}
-
-void session_block_signals(sigset_t *old)
-{
-	sigset_t block;
-
-	stop_signals(&block);
-	sigprocmask(SIG_BLOCK, &block, old);
-}
-
 int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
@@ -1034,7 +1017,7 @@ int session_run(const struct session_opts *o)
 	int ret, unmatched;
 
 	/* Blocked since main()'s first line; the command gets the mask cgtma started with. */
-	stop_signals(&block);
+	signals_stop_set(&block);
 	sigprocmask(SIG_BLOCK, &block, NULL);
 	old = o->start_mask;
 	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
@@ -1212,12 +1195,7 @@ cleanup:
 	strbuf_release(&lost);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
-	{
-		const struct timespec zero = {};
-
-		while (sigtimedwait(&block, NULL, &zero) > 0)
-			;
-	}
+	signals_drain(&block);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	/* Standard output was all there was, and it closed: end as a filter does, of SIGPIPE. */
 	if (s.stdout_closed && !s.output_failed) {

@@ -36,14 +36,6 @@ struct session_opts {
 	sigset_t start_mask;		/* the signal mask cgtma started with (for the command) */
 };
 
-/*
- * Blocks the signals a run takes between intervals (SIGINT, SIGTERM, SIGHUP, SIGCHLD), and
- * puts the mask before into *old. main() calls it first, so that a signal that comes while
- * cgtma starts waits for the run's loop, even where it was ignored (a background job of a
- * script): a blocked signal is kept pending whatever its disposition.
- */
-void session_block_signals(sigset_t *old);
-
 /* Runs until done; returns the process exit code (the command's, when one was run). */
 int session_run(const struct session_opts *o);
 
