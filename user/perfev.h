@@ -25,6 +25,12 @@ const char *perfev_open_hint(int err);
 void perfev_raise_fd_limit(int needed);
 
 /*
+ * -C's list as a set of the possible CPUs (as many as perfev__nr_cpus() and the collector's
+ * per-CPU arrays), *out allocated: 0; -EINVAL after saying what is wrong with it; -ENOMEM.
+ */
+int perfev_select_cpus(const char *list, bool **out);
+
+/*
  * The CPUs to count now: set[cpu] for each online one, of those selected (per possible CPU;
  * NULL: all). set has nr_cpus entries. 0 or -errno.
  */

@@ -19,7 +19,6 @@
 #include "collector_read.h"
 #include "counts.h"
 #include "cpu.h"
-#include "cpulist.h"
 #include "hashmap.h"
 #include "irqscope.h"
 #include "log.h"
@@ -28,6 +27,7 @@
 #include "model.h"
 #include "nodesample.h"
 #include "output.h"
+#include "perfev.h"
 #include "probe.h"
 #include "report.h"
 #include "scale.h"
@@ -972,39 +972,6 @@ static void session_release(struct session *s)
 	measurement_release(&s->m);
 }
 
-/*
- * -C's list as a set of the possible CPUs (the collector's per-CPU arrays have as many): 0;
- * -EINVAL after saying what is wrong with it.
- */
-static int select_cpus(const char *list, bool **out)
-{
-	int nr = libbpf_num_possible_cpus(), err;
-	bool *set;
-	long beyond;
-
-	if (nr <= 0) {
-		pr_err("cannot count possible CPUs: %s", strerror(nr ? -nr : EIO));
-		return nr ? nr : -EIO;
-	}
-	set = calloc(nr, sizeof(*set));
-	if (!set) {
-		pr_err("-C '%s': out of memory", list);
-		return -ENOMEM;
-	}
-	err = cpulist_parse(list, set, nr, &beyond);
-	if (err == -ERANGE)
-		pr_err("-C '%s': there is no CPU %ld (this machine's CPUs are 0-%d)", list, beyond,
-		       nr - 1);
-	else if (err)
-		pr_err("-C '%s': expected CPU numbers and ranges, such as 0-3,8", list);
-	if (err) {
-		free(set);
-		return -EINVAL;
-	}
-	*out = set;
-	return 0;
-}
-
 int session_run(const struct session_opts *o)
 {
 	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
@@ -1040,7 +1007,7 @@ int session_run(const struct session_opts *o)
 	}
 	ret = measurement_setup(&o->measure, &s.m);
 	if (!ret && o->cpus)
-		ret = select_cpus(o->cpus, &s.cpus);
+		ret = perfev_select_cpus(o->cpus, &s.cpus);
 	if (!ret && o->sample)
 		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
 					  &s.sample_ev);
