@@ -36,7 +36,7 @@
 #include "profile.h"
 #include "record.h"
 #include "stackfiles.h"
-#include "sampler.h"
+#include "sampling.h"
 #include "session.h"
 #include "strbuf.h"
 #include "tasks.h"
@@ -79,22 +79,7 @@ struct session {
 	bool stop;			/* end after this interval */
 	bool warned_in_phase;		/* warn_in_phase() said it */
 
-	/*
-	 * --sample: the sampler, and the samples of the run and of the interval in progress.
-	 * profile is the run's, whole at the end: what --folded writes (and --pprof, --record).
-	 */
-	struct sample_events sample_ev;
-	struct sampler *smp;
-	struct profile profile;
-	struct profile iv_profile;
-	struct strbuf sample_names;	/* run.sample_events */
-	/*
-	 * --sample without a list, with a model's tree: the nodes' sample events are added as
-	 * the trees show them over threshold; those the kernel refused are not tried again.
-	 */
-	bool node_samples;
-	char *refused[SAMPLE_MAX_EVENTS * 4];
-	int nr_refused;
+	struct sampling sp;		/* --sample */
 };
 
 
@@ -185,98 +170,7 @@ static void cpu_changed(int cpu, bool online, void *ctx)
 {
 	struct session *s = ctx;
 
-	if (!s->smp)
-		return;
-	if (!online)
-		sampler__close_cpu(s->smp, cpu);
-	else if (sampler__open_cpu(s->smp, cpu))
-		pr_warn("--sample: CPU %d came online but is not sampled: tried again each "
-			"interval", cpu);
-	else if (s->o->verbose)
-		pr_notice("--sample: CPU %d came online: sampled from now", cpu);
-}
-
-/* run.sample_events: the events sampled, ';' between. */
-static void name_samples(struct session *s)
-{
-	strbuf_setlen(&s->sample_names, 0);
-	for (int e = 0; e < s->sample_ev.nr; e++)
-		strbuf_addf(&s->sample_names, "%s%s", e ? ";" : "", s->sample_ev.names[e]);
-	s->run.sample_events = s->sample_names.buf;
-}
-
-/*
- * --sample without a list, with a model's tree: the sample events of the nodes at or over
- * their threshold in a tracked cgroup's tree this interval, not sampled yet, sampled from
- * now on (to the end of the run, up to SAMPLE_MAX_EVENTS events in all). An event the
- * kernel refuses (a PMU without PEBS) is said once and not tried again.
- */
-static void add_node_samples(struct session *s, const struct interval *iv)
-{
-	const struct tma_result **trees;
-	struct node_sample_pick pick[SAMPLE_MAX_EVENTS];
-	char *have[SAMPLE_MAX_EVENTS * 5];
-	int nr = 0, nr_have = 0, n;
-	bool added = false;
-
-	if (!s->node_samples || s->sample_ev.nr >= SAMPLE_MAX_EVENTS)
-		return;
-	trees = calloc(iv->nr_scopes + 1, sizeof(*trees));
-	if (!trees)
-		return;
-	for (int i = 0; i < iv->nr_scopes; i++)
-		if (iv->scopes[i].kind == SCOPE_CGROUP && iv->scopes[i].has_tma)
-			trees[nr++] = &iv->scopes[i].tma;
-	for (int e = 0; e < s->sample_ev.nr; e++)
-		have[nr_have++] = s->sample_ev.names[e];
-	for (int r = 0; r < s->nr_refused; r++)
-		have[nr_have++] = s->refused[r];
-	n = node_samples_pick(s->m.plan, trees, nr, have, nr_have,
-			      SAMPLE_MAX_EVENTS - s->sample_ev.nr, pick);
-	free(trees);
-	for (int i = 0; i < n; i++) {
-		const char *node = s->m.plan->nodes[pick[i].node].full_name;
-		char name[256];
-
-		node_sample_name(&pick[i].s, name, sizeof(name));
-		if (sample_events_add(&s->sample_ev, name, pick[i].s.encoding,
-				      pick[i].s.precise) == 0 &&
-		    sampler__add_event(s->smp, s->sample_ev.nr - 1) == 0) {
-			if (s->o->verbose)
-				pr_notice("--sample: sampling %s from now on: %s is at or over its "
-					  "threshold", name, node);
-			added = true;
-			continue;
-		}
-		if (s->sample_ev.nr && !strcmp(s->sample_ev.names[s->sample_ev.nr - 1], name))
-			sample_events_pop(&s->sample_ev);
-		pr_warn("--sample: %s (for %s) is not sampled; the others are", name, node);
-		if (s->nr_refused < (int)(sizeof(s->refused) / sizeof(s->refused[0])) &&
-		    (s->refused[s->nr_refused] = strdup(name)))
-			s->nr_refused++;
-	}
-	if (added)
-		name_samples(s);
-}
-
-/* --sample: the interval's samples, into its profile and the run's. */
-static int read_samples(struct session *s, struct interval *iv)
-{
-	int err;
-
-	if (!s->smp)
-		return 0;
-	profile_release(&s->iv_profile);
-	err = sampler__read(s->smp, &s->iv_profile, sample_scope, s);
-	if (!err)
-		err = profile_merge(&s->profile, &s->iv_profile);
-	if (err) {
-		pr_err("--sample: cannot read the samples: %s", strerror(-err));
-		return err;
-	}
-	s->iv_profile.duration_ns = (uint64_t)(iv->interval_s * 1e9);
-	iv->profile = &s->iv_profile;
-	return 0;
+	sampling_cpu_changed(&s->sp, cpu, online);
 }
 
 static int forget_task(const struct cgtma_task_key *key, void *ctx)
@@ -716,7 +610,7 @@ static int do_interval(struct session *s)
 	}
 	err = read_counts(s);
 	if (!err)
-		err = read_samples(s, &iv);
+		err = sampling_read(&s->sp, &iv, sample_scope, s);
 	if (err)
 		return err;
 	marks_read(&s->marks, &iv);
@@ -730,7 +624,8 @@ static int do_interval(struct session *s)
 	}
 	emit(s, &iv);
 	warn_in_phase(s, &iv);
-	add_node_samples(s, &iv);
+	if (sampling_add_nodes(&s->sp, &iv))
+		s->run.sample_events = s->sp.names.buf;
 	interval_free(&iv);
 
 	if (s->o->collect.per_task)
@@ -754,24 +649,10 @@ static void emit_summary(struct session *s)
 	iv.interval_s = counted_span(s, s->read_first, s->read_prev,
 				     s->last_mono - s->run_start_mono);
 	marks_summary(&s->marks, &iv);
-	if (s->smp) {
-		s->profile.start_ns = (uint64_t)(s->run.start_time * 1e9);
-		s->profile.duration_ns = (uint64_t)((s->last_mono - s->run_start_mono) * 1e9);
-		iv.profile = &s->profile;
-	}
+	sampling_summary(&s->sp, &iv, s->run.start_time, s->last_mono - s->run_start_mono);
 	if (build_interval(s, &iv, true) == 0)
 		emit(s, &iv);
 	interval_free(&iv);
-}
-
-/*
- * --sample without a list: cycles with a hardware model, cpu-clock with a software model and
- * with -e, which need no PMU; to either the model's nodes add their own sample events as
- * they go over their threshold (add_node_samples()).
- */
-static const char *sample_default(const struct measurement *m)
-{
-	return m->model && !model_software(m->model) ? "cycles" : "cpu-clock";
 }
 
 /* Once per run: the events that were never on a counter, by name (a copy once). */
@@ -804,13 +685,8 @@ static void report_never_ran(struct session *s)
 static void report_bpf_stats(struct session *s)
 {
 	__u64 st[CGTMA_STAT_MAX];
-	char lost[256];
 
-	if (s->smp && profile_lost_any(&s->profile.lost))
-		pr_warn("--sample: %s", profile_lost_text(&s->profile.lost, lost, sizeof(lost)));
-	if (s->smp && s->o->verbose)
-		pr_notice("--sample: naming frames (symbols, processes' maps) took %.1f ms of CPU",
-			  sampler__naming_ns(s->smp) / 1e6);
+	sampling_say_stats(&s->sp);
 
 	if (collector__read_stats(s->col, st))
 		return;
@@ -948,14 +824,8 @@ static void session_release(struct session *s)
 {
 	for (int i = 0; i < s->nr_outputs; i++)
 		output_close(s->outputs[i]);
-	sampler__destroy(s->smp);
+	sampling_release(&s->sp);
 	collector__destroy(s->col);
-	sample_events_release(&s->sample_ev);
-	strbuf_release(&s->sample_names);
-	for (int r = 0; r < s->nr_refused; r++)
-		free(s->refused[r]);
-	profile_release(&s->profile);
-	profile_release(&s->iv_profile);
 	free(s->cpus);
 	tracker_release(&s->tk);
 	tasks_release(&s->tasks);
@@ -974,7 +844,7 @@ static void session_release(struct session *s)
 
 int session_run(const struct session_opts *o)
 {
-	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
+	struct session s = { .o = o, .sel = SELECTION_INIT, .sp = SAMPLING_INIT };
 	struct collector_setup cs = {};
 	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
@@ -1008,11 +878,9 @@ int session_run(const struct session_opts *o)
 	ret = measurement_setup(&o->measure, &s.m);
 	if (!ret && o->cpus)
 		ret = perfev_select_cpus(o->cpus, &s.cpus);
+	s.sp.verbose = o->verbose;
 	if (!ret && o->sample)
-		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
-					  &s.sample_ev);
-	s.node_samples = o->sample && !(o->sample_events && *o->sample_events) && s.m.plan &&
-			 s.m.plan->nr_nodes;
+		ret = sampling_setup(&s.sp, o->sample_events, o->sample_hz, &s.m);
 	if (!ret)
 		ret = selection_setup(&s.sel, &o->select, o->collect.per_task, o->verbose,
 				      &cs.new_cgroup_levels, &cs.max_level);
@@ -1047,21 +915,9 @@ int session_run(const struct session_opts *o)
 	ret = EXIT_FAILURE;
 	if (collector__open(&o->collect, &cs, &s.col))
 		goto cleanup;
-	if (o->sample) {
-		struct sampler_opts so = {
-			.events = &s.sample_ev,
-			.max_events = s.node_samples ? SAMPLE_MAX_EVENTS : s.sample_ev.nr,
-			.tracked_fd = collector__tracked_fd(s.col),
-			.max_level = cs.max_level,
-			.tracked_levels = cs.tracked_levels,
-			.cpus = s.cpus,
-			.max_stacks = o->sample_max,
-			.verbose = o->verbose,
-		};
-
-		if (sampler__open(&so, &s.smp))
-			goto cleanup;
-	}
+	if (o->sample && sampling_open(&s.sp, collector__tracked_fd(s.col), cs.max_level,
+				       cs.tracked_levels, s.cpus, o->sample_max))
+		goto cleanup;
 	s.nr_cpus = collector__nr_cpus(s.col);
 	s.stride = o->collect.per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
@@ -1107,7 +963,7 @@ int session_run(const struct session_opts *o)
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
 	if (o->sample)
-		name_samples(&s);
+		s.run.sample_events = s.sp.names.buf;
 
 	s.marks = (struct marks){ .col = s.col, .tk = &s.tk, .view = &s.sel.view,
 				  .verbose = o->verbose };
@@ -1124,7 +980,7 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
-	if ((o->folded || o->pprof) && stackfiles_write(&s.profile, o->folded, o->folded_pid,
+	if ((o->folded || o->pprof) && stackfiles_write(&s.sp.run, o->folded, o->folded_pid,
 							  o->pprof))
 		s.output_failed = true;
 	report_never_ran(&s);
