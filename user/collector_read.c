@@ -8,6 +8,7 @@
 
 #include "collector_internal.h"
 #include "collector_read.h"
+#include "log.h"
 #include "scale.h"
 #include "cgtma.skel.h"
 
@@ -261,12 +262,6 @@ int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *c
 	return err;
 }
 
-void collector__cgroup_reads(const struct collector *c, long *listed, long *all)
-{
-	*listed = c->reads_listed;
-	*all = c->reads_all;
-}
-
 /* Stat s of the BPF side summed over the CPUs (per_cpu: room for nr_cpus): 0 or -errno. */
 static int read_stat(struct collector *c, __u32 s, __u64 *per_cpu, __u64 *out)
 {
@@ -278,8 +273,8 @@ static int read_stat(struct collector *c, __u32 s, __u64 *per_cpu, __u64 *out)
 	return 0;
 }
 
-/* A stat that cannot be read reads 0. */
-int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX])
+/* The BPF side's own counters, summed over CPUs; a stat that cannot be read reads 0. */
+static int read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX])
 {
 	__u64 *per_cpu = calloc(c->nr_cpus, sizeof(__u64));
 
@@ -338,11 +333,6 @@ int collector__forget_task(struct collector *c, const struct cgtma_task_key *key
 	return 0;
 }
 
-long collector__task_insert_error(const struct collector *c)
-{
-	return __atomic_load_n(&c->skel->bss->task_insert_error, __ATOMIC_RELAXED);
-}
-
 void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
 			   struct collector_marks *sum)
 {
@@ -370,4 +360,60 @@ void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
 enum switch_hook collector__switch_hook(const struct collector *c)
 {
 	return c->sw.in_use;
+}
+
+void collector__say_stats(struct collector *c, bool verbose, bool cgroups)
+{
+	bool per_task = c->skel->rodata->per_task;
+	__u64 st[CGTMA_STAT_MAX];
+
+	if (read_stats(c, st))
+		return;
+	if (verbose)
+		pr_notice("BPF: %llu slices charged at switches %s; %llu slices "
+			  "(at switches or flushes) began with a switch the switch hook "
+			  "did not see",
+			  (unsigned long long)st[CGTMA_STAT_SLICES],
+			  per_task ? "(-T: every switch)" : "between cgroups",
+			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
+	if (verbose && (st[CGTMA_STAT_HOOK_MISSED] || st[CGTMA_STAT_HOOK_SKIPPED]))
+		pr_notice("BPF: the perf-event hook missed %llu switches, %llu of them runs of its "
+			  "program the kernel skipped",
+			  (unsigned long long)st[CGTMA_STAT_HOOK_MISSED],
+			  (unsigned long long)st[CGTMA_STAT_HOOK_SKIPPED]);
+	if (verbose)
+		pr_notice("BPF: %llu charges went past a CPU's charge cache (the entry held "
+			  "another cgroup's counts)",
+			  (unsigned long long)st[CGTMA_STAT_CACHE_PASSED]);
+	if (verbose && cgroups) {
+		long listed, all;
+
+		listed = c->reads_listed;
+		all = c->reads_all;
+		pr_notice("BPF maps: %ld intervals read only the cgroups the CPUs charged, %ld "
+			  "read every tracked cgroup", listed, all);
+	}
+	if (verbose && c->irq_mask)
+		pr_notice("BPF: --irq: %llu interrupt entries coalesced with the exit before them "
+			  "(no reading); %llu interrupts came during an update and stayed with "
+			  "what they interrupted; %llu exits without their entry or nested too deep",
+			  (unsigned long long)st[CGTMA_STAT_IRQ_COALESCED],
+			  (unsigned long long)st[CGTMA_STAT_IRQ_SKIPPED],
+			  (unsigned long long)st[CGTMA_STAT_IRQ_UNMATCHED]);
+	if (st[CGTMA_STAT_READ_ERRORS])
+		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
+			(unsigned long long)st[CGTMA_STAT_READ_ERRORS]);
+	if (st[CGTMA_STAT_TASKS_DROPPED])
+		pr_warn("%llu slices were not counted per thread: the kernel's thread map was full "
+			"(raise --max-tasks); the cgroups counted them",
+			(unsigned long long)st[CGTMA_STAT_TASKS_DROPPED]);
+	if (st[CGTMA_STAT_TASKS_FAILED])
+		pr_warn("%llu slices were not counted per thread: the kernel could not add the "
+			"thread's row then, with room in the map (the last error: %s); the cgroups "
+			"counted them", (unsigned long long)st[CGTMA_STAT_TASKS_FAILED],
+			strerror((int)-__atomic_load_n(&c->skel->bss->task_insert_error, __ATOMIC_RELAXED)));
+	if (st[CGTMA_STAT_NEW_DROPPED])
+		pr_warn("%llu new cgroups were not counted from birth (the maps were full: raise "
+			"--max-cgroups); they were counted from the next interval on",
+			(unsigned long long)st[CGTMA_STAT_NEW_DROPPED]);
 }

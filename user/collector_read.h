@@ -59,9 +59,6 @@ void collector__read_irq(struct collector *c, int irq, struct cgtma_count *out, 
 typedef int (*collector_cgroup_cb)(__u64 id, const struct cgtma_count *rows, void *ctx);
 int collector__read_cgroups(struct collector *c, collector_cgroup_cb cb, void *ctx);
 
-/* How many reads of the cgroups so far took the lists, and how many read every one. */
-void collector__cgroup_reads(const struct collector *c, long *listed, long *all);
-
 /*
  * -T: every thread's row, cb called with its key, pid, comm (NUL-terminated) and the closed
  * half's cumulative counts (nr_events). Returns 0 or the first error.
@@ -71,13 +68,6 @@ typedef int (*collector_task_cb)(const struct cgtma_task_key *key, __u32 pid, co
 int collector__read_tasks(struct collector *c, collector_task_cb cb, void *ctx);
 /* -T: drops a thread's row (it exited or left the cgroup, and was reported). */
 int collector__forget_task(struct collector *c, const struct cgtma_task_key *key);
-
-/* -T: the error (-errno) of the BPF side's last failed insert of a thread's row, not for
- * want of room (CGTMA_STAT_TASKS_FAILED); 0 if none. */
-long collector__task_insert_error(const struct collector *c);
-
-/* The BPF side's own counters, summed over CPUs. */
-int collector__read_stats(struct collector *c, __u64 out[CGTMA_STAT_MAX]);
 
 /*
  * The marks of the closed half (struct cgtma_miss): slices charged though the hook did not
@@ -107,5 +97,13 @@ enum switch_hook collector__switch_hook(const struct collector *c);
  * on, or while kernel.bpf_stats_enabled is 1.
  */
 int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_cnt);
+
+/*
+ * At the end of a run: what the BPF side saw that the counts do not show, as warnings (event
+ * reads that failed, slices no thread row took, new cgroups not counted from birth), and
+ * with verbose its figures (slices, the hook's misses, the charge cache; with cgroups, how
+ * the reads of the tracked cgroups went).
+ */
+void collector__say_stats(struct collector *c, bool verbose, bool cgroups);
 
 #endif

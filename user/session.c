@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <fcntl.h>
 #include <malloc.h>
 #include <math.h>
 #include <signal.h>
@@ -8,10 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "cgroups.h"
 #include "child.h"
@@ -19,25 +16,23 @@
 #include "collector_read.h"
 #include "counts.h"
 #include "cpu.h"
-#include "hashmap.h"
 #include "irqscope.h"
 #include "log.h"
 #include "marks.h"
 #include "measurement.h"
 #include "model.h"
-#include "nodesample.h"
 #include "output.h"
 #include "perfev.h"
 #include "probe.h"
-#include "report.h"
-#include "scale.h"
-#include "selection.h"
-#include "signals.h"
 #include "profile.h"
 #include "record.h"
-#include "stackfiles.h"
+#include "report.h"
 #include "sampling.h"
+#include "scale.h"
+#include "selection.h"
 #include "session.h"
+#include "signals.h"
+#include "stackfiles.h"
 #include "strbuf.h"
 #include "tasks.h"
 #include "tracker.h"
@@ -655,92 +650,6 @@ static void emit_summary(struct session *s)
 	interval_free(&iv);
 }
 
-/* Once per run: the events that were never on a counter, by name (a copy once). */
-static void report_never_ran(struct session *s)
-{
-	int n = s->m.nr_events;
-	bool *never = calloc(n + 1, sizeof(*never));
-	struct strbuf sb = STRBUF_INIT;
-
-	if (!never || !count_never_ran(s->cpu.total, s->nr_cpus, n, never)) {
-		free(never);
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		bool seen = false;
-
-		for (int j = 0; j < i && !seen; j++)
-			seen = never[j] && !strcmp(s->m.names[j], s->m.names[i]);
-		if (never[i] && !seen)
-			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", s->m.names[i]);
-	}
-	pr_warn("never counted in this run (enabled, never on a counter: other perf users' "
-		"pinned events hold them, or the group cannot be scheduled beside those): %s",
-		sb.len ? sb.buf : "?");
-	strbuf_release(&sb);
-	free(never);
-}
-
-/* What the BPF side saw that the counts do not show. */
-static void report_bpf_stats(struct session *s)
-{
-	__u64 st[CGTMA_STAT_MAX];
-
-	sampling_say_stats(&s->sp);
-
-	if (collector__read_stats(s->col, st))
-		return;
-	if (s->o->verbose)
-		pr_notice("BPF: %llu slices charged at switches %s; %llu slices "
-			  "(at switches or flushes) began with a switch the switch hook "
-			  "did not see",
-			  (unsigned long long)st[CGTMA_STAT_SLICES],
-			  s->o->collect.per_task ? "(-T: every switch)" : "between cgroups",
-			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
-	if (s->o->verbose && (st[CGTMA_STAT_HOOK_MISSED] || st[CGTMA_STAT_HOOK_SKIPPED]))
-		pr_notice("BPF: the perf-event hook missed %llu switches, %llu of them runs of its "
-			  "program the kernel skipped",
-			  (unsigned long long)st[CGTMA_STAT_HOOK_MISSED],
-			  (unsigned long long)st[CGTMA_STAT_HOOK_SKIPPED]);
-	if (s->o->verbose)
-		pr_notice("BPF: %llu charges went past a CPU's charge cache (the entry held "
-			  "another cgroup's counts)",
-			  (unsigned long long)st[CGTMA_STAT_CACHE_PASSED]);
-	if (s->o->verbose && selection_active(&s->sel)) {
-		long listed, all;
-
-		collector__cgroup_reads(s->col, &listed, &all);
-		pr_notice("BPF maps: %ld intervals read only the cgroups the CPUs charged, %ld "
-			  "read every tracked cgroup", listed, all);
-	}
-	if (s->o->verbose && s->o->collect.irq_mask)
-		pr_notice("BPF: --irq: %llu interrupt entries coalesced with the exit before them "
-			  "(no reading); %llu interrupts came during an update and stayed with "
-			  "what they interrupted; %llu exits without their entry or nested too deep",
-			  (unsigned long long)st[CGTMA_STAT_IRQ_COALESCED],
-			  (unsigned long long)st[CGTMA_STAT_IRQ_SKIPPED],
-			  (unsigned long long)st[CGTMA_STAT_IRQ_UNMATCHED]);
-	if (st[CGTMA_STAT_READ_ERRORS])
-		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
-			(unsigned long long)st[CGTMA_STAT_READ_ERRORS]);
-	if (st[CGTMA_STAT_TASKS_DROPPED])
-		pr_warn("%llu slices were not counted per thread: the kernel's thread map was full "
-			"(raise --max-tasks); the cgroups counted them",
-			(unsigned long long)st[CGTMA_STAT_TASKS_DROPPED]);
-	if (st[CGTMA_STAT_TASKS_FAILED])
-		pr_warn("%llu slices were not counted per thread: the kernel could not add the "
-			"thread's row then, with room in the map (the last error: %s); the cgroups "
-			"counted them", (unsigned long long)st[CGTMA_STAT_TASKS_FAILED],
-			strerror((int)-collector__task_insert_error(s->col)));
-	if (s->o->verbose && s->tasks.nr_gone_forgotten)
-		pr_notice("-T: %ld threads gone during the run are not in the summary (it keeps "
-			  "%d)", s->tasks.nr_gone_forgotten, TASKS_GONE_KEPT);
-	if (st[CGTMA_STAT_NEW_DROPPED])
-		pr_warn("%llu new cgroups were not counted from birth (the maps were full: raise "
-			"--max-cgroups); they were counted from the next interval on",
-			(unsigned long long)st[CGTMA_STAT_NEW_DROPPED]);
-}
-
 /* --- start, loop, stop -------------------------------------------------------------- */
 
 /* Counting starts now: take every cumulative value as the zero point. */
@@ -983,9 +892,12 @@ int session_run(const struct session_opts *o)
 	if ((o->folded || o->pprof) && stackfiles_write(&s.sp.run, o->folded, o->folded_pid,
 							  o->pprof))
 		s.output_failed = true;
-	report_never_ran(&s);
+	measurement_say_never_ran(&s.m, s.cpu.total, s.nr_cpus);
 	unmatched = selection_unmatched(&s.sel);
-	report_bpf_stats(&s);
+	sampling_say_stats(&s.sp);
+	collector__say_stats(s.col, o->verbose, selection_active(&s.sel));
+	if (o->verbose)
+		tasks_say_forgotten(&s.tasks);
 
 	if (s.child.pid > 0) {
 		child_stop(&s.child);
