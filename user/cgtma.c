@@ -393,9 +393,7 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			o.out.out_file = optarg;
 			break;
 		case 'v':
-			o.verbose = true;
-			o.measure.verbose = true;
-			o.collect.verbose = true;
+			log_set_level(LOG_VERBOSE);
 			break;
 		case 'h':
 			usage(stdout);

@@ -18,11 +18,9 @@
 #include "probe.h"
 #include "cgtma.skel.h"
 
-static bool libbpf_verbose;
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG || !libbpf_verbose)
+	if (level == LIBBPF_DEBUG || !log_verbose())
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -233,7 +231,6 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 				  .group = su->group,
 				  .names = su->names,
 				  .cpus = su->cpus,
-				  .verbose = o->verbose,
 				  .cpu_changed = su->cpu_changed,
 				  .cpu_changed_ctx = su->cpu_changed_ctx,
 			  }, &c->pe);
@@ -330,11 +327,10 @@ static int configure(struct collector *c, const struct collector_opts *o)
 		return err;
 	}
 
-	err = switch_hooks_choose(&c->sw, c->skel, c->pe, o->switch_hook, o->per_task,
-				  o->verbose);
+	err = switch_hooks_choose(&c->sw, c->skel, c->pe, o->switch_hook, o->per_task);
 	if (err)
 		return err;
-	irq_hooks_choose(c->skel, o->irq_mask, o->verbose);
+	irq_hooks_choose(c->skel, o->irq_mask);
 	return 0;
 }
 
@@ -370,10 +366,10 @@ static int load(struct collector *c, const struct collector_opts *o)
 	}
 	if (err) {
 		pr_err("cannot load the BPF program: %s%s", strerror(-err),
-			o->verbose ? "" : " (run with -v to see the verifier's log)");
+			log_verbose() ? "" : " (run with -v to see the verifier's log)");
 		return err;
 	}
-	if (o->verbose) {
+	if (log_verbose()) {
 		report_load(c, seconds_since(&t0));
 		pr_notice("BPF: per-cgroup maps %s, %d entries", c->prealloc ?
 			  "preallocated" : "allocated as cgroups come", c->max_cgroups);
@@ -457,7 +453,6 @@ int collector__open(const struct collector_opts *o, const struct collector_setup
 	err = check_kernel(su);
 	if (err)
 		return err;
-	libbpf_verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 
 	err = collector_new(o, su, &c);

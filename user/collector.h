@@ -47,7 +47,6 @@ struct collector_opts {
 	bool per_cpu;				/* -A: with tracked cgroups, their counts per
 						 * CPU, at possible CPUs times the memory */
 	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
-	bool verbose;				/* libbpf's warnings and the verifier log */
 };
 
 /* What the run has settled by the time the collector opens: the events, CPUs and levels. */

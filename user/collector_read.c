@@ -362,9 +362,10 @@ enum switch_hook collector__switch_hook(const struct collector *c)
 	return c->sw.in_use;
 }
 
-void collector__say_stats(struct collector *c, bool verbose, bool cgroups)
+void collector__say_stats(struct collector *c, bool cgroups)
 {
 	bool per_task = c->skel->rodata->per_task;
+	bool verbose = log_verbose();
 	__u64 st[CGTMA_STAT_MAX];
 
 	if (read_stats(c, st))

@@ -101,9 +101,9 @@ int collector__hook_runtime(struct collector *c, __u64 *run_time_ns, __u64 *run_
 /*
  * At the end of a run: what the BPF side saw that the counts do not show, as warnings (event
  * reads that failed, slices no thread row took, new cgroups not counted from birth), and
- * with verbose its figures (slices, the hook's misses, the charge cache; with cgroups, how
- * the reads of the tracked cgroups went).
+ * with -v its figures (slices, the hook's misses, the charge cache; with cgroups, how the
+ * reads of the tracked cgroups went).
  */
-void collector__say_stats(struct collector *c, bool verbose, bool cgroups);
+void collector__say_stats(struct collector *c, bool cgroups);
 
 #endif

@@ -85,7 +85,7 @@ int irq_scopes_parse(const char *list, __u32 *mask)
  * (plain loads), raw tracepoints otherwise; softirq ones only for a selected vector, the
  * hardirq ones only when hardirq is selected.
  */
-void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask, bool verbose)
+void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask)
 {
 	bool softirq = irq_mask & ((1U << CGTMA_IRQ_HARDIRQ) - 1);
 	bool hardirq = irq_mask & (1U << CGTMA_IRQ_HARDIRQ);
@@ -106,7 +106,7 @@ void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask, bool verbose)
 	bpf_program__set_autoload(p->raw_softirq_exit, softirq && !btf);
 	bpf_program__set_autoload(p->raw_hardirq_entry, hardirq && !btf);
 	bpf_program__set_autoload(p->raw_hardirq_exit, hardirq && !btf);
-	if (irq_mask && verbose)
+	if (irq_mask && log_verbose())
 		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : force ?
 			  "raw tracepoints (CGTMA_IRQ_HOOK)" : "raw tracepoints (no tp_btf)");
 }

@@ -7,7 +7,6 @@
 #ifndef CGTMA_IRQSCOPE_H
 #define CGTMA_IRQSCOPE_H
 
-#include <stdbool.h>
 #include <linux/types.h>
 
 struct cgtma;
@@ -30,9 +29,9 @@ int irq_scopes_parse(const char *list, __u32 *mask);
 /*
  * Between the skeleton's open and load: the interrupt programs that load for the scopes in
  * irq_mask (none when 0), tp_btf where the kernel's BTF has the tracepoints, raw tracepoints
- * otherwise; verbose says which.
+ * otherwise; -v says which.
  */
-void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask, bool verbose);
+void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask);
 
 /* After the load: attaches the programs that loaded, exits first: 0 or -errno, said. */
 int irq_hooks_attach(struct cgtma *skel);

@@ -103,9 +103,9 @@ void marks_read(struct marks *mk, struct interval *iv)
 	mk->run.slices += sum.slices;
 	mk->run.max_ns += sum.max_ns;
 	mk->run.unbounded += sum.unbounded;
-	for (int i = 0; mk->verbose && i < iv->nr_marks; i++)
+	for (int i = 0; log_verbose() && i < iv->nr_marks; i++)
 		say_mark(mk, &iv->marks[i]);
-	if (mk->verbose && sum.marks > (__u64)iv->nr_marks)
+	if (log_verbose() && sum.marks > (__u64)iv->nr_marks)
 		pr_notice("mark: %llu more not listed (a CPU lists %d an interval)",
 			  (unsigned long long)(sum.marks - iv->nr_marks), CGTMA_MISSES_MAX);
 }

@@ -19,7 +19,6 @@ struct marks {
 	struct collector *col;
 	const struct tracker *tk;	/* names the tracked cgroups, containers' and pods' */
 	const struct cgview *view;	/* names the others, by file handle */
-	bool verbose;			/* -v: one line a mark, on stderr */
 	struct collector_marks run;	/* the totals over the run's intervals */
 };
 

@@ -94,17 +94,17 @@ static int choose_slots(const struct measure_opts *o, struct measurement *m)
 	if (!width && !o->slots)
 		return 0;
 	if (o->slots) {
-		if (o->verbose)
+		if (log_verbose())
 			keep_notice(m, "slots per cycle: %d (--slots)", o->slots);
 		return o->slots;
 	}
 	slots = cpu_pmu_slots();
 	if (slots) {
-		if (o->verbose)
+		if (log_verbose())
 			keep_notice(m, "slots per cycle: %d (the PMU's caps/slots)", slots);
 		return slots;
 	}
-	if (o->verbose)
+	if (log_verbose())
 		keep_notice(m, "slots per cycle: %d, model %s's documented width (the PMU's "
 			    "caps/slots reads 0 or is absent; --slots N sets it)", width,
 			    model_name(m->model));

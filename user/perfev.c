@@ -208,7 +208,7 @@ int perfev__new(const struct perfev_opts *o, struct perfev **pp)
 			err = -ENODEV;
 			goto cleanup;
 		}
-		if (o->verbose)
+		if (log_verbose())
 			pr_notice("-C: counting %d CPU%s, and any other it names once online", n,
 				  n == 1 ? "" : "s");
 	}
@@ -450,7 +450,7 @@ static int cpu_came_online(struct perfev *pe, int cpu, perfev_forget_cb forget, 
 		return err;
 	}
 	pe->online[cpu] = true;
-	if (pe->o.verbose)
+	if (log_verbose())
 		pr_notice("CPU %d came online: counted from now", cpu);
 	return 0;
 }
@@ -471,7 +471,7 @@ void perfev__update_cpus(struct perfev *pe, perfev_forget_cb forget, void *ctx)
 		if (!now[cpu]) {
 			close_cpu_events(pe, cpu);
 			pe->online[cpu] = false;
-			if (pe->o.verbose)
+			if (log_verbose())
 				pr_notice("CPU %d went offline: its counts end with its last interval",
 					  cpu);
 			if (pe->o.cpu_changed)

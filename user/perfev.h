@@ -71,7 +71,6 @@ struct perfev_opts {
 	const char *const *names;		/* per event, for messages */
 	const bool *cpus;			/* per possible CPU, whether to count it
 						 * (NULL: all); kept until perfev__destroy() */
-	bool verbose;				/* say when a CPU comes or goes */
 	/* Told after a CPU's events are opened or closed by perfev__update_cpus(); may be NULL. */
 	void (*cpu_changed)(int cpu, bool online, void *ctx);
 	void *cpu_changed_ctx;

@@ -62,7 +62,6 @@ struct sampler_opts {
 	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
 	__u32 max_stacks;		/* --sample-max: entries of each counts map; 0: its
 					 * default (SAMPLE_MAX_STACKS) */
-	bool verbose;
 };
 
 /*

@@ -46,7 +46,6 @@ int sampling_open(struct sampling *sp, int tracked_fd, __u32 max_level, __u64 tr
 		.tracked_levels = tracked_levels,
 		.cpus = cpus,
 		.max_stacks = max_stacks,
-		.verbose = sp->verbose,
 	};
 	int err = sampler__open(&so, &sp->smp);
 
@@ -64,7 +63,7 @@ void sampling_cpu_changed(struct sampling *sp, int cpu, bool online)
 	else if (sampler__open_cpu(sp->smp, cpu))
 		pr_warn("--sample: CPU %d came online but is not sampled: tried again each "
 			"interval", cpu);
-	else if (sp->verbose)
+	else if (log_verbose())
 		pr_notice("--sample: CPU %d came online: sampled from now", cpu);
 }
 
@@ -124,7 +123,7 @@ bool sampling_add_nodes(struct sampling *sp, const struct interval *iv)
 		if (sample_events_add(&sp->ev, name, pick[i].s.encoding,
 				      pick[i].s.precise) == 0 &&
 		    sampler__add_event(sp->smp, sp->ev.nr - 1) == 0) {
-			if (sp->verbose)
+			if (log_verbose())
 				pr_notice("--sample: sampling %s from now on: %s is at or over its "
 					  "threshold", name, node);
 			added = true;
@@ -159,7 +158,7 @@ void sampling_say_stats(struct sampling *sp)
 
 	if (sp->smp && profile_lost_any(&sp->run.lost))
 		pr_warn("--sample: %s", profile_lost_text(&sp->run.lost, lost, sizeof(lost)));
-	if (sp->smp && sp->verbose)
+	if (sp->smp && log_verbose())
 		pr_notice("--sample: naming frames (symbols, processes' maps) took %.1f ms of CPU",
 			  sampler__naming_ns(sp->smp) / 1e6);
 }

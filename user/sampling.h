@@ -28,7 +28,6 @@ struct sampling {
 	bool grows;			/* no list given, and a model's tree */
 	char *refused[SAMPLE_MAX_EVENTS * 4];	/* the nodes' events the kernel refused */
 	int nr_refused;
-	bool verbose;
 };
 
 #define SAMPLING_INIT { .names = STRBUF_INIT }

@@ -510,7 +510,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		 * at a time; one with no time in the interval (or the run) has no row, but
 		 * with -v.
 		 */
-		if (!s->o->verbose && !counts_ran(v, s->stride * n))
+		if (!log_verbose() && !counts_ran(v, s->stride * n))
 			continue;
 		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), 0, NULL, v, false))
 			return -ENOMEM;
@@ -787,11 +787,10 @@ int session_run(const struct session_opts *o)
 	ret = measurement_setup(&o->measure, &s.m);
 	if (!ret && o->cpus)
 		ret = perfev_select_cpus(o->cpus, &s.cpus);
-	s.sp.verbose = o->verbose;
 	if (!ret && o->sample)
 		ret = sampling_setup(&s.sp, o->sample_events, o->sample_hz, &s.m);
 	if (!ret)
-		ret = selection_setup(&s.sel, &o->select, o->collect.per_task, o->verbose,
+		ret = selection_setup(&s.sel, &o->select, o->collect.per_task,
 				      &cs.new_cgroup_levels, &cs.max_level);
 	if (ret) {
 		ret = exit_status(ret);
@@ -860,7 +859,7 @@ int session_run(const struct session_opts *o)
 	s.run.level = s.m.level;
 	s.run.perf_metrics = s.m.perf_metrics;
 	s.run.smt = s.m.smt;
-	s.run.verbose = o->verbose;
+	s.run.verbose = log_verbose();
 	s.run.per_cpu = o->collect.per_cpu;
 	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
 	s.run.cgroups = selection_opts_any(&o->select) || o->collect.irq_mask;
@@ -874,8 +873,7 @@ int session_run(const struct session_opts *o)
 	if (o->sample)
 		s.run.sample_events = s.sp.names.buf;
 
-	s.marks = (struct marks){ .col = s.col, .tk = &s.tk, .view = &s.sel.view,
-				  .verbose = o->verbose };
+	s.marks = (struct marks){ .col = s.col, .tk = &s.tk, .view = &s.sel.view };
 	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
@@ -895,8 +893,8 @@ int session_run(const struct session_opts *o)
 	measurement_say_never_ran(&s.m, s.cpu.total, s.nr_cpus);
 	unmatched = selection_unmatched(&s.sel);
 	sampling_say_stats(&s.sp);
-	collector__say_stats(s.col, o->verbose, selection_active(&s.sel));
-	if (o->verbose)
+	collector__say_stats(s.col, selection_active(&s.sel));
+	if (log_verbose())
 		tasks_say_forgotten(&s.tasks);
 
 	if (s.child.pid > 0) {

@@ -17,7 +17,6 @@ struct session_opts {
 	double duration_s;		/* -d; 0: until Ctrl-C or the command's exit */
 	const char *cpus;		/* -C: a CPU list, or NULL for every CPU */
 	struct output_opts out;		/* sinks: terminal, --json, -x, --cdm, ... */
-	bool verbose;
 	struct selection_opts select;	/* -G, --all-cgroups, --all-containers, --depth */
 	struct measure_opts measure;	/* model or -e, level, perf-metrics, SMT */
 	struct collector_opts collect;	/* -A, -T, --irq, --max-cgroups, --switch-hook, ... */

@@ -337,7 +337,7 @@ static void test_drop_switch(struct switch_hooks *sw)
  * warns where it can tell, and the intervals where it missed are marked not exact.
  */
 int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perfev *pe,
-			enum switch_hook asked, bool per_task, bool verbose)
+			enum switch_hook asked, bool per_task)
 {
 	bool forced = asked == SWITCH_HOOK_PERF_EVENT;
 	const char *pt_auto = getenv("CGTMA_PER_TASK_AUTO");
@@ -381,7 +381,7 @@ int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perf
 		return -EOPNOTSUPP;
 	}
 	sw->falls_back = sw->in_use == SWITCH_HOOK_PERF_EVENT && !forced;
-	if (verbose) {
+	if (log_verbose()) {
 		if (sw->in_use == SWITCH_HOOK_PERF_EVENT)
 			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
 				  "at switches between cgroups)%s", sw->falls_back ?

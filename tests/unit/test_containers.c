@@ -154,7 +154,7 @@ static void test_lookup(void)
 
 	setenv("CGTMA_RUNTIME_ROOT", FIXTURES, 1);
 	/* Pods first, in an empty cache: names found through their containers' cgroups. */
-	CHECK_INT(containers_new(tmp, false, &c), 0);
+	CHECK_INT(containers_new(tmp, &c), 0);
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 			const struct layout *l = &layouts[i];
@@ -197,7 +197,7 @@ static void test_pod_unknown(void)
 
 	mkdirs("/kubepods/burstable/pod" UID_BATCH "/" ID_NOWHERE);
 	setenv("CGTMA_RUNTIME_ROOT", FIXTURES, 1);
-	CHECK_INT(containers_new(tmp, false, &c), 0);
+	CHECK_INT(containers_new(tmp, &c), 0);
 	snprintf(path, sizeof(path), "/kubepods/burstable/pod%s", UID_BATCH);
 	info = containers_lookup(c, 1, path);
 	CHECK(info && info->ref.is_pod && !info->pod, "pod named from nothing");
@@ -233,7 +233,7 @@ static void test_cache(void)
 
 	snprintf(root, sizeof(root), "%s/runtime", tmp);
 	setenv("CGTMA_RUNTIME_ROOT", root, 1);
-	CHECK_INT(containers_new(tmp, false, &c), 0);
+	CHECK_INT(containers_new(tmp, &c), 0);
 	a = containers_lookup(c, 7, path);
 	CHECK(a && !a->name && strstr(a->why, "cannot open"), "before the state: %s",
 	      a ? a->why : "");
