@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector_internal.h"
+#include "env.h"
 #include "irqscope.h"
 #include "log.h"
 #include "perfev.h"
@@ -100,7 +101,7 @@ static double maps_load_bytes(const struct collector *c)
  * How much the maps asked for, and what lowers it: for the message of a load the kernel
  * refused for memory. A static buffer: called once, on the way out.
  */
-static const char *maps_memory_hint(const struct collector *c, const struct collector_opts *o)
+static const char *maps_memory_hint(const struct collector *c)
 {
 	static char s[512];
 	int n;
@@ -115,7 +116,7 @@ static const char *maps_memory_hint(const struct collector *c, const struct coll
 	if (c->per_cpu_cgroups && n < (int)sizeof(s))
 		n += snprintf(s + n, sizeof(s) - n, "; -A keeps each cgroup's counts per "
 			      "possible CPU: without it, once");
-	if (o->per_task && n < (int)sizeof(s))
+	if (env.per_task && n < (int)sizeof(s))
 		snprintf(s + n, sizeof(s) - n, "; -T: --max-tasks");
 	return s;
 }
@@ -207,8 +208,7 @@ static int check_kernel(const struct collector_setup *su)
 }
 
 /* The per-CPU events (none opened yet) and the buffers that reads use: 0 or -errno, said. */
-static int collector_new(const struct collector_opts *o, const struct collector_setup *su,
-			 struct collector **cp)
+static int collector_new(const struct collector_setup *su, struct collector **cp)
 {
 	struct collector *c = calloc(1, sizeof(*c));
 	int err;
@@ -220,7 +220,7 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 	*cp = c;
 	c->su = *su;
 	c->nr_events = su->nr_events;
-	c->per_cpu_cgroups = o->per_cpu && su->tracked_levels;
+	c->per_cpu_cgroups = env.per_cpu && su->tracked_levels;
 	c->stats_fd = -1;
 	c->value_size = su->nr_events * sizeof(struct cgtma_count);
 	c->irq_stride = (2 * c->value_size + 63) / 64 * 64;
@@ -241,7 +241,7 @@ static int collector_new(const struct collector_opts *o, const struct collector_
 	c->half = calloc(c->nr_cpus, c->value_size);
 	c->ids = malloc(sizeof(*c->ids) * c->nr_cpus * CGTMA_CHARGED_MAX);
 	c->changed = calloc(2 * c->nr_cpus, sizeof(*c->changed));
-	c->irq_mask = o->irq_mask;
+	c->irq_mask = env.irq_mask;
 	c->irq_still = calloc(CGTMA_NR_IRQ * 2, c->value_size);
 	c->still_of = calloc(2 * c->nr_cpus, sizeof(*c->still_of));
 	if (!c->half || !c->ids || !c->changed || !c->irq_still || !c->still_of) {
@@ -283,7 +283,7 @@ static void share_times(struct collector *c)
  * Between open and load: the BPF side's read-only settings, the maps' sizes and layout, and
  * which programs load. 0 or -errno, said.
  */
-static int configure(struct collector *c, const struct collector_opts *o)
+static int configure(struct collector *c)
 {
 	int err;
 
@@ -292,11 +292,11 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	c->skel->rodata->max_level = c->su.max_level;
 	c->skel->rodata->tracked_levels = c->su.tracked_levels;
 	c->skel->rodata->new_cgroup_levels = c->su.new_cgroup_levels;
-	c->skel->rodata->per_task = o->per_task;
+	c->skel->rodata->per_task = env.per_task;
 	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
-	c->prealloc = o->map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
-		      o->map_alloc == MAP_ALLOC_PREALLOC;
-	c->max_cgroups = o->max_cgroups ? o->max_cgroups : c->prealloc ? 1024 : 16384;
+	c->prealloc = env.map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
+		      env.map_alloc == MAP_ALLOC_PREALLOC;
+	c->max_cgroups = env.max_cgroups ? env.max_cgroups : c->prealloc ? 1024 : 16384;
 	if (c->prealloc &&
 	    ((err = bpf_map__set_map_flags(c->skel->maps.cgroup_counts, 0)) ||
 	     (err = bpf_map__set_map_flags(c->skel->maps.new_cgroups, 0)) ||
@@ -312,8 +312,8 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	    (err = bpf_map__set_value_size(c->skel->maps.cgroup_counts, c->cg_value_size)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.irq_counts, c->irq_stride)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.irq_counts,
-					    o->irq_mask ? c->nr_cpus * CGTMA_NR_IRQ : 1)) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.irq_saved, o->irq_mask ? 4096 : 1)) ||
+					    env.irq_mask ? c->nr_cpus * CGTMA_NR_IRQ : 1)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.irq_saved, env.irq_mask ? 4096 : 1)) ||
 	    (err = size_cpu_state(c)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.cgroup_counts, c->max_cgroups)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.new_cgroups, c->max_cgroups)) ||
@@ -321,21 +321,21 @@ static int configure(struct collector *c, const struct collector_opts *o)
 	    (err = bpf_map__set_max_entries(c->skel->maps.misses, 2 * c->nr_cpus)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.switch_events, c->nr_cpus)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
-	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !o->per_task ? 1 :
-					    o->max_tasks ? o->max_tasks : 4096))) {
+	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !env.per_task ? 1 :
+					    env.max_tasks ? env.max_tasks : 4096))) {
 		pr_err("cannot size the BPF maps: %s", strerror(-err));
 		return err;
 	}
 
-	err = switch_hooks_choose(&c->sw, c->skel, c->pe, o->switch_hook, o->per_task);
+	err = switch_hooks_choose(&c->sw, c->skel, c->pe);
 	if (err)
 		return err;
-	irq_hooks_choose(c->skel, o->irq_mask);
+	irq_hooks_choose(c->skel);
 	return 0;
 }
 
 /* Loads the programs and maps, and maps those read in place: 0, or -errno, said. */
-static int load(struct collector *c, const struct collector_opts *o)
+static int load(struct collector *c)
 {
 	struct timespec t0;
 	int err;
@@ -348,13 +348,13 @@ static int load(struct collector *c, const struct collector_opts *o)
 		pr_err("cannot load the BPF program: %s (before Linux 5.11 BPF maps count "
 		       "against RLIMIT_MEMLOCK, and raising it needs CAP_SYS_RESOURCE: run as "
 		       "root, add CAP_SYS_RESOURCE, or raise it with ulimit -l unlimited; %s)",
-		       strerror(-err), maps_memory_hint(c, o));
+		       strerror(-err), maps_memory_hint(c));
 		return err;
 	}
 	if (err == -ENOMEM || (err == -EPERM && probe_kernel_before(5, 11))) {
 		/* The memory cgroup's limit (5.11+) or RLIMIT_MEMLOCK (before) refused a map. */
 		pr_err("cannot load the BPF program: %s (%s)", strerror(-err),
-		       maps_memory_hint(c, o));
+		       maps_memory_hint(c));
 		return err;
 	}
 	if (err == -EINVAL && !c->prealloc && kernel_before_6_1()) {
@@ -414,7 +414,7 @@ static int attach_cgroup_hooks(struct collector *c)
  * slice, so nothing that ran before attach is attributed; the flush starts the CPUs that
  * have not switched yet. 0 or -errno, said.
  */
-static int attach(struct collector *c, const struct collector_opts *o)
+static int attach(struct collector *c)
 {
 	int err;
 
@@ -425,7 +425,7 @@ static int attach(struct collector *c, const struct collector_opts *o)
 	    (err = attach_cgroup_hooks(c)) ||
 	    (err = collector__flush(c)))
 		return err;
-	if (o->bpf_stats) {
+	if (env.bpf_stats) {
 		c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (c->stats_fd < 0)
 			pr_warn("cannot enable BPF run-time statistics (Linux 5.8+): %s",
@@ -444,8 +444,7 @@ static int attach(struct collector *c, const struct collector_opts *o)
 	return 0;
 }
 
-int collector__open(const struct collector_opts *o, const struct collector_setup *su,
-		    struct collector **cp)
+int collector__open(const struct collector_setup *su, struct collector **cp)
 {
 	struct collector *c = NULL;
 	int err;
@@ -455,7 +454,7 @@ int collector__open(const struct collector_opts *o, const struct collector_setup
 		return err;
 	libbpf_set_print(libbpf_print);
 
-	err = collector_new(o, su, &c);
+	err = collector_new(su, &c);
 	if (err)
 		goto cleanup;
 	c->skel = cgtma__open();
@@ -464,13 +463,13 @@ int collector__open(const struct collector_opts *o, const struct collector_setup
 		pr_err("cannot open the BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = configure(c, o);
+	err = configure(c);
 	if (err)
 		goto cleanup;
-	err = load(c, o);
+	err = load(c);
 	if (err)
 		goto cleanup;
-	err = attach(c, o);
+	err = attach(c);
 	if (err)
 		goto cleanup;
 	*cp = c;

@@ -22,33 +22,6 @@
 
 struct collector;
 
-/*
- * How the per-cgroup maps get their memory. Preallocated is the rule before Linux 6.1 (the
- * verifier refuses run-time allocation in perf-event programs, and on PREEMPT_RT in raw
- * tracepoint programs, and warns elsewhere); from 6.1 entries are allocated as cgroups come.
- * The environment's CGTMA_MAP_ALLOC overrides it, so tests can run either layout anywhere.
- */
-enum map_alloc {
-	MAP_ALLOC_AUTO,			/* by the kernel's version */
-	MAP_ALLOC_PREALLOC,
-	MAP_ALLOC_RUNTIME,
-};
-
-/* The collector's options, as the command line and environment give them (options.c). */
-struct collector_opts {
-	int max_cgroups;			/* --max-cgroups: tracked cgroups the maps hold;
-						 * 0: 16384, or 1024 where they are preallocated */
-	enum switch_hook switch_hook;		/* --switch-hook, CGTMA_SWITCH_HOOK */
-	enum map_alloc map_alloc;		/* CGTMA_MAP_ALLOC */
-	bool per_task;				/* -T: every switch ends a slice; thread rows */
-	int max_tasks;				/* --max-tasks: threads the task map holds;
-						 * 0: 4096 */
-	__u32 irq_mask;				/* --irq: bit i carves out interrupt scope i */
-	bool per_cpu;				/* -A: with tracked cgroups, their counts per
-						 * CPU, at possible CPUs times the memory */
-	bool bpf_stats;				/* have the kernel time the hook (5.8+) */
-};
-
 /* What the run has settled by the time the collector opens: the events, CPUs and levels. */
 struct collector_setup {
 	int nr_events;				/* 1..CGTMA_MAX_EVENTS */
@@ -76,8 +49,7 @@ struct collector_setup {
  * run on.
  * Prints what failed, naming the event and CPU or the step, and returns -errno.
  */
-int collector__open(const struct collector_opts *o, const struct collector_setup *su,
-		    struct collector **cp);
+int collector__open(const struct collector_setup *su, struct collector **cp);
 void collector__destroy(struct collector *c);
 
 /* Possible CPUs: the per-CPU arrays below have this many entries of nr_events counts. */

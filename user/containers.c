@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "containers.h"
+#include "env.h"
 #include "hashmap.h"
 #include "jsonfile.h"
 #include "log.h"
@@ -547,7 +548,6 @@ static int resolve_pod(struct containers *c, const char *path, struct container_
 int containers_new(const char *cgroup_root, struct containers **cp)
 {
 	struct containers *c = calloc(1, sizeof(*c));
-	const char *prefix = getenv("CGTMA_RUNTIME_ROOT");
 
 	if (!c)
 		return -ENOMEM;
@@ -556,7 +556,7 @@ int containers_new(const char *cgroup_root, struct containers **cp)
 		free(c);
 		return -ENOMEM;
 	}
-	c->prefix = prefix ? prefix : "";
+	c->prefix = env.runtime_root;
 	*cp = c;
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/cgtma.h"
+#include "env.h"
 #include "irqscope.h"
 #include "log.h"
 #include "cgtma.skel.h"
@@ -85,13 +86,13 @@ int irq_scopes_parse(const char *list, __u32 *mask)
  * (plain loads), raw tracepoints otherwise; softirq ones only for a selected vector, the
  * hardirq ones only when hardirq is selected.
  */
-void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask)
+void irq_hooks_choose(struct cgtma *skel)
 {
+	__u32 irq_mask = env.irq_mask;
 	bool softirq = irq_mask & ((1U << CGTMA_IRQ_HARDIRQ) - 1);
 	bool hardirq = irq_mask & (1U << CGTMA_IRQ_HARDIRQ);
 	/* CGTMA_IRQ_HOOK=raw_tp takes the raw tracepoints where tp_btf would do: for tests. */
-	const char *force = getenv("CGTMA_IRQ_HOOK");
-	bool btf = !(force && strcmp(force, "raw_tp") == 0) &&
+	bool btf = !env.irq_raw_tp &&
 		   libbpf_find_vmlinux_btf_id("softirq_entry", BPF_TRACE_RAW_TP) > 0 &&
 		   libbpf_find_vmlinux_btf_id("irq_handler_entry", BPF_TRACE_RAW_TP) > 0;
 	__typeof__(skel->progs) *p = &skel->progs;
@@ -107,7 +108,7 @@ void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask)
 	bpf_program__set_autoload(p->raw_hardirq_entry, hardirq && !btf);
 	bpf_program__set_autoload(p->raw_hardirq_exit, hardirq && !btf);
 	if (irq_mask && log_verbose())
-		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : force ?
+		pr_notice("--irq: %s", btf ? "tp_btf tracepoints" : env.irq_raw_tp ?
 			  "raw tracepoints (CGTMA_IRQ_HOOK)" : "raw tracepoints (no tp_btf)");
 }
 

@@ -28,10 +28,10 @@ int irq_scopes_parse(const char *list, __u32 *mask);
 
 /*
  * Between the skeleton's open and load: the interrupt programs that load for the scopes in
- * irq_mask (none when 0), tp_btf where the kernel's BTF has the tracepoints, raw tracepoints
+ * env.irq_mask (none when 0), tp_btf where the kernel's BTF has the tracepoints, raw tracepoints
  * otherwise; -v says which.
  */
-void irq_hooks_choose(struct cgtma *skel, __u32 irq_mask);
+void irq_hooks_choose(struct cgtma *skel);
 
 /* After the load: attaches the programs that loaded, exits first: 0 or -errno, said. */
 int irq_hooks_attach(struct cgtma *skel);

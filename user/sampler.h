@@ -60,8 +60,6 @@ struct sampler_opts {
 	__u32 max_level;		/* as the collector's */
 	__u64 tracked_levels;
 	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
-	__u32 max_stacks;		/* --sample-max: entries of each counts map; 0: its
-					 * default (SAMPLE_MAX_STACKS) */
 };
 
 /*

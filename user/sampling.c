@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "log.h"
 #include "measurement.h"
 #include "model.h"
@@ -20,11 +21,13 @@ static const char *sample_default(const struct measurement *m)
 	return m->model && !model_software(m->model) ? "cycles" : "cpu-clock";
 }
 
-int sampling_setup(struct sampling *sp, const char *list, int hz, const struct measurement *m)
+int sampling_setup(struct sampling *sp, const struct measurement *m)
 {
+	const char *list = env.sample_events;
+
 	sp->grows = !(list && *list) && m->plan && m->plan->nr_nodes;
 	sp->plan = m->plan;
-	return sample_events_parse(list, sample_default(m), hz, &sp->ev);
+	return sample_events_parse(list, sample_default(m), env.sample_hz, &sp->ev);
 }
 
 /* The events sampled, ';' between. */
@@ -36,7 +39,7 @@ static void name_samples(struct sampling *sp)
 }
 
 int sampling_open(struct sampling *sp, int tracked_fd, __u32 max_level, __u64 tracked_levels,
-		  const bool *cpus, int max_stacks)
+		  const bool *cpus)
 {
 	struct sampler_opts so = {
 		.events = &sp->ev,
@@ -45,7 +48,6 @@ int sampling_open(struct sampling *sp, int tracked_fd, __u32 max_level, __u64 tr
 		.max_level = max_level,
 		.tracked_levels = tracked_levels,
 		.cpus = cpus,
-		.max_stacks = max_stacks,
 	};
 	int err = sampler__open(&so, &sp->smp);
 

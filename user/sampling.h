@@ -33,18 +33,17 @@ struct sampling {
 #define SAMPLING_INIT { .names = STRBUF_INIT }
 
 /*
- * The events to sample: list (NULL or "": m's default, which then grows with m's tree) at hz.
- * 0; -EINVAL after saying what is wrong; -ENOMEM.
+ * The events to sample: --sample's list (none: m's default, which then grows with m's tree)
+ * at -F's rate. 0; -EINVAL after saying what is wrong; -ENOMEM.
  */
-int sampling_setup(struct sampling *sp, const char *list, int hz, const struct measurement *m);
+int sampling_setup(struct sampling *sp, const struct measurement *m);
 
 /*
  * Opens the sampler (sampler.h) over the collector's tracked set (tracked_fd), on the CPUs
- * cpus selects (NULL: all), with max_stacks entries per counts map (0: the default): 0 or
- * -errno, said. sp->names then names the events.
+ * cpus selects (NULL: all): 0 or -errno, said. sp->names then names the events.
  */
 int sampling_open(struct sampling *sp, int tracked_fd, __u32 max_level, __u64 tracked_levels,
-		  const bool *cpus, int max_stacks);
+		  const bool *cpus);
 
 /* CPU hotplug, as the collector follows it (collector_setup.cpu_changed). */
 void sampling_cpu_changed(struct sampling *sp, int cpu, bool online);

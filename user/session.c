@@ -16,6 +16,7 @@
 #include "collector_read.h"
 #include "counts.h"
 #include "cpu.h"
+#include "env.h"
 #include "irqscope.h"
 #include "log.h"
 #include "marks.h"
@@ -38,7 +39,6 @@
 #include "tracker.h"
 
 struct session {
-	const struct session_opts *o;
 	struct measurement m;
 	struct run run;
 	struct collector *col;
@@ -177,7 +177,7 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 
 static bool irq_selected(const struct session *s, int irq)
 {
-	return s->o->collect.irq_mask & (1U << irq);
+	return env.irq_mask & (1U << irq);
 }
 
 /* The interrupt scopes' counts, taken like a cgroup's. */
@@ -240,7 +240,7 @@ static int read_counts(struct session *s)
 		return err;
 	}
 	read_irqs(s);
-	if (!s->o->collect.per_task)
+	if (!env.per_task)
 		return 0;
 	tasks_begin_read(&s->tasks);
 	err = collector__read_tasks(s->col, read_task_cb, s);
@@ -275,7 +275,7 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 			show |= t->counts.total[e].counter || t->counts.total[e].enabled;
 		if (!show)
 			continue;
-		if (!tasks_comm_match(s->o->comm, t->comm))
+		if (!tasks_comm_match(env.comm, t->comm))
 			continue;
 		if (!path) {
 			/* The summary's thread of a cgroup gone since. */
@@ -342,7 +342,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 		return -ENOMEM;
 	sc->cgroup_id = cgroup_id;
 	sc->removed = removed;
-	if (!s->o->collect.per_cpu) {
+	if (!env.per_cpu) {
 		memcpy(sc->sum, v, n * sizeof(*sc->sum));
 		return 0;
 	}
@@ -468,7 +468,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 	for (int c = 0; c < s->nr_cpus; c++)
 		for (int i = 0; i < n; i++)
 			count_add(&sc->sum[i], &cpu[c * n + i]);
-	if (s->o->collect.per_cpu) {
+	if (env.per_cpu) {
 		for (int c = 0; c < s->nr_cpus; c++) {
 			if (!collector__cpu_online(s->col, c))
 				continue;
@@ -517,7 +517,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 	}
 	if (totals && add_removed(s, iv))
 		return -ENOMEM;
-	if (s->o->collect.per_task && add_tasks(s, iv, totals))
+	if (env.per_task && add_tasks(s, iv, totals))
 		return -ENOMEM;
 	interval_sort(iv);
 	return report_derive(&s->run, iv);
@@ -623,7 +623,7 @@ static int do_interval(struct session *s)
 		s->run.sample_events = s->sp.names.buf;
 	interval_free(&iv);
 
-	if (s->o->collect.per_task)
+	if (env.per_task)
 		tasks_after_interval(&s->tasks, "/proc", s->sel.view.ns_root, tracked_path,
 				     forget_task, s);
 	selection_retire(&s->sel);
@@ -690,8 +690,8 @@ static int baseline(struct session *s)
 
 static int loop(struct session *s, const sigset_t *waitset)
 {
-	double interval = s->o->interval_ms / 1000.0;
-	double end = s->o->duration_s > 0 ? s->run_start_mono + s->o->duration_s : INFINITY;
+	double interval = env.interval_ms / 1000.0;
+	double end = env.duration_s > 0 ? s->run_start_mono + env.duration_s : INFINITY;
 	double next = s->run_start_mono + interval;
 
 	for (;;) {
@@ -751,9 +751,9 @@ static void session_release(struct session *s)
 	measurement_release(&s->m);
 }
 
-int session_run(const struct session_opts *o)
+int session_run(void)
 {
-	struct session s = { .o = o, .sel = SELECTION_INIT, .sp = SAMPLING_INIT };
+	struct session s = { .sel = SELECTION_INIT, .sp = SAMPLING_INIT };
 	struct collector_setup cs = {};
 	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
@@ -765,7 +765,7 @@ int session_run(const struct session_opts *o)
 	/* Blocked since main()'s first line; the command gets the mask cgtma started with. */
 	signals_stop_set(&block);
 	sigprocmask(SIG_BLOCK, &block, NULL);
-	old = o->start_mask;
+	old = env.start_mask;
 	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
 	signal(SIGPIPE, SIG_IGN);
 	/*
@@ -784,13 +784,13 @@ int session_run(const struct session_opts *o)
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}
-	ret = measurement_setup(&o->measure, &s.m);
-	if (!ret && o->cpus)
-		ret = perfev_select_cpus(o->cpus, &s.cpus);
-	if (!ret && o->sample)
-		ret = sampling_setup(&s.sp, o->sample_events, o->sample_hz, &s.m);
+	ret = measurement_setup(&env.measure, &s.m);
+	if (!ret && env.cpus)
+		ret = perfev_select_cpus(env.cpus, &s.cpus);
+	if (!ret && env.sample)
+		ret = sampling_setup(&s.sp, &s.m);
 	if (!ret)
-		ret = selection_setup(&s.sel, &o->select, o->collect.per_task,
+		ret = selection_setup(&s.sel, &env.select, env.per_task,
 				      &cs.new_cgroup_levels, &cs.max_level);
 	if (ret) {
 		ret = exit_status(ret);
@@ -807,8 +807,8 @@ int session_run(const struct session_opts *o)
 	cs.cpu_changed_ctx = &s;
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
-	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
-	if (!ret && stackfiles_check(o->folded, o->pprof)) {
+	ret = outputs_open(&env.out, s.outputs, &s.nr_outputs);
+	if (!ret && stackfiles_check(env.folded, env.pprof)) {
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}
@@ -821,13 +821,13 @@ int session_run(const struct session_opts *o)
 	measurement_notices(&s.m);
 	/* From here on everything concerns the kernel and the outputs: failures, whatever errno. */
 	ret = EXIT_FAILURE;
-	if (collector__open(&o->collect, &cs, &s.col))
+	if (collector__open(&cs, &s.col))
 		goto cleanup;
-	if (o->sample && sampling_open(&s.sp, collector__tracked_fd(s.col), cs.max_level,
-				       cs.tracked_levels, s.cpus, o->sample_max))
+	if (env.sample && sampling_open(&s.sp, collector__tracked_fd(s.col), cs.max_level,
+					 cs.tracked_levels, s.cpus))
 		goto cleanup;
 	s.nr_cpus = collector__nr_cpus(s.col);
-	s.stride = o->collect.per_cpu ? s.nr_cpus : 1;
+	s.stride = env.per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
 	s.read_first = calloc(s.nr_cpus, sizeof(*s.read_first));
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
@@ -839,7 +839,7 @@ int session_run(const struct session_opts *o)
 		goto cleanup;
 	}
 	/* In a cgroup namespace's subtree the system is more than the root's children. */
-	if (o->select.all_cgroups && s.sel.view.kind != CGVIEW_SUBTREE) {
+	if (env.select.all_cgroups && s.sel.view.kind != CGVIEW_SUBTREE) {
 		size_t size = (size_t)s.stride * s.m.nr_events;
 
 		s.own = calloc(size, sizeof(*s.own));
@@ -860,17 +860,17 @@ int session_run(const struct session_opts *o)
 	s.run.perf_metrics = s.m.perf_metrics;
 	s.run.smt = s.m.smt;
 	s.run.verbose = log_verbose();
-	s.run.per_cpu = o->collect.per_cpu;
+	s.run.per_cpu = env.per_cpu;
 	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
-	s.run.cgroups = selection_opts_any(&o->select) || o->collect.irq_mask;
-	s.run.prometheus_tasks = o->prometheus_tasks;
-	s.run.interval_ms = o->interval_ms;
+	s.run.cgroups = selection_opts_any(&env.select) || env.irq_mask;
+	s.run.prometheus_tasks = env.prometheus_tasks;
+	s.run.interval_ms = env.interval_ms;
 	gethostname(host, sizeof(host) - 1);
 	s.run.hostname = host;
 	s.run.kernel = uname(&uts) == 0 ? uts.release : "";
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
-	if (o->sample)
+	if (env.sample)
 		s.run.sample_events = s.sp.names.buf;
 
 	s.marks = (struct marks){ .col = s.col, .tk = &s.tk, .view = &s.sel.view };
@@ -878,7 +878,7 @@ int session_run(const struct session_opts *o)
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
 		goto cleanup;
-	if (o->command && child_start(&s.child, o->command, &old)) {
+	if (env.command && child_start(&s.child, env.command, &old)) {
 		/* As shells and perf stat: 127 for a command not found, 126 for one not run. */
 		if (s.child.exec_errno)
 			ret = child_exit_status(&s.child);
@@ -887,8 +887,8 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
-	if ((o->folded || o->pprof) && stackfiles_write(&s.sp.run, o->folded, o->folded_pid,
-							  o->pprof))
+	if ((env.folded || env.pprof) &&
+	    stackfiles_write(&s.sp.run, env.folded, env.folded_pid, env.pprof))
 		s.output_failed = true;
 	measurement_say_never_ran(&s.m, s.cpu.total, s.nr_cpus);
 	unmatched = selection_unmatched(&s.sel);
@@ -908,7 +908,7 @@ int session_run(const struct session_opts *o)
 	 * and the command's own status say more, and come first.
 	 */
 	if (ret == 0 && unmatched)
-		ret = o->no_match_status;
+		ret = env.no_match_status;
 	/* What the sinks could not write, as they close, is the run's verdict: one line. */
 	for (int i = 0; i < s.nr_outputs; i++) {
 		s.output_failed |= s.outputs[i]->lost;

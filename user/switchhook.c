@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "env.h"
 #include "log.h"
 #include "perfev.h"
 #include "switchhook.h"
@@ -302,24 +303,15 @@ const char *switch_hook_unfit(void)
 
 /* --- the run's hook ----------------------------------------------------------------- */
 
-/*
- * For tests of the marks (tests/live/47-marks.sh): CGTMA_TEST_DROP_SWITCH=skip:N has the
- * perf-event hook's program leave every N-th run on a CPU as if the kernel had skipped it,
- * miss:N as if it had run and not seen the switch.
- */
+/* For tests of the marks (tests/live/47-marks.sh): CGTMA_TEST_DROP_SWITCH (env.h). */
 static void test_drop_switch(struct switch_hooks *sw)
 {
-	const char *v = getenv("CGTMA_TEST_DROP_SWITCH");
-	unsigned int n;
-	char how[8];
-
-	if (!v || sscanf(v, "%7[a-z]:%u", how, &n) != 2 ||
-	    (strcmp(how, "skip") != 0 && strcmp(how, "miss") != 0))
+	if (!env.test_drop_every)
 		return;
-	sw->skel->rodata->test_drop_every = n;
-	sw->skel->rodata->test_drop_counted = strcmp(how, "miss") == 0;
+	sw->skel->rodata->test_drop_every = env.test_drop_every;
+	sw->skel->rodata->test_drop_counted = env.test_drop_counted;
 	pr_notice("CGTMA_TEST_DROP_SWITCH: the perf-event hook's program %s every %u-th run",
-		  sw->skel->rodata->test_drop_counted ? "ignores" : "skips", n);
+		  env.test_drop_counted ? "ignores" : "skips", env.test_drop_every);
 }
 
 /*
@@ -336,11 +328,10 @@ static void test_drop_switch(struct switch_hooks *sw)
  * perf-event hook is kept whatever it misses (a user measuring its cost): the probe then
  * warns where it can tell, and the intervals where it missed are marked not exact.
  */
-int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perfev *pe,
-			enum switch_hook asked, bool per_task)
+int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perfev *pe)
 {
-	bool forced = asked == SWITCH_HOOK_PERF_EVENT;
-	const char *pt_auto = getenv("CGTMA_PER_TASK_AUTO");
+	enum switch_hook asked = env.switch_hook;
+	bool per_task = env.per_task, forced = asked == SWITCH_HOOK_PERF_EVENT;
 	char why[256] = "";
 	const char *unfit, *dropped = NULL;
 	int unchecked = -1;
@@ -354,8 +345,7 @@ int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perf
 	 * inside one). CGTMA_PER_TASK_AUTO=perf-event has auto pick it with -T as without,
 	 * with its fallback: for tests of that pair.
 	 */
-	if (per_task && asked == SWITCH_HOOK_AUTO &&
-	    !(pt_auto && strcmp(pt_auto, "perf-event") == 0)) {
+	if (per_task && asked == SWITCH_HOOK_AUTO && !env.per_task_auto) {
 		snprintf(why, sizeof(why), "--per-task ends a slice at every switch");
 	} else if (asked != SWITCH_HOOK_TRACEPOINT) {
 		/* The event first: a kernel without it (before 5.13) says so, whatever else. */

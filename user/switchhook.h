@@ -48,14 +48,14 @@ struct switch_hooks {
 };
 
 /*
- * Between the skeleton's open and load: takes the hook asked for (auto: the perf-event hook
- * wherever the kernel has it and it can be exact, with the tracepoint as its fallback; per_task
- * needs BPF at every switch), opens the cgroup-switches events where it is taken, and writes
- * the BPF side's settings and which programs load; -v says which, and why. 0; or
- * -EOPNOTSUPP (the perf-event hook asked for by name where it cannot run) or -errno, said.
+ * Between the skeleton's open and load: takes the hook env.switch_hook asks for (auto: the
+ * perf-event hook wherever the kernel has it and it can be exact, with the tracepoint as its
+ * fallback; -T needs BPF at every switch), opens the cgroup-switches events where it is
+ * taken, and writes the BPF side's settings and which programs load; -v says which, and why.
+ * 0; or -EOPNOTSUPP (the perf-event hook asked for by name where it cannot run) or -errno,
+ * said.
  */
-int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perfev *pe,
-			enum switch_hook asked, bool per_task);
+int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perfev *pe);
 
 /* After the load: attaches the hook's programs: 0 or -errno, said. */
 int switch_hooks_attach(struct switch_hooks *sw);
