@@ -18,7 +18,6 @@
 #include <linux/types.h>
 
 #include "bpf/cgtma.h"
-#include "switchhook.h"
 
 struct collector;
 
@@ -44,10 +43,10 @@ struct collector_setup {
 
 /*
  * Checks BTF (probe_privileges() has passed), opens every event on every online CPU (of
- * those su->cpus selects), loads and attaches. A CPU left out has no events: the tracepoint
- * hooks read nothing there, and the perf-event hook has no cgroup-switches event there to
- * run on.
- * Prints what failed, naming the event and CPU or the step, and returns -errno.
+ * those su->cpus selects), loads and attaches, as the run's configuration says (env.h: -A,
+ * -T, --irq, --max-cgroups, --max-tasks, the switch hook, the maps' allocation). A CPU left
+ * out has no events: the tracepoint hooks read nothing there, and the perf-event hook has no
+ * cgroup-switches event there to run on. Prints what failed, naming the event and CPU or the step, and returns -errno.
  */
 int collector__open(const struct collector_setup *su, struct collector **cp);
 void collector__destroy(struct collector *c);
