@@ -15,12 +15,14 @@
 
 #include "bpf/cgtma.h"
 #include "commands.h"
+#include "env.h"
 #include "exitstatus.h"
 #include "log.h"
 #include "model.h"
 #include "options.h"
 #include "sampler.h"
 #include "session.h"
+#include "signals.h"
 #include "tasks.h"
 #include "version.h"
 
@@ -276,41 +278,35 @@ static int parse_duration(const char *s, double *out)
 
 static int profile(int argc, char **argv, const sigset_t *start_mask)
 {
-	struct session_opts o = {
-		.start_mask = *start_mask,
-		.interval_ms = 1000,
-		.select.depth = 3,
-		.no_match_status = EXIT_NO_MATCH,
-		.measure = { .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 },
-	};
 	const char **cgroups;
 	int *pids = NULL;
 	int c, ret;
 
-	if (collector_opts_env(&o.collect))
+	env.start_mask = *start_mask;
+	if (env_read_environ())
 		return 2;
 	cgroups = calloc(argc, sizeof(*cgroups));
 	if (!cgroups) {
 		pr_err("out of memory");
 		return 1;
 	}
-	o.select.cgroups = cgroups;
+	env.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:I:d:aC:ATF:jx:o:vhV", long_options,
 				NULL)) != -1) {
-		ret = model_opt(&o.measure, c, optarg);
+		ret = model_opt(&env.measure, c, optarg);
 		if (!ret)
-			ret = collector_opt(&o.collect, c, optarg);
+			ret = env_collector_opt(c, optarg);
 		if (ret < 0)
 			goto usage_error;
-		if (ret || output_opt(&o.out, c, optarg))
+		if (ret || output_opt(&env.out, c, optarg))
 			continue;
 		switch (c) {
 		case 'G':
-			cgroups[o.select.nr_cgroups++] = optarg;
+			cgroups[env.select.nr_cgroups++] = optarg;
 			break;
 		case 'p':
-			ret = parse_pids(optarg, &o.select, &pids);
+			ret = parse_pids(optarg, &env.select, &pids);
 			if (ret == -EINVAL)
 				goto usage_error;
 			if (ret) {
@@ -320,82 +316,80 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			}
 			break;
 		case OPT_ALL_CGROUPS:
-			o.select.all_cgroups = true;
+			env.select.all_cgroups = true;
 			break;
 		case OPT_ALL_CONTAINERS:
-			o.select.all_containers = true;
+			env.select.all_containers = true;
 			break;
 		case OPT_DEPTH:
-			if (opt_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &o.select.depth))
+			if (opt_int("--depth", optarg, 1, CGTMA_MAX_LEVEL, "", &env.select.depth))
 				goto usage_error;
 			break;
 		case OPT_NO_MATCH_STATUS:
-			if (opt_int("--no-match-status", optarg, 0, 255, "", &o.no_match_status))
+			if (opt_int("--no-match-status", optarg, 0, 255, "", &env.no_match_status))
 				goto usage_error;
 			break;
 		case 'e':
-			o.measure.events = optarg;
+			env.measure.events = optarg;
 			break;
 		case OPT_LIST_MODELS:
 			free(pids);
 			free(cgroups);
 			return list_models();
 		case 'I':
-			if (opt_int("--interval", optarg, 10, INT_MAX / 1000, " ms", &o.interval_ms))
+			if (opt_int("--interval", optarg, 10, INT_MAX / 1000, " ms", &env.interval_ms))
 				goto usage_error;
 			break;
 		case 'd':
-			if (parse_duration(optarg, &o.duration_s))
+			if (parse_duration(optarg, &env.duration_s))
 				goto usage_error;
 			break;
 		case 'a':
 			break;
 		case 'C':
-			o.cpus = optarg;
+			env.cpus = optarg;
 			break;
 		case OPT_COMM:
 			if (tasks_comm_pattern_check(optarg))
 				goto usage_error;
-			o.comm = optarg;
+			env.comm = optarg;
 			break;
 		case OPT_PROMETHEUS_TASKS:
-			o.prometheus_tasks = true;
+			env.prometheus_tasks = true;
 			break;
 		case OPT_SAMPLE:
-			o.sample = true;
-			o.sample_events = optarg;
+			env.sample = true;
+			env.sample_events = optarg;
 			break;
 		case 'F':
-			if (opt_int("-F", optarg, 1, INT_MAX, " Hz", &o.sample_hz))
+			if (opt_int("-F", optarg, 1, INT_MAX, " Hz", &env.sample_hz))
 				goto usage_error;
 			break;
 		case OPT_FOLDED:
-			o.folded = optarg;
+			env.folded = optarg;
 			break;
 		case OPT_FOLDED_PID:
-			o.folded_pid = true;
+			env.folded_pid = true;
 			break;
 		case OPT_SAMPLE_MAX:
-			if (opt_int("--sample-max", optarg, 1, 1 << 24, "", &o.sample_max))
+			if (opt_int("--sample-max", optarg, 1, 1 << 24, "", &env.sample_max))
 				goto usage_error;
 			break;
 		case OPT_PPROF:
-			o.pprof = optarg;
+			env.pprof = optarg;
 			break;
 		case OPT_PROMETHEUS:
-			o.out.prometheus = optarg;
-			o.collect.bpf_stats = true;	/* it exports cgtma's own cost */
+			env.out.prometheus = optarg;
+			env.bpf_stats = true;	/* it exports cgtma's own cost */
 			break;
 		case OPT_RECORD:
-			o.out.record = optarg;
+			env.out.record = optarg;
 			break;
 		case 'o':
-			o.out.out_file = optarg;
+			env.out.out_file = optarg;
 			break;
 		case 'v':
-			o.verbose = true;
-			o.measure.verbose = true;
-			o.collect.verbose = true;
+			log_set_level(LOG_VERBOSE);
 			break;
 		case 'h':
 			usage(stdout);
@@ -412,44 +406,44 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			goto usage_error;
 		}
 	}
-	if (o.measure.events && (o.measure.model || o.measure.model_file)) {
+	if (env.measure.events && (env.measure.model || env.measure.model_file)) {
 		pr_err("-e replaces the model's events: give either -e or --model/--model-file");
 		goto usage_error;
 	}
-	if (output_opts_check(&o.out))
+	if (output_opts_check(&env.out))
 		goto usage_error;
-	if (o.measure.model && o.measure.model_file) {
+	if (env.measure.model && env.measure.model_file) {
 		pr_err("--model and --model-file: give one");
 		goto usage_error;
 	}
-	if ((o.comm || o.collect.max_tasks || o.prometheus_tasks) && !o.collect.per_task) {
+	if ((env.comm || env.max_tasks || env.prometheus_tasks) && !env.per_task) {
 		pr_err("--comm, --max-tasks and --prometheus-tasks shape the thread rows: add -T");
 		goto usage_error;
 	}
-	if (o.collect.per_task && !selection_opts_any(&o.select)) {
+	if (env.per_task && !selection_opts_any(&env.select)) {
 		pr_err("-T shows the threads inside tracked cgroups: add -G, -p, --all-cgroups or "
 		       "--all-containers");
 		goto usage_error;
 	}
-	if ((o.sample_hz || o.sample_max || o.folded || o.pprof) && !o.sample) {
+	if ((env.sample_hz || env.sample_max || env.folded || env.pprof) && !env.sample) {
 		pr_err("-F, --sample-max, --folded and --pprof shape the samples: add --sample");
 		goto usage_error;
 	}
-	if (o.folded_pid && !o.folded) {
+	if (env.folded_pid && !env.folded) {
 		pr_err("--folded-pid shapes the --folded file: add --folded FILE");
 		goto usage_error;
 	}
-	if (o.sample && !selection_opts_any(&o.select)) {
+	if (env.sample && !selection_opts_any(&env.select)) {
 		pr_err("--sample samples tracked cgroups: add -G, -p, --all-cgroups or "
 		       "--all-containers");
 		goto usage_error;
 	}
-	if (!o.sample_hz)
-		o.sample_hz = SAMPLE_DEFAULT_HZ;
+	if (!env.sample_hz)
+		env.sample_hz = SAMPLE_DEFAULT_HZ;
 	if (optind < argc)
-		o.command = argv + optind;
+		env.command = argv + optind;
 
-	ret = session_run(&o);
+	ret = session_run();
 	free(pids);
 	free(cgroups);
 	return ret;
@@ -478,7 +472,7 @@ int main(int argc, char **argv)
 	 * background job inherits SIGINT ignored) or killing cgtma without one. What comes
 	 * before this line, during exec, cannot be helped (cgtma(8), SIGNALS).
 	 */
-	session_block_signals(&start_mask);
+	signals_block(&start_mask);
 	/* Output may go to a pipe; line-buffer it so intervals arrive as they end. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1)

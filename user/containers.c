@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "containers.h"
+#include "env.h"
 #include "hashmap.h"
 #include "jsonfile.h"
 #include "log.h"
@@ -34,7 +35,6 @@ struct pod {
 struct containers {
 	char *cgroot;
 	const char *prefix;		/* $CGTMA_RUNTIME_ROOT, or "" */
-	bool verbose;
 	struct entry **entries;
 	int nr, cap;
 	struct hashmap ids;		/* cgroup id -> index into entries */
@@ -545,10 +545,9 @@ static int resolve_pod(struct containers *c, const char *path, struct container_
 
 /* --- the cache ----------------------------------------------------------------------- */
 
-int containers_new(const char *cgroup_root, bool verbose, struct containers **cp)
+int containers_new(const char *cgroup_root, struct containers **cp)
 {
 	struct containers *c = calloc(1, sizeof(*c));
-	const char *prefix = getenv("CGTMA_RUNTIME_ROOT");
 
 	if (!c)
 		return -ENOMEM;
@@ -557,8 +556,7 @@ int containers_new(const char *cgroup_root, bool verbose, struct containers **cp
 		free(c);
 		return -ENOMEM;
 	}
-	c->prefix = prefix ? prefix : "";
-	c->verbose = verbose;
+	c->prefix = env.runtime_root;
 	*cp = c;
 	return 0;
 }
@@ -631,7 +629,7 @@ const struct container_info *containers_lookup(struct containers *c, __u64 id, c
 	e->info.why[0] = '\0';
 	err = e->info.ref.is_pod ? resolve_pod(c, path, &e->info) : resolve_container(c, &e->info);
 	e->resolved = !err;
-	if (err && !e->warned && c->verbose) {
+	if (err && !e->warned && log_verbose()) {
 		pr_notice("%s '%s' keeps its path: %s", e->info.ref.is_pod ? "pod cgroup" :
 			  "container cgroup", path, e->info.why);
 		e->warned = true;

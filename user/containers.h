@@ -21,7 +21,7 @@
  *
  *   struct containers *c;
  *
- *   containers_new(cgroup_root, verbose, &c);
+ *   containers_new(cgroup_root, &c);
  *   info = containers_lookup(c, id, path);	// NULL: no container or pod cgroup
  *   containers_forget(c, id);			// the cgroup is gone
  *   containers_free(c);
@@ -70,7 +70,7 @@ struct container_info {
 struct containers;
 
 /* cgroup_root: the v2 mount (for a pod's containers). -ENOMEM. */
-int containers_new(const char *cgroup_root, bool verbose, struct containers **cp);
+int containers_new(const char *cgroup_root, struct containers **cp);
 void containers_free(struct containers *c);
 
 /*

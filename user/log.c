@@ -6,10 +6,21 @@
 #include "log.h"
 
 static bool json_errors;
+static enum log_level level;
 
 void log_set_json(bool on)
 {
 	json_errors = on;
+}
+
+void log_set_level(enum log_level l)
+{
+	level = l;
+}
+
+bool log_verbose(void)
+{
+	return level >= LOG_VERBOSE;
 }
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap)

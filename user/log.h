@@ -10,6 +10,16 @@
 #include <stdbool.h>
 
 void log_set_json(bool on);
+
+/* How much cgtma says on stderr: -v raises it, once, for every module. */
+enum log_level {
+	LOG_DEFAULT,	/* errors, warnings and notices */
+	LOG_VERBOSE,	/* -v: what each step found and chose, libbpf's warnings */
+};
+
+void log_set_level(enum log_level level);
+/* Whether -v raised the level: a module says more, or shows what it would leave out. */
+bool log_verbose(void);
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A one-line notice ("no hardware PMU: using the software model"); stderr. */

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "jsonfile.h"
 #include "measurement.h"
+#include "scale.h"
+#include "strbuf.h"
 #include "suggest.h"
 
 static int out_of_memory(void)
@@ -92,17 +94,17 @@ static int choose_slots(const struct measure_opts *o, struct measurement *m)
 	if (!width && !o->slots)
 		return 0;
 	if (o->slots) {
-		if (o->verbose)
+		if (log_verbose())
 			keep_notice(m, "slots per cycle: %d (--slots)", o->slots);
 		return o->slots;
 	}
 	slots = cpu_pmu_slots();
 	if (slots) {
-		if (o->verbose)
+		if (log_verbose())
 			keep_notice(m, "slots per cycle: %d (the PMU's caps/slots)", slots);
 		return slots;
 	}
-	if (o->verbose)
+	if (log_verbose())
 		keep_notice(m, "slots per cycle: %d, model %s's documented width (the PMU's "
 			    "caps/slots reads 0 or is absent; --slots N sets it)", width,
 			    model_name(m->model));
@@ -393,3 +395,28 @@ void measurement_release(struct measurement *m)
 	strbuf_release(&m->notices);
 }
 
+void measurement_say_never_ran(const struct measurement *m, const struct cgtma_count *totals,
+			       int nr_cpus)
+{
+	int n = m->nr_events;
+	bool *never = calloc(n + 1, sizeof(*never));
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!never || !count_never_ran(totals, nr_cpus, n, never)) {
+		free(never);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = never[j] && !strcmp(m->names[j], m->names[i]);
+		if (never[i] && !seen)
+			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", m->names[i]);
+	}
+	pr_warn("never counted in this run (enabled, never on a counter: other perf users' "
+		"pinned events hold them, or the group cannot be scheduled beside those): %s",
+		sb.len ? sb.buf : "?");
+	strbuf_release(&sb);
+	free(never);
+}

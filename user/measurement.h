@@ -14,6 +14,8 @@
 #include "model.h"
 #include "strbuf.h"
 
+struct cgtma_count;
+
 struct measure_opts {
 	const char *events;		/* -e list; NULL: a model's events */
 	const char *model;		/* --model */
@@ -23,7 +25,6 @@ struct measure_opts {
 	int smt;			/* 1, 0, or -1 to detect */
 	int nmi_watchdog;		/* 1, 0, or -1 to detect */
 	int slots;			/* --slots; 0: caps/slots, else the model's width */
-	bool verbose;			/* -v: say where the slots per cycle came from */
 };
 
 struct measurement {
@@ -53,5 +54,12 @@ int measurement_setup(const struct measure_opts *o, struct measurement *m);
 /* Prints the notices measurement_setup() kept, once. */
 void measurement_notices(struct measurement *m);
 void measurement_release(struct measurement *m);
+
+/*
+ * At the end of a run: warns of the events that were never on a counter (enabled, never
+ * running) over totals (nr_cpus rows of nr_events), each name once.
+ */
+void measurement_say_never_ran(const struct measurement *m, const struct cgtma_count *totals,
+			       int nr_cpus);
 
 #endif

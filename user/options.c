@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "irqscope.h"
 #include "log.h"
 #include "options.h"
 
@@ -78,87 +77,6 @@ int output_opts_check(const struct output_opts *oo)
 {
 	if (oo->json && oo->csv_sep) {
 		pr_err("--json and -x both write to stdout: give one");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The index of s in names[0..n-1], or -EINVAL. */
-static int name_index(const char *const *names, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, names[i]) == 0)
-			return (int)i;
-	return -EINVAL;
-}
-
-int switch_hook_parse(const char *s, enum switch_hook *out)
-{
-	static const char *const names[] = {
-		[SWITCH_HOOK_AUTO] = "auto",
-		[SWITCH_HOOK_TRACEPOINT] = "tracepoint",
-		[SWITCH_HOOK_PERF_EVENT] = "perf-event",
-	};
-	int i = name_index(names, sizeof(names) / sizeof(names[0]), s);
-
-	if (i < 0)
-		return i;
-	*out = (enum switch_hook)i;
-	return 0;
-}
-
-int map_alloc_parse(const char *s, enum map_alloc *out)
-{
-	static const char *const names[] = {
-		[MAP_ALLOC_AUTO] = "auto",
-		[MAP_ALLOC_PREALLOC] = "prealloc",
-		[MAP_ALLOC_RUNTIME] = "runtime",
-	};
-	int i = name_index(names, sizeof(names) / sizeof(names[0]), s);
-
-	if (i < 0)
-		return i;
-	*out = (enum map_alloc)i;
-	return 0;
-}
-
-int collector_opt(struct collector_opts *co, int c, const char *arg)
-{
-	switch (c) {
-	case 'A':
-		co->per_cpu = true;
-		return 1;
-	case OPT_MAX_CGROUPS:
-		return opt_int("--max-cgroups", arg, 1, 1 << 20, "", &co->max_cgroups) ?
-			       -EINVAL : 1;
-	case OPT_SWITCH_HOOK:
-		if (switch_hook_parse(arg, &co->switch_hook)) {
-			pr_err("--switch-hook '%s': expected auto, tracepoint or perf-event", arg);
-			return -EINVAL;
-		}
-		return 1;
-	case 'T':
-		co->per_task = true;
-		return 1;
-	case OPT_MAX_TASKS:
-		return opt_int("--max-tasks", arg, 1, 1 << 20, "", &co->max_tasks) ? -EINVAL : 1;
-	case OPT_IRQ:
-		return irq_scopes_parse(arg, &co->irq_mask) ? -EINVAL : 1;
-	default:
-		return 0;
-	}
-}
-
-int collector_opts_env(struct collector_opts *co)
-{
-	const char *hook = getenv("CGTMA_SWITCH_HOOK"), *alloc = getenv("CGTMA_MAP_ALLOC");
-
-	if (hook && *hook && switch_hook_parse(hook, &co->switch_hook)) {
-		pr_err("CGTMA_SWITCH_HOOK '%s': expected auto, tracepoint or perf-event", hook);
-		return -EINVAL;
-	}
-	if (alloc && *alloc && map_alloc_parse(alloc, &co->map_alloc)) {
-		pr_err("CGTMA_MAP_ALLOC '%s': expected auto, prealloc or runtime", alloc);
 		return -EINVAL;
 	}
 	return 0;

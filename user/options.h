@@ -2,14 +2,14 @@
 /*
  * Option values: the model options that the live run and `cgtma list-events` share, the
  * output options that the live run and `cgtma report` share (one parser for each set, one
- * message per mistake), and the collector's options of the live run.
+ * message per mistake), and the getopt values of the live run's collector options (env.h
+ * takes them).
  */
 #ifndef CGTMA_OPTIONS_H
 #define CGTMA_OPTIONS_H
 
 #include <getopt.h>
 
-#include "collector.h"
 #include "measurement.h"
 #include "output.h"
 
@@ -82,24 +82,5 @@ int output_opt(struct output_opts *oo, int c, const char *arg);
 
 /* The output options taken, together: 0; or -EINVAL after saying what clashes. */
 int output_opts_check(const struct output_opts *oo);
-
-/*
- * Takes getopt's c (with its argument) into co when it is a collector option: 1; 0 when it
- * is not one; -EINVAL for a bad value, said.
- */
-int collector_opt(struct collector_opts *co, int c, const char *arg);
-
-/*
- * The environment's defaults for co: CGTMA_SWITCH_HOOK (as --switch-hook) and
- * CGTMA_MAP_ALLOC. 0; -EINVAL for a bad value, said.
- */
-int collector_opts_env(struct collector_opts *co);
-
-/* --switch-hook, CGTMA_SWITCH_HOOK: "auto", "tracepoint", "perf-event" -> 0 and *out; -EINVAL
- * for anything else. */
-int switch_hook_parse(const char *s, enum switch_hook *out);
-
-/* CGTMA_MAP_ALLOC: "auto", "prealloc", "runtime" -> 0 and *out; -EINVAL for anything else. */
-int map_alloc_parse(const char *s, enum map_alloc *out);
 
 #endif

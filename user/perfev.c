@@ -68,6 +68,35 @@ const char *perfev_open_hint(int err)
 	}
 }
 
+int perfev_select_cpus(const char *list, bool **out)
+{
+	int nr = libbpf_num_possible_cpus(), err;
+	bool *set;
+	long beyond;
+
+	if (nr <= 0) {
+		pr_err("cannot count possible CPUs: %s", strerror(nr ? -nr : EIO));
+		return nr ? nr : -EIO;
+	}
+	set = calloc(nr, sizeof(*set));
+	if (!set) {
+		pr_err("-C '%s': out of memory", list);
+		return -ENOMEM;
+	}
+	err = cpulist_parse(list, set, nr, &beyond);
+	if (err == -ERANGE)
+		pr_err("-C '%s': there is no CPU %ld (this machine's CPUs are 0-%d)", list, beyond,
+		       nr - 1);
+	else if (err)
+		pr_err("-C '%s': expected CPU numbers and ranges, such as 0-3,8", list);
+	if (err) {
+		free(set);
+		return -EINVAL;
+	}
+	*out = set;
+	return 0;
+}
+
 int perfev_online_cpus(const bool *selected, bool *set, int nr_cpus)
 {
 	int err = cpulist_read("/sys/devices/system/cpu/online", set, nr_cpus);
@@ -179,7 +208,7 @@ int perfev__new(const struct perfev_opts *o, struct perfev **pp)
 			err = -ENODEV;
 			goto cleanup;
 		}
-		if (o->verbose)
+		if (log_verbose())
 			pr_notice("-C: counting %d CPU%s, and any other it names once online", n,
 				  n == 1 ? "" : "s");
 	}
@@ -421,7 +450,7 @@ static int cpu_came_online(struct perfev *pe, int cpu, perfev_forget_cb forget, 
 		return err;
 	}
 	pe->online[cpu] = true;
-	if (pe->o.verbose)
+	if (log_verbose())
 		pr_notice("CPU %d came online: counted from now", cpu);
 	return 0;
 }
@@ -442,7 +471,7 @@ void perfev__update_cpus(struct perfev *pe, perfev_forget_cb forget, void *ctx)
 		if (!now[cpu]) {
 			close_cpu_events(pe, cpu);
 			pe->online[cpu] = false;
-			if (pe->o.verbose)
+			if (log_verbose())
 				pr_notice("CPU %d went offline: its counts end with its last interval",
 					  cpu);
 			if (pe->o.cpu_changed)

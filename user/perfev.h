@@ -25,6 +25,12 @@ const char *perfev_open_hint(int err);
 void perfev_raise_fd_limit(int needed);
 
 /*
+ * -C's list as a set of the possible CPUs (as many as perfev__nr_cpus() and the collector's
+ * per-CPU arrays), *out allocated: 0; -EINVAL after saying what is wrong with it; -ENOMEM.
+ */
+int perfev_select_cpus(const char *list, bool **out);
+
+/*
  * The CPUs to count now: set[cpu] for each online one, of those selected (per possible CPU;
  * NULL: all). set has nr_cpus entries. 0 or -errno.
  */
@@ -65,7 +71,6 @@ struct perfev_opts {
 	const char *const *names;		/* per event, for messages */
 	const bool *cpus;			/* per possible CPU, whether to count it
 						 * (NULL: all); kept until perfev__destroy() */
-	bool verbose;				/* say when a CPU comes or goes */
 	/* Told after a CPU's events are opened or closed by perfev__update_cpus(); may be NULL. */
 	void (*cpu_changed)(int cpu, bool online, void *ctx);
 	void *cpu_changed_ctx;

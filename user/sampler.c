@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "alloc.h"
+#include "env.h"
 #include "events.h"
 #include "hashmap.h"
 #include "log.h"
@@ -388,11 +389,11 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot share the tracked levels' map: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (o->max_stacks) {
-		err = bpf_map__set_max_entries(s->skel->maps.counts0, o->max_stacks);
-		err = err ?: bpf_map__set_max_entries(s->skel->maps.counts1, o->max_stacks);
+	if (env.sample_max) {
+		err = bpf_map__set_max_entries(s->skel->maps.counts0, env.sample_max);
+		err = err ?: bpf_map__set_max_entries(s->skel->maps.counts1, env.sample_max);
 		if (err) {
-			pr_err("--sample-max %u: cannot size the counts maps: %s", o->max_stacks,
+			pr_err("--sample-max %d: cannot size the counts maps: %s", env.sample_max,
 			       strerror(-err));
 			goto cleanup;
 		}

@@ -59,9 +59,6 @@ struct sampler_opts {
 	int tracked_fd;			/* collector__tracked_fd() */
 	int levels_fd;			/* collector__levels_fd() */
 	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
-	__u32 max_stacks;		/* --sample-max: entries of each counts map; 0: its
-					 * default (SAMPLE_MAX_STACKS) */
-	bool verbose;
 };
 
 /*

@@ -127,7 +127,7 @@ static int pid_start_time(int pid, unsigned long long *start)
 }
 
 int selection_setup(struct selection *sel, const struct selection_opts *o, bool per_task,
-		    bool verbose, __u64 *levels, __u32 *max_level)
+		    __u64 *levels, __u32 *max_level)
 {
 	char path[4096], err[256];
 	int ret;
@@ -151,7 +151,7 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 		return not_usage(ret);	/* the system's, not the user's */
 	}
 	/* Counts would be right either way; paths relative to a subtree must be said. */
-	if (sel->view.kind == CGVIEW_SUBTREE || verbose)
+	if (sel->view.kind == CGVIEW_SUBTREE || log_verbose())
 		pr_notice("cgroup view: %s", sel->view.why);
 	/* -T and -p read cgroups from /proc, relative to this cgroup namespace's root. */
 	if ((per_task || o->nr_pids) && sel->view.private_ns) {
@@ -160,7 +160,7 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 			pr_warn("cannot find this cgroup namespace's root in the view (%s): "
 				"cgroups in /proc are taken as if it were the view's root",
 				strerror(-ret));
-		else if (verbose)
+		else if (log_verbose())
 			pr_notice("cgroup namespace root: %s%s (-T reads threads' cgroups relative "
 				  "to it)", sel->view.shown, strcmp(sel->view.ns_root, "/") ?
 				  sel->view.ns_root : "");
@@ -173,7 +173,7 @@ int selection_setup(struct selection *sel, const struct selection_opts *o, bool 
 	sel->selector_matched = calloc(o->nr_cgroups + 1, sizeof(*sel->selector_matched));
 	if (!sel->patterns || !sel->pattern_matched || !sel->pids || !sel->selectors ||
 	    !sel->selector_args || !sel->selector_matched ||
-	    containers_new(sel->view.root, verbose, &sel->containers)) {
+	    containers_new(sel->view.root, &sel->containers)) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}

@@ -72,13 +72,13 @@ struct selection {
 
 /*
  * Parses o's selectors (o is kept: it must outlive sel) and finds the hierarchy; per_task
- * (-T) finds this cgroup namespace's root too, and verbose says what it found. *levels gets
+ * (-T) finds this cgroup namespace's root too, and -v says what it found. *levels gets
  * bit L for every level whose new cgroups must be counted from their mkdir, *max_level the
  * deepest. 0, -EINVAL for a bad selector (one that names no cgroup included), or another
  * -errno; the reason printed.
  */
 int selection_setup(struct selection *sel, const struct selection_opts *o, bool per_task,
-		    bool verbose, __u64 *levels, __u32 *max_level);
+		    __u64 *levels, __u32 *max_level);
 
 /* Whether anything is selected (else there is nothing to walk or track). */
 bool selection_active(const struct selection *sel);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <fcntl.h>
 #include <malloc.h>
 #include <math.h>
 #include <signal.h>
@@ -8,39 +7,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "cgroups.h"
 #include "child.h"
 #include "collector.h"
+#include "collector_read.h"
 #include "counts.h"
 #include "cpu.h"
-#include "cpulist.h"
-#include "hashmap.h"
+#include "env.h"
 #include "irqscope.h"
 #include "log.h"
+#include "marks.h"
 #include "measurement.h"
 #include "model.h"
-#include "nodesample.h"
 #include "output.h"
+#include "perfev.h"
 #include "probe.h"
-#include "report.h"
-#include "scale.h"
-#include "selection.h"
 #include "profile.h"
 #include "record.h"
-#include "stackfiles.h"
-#include "sampler.h"
+#include "report.h"
+#include "sampling.h"
+#include "scale.h"
+#include "selection.h"
 #include "session.h"
+#include "signals.h"
+#include "stackfiles.h"
 #include "strbuf.h"
 #include "tasks.h"
 #include "tracker.h"
 
 struct session {
-	const struct session_opts *o;
 	struct measurement m;
 	struct run run;
 	struct collector *col;
@@ -65,7 +63,7 @@ struct session {
 	bool own_inexact;		/* a level-1 cgroup was refused: no row from then on */
 	struct cgtma_count *cpu_now;	/* per CPU: a reading */
 	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
-	struct collector_marks marked;	/* the marks' totals over the run's intervals */
+	struct marks marks;		/* the marks of each interval, and the run's totals */
 	struct output *outputs[OUTPUTS_MAX];
 	int nr_outputs;
 	double run_start_mono;
@@ -76,22 +74,7 @@ struct session {
 	bool stop;			/* end after this interval */
 	bool warned_in_phase;		/* warn_in_phase() said it */
 
-	/*
-	 * --sample: the sampler, and the samples of the run and of the interval in progress.
-	 * profile is the run's, whole at the end: what --folded writes (and --pprof, --record).
-	 */
-	struct sample_events sample_ev;
-	struct sampler *smp;
-	struct profile profile;
-	struct profile iv_profile;
-	struct strbuf sample_names;	/* run.sample_events */
-	/*
-	 * --sample without a list, with a model's tree: the nodes' sample events are added as
-	 * the trees show them over threshold; those the kernel refused are not tried again.
-	 */
-	bool node_samples;
-	char *refused[SAMPLE_MAX_EVENTS * 4];
-	int nr_refused;
+	struct sampling sp;		/* --sample */
 };
 
 
@@ -182,98 +165,7 @@ static void cpu_changed(int cpu, bool online, void *ctx)
 {
 	struct session *s = ctx;
 
-	if (!s->smp)
-		return;
-	if (!online)
-		sampler__close_cpu(s->smp, cpu);
-	else if (sampler__open_cpu(s->smp, cpu))
-		pr_warn("--sample: CPU %d came online but is not sampled: tried again each "
-			"interval", cpu);
-	else if (s->o->verbose)
-		pr_notice("--sample: CPU %d came online: sampled from now", cpu);
-}
-
-/* run.sample_events: the events sampled, ';' between. */
-static void name_samples(struct session *s)
-{
-	strbuf_setlen(&s->sample_names, 0);
-	for (int e = 0; e < s->sample_ev.nr; e++)
-		strbuf_addf(&s->sample_names, "%s%s", e ? ";" : "", s->sample_ev.names[e]);
-	s->run.sample_events = s->sample_names.buf;
-}
-
-/*
- * --sample without a list, with a model's tree: the sample events of the nodes at or over
- * their threshold in a tracked cgroup's tree this interval, not sampled yet, sampled from
- * now on (to the end of the run, up to SAMPLE_MAX_EVENTS events in all). An event the
- * kernel refuses (a PMU without PEBS) is said once and not tried again.
- */
-static void add_node_samples(struct session *s, const struct interval *iv)
-{
-	const struct tma_result **trees;
-	struct node_sample_pick pick[SAMPLE_MAX_EVENTS];
-	char *have[SAMPLE_MAX_EVENTS * 5];
-	int nr = 0, nr_have = 0, n;
-	bool added = false;
-
-	if (!s->node_samples || s->sample_ev.nr >= SAMPLE_MAX_EVENTS)
-		return;
-	trees = calloc(iv->nr_scopes + 1, sizeof(*trees));
-	if (!trees)
-		return;
-	for (int i = 0; i < iv->nr_scopes; i++)
-		if (iv->scopes[i].kind == SCOPE_CGROUP && iv->scopes[i].has_tma)
-			trees[nr++] = &iv->scopes[i].tma;
-	for (int e = 0; e < s->sample_ev.nr; e++)
-		have[nr_have++] = s->sample_ev.names[e];
-	for (int r = 0; r < s->nr_refused; r++)
-		have[nr_have++] = s->refused[r];
-	n = node_samples_pick(s->m.plan, trees, nr, have, nr_have,
-			      SAMPLE_MAX_EVENTS - s->sample_ev.nr, pick);
-	free(trees);
-	for (int i = 0; i < n; i++) {
-		const char *node = s->m.plan->nodes[pick[i].node].full_name;
-		char name[256];
-
-		node_sample_name(&pick[i].s, name, sizeof(name));
-		if (sample_events_add(&s->sample_ev, name, pick[i].s.encoding,
-				      pick[i].s.precise) == 0 &&
-		    sampler__add_event(s->smp, s->sample_ev.nr - 1) == 0) {
-			if (s->o->verbose)
-				pr_notice("--sample: sampling %s from now on: %s is at or over its "
-					  "threshold", name, node);
-			added = true;
-			continue;
-		}
-		if (s->sample_ev.nr && !strcmp(s->sample_ev.names[s->sample_ev.nr - 1], name))
-			sample_events_pop(&s->sample_ev);
-		pr_warn("--sample: %s (for %s) is not sampled; the others are", name, node);
-		if (s->nr_refused < (int)(sizeof(s->refused) / sizeof(s->refused[0])) &&
-		    (s->refused[s->nr_refused] = strdup(name)))
-			s->nr_refused++;
-	}
-	if (added)
-		name_samples(s);
-}
-
-/* --sample: the interval's samples, into its profile and the run's. */
-static int read_samples(struct session *s, struct interval *iv)
-{
-	int err;
-
-	if (!s->smp)
-		return 0;
-	profile_release(&s->iv_profile);
-	err = sampler__read(s->smp, &s->iv_profile, sample_scope, s);
-	if (!err)
-		err = profile_merge(&s->profile, &s->iv_profile);
-	if (err) {
-		pr_err("--sample: cannot read the samples: %s", strerror(-err));
-		return err;
-	}
-	s->iv_profile.duration_ns = (uint64_t)(iv->interval_s * 1e9);
-	iv->profile = &s->iv_profile;
-	return 0;
+	sampling_cpu_changed(&s->sp, cpu, online);
 }
 
 static int forget_task(const struct cgtma_task_key *key, void *ctx)
@@ -285,7 +177,7 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 
 static bool irq_selected(const struct session *s, int irq)
 {
-	return s->o->collect.irq_mask & (1U << irq);
+	return env.irq_mask & (1U << irq);
 }
 
 /* The interrupt scopes' counts, taken like a cgroup's. */
@@ -348,7 +240,7 @@ static int read_counts(struct session *s)
 		return err;
 	}
 	read_irqs(s);
-	if (!s->o->collect.per_task)
+	if (!env.per_task)
 		return 0;
 	tasks_begin_read(&s->tasks);
 	err = collector__read_tasks(s->col, read_task_cb, s);
@@ -383,7 +275,7 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 			show |= t->counts.total[e].counter || t->counts.total[e].enabled;
 		if (!show)
 			continue;
-		if (!tasks_comm_match(s->o->comm, t->comm))
+		if (!tasks_comm_match(env.comm, t->comm))
 			continue;
 		if (!path) {
 			/* The summary's thread of a cgroup gone since. */
@@ -450,7 +342,7 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 		return -ENOMEM;
 	sc->cgroup_id = cgroup_id;
 	sc->removed = removed;
-	if (!s->o->collect.per_cpu) {
+	if (!env.per_cpu) {
 		memcpy(sc->sum, v, n * sizeof(*sc->sum));
 		return 0;
 	}
@@ -576,7 +468,7 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 	for (int c = 0; c < s->nr_cpus; c++)
 		for (int i = 0; i < n; i++)
 			count_add(&sc->sum[i], &cpu[c * n + i]);
-	if (s->o->collect.per_cpu) {
+	if (env.per_cpu) {
 		for (int c = 0; c < s->nr_cpus; c++) {
 			if (!collector__cpu_online(s->col, c))
 				continue;
@@ -618,14 +510,14 @@ static int build_interval(struct session *s, struct interval *iv, bool totals)
 		 * at a time; one with no time in the interval (or the run) has no row, but
 		 * with -v.
 		 */
-		if (!s->o->verbose && !counts_ran(v, s->stride * n))
+		if (!log_verbose() && !counts_ran(v, s->stride * n))
 			continue;
 		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), 0, NULL, v, false))
 			return -ENOMEM;
 	}
 	if (totals && add_removed(s, iv))
 		return -ENOMEM;
-	if (s->o->collect.per_task && add_tasks(s, iv, totals))
+	if (env.per_task && add_tasks(s, iv, totals))
 		return -ENOMEM;
 	interval_sort(iv);
 	return report_derive(&s->run, iv);
@@ -681,111 +573,6 @@ static double counted_span(const struct session *s, const __u64 *from, const __u
 	return n ? sum / n : fallback;
 }
 
-/* A mark's cgroup as the outputs name it: tracked, by file handle, or by its id. */
-static void mark_cgroup(struct session *s, __u64 id, char *out, size_t len)
-{
-	int i = id ? tracker_find(&s->tk, id) : -1;
-
-	if (!id)
-		snprintf(out, len, "%s", "");
-	else if (i >= 0)
-		snprintf(out, len, "%s", s->tk.tracked[i].path);
-	else if (cgview__path_of(&s->sel.view, id, out, len))
-		snprintf(out, len, "cgroup id %llu", (unsigned long long)id);
-}
-
-struct marks_ctx {
-	struct session *s;
-	struct interval *iv;
-};
-
-static void add_mark(int cpu, const struct cgtma_miss *m, void *ctx)
-{
-	struct marks_ctx *mc = ctx;
-	struct interval *iv = mc->iv;
-	struct mark *k;
-	struct mark *grown = realloc(iv->marks, (iv->nr_marks + 1) * sizeof(*iv->marks));
-
-	if (!grown)
-		return;		/* listed without it; the totals still count it */
-	iv->marks = grown;
-	k = &iv->marks[iv->nr_marks++];
-	k->cpu = cpu;
-	k->m = *m;
-	k->m.comm[sizeof(k->m.comm) - 1] = '\0';
-	mark_cgroup(mc->s, m->ran_cgroup, k->ran, sizeof(k->ran));
-	mark_cgroup(mc->s, m->charged_cgroup, k->charged, sizeof(k->charged));
-}
-
-/*
- * A mark's cgroup as -v names it: a tracked container or pod by its name (as the terminal's
- * rows), else its path.
- */
-static const char *mark_label(struct session *s, __u64 id, const char *path, char *buf,
-			      size_t len)
-{
-	int i = id ? tracker_find(&s->tk, id) : -1;
-	struct scope sc = { .kind = SCOPE_CGROUP, .cpu = -1, .cgroup = path };
-
-	if (i < 0)
-		return path;
-	sc.names = s->tk.tracked[i].names;
-	return scope_label(&sc, false, buf, len);
-}
-
-/* -v: one line a mark, on stderr, as it is read. */
-static void say_mark(struct session *s, const struct mark *k)
-{
-	const struct cgtma_miss *m = &k->m;
-	char ran[64] = "", ran_cg[1100], charged_cg[1100];
-
-	if (m->kind == CGTMA_MISS_SKIPPED) {
-		pr_notice("mark: CPU %d: the kernel did not run the perf-event hook's program at "
-			  "%u switch%s between cgroups that it counted", k->cpu, m->count,
-			  m->count == 1 ? "" : "es");
-		return;
-	}
-	if (m->kind == CGTMA_MISS_READ) {
-		pr_notice("mark: CPU %d: a reading of the counters failed: an event's counts of "
-			  "that slice went to the next one's cgroup", k->cpu);
-		return;
-	}
-	if (m->unseen_ns != ~0ULL)
-		snprintf(ran, sizeof(ran), ", which ran %.3f ms since", m->unseen_ns / 1e6);
-	pr_notice("mark: CPU %d: %s: a slice of %.3f ms charged to %s (pid %u) began in %s with "
-		  "%s (pid %u%s); at most %.3f ms of it was another task's",
-		  k->cpu, mark_kind_name(m->kind), m->slice_ns / 1e6,
-		  mark_label(s, m->charged_cgroup, k->charged, charged_cg, sizeof(charged_cg)),
-		  m->charged_pid, *k->ran ? mark_label(s, m->ran_cgroup, k->ran, ran_cg,
-						       sizeof(ran_cg)) : "a cgroup not known",
-		  m->pid ? *m->comm ? m->comm : "a task gone since" : "the idle task", m->pid, ran,
-		  m->max_ns / 1e6);
-}
-
-/*
- * The interval's marks (collector__read_marks()): listed with their cgroups named, their
- * totals in iv and in the run's, and with -v said one a line.
- */
-static void read_marks(struct session *s, struct interval *iv)
-{
-	struct marks_ctx mc = { .s = s, .iv = iv };
-	struct collector_marks sum;
-
-	collector__read_marks(s->col, add_mark, &mc, &sum);
-	iv->missed_slices = sum.slices;
-	iv->missed_max_ns = sum.max_ns;
-	iv->missed_unbounded = sum.unbounded;
-	s->marked.marks += sum.marks;
-	s->marked.slices += sum.slices;
-	s->marked.max_ns += sum.max_ns;
-	s->marked.unbounded += sum.unbounded;
-	for (int i = 0; s->o->verbose && i < iv->nr_marks; i++)
-		say_mark(s, &iv->marks[i]);
-	if (s->o->verbose && sum.marks > (__u64)iv->nr_marks)
-		pr_notice("mark: %llu more not listed (a CPU lists %d an interval)",
-			  (unsigned long long)(sum.marks - iv->nr_marks), CGTMA_MISSES_MAX);
-}
-
 /* Ends an interval: flush the running slices, read, report. */
 static int do_interval(struct session *s)
 {
@@ -818,10 +605,10 @@ static int do_interval(struct session *s)
 	}
 	err = read_counts(s);
 	if (!err)
-		err = read_samples(s, &iv);
+		err = sampling_read(&s->sp, &iv, sample_scope, s);
 	if (err)
 		return err;
-	read_marks(s, &iv);
+	marks_read(&s->marks, &iv);
 	iv.has_bpf_stats = collector__hook_runtime(s->col, &iv.bpf_run_time_ns,
 						   &iv.bpf_run_cnt) == 0 && iv.bpf_run_cnt;
 	err = build_interval(s, &iv, false);
@@ -832,10 +619,11 @@ static int do_interval(struct session *s)
 	}
 	emit(s, &iv);
 	warn_in_phase(s, &iv);
-	add_node_samples(s, &iv);
+	if (sampling_add_nodes(&s->sp, &iv))
+		s->run.sample_events = s->sp.names.buf;
 	interval_free(&iv);
 
-	if (s->o->collect.per_task)
+	if (env.per_task)
 		tasks_after_interval(&s->tasks, "/proc", s->sel.view.ns_root, tracked_path,
 				     forget_task, s);
 	selection_retire(&s->sel);
@@ -855,118 +643,11 @@ static void emit_summary(struct session *s)
 	iv.time = real_now();
 	iv.interval_s = counted_span(s, s->read_first, s->read_prev,
 				     s->last_mono - s->run_start_mono);
-	iv.missed_slices = s->marked.slices;
-	iv.missed_max_ns = s->marked.max_ns;
-	iv.missed_unbounded = s->marked.unbounded;
-	if (s->smp) {
-		s->profile.start_ns = (uint64_t)(s->run.start_time * 1e9);
-		s->profile.duration_ns = (uint64_t)((s->last_mono - s->run_start_mono) * 1e9);
-		iv.profile = &s->profile;
-	}
+	marks_summary(&s->marks, &iv);
+	sampling_summary(&s->sp, &iv, s->run.start_time, s->last_mono - s->run_start_mono);
 	if (build_interval(s, &iv, true) == 0)
 		emit(s, &iv);
 	interval_free(&iv);
-}
-
-/*
- * --sample without a list: cycles with a hardware model, cpu-clock with a software model and
- * with -e, which need no PMU; to either the model's nodes add their own sample events as
- * they go over their threshold (add_node_samples()).
- */
-static const char *sample_default(const struct measurement *m)
-{
-	return m->model && !model_software(m->model) ? "cycles" : "cpu-clock";
-}
-
-/* Once per run: the events that were never on a counter, by name (a copy once). */
-static void report_never_ran(struct session *s)
-{
-	int n = s->m.nr_events;
-	bool *never = calloc(n + 1, sizeof(*never));
-	struct strbuf sb = STRBUF_INIT;
-
-	if (!never || !count_never_ran(s->cpu.total, s->nr_cpus, n, never)) {
-		free(never);
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		bool seen = false;
-
-		for (int j = 0; j < i && !seen; j++)
-			seen = never[j] && !strcmp(s->m.names[j], s->m.names[i]);
-		if (never[i] && !seen)
-			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", s->m.names[i]);
-	}
-	pr_warn("never counted in this run (enabled, never on a counter: other perf users' "
-		"pinned events hold them, or the group cannot be scheduled beside those): %s",
-		sb.len ? sb.buf : "?");
-	strbuf_release(&sb);
-	free(never);
-}
-
-/* What the BPF side saw that the counts do not show. */
-static void report_bpf_stats(struct session *s)
-{
-	__u64 st[CGTMA_STAT_MAX];
-	char lost[256];
-
-	if (s->smp && profile_lost_any(&s->profile.lost))
-		pr_warn("--sample: %s", profile_lost_text(&s->profile.lost, lost, sizeof(lost)));
-	if (s->smp && s->o->verbose)
-		pr_notice("--sample: naming frames (symbols, processes' maps) took %.1f ms of CPU",
-			  sampler__naming_ns(s->smp) / 1e6);
-
-	if (collector__read_stats(s->col, st))
-		return;
-	if (s->o->verbose)
-		pr_notice("BPF: %llu slices charged at switches %s; %llu slices "
-			  "(at switches or flushes) began with a switch the switch hook "
-			  "did not see",
-			  (unsigned long long)st[CGTMA_STAT_SLICES],
-			  s->o->collect.per_task ? "(-T: every switch)" : "between cgroups",
-			  (unsigned long long)st[CGTMA_STAT_UNSEEN]);
-	if (s->o->verbose && (st[CGTMA_STAT_HOOK_MISSED] || st[CGTMA_STAT_HOOK_SKIPPED]))
-		pr_notice("BPF: the perf-event hook missed %llu switches, %llu of them runs of its "
-			  "program the kernel skipped",
-			  (unsigned long long)st[CGTMA_STAT_HOOK_MISSED],
-			  (unsigned long long)st[CGTMA_STAT_HOOK_SKIPPED]);
-	if (s->o->verbose)
-		pr_notice("BPF: %llu charges went past a CPU's charge cache (the entry held "
-			  "another cgroup's counts)",
-			  (unsigned long long)st[CGTMA_STAT_CACHE_PASSED]);
-	if (s->o->verbose && selection_active(&s->sel)) {
-		long listed, all;
-
-		collector__cgroup_reads(s->col, &listed, &all);
-		pr_notice("BPF maps: %ld intervals read only the cgroups the CPUs charged, %ld "
-			  "read every tracked cgroup", listed, all);
-	}
-	if (s->o->verbose && s->o->collect.irq_mask)
-		pr_notice("BPF: --irq: %llu interrupt entries coalesced with the exit before them "
-			  "(no reading); %llu interrupts came during an update and stayed with "
-			  "what they interrupted; %llu exits without their entry or nested too deep",
-			  (unsigned long long)st[CGTMA_STAT_IRQ_COALESCED],
-			  (unsigned long long)st[CGTMA_STAT_IRQ_SKIPPED],
-			  (unsigned long long)st[CGTMA_STAT_IRQ_UNMATCHED]);
-	if (st[CGTMA_STAT_READ_ERRORS])
-		pr_warn("%llu event reads failed in the kernel; each gap went to the next slice",
-			(unsigned long long)st[CGTMA_STAT_READ_ERRORS]);
-	if (st[CGTMA_STAT_TASKS_DROPPED])
-		pr_warn("%llu slices were not counted per thread: the kernel's thread map was full "
-			"(raise --max-tasks); the cgroups counted them",
-			(unsigned long long)st[CGTMA_STAT_TASKS_DROPPED]);
-	if (st[CGTMA_STAT_TASKS_FAILED])
-		pr_warn("%llu slices were not counted per thread: the kernel could not add the "
-			"thread's row then, with room in the map (the last error: %s); the cgroups "
-			"counted them", (unsigned long long)st[CGTMA_STAT_TASKS_FAILED],
-			strerror((int)-collector__task_insert_error(s->col)));
-	if (s->o->verbose && s->tasks.nr_gone_forgotten)
-		pr_notice("-T: %ld threads gone during the run are not in the summary (it keeps "
-			  "%d)", s->tasks.nr_gone_forgotten, TASKS_GONE_KEPT);
-	if (st[CGTMA_STAT_NEW_DROPPED])
-		pr_warn("%llu new cgroups were not counted from birth (the maps were full: raise "
-			"--max-cgroups); they were counted from the next interval on",
-			(unsigned long long)st[CGTMA_STAT_NEW_DROPPED]);
 }
 
 /* --- start, loop, stop -------------------------------------------------------------- */
@@ -996,7 +677,7 @@ static int baseline(struct session *s)
 	if (collector__read_times(s->col, s->read_first) == 0)
 		memcpy(s->read_prev, s->read_first, sizeof(*s->read_first) * s->nr_cpus);
 	/* Marks of what ran before the start are not the run's. */
-	collector__read_marks(s->col, NULL, NULL, &(struct collector_marks){ 0 });
+	marks_skip(&s->marks);
 	scope_counts_reset_total(&s->cpu);
 	for (int t = 0; t < s->tk.nr; t++)
 		scope_counts_reset_total(&s->tk.tracked[t].counts);
@@ -1009,8 +690,8 @@ static int baseline(struct session *s)
 
 static int loop(struct session *s, const sigset_t *waitset)
 {
-	double interval = s->o->interval_ms / 1000.0;
-	double end = s->o->duration_s > 0 ? s->run_start_mono + s->o->duration_s : INFINITY;
+	double interval = env.interval_ms / 1000.0;
+	double end = env.duration_s > 0 ? s->run_start_mono + env.duration_s : INFINITY;
 	double next = s->run_start_mono + interval;
 
 	for (;;) {
@@ -1052,14 +733,8 @@ static void session_release(struct session *s)
 {
 	for (int i = 0; i < s->nr_outputs; i++)
 		output_close(s->outputs[i]);
-	sampler__destroy(s->smp);
+	sampling_release(&s->sp);
 	collector__destroy(s->col);
-	sample_events_release(&s->sample_ev);
-	strbuf_release(&s->sample_names);
-	for (int r = 0; r < s->nr_refused; r++)
-		free(s->refused[r]);
-	profile_release(&s->profile);
-	profile_release(&s->iv_profile);
 	free(s->cpus);
 	tracker_release(&s->tk);
 	tasks_release(&s->tasks);
@@ -1076,60 +751,9 @@ static void session_release(struct session *s)
 	measurement_release(&s->m);
 }
 
-/*
- * -C's list as a set of the possible CPUs (the collector's per-CPU arrays have as many): 0;
- * -EINVAL after saying what is wrong with it.
- */
-static int select_cpus(const char *list, bool **out)
+int session_run(void)
 {
-	int nr = libbpf_num_possible_cpus(), err;
-	bool *set;
-	long beyond;
-
-	if (nr <= 0) {
-		pr_err("cannot count possible CPUs: %s", strerror(nr ? -nr : EIO));
-		return nr ? nr : -EIO;
-	}
-	set = calloc(nr, sizeof(*set));
-	if (!set) {
-		pr_err("-C '%s': out of memory", list);
-		return -ENOMEM;
-	}
-	err = cpulist_parse(list, set, nr, &beyond);
-	if (err == -ERANGE)
-		pr_err("-C '%s': there is no CPU %ld (this machine's CPUs are 0-%d)", list, beyond,
-		       nr - 1);
-	else if (err)
-		pr_err("-C '%s': expected CPU numbers and ranges, such as 0-3,8", list);
-	if (err) {
-		free(set);
-		return -EINVAL;
-	}
-	*out = set;
-	return 0;
-}
-
-/* Signals are taken synchronously between intervals: nothing is cut halfway. */
-static void stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGCHLD);
-}
-
-void session_block_signals(sigset_t *old)
-{
-	sigset_t block;
-
-	stop_signals(&block);
-	sigprocmask(SIG_BLOCK, &block, old);
-}
-
-int session_run(const struct session_opts *o)
-{
-	struct session s = { .o = o, .sel = SELECTION_INIT, .sample_names = STRBUF_INIT };
+	struct session s = { .sel = SELECTION_INIT, .sp = SAMPLING_INIT };
 	struct collector_setup cs = {};
 	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
@@ -1139,9 +763,9 @@ int session_run(const struct session_opts *o)
 	int ret, unmatched;
 
 	/* Blocked since main()'s first line; the command gets the mask cgtma started with. */
-	stop_signals(&block);
+	signals_stop_set(&block);
 	sigprocmask(SIG_BLOCK, &block, NULL);
-	old = o->start_mask;
+	old = env.start_mask;
 	/* A closed pipe is an error a write returns: outputs.h and stdout_gone() handle it. */
 	signal(SIGPIPE, SIG_IGN);
 	/*
@@ -1160,16 +784,13 @@ int session_run(const struct session_opts *o)
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}
-	ret = measurement_setup(&o->measure, &s.m);
-	if (!ret && o->cpus)
-		ret = select_cpus(o->cpus, &s.cpus);
-	if (!ret && o->sample)
-		ret = sample_events_parse(o->sample_events, sample_default(&s.m), o->sample_hz,
-					  &s.sample_ev);
-	s.node_samples = o->sample && !(o->sample_events && *o->sample_events) && s.m.plan &&
-			 s.m.plan->nr_nodes;
+	ret = measurement_setup(&env.measure, &s.m);
+	if (!ret && env.cpus)
+		ret = perfev_select_cpus(env.cpus, &s.cpus);
+	if (!ret && env.sample)
+		ret = sampling_setup(&s.sp, &s.m);
 	if (!ret)
-		ret = selection_setup(&s.sel, &o->select, o->collect.per_task, o->verbose,
+		ret = selection_setup(&s.sel, &env.select, env.per_task,
 				      &cs.new_cgroup_levels, &cs.max_level);
 	if (ret) {
 		ret = exit_status(ret);
@@ -1186,8 +807,8 @@ int session_run(const struct session_opts *o)
 	cs.cpu_changed_ctx = &s;
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
-	ret = outputs_open(&o->out, s.outputs, &s.nr_outputs);
-	if (!ret && stackfiles_check(o->folded, o->pprof)) {
+	ret = outputs_open(&env.out, s.outputs, &s.nr_outputs);
+	if (!ret && stackfiles_check(env.folded, env.pprof)) {
 		ret = EXIT_FAILURE;
 		goto cleanup;
 	}
@@ -1200,24 +821,13 @@ int session_run(const struct session_opts *o)
 	measurement_notices(&s.m);
 	/* From here on everything concerns the kernel and the outputs: failures, whatever errno. */
 	ret = EXIT_FAILURE;
-	if (collector__open(&o->collect, &cs, &s.col))
+	if (collector__open(&cs, &s.col))
 		goto cleanup;
-	if (o->sample) {
-		struct sampler_opts so = {
-			.events = &s.sample_ev,
-			.max_events = s.node_samples ? SAMPLE_MAX_EVENTS : s.sample_ev.nr,
-			.tracked_fd = collector__tracked_fd(s.col),
-			.levels_fd = collector__levels_fd(s.col),
-			.cpus = s.cpus,
-			.max_stacks = o->sample_max,
-			.verbose = o->verbose,
-		};
-
-		if (sampler__open(&so, &s.smp))
-			goto cleanup;
-	}
+	if (env.sample && sampling_open(&s.sp, collector__tracked_fd(s.col),
+					 collector__levels_fd(s.col), s.cpus))
+		goto cleanup;
 	s.nr_cpus = collector__nr_cpus(s.col);
-	s.stride = o->collect.per_cpu ? s.nr_cpus : 1;
+	s.stride = env.per_cpu ? s.nr_cpus : 1;
 	s.cpu_now = calloc((size_t)s.nr_cpus * s.m.nr_events, sizeof(*s.cpu_now));
 	s.read_first = calloc(s.nr_cpus, sizeof(*s.read_first));
 	s.read_prev = calloc(s.nr_cpus, sizeof(*s.read_prev));
@@ -1229,7 +839,7 @@ int session_run(const struct session_opts *o)
 		goto cleanup;
 	}
 	/* In a cgroup namespace's subtree the system is more than the root's children. */
-	if (o->select.all_cgroups && s.sel.view.kind != CGVIEW_SUBTREE) {
+	if (env.select.all_cgroups && s.sel.view.kind != CGVIEW_SUBTREE) {
 		size_t size = (size_t)s.stride * s.m.nr_events;
 
 		s.own = calloc(size, sizeof(*s.own));
@@ -1249,25 +859,26 @@ int session_run(const struct session_opts *o)
 	s.run.level = s.m.level;
 	s.run.perf_metrics = s.m.perf_metrics;
 	s.run.smt = s.m.smt;
-	s.run.verbose = o->verbose;
-	s.run.per_cpu = o->collect.per_cpu;
+	s.run.verbose = log_verbose();
+	s.run.per_cpu = env.per_cpu;
 	/* Interrupt scopes are rows beside the system too: -x then has its CPUs column. */
-	s.run.cgroups = selection_opts_any(&o->select) || o->collect.irq_mask;
-	s.run.prometheus_tasks = o->prometheus_tasks;
-	s.run.interval_ms = o->interval_ms;
+	s.run.cgroups = selection_opts_any(&env.select) || env.irq_mask;
+	s.run.prometheus_tasks = env.prometheus_tasks;
+	s.run.interval_ms = env.interval_ms;
 	gethostname(host, sizeof(host) - 1);
 	s.run.hostname = host;
 	s.run.kernel = uname(&uts) == 0 ? uts.release : "";
 	cpu_identify(NULL, &id);
 	s.run.cpu = id.name;
-	if (o->sample)
-		name_samples(&s);
+	if (env.sample)
+		s.run.sample_events = s.sp.names.buf;
 
+	s.marks = (struct marks){ .col = s.col, .tk = &s.tk, .view = &s.sel.view };
 	if (selection_start(&s.sel, s.col, &s.tk) || baseline(&s))
 		goto cleanup;
 	if (outputs_begin(s.outputs, s.nr_outputs, &s.run))
 		goto cleanup;
-	if (o->command && child_start(&s.child, o->command, &old)) {
+	if (env.command && child_start(&s.child, env.command, &old)) {
 		/* As shells and perf stat: 127 for a command not found, 126 for one not run. */
 		if (s.child.exec_errno)
 			ret = child_exit_status(&s.child);
@@ -1276,12 +887,15 @@ int session_run(const struct session_opts *o)
 
 	ret = loop(&s, &block);
 	emit_summary(&s);
-	if ((o->folded || o->pprof) && stackfiles_write(&s.profile, o->folded, o->folded_pid,
-							  o->pprof))
+	if ((env.folded || env.pprof) &&
+	    stackfiles_write(&s.sp.run, env.folded, env.folded_pid, env.pprof))
 		s.output_failed = true;
-	report_never_ran(&s);
+	measurement_say_never_ran(&s.m, s.cpu.total, s.nr_cpus);
 	unmatched = selection_unmatched(&s.sel);
-	report_bpf_stats(&s);
+	sampling_say_stats(&s.sp);
+	collector__say_stats(s.col, selection_active(&s.sel));
+	if (log_verbose())
+		tasks_say_forgotten(&s.tasks);
 
 	if (s.child.pid > 0) {
 		child_stop(&s.child);
@@ -1294,7 +908,7 @@ int session_run(const struct session_opts *o)
 	 * and the command's own status say more, and come first.
 	 */
 	if (ret == 0 && unmatched)
-		ret = o->no_match_status;
+		ret = env.no_match_status;
 	/* What the sinks could not write, as they close, is the run's verdict: one line. */
 	for (int i = 0; i < s.nr_outputs; i++) {
 		s.output_failed |= s.outputs[i]->lost;
@@ -1314,12 +928,7 @@ cleanup:
 	strbuf_release(&lost);
 	session_release(&s);
 	/* A signal that came while stopping was taken as the stop: do not die of it now. */
-	{
-		const struct timespec zero = {};
-
-		while (sigtimedwait(&block, NULL, &zero) > 0)
-			;
-	}
+	signals_drain(&block);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	/* Standard output was all there was, and it closed: end as a filter does, of SIGPIPE. */
 	if (s.stdout_closed && !s.output_failed) {

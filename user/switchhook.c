@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -11,9 +12,13 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
+#include "env.h"
+#include "log.h"
 #include "perfev.h"
 #include "switchhook.h"
+#include "cgtma.skel.h"
 
 static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
 {
@@ -296,3 +301,169 @@ const char *switch_hook_unfit(void)
 	return ret;
 }
 
+/* --- the run's hook ----------------------------------------------------------------- */
+
+/* For tests of the marks (tests/live/47-marks.sh): CGTMA_TEST_DROP_SWITCH (env.h). */
+static void test_drop_switch(struct switch_hooks *sw)
+{
+	if (!env.test_drop_every)
+		return;
+	sw->skel->rodata->test_drop_every = env.test_drop_every;
+	sw->skel->rodata->test_drop_counted = env.test_drop_counted;
+	pr_notice("CGTMA_TEST_DROP_SWITCH: the perf-event hook's program %s every %u-th run",
+		  env.test_drop_counted ? "ignores" : "skips", env.test_drop_every);
+}
+
+/*
+ * Picks the switch hook before the load, so that the verifier sees only the programs in
+ * use. Auto takes the perf-event hook wherever the kernel has it (5.13+, the perf_event
+ * controller on v2, not fully preemptible), alone: no BPF runs at switches inside a cgroup.
+ * It checks itself all run long, at every slice (one that ends in another cgroup than it
+ * began in began with a switch it missed) and at every flush (its event's count against its
+ * program's runs: the kernel skips the program at some switches, and drops the samples of
+ * some at all on some kernels). At its first miss the BPF side hands the switches to
+ * sched_switch, whose program is loaded from the start and attached then (pe_falls_back).
+ * No probe at start decides it: a probe sees the missing samples only on CPUs that idle
+ * while it runs, and the checks see them whenever they happen. Asked for by name, the
+ * perf-event hook is kept whatever it misses (a user measuring its cost): the probe then
+ * warns where it can tell, and the intervals where it missed are marked not exact.
+ */
+int switch_hooks_choose(struct switch_hooks *sw, struct cgtma *skel, struct perfev *pe)
+{
+	enum switch_hook asked = env.switch_hook;
+	bool per_task = env.per_task, forced = asked == SWITCH_HOOK_PERF_EVENT;
+	char why[256] = "";
+	const char *unfit, *dropped = NULL;
+	int unchecked = -1;
+
+	sw->skel = skel;
+	sw->pe = pe;
+	sw->in_use = SWITCH_HOOK_TRACEPOINT;
+	/*
+	 * -T needs BPF at every switch: the tracepoint alone does it all, unless the perf-event
+	 * hook is asked for (it then takes the switches between cgroups, the tracepoint those
+	 * inside one). CGTMA_PER_TASK_AUTO=perf-event has auto pick it with -T as without,
+	 * with its fallback: for tests of that pair.
+	 */
+	if (per_task && asked == SWITCH_HOOK_AUTO && !env.per_task_auto) {
+		snprintf(why, sizeof(why), "--per-task ends a slice at every switch");
+	} else if (asked != SWITCH_HOOK_TRACEPOINT) {
+		/* The event first: a kernel without it (before 5.13) says so, whatever else. */
+		if (perfev__open_switches(sw->pe, why, sizeof(why)) == 0) {
+			unfit = switch_hook_unfit();
+			dropped = unfit || !forced ? NULL :
+				  switch_samples_dropped(perfev__online(sw->pe),
+								 perfev__nr_cpus(sw->pe), &unchecked);
+			if (dropped)
+				pr_warn("--switch-hook=perf-event: %s; kept as asked: the time before a "
+					"switch it misses goes to the cgroup that runs after it, and "
+					"each interval with such a switch is marked not exact", dropped);
+			if (unfit)
+				snprintf(why, sizeof(why), "%s", unfit);
+			else
+				sw->in_use = SWITCH_HOOK_PERF_EVENT;
+		}
+		if (sw->in_use != SWITCH_HOOK_PERF_EVENT)
+			perfev__close_switches(sw->pe);
+	}
+	if (forced && sw->in_use != SWITCH_HOOK_PERF_EVENT) {
+		pr_err("--switch-hook=perf-event: %s", why);
+		return -EOPNOTSUPP;
+	}
+	sw->falls_back = sw->in_use == SWITCH_HOOK_PERF_EVENT && !forced;
+	if (log_verbose()) {
+		if (sw->in_use == SWITCH_HOOK_PERF_EVENT)
+			pr_notice("switch hook: perf-event (cgroup-switches on every CPU: BPF runs "
+				  "at switches between cgroups)%s", sw->falls_back ?
+				  "; the tracepoint takes over at the first switch it misses" :
+				  "; kept whatever it misses (asked for by name)");
+		else
+			pr_notice("switch hook: tracepoint (sched_switch: BPF runs at every "
+				  "switch)%s%s", *why ? ": " : "", why);
+		if (unchecked >= 0)
+			pr_notice("switch hook: CPU %d never went idle during the probe of samples: "
+				  "its switches out of idle were not checked", unchecked);
+	}
+	sw->skel->rodata->pe_hook = sw->in_use == SWITCH_HOOK_PERF_EVENT;
+	sw->skel->rodata->pe_falls_back = sw->falls_back;
+	test_drop_switch(sw);
+	bpf_program__set_autoload(sw->skel->progs.on_cgroup_switch,
+				  sw->in_use == SWITCH_HOOK_PERF_EVENT);
+	bpf_program__set_autoload(sw->skel->progs.on_switch, sw->in_use == SWITCH_HOOK_TRACEPOINT ||
+				  per_task || sw->falls_back);
+	/* The moves that are no misses matter to the perf-event hook alone. */
+	if (sw->in_use != SWITCH_HOOK_PERF_EVENT) {
+		int err = bpf_map__set_max_entries(sw->skel->maps.moved_to, 1);
+
+		if (err) {
+			pr_err("cannot size the BPF map moved_to: %s", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int attach_sched_switch(struct switch_hooks *sw)
+{
+	int err;
+
+	sw->skel->links.on_switch = bpf_program__attach(sw->skel->progs.on_switch);
+	if (sw->skel->links.on_switch)
+		return 0;
+	err = -errno;
+	pr_err("cannot attach to sched_switch: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * sched_switch is attached where it is the hook, and beside the perf-event hook with -T
+ * (the switches inside a cgroup); under auto it waits, loaded, for the event's first miss.
+ */
+int switch_hooks_attach(struct switch_hooks *sw)
+{
+	int err;
+
+	if (sw->in_use == SWITCH_HOOK_TRACEPOINT || sw->skel->rodata->per_task) {
+		err = attach_sched_switch(sw);
+		if (err)
+			return err;
+	}
+	if (sw->in_use == SWITCH_HOOK_PERF_EVENT)
+		return perfev__attach_switches(sw->pe, sw->skel->progs.on_cgroup_switch,
+					       bpf_map__fd(sw->skel->maps.switch_events));
+	return 0;
+}
+
+/*
+ * After a flush: the perf-event hook's first miss. Under auto the BPF side has put the
+ * tracepoint in charge (switch_tp_on): its program is attached now, and each CPU hands over
+ * at its next switch. Once it was attached before a flush began (every switch in progress
+ * then has ended since, so none waits for the event's program), the events go, and with them
+ * their cost. Asked for by name, it is said once and kept.
+ */
+void switch_hooks_flushed(struct switch_hooks *sw, bool tp_attached_before)
+{
+	int cpu = __atomic_load_n(&sw->skel->data->switch_miss_cpu, __ATOMIC_ACQUIRE);
+
+	if (sw->in_use != SWITCH_HOOK_PERF_EVENT || cpu < 0)
+		return;
+	if (!sw->falls_back) {
+		if (!sw->miss_said)
+			pr_warn("--switch-hook=perf-event: it missed a switch on CPU %d (the "
+				"kernel did not run its program there); kept as asked: each "
+				"interval with a missed switch is marked not exact", cpu);
+		sw->miss_said = true;
+		return;
+	}
+	if (!sw->miss_said) {
+		if (!sw->skel->links.on_switch && attach_sched_switch(sw))
+			return;	/* said; the event goes on, marking what it misses */
+		pr_warn("switch hook: the perf-event hook missed a switch on CPU %d (the kernel did "
+			"not run its program there): the tracepoint (sched_switch) takes over on "
+			"every CPU; the interval of the missed switch is marked not exact", cpu);
+		sw->miss_said = true;
+	} else if (tp_attached_before) {
+		perfev__close_switches(sw->pe);
+		sw->in_use = SWITCH_HOOK_TRACEPOINT;
+	}
+}

@@ -185,3 +185,10 @@ bool tasks_comm_match(const char *pattern, const char *comm)
 {
 	return !pattern || fnmatch(pattern, comm, 0) == 0;
 }
+
+void tasks_say_forgotten(const struct tasks *ts)
+{
+	if (ts->nr_gone_forgotten)
+		pr_notice("-T: %ld threads gone during the run are not in the summary (it keeps "
+			  "%d)", ts->nr_gone_forgotten, TASKS_GONE_KEPT);
+}

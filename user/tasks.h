@@ -57,6 +57,9 @@ struct tasks {
 int tasks_init(struct tasks *ts, int nr_events);
 void tasks_release(struct tasks *ts);
 
+/* At the end of a run, with -v: how many threads gone are not in the summary, if any. */
+void tasks_say_forgotten(const struct tasks *ts);
+
 /* Starts an interval's read: nothing read yet. */
 void tasks_begin_read(struct tasks *ts);
 

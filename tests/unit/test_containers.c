@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Containers and pods from their cgroups' paths and the runtimes' state files, read from the
- * fixture tree tests/data/containers (CGTMA_RUNTIME_ROOT), for every runtime and cgroup driver
- * layout; the selectors of -G container:, -G pod: and --all-containers.
+ * fixture tree tests/data/containers (env.runtime_root, as CGTMA_RUNTIME_ROOT sets it), for
+ * every runtime and cgroup driver layout; the selectors of -G container:, -G pod: and
+ * --all-containers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "containers.h"
+#include "env.h"
 #include "test.h"
 
 #define FIXTURES "tests/data/containers"
@@ -152,9 +154,9 @@ static void test_lookup(void)
 	       ".scope");
 	mkdirs("/kubepods/besteffort/pod" UID_API "/" ID_CRUN_APP);
 
-	setenv("CGTMA_RUNTIME_ROOT", FIXTURES, 1);
+	env.runtime_root = FIXTURES;
 	/* Pods first, in an empty cache: names found through their containers' cgroups. */
-	CHECK_INT(containers_new(tmp, false, &c), 0);
+	CHECK_INT(containers_new(tmp, &c), 0);
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 			const struct layout *l = &layouts[i];
@@ -196,8 +198,8 @@ static void test_pod_unknown(void)
 	char path[256];
 
 	mkdirs("/kubepods/burstable/pod" UID_BATCH "/" ID_NOWHERE);
-	setenv("CGTMA_RUNTIME_ROOT", FIXTURES, 1);
-	CHECK_INT(containers_new(tmp, false, &c), 0);
+	env.runtime_root = FIXTURES;
+	CHECK_INT(containers_new(tmp, &c), 0);
 	snprintf(path, sizeof(path), "/kubepods/burstable/pod%s", UID_BATCH);
 	info = containers_lookup(c, 1, path);
 	CHECK(info && info->ref.is_pod && !info->pod, "pod named from nothing");
@@ -232,8 +234,8 @@ static void test_cache(void)
 	struct containers *c;
 
 	snprintf(root, sizeof(root), "%s/runtime", tmp);
-	setenv("CGTMA_RUNTIME_ROOT", root, 1);
-	CHECK_INT(containers_new(tmp, false, &c), 0);
+	env.runtime_root = root;
+	CHECK_INT(containers_new(tmp, &c), 0);
 	a = containers_lookup(c, 7, path);
 	CHECK(a && !a->name && strstr(a->why, "cannot open"), "before the state: %s",
 	      a ? a->why : "");

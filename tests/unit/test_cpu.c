@@ -12,6 +12,7 @@
 
 #include "cpu.h"
 #include "events.h"
+#include "log.h"
 #include "measurement.h"
 #include "model.h"
 #include "test.h"
@@ -165,10 +166,11 @@ static void put(const char *path, const char *text)
 static int planned_slots(const char *name, int given, char *said, size_t len)
 {
 	struct measure_opts o = { .model = name, .perf_metrics = -1, .smt = 0,
-				  .nmi_watchdog = 0, .slots = given, .verbose = true };
+				  .nmi_watchdog = 0, .slots = given };
 	struct measurement m = {};
 	int slots = -1;
 
+	log_set_level(LOG_VERBOSE);
 	CHECK_INT(measurement_setup(&o, &m), 0);
 	if (m.plan)
 		slots = m.plan->opts.slots;
