@@ -99,7 +99,6 @@ void marks_read(struct marks *mk, struct interval *iv)
 	iv->missed_slices = sum.slices;
 	iv->missed_max_ns = sum.max_ns;
 	iv->missed_unbounded = sum.unbounded;
-	mk->run.marks += sum.marks;
 	mk->run.slices += sum.slices;
 	mk->run.max_ns += sum.max_ns;
 	mk->run.unbounded += sum.unbounded;
