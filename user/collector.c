@@ -251,12 +251,20 @@ static int collector_new(const struct collector_setup *su, struct collector **cp
 	return 0;
 }
 
+static bool is_software(const struct collector *c, int i)
+{
+	__u32 type = c->su.attrs[i].type;
+
+	return type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_TRACEPOINT;
+}
+
 /*
  * Which event's enabled and running times each one shares, for the BPF side to read only
  * its counter (times_of): a member of a perf group its leader's, which the kernel schedules
- * with it; a software or tracepoint event, which is never multiplexed, those of the first
- * one such that leads its group; any other its own. The one it shares comes before it, so
- * that a slice's reading of it is at hand.
+ * with it; a group of software or tracepoint events alone, which is never multiplexed, those
+ * of the first such group's leader; any other its own (a software event leading hardware
+ * ones lives in the PMU's context, and is multiplexed with them). The one it shares comes
+ * before it, so that a slice's reading of it is at hand.
  */
 static void share_times(struct collector *c)
 {
@@ -264,13 +272,15 @@ static void share_times(struct collector *c)
 	int never_multiplexed = -1;
 
 	for (int i = 0; i < c->nr_events; i++) {
-		__u32 type = c->su.attrs[i].type;
+		bool software = is_software(c, i);
 		int j = i;
 
+		for (int k = i + 1; software && k < c->nr_events && group[k] == group[i]; k++)
+			software = is_software(c, k);
 		if (i > 0 && group[i] == group[i - 1]) {
 			while (j > 0 && group[j - 1] == group[i])
 				j--;
-		} else if (type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_TRACEPOINT) {
+		} else if (software) {
 			if (never_multiplexed < 0)
 				never_multiplexed = i;
 			j = never_multiplexed;

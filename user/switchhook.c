@@ -445,7 +445,7 @@ void switch_hooks_flushed(struct switch_hooks *sw, bool tp_attached_before)
 {
 	int cpu = __atomic_load_n(&sw->skel->data->switch_miss_cpu, __ATOMIC_ACQUIRE);
 
-	if (sw->in_use != SWITCH_HOOK_PERF_EVENT || cpu < 0)
+	if (sw->in_use != SWITCH_HOOK_PERF_EVENT || cpu < 0 || sw->fallback_failed)
 		return;
 	if (!sw->falls_back) {
 		if (!sw->miss_said)
@@ -456,8 +456,11 @@ void switch_hooks_flushed(struct switch_hooks *sw, bool tp_attached_before)
 		return;
 	}
 	if (!sw->miss_said) {
-		if (!sw->skel->links.on_switch && attach_sched_switch(sw))
-			return;	/* said; the event goes on, marking what it misses */
+		if (!sw->skel->links.on_switch && attach_sched_switch(sw)) {
+			/* Said once; the event goes on, marking what it misses. */
+			sw->fallback_failed = true;
+			return;
+		}
 		pr_warn("switch hook: the perf-event hook missed a switch on CPU %d (the kernel did "
 			"not run its program there): the tracepoint (sched_switch) takes over on "
 			"every CPU; the interval of the missed switch is marked not exact", cpu);

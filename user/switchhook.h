@@ -45,6 +45,7 @@ struct switch_hooks {
 	enum switch_hook in_use;	/* SWITCH_HOOK_TRACEPOINT or SWITCH_HOOK_PERF_EVENT */
 	bool falls_back;		/* perf-event, with the tracepoint loaded as its fallback */
 	bool miss_said;			/* the perf-event hook's first miss was said */
+	bool fallback_failed;		/* the tracepoint could not be attached: said once */
 };
 
 /*
