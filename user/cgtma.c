@@ -80,6 +80,9 @@ static void usage(FILE *f)
 "                          /proc/sys/kernel/nmi_watchdog says)\n"
 "      --slots N           issue slots per cycle for Arm's Top-Down (default: the PMU's\n"
 "                          caps/slots, else the model's documented width)\n"
+"  -m, --metrics[=LIST]    all the model's flat metrics, beside its default ones (IPC,\n"
+"                          CPI, GHz); --metrics LIST (or =LIST) only those whose name or\n"
+"                          group is in LIST, case ignored: --metrics Summary,Kernel_CPI\n"
 "\n"
 "How and how long:\n"
 "  -I, --interval MS       print every MS milliseconds (default 1000, at least 10)\n"
@@ -207,6 +210,7 @@ static const struct option long_options[] = {
 	{ "no-match-status", required_argument, NULL, OPT_NO_MATCH_STATUS },
 	{ "events", required_argument, NULL, 'e' },
 	MODEL_LONG_OPTIONS,
+	METRICS_LONG_OPTION,
 	{ "list-models", no_argument, NULL, OPT_LIST_MODELS },
 	{ "interval", required_argument, NULL, 'I' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -295,9 +299,11 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	o.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:I:d:aC:ATF:jx:o:vhV", long_options,
+	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:mI:d:aC:ATF:jx:o:vhV", long_options,
 				NULL)) != -1) {
 		ret = model_opt(&o.measure, c, optarg);
+		if (!ret)
+			ret = metrics_opt(&o.measure, c, argc, argv);
 		if (!ret)
 			ret = collector_opt(&o.collect, c, optarg);
 		if (ret < 0)
@@ -413,6 +419,11 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	if (o.measure.events && (o.measure.model || o.measure.model_file)) {
 		pr_err("-e replaces the model's events: give either -e or --model/--model-file");
+		goto usage_error;
+	}
+	if (o.measure.events && o.measure.metrics) {
+		pr_err("-m adds a model's metrics, and -e counts plain events without a model: "
+		       "give one of them");
 		goto usage_error;
 	}
 	if (output_opts_check(&o.out))

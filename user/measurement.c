@@ -109,6 +109,28 @@ static int choose_slots(const struct measure_opts *o, struct measurement *m)
 	return width;
 }
 
+/*
+ * Where -m's metrics need more groups than fit the counters, the PMU time-shares them: each
+ * is counted part of the time and scaled, which the user must know.
+ */
+static void notice_metrics_groups(struct measurement *m)
+{
+	const struct plan *p = m->plan;
+	int added = p->nr_groups - p->nr_base_groups;
+
+	if (!p->multiplexed || (p->base_multiplexed && added <= 0))
+		return;
+	if (!p->base_multiplexed)
+		keep_notice(m, "-m: the metrics' events do not fit the counters beside the "
+			    "tree's: the PMU multiplexes %d groups, each counted part of the time "
+			    "and scaled (cgtma list-events -m shows them)", p->nr_groups);
+	else
+		keep_notice(m, "-m: the metrics add %d event group%s to the %d the PMU already "
+			    "multiplexes: each is counted a smaller part of the time (cgtma "
+			    "list-events -m shows them)", added, added == 1 ? "" : "s",
+			    p->nr_base_groups);
+}
+
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 {
 	struct model_options mo = {};
@@ -136,6 +158,12 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 			  model_has_perf_metrics(m->model) && sysfs && cpu_pmu_has_event(sysfs);
 	m->smt = o->smt >= 0 ? o->smt : cpu_smt_active();
 
+	if (o->metrics && model_metrics_check(m->model, o->metrics))
+		return -EINVAL;
+	if (o->metrics && !model_extra_metrics(m->model))
+		keep_notice(m, "-m: model '%s' has no metrics beyond those it shows by default",
+			    model_name(m->model));
+	mo.metrics = o->metrics;
 	mo.level = model_max_level(m->model) ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;
@@ -165,6 +193,12 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 			keep_notice(m, "%s is split over groups (%s): its value mixes counts "
 				    "multiplexed at different times, marked [split]",
 				    m->plan->nodes[i].full_name, m->plan->nodes[i].split_reason);
+	for (int i = 0; i < m->plan->nr_metrics; i++)
+		if (m->plan->metrics[i].split)
+			keep_notice(m, "metric %s is split over groups (%s): its value mixes counts "
+				    "multiplexed at different times, marked [split]",
+				    m->plan->metrics[i].name, m->plan->metrics[i].split_reason);
+	notice_metrics_groups(m);
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
 		       "(use a lower level)", model_name(m->model), m->level, m->plan->nr_events,
