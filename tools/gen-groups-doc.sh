@@ -20,12 +20,15 @@ while getopts "b:o:h" opt; do
 done
 command -v jq >/dev/null || { echo "gen-groups-doc: jq is needed" >&2; exit 1; }
 
-# One configuration's table: group, events, nodes computed from it, nodes split over it.
+# One configuration's table: group, events, nodes computed from it, nodes split over it,
+# default metrics computed from it.
 table() {
 	jq -r '
-		(["| group | events | nodes computed from its counts | split nodes with events here | default metrics |",
-		  "|---|---|---|---|---|"] | .[]),
-		(.[] | "| \(.group) | \([.events[].name] | join("<br>")) | \(.nodes | join("<br>")) | \(.split_nodes | join("<br>")) | \(.metrics + (.split_metrics | map(. + " (split)")) | join("<br>")) |")'
+		(["| group | events | nodes computed from its counts | split nodes with events here " +
+		  "| default metrics |", "|---|---|---|---|---|"] | .[]),
+		(.[] | "| \(.group) | \([.events[].name] | join("<br>")) " +
+		  "| \(.nodes | join("<br>")) | \(.split_nodes | join("<br>")) " +
+		  "| \(.metrics + (.split_metrics | map(. + " (split)")) | join("<br>")) |")'
 }
 
 prev=""

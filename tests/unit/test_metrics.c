@@ -11,6 +11,7 @@
 
 #include "capture.h"
 #include "commands.h"
+#include "loadmodel.h"
 #include "measurement.h"
 #include "model_internal.h"
 #include "options.h"
@@ -35,17 +36,15 @@
 	METRIC("Rate", "C / cpu_s", ", \"groups\": [\"Info.System\", \"Summary\"]") ", "      \
 	METRIC("Other", "D / A", ", \"groups\": [\"Info.Thread\"], \"default\": false") "]}"
 
-static struct model *load(const char *json, char **msg)
-{
-	struct model *m = NULL;
-	struct capture c;
-	int err;
+#define load load_model_text
 
-	if (capture_begin(&c, 2))
-		return NULL;
-	err = model_load_string("t.json", json, strlen(json), &m);
-	*msg = capture_end(&c);
-	CHECK((err == 0) == (m != NULL), "error %d with model %p", err, (void *)m);
+/* The test model, its loader's message dropped (test_loader checks there is none). */
+static struct model *load_test_model(void)
+{
+	char *msg;
+	struct model *m = load(MODEL, &msg);
+
+	free(msg);
 	return m;
 }
 
@@ -115,11 +114,8 @@ static void test_cpu_s(void)
 	struct tma_input in = { .counts = counts, .counted = counted, .interval_s = 2,
 				.cpu_s = 0.25 };
 	struct plan *p = NULL;
-	struct model *m;
-	char *msg;
+	struct model *m = load_test_model();
 
-	m = load(MODEL, &msg);
-	free(msg);
 	if (!m || plan_new(m, &o, &p)) {
 		CHECK(0, "no plan");
 		model_free(m);
@@ -159,13 +155,11 @@ static void test_plan(void)
 		{ "INFO.THREAD", "IPC Other", 2, 1, true },
 		{ "ipc", "IPC", 1, 1, false },
 		{ "Other,Info.System", "IPC Rate Other", 3, 1, true },
-		{ "nothing,Rate", "IPC Rate", 2, 1, true },	/* plan_new ignores what matches nothing */
+		/* plan_new() ignores what matches nothing */
+		{ "nothing,Rate", "IPC Rate", 2, 1, true },
 	};
-	struct model *m;
-	char *msg;
+	struct model *m = load_test_model();
 
-	m = load(MODEL, &msg);
-	free(msg);
 	if (!m)
 		return;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -219,11 +213,9 @@ static const struct {
 
 static void test_check(void)
 {
-	struct model *m;
+	struct model *m = load_test_model();
 	char *msg;
 
-	m = load(MODEL, &msg);
-	free(msg);
 	if (!m)
 		return;
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
