@@ -109,26 +109,46 @@ static int choose_slots(const struct measure_opts *o, struct measurement *m)
 	return width;
 }
 
+/* "IPC, CPI, GHz": the plan's default metrics (in a static buffer). */
+static const char *default_metric_names(const struct plan *p)
+{
+	static char names[256];
+	size_t at = 0;
+
+	names[0] = '\0';
+	for (int i = 0; i < p->nr_metrics && at < sizeof(names); i++)
+		if (p->metrics[i].is_default)
+			at += snprintf(names + at, sizeof(names) - at, "%s%s", at ? ", " : "",
+				       p->metrics[i].name);
+	return names;
+}
+
 /*
- * Where -m's metrics need more groups than fit the counters, the PMU time-shares them: each
- * is counted part of the time and scaled, which the user must know.
+ * Where the metrics' events do not fit the counters beside the tree's, the PMU time-shares
+ * the groups: each is counted part of the time and scaled, which the user must know. The
+ * default metrics may (Arm's and AMD's level 1 take every counter), and -m's.
  */
 static void notice_metrics_groups(struct measurement *m)
 {
 	const struct plan *p = m->plan;
-	int added = p->nr_groups - p->nr_base_groups;
+	int added = p->all.nr_groups - p->base.nr_groups;
 
-	if (!p->multiplexed || (p->base_multiplexed && added <= 0))
+	if (p->base.multiplexed && !p->tree.multiplexed)
+		keep_notice(m, "the default metrics' events (%s) do not fit the counters beside "
+			    "the tree's: the PMU multiplexes %d groups, each counted part of the "
+			    "time and scaled (cgtma list-events shows them)",
+			    default_metric_names(p), p->base.nr_groups);
+	if (!p->all.multiplexed || (p->base.multiplexed && added <= 0))
 		return;
-	if (!p->base_multiplexed)
+	if (!p->base.multiplexed)
 		keep_notice(m, "-m: the metrics' events do not fit the counters beside the "
 			    "tree's: the PMU multiplexes %d groups, each counted part of the time "
-			    "and scaled (cgtma list-events -m shows them)", p->nr_groups);
+			    "and scaled (cgtma list-events -m shows them)", p->all.nr_groups);
 	else
 		keep_notice(m, "-m: the metrics add %d event group%s to the %d the PMU already "
 			    "multiplexes: each is counted a smaller part of the time (cgtma "
 			    "list-events -m shows them)", added, added == 1 ? "" : "s",
-			    p->nr_base_groups);
+			    p->base.nr_groups);
 }
 
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)

@@ -159,17 +159,16 @@ struct plan {
 	int nr_metrics;
 	struct plan_metric *metrics;	/* the default ones first, then those -m added */
 	/*
-	 * The groups the tree and the default metrics need, the first ones; the metrics -m
-	 * adds take the rest (nr_groups - nr_base_groups). Software models: nr_groups.
+	 * The groups each stage of planning filled, the tree's first, then the default
+	 * metrics' (base), then those -m adds (all: nr_groups), and whether they cannot all be
+	 * on the PMU's counters at once, so that the kernel time-shares them (each counted
+	 * part of the time, and scaled). A later stage's units may join an earlier one's
+	 * groups. Software events are never multiplexed.
 	 */
-	int nr_base_groups;
-	/*
-	 * Whether the groups cannot all be on the PMU's counters at once, so that the kernel
-	 * time-shares them (each counted part of the time, and scaled): all of them, and the
-	 * base ones before -m's metrics joined or followed them. Never for software models.
-	 */
-	bool multiplexed;
-	bool base_multiplexed;
+	struct plan_stage {
+		int nr_groups;
+		bool multiplexed;
+	} tree, base, all;
 	void *priv;			/* compiled expressions, dependency sets */
 };
 

@@ -599,18 +599,15 @@ static int groups_fit(const struct grouper *g, int nr)
 	return fit;
 }
 
-/*
- * The groups the first units fill (to nr_base_groups) and whether they multiplex: where -m's
- * metrics make the PMU multiplex, the run says so.
- */
-static int note_base(struct plan *p, const struct grouper *g)
+/* Where a stage of planning ends: its groups, and whether they multiplex. */
+static int note_stage(const struct grouper *g, struct plan_stage *st)
 {
-	int fit = p->model->pmu.software ? 1 : groups_fit(g, g->nr_groups);
+	int fit = g->m->pmu.software ? 1 : groups_fit(g, g->nr_groups);
 
 	if (fit < 0)
 		return fit;
-	p->nr_base_groups = g->nr_groups;
-	p->base_multiplexed = !fit;
+	st->nr_groups = g->nr_groups;
+	st->multiplexed = !fit;
 	return 0;
 }
 
@@ -621,7 +618,7 @@ static int group_events(struct plan *p, const struct model *m, const struct mode
 {
 	struct plan_priv *priv = p->priv;
 	struct grouper g = {};
-	int *unit_group = NULL, err, k;
+	int *unit_group = NULL, err;
 	char **why = NULL;
 
 	unit_group = calloc(nr_units + 1, sizeof(*unit_group));
@@ -638,9 +635,12 @@ static int group_events(struct plan *p, const struct model *m, const struct mode
 	if (err)
 		goto out;
 	err = -ENOMEM;
-	for (int u = 0; u < nr_units; u++) {
-		if (u == nr_base && note_base(p, &g))
+	for (int u = 0; u <= nr_units; u++) {
+		if ((u == p->nr_nodes && note_stage(&g, &p->tree)) ||
+		    (u == nr_base && note_stage(&g, &p->base)))
 			goto out;
+		if (u == nr_units)
+			break;
 		if (m->pmu.software) {
 			if (place_software(&g, units[u]))
 				goto out;
@@ -651,13 +651,7 @@ static int group_events(struct plan *p, const struct model *m, const struct mode
 		if (unit_group[u] == -2)
 			goto out;
 	}
-	if (nr_base >= nr_units && note_base(p, &g))
-		goto out;
-	k = m->pmu.software ? 1 : groups_fit(&g, g.nr_groups);
-	if (k < 0)
-		goto out;
-	p->multiplexed = !k;
-	if (emit_events(p, &g))
+	if (note_stage(&g, &p->all) || emit_events(p, &g))
 		goto out;
 	for (int u = 0; u < nr_units; u++) {
 		bool node = u < p->nr_nodes;

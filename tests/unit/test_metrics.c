@@ -176,15 +176,18 @@ static void test_plan(void)
 		CHECK(!strcmp(names, cases[i].names), "case %zu: '%s', want '%s'", i, names,
 		      cases[i].names);
 		CHECK_INT(p->nr_groups, cases[i].groups);
-		CHECK_INT(p->nr_base_groups, cases[i].base_groups);
-		CHECK_INT(p->multiplexed, cases[i].multiplexed);
-		CHECK_INT(p->base_multiplexed, false);
+		CHECK_INT(p->all.nr_groups, cases[i].groups);
+		CHECK_INT(p->base.nr_groups, cases[i].base_groups);
+		CHECK_INT(p->tree.nr_groups, 1);
+		CHECK_INT(p->all.multiplexed, cases[i].multiplexed);
+		CHECK_INT(p->base.multiplexed, false);
+		CHECK_INT(p->tree.multiplexed, false);
 		/* the tree's group first, the default metric's events counted with it */
 		CHECK_INT(p->nodes[0].group, 0);
 		CHECK_INT(p->metrics[0].group, 0);
 		CHECK(p->metrics[0].is_default, "case %zu: IPC default", i);
 		for (int k = 1; k < p->nr_metrics; k++) {
-			CHECK(p->metrics[k].group >= p->nr_base_groups && !p->metrics[k].split,
+			CHECK(p->metrics[k].group >= p->base.nr_groups && !p->metrics[k].split,
 			      "case %zu: %s in group %d", i, p->metrics[k].name,
 			      p->metrics[k].group);
 			CHECK(!p->metrics[k].is_default, "case %zu", i);
