@@ -82,6 +82,9 @@ static void usage(FILE *f)
 "                          /proc/sys/kernel/nmi_watchdog says)\n"
 "      --slots N           issue slots per cycle for Arm's Top-Down (default: the PMU's\n"
 "                          caps/slots, else the model's documented width)\n"
+"  -m, --metrics[=LIST]    all the model's flat metrics, beside its default ones (IPC,\n"
+"                          CPI, GHz); --metrics LIST (or =LIST) only those whose name or\n"
+"                          group is in LIST, case ignored: --metrics Summary,Kernel_CPI\n"
 "\n"
 "How and how long:\n"
 "  -I, --interval MS       print every MS milliseconds (default 1000, at least 10)\n"
@@ -210,6 +213,7 @@ static const struct option long_options[] = {
 	{ "no-match-status", required_argument, NULL, OPT_NO_MATCH_STATUS },
 	{ "events", required_argument, NULL, 'e' },
 	MODEL_LONG_OPTIONS,
+	METRICS_LONG_OPTION,
 	{ "list-models", no_argument, NULL, OPT_LIST_MODELS },
 	{ "interval", required_argument, NULL, 'I' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -292,9 +296,11 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	env.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:I:d:aC:ATF:jx:o:vhV", long_options,
+	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:mI:d:aC:ATF:jx:o:vhV", long_options,
 				NULL)) != -1) {
 		ret = model_opt(&env.measure, c, optarg);
+		if (!ret)
+			ret = metrics_opt(&env.measure, c, argc, argv);
 		if (!ret)
 			ret = env_collector_opt(c, optarg);
 		if (ret < 0)
@@ -408,6 +414,11 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	if (env.measure.events && (env.measure.model || env.measure.model_file)) {
 		pr_err("-e replaces the model's events: give either -e or --model/--model-file");
+		goto usage_error;
+	}
+	if (env.measure.events && env.measure.metrics) {
+		pr_err("-m adds a model's metrics, and -e counts plain events without a model: "
+		       "give one of them");
 		goto usage_error;
 	}
 	if (output_opts_check(&env.out))

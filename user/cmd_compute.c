@@ -28,8 +28,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: cgtma compute (--model NAME | --model-file FILE) [-l N]\n"
 "                     [--perf-metrics|--no-perf-metrics] [--smt|--no-smt]\n"
-"                     [--nmi-watchdog|--no-nmi-watchdog] [--slots N] [--interval S] [--json]\n"
-"                     COUNTS.json\n"
+"                     [--nmi-watchdog|--no-nmi-watchdog] [--slots N] [--interval S]\n"
+"                     [--cpu-time S] [-m | --metrics LIST] [--json] COUNTS.json\n"
 "\n"
 "Computes the Top-Down tree of a model from event counts, offline. COUNTS.json is one\n"
 "JSON object, event name -> count, with the model's event names; '-' reads stdin.\n"
@@ -48,6 +48,11 @@ static void usage(FILE *f)
 "                      nodes are split\n"
 "  --slots N           slots per cycle, perf's #slots on Arm (default: the model's width)\n"
 "  --interval S        the interval's length in seconds, for rates (default 1)\n"
+"  --cpu-time S        the scope's busy CPU time in seconds, cpu_s in expressions (GHz's\n"
+"                      divisor; default: --interval's, one CPU busy throughout)\n"
+"  -m, --metrics[=LIST]\n"
+"                      every flat metric of the model, beside the default ones (IPC, CPI,\n"
+"                      GHz); --metrics LIST only those whose name or group is in LIST\n"
 "  -j, --json          print {\"model\": ..., \"nodes\": [...], \"metrics\": [...]}\n"
 "\n"
 "The tree is printed as a live run prints a scope's with -v: every node, '<' on one below\n"
@@ -59,13 +64,15 @@ static void usage(FILE *f)
 "Examples:\n"
 "  cgtma compute -M spr -l 3 counts.json\n"
 "  cgtma compute --model zen4 -l 2 --smt --json - < counts.json\n"
-"  cgtma compute --model-file my-model.json --no-perf-metrics counts.json\n");
+"  cgtma compute --model-file my-model.json --no-perf-metrics counts.json\n"
+"  cgtma compute -M spr --interval 2 --cpu-time 1.5 -m counts.json\n");
 }
 
 struct compute_args {
 	struct measure_opts mo;		/* the model options, as the live run takes them */
 	const char *counts;
 	double interval_s;
+	double cpu_s;			/* 0: interval_s */
 	bool json;
 	bool help;
 };
@@ -87,10 +94,12 @@ static int usage_error(const char *fmt, ...)
 
 static int parse_args(int argc, char **argv, struct compute_args *a)
 {
-	enum { OPT_INTERVAL = OPT_COMMAND_FIRST };
+	enum { OPT_INTERVAL = OPT_COMMAND_FIRST, OPT_CPU_TIME };
 	static const struct option long_options[] = {
 		MODEL_LONG_OPTIONS,
+		METRICS_LONG_OPTION,
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "cpu-time", required_argument, NULL, OPT_CPU_TIME },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -101,20 +110,27 @@ static int parse_args(int argc, char **argv, struct compute_args *a)
 	a->mo = (struct measure_opts){ .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 };
 	a->interval_s = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "M:l:jh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "M:l:mjh", long_options, NULL)) != -1) {
 		ret = model_opt(&a->mo, c, optarg);
+		if (!ret)
+			ret = metrics_opt(&a->mo, c, argc, argv);
 		if (ret < 0)
 			return -EINVAL;
 		if (ret)
 			continue;
 		switch (c) {
 		case OPT_INTERVAL:
+		case OPT_CPU_TIME: {
+			double *v = c == OPT_INTERVAL ? &a->interval_s : &a->cpu_s;
+
 			errno = 0;
-			a->interval_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(a->interval_s) ||
-			    a->interval_s <= 0)
-				return usage_error("bad interval '%s' (seconds, more than 0)", optarg);
+			*v = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(*v) || *v <= 0)
+				return usage_error("bad %s '%s' (seconds, more than 0)",
+						   c == OPT_INTERVAL ? "interval" : "CPU time",
+						   optarg);
 			break;
+		}
 		case 'j':
 			a->json = true;
 			log_set_json(true);
@@ -315,10 +331,10 @@ out:
  * that ran the whole time: the terminal view prints it as it prints a live scope.
  */
 static int counts_scope(const struct run *run, json_object *counts, const char *path,
-			double interval_s, struct interval *iv)
+			double interval_s, double cpu_s, struct interval *iv)
 {
 	const struct plan *p = run->plan;
-	struct tma_input in = { .interval_s = interval_s };
+	struct tma_input in = { .interval_s = interval_s, .cpu_s = cpu_s };
 	bool *counted;
 	struct scope *s;
 	int err;
@@ -388,6 +404,11 @@ static int compute(const struct compute_args *a)
 	}
 	o.perf_metrics = mo->perf_metrics >= 0 ? mo->perf_metrics :
 			 counts_have_perf_metrics(m, counts);
+	if (mo->metrics && model_metrics_check(m, mo->metrics)) {
+		err = -EINVAL;
+		goto out;
+	}
+	o.metrics = mo->metrics;
 	o.level = model_level(m, mo->level, notice, sizeof(notice));
 	if (*notice)
 		pr_notice("%s", notice);
@@ -411,7 +432,8 @@ static int compute(const struct compute_args *a)
 	run.level = o.level;
 	run.perf_metrics = o.perf_metrics;
 	run.smt = o.smt;
-	err = counts_scope(&run, counts, a->counts, a->interval_s, &iv);
+	err = counts_scope(&run, counts, a->counts, a->interval_s,
+			   a->cpu_s ? a->cpu_s : a->interval_s, &iv);
 	if (err)
 		goto out;
 	if (iv.scopes[0].tma.uncounted)

@@ -19,25 +19,32 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: cgtma list-events [--model M | --model-file F] [-l N]\n"
 "                         [--perf-metrics|--no-perf-metrics] [--smt|--no-smt]\n"
-"                         [--nmi-watchdog|--no-nmi-watchdog] [--slots N] [--json]\n"
+"                         [--nmi-watchdog|--no-nmi-watchdog] [--slots N]\n"
+"                         [-m | --metrics LIST] [--json]\n"
 "\n"
 "Prints the event groups and the perf_event_attr encodings (type, config, config1) a run\n"
-"with these options would open on every CPU, and the nodes computed from each group's\n"
-"counts; a node whose events cannot fit one group is \"split\" (its ratios mix counts\n"
-"multiplexed at different times). Without --model, the model is the one a run would\n"
-"detect here.\n"
+"with these options would open on every CPU, and the nodes and flat metrics computed from\n"
+"each group's counts; a node or metric whose events cannot fit one group is \"split\" (its\n"
+"ratios mix counts multiplexed at different times). Then the metrics: the default ones,\n"
+"and with -m every other with the groups --metrics picks it by. Without --model, the\n"
+"model is the one a run would detect here.\n"
+"\n"
+"  -m, --metrics[=LIST]  the model's other metrics too (all, or those whose name or group\n"
+"                        is in LIST), as a run with the same option counts them\n"
 "\n"
 "Examples:\n"
 "  cgtma list-events --model spr -l 2\n"
+"  cgtma list-events --model spr -m\n"
+"  cgtma list-events --model zen4 --metrics PipelineL1\n"
 "  cgtma list-events --model zen4 -l 2 --json\n"
 "  LIBPFM_FORCE_PMU=icx cgtma list-events --model icx -l 3 --no-perf-metrics\n");
 }
 
-/* Whether group k holds one of node n's events. */
-static bool holds_part(const struct plan *p, int n, int k)
+/* Whether group k holds one of node n's (metric n's) events. */
+static bool holds_part(const struct plan *p, bool metric, int n, int k)
 {
 	const int *ev;
-	int ne = plan_node_events(p, n, &ev);
+	int ne = metric ? plan_metric_events(p, n, &ev) : plan_node_events(p, n, &ev);
 
 	for (int j = 0; j < ne; j++)
 		if (p->events[ev[j]].group == k)
@@ -45,25 +52,68 @@ static bool holds_part(const struct plan *p, int n, int k)
 	return false;
 }
 
-/* The nodes computed from group k's counts, then those split over it and other groups. */
-static void print_group_nodes(const struct plan *p, int k)
+/*
+ * Whether node (metric) n is computed from group k's counts: all of them (1), or a part,
+ * being split over several groups (2); 0 when none. Software models group no unit (each
+ * event alone, never multiplexed): a unit is computed from each group of its events.
+ */
+static int unit_in_group(const struct plan *p, bool metric, int n, int k, const char **name)
 {
-	const char *sep = "  nodes:";
+	int group = metric ? p->metrics[n].group : p->nodes[n].group;
+	bool split = metric ? p->metrics[n].split : p->nodes[n].split;
 
-	for (int n = 0; n < p->nr_nodes; n++) {
-		if (p->nodes[n].group == k) {
-			printf("%s %s", sep, p->nodes[n].full_name);
-			sep = ",";
+	*name = metric ? p->metrics[n].name : p->nodes[n].full_name;
+	if (group >= 0)
+		return group == k;
+	return holds_part(p, metric, n, k) ? 1 + split : 0;
+}
+
+/*
+ * The nodes (metrics) computed from group k's counts, then those split over it and other
+ * groups; each after what, comma-separated, on one line, none when there is none.
+ */
+static void print_group_units(const struct plan *p, bool metric, int k)
+{
+	const char *sep = metric ? "  metrics:" : "  nodes:", *name;
+	int nr = metric ? p->nr_metrics : p->nr_nodes;
+	bool any = false;
+
+	for (int pass = 1; pass <= 2; pass++)
+		for (int n = 0; n < nr; n++) {
+			if (unit_in_group(p, metric, n, k, &name) != pass)
+				continue;
+			printf("%s %s%s", any ? "," : sep, name, pass == 2 ? " (split)" : "");
+			any = true;
 		}
-	}
-	for (int n = 0; n < p->nr_nodes; n++) {
-		if (p->nodes[n].split && holds_part(p, n, k)) {
-			printf("%s %s (split)", sep, p->nodes[n].full_name);
-			sep = ",";
-		}
-	}
-	if (strcmp(sep, "  nodes:"))
+	if (any)
 		printf("\n");
+}
+
+/*
+ * The metrics the run computes, each with its unit, "default" for the default ones, the
+ * groups --metrics picks it by, and what it is: what -m adds, and which --metrics takes.
+ */
+static void print_metrics(const struct plan *p)
+{
+	int w = 0;
+
+	for (int n = 0; n < p->nr_metrics; n++)
+		if ((int)strlen(p->metrics[n].name) > w)
+			w = (int)strlen(p->metrics[n].name);
+	if (p->nr_metrics)
+		printf("metrics:\n");
+	for (int n = 0; n < p->nr_metrics; n++) {
+		const struct plan_metric *mt = &p->metrics[n];
+
+		printf("  %-*s  %s", w, mt->name, mt->is_default ? "default" : "groups");
+		for (int g = 0; !mt->is_default && g < mt->nr_groups; g++)
+			printf("%s%s", g ? ", " : " ", mt->groups[g]);
+		if (!mt->is_default && !mt->nr_groups)
+			printf(" (none)");
+		if (mt->unit && *mt->unit)
+			printf("; unit %s", mt->unit);
+		printf(": %s\n", mt->desc ? mt->desc : "");
+	}
 }
 
 static void print_text(const struct measurement *m)
@@ -79,7 +129,8 @@ static void print_text(const struct measurement *m)
 
 		if (i == 0 || p->events[i].group != p->events[i - 1].group) {
 			printf("group %d:\n", p->events[i].group);
-			print_group_nodes(p, p->events[i].group);
+			print_group_units(p, false, p->events[i].group);
+			print_group_units(p, true, p->events[i].group);
 		}
 		printf("  %-52s type %u config 0x%llx config1 0x%llx%s\n", p->events[i].name,
 		       a->type, (unsigned long long)a->config, (unsigned long long)a->config1,
@@ -89,16 +140,23 @@ static void print_text(const struct measurement *m)
 		if (p->nodes[n].split)
 			printf("split: %s: its events are in several groups, counted at different "
 			       "times: %s\n", p->nodes[n].full_name, p->nodes[n].split_reason);
+	for (int n = 0; n < p->nr_metrics; n++)
+		if (p->metrics[n].split)
+			printf("split: metric %s: its events are in several groups, counted at "
+			       "different times: %s\n", p->metrics[n].name,
+			       p->metrics[n].split_reason);
+	print_metrics(p);
 }
 
-static json_object *group_nodes_json(const struct plan *p, int k, bool split)
+static json_object *group_units_json(const struct plan *p, bool metric, int k, bool split)
 {
 	json_object *a = json_object_new_array();
+	int nr = metric ? p->nr_metrics : p->nr_nodes;
+	const char *name;
 
-	for (int n = 0; n < p->nr_nodes; n++) {
-		if (split ? p->nodes[n].split && holds_part(p, n, k) : p->nodes[n].group == k)
-			json_object_array_add(a, json_object_new_string(p->nodes[n].full_name));
-	}
+	for (int n = 0; n < nr; n++)
+		if (unit_in_group(p, metric, n, k, &name) == 1 + split)
+			json_object_array_add(a, json_object_new_string(name));
 	return a;
 }
 
@@ -118,9 +176,13 @@ static void print_json(const struct measurement *m)
 			json_object_object_add(g, "group", json_object_new_int(p->events[i].group));
 			json_object_object_add(g, "events", events);
 			json_object_object_add(g, "nodes",
-					       group_nodes_json(p, p->events[i].group, false));
+					       group_units_json(p, false, p->events[i].group, false));
 			json_object_object_add(g, "split_nodes",
-					       group_nodes_json(p, p->events[i].group, true));
+					       group_units_json(p, false, p->events[i].group, true));
+			json_object_object_add(g, "metrics",
+					       group_units_json(p, true, p->events[i].group, false));
+			json_object_object_add(g, "split_metrics",
+					       group_units_json(p, true, p->events[i].group, true));
 			json_object_array_add(groups, g);
 		}
 		json_object_object_add(e, "name", json_object_new_string(p->events[i].name));
@@ -140,6 +202,7 @@ int cmd_list_events(int argc, char **argv)
 {
 	static const struct option long_options[] = {
 		MODEL_LONG_OPTIONS,
+		METRICS_LONG_OPTION,
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -150,8 +213,10 @@ int cmd_list_events(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "M:l:jh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "M:l:mjh", long_options, NULL)) != -1) {
 		ret = model_opt(&mo, c, optarg);
+		if (!ret)
+			ret = metrics_opt(&mo, c, argc, argv);
 		if (ret < 0)
 			return EXIT_USAGE;
 		if (ret)

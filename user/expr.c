@@ -435,6 +435,7 @@ static const char *const param_names[EXPR_NR_PARAMS] = {
 	[EXPR_PARAM_SMT_ENABLED] = "smt_enabled",
 	[EXPR_PARAM_TOPDOWN_USE_FIXED] = "topdown_use_fixed",
 	[EXPR_PARAM_INTERVAL_S] = "interval_s",
+	[EXPR_PARAM_CPU_S] = "cpu_s",
 	[EXPR_PARAM_SLOTS] = "slots",
 	[EXPR_PARAM_CPU_PART] = "cpu_part",
 	[EXPR_PARAM_CPU_REVISION] = "cpu_revision",

@@ -17,6 +17,7 @@ enum expr_param {
 	EXPR_PARAM_SMT_ENABLED,		/* smt_enabled: 0 or 1 */
 	EXPR_PARAM_TOPDOWN_USE_FIXED,	/* topdown_use_fixed: 0 or 1 */
 	EXPR_PARAM_INTERVAL_S,		/* interval_s: the interval's length in seconds */
+	EXPR_PARAM_CPU_S,		/* cpu_s: the scope's busy CPU time in it, seconds */
 	EXPR_PARAM_SLOTS,		/* slots: issue slots per cycle (Arm's #slots) */
 	EXPR_PARAM_CPU_PART,		/* cpu_part: an Arm CPU's MIDR part, 0 unknown */
 	EXPR_PARAM_CPU_REVISION,	/* cpu_revision: its variant * 16 + revision */

@@ -111,6 +111,48 @@ static int choose_slots(const struct measure_opts *o, struct measurement *m)
 	return width;
 }
 
+/* "IPC, CPI, GHz": the plan's default metrics (in a static buffer). */
+static const char *default_metric_names(const struct plan *p)
+{
+	static char names[256];
+	size_t at = 0;
+
+	names[0] = '\0';
+	for (int i = 0; i < p->nr_metrics && at < sizeof(names); i++)
+		if (p->metrics[i].is_default)
+			at += snprintf(names + at, sizeof(names) - at, "%s%s", at ? ", " : "",
+				       p->metrics[i].name);
+	return names;
+}
+
+/*
+ * Where the metrics' events do not fit the counters beside the tree's, the PMU time-shares
+ * the groups: each is counted part of the time and scaled, which the user must know. The
+ * default metrics may (Arm's and AMD's level 1 take every counter), and -m's.
+ */
+static void notice_metrics_groups(struct measurement *m)
+{
+	const struct plan *p = m->plan;
+	int added = p->all.nr_groups - p->base.nr_groups;
+
+	if (p->base.multiplexed && !p->tree.multiplexed)
+		keep_notice(m, "the default metrics' events (%s) do not fit the counters beside "
+			    "the tree's: the PMU multiplexes %d groups, each counted part of the "
+			    "time and scaled (cgtma list-events shows them)",
+			    default_metric_names(p), p->base.nr_groups);
+	if (!p->all.multiplexed || (p->base.multiplexed && added <= 0))
+		return;
+	if (!p->base.multiplexed)
+		keep_notice(m, "-m: the metrics' events do not fit the counters beside the "
+			    "tree's: the PMU multiplexes %d groups, each counted part of the time "
+			    "and scaled (cgtma list-events -m shows them)", p->all.nr_groups);
+	else
+		keep_notice(m, "-m: the metrics add %d event group%s to the %d the PMU already "
+			    "multiplexes: each is counted a smaller part of the time (cgtma "
+			    "list-events -m shows them)", added, added == 1 ? "" : "s",
+			    p->base.nr_groups);
+}
+
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 {
 	struct model_options mo = {};
@@ -138,6 +180,12 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 			  model_has_perf_metrics(m->model) && sysfs && cpu_pmu_has_event(sysfs);
 	m->smt = o->smt >= 0 ? o->smt : cpu_smt_active();
 
+	if (o->metrics && model_metrics_check(m->model, o->metrics))
+		return -EINVAL;
+	if (o->metrics && !model_extra_metrics(m->model))
+		keep_notice(m, "-m: model '%s' has no metrics beyond those it shows by default",
+			    model_name(m->model));
+	mo.metrics = o->metrics;
 	mo.level = model_max_level(m->model) ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;
@@ -167,6 +215,12 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 			keep_notice(m, "%s is split over groups (%s): its value mixes counts "
 				    "multiplexed at different times, marked [split]",
 				    m->plan->nodes[i].full_name, m->plan->nodes[i].split_reason);
+	for (int i = 0; i < m->plan->nr_metrics; i++)
+		if (m->plan->metrics[i].split)
+			keep_notice(m, "metric %s is split over groups (%s): its value mixes counts "
+				    "multiplexed at different times, marked [split]",
+				    m->plan->metrics[i].name, m->plan->metrics[i].split_reason);
+	notice_metrics_groups(m);
 	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
 		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
 		       "(use a lower level)", model_name(m->model), m->level, m->plan->nr_events,

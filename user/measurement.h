@@ -25,6 +25,7 @@ struct measure_opts {
 	int smt;			/* 1, 0, or -1 to detect */
 	int nmi_watchdog;		/* 1, 0, or -1 to detect */
 	int slots;			/* --slots; 0: caps/slots, else the model's width */
+	const char *metrics;		/* -m, --metrics: model_options.metrics */
 };
 
 struct measurement {

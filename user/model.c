@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <json-c/json.h>
@@ -212,12 +213,25 @@ static int get_array(const struct loader *ld, const char *where, json_object *ob
 	return want_type(ld, where, key, v, json_type_array, "an array");
 }
 
+/* arr[k] as a string: 0; or an error saying that KEY[k] must be what (a node name, ...). */
+static int array_string(const struct loader *ld, const char *where, json_object *arr,
+			const char *key, size_t k, const char *what, const char **out)
+{
+	json_object *v = json_object_array_get_idx(arr, k);
+
+	if (json_object_get_type(v) != json_type_string)
+		return lerr(ld, "%s: %s[%zu] must be %s, not %s", where, key, k, what,
+			    json_type_desc(v));
+	*out = json_object_get_string(v);
+	return 0;
+}
+
 /* --- names -------------------------------------------------------------------------------- */
 
 static const char *const reserved_names[] = {
 	"if", "else", "and", "or", "not", "True", "False", "val", "parent", "smt_enabled",
-	"topdown_use_fixed", "interval_s", "slots", "cpu_part", "cpu_revision", "min", "max", "abs", "d_ratio", "thresh", "retlat",
-	NULL,
+	"topdown_use_fixed", "interval_s", "cpu_s", "slots", "cpu_part", "cpu_revision", "min",
+	"max", "abs", "d_ratio", "thresh", "retlat", NULL,
 };
 
 static bool ident_start(char c)
@@ -761,14 +775,14 @@ static int load_node_samples(struct loader *ld, const char *where, struct model_
 	if (!n->sample_events || !n->sample_precise)
 		return -ENOMEM;
 	for (size_t k = 0; k < nr; k++) {
-		json_object *s = json_object_array_get_idx(arr, k);
 		char name[256], *colon;
+		const char *s;
 		int idx, p = 0;
 
-		if (json_object_get_type(s) != json_type_string)
-			return lerr(ld, "%s: sample[%zu] must be an event name, not %s", where, k,
-				    json_type_desc(s));
-		snprintf(name, sizeof(name), "%s", json_object_get_string(s));
+		err = array_string(ld, where, arr, "sample", k, "an event name", &s);
+		if (err)
+			return err;
+		snprintf(name, sizeof(name), "%s", s);
 		colon = strrchr(name, ':');
 		if (colon && colon[1] && strspn(colon + 1, "p") == strlen(colon + 1)) {
 			p = (int)strlen(colon + 1);
@@ -776,7 +790,7 @@ static int load_node_samples(struct loader *ld, const char *where, struct model_
 		}
 		if (p > 3)
 			return lerr(ld, "%s: sample '%.64s': at most three p's (perf's precise_ip)",
-				    where, json_object_get_string(s));
+				    where, s);
 		idx = find_kind(ld, name, EXPR_SYM_EVENT);
 		if (idx < 0)
 			return lerr(ld, "%s: sample '%.64s' is not an event of the model", where,
@@ -882,14 +896,12 @@ static int load_node(struct loader *ld, int i, json_object *e)
 	if (!n->siblings)
 		return -ENOMEM;
 	for (k = 0; k < json_object_array_length(sibs); k++) {
-		json_object *s = json_object_array_get_idx(sibs, k);
 		const char *name;
 		int idx;
 
-		if (json_object_get_type(s) != json_type_string)
-			return lerr(ld, "%s: siblings[%zu] must be a node name, not %s", where, k,
-				    json_type_desc(s));
-		name = json_object_get_string(s);
+		err = array_string(ld, where, sibs, "siblings", k, "a node name", &name);
+		if (err)
+			return err;
 		idx = find_kind(ld, name, EXPR_SYM_NODE);
 		if (idx < 0)
 			return lerr(ld, "%s: sibling '%.64s' is not a node", where, name);
@@ -900,28 +912,85 @@ static int load_node(struct loader *ld, int i, json_object *e)
 	return load_node_samples(ld, where, n, e);
 }
 
+/*
+ * A metric's "groups": what `--metrics GROUP,...` picks it by. A group is one word of
+ * printable characters, no ',' (the option's separator) and no space, each once.
+ */
+static int load_metric_groups(struct loader *ld, const char *where, struct model_metric *mt,
+			      json_object *e)
+{
+	json_object *arr;
+	size_t nr;
+	int err;
+
+	err = get_array(ld, where, e, "groups", &arr);
+	if (err || !arr)
+		return err;
+	nr = json_object_array_length(arr);
+	mt->groups = calloc(nr + 1, sizeof(*mt->groups));
+	if (!mt->groups)
+		return -ENOMEM;
+	for (size_t k = 0; k < nr; k++) {
+		const char *name;
+		size_t len;
+
+		err = array_string(ld, where, arr, "groups", k, "a string", &name);
+		if (err)
+			return err;
+		len = strlen(name);
+		if (!len || len > 64 ||
+		    len != (size_t)json_object_get_string_len(json_object_array_get_idx(arr, k)))
+			return lerr(ld, "%s: groups[%zu] must be 1 to 64 characters", where, k);
+		for (const char *c = name; *c; c++)
+			if (*c <= ' ' || *c == ',' || *c == 0x7f)
+				return lerr(ld, "%s: group '%.64s': no spaces, commas or control "
+					    "characters in a group's name", where, name);
+		for (int j = 0; j < mt->nr_groups; j++)
+			if (!strcmp(mt->groups[j], name))
+				return lerr(ld, "%s: group '%.64s' is listed twice", where, name);
+		mt->groups[mt->nr_groups] = strdup(name);
+		if (!mt->groups[mt->nr_groups])
+			return -ENOMEM;
+		mt->nr_groups++;
+	}
+	return 0;
+}
+
 static int load_metrics(struct loader *ld, json_object *arr)
 {
 	static const char *const required[] = { "name", "expr", "unit", "desc", NULL };
+	static const char *const optional[] = { "groups", "default", NULL };
 	struct model *m = ld->m;
+	bool any_default = false;
 	int i, err;
 
 	for (i = 0; i < m->nr_metrics; i++) {
-		json_object *e = json_object_array_get_idx(arr, i);
+		json_object *e = json_object_array_get_idx(arr, i), *v;
 		struct model_metric *mt = &m->metrics[i];
 		char where[96];
 
 		snprintf(where, sizeof(where), "metric '%s'", mt->name);
-		err = check_keys(ld, where, e, required, NULL);
+		err = check_keys(ld, where, e, required, optional);
 		if (!err)
 			err = dup_string(ld, where, e, "unit", &mt->unit);
 		if (!err)
 			err = dup_string(ld, where, e, "desc", &mt->desc);
 		if (!err)
 			err = compile(ld, where, e, "expr", false, -1, &mt->expr);
+		if (!err)
+			err = load_metric_groups(ld, where, mt, e);
+		if (!err && json_object_object_get_ex(e, "default", &v)) {
+			err = want_type(ld, where, "default", v, json_type_boolean, "a boolean");
+			mt->is_default = !err && json_object_get_boolean(v);
+		}
 		if (err)
 			return err;
+		any_default |= mt->is_default;
 	}
+	/* A file of flat metrics that marks none (a model of one's own, an older record's)
+	 * shows them all, as it was written to. */
+	for (i = 0; !any_default && i < m->nr_metrics; i++)
+		m->metrics[i].is_default = true;
 	return 0;
 }
 
@@ -1302,6 +1371,9 @@ void model_free(struct model *m)
 		free(m->metrics[i].unit);
 		free(m->metrics[i].desc);
 		expr_free(m->metrics[i].expr);
+		for (int k = 0; k < m->metrics[i].nr_groups; k++)
+			free(m->metrics[i].groups[k]);
+		free(m->metrics[i].groups);
 	}
 	free(m->metrics);
 	free(m);
@@ -1552,4 +1624,93 @@ int model_match_cpu(const char *vendor, int family, int cpu_model, const char **
 		}
 	}
 	return -ENOENT;
+}
+
+/* --- metric selection (--metrics) ----------------------------------------------------------- */
+
+/* Whether item (len bytes) names metric mt or one of its groups, case ignored. */
+static bool metric_matches(const struct model_metric *mt, const char *item, size_t len)
+{
+	if (strlen(mt->name) == len && !strncasecmp(mt->name, item, len))
+		return true;
+	for (int k = 0; k < mt->nr_groups; k++)
+		if (strlen(mt->groups[k]) == len && !strncasecmp(mt->groups[k], item, len))
+			return true;
+	return false;
+}
+
+bool model_metric_selected(const struct model *m, int i, const char *list)
+{
+	const struct model_metric *mt = &m->metrics[i];
+
+	if (mt->is_default || (list && !*list))
+		return true;
+	for (const char *p = list; p && *p; p += *p == ',') {
+		size_t len = strcspn(p, ",");
+
+		if (len && metric_matches(mt, p, len))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+int model_extra_metrics(const struct model *m)
+{
+	int n = 0;
+
+	for (int i = 0; i < m->nr_metrics; i++)
+		n += !m->metrics[i].is_default;
+	return n;
+}
+
+/* What is close to a --metrics item that matched nothing: the metrics' names and groups. */
+static void metrics_suggest(const struct model *m, const char *item, char *buf, size_t len)
+{
+	struct suggest sg;
+	int err = 0;
+
+	suggest_init(&sg, item);
+	for (int i = 0; i < m->nr_metrics && !err; i++) {
+		err = suggest_add(&sg, m->metrics[i].name);
+		for (int k = 0; k < m->metrics[i].nr_groups && !err; k++)
+			err = suggest_add(&sg, m->metrics[i].groups[k]);
+	}
+	buf[0] = '\0';
+	if (!err)
+		suggest_format(&sg, buf, len);
+	suggest_release(&sg);
+}
+
+int model_metrics_check(const struct model *m, const char *list)
+{
+	char item[128], close[SUGGEST_LEN];
+
+	for (const char *p = list; p && *p; p++) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+
+		if (!len) {
+			pr_err("--metrics '%s': an empty item in the list", list);
+			return -EINVAL;
+		}
+		for (int i = 0; i < m->nr_metrics && !found; i++)
+			found = metric_matches(&m->metrics[i], p, len);
+		if (!found) {
+			snprintf(item, sizeof(item), "%.*s", (int)(len < 100 ? len : 100), p);
+			metrics_suggest(m, item, close, sizeof(close));
+			pr_err("--metrics: model %s has no metric or metric group '%s'%s%s "
+			       "(cgtma list-events -M %s -m lists them)", m->name, item,
+			       *close ? ": " : "", close, m->name);
+			return -EINVAL;
+		}
+		p += len;
+		if (!*p)
+			break;
+		if (!p[1]) {
+			pr_err("--metrics '%s': an empty item in the list", list);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }

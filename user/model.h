@@ -29,6 +29,17 @@ void model_free(struct model *m);
  * graviton3, ...; '-', '_', '.', spaces and case ignored); "" when none is.
  */
 void model_suggest(const char *name, char *buf, size_t len);
+/*
+ * A --metrics list (model_options.metrics) checked against m: 0 when every comma-separated
+ * item names a metric or a metric group of m (case ignored); else -EINVAL, with the first
+ * item that names none, and what is close to it, said as an error.
+ */
+int model_metrics_check(const struct model *m, const char *list);
+/* Whether the model's i-th metric is one that a run with this list computes. */
+bool model_metric_selected(const struct model *m, int i, const char *list);
+/* How many of the model's metrics are not default ones: what -m can add. */
+int model_extra_metrics(const struct model *m);
+
 /* NULL-terminated list of the built-in model names, in file-name order. */
 const char *const *model_builtin_names(void);
 
@@ -83,6 +94,13 @@ struct model_options {
 	int slots;
 	int cpu_part;
 	int cpu_revision;
+	/*
+	 * The flat metrics: NULL, the model's default ones only (IPC, CPI, GHz); "", all of
+	 * them (-m); else a comma-separated list of metric names and groups, matched without
+	 * regard to case, whose metrics are added to the default ones (model_metrics_check()
+	 * says which items match nothing; plan_new() ignores those).
+	 */
+	const char *metrics;
 };
 
 struct plan_event {
@@ -121,6 +139,9 @@ struct plan_metric {
 	const char *name;
 	const char *unit;
 	const char *desc;
+	int nr_groups;
+	const char *const *groups;	/* the model's metric groups it is in */
+	bool is_default;	/* one of the model's default metrics, shown without -m */
 	int group;		/* as plan_node's */
 	bool split;
 	const char *split_reason;
@@ -136,7 +157,18 @@ struct plan {
 	int nr_nodes;
 	struct plan_node *nodes;	/* reported nodes, in tree order */
 	int nr_metrics;
-	struct plan_metric *metrics;
+	struct plan_metric *metrics;	/* the default ones first, then those -m added */
+	/*
+	 * The groups each stage of planning filled, the tree's first, then the default
+	 * metrics' (base), then those -m adds (all: nr_groups), and whether they cannot all be
+	 * on the PMU's counters at once, so that the kernel time-shares them (each counted
+	 * part of the time, and scaled). A later stage's units may join an earlier one's
+	 * groups. Software events are never multiplexed.
+	 */
+	struct plan_stage {
+		int nr_groups;
+		bool multiplexed;
+	} tree, base, all;
 	void *priv;			/* compiled expressions, dependency sets */
 };
 
@@ -178,6 +210,7 @@ struct tma_input {
 	const double *counts;	/* per plan event: the scaled count */
 	const bool *counted;	/* per plan event: false when it never ran in the interval */
 	double interval_s;
+	double cpu_s;		/* the scope's busy CPU time in the interval (scope_cpu_s()) */
 	const double *retire_latency;	/* per plan event, or NULL: the model's defaults */
 };
 

@@ -69,6 +69,9 @@ struct model_metric {
 	char *unit;
 	char *desc;
 	struct expr *expr;
+	int nr_groups;
+	char **groups;		/* the file's "groups": what --metrics GROUP picks it by */
+	bool is_default;	/* counted and shown without -m */
 };
 
 struct model_range {

@@ -55,6 +55,26 @@ int model_opt(struct measure_opts *mo, int c, const char *arg)
 	}
 }
 
+int metrics_opt(struct measure_opts *mo, int c, int argc, char **argv)
+{
+	const char *list = "";
+
+	if (c != 'm' && c != OPT_METRICS)
+		return 0;
+	if (c == OPT_METRICS && optarg)
+		list = optarg;
+	else if (c == OPT_METRICS && optind < argc && argv[optind][0] != '-')
+		list = argv[optind++];
+	if (c == OPT_METRICS && optarg && !*optarg) {
+		pr_err("--metrics=: the list is empty (-m alone adds every metric)");
+		return -EINVAL;
+	}
+	/* once all, always all */
+	if (!mo->metrics || *mo->metrics)
+		mo->metrics = list;
+	return 1;
+}
+
 int output_opt(struct output_opts *oo, int c, const char *arg)
 {
 	switch (c) {

@@ -31,6 +31,7 @@ enum {
 	OPT_SWITCH_HOOK,
 	OPT_MAX_TASKS,
 	OPT_IRQ,
+	OPT_METRICS,
 	OPT_COMMAND_FIRST,
 };
 
@@ -46,6 +47,9 @@ enum {
 	{ "nmi-watchdog", no_argument, NULL, OPT_NMI_WATCHDOG },           \
 	{ "no-nmi-watchdog", no_argument, NULL, OPT_NO_NMI_WATCHDOG },     \
 	{ "slots", required_argument, NULL, OPT_SLOTS }
+
+/* -m, --metrics[=LIST]: with "m" in the short options; metrics_opt() takes them */
+#define METRICS_LONG_OPTION { "metrics", optional_argument, NULL, OPT_METRICS }
 
 /* --json/-j, --csv/-x SEP, --cdm DIR: the views on stdout and crucible's files */
 #define OUTPUT_LONG_OPTIONS                                                \
@@ -73,6 +77,14 @@ int opt_int(const char *opt, const char *s, long min, long max, const char *unit
  * not one; -EINVAL for a bad value, said.
  */
 int model_opt(struct measure_opts *mo, int c, const char *arg);
+
+/*
+ * Takes getopt's c into mo when it is -m or --metrics: 1; 0 when it is neither; -EINVAL for
+ * an empty list, said. -m takes no argument (toplev's); --metrics takes LIST as
+ * --metrics=LIST or, as perf's -M, from the next word when that is no option (argv[optind],
+ * which it then skips); without one it is -m. A list of the whole set is the whole set.
+ */
+int metrics_opt(struct measure_opts *mo, int c, int argc, char **argv);
 
 /*
  * Takes getopt's c (with its argument) into oo when it is an output option: 1; 0 when it is

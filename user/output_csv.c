@@ -47,8 +47,11 @@
  * Rows of a scope follow the model's tree order (toplev --no-sort: cgtma's models carry no
  * metric groups to sort by). A node not counted in an interval has no row.
  *
- * Models without nodes: one row per flat metric (sw: CPU_Utilization, Context_Switches, ...)
- * with the metric's unit ("CPUs", "/s"), and with -e one row per event, Unit "Count",
+ * After a scope's nodes, one row per flat metric the run computes (the default ones, IPC,
+ * CPI and GHz, and with -m the rest), as toplev -m writes its metrics: Area the metric's name,
+ * Unit its unit, "Metric" where it has none (toplev's metric_unit()), Multiplex that of its
+ * least-counted event. Models without nodes have these rows alone (sw: CPU_Utilization,
+ * Context_Switches, ... with the units "CPUs", "/s"), and with -e one row per event, Unit "Count",
  * Value the count in the interval, Multiplex that event's own. A metric's and an event's
  * row is there every interval, 0 or not: a scope's rows are the same set each time, for
  * the programs that read them.
@@ -442,7 +445,8 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 			continue;
 		f[F_AREA] = m->name;
 		f[F_VALUE] = metric_value(s->tma.metric[i], value, sizeof(value));
-		f[F_UNIT] = m->unit ? m->unit : "Metric";
+		/* toplev's metric_unit(): a metric without a unit is a "Metric" */
+		f[F_UNIT] = m->unit && *m->unit ? m->unit : "Metric";
 		f[F_DESC] = "";
 		f[F_SAMPLE] = sampled;
 		f[F_MUX] = multiplex_field(run, s, true, i, mux, sizeof(mux));

@@ -2,7 +2,9 @@
 /*
  * The terminal view. With a Top-Down model, one block per scope: the tree indented by level,
  * percentages with one decimal, `<==` on the bottleneck, nodes below threshold hidden unless
- * -v (then marked `<`). With a metrics-only model or -e events, one table row per scope.
+ * -v (then marked `<`), then the default metrics on one line (IPC, CPI, GHz), or with -m
+ * a block of every metric the run computes. With a metrics-only model or -e events, one
+ * table row per scope.
  * The multiplex fraction is shown wherever counters ran less than the whole time. With -T,
  * each cgroup's threads follow it, busiest first by cpu-clock (or task-clock, else the first
  * event): TEXT_TOP_TASKS of them, all with -v.
@@ -134,6 +136,83 @@ static void print_mark(FILE *f, const struct interval *iv, int k)
 		fprintf(f, "  (%s)", mark);
 }
 
+/* Whether the plan's metrics are the model's default ones alone (no -m): one line. */
+static bool default_metrics_only(const struct plan *p)
+{
+	for (int i = 0; i < p->nr_metrics; i++)
+		if (!p->metrics[i].is_default)
+			return false;
+	return true;
+}
+
+static double metric_multiplex(const struct run *run, const struct scope *s, int i)
+{
+	const int *events;
+	int nr = plan_metric_events(run->plan, i, &events);
+
+	return scope_multiplex(s, run, events, nr);
+}
+
+/*
+ * Under a scope's tree, its flat metrics: the default ones on one line ("IPC 0.652  CPI
+ * 1.534  GHz 2.812"; "-" where one was not counted), or with -m a block, one a line, with
+ * its unit and, where its events ran part of the time, how much.
+ */
+static void print_metrics(FILE *f, const struct run *run, const struct scope *s, int width)
+{
+	const struct plan *p = run->plan;
+
+	if (!p->nr_metrics)
+		return;
+	if (default_metrics_only(p)) {
+		fputc(' ', f);
+		for (int i = 0; i < p->nr_metrics; i++) {
+			const struct plan_metric *m = &p->metrics[i];
+			bool unit = m->unit && *m->unit && strcmp(m->unit, m->name);
+
+			if (!s->tma.metric_counted[i])
+				fprintf(f, " %s -", m->name);
+			else
+				fprintf(f, " %s %.3f%s%s", m->name, s->tma.metric[i],
+					unit ? " " : "", unit ? m->unit : "");
+			if (i + 1 < p->nr_metrics)
+				fputc(' ', f);
+		}
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "  metrics\n");
+	for (int i = 0; i < p->nr_metrics; i++) {
+		const struct plan_metric *m = &p->metrics[i];
+		double mux = metric_multiplex(run, s, i);
+
+		if (!s->tma.metric_counted[i]) {
+			fprintf(f, "    %-*s %9s\n", width - 4, m->name, "not counted");
+			continue;
+		}
+		fprintf(f, "    %-*s %9.3f", width - 4, m->name, s->tma.metric[i]);
+		if (m->unit && *m->unit)
+			fprintf(f, " %s", m->unit);
+		if (mux < 0.995)
+			fprintf(f, " (counted %.0f%%)", mux * 100);
+		if (m->split)
+			fprintf(f, " [split]");
+		fputc('\n', f);
+	}
+}
+
+/* The metrics block's name column: the tree's, or wider for a long metric name. */
+static int metrics_width(const struct plan *p, int width)
+{
+	for (int i = 0; i < p->nr_metrics; i++) {
+		int n = 4 + (int)strlen(p->metrics[i].name) + 1;
+
+		if (n > width)
+			width = n;
+	}
+	return width;
+}
+
 static void print_tree(FILE *f, const struct run *run, const struct interval *iv, int k)
 {
 	const struct scope *s = &iv->scopes[k];
@@ -187,6 +266,7 @@ static void print_tree(FILE *f, const struct run *run, const struct interval *iv
 	}
 	if (!printed)
 		fprintf(f, "  (no node crossed its threshold)\n");
+	print_metrics(f, run, s, metrics_width(p, width));
 	free(shown);
 }
 

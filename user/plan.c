@@ -565,8 +565,56 @@ static int make_deps(const struct plan_priv *priv, const struct grouper *g, cons
 	return 0;
 }
 
+/*
+ * Whether groups 0..nr-1 fit the counters together (and agree on the extra register): else
+ * the kernel time-shares them, each counted part of the time. 1, 0, or -ENOMEM.
+ */
+static int groups_fit(const struct grouper *g, int nr)
+{
+	unsigned long long *c, c1 = 0;
+	int n = 0, total = g->nr_extra, fit;
+
+	for (int k = 0; k < nr; k++)
+		total += g->groups[k].n;
+	c = calloc(total + 1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (int k = 0; k < nr; k++) {
+		const struct pgroup *pg = &g->groups[k];
+
+		if (pg->config1 && c1 && pg->config1 != c1) {
+			free(c);
+			return 0;
+		}
+		if (pg->config1)
+			c1 = pg->config1;
+		for (int i = 0; i < pg->n; i++)
+			if (!g->pm[pg->ev[i]])
+				c[n++] = g->mask[pg->ev[i]];
+	}
+	for (int i = 0; i < g->nr_extra; i++)
+		c[n++] = g->extra[i];
+	fit = assign(c, n);
+	free(c);
+	return fit;
+}
+
+/* Where a stage of planning ends: its groups, and whether they multiplex. */
+static int note_stage(const struct grouper *g, struct plan_stage *st)
+{
+	int fit = g->m->pmu.software ? 1 : groups_fit(g, g->nr_groups);
+
+	if (fit < 0)
+		return fit;
+	st->nr_groups = g->nr_groups;
+	st->multiplexed = !fit;
+	return 0;
+}
+
+/* Units in order: the first nr_base (the tree's, the default metrics') get the first groups. */
 static int group_events(struct plan *p, const struct model *m, const struct model_options *o,
-			const uint64_t *needed, const uint64_t *const *units, int nr_units)
+			const uint64_t *needed, const uint64_t *const *units, int nr_units,
+			int nr_base)
 {
 	struct plan_priv *priv = p->priv;
 	struct grouper g = {};
@@ -587,7 +635,12 @@ static int group_events(struct plan *p, const struct model *m, const struct mode
 	if (err)
 		goto out;
 	err = -ENOMEM;
-	for (int u = 0; u < nr_units; u++) {
+	for (int u = 0; u <= nr_units; u++) {
+		if ((u == p->nr_nodes && note_stage(&g, &p->tree)) ||
+		    (u == nr_base && note_stage(&g, &p->base)))
+			goto out;
+		if (u == nr_units)
+			break;
 		if (m->pmu.software) {
 			if (place_software(&g, units[u]))
 				goto out;
@@ -598,7 +651,7 @@ static int group_events(struct plan *p, const struct model *m, const struct mode
 		if (unit_group[u] == -2)
 			goto out;
 	}
-	if (emit_events(p, &g))
+	if (note_stage(&g, &p->all) || emit_events(p, &g))
 		goto out;
 	for (int u = 0; u < nr_units; u++) {
 		bool node = u < p->nr_nodes;
@@ -762,7 +815,7 @@ int plan_new(const struct model *m, const struct model_options *o, struct plan *
 	uint64_t *needed = NULL;
 	struct plan_priv *priv;
 	struct plan *p;
-	int i, k, w, nr_units = 0, err;
+	int i, k, w, nr_units = 0, nr_base_units = 0, err;
 
 	*pp = NULL;
 	err = check_options(m, o);
@@ -825,15 +878,27 @@ int plan_new(const struct model *m, const struct model_options *o, struct plan *
 		close_entity(&c, m->nr_aux + i);
 		units[nr_units++] = set_of(&c, m->nr_aux + i);
 	}
-	for (i = 0; i < m->nr_metrics; i++) {
-		p->metrics[i].name = m->metrics[i].name;
-		p->metrics[i].unit = m->metrics[i].unit;
-		p->metrics[i].desc = m->metrics[i].desc;
-		priv->model_metric[i] = i;
-		close_entity(&c, m->nr_aux + m->nr_nodes + i);
-		units[nr_units++] = set_of(&c, m->nr_aux + m->nr_nodes + i);
+	/* The default metrics, then those -m adds: the tree's groups and theirs come first. */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < m->nr_metrics; i++) {
+			const struct model_metric *mt = &m->metrics[i];
+			struct plan_metric *pm = &p->metrics[p->nr_metrics];
+
+			if (mt->is_default != !k || !model_metric_selected(m, i, o->metrics))
+				continue;
+			pm->name = mt->name;
+			pm->unit = mt->unit;
+			pm->desc = mt->desc;
+			pm->nr_groups = mt->nr_groups;
+			pm->groups = (const char *const *)mt->groups;
+			pm->is_default = mt->is_default;
+			priv->model_metric[p->nr_metrics++] = i;
+			close_entity(&c, m->nr_aux + m->nr_nodes + i);
+			units[nr_units++] = set_of(&c, m->nr_aux + m->nr_nodes + i);
+		}
+		if (!k)
+			nr_base_units = nr_units;
 	}
-	p->nr_metrics = m->nr_metrics;
 	for (i = 0; i < nr_units; i++) {
 		for (w = 0; w < c.words; w++)
 			needed[w] |= units[i][w];
@@ -859,7 +924,7 @@ int plan_new(const struct model *m, const struct model_options *o, struct plan *
 		}
 	}
 
-	err = group_events(p, m, o, needed, units, nr_units);
+	err = group_events(p, m, o, needed, units, nr_units, nr_base_units);
 	if (!err)
 		err = plan_memo(m, priv);
 out:

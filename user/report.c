@@ -216,6 +216,16 @@ struct scope *interval_add_task(struct interval *iv, const struct run *run, cons
 	return s;
 }
 
+double scope_cpu_s(const struct scope *s, int nr_events)
+{
+	__u64 enabled = 0;
+
+	for (int i = 0; i < nr_events; i++)
+		if (s->sum[i].enabled > enabled)
+			enabled = s->sum[i].enabled;
+	return enabled / 1e9;
+}
+
 static int derive_scope(const struct run *run, double interval_s, struct scope *s)
 {
 	bool *counted = NULL;
@@ -246,6 +256,7 @@ static int derive_scope(const struct run *run, double interval_s, struct scope *
 	in.counts = s->count;
 	in.counted = counted;
 	in.interval_s = interval_s;
+	in.cpu_s = scope_cpu_s(s, run->nr_events);
 	in.retire_latency = NULL;
 	err = tma_compute(run->plan, &in, &s->tma);
 	free(counted);

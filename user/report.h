@@ -225,6 +225,15 @@ const char *scope_incarnation(const struct interval *iv, int k, char *buf, size_
  */
 double scope_multiplex(const struct scope *s, const struct run *run, const int *events, int nr);
 
+/*
+ * The scope's busy CPU time in seconds, expressions' `cpu_s`: the most time any of its
+ * events was enabled in it. Events are enabled while the scope's slices run, so that is the
+ * time its tasks ran (a cgroup, a thread), its interrupts ran (an interrupt scope), or, for a
+ * CPU and the system, the whole time of their CPUs, idle included: the idle task runs in the
+ * root cgroup, so cgtma does not tell idle time apart (docs/topdown.md, "Metrics").
+ */
+double scope_cpu_s(const struct scope *s, int nr_events);
+
 /* "system", "cpu", "cgroup", "task" or "irq", as JSON lines and Prometheus labels name the
  * kinds. */
 const char *scope_kind_name(enum scope_kind kind);

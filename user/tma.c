@@ -273,6 +273,7 @@ int tma_compute(const struct plan *p, const struct tma_input *in, struct tma_res
 
 	memcpy(env.params, priv->params, sizeof(env.params));
 	env.params[EXPR_PARAM_INTERVAL_S] = in->interval_s;
+	env.params[EXPR_PARAM_CPU_S] = in->cpu_s;
 
 	/* Events outside the plan are never read: the plan holds every formula's closure. */
 	for (i = 0; i < m->nr_events; i++) {

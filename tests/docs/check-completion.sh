@@ -98,6 +98,10 @@ expect "$c -M sw -e cpu-clock,con" cpu-clock,context-switches
 expect_has "$c -M spr -e TOPDOWN.S" TOPDOWN.SLOTS
 expect_has "$c -e cyc" cycles
 
+# --metrics' names and groups, from list-events -m, after '='.
+expect "$c -M sw --metrics=CPU_" CPU_Migrations CPU_Utilization
+expect "$c -M sw --metrics=Page_Faults,Con" Page_Faults,Context_Switches
+
 # --irq's scopes, after '=' (bash completes the part after it).
 expect "$c --irq=NET_R" NET_RX
 expect "$c --irq=NET_RX,HR" NET_RX,HRTIMER

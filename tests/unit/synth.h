@@ -26,12 +26,9 @@ struct synth {
 	struct run run;
 };
 
-/* A plan of a built-in model (or, with model NULL, plain -e events). 0 or -1. */
-static inline int synth_open(struct synth *sy, const char *model, int level, bool perf_metrics,
-			     const char *const *events, int nr_events)
+/* The run's fields every synthetic run has. */
+static inline void synth_init(struct synth *sy, int level, bool perf_metrics)
 {
-	struct model_options mo = { .level = level, .perf_metrics = perf_metrics };
-
 	memset(sy, 0, sizeof(*sy));
 	sy->run.start_time = 1700000000.25;
 	sy->run.interval_ms = 1000;
@@ -40,23 +37,51 @@ static inline int synth_open(struct synth *sy, const char *model, int level, boo
 	sy->run.cpu = "Test CPU";
 	sy->run.kernel = "6.1.0-test";
 	sy->run.hostname = "testhost";
-	if (!model) {
-		sy->run.model = "events";
-		sy->run.nr_events = nr_events;
-		sy->run.event_names = events;
-		return 0;
-	}
-	if (model_load_builtin(model, &sy->model) || plan_new(sy->model, &mo, &sy->plan))
+}
+
+/*
+ * A plan of model m (which the synth then owns and frees), with -m's metrics (as
+ * model_options.metrics: NULL the default ones, "" all). 0 or -1.
+ */
+static inline int synth_open_model(struct synth *sy, struct model *m, int level,
+				   bool perf_metrics, const char *metrics)
+{
+	struct model_options mo = { .level = level, .perf_metrics = perf_metrics,
+				    .metrics = metrics };
+
+	synth_init(sy, level, perf_metrics);
+	sy->model = m;
+	if (!m || plan_new(m, &mo, &sy->plan))
 		return -1;
 	sy->names = calloc(sy->plan->nr_events + 1, sizeof(*sy->names));
 	if (!sy->names)
 		return -1;
 	for (int i = 0; i < sy->plan->nr_events; i++)
 		sy->names[i] = sy->plan->events[i].name;
-	sy->run.model = model;
+	sy->run.model = model_name(m);
 	sy->run.plan = sy->plan;
 	sy->run.nr_events = sy->plan->nr_events;
 	sy->run.event_names = sy->names;
+	return 0;
+}
+
+/* A plan of a built-in model (or, with model NULL, plain -e events). 0 or -1. */
+static inline int synth_open(struct synth *sy, const char *model, int level, bool perf_metrics,
+			     const char *const *events, int nr_events)
+{
+	struct model *m = NULL;
+
+	if (model) {
+		if (model_load_builtin(model, &m)) {
+			synth_init(sy, level, perf_metrics);
+			return -1;
+		}
+		return synth_open_model(sy, m, level, perf_metrics, NULL);
+	}
+	synth_init(sy, level, perf_metrics);
+	sy->run.model = "events";
+	sy->run.nr_events = nr_events;
+	sy->run.event_names = events;
 	return 0;
 }
 

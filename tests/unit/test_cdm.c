@@ -361,8 +361,9 @@ static void check_nodes(void)
 		if (i < 3)
 			files_free(&f);
 	}
-	/* Level 1 and 2 nodes of the system and the cgroup, nothing else. */
-	CHECK_INT(json_object_array_length(f.json), 2 * sy.plan->nr_nodes);
+	/* Level 1 and 2 nodes and the default metrics of the system and the cgroup. */
+	CHECK_INT(sy.plan->nr_metrics, 3);
+	CHECK_INT(json_object_array_length(f.json), 2 * (sy.plan->nr_nodes + 3));
 	{
 		static const char *const crucible[] = { "frontend-bound", "bad-speculation",
 			"backend-bound", "retiring", "memory-bound", "core-bound" };
@@ -1048,7 +1049,7 @@ static void check_report(void)
 	text = capture_end(&cap);
 	free(text);
 	CHECK(read_files(out, &f), "report --cdm files");
-	CHECK_INT(json_object_array_length(f.json), 2 * sy.plan->nr_nodes);
+	CHECK_INT(json_object_array_length(f.json), 2 * (sy.plan->nr_nodes + sy.plan->nr_metrics));
 	idx = find_idx(f.json, "core-bound", "/bench", NULL);
 	CHECK(idx >= 0, "the cgroup's core-bound");
 	CHECK_INT(rows_of(&f, idx, r, 8), 2);

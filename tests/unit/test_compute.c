@@ -91,6 +91,8 @@ static void test_usage(void)
 		{ { "--model", "spr", "-l", "0", "c.json" }, "--level 0: the minimum is 1" },
 		{ { "--model", "spr", "-l", "7", "c.json" }, "--level '7': expected an integer from 1 to 6" },
 		{ { "--model", "spr", "--interval", "0", "c.json" }, "bad interval '0'" },
+		{ { "--model", "spr", "--cpu-time", "-1", "c.json" }, "bad CPU time '-1'" },
+		{ { "--model", "spr", "--metrics=", "c.json" }, "--metrics=: the list is empty" },
 		{ { "--model", "spr" }, "no counts file" },
 		{ { "c.json" }, "no model" },
 		{ { "--model", "spr", "a.json", "b.json" }, "more than one counts file ('b.json')" },
@@ -287,6 +289,34 @@ static void test_errors(void)
 }
 
 /* The JSON output of vector 0 of a file: the vector's values, flags and bottleneck. */
+/*
+ * The default metrics, {"name", "value", "unit"} after the nodes, as tests/vectors/metrics.py
+ * computed them from the vector's counts; GHz over the CPU time compute takes by default,
+ * --interval's 1 s (the vector's is cpu_s).
+ */
+static void check_default_metrics(json_object *out, json_object *vec)
+{
+	static const char *const names[] = { "IPC", "CPI", "GHz" }, *const units[] = { "", "", "GHz" };
+	json_object *metrics = NULL, *want, *cpu_s;
+
+	CHECK(json_object_object_get_ex(out, "metrics", &metrics), "no metrics");
+	json_object_object_get_ex(vec, "metrics", &want);
+	json_object_object_get_ex(vec, "cpu_s", &cpu_s);
+	if (!metrics || !want || !cpu_s)
+		return;
+	CHECK_INT(json_object_array_length(metrics), 3);
+	for (size_t k = 0; k < 3 && k < json_object_array_length(metrics); k++) {
+		json_object *m = json_object_array_get_idx(metrics, k);
+		double w = json_object_get_double(json_object_object_get(want, names[k]));
+
+		if (k == 2)
+			w *= json_object_get_double(cpu_s);
+		CHECK_STR(json_object_get_string(json_object_object_get(m, "name")), names[k]);
+		CHECK_STR(json_object_get_string(json_object_object_get(m, "unit")), units[k]);
+		CHECK_NEAR(json_object_get_double(json_object_object_get(m, "value")), w, 1e-9);
+	}
+}
+
 static void check_json(const char *file, const char *const *args)
 {
 	json_object *vec, *out = NULL, *nodes = NULL, *expected, *model, *bn = NULL;
@@ -307,8 +337,7 @@ static void check_json(const char *file, const char *const *args)
 		goto out;
 	json_object_object_get_ex(out, "model", &model);
 	CHECK_STR(json_object_get_string(model), "spr");
-	/* no metrics in spr: no key */
-	CHECK(!json_object_object_get_ex(out, "metrics", NULL), "metrics key without metrics");
+	check_default_metrics(out, vec);
 	json_object_object_get_ex(vec, "expected", &expected);
 	json_object_object_get_ex(vec, "bottleneck", &bn);
 	CHECK_INT(json_object_array_length(nodes), json_object_object_length(expected));
@@ -393,7 +422,10 @@ static void test_table(void)
 	CHECK(strstr(r.out, "\n  Bad_Speculation                37.1 % Slots\n"), "%s", r.out);
 	CHECK(strstr(r.out, "\n      CXL_Mem_Bound              10.3 % Stalls           <   "
 			    "[split]\n"), "%s", r.out);
-	CHECK_INT(lines(r.out), 1 + 1 + 40);
+	/* the tree, then its default metrics on one line */
+	CHECK(strstr(r.out, "Microcode_Sequencer        53.7 % Slots\n"
+			    "  IPC 0.650  CPI 1.538  GHz 1.953\n"), "%s", r.out);
+	CHECK_INT(lines(r.out), 1 + 1 + 40 + 1);
 	result_free(&r);
 
 	/* the counts lack the perf-metrics events: the generic path, by default */
@@ -401,7 +433,7 @@ static void test_table(void)
 	r = compute((const char *[]){ "--model", "spr", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
 	CHECK(!strncmp(r.out, "model spr: level 1, perf-metrics off, SMT off\n", 46), "%s", r.out);
-	CHECK_INT(lines(r.out), 1 + 1 + 4);
+	CHECK_INT(lines(r.out), 1 + 1 + 4 + 1);
 	result_free(&r);
 
 	/* -l beyond the model's depth reports what there is; -M as every command takes it */
@@ -409,7 +441,7 @@ static void test_table(void)
 	r = compute((const char *[]){ "-M", "zen4", "-l", "6", "--smt", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
 	CHECK(!strncmp(r.out, "model zen4: level 2, perf-metrics off, SMT on\n", 46), "%s", r.out);
-	CHECK_INT(lines(r.out), 1 + 1 + 13);
+	CHECK_INT(lines(r.out), 1 + 1 + 13 + 1);
 	result_free(&r);
 }
 
@@ -421,24 +453,30 @@ static void test_table(void)
  */
 static void test_levels(void)
 {
+	/* the tree's level 1 takes every counter: a run says that IPC's group multiplexes */
+	static const char mux[] = "the default metrics' events (IPC, CPI, GHz) do not fit the "
+				  "counters beside the tree's: the PMU multiplexes 2 groups, each "
+				  "counted part of the time and scaled (cgtma list-events shows them)\n";
 	static const struct {
 		const char *model;
 		int level, shown;
 		const char *notice;
+		bool mux;
 	} cases[] = {
-		{ "neoverse-v1", 2, 1, "level 2: model 'neoverse-v1' has level 1 only: showing it" },
-		{ "neoverse-n2", 2, 1, "level 2: model 'neoverse-n2' has level 1 only: showing it" },
-		{ "neoverse-v2", 2, 1, "level 2: model 'neoverse-v2' has level 1 only: showing it" },
-		{ "neoverse-v2", 6, 1, "level 6: model 'neoverse-v2' has level 1 only: showing it" },
-		{ "neoverse-n3", 2, 2, NULL },
-		{ "neoverse-n3", 5, 4, "level 5: model 'neoverse-n3' has levels 1 to 4: showing them" },
-		{ "zen4", 6, 2, "level 6: model 'zen4' has levels 1 to 2: showing them" },
+		{ "neoverse-v1", 2, 1, "level 2: model 'neoverse-v1' has level 1 only: showing it", true },
+		{ "neoverse-n2", 2, 1, "level 2: model 'neoverse-n2' has level 1 only: showing it", true },
+		{ "neoverse-v2", 2, 1, "level 2: model 'neoverse-v2' has level 1 only: showing it", true },
+		{ "neoverse-v2", 6, 1, "level 6: model 'neoverse-v2' has level 1 only: showing it", true },
+		{ "neoverse-n3", 2, 2, NULL, false },
+		{ "neoverse-n3", 5, 4, "level 5: model 'neoverse-n3' has levels 1 to 4: showing them",
+		  false },
+		{ "zen4", 6, 2, "level 6: model 'zen4' has levels 1 to 2: showing them", false },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct measure_opts o = { .model = cases[i].model, .level = cases[i].level,
 					  .perf_metrics = -1, .smt = 0, .nmi_watchdog = 0 };
-		char file[64], level[8], want_err[160];
+		char file[64], level[8], want_err[512];
 		struct measurement m = {};
 		struct result r, r1;
 		int nodes = 0;
@@ -451,8 +489,8 @@ static void test_levels(void)
 				nodes += m.plan->nodes[k].level <= cases[i].shown;
 			CHECK_INT(m.plan->nr_nodes, nodes);
 		}
-		snprintf(want_err, sizeof(want_err), "%s%s", cases[i].notice ? cases[i].notice : "",
-			 cases[i].notice ? "\n" : "");
+		snprintf(want_err, sizeof(want_err), "%s%s%s", cases[i].notice ? cases[i].notice : "",
+			 cases[i].notice ? "\n" : "", cases[i].mux ? mux : "");
 		CHECK_STR(m.notices.buf ? m.notices.buf : "", want_err);
 		measurement_release(&m);
 
@@ -519,6 +557,81 @@ static void test_metrics_stdin(void)
 	result_free(&r);
 }
 
+/*
+ * -m, --metrics and --cpu-time on a model of spr's with two more metrics in groups: the
+ * default line, the block -m prints, the selection by group or name without regard to case,
+ * and the errors.
+ */
+static void test_metrics_option(void)
+{
+	static const char model[] = "/tmp/cgtma-test-metrics-model.json";
+	static const char extra[] =
+		"[{\"name\": \"Kernel_Test\", \"expr\": \"CPU_CLK_UNHALTED.THREAD / 4e9\", "
+		"\"unit\": \"\", \"desc\": \"x\", \"groups\": [\"Info.System\", \"Summary\"]}, "
+		"{\"name\": \"UopPI\", \"expr\": \"TOPDOWN.SLOTS / INST_RETIRED.ANY\", "
+		"\"unit\": \"uops\", \"desc\": \"x\", \"groups\": [\"Info.Thread\"]}]";
+	json_object *m = json_object_from_file("user/models/spr.json"), *metrics, *add;
+	struct result r;
+
+	add = json_tokener_parse(extra);
+	if (!m || !add || !json_object_object_get_ex(m, "metrics", &metrics)) {
+		CHECK(0, "no spr model to extend");
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(add); i++)
+		json_object_array_add(metrics, json_object_get(json_object_array_get_idx(add, i)));
+	json_object_to_file(model, m);
+	json_object_put(m);
+	json_object_put(add);
+	json_object_put(write_counts("tests/vectors/spr-perf-metrics.json", 0, NULL));
+
+	/* no -m: the default line; GHz over --cpu-time */
+	r = compute((const char *[]){ "--model-file", model, "--cpu-time", "0.5", TMP_COUNTS,
+				      NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(strstr(r.out, "\n  IPC 0.650  CPI 1.538  GHz 3.906\n") && !strstr(r.out, "UopPI"),
+	      "%s", r.out);
+	result_free(&r);
+	/* -m: every metric, one a line, with its unit */
+	r = compute((const char *[]){ "--model-file", model, "-m", TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(strstr(r.out, "<  \n  metrics\n"
+			    "    IPC                 0.650\n"
+			    "    CPI                 1.538\n"
+			    "    GHz                 1.953 GHz\n"
+			    "    Kernel_Test         0.488\n"
+			    "    UopPI               9.231 uops\n"), "%s", r.out);
+	result_free(&r);
+	/* a group, case ignored, after --metrics as perf's -M takes it: the defaults and it */
+	r = compute((const char *[]){ "--model-file", model, "--metrics", "summary", "--json",
+				      TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(strstr(r.out, "{\"name\":\"GHz\",\"value\":1.952880331,\"unit\":\"GHz\"},"
+			    "{\"name\":\"Kernel_Test\",\"value\":0.48822008275000001,"
+			    "\"unit\":\"\"}]}") && !strstr(r.out, "UopPI"), "%s", r.out);
+	result_free(&r);
+	/* a name, with --metrics=LIST */
+	r = compute((const char *[]){ "--model-file", model, "--metrics=UOPPI", "--json",
+				      TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 0);
+	CHECK(strstr(r.out, "\"UopPI\"") && !strstr(r.out, "Kernel_Test"), "%s", r.out);
+	result_free(&r);
+	/* a group that does not exist: a usage error, and what is close */
+	r = compute((const char *[]){ "--model-file", model, "--metrics", "Info.Thread,Sumary",
+				      TMP_COUNTS, NULL });
+	CHECK_INT(r.rc, 2);
+	CHECK_STR(r.err, "cgtma: --metrics: model spr has no metric or metric group 'Sumary': "
+		  "did you mean 'Summary'? (cgtma list-events -M spr -m lists them)\n");
+	CHECK_STR(r.out, "");
+	result_free(&r);
+	r = compute((const char *[]){ "--model-file", model, "--metrics", "IPC,,CPI", TMP_COUNTS,
+				      NULL });
+	CHECK_INT(r.rc, 2);
+	CHECK_STR(r.err, "cgtma: --metrics 'IPC,,CPI': an empty item in the list\n");
+	result_free(&r);
+	unlink(model);
+}
+
 int main(void)
 {
 	int fd = mkstemp(tmp_counts);
@@ -535,6 +648,7 @@ int main(void)
 	test_table();
 	test_levels();
 	test_metrics_stdin();
+	test_metrics_option();
 	unlink(TMP_COUNTS);
 	return test_done("compute");
 }

@@ -6,7 +6,8 @@
  * toplev command line, see tests/vectors) and toplev's format rules (tl_output.py OutputCSV,
  * tl_uval.py): "%.1f" of the percentage, "% Domain" with " <" below threshold, "<==", Stddev
  * "0.0", Multiplex as Python prints perf's percentage, the description on the bottleneck's
- * row only, once per run. One vector's lines are also spelled out literally.
+ * row only, once per run; then the default metrics' rows (IPC, CPI, GHz) as toplev -m writes
+ * its metrics. One vector's lines are also spelled out literally.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,6 +97,61 @@ static void expected_desc(const char *desc, char *buf, size_t len)
 		snprintf(buf, len, "%s", desc);
 }
 
+/*
+ * A metric's Value: three decimals, more below 0.1 until three significant digits show,
+ * trailing zeros dropped as Python prints a float.
+ */
+static const char *expected_metric(double v, char *buf, size_t len)
+{
+	int decimals = 3;
+	char *end;
+
+	while (decimals < 12 && v != 0 && fabs(v) * pow(10, decimals - 3) < 0.1)
+		decimals++;
+	snprintf(buf, len, "%.*f", decimals, v);
+	end = buf + strlen(buf) - 1;
+	while (end[-1] != '.' && *end == '0')
+		*end-- = '\0';
+	return buf;
+}
+
+/*
+ * The vector's default metrics (tests/vectors/metrics.py), in the models' order, as rows:
+ * their Unit is "Metric" where the metric has none, as toplev writes it.
+ */
+static int check_metric_rows(const char *text, int line, json_object *vec, const char *ts,
+			     const char *file, int idx)
+{
+	static const char *const names[] = { "IPC", "CPI", "GHz" };
+	json_object *metrics, *v;
+	char want[256], got[2048], num[64];
+
+	json_object_object_get_ex(vec, "metrics", &metrics);
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++, line++) {
+		CHECK(json_object_object_get_ex(metrics, names[k], &v), "%s[%d]: no %s", file,
+		      idx, names[k]);
+		snprintf(want, sizeof(want), "%s,%s,%s,%s,,,0.0,100.0,,", ts, names[k],
+			 expected_metric(json_object_get_double(v), num, sizeof(num)),
+			 k == 2 ? "GHz" : "Metric");
+		CHECK(line_at(text, line, got, sizeof(got)) && !strcmp(got, want),
+		      "%s[%d] line %d:\n     got  '%s'\n     want '%s'", file, idx, line, got, want);
+	}
+	return line;
+}
+
+/* The scope's events enabled (and running) for the vector's cpu_s, the GHz's divisor. */
+static void set_cpu_s(struct scope *s, int nr_events, json_object *vec)
+{
+	json_object *v;
+	__u64 ns;
+
+	if (!json_object_object_get_ex(vec, "cpu_s", &v))
+		return;
+	ns = (__u64)llround(json_object_get_double(v) * 1e9);
+	for (int i = 0; i < nr_events; i++)
+		s->sum[i].enabled = s->sum[i].running = ns;
+}
+
 static bool exp_thresh(json_object *expected, const char *full)
 {
 	json_object *e, *t;
@@ -147,6 +203,8 @@ static char *check_vector(const char *file, int idx, json_object *vec, bool verb
 		CHECK(0, "%s[%d]: counts missing or not whole", file, idx);
 		goto out;
 	}
+	set_cpu_s(&iv.scopes[0], sy.run.nr_events, vec);
+	set_cpu_s(&sum.scopes[0], sy.run.nr_events, vec);
 	CHECK_INT(report_derive(&sy.run, &iv), 0);
 	CHECK_INT(report_derive(&sy.run, &sum), 0);
 	text = render(",", &sy.run, ivs, 2);
@@ -199,6 +257,7 @@ static char *check_vector(const char *file, int idx, json_object *vec, bool verb
 				at += snprintf(split + at, sizeof(split) - at, "%s%s",
 					       at ? ", " : "", n->full_name);
 		}
+		line = check_metric_rows(text, line, vec, pass ? "SUMMARY" : "1.5", file, idx);
 		/* The split nodes printed, after the rows. */
 		if (at) {
 			snprintf(want, sizeof(want), "# split: %s: %s: computed from events in "
@@ -271,6 +330,9 @@ static void check_literal(void)
 		"Cycles stalled on serializing instructions (e...,resource_stalls.scoreboard,0.0,100.0,<==,",
 		"1.5,Backend_Bound.Core_Bound.Ports_Utilization,16.3,% Clocks,,,0.0,100.0,,",
 		"1.5,Retiring.Heavy_Operations.Microcode_Sequencer,53.7,% Slots,,uops_retired.ms,0.0,100.0,,",
+		"1.5,IPC,0.65,Metric,,,0.0,100.0,,",
+		"1.5,CPI,1.538,Metric,,,0.0,100.0,,",
+		"1.5,GHz,1.953,GHz,,,0.0,100.0,,",
 		"SUMMARY,Bad_Speculation,37.1,% Slots,,,0.0,100.0,,",
 	};
 	json_object *vecs = json_object_from_file("tests/vectors/spr-perf-metrics.json");
@@ -402,14 +464,23 @@ static void check_scopes(void)
 	CHECK(line_at(text, 1, got, sizeof(got)) && !strncmp(got, "2.0,system,Frontend_Bound,", 26),
 	      "first row: '%s'", got);
 	/*
-	 * -v: every node of the system, the split nodes' line (spr level 3 with perf-metrics
-	 * has two), then the next interval's rows: no second header.
+	 * -v: every node of the system, its three metrics, the split nodes' line (spr level 3
+	 * with perf-metrics has two), then the next interval's rows: no second header.
 	 */
+	CHECK_INT(sy.plan->nr_metrics, 3);
 	CHECK(line_at(text, 1 + sy.plan->nr_nodes, got, sizeof(got)) &&
+	      !strcmp(got, "2.0,system,IPC,0.65,Metric,,,0.0,100.0,,"), "IPC row: '%s'", got);
+	CHECK(line_at(text, 3 + sy.plan->nr_nodes, got, sizeof(got)) &&
+	      !strcmp(got, "2.0,system,GHz,1.953,GHz,,,0.0,100.0,,"), "GHz row: '%s'", got);
+	/* every scope kind has the metric rows after its nodes */
+	CHECK(strstr(text, "\n3.0,CPU1,GHz,1.953,GHz,") != NULL, "a CPU's GHz");
+	CHECK(strstr(text, "\n3.0,/half@CPU0,IPC,") != NULL, "a cgroup per CPU's IPC");
+	CHECK(strstr(text, "\n3.0,web:43(nginx),CPI,1.538,Metric,") != NULL, "a thread's CPI");
+	CHECK(line_at(text, 4 + sy.plan->nr_nodes, got, sizeof(got)) &&
 	      !strcmp(got, "# split: 2.0: Backend_Bound.Memory_Bound.CXL_Mem_Bound, "
 		      "Retiring.Light_Operations.Other_Light_Ops: computed from events in several "
 		      "groups, counted at different times"), "split line: '%s'", got);
-	CHECK(line_at(text, 2 + sy.plan->nr_nodes, got, sizeof(got)) &&
+	CHECK(line_at(text, 5 + sy.plan->nr_nodes, got, sizeof(got)) &&
 	      !strncmp(got, "3.0,system,Frontend_Bound,", 26), "second interval: '%s'", got);
 	CHECK(strstr(text, "\nTimestamp") == NULL, "a second header:\n%s", text);
 	CHECK(strstr(text, "\n3.0,system,Frontend_Bound,") != NULL, "system row");

@@ -114,6 +114,73 @@ static void check_split_nodes(int level, int want)
 }
 
 /*
+ * "metrics": {"IPC": F, "CPI": F, "GHz": F} on the row of every kind of scope, GHz over its
+ * own busy time (a cgroup and its thread ran half the second, an interrupt scope a quarter),
+ * null where its events were not counted; the last key of the row.
+ */
+static void check_metrics(void)
+{
+	static const struct {
+		enum scope_kind kind;
+		const char *name;
+		int cpu;
+		__u64 ns;
+		const char *want;
+	} scopes[] = {
+		{ SCOPE_SYSTEM, NULL, -1, 1000000000, "{\"IPC\":0.64999999992319035,"
+		  "\"CPI\":1.5384615386433365,\"GHz\":1.952880331}}" },
+		{ SCOPE_CPU, NULL, 3, 1000000000, "\"GHz\":1.952880331}}" },
+		{ SCOPE_CGROUP, "/a", -1, 500000000, "\"GHz\":3.905760662}}" },
+		{ SCOPE_CGROUP, "/a", 1, 0, "{\"IPC\":null,\"CPI\":null,\"GHz\":null}}" },
+		{ SCOPE_TASK, "/a", -1, 500000000, "\"GHz\":3.905760662}}" },
+		{ SCOPE_IRQ, "NET_RX", -1, 250000000, "\"GHz\":7.8115213240000001}}" },
+	};
+	json_object *vectors = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *counts = NULL;
+	struct interval iv = { .interval_s = 1 }, *ivs[1] = { &iv };
+	struct synth sy;
+	char *text, *row;
+
+	if (vectors)
+		json_object_object_get_ex(json_object_array_get_idx(vectors, 0), "counts", &counts);
+	CHECK_INT(synth_open(&sy, "spr", 1, true, NULL, 0), 0);
+	iv.time = sy.run.start_time + 1;
+	for (size_t k = 0; counts && k < sizeof(scopes) / sizeof(scopes[0]); k++) {
+		struct scope *s = scopes[k].kind == SCOPE_TASK ?
+			interval_add_task(&iv, &sy.run, scopes[k].name, 5, 5) :
+			interval_add_scope(&iv, &sy.run, scopes[k].kind, scopes[k].name,
+					   scopes[k].cpu);
+
+		for (int i = 0; s && i < sy.run.nr_events; i++) {
+			json_object *v;
+
+			json_object_object_get_ex(counts, sy.run.event_names[i], &v);
+			/* never running where never enabled: the scope did not run */
+			s->sum[i] = (struct cgtma_count){ (__u64)json_object_get_double(v),
+							  scopes[k].ns, scopes[k].ns };
+		}
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(&sy.run, ivs, 1);
+	CHECK(text != NULL, "render");
+	/* rows in the order added: each one's metrics, then the row's end */
+	row = text;
+	for (size_t k = 0; text && k < sizeof(scopes) / sizeof(scopes[0]); k++) {
+		char *m = strstr(row, ",\"metrics\":");
+		char *want = m ? strstr(m, scopes[k].want) : NULL;
+		char *next = m ? strstr(m, "{\"scope\":") : NULL;
+
+		CHECK(want && (!next || want < next), "row %zu: no '%s' in %s", k,
+		      scopes[k].want, m ? m : text);
+		row = m ? m + 1 : row;
+	}
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+	json_object_put(vectors);
+}
+
+/*
  * A damaged record's time, far past what a clock reads (the fuzzer's 1e250): no decimals
  * fit a line, and it is written whole as %g writes it, still JSON.
  */
@@ -300,5 +367,6 @@ int main(void)
 	synth_close(&sy);
 	check_split_nodes(3, 2);
 	check_split_nodes(2, 0);
+	check_metrics();
 	return test_done("json");
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "capture.h"
+#include "loadmodel.h"
 #include "model_internal.h"
 #include "suggest.h"
 #include "test.h"
@@ -60,19 +61,7 @@
 
 #define VALID HEAD PMU(4) EVENTS(EV("A"), EV("B")) NODES(ROOT("N1", "A / B", "val > 0.1"))
 
-static struct model *load(const char *json, char **msg)
-{
-	struct capture c;
-	struct model *m = NULL;
-	int err;
-
-	if (capture_begin(&c, 2))
-		return NULL;
-	err = model_load_string("t.json", json, strlen(json), &m);
-	*msg = capture_end(&c);
-	CHECK((err == 0) == (m != NULL), "error %d with model %p", err, (void *)m);
-	return m;
-}
+#define load load_model_text
 
 /* --- the loader --------------------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  * with -v, marked '<', the multiplex marks, the not-exact line, [split]), and the row order:
  * each cgroup's row with its threads under it (-T), and the interrupt scopes (--irq), which
  * interval_sort() puts after the threads, still printed; the marks that tell a cgroup's
- * incarnations apart.
+ * incarnations apart; the default metrics' line under each tree, and -m's block.
  */
 #include <stdlib.h>
 
@@ -55,12 +55,13 @@ static const struct {
 	const char *want[6];	/* whole lines, each with its newline before and after */
 	const char *absent[4];	/* text that must not be anywhere */
 } tree_cases[] = {
-	{ "percentages and the bottleneck", false, 1, 0,
+	{ "percentages, the bottleneck and the default metrics", false, 1, 0,
 	  { "\nsystem\n",
 	    "\n  Bad_Speculation           37.1 % Slots\n",
 	    "\n    Machine_Clears          24.3 % Slots\n",
 	    "\n  Backend_Bound             39.9 % Slots\n",
-	    "\n    Core_Bound              29.5 % Slots            <==\n" },
+	    "\n    Core_Bound              29.5 % Slots            <==\n"
+	    "  IPC 0.650  CPI 1.538  GHz 1.953\n" },
 	  { "Frontend_Bound", "Retiring", "Memory_Bound", "counted" } },
 	{ "below threshold, shown with -v and marked", true, 1, 0,
 	  { "\n  Frontend_Bound            10.9 % Slots            <  \n",
@@ -317,6 +318,170 @@ static void check_container_labels(void)
 	synth_close(&sy);
 }
 
+/* The scope's events enabled and running for ns: its busy CPU time, GHz's divisor. */
+static void set_time(struct scope *s, int nr_events, __u64 ns)
+{
+	for (int i = 0; s && i < nr_events; i++)
+		s->sum[i].enabled = s->sum[i].running = ns;
+}
+
+/* The text after the interval's header line (whose clock time is the machine's zone's). */
+static const char *after_header(const char *text)
+{
+	const char *nl = text ? strchr(text, '\n') : NULL;
+
+	return nl ? nl + 1 : "";
+}
+
+/*
+ * The default metrics' line under every kind of scope's tree, GHz over each scope's own busy
+ * time (the most enabled time of its events: 1 s for the system and a CPU, 0.5 s for a
+ * cgroup and its thread, 0.25 s for an interrupt scope), "-" where not counted (GHz needs
+ * the cycles alone); byte for byte.
+ */
+static void check_default_metrics(void)
+{
+	static const char want[] =
+		"system\n"
+		"  Bad_Speculation      37.1 % Slots\n"
+		"  Backend_Bound        39.9 % Slots            <==\n"
+		"  IPC 0.650  CPI 1.538  GHz 1.953\n"
+		"cpu0\n"
+		"  Bad_Speculation      37.1 % Slots\n"
+		"  Backend_Bound        39.9 % Slots            <==\n"
+		"  IPC 0.650  CPI 1.538  GHz 1.953\n"
+		"/a\n"
+		"  Bad_Speculation      37.1 % Slots\n"
+		"  Backend_Bound        39.9 % Slots            <==\n"
+		"  IPC 0.650  CPI 1.538  GHz 3.906\n"
+		"  w9:9\n"
+		"  Bad_Speculation      37.1 % Slots\n"
+		"  Backend_Bound        39.9 % Slots            <==\n"
+		"  IPC 0.650  CPI 1.538  GHz 3.906\n"
+		"/a@cpu1  [counted 0% of the time]\n"
+		"  Bad_Speculation      37.1 % Slots\n"
+		"  Backend_Bound        39.9 % Slots            <==\n"
+		"  IPC -  CPI -  GHz 1.953\n"
+		"irq:NET_RX\n"
+		"  Bad_Speculation      37.1 % Slots\n"
+		"  Backend_Bound        39.9 % Slots            <==\n"
+		"  IPC 0.650  CPI 1.538  GHz 7.812\n"
+		"\n";
+	json_object *vectors = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *counts = NULL;
+	struct interval iv = { .interval_s = 1 };
+	struct scope *s;
+	struct synth sy;
+	char *text;
+
+	if (vectors)
+		json_object_object_get_ex(json_object_array_get_idx(vectors, 0), "counts", &counts);
+	CHECK(counts != NULL, "spr-perf-metrics.json");
+	CHECK_INT(synth_open(&sy, "spr", 1, true, NULL, 0), 0);
+	iv.time = sy.run.start_time + 1;
+	synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1);
+	synth_scope(&sy, &iv, SCOPE_CPU, NULL, 0, counts, 1);
+	set_time(synth_scope(&sy, &iv, SCOPE_CGROUP, "/a", -1, counts, 1), sy.run.nr_events,
+		 SYNTH_ENABLED / 2);
+	/* the instructions were not counted on this CPU: no metric, the tree still */
+	s = synth_scope(&sy, &iv, SCOPE_CGROUP, "/a", 1, counts, 1);
+	if (s)
+		s->sum[synth_event(&sy, "INST_RETIRED.ANY")].running = 0;
+	set_time(synth_scope(&sy, &iv, SCOPE_IRQ, "NET_RX", -1, counts, 1), sy.run.nr_events,
+		 SYNTH_ENABLED / 4);
+	s = interval_add_task(&iv, &sy.run, "/a", 9, 9);
+	if (s) {
+		snprintf(s->comm, sizeof(s->comm), "w9");
+		memcpy(s->sum, iv.scopes[2].sum, sy.run.nr_events * sizeof(*s->sum));
+	}
+	CHECK_INT(iv.nr_scopes, 6);
+	interval_sort(&iv);
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(&sy.run, &iv);
+	CHECK(text && !strcmp(after_header(text), want), "got:\n%s\nwant:\n%s",
+	      after_header(text), want);
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+	json_object_put(vectors);
+}
+
+/*
+ * -m: a block of every metric under the tree, its unit, how much of the time its events ran
+ * where that was not all, "not counted" where never; byte for byte. The model is spr's with
+ * two more metrics, in groups.
+ */
+static void check_metrics_block(void)
+{
+	static const char extra[] =
+		"[{\"name\": \"UopPI\", \"expr\": \"TOPDOWN.SLOTS / INST_RETIRED.ANY\", "
+		"\"unit\": \"uops\", \"desc\": \"d\", \"groups\": [\"Pipeline\"]}, "
+		"{\"name\": \"L1_Misses_per_Second\", \"expr\": \"MEM_LOAD_RETIRED.L1_MISS / "
+		"interval_s\", \"unit\": \"/s\", \"desc\": \"d\", \"groups\": [\"Mem\"]}]";
+	static const char want_system[] =
+		"system\n"
+		"  Bad_Speculation      37.1 % Slots\n"
+		"  Backend_Bound        39.9 % Slots            <==\n"
+		"  metrics\n"
+		"    IPC                       0.650\n"
+		"    CPI                       1.538\n"
+		"    GHz                       1.953 GHz\n"
+		"    UopPI                     9.231 uops\n"
+		"    L1_Misses_per_Second  184323.000 /s\n"
+		"/a  [counted 50% of the time]\n";
+	static const char want_a[] =
+		"    L1_Misses_per_Second  184324.000 /s (counted 50%)\n"
+		"/b  [counted 0% of the time]\n";
+	static const char want_b[] =
+		"    UopPI                     9.231 uops\n"
+		"    L1_Misses_per_Second  not counted\n\n";
+	json_object *vectors = json_object_from_file("tests/vectors/spr-perf-metrics.json");
+	json_object *counts = NULL, *spr = json_object_from_file("user/models/spr.json");
+	json_object *metrics = NULL, *add = json_tokener_parse(extra);
+	const char *json = NULL;
+	struct interval iv = { .interval_s = 1 };
+	struct model *m = NULL;
+	struct scope *s;
+	struct synth sy;
+	char *text;
+	int l1;
+
+	if (vectors)
+		json_object_object_get_ex(json_object_array_get_idx(vectors, 0), "counts", &counts);
+	if (spr && add && json_object_object_get_ex(spr, "metrics", &metrics))
+		for (size_t i = 0; i < json_object_array_length(add); i++)
+			json_object_array_add(metrics,
+					      json_object_get(json_object_array_get_idx(add, i)));
+	if (metrics)
+		json = json_object_to_json_string(spr);
+	CHECK(counts && json && !model_load_string("spr+", json, strlen(json), &m), "model");
+	CHECK_INT(synth_open_model(&sy, m, 1, true, ""), 0);
+	CHECK_INT(sy.plan->nr_metrics, 5);
+	l1 = synth_event(&sy, "MEM_LOAD_RETIRED.L1_MISS");
+	iv.time = sy.run.start_time + 1;
+	synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1);
+	s = synth_scope(&sy, &iv, SCOPE_CGROUP, "/a", -1, counts, 1);
+	if (s && l1 >= 0)
+		synth_multiplex(s, l1, 0.5);
+	s = synth_scope(&sy, &iv, SCOPE_CGROUP, "/b", -1, counts, 1);
+	if (s && l1 >= 0)
+		s->sum[l1].running = 0;
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(&sy.run, &iv);
+	CHECK(text && !strncmp(after_header(text), want_system, sizeof(want_system) - 1),
+	      "got:\n%s", after_header(text));
+	CHECK(text && strstr(text, want_a), "got:\n%s", after_header(text));
+	CHECK(text && strlen(text) > strlen(want_b) &&
+	      !strcmp(text + strlen(text) - strlen(want_b), want_b), "got:\n%s",
+	      after_header(text));
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+	json_object_put(add);
+	json_object_put(spr);
+	json_object_put(vectors);
+}
+
 int main(void)
 {
 	check_tree_lines();
@@ -324,5 +489,7 @@ int main(void)
 	check_split_marker();
 	check_incarnations();
 	check_container_labels();
+	check_default_metrics();
+	check_metrics_block();
 	return test_done("text");
 }

@@ -57,9 +57,51 @@ static int plan_node(const struct plan *p, const char *full_name)
 	return -1;
 }
 
+static int plan_metric(const struct plan *p, const char *name)
+{
+	for (int i = 0; i < p->nr_metrics; i++)
+		if (!strcmp(p->metrics[i].name, name))
+			return i;
+	return -1;
+}
+
+/*
+ * The vector's "metrics" (tests/vectors/metrics.py: the sources' IPC, CPI and GHz, from its
+ * counts and cpu_s), each within 1e-9; the three are default metrics of every model that
+ * counts instructions and cycles.
+ */
+static void check_metrics(const char *file, int idx, json_object *vec, const struct plan *p,
+			  const struct tma_result *r)
+{
+	static const char *const defaults[] = { "IPC", "CPI", "GHz" };
+	json_object *metrics;
+
+	CHECK(json_object_object_get_ex(vec, "metrics", &metrics), "%s[%d]: no metrics", file,
+	      idx);
+	if (!metrics)
+		return;
+	for (size_t k = 0; k < sizeof(defaults) / sizeof(defaults[0]); k++) {
+		int i = plan_metric(p, defaults[k]);
+
+		CHECK(i >= 0 && p->metrics[i].is_default, "%s[%d]: %s is no default metric", file,
+		      idx, defaults[k]);
+	}
+	json_object_object_foreach(metrics, name, want) {
+		int i = plan_metric(p, name);
+
+		CHECK(i >= 0, "%s[%d]: the model has no metric %s", file, idx, name);
+		if (i < 0)
+			continue;
+		CHECK(r->metric_counted[i], "%s[%d]: metric %s not counted", file, idx, name);
+		CHECK(fabs(r->metric[i] - json_object_get_double(want)) <= VALUE_TOLERANCE,
+		      "%s[%d]: %s = %.17g, reference %.17g", file, idx, name, r->metric[i],
+		      json_object_get_double(want));
+	}
+}
+
 static void run_vector(const char *file, int idx, json_object *vec)
 {
-	json_object *jmodel, *counts, *expected, *jbn;
+	json_object *jmodel, *counts, *expected, *jbn, *jcpu;
 	struct model_options o = { 0 };
 	struct tma_result r = { .bottleneck = -1 }, ref = { .bottleneck = -1 };
 	struct tma_input in = { .interval_s = 1 };
@@ -89,6 +131,7 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	o.slots = get_int(vec, "slots");
 	o.cpu_part = get_int(vec, "cpu_part");
 	o.cpu_revision = get_int(vec, "cpu_revision");
+	o.metrics = "";		/* every metric: a vector may check more than the defaults */
 	err = plan_new(m, &o, &p);
 	CHECK(!err, "%s[%d]: no plan", file, idx);
 	if (err)
@@ -108,6 +151,8 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	}
 	in.counts = values;
 	in.counted = counted;
+	if (json_object_object_get_ex(vec, "cpu_s", &jcpu))
+		in.cpu_s = json_object_get_double(jcpu);
 	err = tma_result_init(&r, p);
 	if (!err)
 		err = tma_compute(p, &in, &r);
@@ -134,6 +179,8 @@ static void run_vector(const char *file, int idx, json_object *vec)
 		      "%s[%d]: memoized values differ from recomputed ones", file, idx);
 	}
 	tma_result_release(&ref);
+
+	check_metrics(file, idx, vec, p, &r);
 
 	/* The same nodes, both ways. */
 	CHECK_INT(p->nr_nodes, json_object_object_length(expected));
