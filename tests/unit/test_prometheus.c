@@ -97,14 +97,8 @@ static void add_scope(struct interval *iv, const struct scope_spec *sp)
 		}
 	}
 	t = &s->tma;
-	t->value = calloc(3, sizeof(*t->value));
-	t->counted = calloc(3, sizeof(*t->counted));
-	t->above = calloc(3, sizeof(*t->above));
-	t->metric = calloc(5, sizeof(*t->metric));
-	t->metric_counted = calloc(5, sizeof(*t->metric_counted));
-	t->bottleneck = -1;
 	s->has_tma = true;
-	CHECK(t->value && t->counted && t->above && t->metric && t->metric_counted, "calloc");
+	CHECK_INT(synth_result(t, &plan), 0);
 	for (int n = 0; n < 2; n++) {
 		t->value[n] = sp->node[n];
 		t->counted[n] = !isnan(sp->node[n]);
