@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: cgtma report FILE [--json | -x SEP] [-l N] [--cdm DIR] [--html OUT.html]\n"
+"Usage: cgtma report FILE [--json | -x SEP | --top N] [-l N] [--cdm DIR] [--html OUT.html]\n"
 "                         [--folded OUT [--folded-pid]] [--pprof OUT.pb.gz] [-v]\n"
 "\n"
 "Recomputes the intervals and the summary of a run recorded with `cgtma --record FILE`,\n"
@@ -42,6 +43,8 @@ static void usage(FILE *f)
 "      --pprof FILE    the sampled stacks as a gzipped pprof profile, every event, labelled\n"
 "                      by cgroup, pid and comm (go tool pprof, Pyroscope, Parca, Grafana)\n"
 "                      --html, --folded and --pprof alone print nothing else\n"
+"      --top N         the terminal shows the N busiest cgroups of each interval (by CPU\n"
+"                      time) and one row summing the rest, as the live --top\n"
 "  -l, --level N       Top-Down levels (default: as recorded); deeper than recorded needs\n"
 "                      events the run did not count\n"
 "  -v, --verbose       show nodes below threshold and idle cgroups\n"
@@ -74,13 +77,14 @@ struct report_args {
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-	enum { OPT_HTML = OPT_COMMAND_FIRST, OPT_FOLDED, OPT_FOLDED_PID, OPT_PPROF };
+	enum { OPT_HTML = OPT_COMMAND_FIRST, OPT_FOLDED, OPT_FOLDED_PID, OPT_PPROF, OPT_TOP };
 	static const struct option long_options[] = {
 		OUTPUT_LONG_OPTIONS,
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
 		{ "folded-pid", no_argument, NULL, OPT_FOLDED_PID },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "top", required_argument, NULL, OPT_TOP },
 		{ "level", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -104,6 +108,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		case OPT_PPROF:
 			a->pprof = optarg;
+			break;
+		case OPT_TOP:
+			if (opt_int("--top", optarg, 1, INT_MAX, "", &a->out.top))
+				return -EINVAL;
 			break;
 		case 'l':
 			if (opt_int("--level", optarg, 1, LEVEL_MAX, "", &a->level))

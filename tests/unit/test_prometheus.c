@@ -395,9 +395,9 @@ static void test_page(void)
 	CHECK_NOT_IN(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/stays\"");
 	/* One family for the model's metrics: the metric by name, its unit where it has one. */
 	CHECK_LINE(page, "# HELP cgtma_metric Flat metric of the model in the last interval: "
-			 "metric is its name as the model spells it (toplev's or perf's: IPC, CPI, "
-			 "GHz, CPU_Utilization, ...), unit its unit where it has one. Absent when an "
-			 "event it reads was not counted.");
+		   "metric is its name as the model spells it (toplev's or perf's: IPC, CPI, "
+		   "GHz, CPU_Utilization, ...), unit its unit where it has one. Absent when an "
+		   "event it reads was not counted.");
 	CHECK_LINE(page, "# TYPE cgtma_metric gauge");
 	CHECK_LINE(page, "cgtma_metric{scope=\"system\",metric=\"CPU_Utilization\","
 			 "unit=\"CPUs\"} 2.5");
