@@ -146,6 +146,9 @@ static void usage(FILE *f)
 "  -o, --output FILE       write what would go to standard output (the terminal's view,\n"
 "                          --json or -x) to FILE, made or emptied, as perf stat -o\n"
 "      --record FILE       keep every interval's raw counts for `cgtma report`\n"
+"      --top N             the terminal shows the N busiest tracked cgroups of each\n"
+"                          interval (by CPU time) and one row summing the rest,\n"
+"                          '+ K others'; every other output keeps every row\n"
 "  -v, --verbose           show nodes below threshold, idle cgroups and interrupt scopes,\n"
 "                          libbpf's warnings\n"
 "  -h, --help              this help\n"
@@ -165,6 +168,7 @@ static void usage(FILE *f)
 "                                          plain event counts per cgroup\n"
 "  cgtma -G /bench -- uperf -m profile.xml profile a command's run\n"
 "  cgtma -C 2-3 -G /bench -A               only the CPUs the benchmark is pinned to\n"
+"  cgtma --all-containers --top 10         the 10 busiest containers, the rest summed\n"
 "\n"
 "Needs root (or CAP_PERFMON and CAP_BPF) and a kernel with BTF, Linux 5.10 or later.\n"
 "Exit status: 0 success, 1 failure, 2 bad usage, 3 a selector matched nothing; with --\n"
@@ -202,6 +206,7 @@ enum {
 	OPT_PPROF,
 	OPT_SAMPLE_MAX,
 	OPT_NO_MATCH_STATUS,
+	OPT_TOP,
 };
 
 static const struct option long_options[] = {
@@ -232,6 +237,7 @@ static const struct option long_options[] = {
 	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "output", required_argument, NULL, 'o' },
+	{ "top", required_argument, NULL, OPT_TOP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -394,6 +400,10 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		case 'o':
 			env.out.out_file = optarg;
 			break;
+		case OPT_TOP:
+			if (opt_int("--top", optarg, 1, INT_MAX, "", &env.out.top))
+				goto usage_error;
+			break;
 		case 'v':
 			log_set_level(LOG_VERBOSE);
 			break;
@@ -442,6 +452,11 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	if (env.folded_pid && !env.folded) {
 		pr_err("--folded-pid shapes the --folded file: add --folded FILE");
+		goto usage_error;
+	}
+	if (env.out.top && !selection_opts_any(&env.select)) {
+		pr_err("--top N picks among tracked cgroups: add -G, -p, --all-cgroups or "
+		       "--all-containers");
 		goto usage_error;
 	}
 	if (env.sample && !selection_opts_any(&env.select)) {

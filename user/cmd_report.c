@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: cgtma report FILE [--json | -x SEP] [-l N] [--cdm DIR] [--html OUT.html]\n"
+"Usage: cgtma report FILE [--json | -x SEP | --top N] [-l N] [--cdm DIR] [--html OUT.html]\n"
 "                         [--folded OUT [--folded-pid]] [--pprof OUT.pb.gz] [-v]\n"
 "\n"
 "Recomputes the intervals and the summary of a run recorded with `cgtma --record FILE`,\n"
@@ -42,6 +43,8 @@ static void usage(FILE *f)
 "      --pprof FILE    the sampled stacks as a gzipped pprof profile, every event, labelled\n"
 "                      by cgroup, pid and comm (go tool pprof, Pyroscope, Parca, Grafana)\n"
 "                      --html, --folded and --pprof alone print nothing else\n"
+"      --top N         the terminal shows the N busiest cgroups of each interval (by CPU\n"
+"                      time) and one row summing the rest, as the live --top\n"
 "  -l, --level N       Top-Down levels (default: as recorded); deeper than recorded needs\n"
 "                      events the run did not count\n"
 "  -v, --verbose       show nodes below threshold and idle cgroups\n"
@@ -74,13 +77,14 @@ struct report_args {
 
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-	enum { OPT_HTML = OPT_COMMAND_FIRST, OPT_FOLDED, OPT_FOLDED_PID, OPT_PPROF };
+	enum { OPT_HTML = OPT_COMMAND_FIRST, OPT_FOLDED, OPT_FOLDED_PID, OPT_PPROF, OPT_TOP };
 	static const struct option long_options[] = {
 		OUTPUT_LONG_OPTIONS,
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "folded", required_argument, NULL, OPT_FOLDED },
 		{ "folded-pid", no_argument, NULL, OPT_FOLDED_PID },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "top", required_argument, NULL, OPT_TOP },
 		{ "level", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -104,6 +108,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			break;
 		case OPT_PPROF:
 			a->pprof = optarg;
+			break;
+		case OPT_TOP:
+			if (opt_int("--top", optarg, 1, INT_MAX, "", &a->out.top))
+				return -EINVAL;
 			break;
 		case 'l':
 			if (opt_int("--level", optarg, 1, LEVEL_MAX, "", &a->level))
@@ -236,6 +244,60 @@ static int map_events(struct replay *rp, int level)
 	return -EINVAL;		/* -l asked for more than was recorded */
 }
 
+/* ", NAME" for each of a's names not in b, 8 at most, into buf; how many there are. */
+static int names_missing(const char *const *a, int na, const char *const *b, int nb, char *buf,
+			 size_t len)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < na; i++) {
+		int k = 0;
+
+		while (k < nb && strcmp(a[i], b[k]))
+			k++;
+		if (k < nb)
+			continue;
+		if (n++ < 8)
+			snprintf(buf + strlen(buf), len - strlen(buf), ", %s", a[i]);
+	}
+	if (n > 8)
+		snprintf(buf + strlen(buf), len - strlen(buf), " and %d more", n - 8);
+	return n;
+}
+
+/*
+ * The plan computes the metrics the run computed, those the record names (version 7 on):
+ * the outputs then show what the live run's showed, or report says why it cannot.
+ */
+static int check_metrics(const struct replay *rp)
+{
+	const struct record_header *h = rp->h;
+	const struct plan *p = rp->plan;
+	const char **planned = calloc(p->nr_metrics + 1, sizeof(*planned));
+	char lacks[512], extra[512];
+	int nl, ne;
+
+	if (!planned) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < p->nr_metrics; i++)
+		planned[i] = p->metrics[i].name;
+	nl = names_missing((const char *const *)h->metrics, h->nr_metrics, planned,
+			   p->nr_metrics, lacks, sizeof(lacks));
+	ne = names_missing(planned, p->nr_metrics, (const char *const *)h->metrics,
+			   h->nr_metrics, extra, sizeof(extra));
+	free(planned);
+	if (nl)
+		pr_err("%s: the run computed metrics this cgtma does not plan from the recorded "
+		       "model: %s", rp->file, lacks + 2);
+	if (ne)
+		pr_err("%s: this cgtma plans metrics the run did not compute: %s", rp->file,
+		       extra + 2);
+	return nl || ne ? -EIO : 0;
+}
+
 /* level: the one asked for, and then the one shown (a model's depth at most). */
 static int setup_plan(struct replay *rp, int *level)
 {
@@ -257,6 +319,8 @@ static int setup_plan(struct replay *rp, int *level)
 	err = plan_new(rp->model, &mo, &rp->plan);
 	if (err)
 		return -EIO;	/* as recorded, the plan was made once: a damaged record */
+	if (h->has_metrics && (err = check_metrics(rp)))
+		return err;
 	return map_events(rp, *level);
 }
 

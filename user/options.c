@@ -99,5 +99,9 @@ int output_opts_check(const struct output_opts *oo)
 		pr_err("--json and -x both write to stdout: give one");
 		return -EINVAL;
 	}
+	if (oo->top && (oo->json || oo->csv_sep)) {
+		pr_err("--top N shapes the terminal's view, which --json and -x replace: give one");
+		return -EINVAL;
+	}
 	return 0;
 }

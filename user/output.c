@@ -54,7 +54,7 @@ int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
 		else if (oo->csv_sep)
 			err = output_csv_open(stdout, oo->csv_sep, &o);
 		else
-			err = output_text_open(stdout, &o);
+			err = output_text_open(stdout, oo->top, &o);
 		if (!err && (err = view_file_open(oo->out_file, &o->file)))
 			output_close(o);
 		if (!err)

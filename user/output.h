@@ -52,6 +52,7 @@ struct output_opts {
 	const char *prometheus;	/* --prometheus [ADDR:]PORT */
 	const char *record;	/* --record FILE */
 	const char *html;	/* report --html FILE */
+	int top;		/* --top N: the terminal's busiest N cgroups; 0 for all */
 	bool no_stdout;		/* no view on stdout, not even the terminal's (report --html
 				 * alone); --json and -x are then ignored */
 };
@@ -88,8 +89,11 @@ int outputs_emit(struct output **outs, int n, const struct run *run, const struc
  */
 bool outputs_stdout_closed(struct output **outs, int n);
 
-/* The terminal view: a table of counts or metrics, or the Top-Down tree per scope. */
-int output_text_open(FILE *f, struct output **o);
+/*
+ * The terminal view: a table of counts or metrics, or the Top-Down tree per scope; top
+ * above 0 shows only the top busiest tracked cgroups and a row for the rest (--top, top.h).
+ */
+int output_text_open(FILE *f, int top, struct output **o);
 /*
  * The terminal view of one interval's scopes, without the header above them: each scope's
  * tree (every node with run->verbose, '<' on those below threshold), or the table of

@@ -19,8 +19,9 @@
  *   kebab style as crucible's toplev integration named them (Frontend_Bound is
  *   frontend-bound, Memory_Bound memory-bound, L1_Bound l1-bound), value in percent (a share
  *   of the pipeline's slots: a utilisation);
- * - every flat metric (sw: CPU_Utilization is cpu-utilization, Context_Switches
- *   context-switches), value in the metric's unit (CPUs, per second, per cycle);
+ * - every flat metric the plan computes (IPC is ipc, CPI cpi, GHz ghz; sw's CPU_Utilization
+ *   cpu-utilization, Context_Switches context-switches), value in the metric's unit (per
+ *   cycle, GHz, CPUs, per second);
  * - with -e, every event as a rate: count per second, type the event's name in the same
  *   style.
  * A type that would repeat another (a model file whose short names collide) uses the full

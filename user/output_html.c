@@ -11,10 +11,12 @@
  *     ancestor), named where the name fits;
  *   - the fraction of the time the counters ran, where it was below 100 %.
  *
- * A model without nodes (the software model) or an -e run gets one line chart per metric
- * (or event rate) instead. Intervals where a scope existed but ran nothing (a row of zeros,
- * or no row between its first and last: fill_idle()), or its events were not counted, are
- * hatched; before a cgroup appeared or after it went, the chart is blank (an interrupt
+ * Under the tree, the model's IPC and GHz over time, each a line (TREE_METRICS: the default
+ * metrics on every model that counts instructions and cycles; CPI is IPC's inverse), where
+ * the run computed them. A model without nodes (the software model: CPU_Utilization first)
+ * or an -e run gets one line chart per metric (or event rate) instead. Intervals where a
+ * scope existed but ran nothing (a row of zeros, or no row between its first and last:
+ * fill_idle()), or its events were not counted, are hatched; before a cgroup appeared or after it went, the chart is blank (an interrupt
  * scope is there from the start: an idle one has no rows). Per-CPU scopes are not charted.
  * Long runs are averaged into at most MAX_POINTS points per chart, weighted by interval
  * length. A container's or pod's cgroup is titled by its name, as the terminal shows it.
@@ -127,10 +129,20 @@ struct html_sink {
 
 /* --- colors ------------------------------------------------------------------------- */
 
-static const struct {
-	const char *node;
+struct named_color {
+	const char *name;	/* a node's or a metric's */
 	const char *color;
-} known_colors[] = {
+};
+
+/* The metrics charted under a tree, by name, and their lines' colors. */
+static const struct named_color tree_metrics[] = {
+	{ "IPC", "#76b7b2" },
+	{ "GHz", "#9c755f" },
+};
+
+#define TREE_METRICS (sizeof(tree_metrics) / sizeof(tree_metrics[0]))
+
+static const struct named_color known_colors[] = {
 	{ "Frontend_Bound", "#4e79a7" },
 	{ "Bad_Speculation", "#e15759" },
 	{ "Backend_Bound", "#f28e2b" },
@@ -208,7 +220,7 @@ static void color_tree(struct html_sink *h)
 		if (c->level != 1)
 			continue;
 		for (size_t k = 0; k < sizeof(known_colors) / sizeof(known_colors[0]); k++)
-			if (strcmp(c->name, known_colors[k].node) == 0)
+			if (strcmp(c->name, known_colors[k].name) == 0)
 				color = known_colors[k].color;
 		if (!color)
 			color = palette[next++ % (sizeof(palette) / sizeof(palette[0]))];
@@ -229,6 +241,21 @@ static void color_tree(struct html_sink *h)
 		}
 		shade(h->cols[c->parent].color, n == 1 ? 0 : -0.3 + 0.65 * k / (n - 1), c->color);
 	}
+}
+
+/* The columns of the metrics charted under the tree that the plan computes (level 0). */
+static int add_tree_metrics(struct html_sink *h, const struct plan *p)
+{
+	for (size_t k = 0; k < TREE_METRICS; k++)
+		for (int i = 0; i < p->nr_metrics; i++) {
+			if (strcmp(p->metrics[i].name, tree_metrics[k].name))
+				continue;
+			if (add_col(h, p->metrics[i].name, p->metrics[i].unit, 0, -1, i))
+				return -ENOMEM;
+			snprintf(h->cols[h->nr_cols - 1].color, sizeof(h->cols[0].color), "%s",
+				 tree_metrics[k].color);
+		}
+	return 0;
 }
 
 static int html_begin(struct output *o, const struct run *run)
@@ -253,7 +280,7 @@ static int html_begin(struct output *o, const struct run *run)
 	h->events = !p || (!p->nr_nodes && !p->nr_metrics);
 
 	if (h->tree) {
-		h->cols = calloc(p->nr_nodes, sizeof(*h->cols));
+		h->cols = calloc(p->nr_nodes + TREE_METRICS, sizeof(*h->cols));
 		h->node_name = calloc(p->nr_nodes, sizeof(*h->node_name));
 		h->node_col = calloc(p->nr_nodes, sizeof(*h->node_col));
 		node_to_col = calloc(p->nr_nodes, sizeof(*node_to_col));
@@ -282,6 +309,8 @@ static int html_begin(struct output *o, const struct run *run)
 					 n->parent >= 0 ? h->node_col[n->parent] : -1;
 		}
 		color_tree(h);
+		if (add_tree_metrics(h, p))
+			goto out;
 	} else {
 		int n = h->events ? run->nr_events : p->nr_metrics;
 
@@ -448,9 +477,11 @@ static void scope_values(const struct html_sink *h, const struct run *run,
 		val[c] = NAN;
 		if (!sc->ran)
 			continue;
-		if (h->tree && sc->has_tma && sc->tma.counted[k])
+		/* In the tree view the metrics' columns are those of level 0. */
+		if (h->tree && h->cols[c].level && sc->has_tma && sc->tma.counted[k])
 			val[c] = sc->tma.value[k];
-		else if (!h->tree && !h->events && sc->has_tma && sc->tma.metric_counted[k])
+		else if (!h->events && !h->cols[c].level && sc->has_tma &&
+			 sc->tma.metric_counted[k])
 			val[c] = sc->tma.metric[k];
 		else if (h->events && sc->state[k] == COUNT_OK && interval_s > 0)
 			val[c] = sc->count[k] / interval_s;
@@ -993,9 +1024,10 @@ static double nice_ceil(double x)
 /*
  * One number format on the whole page, axes, legends and summaries alike: three significant
  * digits and an SI prefix ("5 k", "3.78 M", "0.5", "12 m"); only a value past every prefix
- * (1e21 and up: a damaged record's) takes an exponent. unit (NULL or
- * "" for none) follows, joined to the prefix when it is a rate ("3.78 k/s"), else spaced
- * ("1.5 CPUs").
+ * (1e21 and up: a damaged record's) takes an exponent. unit (NULL: none shown) follows,
+ * joined to the prefix when it is a rate ("3.78 k/s"), else spaced ("1.5 CPUs"). A metric
+ * without a unit ("": IPC, CPI) below 1 is a plain decimal, as toplev and perf print it
+ * ("0.27", "0.0125"), not "270 m".
  */
 static void fmt_value(double v, const char *unit, char *buf, size_t len)
 {
@@ -1004,6 +1036,10 @@ static void fmt_value(double v, const char *unit, char *buf, size_t len)
 	double m = fabs(v), r;
 	int p = 3, decimals, n;
 
+	if (unit && !*unit && m >= 0.001 && m < 1) {
+		snprintf(buf, len, "%.3g", v);
+		return;
+	}
 	if (!unit)
 		unit = "";
 	if (m == 0 || !isfinite(m)) {
@@ -1109,7 +1145,8 @@ static void flat_panel(FILE *f, const struct view *v, double y, int c)
 			vmax = x;
 	}
 	ymax = nice_ceil(vmax);
-	panel_title(f, y, col->name, col->unit);
+	/* "GHz", not "GHz (GHz)". */
+	panel_title(f, y, col->name, col->unit && strcmp(col->unit, col->name) ? col->unit : NULL);
 	fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
 		PLOT_X, y, PLOT_W, FLAT_H);
 	line_series(f, v, y, FLAT_H, ymax, col->color, get_col, &ca);
@@ -1119,7 +1156,8 @@ static void flat_panel(FILE *f, const struct view *v, double y, int c)
 
 		fprintf(f, "<line class=\"%s\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
 			i ? "grid" : "axis", PLOT_X, yy, PLOT_X + PLOT_W, yy);
-		fmt_value(ymax * i / 2, NULL, buf, sizeof(buf));
+		/* The axis as the values: plain decimals for a metric without a unit. */
+		fmt_value(ymax * i / 2, col->unit && !*col->unit ? "" : NULL, buf, sizeof(buf));
 		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
 			"</text>\n", PLOT_X - 6, yy + 4, buf);
 	}
@@ -1141,16 +1179,18 @@ static void summary_line(FILE *f, const struct html_sink *h, const struct html_s
 		for (int c = 0; c < h->nr_cols; c++) {
 			const struct html_col *col = &h->cols[c];
 
-			if (h->tree && col->level != 1)
+			bool node = h->tree && col->level;
+
+			if (col->level == 2)
 				continue;
 			fputs(shown++ ? " &middot; " : "", f);
-			if (h->tree)
+			if (node)
 				fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>",
 					col->color);
 			html_escape(f, col->name);
 			if (!isfinite(s->sum_val[c]))
 				fputs(" <b>not counted</b>", f);
-			else if (h->tree)
+			else if (node)
 				fprintf(f, " <b>%.1f %%</b>", s->sum_val[c] * 100);
 			else {
 				fmt_value(s->sum_val[c], col->unit, buf, sizeof(buf));
@@ -1457,6 +1497,8 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 	if (h->tree) {
 		height = TITLE_H + TREE_H + AXIS_H + (level2 ? TITLE_H + TREE_H + AXIS_H : 0) +
 			 TITLE_H + STRIP_H + GAP;
+		for (int c = 0; c < h->nr_cols; c++)
+			height += h->cols[c].level ? 0 : TITLE_H + FLAT_H + AXIS_H;
 	} else {
 		height = h->nr_cols * (TITLE_H + FLAT_H + AXIS_H);
 	}
@@ -1488,11 +1530,13 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 		}
 		bottleneck_strip(f, &v, y);
 		y += STRIP_H + GAP + TITLE_H;
-	} else {
-		for (int c = 0; c < h->nr_cols; c++) {
-			flat_panel(f, &v, y, c);
-			y += FLAT_H + AXIS_H + TITLE_H;
-		}
+	}
+	/* The flat view's metrics, or those under the tree (IPC, GHz). */
+	for (int c = 0; c < h->nr_cols; c++) {
+		if (h->cols[c].level)
+			continue;
+		flat_panel(f, &v, y, c);
+		y += FLAT_H + AXIS_H + TITLE_H;
 	}
 	if (mux)
 		mux_panel(f, &v, y);

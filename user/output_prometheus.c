@@ -10,7 +10,7 @@
  *   cgtma_events_total{scope,[cgroup,[container,][pod,namespace,]][cpu,]event}  counter
  *   cgtma_multiplex_ratio{scope,[cgroup,][cpu,]event}                 gauge 0..1
  *   cgtma_topdown_ratio{scope,[cgroup,][cpu,]node,level}              gauge 0..1
- *   cgtma_metric_<name>[_<unit>]{scope,[cgroup,][cpu,]}               gauge, one per model metric
+ *   cgtma_metric{scope,[cgroup,][cpu,]metric[,unit]}                 gauge
  *   cgtma_bpf_run_seconds_total, cgtma_bpf_runs_total                 counters
  *
  * scope is "system", "cpu" or "cgroup", as in --json; with --per-cpu a cgroup's series on one
@@ -28,9 +28,11 @@
  * (a thread's also with its cgroup's): a counter that left the page would start again from
  * zero.
  *
- * The model's metrics are one family each rather than one family with a metric label: their
- * units differ (CPUs, events per second, instructions per cycle), and a family's samples should
- * share a unit so that sum() and avg() over its labels mean something.
+ * The model's flat metrics (IPC, CPI, GHz, CPU_Utilization, ...) are one family with the
+ * metric's name as a label, as toplev and perf name them, and its unit as another where it has
+ * one: a query picks a metric by name ({metric="IPC"}), and aggregates over the scope labels,
+ * never over metric, whose samples differ in unit. A metric's series count is a node's: one per
+ * scope, as cgtma_topdown_ratio.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -100,9 +102,6 @@ struct prom {
 	int nr_events;
 	struct series *series;		/* in interval_sort()'s order: by key */
 	int nr_series;
-	int nr_metrics;
-	char **metric_family;		/* per plan metric: family name, NULL if left out */
-	bool prepared;
 	/* The marks since the start (a scrape every 15 s sees those of every interval). */
 	unsigned long long missed_slices, inexact_intervals, missed_max_ns, missed_unbounded;
 };
@@ -321,106 +320,6 @@ static void series_drop_removed(struct prom *p)
 
 /* --- the page ------------------------------------------------------------------------ */
 
-/* A word separator, unless at the start or after one. */
-static void sb_sep(struct strbuf *sb)
-{
-	if (sb->len && sb->buf[sb->len - 1] != '_')
-		strbuf_addstr(sb, "_");
-}
-
-/* s in snake case: CPU_Utilization is cpu_utilization, insn/cycle insn_per_cycle. */
-static void metric_name_part(struct strbuf *sb, const char *s)
-{
-	bool sep = false;
-
-	for (; *s; s++) {
-		char c = tolower((unsigned char)*s);
-
-		if (isalnum((unsigned char)c)) {
-			if (sep)
-				sb_sep(sb);
-			strbuf_add(sb, &c, 1);
-			sep = false;
-			continue;
-		}
-		sep = true;
-		if (c == '/' || c == '%') {
-			sb_sep(sb);
-			strbuf_addstr(sb, c == '/' ? "per" : "percent");
-		}
-	}
-}
-
-/* Family names for the model's metrics: cgtma_metric_<name>[_<unit>]. */
-static char *metric_family_name(const struct plan_metric *m)
-{
-	struct strbuf name = STRBUF_INIT, unit = STRBUF_INIT;
-
-	strbuf_addstr(&name, "cgtma_metric_");
-	metric_name_part(&name, m->name);
-	if (m->unit && m->unit[0]) {
-		metric_name_part(&unit, !strcmp(m->unit, "/s") ? "per second" : m->unit);
-		/* Cycles_per_Second in /s: ..._cycles_per_second, not _per_second twice. */
-		if (unit.len && !unit.failed &&
-		    !(name.len > unit.len && name.buf[name.len - unit.len - 1] == '_' &&
-		      !strcmp(name.buf + name.len - unit.len, unit.buf))) {
-			strbuf_addstr(&name, "_");
-			strbuf_addstr(&name, unit.buf);
-		}
-	}
-	if (unit.failed) {
-		strbuf_release(&unit);
-		strbuf_release(&name);
-		return NULL;
-	}
-	strbuf_release(&unit);
-	return strbuf_detach(&name, NULL);
-}
-
-static bool family_name_taken(const struct prom *p, int upto, const char *name)
-{
-	for (int i = 0; i < upto; i++)
-		if (p->metric_family[i] && !strcmp(p->metric_family[i], name))
-			return true;
-	return false;
-}
-
-/* The metric families, once per run: whichever of begin or interval comes first. */
-static int prepare(struct prom *p, const struct run *run)
-{
-	int n = run->plan ? run->plan->nr_metrics : 0;
-
-	if (p->prepared)
-		return 0;
-
-	for (int i = 0; i < p->nr_metrics; i++)	/* a retry after a failure */
-		free(p->metric_family[i]);
-	free(p->metric_family);
-	p->nr_metrics = 0;
-	p->nr_events = run->nr_events;
-	p->metric_family = calloc(n + 1, sizeof(*p->metric_family));
-	if (!p->metric_family)
-		return -ENOMEM;
-	p->nr_metrics = n;
-	for (int i = 0; i < n; i++) {
-		const struct plan_metric *m = &run->plan->metrics[i];
-		char *name = metric_family_name(m);
-
-		if (!name)
-			return -ENOMEM;
-		/* Names that differ only in case or punctuation would merge two families. */
-		if (!strcmp(name, "cgtma_metric_") || family_name_taken(p, i, name)) {
-			pr_warn("prometheus: metric '%s' has no distinct name (%s); left out",
-				m->name, name);
-			free(name);
-			continue;
-		}
-		p->metric_family[i] = name;
-	}
-	p->prepared = true;
-	return 0;
-}
-
 static void family_header(struct strbuf *sb, const char *name, const char *type, const char *help)
 {
 	strbuf_addf(sb, "# HELP %s ", name);
@@ -526,61 +425,49 @@ static const struct tma_result *series_tma(const struct series *s)
 	return s->now && s->now->has_tma ? &s->now->tma : NULL;
 }
 
-static void render_tma(struct strbuf *sb, const struct prom *p, const struct run *run)
+/*
+ * cgtma_topdown_ratio (metrics false: the tree's nodes) or cgtma_metric (the flat metrics): a
+ * sample per series and node or metric counted in the last interval.
+ */
+static void render_tma_family(struct strbuf *sb, const struct prom *p, const struct plan *plan,
+			      bool metrics)
 {
-	const struct plan *plan = run->plan;
+	const char *family = metrics ? "cgtma_metric" : "cgtma_topdown_ratio";
+	int n = metrics ? plan->nr_metrics : plan->nr_nodes, samples = 0;
 	size_t start = sb->len;
-	int samples = 0;
 
-	if (!plan)
-		return;
-	family_header(sb, "cgtma_topdown_ratio", "gauge",
+	family_header(sb, family, "gauge", metrics ?
+		      "Flat metric of the model in the last interval: metric is its name as the "
+		      "model spells it (toplev's or perf's: IPC, CPI, GHz, CPU_Utilization, ...), "
+		      "unit its unit where it has one. Absent when an event it reads was not "
+		      "counted." :
 		      "Top-Down fraction of the node in the last interval (node is the full path "
 		      "in the tree). Absent when an event it needs was not counted.");
 	for (int i = 0; i < p->nr_series; i++) {
 		const struct series *s = &p->series[i];
 		const struct tma_result *t = series_tma(s);
 
-		for (int n = 0; t && n < plan->nr_nodes; n++) {
-			if (!t->counted[n] || !isfinite(t->value[n]))
+		for (int k = 0; t && k < n; k++) {
+			double v = metrics ? t->metric[k] : t->value[k];
+
+			if (!(metrics ? t->metric_counted[k] : t->counted[k]) || !isfinite(v))
 				continue;
-			strbuf_addstr(sb, "cgtma_topdown_ratio");
+			strbuf_addstr(sb, family);
 			scope_labels(sb, s);
-			strbuf_addstr(sb, ",node=\"");
-			sb_escaped(sb, plan->nodes[n].full_name, true);
-			strbuf_addf(sb, "\",level=\"%d\"", plan->nodes[n].level);
-			sample_value(sb, t->value[n]);
+			if (metrics) {
+				const struct plan_metric *m = &plan->metrics[k];
+
+				label(sb, "metric", m->name);
+				label(sb, "unit", m->unit && m->unit[0] ? m->unit : NULL);
+			} else {
+				label(sb, "node", plan->nodes[k].full_name);
+				strbuf_addf(sb, ",level=\"%d\"", plan->nodes[k].level);
+			}
+			sample_value(sb, v);
 			samples++;
 		}
 	}
 	family_end(sb, start, samples);
-
-	for (int m = 0; m < p->nr_metrics; m++) {
-		const struct plan_metric *pm = &plan->metrics[m];
-		const char *name = p->metric_family[m];
-		char help[1024];
-
-		if (!name)
-			continue;
-		start = sb->len;
-		samples = 0;
-		snprintf(help, sizeof(help), "%s%s%s%s (model metric %s, last interval).",
-			 pm->desc ? pm->desc : pm->name, pm->unit && pm->unit[0] ? " [" : "",
-			 pm->unit ? pm->unit : "", pm->unit && pm->unit[0] ? "]" : "", pm->name);
-		family_header(sb, name, "gauge", help);
-		for (int i = 0; i < p->nr_series; i++) {
-			const struct series *s = &p->series[i];
-			const struct tma_result *t = series_tma(s);
-
-			if (!t || !t->metric_counted[m] || !isfinite(t->metric[m]))
-				continue;
-			strbuf_addstr(sb, name);
-			scope_labels(sb, s);
-			sample_value(sb, t->metric[m]);
-			samples++;
-		}
-		family_end(sb, start, samples);
-	}
 }
 
 /* The interval's exactness, and the marks since the start as counters. */
@@ -636,7 +523,10 @@ static void render(struct strbuf *sb, const struct prom *p, const struct run *ru
 	strbuf_addf(sb, "cgtma_interval_seconds %.6f\n", iv->interval_s);
 	render_exactness(sb, p, iv);
 	render_events(sb, p, run);
-	render_tma(sb, p, run);
+	if (run->plan) {
+		render_tma_family(sb, p, run->plan, false);
+		render_tma_family(sb, p, run->plan, true);
+	}
 	if (iv->has_bpf_stats) {
 		family_header(sb, "cgtma_bpf_run_seconds_total", "counter",
 			      "Time cgtma's sched_switch BPF program ran in the kernel, since it "
@@ -837,11 +727,8 @@ static int prom_begin(struct output *o, const struct run *run)
 {
 	struct prom *p = o->priv;
 	struct strbuf sb = STRBUF_INIT;
-	int err;
 
-	err = prepare(p, run);
-	if (err)
-		return err;
+	p->nr_events = run->nr_events;
 	render(&sb, p, run, NULL);
 	return publish(p, &sb);
 }
@@ -854,9 +741,7 @@ static int prom_interval(struct output *o, const struct run *run, const struct i
 	struct scope *kept = NULL;
 	int err;
 
-	err = prepare(p, run);
-	if (err)
-		return err;
+	p->nr_events = run->nr_events;
 	/*
 	 * Thread rows only with --prometheus-tasks: a series per thread is a cardinality that
 	 * few servers want. Left out of a shallow copy (irq scopes sort after them), in order.
@@ -900,9 +785,6 @@ static void prom_close(struct output *o)
 	for (int i = 0; i < p->nr_series; i++)
 		series_release(&p->series[i]);
 	free(p->series);
-	for (int i = 0; i < p->nr_metrics; i++)
-		free(p->metric_family[i]);
-	free(p->metric_family);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

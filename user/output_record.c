@@ -193,6 +193,10 @@ static int record_begin(struct output *o, const struct run *run)
 		put_u32(&b, p ? p->events[i].group : i);
 		put_u8(&b, p ? p->events[i].fixed : 0);
 	}
+	/* What report must compute again: the metrics -m chose are no option it has. */
+	put_u32(&b, p ? p->nr_metrics : 0);
+	for (int i = 0; p && i < p->nr_metrics; i++)
+		put_str(&b, p->metrics[i].name);
 	/* Without its header a record is nothing: this failure ends the sink. */
 	err = finish(&b);
 	if (!err)

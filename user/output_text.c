@@ -19,6 +19,7 @@
 #include "containers.h"
 #include "output.h"
 #include "profile.h"
+#include "top.h"
 
 #define LABEL_MAX 40
 #define TEXT_TOP_TASKS 5
@@ -501,30 +502,49 @@ int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv
 
 static int text_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
-	int err;
+	const int *top = o->priv;
+	struct top_view v;
+	int made = 0, err;
 
 	print_header(o->f, run, iv);
-	err = output_text_scopes(o->f, run, iv);
+	/* --top N: the N busiest cgroups and a row for the rest. */
+	if (*top && (made = top_view_make(run, iv, *top, &v)) < 0)
+		return made;
+	err = output_text_scopes(o->f, run, made ? &v.shown : iv);
+	if (made)
+		top_view_release(&v);
 	if (err)
 		return err;
 	fputc('\n', o->f);
 	return fflush(o->f) ? -errno : 0;
 }
 
+static void text_close(struct output *o)
+{
+	free(o->priv);
+}
+
 static const struct output_ops text_ops = {
 	.interval = text_interval,
 	.summary = text_interval,
+	.close = text_close,
 };
 
-int output_text_open(FILE *f, struct output **op)
+int output_text_open(FILE *f, int top, struct output **op)
 {
 	struct output *o = calloc(1, sizeof(*o));
+	int *priv = malloc(sizeof(*priv));
 
-	if (!o)
+	if (!o || !priv) {
+		free(o);
+		free(priv);
 		return -ENOMEM;
+	}
+	*priv = top;
 	o->ops = &text_ops;
 	o->name = "terminal";
 	o->f = f;
+	o->priv = priv;
 	*op = o;
 	return 0;
 }

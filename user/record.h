@@ -3,7 +3,7 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 6 (1 to 5 are read too):
+ * The format is binary, little-endian, version 7 (1 to 6 are read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
@@ -16,6 +16,10 @@
  *               str:model str:model-json u32:level u8:perf-metrics u8:smt u8:per-cpu
  *               u8:cgroups u8:has-plan u32:reserved-counters u32:nr-events
  *               (str:name str:encoding u32:group u8:fixed){nr-events}
+ *               [u32:nr-metrics str:metric{nr-metrics}]
+ *               the metrics (from version 7 on): the flat metrics the plan computed, by
+ *               name, in its order (the model's default ones and those -m added); none
+ *               for an -e run
  *   interval := u32:seq f64:time f64:interval-s u8:has-bpf-stats u64:bpf-run-time-ns
  *               u64:bpf-run-cnt [u64:missed-slices] [u64:missed-max-ns u64:missed-unbounded
  *               u32:nr-marks mark{nr-marks}] u32:nr-events u32:nr-scopes scope{nr-scopes}
@@ -58,8 +62,8 @@
  *               record holds the samples of its own span: any number of them come between
  *               the header and the summary (never between a gap and its interval), and a
  *               reader sums them. Readers of versions 1 to 3 refuse a version 4 file by its
- *               version, readers of version 4 a version 5 file, and readers of version 5 a
- *               version 6 file.
+ *               version, readers of version 4 a version 5 file, readers of version 5 a
+ *               version 6 file, and readers of version 6 a version 7 file.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
@@ -79,7 +83,7 @@
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 6
+#define RECORD_VERSION 7
 #define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */
@@ -115,6 +119,13 @@ struct record_header {
 	char **encodings;		/* per recorded event */
 	int *group;
 	bool *fixed;
+	/*
+	 * The flat metrics the run computed, by name, in its plan's order (version 7 on);
+	 * has_metrics false for an older record, which did not say.
+	 */
+	bool has_metrics;
+	int nr_metrics;
+	char **metrics;
 };
 
 /* Where and why reading stopped before the end. */

@@ -271,6 +271,30 @@ static void advance(struct record_reader *r, size_t len)
 	r->index++;
 }
 
+/* The header's metric names (version 7 on), after its events. */
+static int parse_metrics(struct record_reader *r, struct cursor *c, struct record_error *e)
+{
+	struct record_header *h = &r->h;
+	bool nomem = false;
+	uint32_t n = get_u32(c);
+
+	if (c->short_read || n > RECORD_MAX_EVENTS || (n && !h->has_plan))
+		return damage(r, e, "malformed header (%u metrics)", n);
+	h->metrics = calloc(n + 1, sizeof(*h->metrics));
+	if (!h->metrics)
+		return -ENOMEM;
+	h->has_metrics = true;
+	for (uint32_t i = 0; i < n; i++) {
+		h->metrics[i] = get_str(c, NULL, &nomem);
+		if (nomem)
+			return -ENOMEM;
+		if (c->short_read || !h->metrics[i])
+			return damage(r, e, "malformed header (metric %u of %u)", i + 1, n);
+		h->nr_metrics++;
+	}
+	return 0;
+}
+
 static int parse_header(struct record_reader *r, size_t len, struct record_error *e)
 {
 	struct cursor c = { .p = r->buf, .left = len };
@@ -321,6 +345,12 @@ static int parse_header(struct record_reader *r, size_t len, struct record_error
 			return -ENOMEM;
 		if (c.short_read || !r->event_names[i])
 			return damage(r, e, "malformed header (event %u of %u)", i + 1, n);
+	}
+	if (h->version >= 7) {
+		int err = parse_metrics(r, &c, e);
+
+		if (err)
+			return err;
 	}
 	if (c.left)
 		return damage(r, e, "malformed header (%zu bytes left over)", c.left);
@@ -833,6 +863,9 @@ void record_reader__close(struct record_reader *r)
 	free(h->encodings);
 	free(h->group);
 	free(h->fixed);
+	for (int i = 0; i < h->nr_metrics; i++)
+		free(h->metrics[i]);
+	free(h->metrics);
 	free(r->buf);
 	profile_release(&r->profile);
 	free(r);

@@ -114,7 +114,8 @@ wait_for 10 same || die "Prometheus has $CPU_CLOCK = $(value "$CPU_CLOCK"), cgtm
 per_cpu=$(value "sum(cgtma_events_total{cgroup=\"$SPIN\",cpu!=\"\",event=\"cpu-clock\"})")
 [ "$per_cpu" = "$v" ] || die "the per-CPU cpu-clock series of $SPIN add up to '$per_cpu', not $v"
 # While it spun, CPU_Utilization of the cgroup rose to what it got of one CPU.
-peak=$(value "max_over_time(cgtma_metric_cpu_utilization_cpus{$SEL}[1m])")
+UTIL="cgtma_metric{$SEL,metric=\"CPU_Utilization\",unit=\"CPUs\"}"
+peak=$(value "max_over_time($UTIL[1m])")
 awk -v p="${peak:-0}" -v u="$usage_ns" -v w="$wall_ns" \
 	'BEGIN { exit !(p >= 0.5 * u / w && p <= 1.1) }' ||
 	die "CPU_Utilization of $SPIN peaked at '$peak'; it used $usage_ns ns in $wall_ns ns"

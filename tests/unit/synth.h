@@ -128,6 +128,23 @@ static inline struct scope *synth_scope(struct synth *sy, struct interval *iv,
 	return s;
 }
 
+/*
+ * A result for a plan made by the test (no model behind it, so no tma_result_init()): its
+ * arrays zeroed, as the scope's release frees them; the test fills in what tma_compute()
+ * would. 0 or -1.
+ */
+static inline int synth_result(struct tma_result *t, const struct plan *p)
+{
+	memset(t, 0, sizeof(*t));
+	t->bottleneck = -1;
+	t->value = calloc(p->nr_nodes + 1, sizeof(*t->value));
+	t->counted = calloc(p->nr_nodes + 1, sizeof(*t->counted));
+	t->above = calloc(p->nr_nodes + 1, sizeof(*t->above));
+	t->metric = calloc(p->nr_metrics + 1, sizeof(*t->metric));
+	t->metric_counted = calloc(p->nr_metrics + 1, sizeof(*t->metric_counted));
+	return t->value && t->counted && t->above && t->metric && t->metric_counted ? 0 : -1;
+}
+
 /* Events counted part of the time: counter scaled back, running = enabled * fraction. */
 static inline void synth_multiplex(struct scope *s, int event, double fraction)
 {

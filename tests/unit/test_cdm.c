@@ -445,6 +445,145 @@ out:
 	release(&iv, 1, &sy, dir);
 }
 
+/*
+ * The flat metrics beside a Top-Down tree (a plan made here, its results filled in as
+ * tma_compute() would): one type per metric, the metric's name in kebab case (IPC is ipc,
+ * CPU_Utilization cpu-utilization, perf's branch_misprediction_rate
+ * branch-misprediction-rate), a thread's task-ipc; each series named as its scope's node
+ * series are; a metric not counted has no row. Both files byte for byte.
+ */
+static void check_flat_metrics(void)
+{
+	static const char *const events[] = { "cycles" };
+	static struct plan_node nodes[] = {
+		{ .name = "Frontend_Bound", .full_name = "Frontend_Bound", .level = 1,
+		  .parent = -1 },
+	};
+	static struct plan_metric metrics[] = {
+		{ .name = "IPC", .unit = "" }, { .name = "CPI", .unit = "" },
+		{ .name = "GHz", .unit = "GHz" }, { .name = "CPU_Utilization", .unit = "CPUs" },
+		{ .name = "branch_misprediction_rate", .unit = "" },
+	};
+	static struct plan plan = { .nr_events = 1, .nr_nodes = 1, .nodes = nodes,
+				    .nr_metrics = 5, .metrics = metrics };
+	/* Per scope: the node's value, then the metrics' (NAN: not counted). */
+	static const double values[3][6] = {
+		{ 0.25, 1.5, 0.6666666666666666, 2.9, 1.75, 0.0125 },
+		{ 0.5, 0.65, 1.5384615384615385, 2.4, 0.5, NAN },
+		{ 0.125, 0.27, 3.7037037037037037, 2.35, 0.25, 0.0003 },
+	};
+	struct run run = { .model = "t", .plan = &plan, .nr_events = 1, .event_names = events,
+			   .level = 1, .cgroups = true, .start_time = 1700000000.25 };
+	struct interval iv = { .interval_s = 1, .time = 1700000001.25 };
+	struct output *o = NULL;
+	char *dir = make_dir(), path[4200], *json = NULL, *csv = NULL;
+	struct files f = {};
+
+	if (!dir) {
+		CHECK(0, "setup");
+		return;
+	}
+	for (int k = 0; k < 3; k++) {
+		struct scope *s = k == 2 ? interval_add_task(&iv, &run, "/web.scope", 7, 8) :
+			interval_add_scope(&iv, &run, k ? SCOPE_CGROUP : SCOPE_SYSTEM,
+					   k ? "/web.scope" : NULL, -1);
+		struct tma_result *t = s ? &s->tma : NULL;
+
+		if (!s) {
+			CHECK(0, "scope %d", k);
+			goto out;
+		}
+		s->has_tma = s->ran = true;
+		CHECK_INT(synth_result(t, &plan), 0);
+		s->state[0] = COUNT_OK;
+		t->value[0] = values[k][0];
+		t->counted[0] = true;
+		for (int m = 0; m < 5; m++) {
+			t->metric[m] = values[k][1 + m];
+			t->metric_counted[m] = !isnan(values[k][1 + m]);
+		}
+		if (k == 1)
+			CHECK_INT(cgroup_names_set(&s->names, "web", NULL, NULL), 0);
+		if (k == 2)
+			snprintf(s->comm, sizeof(s->comm), "nginx");
+	}
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	CHECK_INT(emit(o, &run, &iv), 0);
+	output_close(o);
+	CHECK(read_files(dir, &f), "the pair follows CDM's rules");
+	files_free(&f);
+	snprintf(path, sizeof(path), "%s/metric-data-cgtma.json", dir);
+	json = synth_read_file(path);
+	CHECK_STR(json, "[\n"
+"{\"idx\":0,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"frontend-bound\"},"
+"\"names\":{\"cgroup\":\"/\",\"container\":\"none\",\"pod\":\"none\"}},\n"
+"{\"idx\":1,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"ipc\"},"
+"\"names\":{\"cgroup\":\"/\",\"container\":\"none\",\"pod\":\"none\"}},\n"
+"{\"idx\":2,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"cpi\"},"
+"\"names\":{\"cgroup\":\"/\",\"container\":\"none\",\"pod\":\"none\"}},\n"
+"{\"idx\":3,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"ghz\"},"
+"\"names\":{\"cgroup\":\"/\",\"container\":\"none\",\"pod\":\"none\"}},\n"
+"{\"idx\":4,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"cpu-utilization\"},"
+"\"names\":{\"cgroup\":\"/\",\"container\":\"none\",\"pod\":\"none\"}},\n"
+"{\"idx\":5,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\","
+"\"type\":\"branch-misprediction-rate\"},"
+"\"names\":{\"cgroup\":\"/\",\"container\":\"none\",\"pod\":\"none\"}},\n"
+"{\"idx\":6,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"frontend-bound\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"container\":\"web\",\"pod\":\"none\"}},\n"
+"{\"idx\":7,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"ipc\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"container\":\"web\",\"pod\":\"none\"}},\n"
+"{\"idx\":8,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"cpi\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"container\":\"web\",\"pod\":\"none\"}},\n"
+"{\"idx\":9,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"ghz\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"container\":\"web\",\"pod\":\"none\"}},\n"
+"{\"idx\":10,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\","
+"\"type\":\"cpu-utilization\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"container\":\"web\",\"pod\":\"none\"}},\n"
+"{\"idx\":11,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\","
+"\"type\":\"task-frontend-bound\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"pid\":\"7\",\"tid\":\"8\",\"cmd\":\"nginx\"}},\n"
+"{\"idx\":12,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"task-ipc\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"pid\":\"7\",\"tid\":\"8\",\"cmd\":\"nginx\"}},\n"
+"{\"idx\":13,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"task-cpi\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"pid\":\"7\",\"tid\":\"8\",\"cmd\":\"nginx\"}},\n"
+"{\"idx\":14,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\",\"type\":\"task-ghz\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"pid\":\"7\",\"tid\":\"8\",\"cmd\":\"nginx\"}},\n"
+"{\"idx\":15,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\","
+"\"type\":\"task-cpu-utilization\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"pid\":\"7\",\"tid\":\"8\",\"cmd\":\"nginx\"}},\n"
+"{\"idx\":16,\"desc\":{\"source\":\"cgtma\",\"class\":\"throughput\","
+"\"type\":\"task-branch-misprediction-rate\"},"
+"\"names\":{\"cgroup\":\"/web.scope\",\"pid\":\"7\",\"tid\":\"8\",\"cmd\":\"nginx\"}}\n"
+"]\n");
+	snprintf(path, sizeof(path), "%s/metric-data-cgtma.csv", dir);
+	csv = synth_read_file(path);
+	CHECK_STR(csv, "0,1700000000250,1700000001250,25\n"
+		       "1,1700000000250,1700000001250,1.5\n"
+		       "2,1700000000250,1700000001250,0.666667\n"
+		       "3,1700000000250,1700000001250,2.9\n"
+		       "4,1700000000250,1700000001250,1.75\n"
+		       "5,1700000000250,1700000001250,0.0125\n"
+		       "6,1700000000250,1700000001250,50\n"
+		       "7,1700000000250,1700000001250,0.65\n"
+		       "8,1700000000250,1700000001250,1.538462\n"
+		       "9,1700000000250,1700000001250,2.4\n"
+		       "10,1700000000250,1700000001250,0.5\n"
+		       "11,1700000000250,1700000001250,12.5\n"
+		       "12,1700000000250,1700000001250,0.27\n"
+		       "13,1700000000250,1700000001250,3.703704\n"
+		       "14,1700000000250,1700000001250,2.35\n"
+		       "15,1700000000250,1700000001250,0.25\n"
+		       "16,1700000000250,1700000001250,0.0003\n");
+out:
+	free(json);
+	free(csv);
+	interval_free(&iv);
+	drop_dir(dir);
+}
+
 /* -e: events as rates; names made types; a start not given by begin() still chains. */
 static void check_events(void)
 {
@@ -1068,6 +1207,7 @@ int main(void)
 {
 	check_nodes();
 	check_metrics();
+	check_flat_metrics();
 	check_events();
 	check_missed();
 	check_idle_spans();

@@ -208,6 +208,120 @@ static void test_flames(void)
 	profile_release(&p);
 }
 
+/*
+ * A tree with the model's metrics: under each chart's tree and bottleneck, IPC and GHz over
+ * time (CPI, IPC's inverse, is not charted), each hatched where the scope did not run and
+ * marked like the rest where the interval is not exact; the summary line gives their whole
+ * run's values. A plan made here, its results filled in as tma_compute() would.
+ */
+static void test_tree_metrics(void)
+{
+	static const char *const ev[] = { "cycles" };
+	static struct plan_node nodes[] = {
+		{ .name = "Frontend_Bound", .full_name = "Frontend_Bound", .level = 1,
+		  .parent = -1 },
+		{ .name = "Backend_Bound", .full_name = "Backend_Bound", .level = 1, .parent = -1 },
+	};
+	static struct plan_metric metrics[] = {
+		{ .name = "IPC", .unit = "" }, { .name = "CPI", .unit = "" },
+		{ .name = "GHz", .unit = "GHz" },
+	};
+	static struct plan plan = { .nr_events = 1, .nr_nodes = 2, .nodes = nodes,
+				    .nr_metrics = 3, .metrics = metrics };
+	struct run run = { .model = "t", .plan = &plan, .nr_events = 1, .event_names = ev,
+			   .level = 1, .cgroups = true, .start_time = 1700000000,
+			   .interval_ms = 1000 };
+	/* Per interval (the third the summary): the cgroup's IPC, GHz; NAN: it did not run. */
+	static const double ipc[3] = { 0.65, NAN, 0.27 }, ghz[3] = { 2.9, NAN, 2.4 };
+	char path[] = "/tmp/cgtma-test-html.XXXXXX";
+	struct interval iv[3] = {};
+	struct output *o = NULL;
+	const char *web, *panel;
+	char *page = NULL;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0)
+		return;
+	close(fd);
+	for (int k = 0; k < 3; k++) {
+		iv[k].time = run.start_time + (k < 2 ? k + 1 : 2);
+		iv[k].interval_s = k < 2 ? 1 : 2;
+		iv[k].summary = k == 2;
+		iv[k].missed_slices = k == 0;
+		for (int i = 0; i < 2; i++) {
+			struct scope *sc = interval_add_scope(&iv[k], &run, i ? SCOPE_CGROUP :
+							      SCOPE_SYSTEM, i ? "/web" : NULL, -1);
+			bool idle = i && isnan(ipc[k]);
+
+			if (!sc || synth_result(&sc->tma, &plan)) {
+				CHECK(0, "scope");
+				goto out;
+			}
+			sc->has_tma = true;
+			sc->ran = !idle;
+			sc->state[0] = idle ? COUNT_IDLE : COUNT_OK;
+			sc->multiplex[0] = idle ? NAN : 1;
+			sc->sum[0] = (struct cgtma_count){ idle ? 0 : 100, idle ? 0 : 10,
+							    idle ? 0 : 10 };
+			for (int n = 0; n < 2 && !idle; n++) {
+				sc->tma.value[n] = n ? 0.6 : 0.4;
+				sc->tma.counted[n] = true;
+			}
+			sc->tma.bottleneck = idle ? -1 : 1;
+			sc->tma.metric[0] = i ? ipc[k] : 1.5;
+			sc->tma.metric[1] = 1 / sc->tma.metric[0];
+			sc->tma.metric[2] = i ? ghz[k] : 3;
+			for (int m = 0; m < 3; m++)
+				sc->tma.metric_counted[m] = !idle;
+		}
+	}
+	CHECK_INT(output_html_open(path, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	for (int k = 0; k < 3; k++)
+		CHECK_INT((k == 2 ? o->ops->summary : o->ops->interval)(o, &run, &iv[k]), 0);
+	output_close(o);
+	page = synth_read_file(path);
+	web = page ? strstr(page, "<h2>/web</h2>") : NULL;
+	CHECK(web != NULL, "no chart of /web");
+	if (!web)
+		goto out;
+	/* The summary line: the level-1 nodes, then the metrics charted, then the bottleneck. */
+	CHECK(strstr(web, "Backend_Bound <b>60.0 %</b> &middot; IPC <b>0.27</b> &middot; GHz "
+		     "<b>2.4 GHz</b> &mdash; bottleneck <b>Backend_Bound</b>"), "summary: %.400s",
+	      strstr(web, "<p class=\"summary\">"));
+	CHECK(!strstr(page, ">CPI<") && !strstr(page, "CPI <b>"), "CPI charted");
+	/* The panels, under the bottleneck strip: IPC's title, its line, /web's idle hatch. */
+	panel = strstr(web, "<text class=\"ptitle\" x=\"64\" y=\"318.0\">IPC</text>\n"
+		       "<rect class=\"plot\" x=\"64\" y=\"324.0\" width=\"740\" "
+		       "height=\"90\"/>");
+	CHECK(panel && strstr(web, ">Bottleneck<") < panel, "no IPC panel under the strip");
+	CHECK(strstr(web, "<text class=\"ptitle\" x=\"64\" y=\"460.0\">GHz</text>"),
+	      "no GHz panel, titled once");
+	CHECK(panel && strstr(panel, "stroke=\"#76b7b2\""), "IPC's line");
+	CHECK(panel && strstr(panel, "fill=\"url(#idle1)\""), "the idle interval's hatch");
+	/* Its axis and values as toplev prints an IPC. */
+	CHECK(panel && strstr(panel, "text-anchor=\"end\">0.5</text>") &&
+	      strstr(panel, "text-anchor=\"end\">1</text>"), "IPC's axis");
+	CHECK(panel && strstr(panel, "<text class=\"legend num\" x=\"826\" y=\"352.0\">0.27</text>")
+	      && strstr(panel, ">highest interval<") &&
+	      strstr(panel, "<text class=\"legend num\" x=\"826\" y=\"390.0\">0.65</text>"),
+	      "IPC's whole run and highest interval");
+	CHECK(strstr(web, "<text class=\"legend num\" x=\"826\" y=\"494.0\">2.4 GHz</text>"),
+	      "GHz's whole run");
+	/* The chart's height holds them; the marked interval's tick is over it. */
+	CHECK(strstr(page, "data-scope=\"/web\" width=\"1100\" height=\"586\""), "height: %.200s",
+	      strstr(page, "data-scope=\"/web\""));
+	CHECK(strstr(web, "<rect class=\"inexact\""), "no tick over the interval not exact");
+out:
+	free(page);
+	unlink(path);
+	for (int k = 0; k < 3; k++)
+		interval_free(&iv[k]);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/cgtma-test-html.XXXXXX", charts[2048] = "";
@@ -281,5 +395,6 @@ int main(void)
 	synth_close(&sy);
 	test_flames();
 	test_incarnations();
+	test_tree_metrics();
 	return test_done("html");
 }

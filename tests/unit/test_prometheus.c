@@ -33,9 +33,9 @@ static struct plan_node nodes[] = {
 static struct plan_metric metrics[] = {
 	{ .name = "CPU_Utilization", .unit = "CPUs", .desc = "Busy CPUs\\cores\non average" },
 	{ .name = "Cycles_per_Second", .unit = "/s", .desc = "Cycles per second" },
-	{ .name = "IPC", .unit = "insn/cycle", .desc = "Instructions per cycle" },
-	/* The same family name as the first once in snake case: left out. */
-	{ .name = "CPU utilization", .unit = "CPUs", .desc = "a duplicate" },
+	{ .name = "IPC", .unit = "", .desc = "Instructions per cycle" },
+	/* A name that needs escaping as a label value. */
+	{ .name = "GHz \"avg\"", .unit = "GHz", .desc = "Average frequency" },
 };
 
 static struct plan plan = {
@@ -97,14 +97,8 @@ static void add_scope(struct interval *iv, const struct scope_spec *sp)
 		}
 	}
 	t = &s->tma;
-	t->value = calloc(3, sizeof(*t->value));
-	t->counted = calloc(3, sizeof(*t->counted));
-	t->above = calloc(3, sizeof(*t->above));
-	t->metric = calloc(5, sizeof(*t->metric));
-	t->metric_counted = calloc(5, sizeof(*t->metric_counted));
-	t->bottleneck = -1;
 	s->has_tma = true;
-	CHECK(t->value && t->counted && t->above && t->metric && t->metric_counted, "calloc");
+	CHECK_INT(synth_result(t, &plan), 0);
 	for (int n = 0; n < 2; n++) {
 		t->value[n] = sp->node[n];
 		t->counted[n] = !isnan(sp->node[n]);
@@ -137,6 +131,16 @@ static bool has_line(const char *page, const char *line)
 		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == '\0'))
 			return true;
 	return false;
+}
+
+/* Lines that begin with prefix. */
+static int count_lines(const char *page, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = page; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += !strncmp(p, prefix, strlen(prefix));
+	return n;
 }
 
 #define CHECK_LINE(page, line) CHECK(has_line(page, line), "no line '%s' in:\n%s", line, page)
@@ -347,8 +351,7 @@ static void test_page(void)
 	capture_begin(&c, 2);
 	CHECK_INT(o->ops->begin(o, &run), 0);
 	warn = capture_end(&c);
-	CHECK_STR(warn, "cgtma: warning: prometheus: metric 'CPU utilization' has no distinct "
-			"name (cgtma_metric_cpu_utilization_cpus); left out\n");
+	CHECK_STR(warn, "");
 	free(warn);
 	page = output_prometheus_page(o);
 	CHECK_LINE(page, "# TYPE cgtma_run_info gauge");
@@ -390,17 +393,27 @@ static void test_page(void)
 	CHECK_LINE(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/gone\","
 			 "node=\"Frontend_Bound.Fetch_Latency\",level=\"2\"} 0.5");
 	CHECK_NOT_IN(page, "cgtma_topdown_ratio{scope=\"cgroup\",cgroup=\"/stays\"");
-	/* One family per model metric, its unit in the name, its description the HELP. */
-	CHECK_LINE(page, "# HELP cgtma_metric_cpu_utilization_cpus Busy CPUs\\\\cores\\non average "
-			 "[CPUs] (model metric CPU_Utilization, last interval).");
-	CHECK_LINE(page, "# TYPE cgtma_metric_cpu_utilization_cpus gauge");
-	CHECK_LINE(page, "cgtma_metric_cpu_utilization_cpus{scope=\"system\"} 2.5");
-	CHECK_LINE(page, "cgtma_metric_cpu_utilization_cpus{scope=\"cgroup\","
-			 "cgroup=\"/stays\"} 0.4");
-	CHECK_LINE(page, "cgtma_metric_cycles_per_second{scope=\"system\"} 1000000000");
-	CHECK_LINE(page, "# TYPE cgtma_metric_ipc_insn_per_cycle gauge");
-	CHECK_NOT_IN(page, "cgtma_metric_ipc_insn_per_cycle{scope=\"system\"}");
-	CHECK_NOT_IN(page, "a duplicate");
+	/* One family for the model's metrics: the metric by name, its unit where it has one. */
+	CHECK_LINE(page, "# HELP cgtma_metric Flat metric of the model in the last interval: "
+		   "metric is its name as the model spells it (toplev's or perf's: IPC, CPI, "
+		   "GHz, CPU_Utilization, ...), unit its unit where it has one. Absent when an "
+		   "event it reads was not counted.");
+	CHECK_LINE(page, "# TYPE cgtma_metric gauge");
+	CHECK_LINE(page, "cgtma_metric{scope=\"system\",metric=\"CPU_Utilization\","
+			 "unit=\"CPUs\"} 2.5");
+	CHECK_LINE(page, "cgtma_metric{scope=\"system\",metric=\"Cycles_per_Second\","
+			 "unit=\"/s\"} 1000000000");
+	CHECK_NOT_IN(page, "cgtma_metric{scope=\"system\",metric=\"IPC\"");
+	CHECK_LINE(page, "cgtma_metric{scope=\"system\",metric=\"GHz \\\"avg\\\"\","
+			 "unit=\"GHz\"} 7");
+	CHECK_LINE(page, "cgtma_metric{scope=\"cgroup\",cgroup=\"/q\\\"uo\\\\te\\nnl\","
+			 "metric=\"IPC\"} 3");
+	CHECK_LINE(page, "cgtma_metric{scope=\"cgroup\",cgroup=\"/stays\","
+			 "metric=\"CPU_Utilization\",unit=\"CPUs\"} 0.4");
+	/* Not counted, or a scope without a tree: no sample. */
+	CHECK_NOT_IN(page, "cgroup=\"/stays\",metric=\"IPC\"");
+	CHECK_NOT_IN(page, "cgroup=\"/gone\",metric=");
+	CHECK_INT(count_lines(page, "cgtma_metric{"), 8);
 	CHECK_LINE(page, "cgtma_bpf_run_seconds_total 0.001500000");
 	CHECK_LINE(page, "cgtma_bpf_runs_total 42");
 	CHECK_NOT_IN(page, "NaN");
@@ -487,7 +500,7 @@ static void test_page(void)
 			 "event=\"cpu-clock\"} 1000");
 	/* Families without a sample are left out whole. */
 	CHECK_NOT_IN(page, "cgtma_topdown_ratio");
-	CHECK_NOT_IN(page, "cgtma_metric_");
+	CHECK_NOT_IN(page, "cgtma_metric");
 	free(page);
 
 	make_interval(&iv, iv4, sizeof(iv4) / sizeof(iv4[0]));

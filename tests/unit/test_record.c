@@ -26,6 +26,7 @@
 #include "record.h"
 #include "profile_fixture.h"
 #include "strbuf.h"
+#include "synth.h"
 #include "test.h"
 
 #define VECTOR "tests/vectors/spr-generic.json"
@@ -253,6 +254,11 @@ static void check_header(const struct fixture *fx, const struct record_header *h
 		CHECK_INT(h->group[e], fx->plan->events[e].group);
 		CHECK_INT(h->fixed[e], fx->plan->events[e].fixed);
 	}
+	/* The metrics the plan computed, by name (version 7). */
+	CHECK(h->has_metrics, "no metrics in a version %u header", h->version);
+	CHECK_INT(h->nr_metrics, fx->plan->nr_metrics);
+	for (int m = 0; m < h->nr_metrics && m < fx->plan->nr_metrics; m++)
+		CHECK_STR(h->metrics[m], fx->plan->metrics[m].name);
 }
 
 /* iv, as read back, against the original: bit for bit, and derived the same. */
@@ -485,7 +491,7 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	data[8] = RECORD_VERSION + 1;
 	put_file(bad, data, len);
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
-	CHECK(strstr(e.what, "version 7; this cgtma reads versions 1 to 6"), "%s", e.what);
+	CHECK(strstr(e.what, "version 8; this cgtma reads versions 1 to 7"), "%s", e.what);
 	data[8] = RECORD_VERSION;
 
 	/* A record after the summary, and an interval repeated (its sequence number). */
@@ -523,6 +529,24 @@ static void renumber(char *data, long off, uint32_t seq)
 	put_le32(data + off + RECORD_HEAD, seq);
 	put_le32(data + off + RECORD_HEAD + plen,
 		 record_crc32(0, data + off + RECORD_HEAD, plen));
+}
+
+/*
+ * A file's header as a version before 7 wrote it: without its metric list (an empty one
+ * here), resealed. The file's new length.
+ */
+static size_t drop_header_metrics(char *data, size_t len)
+{
+	char *h = data + RECORD_FILE_HEAD, *payload = h + RECORD_HEAD;
+	uint32_t plen = get_le32(h + 4);
+
+	CHECK_INT(get_le32(payload + plen - 4), 0);
+	memmove(payload + plen - 4, payload + plen, len - (size_t)(payload + plen - data));
+	plen -= 4;
+	put_le32(h + 4, plen);
+	put_le32(h + 8, record_crc32(0, h, 8));
+	put_le32(payload + plen, record_crc32(0, payload, plen));
+	return len - 4;
 }
 
 /* A gap record of payload length len (8 when well formed) at p; returns its size. */
@@ -1006,6 +1030,137 @@ static void test_report_views(const char *path)
 	unlink(html);
 }
 
+/*
+ * The flat metrics, live and replayed (the sw model's, every one a metric): what the live
+ * run's --json, -x, and terminal printed, `cgtma report` prints byte for byte from the
+ * record; a record naming metrics the replanned model does not compute (here one renamed
+ * in the header) is refused, naming what differs, exit 1.
+ */
+static void test_report_metrics(const char *path)
+{
+	static const char *const views[][3] = { { "--json" }, { "-x", "," }, { NULL } };
+	struct model_options mo = { .level = 1 };
+	struct model *m = NULL;
+	struct plan *p = NULL;
+	struct run run = { .model = "sw", .level = 1, .hostname = "h", .kernel = "k",
+			   .cpu = "c", .interval_ms = 500, .start_time = 1700000000.5,
+			   .cgroups = true };
+	struct interval iv[3] = {};
+	char *model_text = slurp("user/models/sw.json", NULL);
+	const char **names = NULL;
+
+	if (!model_text || model_load_builtin("sw", &m) || plan_new(m, &mo, &p)) {
+		CHECK(0, "the sw model");
+		goto out;
+	}
+	names = calloc(p->nr_events, sizeof(*names));
+	if (!names)
+		goto out;
+	for (int e = 0; e < p->nr_events; e++)
+		names[e] = p->events[e].name;
+	run.plan = p;
+	run.nr_events = p->nr_events;
+	run.event_names = names;
+	run.model_source = model_text;
+	CHECK(p->nr_metrics == 4, "sw's metrics: %d", p->nr_metrics);
+	for (int i = 0; i < 3; i++) {
+		struct scope *s[3];
+
+		iv[i].summary = i == 2;
+		iv[i].time = run.start_time + 0.5 * (i + 1) + 1e-7 * i;
+		iv[i].interval_s = iv[i].summary ? 1.0000003 : 0.5000001 + 1e-7 * i;
+		s[0] = interval_add_scope(&iv[i], &run, SCOPE_SYSTEM, NULL, -1);
+		s[1] = interval_add_scope(&iv[i], &run, SCOPE_CGROUP, "/web", -1);
+		s[2] = interval_add_scope(&iv[i], &run, SCOPE_CGROUP, "/db", -1);
+		if (!s[0] || !s[1] || !s[2]) {
+			CHECK(0, "scopes");
+			goto out;
+		}
+		for (int k = 0; k < 3; k++)
+			for (int e = 0; e < run.nr_events; e++) {
+				__u64 t = 1000000000ULL / (k + 1) + 977ULL * i + 13ULL * e;
+
+				/* /db ran nothing in the first interval: no metrics there. */
+				if (k == 2 && i == 0)
+					continue;
+				s[k]->sum[e] = (struct cgtma_count){ e ? 37ULL * (k + 1) + i : t,
+								     t, t };
+			}
+		interval_sort(&iv[i]);
+		CHECK_INT(report_derive(&run, &iv[i]), 0);
+	}
+	{
+		struct output *rec;
+
+		CHECK_INT(output_record_open(path, &rec), 0);
+		CHECK_INT(rec->ops->begin(rec, &run), 0);
+		for (int i = 0; i < 3; i++)
+			CHECK_INT((i == 2 ? rec->ops->summary : rec->ops->interval)(rec, &run,
+										  &iv[i]), 0);
+		output_close(rec);
+	}
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		char *argv[5] = { "report", (char *)path, (char *)views[v][0],
+				  (char *)views[v][1], NULL };
+		int argc = 2 + !!views[v][0] + !!views[v][1];
+		struct output *o = NULL;
+		FILE *f = tmpfile();
+		char *live, *out = NULL, *err = NULL;
+
+		if (!f)
+			continue;
+		CHECK_INT(views[v][0] && !strcmp(views[v][0], "--json") ?
+			  output_json_open(f, &o) : views[v][0] ? output_csv_open(f, ",", &o) :
+			  output_text_open(f, 0, &o), 0);
+		if (!o) {
+			fclose(f);
+			continue;
+		}
+		CHECK_INT(outputs_begin(&o, 1, &run), 0);
+		for (int i = 0; i < 3; i++)
+			CHECK_INT(outputs_emit(&o, 1, &run, &iv[i]), 0);
+		output_close(o);
+		live = synth_slurp(f);
+		fclose(f);
+		CHECK_INT(run_report_argv(argv, argc, &out, &err), 0);
+		CHECK(live && strstr(live, "Context_Switches"), "%s: no metrics in %s",
+		      views[v][0] ? views[v][0] : "text", live);
+		CHECK(live && out && !strcmp(live, out), "%s: the live run printed\n%s\nreport\n%s",
+		      views[v][0] ? views[v][0] : "text", live, out);
+		CHECK_STR(err, "");
+		free(live);
+		free(out);
+		free(err);
+	}
+	/* A record of metrics the model does not compute: refused, saying which. */
+	{
+		const char *was = p->metrics[1].name;
+		char *argv[] = { "report", (char *)path, "--json", NULL }, *out, *err;
+		struct output *rec;
+
+		p->metrics[1].name = "Bogus_Metric";
+		CHECK_INT(output_record_open(path, &rec), 0);
+		CHECK_INT(rec->ops->begin(rec, &run), 0);
+		CHECK_INT(rec->ops->summary(rec, &run, &iv[2]), 0);
+		output_close(rec);
+		p->metrics[1].name = was;
+		CHECK_INT(run_report_argv(argv, 3, &out, &err), 1);
+		CHECK(err && strstr(err, ": the run computed metrics this cgtma does not plan from "
+				    "the recorded model: Bogus_Metric\n") &&
+		      strstr(err, ": this cgtma plans metrics the run did not compute: "
+				  "Context_Switches\n"), "stderr: %s", err);
+		free(out);
+		free(err);
+	}
+out:
+	for (int i = 0; i < 3; i++)
+		interval_free(&iv[i]);
+	free(names);
+	free(model_text);
+	plan_free(p);
+	model_free(m);
+}
+
 /* The encoding of a profile, to compare two (pprof's: every field of every table). */
 static char *encoded(const struct profile *p, size_t *len)
 {
@@ -1213,6 +1368,7 @@ static void test_profile_records(const char *no_samples)
 
 		/* A version 3 file has no profile records: one is damage there. */
 		data[8] = 3;
+		len = drop_header_metrics(data, len);
 		put_file(bad, data, len);
 		CHECK_INT(record_read_profile(bad, &got, &e), -EBADMSG);
 		CHECK(strstr(e.what, "unknown record type 'P'"), "%s", e.what);
@@ -1265,6 +1421,7 @@ int main(void)
 	test_report_levels(path2);
 	test_report_copies(path2);
 	test_report_views(path2);
+	test_report_metrics(path2);
 
 	unlink(path);
 	unlink(path2);

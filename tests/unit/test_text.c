@@ -18,7 +18,7 @@ static char *render(const struct run *run, const struct interval *iv)
 	struct output *o = NULL;
 	char *text;
 
-	if (!f || output_text_open(f, &o))
+	if (!f || output_text_open(f, 0, &o))
 		return NULL;
 	if (o->ops->begin)
 		CHECK_INT(o->ops->begin(o, run), 0);
