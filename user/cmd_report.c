@@ -19,6 +19,7 @@
 #include "options.h"
 #include "output.h"
 #include "stackfiles.h"
+#include "strbuf.h"
 #include "record.h"
 #include "report.h"
 
@@ -150,6 +151,7 @@ struct replay {
 	const struct record_header *h;
 	struct model *model;
 	struct plan *plan;
+	char *metrics;			/* the plan's --metrics: the recorded ones' names */
 	int *map;			/* run event -> recorded event */
 	struct cgtma_count *sums;	/* one scope's sums, while they are reordered */
 	const char **names;
@@ -298,6 +300,19 @@ static int check_metrics(const struct replay *rp)
 	return nl || ne ? -EIO : 0;
 }
 
+/* The recorded metrics' names, comma-separated (malloc'd), or NULL when out of memory. */
+static char *metrics_list(const struct record_header *h)
+{
+	struct strbuf b = STRBUF_INIT;
+
+	for (int i = 0; i < h->nr_metrics; i++) {
+		if (i)
+			strbuf_addstr(&b, ",");
+		strbuf_addstr(&b, h->metrics[i]);
+	}
+	return strbuf_detach(&b, NULL);
+}
+
 /* level: the one asked for, and then the one shown (a model's depth at most). */
 static int setup_plan(struct replay *rp, int *level)
 {
@@ -316,6 +331,11 @@ static int setup_plan(struct replay *rp, int *level)
 	mo.perf_metrics = h->run.perf_metrics;
 	mo.smt = h->run.smt;
 	mo.nmi_watchdog = h->nmi_watchdog;
+	/* The metrics the run computed (its -m), by name: --metrics takes names. */
+	if (h->nr_metrics && !(mo.metrics = rp->metrics = metrics_list(h))) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
 	err = plan_new(rp->model, &mo, &rp->plan);
 	if (err)
 		return -EIO;	/* as recorded, the plan was made once: a damaged record */
@@ -511,6 +531,7 @@ static int report(int argc, char **argv)
 	free(rp.sums);
 	free(rp.names);
 	plan_free(rp.plan);
+	free(rp.metrics);
 	model_free(rp.model);
 	record_reader__close(rp.reader);
 	return exit_status(err);

@@ -13,20 +13,9 @@ static bool ranked(const struct run *run, const struct scope *s)
 	return s->kind == SCOPE_CGROUP && s->cpu < 0 && (s->ran || s->removed || run->verbose);
 }
 
-/* The time the scope's tasks ran: its events' enabled time (the longest, where they differ). */
-static __u64 cpu_time(const struct run *run, const struct scope *s)
-{
-	__u64 t = 0;
-
-	for (int i = 0; i < run->nr_events; i++)
-		if (s->sum[i].enabled > t)
-			t = s->sum[i].enabled;
-	return t;
-}
-
 struct rank {
 	int scope;
-	__u64 time;
+	double time;		/* scope_cpu_s(): the time its tasks ran */
 };
 
 /* Busiest first; of equal time, in the interval's order. */
@@ -134,7 +123,7 @@ int top_view_make(const struct run *run, const struct interval *iv, int n, struc
 		goto out;
 	for (int i = 0; i < iv->nr_scopes; i++)
 		if (ranked(run, &iv->scopes[i]))
-			r[nr++] = (struct rank){ i, cpu_time(run, &iv->scopes[i]) };
+			r[nr++] = (struct rank){ i, scope_cpu_s(&iv->scopes[i], run->nr_events) };
 	err = 0;
 	if (nr <= n)
 		goto out;
