@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * --sample: call stacks sampled per tracked cgroup (bpf/sample.bpf.c), counted in the kernel
- * per (cgroup, process, event, stacks), read at each interval into profiles (profile.h) with
- * their frames named (symbolize.h).
+ * per (cgroup, process, thread name, event, stacks), read at each interval into profiles
+ * (profile.h) with their frames named (symbolize.h).
  *
  * One perf event per online CPU and sample event, each running the BPF program of its event,
  * following CPU hotplug as the collector does.
