@@ -1250,7 +1250,8 @@ static void test_uncounted_if_zero(void)
 	};
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		struct model_options o = { .level = cases[k].level };
+		/* with -m: the stall rates too */
+		struct model_options o = { .level = cases[k].level, .metrics = "" };
 		struct model *m;
 		struct run run;
 
@@ -1269,6 +1270,16 @@ static void test_uncounted_if_zero(void)
 			      run.r.counted[i]);
 		if (cases[k].uncounted)
 			CHECK(run.r.bottleneck < 0, "%s: a bottleneck", cases[k].model);
+		/* the stall rates read those events, IPC does not */
+		for (int i = 0; i < run.p->nr_metrics && !strchr(cases[k].counts, '-'); i++) {
+			const char *name = run.p->metrics[i].name;
+			bool stalls = strstr(name, "stalled_cycles") != NULL;
+
+			if (!strcmp(name, "IPC") || stalls)
+				CHECK(run.r.metric_counted[i] == !(stalls && cases[k].uncounted),
+				      "%s '%s': metric %s counted %d", cases[k].model,
+				      cases[k].counts, name, run.r.metric_counted[i]);
+		}
 		run_free(&run);
 	}
 
@@ -1289,7 +1300,7 @@ static void test_uncounted_if_zero(void)
 		plan_warn_uncounted(run.p);
 		said = capture_end(&c);
 		CHECK(said && strstr(said, "warning: STALL_SLOT_BACKEND, STALL_SLOT_FRONTEND, "
-				     "STALL_SLOT all read 0") &&
+				     "STALL_SLOT, STALL_FRONTEND, STALL_BACKEND all read 0") &&
 		      strstr(said, "not a measurement"), "said: %s", said ? said : "(nothing)");
 		free(said);
 		run_free(&run);
