@@ -224,7 +224,7 @@ struct tma_result {
 	bool *metric_counted;
 	/*
 	 * The model's uncounted_if_zero events (Arm's STALL_SLOT*) all read 0 here: the PMU
-	 * does not count them, and the nodes reading them are not counted.
+	 * does not count them, and the nodes and metrics reading them are not counted.
 	 */
 	bool uncounted;
 	void *scratch;		/* private: tma_compute's work space, sized for the plan */

@@ -347,6 +347,9 @@ int tma_compute(const struct plan *p, const struct tma_input *in, struct tma_res
 	for (i = 0; i < p->nr_metrics; i++) {
 		r->metric_counted[i] =
 			all_counted || deps_counted(&priv->metric_deps[i], in->counted);
+		/* Arm's stall rates under QEMU: zeros from events it does not count */
+		if (r->uncounted && reads_zero_event(m, &priv->metric_deps[i]))
+			r->metric_counted[i] = false;
 		if (r->metric_counted[i])
 			use_counts(&ctx, &priv->metric_deps[i], in);
 		r->metric[i] = r->metric_counted[i] ? compute_metric(&env, priv->model_metric[i])

@@ -41,7 +41,8 @@
 #   group_refused MODEL N REL   cgtma with a model of one group of N hardware events (more
 #                 than the counters) on cgroup REL exits 1 saying so, with no rows
 #   loops_setup   two CPU-bound cgroups on CPU 0 for the hardware-counter tests: A runs
-#                 `workload-static loop $N1`, B `loop $N2`; makes A and B ($A, $B their paths)
+#                 `workload-static loop $N1`, B `loop $N2` (or $WL_A, $WL_B: other
+#                 workload-static commands); makes A and B ($A, $B their paths)
 #   loops_measure NAME together|alone ARGS...   cgtma ARGS while the loops run; JSON in
 #                 $TMP/NAME.json
 #   within X Y PCT   whether |X - Y| <= PCT % of Y
@@ -410,8 +411,8 @@ loops_measure() {
 	local name=$1 how=$2 out=$TMP/$1.json
 	shift 2
 	rm -f "$TMP/gate-a" "$TMP/gate-b" && mkfifo "$TMP/gate-a" "$TMP/gate-b" || fail "mkfifo"
-	cg_start A taskset -c 0 "$WS" gate "$TMP/gate-a" "$WS" loop $N1
-	cg_start B taskset -c 0 "$WS" gate "$TMP/gate-b" "$WS" loop $N2
+	cg_start A taskset -c 0 "$WS" gate "$TMP/gate-a" "$WS" ${WL_A:-loop $N1}
+	cg_start B taskset -c 0 "$WS" gate "$TMP/gate-b" "$WS" ${WL_B:-loop $N2}
 	cgtma_start "$out" 0 "$@" -I 200 --json -G "$A" -G "$B"
 	wait_lines "$out" 1 60	# loading BPF takes long under emulation
 	# Opening a pipe for writing waits for its gate, and lets it go.

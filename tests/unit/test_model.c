@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "bpf/cgtma.h"
 #include "capture.h"
 #include "loadmodel.h"
 #include "model_internal.h"
@@ -402,6 +403,22 @@ static int nr_builtins(void)
 	return nr;
 }
 
+/* At its deepest level, with every metric (-m), a model's plan is one run's events at most. */
+static void check_fits_a_run(const struct model *m)
+{
+	struct model_options o = { .level = model_max_level(m), .metrics = "" };
+	struct plan *p = NULL;
+
+	if (!o.level)
+		o.level = 1;
+	CHECK(plan_new(m, &o, &p) == 0, "%s: no plan at level %d", model_name(m), o.level);
+	if (!p)
+		return;
+	CHECK(p->nr_events <= CGTMA_MAX_EVENTS, "%s at level %d: %d events, a run counts %d",
+	      model_name(m), o.level, p->nr_events, CGTMA_MAX_EVENTS);
+	plan_free(p);
+}
+
 static void test_builtins_load(void)
 {
 	const char *const *names = model_builtin_names();
@@ -424,6 +441,7 @@ static void test_builtins_load(void)
 		if (model_has_perf_metrics(m))
 			CHECK(model_perf_metrics_sysfs(m) != NULL,
 			      "%s: perf-metrics without a sysfs name to detect it", names[i]);
+		check_fits_a_run(m);
 		model_free(m);
 	}
 }
@@ -738,8 +756,8 @@ struct run {
 static void run_model(struct run *run, const char *json, struct model_options o,
 		      const char *counts, double interval_s, const double *retire_latency)
 {
-	double values[64] = { 0 }, latency[64] = { 0 };
-	bool counted[64];
+	double values[CGTMA_MAX_EVENTS] = { 0 }, latency[CGTMA_MAX_EVENTS] = { 0 };
+	bool counted[CGTMA_MAX_EVENTS];
 	struct tma_input in = { .counts = values, .counted = counted, .interval_s = interval_s };
 	struct tma_result ref;
 	char *msg = NULL;
@@ -752,8 +770,8 @@ static void run_model(struct run *run, const char *json, struct model_options o,
 	free(msg);
 	if (!run->m || plan_new(run->m, &o, &run->p))
 		return;
-	CHECK(run->p->nr_events <= 64, "too many events");
-	for (i = 0; i < run->p->nr_events && i < 64; i++) {
+	CHECK(run->p->nr_events <= CGTMA_MAX_EVENTS, "too many events");
+	for (i = 0; i < run->p->nr_events && i < CGTMA_MAX_EVENTS; i++) {
 		const char *name = run->p->events[i].name, *at;
 		size_t len = strlen(name);
 
@@ -1232,7 +1250,8 @@ static void test_uncounted_if_zero(void)
 	};
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		struct model_options o = { .level = cases[k].level };
+		/* with -m: the stall rates too */
+		struct model_options o = { .level = cases[k].level, .metrics = "" };
 		struct model *m;
 		struct run run;
 
@@ -1251,6 +1270,16 @@ static void test_uncounted_if_zero(void)
 			      run.r.counted[i]);
 		if (cases[k].uncounted)
 			CHECK(run.r.bottleneck < 0, "%s: a bottleneck", cases[k].model);
+		/* the stall rates read those events, IPC does not */
+		for (int i = 0; i < run.p->nr_metrics && !strchr(cases[k].counts, '-'); i++) {
+			const char *name = run.p->metrics[i].name;
+			bool stalls = strstr(name, "stalled_cycles") != NULL;
+
+			if (!strcmp(name, "IPC") || stalls)
+				CHECK(run.r.metric_counted[i] == !(stalls && cases[k].uncounted),
+				      "%s '%s': metric %s counted %d", cases[k].model,
+				      cases[k].counts, name, run.r.metric_counted[i]);
+		}
 		run_free(&run);
 	}
 
@@ -1271,7 +1300,7 @@ static void test_uncounted_if_zero(void)
 		plan_warn_uncounted(run.p);
 		said = capture_end(&c);
 		CHECK(said && strstr(said, "warning: STALL_SLOT_BACKEND, STALL_SLOT_FRONTEND, "
-				     "STALL_SLOT all read 0") &&
+				     "STALL_SLOT, STALL_FRONTEND, STALL_BACKEND all read 0") &&
 		      strstr(said, "not a measurement"), "said: %s", said ? said : "(nothing)");
 		free(said);
 		run_free(&run);

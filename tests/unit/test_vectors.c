@@ -5,7 +5,8 @@
  * each file's numbers were obtained) must give the same values (within 1e-9), the same
  * threshold flags and the same bottleneck. Intel vectors are level 3, AMD level 2.
  * Arm's (neoverse-*.json) are computed from Linux perf's expressions by
- * tests/vectors/neoverse.py, at every level the model has.
+ * tests/vectors/neoverse.py, at every level the model has, with every flat metric: their
+ * "metrics" (with "units") are all the model's metrics, each in the unit perf prints.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -99,6 +100,29 @@ static void check_metrics(const char *file, int idx, json_object *vec, const str
 	}
 }
 
+/*
+ * A vector's "units" {NAME: UNIT} (neoverse.py's): its "metrics" are the model's, every one,
+ * and each metric's unit is the one the vector gives.
+ */
+static void check_units(const char *file, int idx, json_object *vec, const struct plan *p)
+{
+	json_object *units, *metrics;
+
+	if (!json_object_object_get_ex(vec, "units", &units) ||
+	    !json_object_object_get_ex(vec, "metrics", &metrics))
+		return;
+	CHECK(json_object_object_length(metrics) == p->nr_metrics,
+	      "%s[%d]: %d metrics, the model has %d", file, idx,
+	      json_object_object_length(metrics), p->nr_metrics);
+	json_object_object_foreach(units, name, want) {
+		int i = plan_metric(p, name);
+
+		CHECK(i >= 0 && !strcmp(p->metrics[i].unit, json_object_get_string(want)),
+		      "%s[%d]: metric %s in '%s', the reference's '%s'", file, idx, name,
+		      i >= 0 ? p->metrics[i].unit : "(none)", json_object_get_string(want));
+	}
+}
+
 static void run_vector(const char *file, int idx, json_object *vec)
 {
 	json_object *jmodel, *counts, *expected, *jbn, *jcpu;
@@ -181,6 +205,7 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	tma_result_release(&ref);
 
 	check_metrics(file, idx, vec, p, &r);
+	check_units(file, idx, vec, p);
 
 	/* The same nodes, both ways. */
 	CHECK_INT(p->nr_nodes, json_object_object_length(expected));

@@ -13,8 +13,9 @@ from the sources' own formulas (below), never from cgtma's model files.
 
 A division by zero gives 0, as toplev's metrics and cgtma's give. A vector without an
 instructions count gets one (cycles times a ratio that varies from vector to vector), and one
-without cpu_s gets a time; both are test inputs. Idempotent: run it after neoverse.py, from the
-repository root: python3 tests/vectors/metrics.py
+without cpu_s gets a time; both are test inputs. A vector's other metrics (neoverse.py's: perf's
+Arm metrics) are kept. Idempotent: run it after neoverse.py, from the repository root:
+python3 tests/vectors/metrics.py
 """
 import glob
 import json
@@ -46,7 +47,8 @@ for path in sorted(glob.glob("tests/vectors/*.json")):
         v.setdefault("cpu_s", CPU_S[k % len(CPU_S)])
         ipc = div(counts[ins], counts[cyc])
         cpi = div(1.0, ipc) if fam == "intel" else div(counts[cyc], counts[ins])
-        v["metrics"] = {"IPC": ipc, "CPI": cpi, "GHz": div(div(counts[cyc], v["cpu_s"]), 1e9)}
+        v.setdefault("metrics", {}).update(
+            {"IPC": ipc, "CPI": cpi, "GHz": div(div(counts[cyc], v["cpu_s"]), 1e9)})
     with open(path, "w") as f:
         json.dump(vectors, f, indent=1, sort_keys=True)
         f.write("\n")
