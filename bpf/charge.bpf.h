@@ -387,7 +387,6 @@ static __always_inline bool read_slice_to_entry(struct cgtma_snapshot *snap,
 						struct cgtma_charge_entry *e)
 {
 	__u32 half, cpu = bpf_get_smp_processor_id();
-	bool failed = false;
 
 	if (!begin_update(snap, &half))
 		return false;
@@ -396,11 +395,10 @@ static __always_inline bool read_slice_to_entry(struct cgtma_snapshot *snap,
 
 		if (i >= nr_events)
 			break;
-		if (read_event(snap, cpu, i, &d, &failed))
+		if (read_event(snap, cpu, i, &d))
 			add_count(&e->acc[i], &d);
 	}
-	if (failed)
-		note_miss(half, 0, CGTMA_MISS_READ, 1);
+	note_read_failed(snap, half);
 	e->dirty = 1;
 	snap->irq_coalesce = 0;
 	return true;

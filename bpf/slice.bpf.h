@@ -72,7 +72,7 @@ static __always_inline bool owner_alive(__u64 owner, __u64 owner_id)
  * readings (close_cpu_total()).
  */
 static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, __u32 i,
-				       struct cgtma_count *d, bool *failed)
+				       struct cgtma_count *d)
 {
 	struct cgtma_count *s = &snap->ev[i];
 	__u64 bit = 1ULL << (i % 64);
@@ -99,7 +99,7 @@ static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, _
 		/* The slice's counts of the event go to the next one: marked, once a slice. */
 		if (err != -ENOENT) {
 			stat_inc(CGTMA_STAT_READ_ERRORS);
-			*failed = true;
+			snap->read_failed = 1;
 		}
 		return false;
 	}
@@ -122,6 +122,15 @@ static __always_inline bool read_event(struct cgtma_snapshot *snap, __u32 cpu, _
 	return have;
 }
 
+/* Marks a slice some of whose readings failed (read_event()), once. */
+static __always_inline void note_read_failed(struct cgtma_snapshot *snap, __u32 half)
+{
+	if (!snap->read_failed)
+		return;
+	snap->read_failed = 0;
+	note_miss(half, 0, CGTMA_MISS_READ, 1);
+}
+
 /*
  * Reads the events: returns the deltas of the slice that ends now, to charge in the CPU's
  * epoch (*half), with the snapshot marked busy until slice_done(); NULL if busy or the maps
@@ -134,7 +143,6 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct cgtma_counts *delta;
-	bool failed = false;
 
 	if (!begin_update(snap, half))
 		return NULL;
@@ -149,11 +157,10 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 
 		if (i >= nr_events)
 			break;
-		if (!read_event(snap, cpu, i, d, &failed))
+		if (!read_event(snap, cpu, i, d))
 			d->counter = d->enabled = d->running = 0;
 	}
-	if (failed)
-		note_miss(*half, 0, CGTMA_MISS_READ, 1);
+	note_read_failed(snap, *half);
 	snap->irq_coalesce = 0;
 	return delta;
 }

@@ -57,7 +57,13 @@ struct cgtma_snapshot {
 	__u64 start_runtime;
 	__u64 start_arrival;
 	__u32 start_pid;
-	__u32 pad;
+	/*
+	 * A reading of the slice being read failed (read_event()): marked once a slice. Kept
+	 * here, not in a local, because the verifier tracks a local's value, and a flag that
+	 * is true on some paths and false on others splits every later state in two: with 128
+	 * events the counting loop then passes 6.1's limit of a million instructions.
+	 */
+	__u32 read_failed;
 	/*
 	 * The perf-event hook's program runs here, and at the last flush, with its event's count
 	 * then: the kernel counts every switch it emits the event at, and skips the program at

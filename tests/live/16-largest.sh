@@ -47,8 +47,11 @@ args+=(-G "$(cg_path "${chain%/*}")/*")
 # run HOOK: one run with that switch hook; the checks below read $out.
 run() {
 	out=$TMP/out-$1
-	cgtma_start "$out" 1 -v --switch-hook "$1" -e "$events" -I 200 --json --all-cgroups \
+	# The verifier's work on the largest program takes 20 s and more in an emulated 6.1
+	# guest: its first interval waits for that, not the usual 10 s.
+	cgtma_start "$out" 0 -v --switch-hook "$1" -e "$events" -I 200 --json --all-cgroups \
 		--depth 15 "${args[@]}"
+	wait_lines "$out" 1 90
 	cg_run "$chain" "$WORKLOAD" getppid $N 50 || fail "the workload failed"
 	cgtma_more "$out"
 	cgtma_signal INT "$1"
