@@ -8,6 +8,7 @@
 #include "env.h"
 #include "irqscope.h"
 #include "log.h"
+#include "probe.h"
 #include "cgtma.skel.h"
 
 /* The kernel's softirq_to_name[] order (include/linux/interrupt.h), then the hardirqs. */
@@ -92,9 +93,8 @@ void irq_hooks_choose(struct cgtma *skel)
 	bool softirq = irq_mask & ((1U << CGTMA_IRQ_HARDIRQ) - 1);
 	bool hardirq = irq_mask & (1U << CGTMA_IRQ_HARDIRQ);
 	/* CGTMA_IRQ_HOOK=raw_tp takes the raw tracepoints where tp_btf would do: for tests. */
-	bool btf = !env.irq_raw_tp &&
-		   libbpf_find_vmlinux_btf_id("softirq_entry", BPF_TRACE_RAW_TP) > 0 &&
-		   libbpf_find_vmlinux_btf_id("irq_handler_entry", BPF_TRACE_RAW_TP) > 0;
+	bool btf = irq_mask && !env.irq_raw_tp && probe_btf_has_tracepoint("softirq_entry") &&
+		   probe_btf_has_tracepoint("irq_handler_entry");
 	__typeof__(skel->progs) *p = &skel->progs;
 
 	skel->rodata->irq_mask = irq_mask;

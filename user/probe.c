@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "log.h"
 #include "probe.h"
@@ -101,4 +102,57 @@ bool probe_lookup_batch(int map_fd, size_t value_size)
 	ret = bpf_map_lookup_batch(map_fd, NULL, &out_batch, keys, values, &count, NULL);
 	free(values);
 	return ret == 0 || errno == ENOENT;
+}
+
+/*
+ * The running kernel's BTF, parsed once for every question asked of it (some 20 ms of a
+ * start for each parse; libbpf's CO-RE load parses its own copy). Kept for the process's
+ * life; NULL where the kernel has none.
+ */
+static const struct btf *kernel_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+	}
+	return btf;
+}
+
+bool probe_kernel_btf(void)
+{
+	return kernel_btf();
+}
+
+bool probe_btf_has_member(const char *type, const char *member)
+{
+	const struct btf *btf = kernel_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0)
+			return true;
+	return false;
+}
+
+bool probe_btf_has_tracepoint(const char *name)
+{
+	const struct btf *btf = kernel_btf();
+	char type[128];
+
+	/* What a tp_btf program attaches to: the tracepoint's btf_trace_NAME typedef. */
+	if (!btf || snprintf(type, sizeof(type), "btf_trace_%s", name) >= (int)sizeof(type))
+		return false;
+	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 }

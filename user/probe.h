@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the running kernel and this process can do, read from /proc and uname(2): the
- * privileges perf and BPF need, the kernel's release, and what /proc/kallsyms shows; and
- * what a loaded map can do. Nothing here opens a perf event or loads a program.
+ * What the running kernel and this process can do, read from /proc, uname(2) and the
+ * kernel's BTF: the privileges perf and BPF need, the kernel's release, what /proc/kallsyms
+ * shows, the types and tracepoints the BPF side may use; and what a loaded map can do. Nothing here opens a perf event or loads a program.
  */
 #ifndef CGTMA_PROBE_H
 #define CGTMA_PROBE_H
@@ -38,6 +38,15 @@ int probe_perf_event_paranoid(void);
  * addresses read as 0 without CAP_SYSLOG (or perf_event_paranoid <= 1).
  */
 bool probe_kallsyms_has(const char *name);
+
+/* Whether the kernel's BTF can be read (/sys/kernel/btf/vmlinux). */
+bool probe_kernel_btf(void);
+
+/* Whether the kernel's BTF has struct type with a member of that name. */
+bool probe_btf_has_member(const char *type, const char *member);
+
+/* Whether the kernel's BTF has tracepoint name (as tp_btf programs attach to it). */
+bool probe_btf_has_tracepoint(const char *name);
 
 /*
  * Whether BPF_MAP_LOOKUP_BATCH works here (per-CPU hashes: 5.6+) on map_fd, a map with

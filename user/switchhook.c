@@ -11,30 +11,14 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "env.h"
 #include "log.h"
 #include "perfev.h"
+#include "probe.h"
 #include "switchhook.h"
 #include "cgtma.skel.h"
-
-static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
-{
-	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
-	const struct btf_type *t;
-	const struct btf_member *m;
-
-	if (id <= 0)
-		return false;
-	t = btf__type_by_id(btf, id);
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++)
-		if (strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0)
-			return true;
-	return false;
-}
 
 /* Whether a file holds a string (a short one: /proc and /sys). */
 static bool file_has(const char *path, const char *what)
@@ -250,8 +234,6 @@ const char *switch_hook_unfit(void)
 	const char *ret = "the kernel has no perf_event cgroup controller "
 			  "(CONFIG_CGROUP_PERF): the cgroup-switches event never fires";
 	const char *preempt;
-	struct btf *btf;
-	bool fair_groups;
 	FILE *f;
 
 	/*
@@ -268,13 +250,10 @@ const char *switch_hook_unfit(void)
 			 "map operation", preempt);
 		return why;
 	}
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
+	if (!probe_kernel_btf())
 		return "cannot read the kernel's BTF";
-	fair_groups = btf_has_member(btf, "sched_entity", "cfs_rq") &&
-		      btf_has_member(btf, "cfs_rq", "rq");
-	btf__free(btf);
-	if (!fair_groups)
+	if (!probe_btf_has_member("sched_entity", "cfs_rq") ||
+	    !probe_btf_has_member("cfs_rq", "rq"))
 		return "the kernel has no CONFIG_FAIR_GROUP_SCHED: the hook cannot find the next task";
 
 	/* The event compares perf_event cgroups: they are v2's only if the controller is. */
