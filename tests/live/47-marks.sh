@@ -133,7 +133,14 @@ for how in auto tracepoint perf-event sample; do
 	cgtma_signal INT "$how"
 	kill "${_spinners[@]}" 2>/dev/null
 	wait "${_spinners[@]}" 2>/dev/null
-	marked=$(jq -s '[.[] | select(.summary != true and .exact == false)] | length' \
+	# One mark is by design: a task moving itself into A or the root cgroup from this
+	# script's cgroup (untracked, charged to "/"), with the perf-event hook, where a task of
+	# this script's cgroup (its polling) ran on the CPU during the move's slice. The hook
+	# sees no switch inside a cgroup, so it cannot tell that run from the mover's: the slice
+	# is the old cgroup's either way, and A's count stays exact. Any other mark fails.
+	marked=$(jq -s '[.[] | select(.summary != true and .exact == false and
+		((.missed_unbounded // 0) > 0 or (.marks // [] | length) == 0 or
+		 (.marks | any(.kind != "move" or .charged.cgroup != "/"))))] | length' \
 		"$TMP/$how.json")
 	got=$(cgroup_sum "$TMP/$how.json" "$A" "$EV")
 	echo "$how: $marked intervals marked, $got getppid calls in A"
