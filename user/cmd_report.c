@@ -436,8 +436,7 @@ static int replay_all(struct replay *rp)
 			break;
 		}
 		/* Before the summary (the page is drawn then), every profile record is read. */
-		output_html_profile(rp->outputs, rp->nr_outputs,
-				    record_reader__profile(rp->reader));
+		outputs_profile(rp->outputs, rp->nr_outputs, record_reader__profile(rp->reader));
 		if (outputs_emit(rp->outputs, rp->nr_outputs, &rp->run, &rec))
 			ret = -EIO;	/* each sink has said what it could not write */
 	}

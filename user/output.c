@@ -141,6 +141,18 @@ int outputs_emit(struct output **outs, int n, const struct run *run, const struc
 	return call_sinks(outs, n, run, iv);
 }
 
+int outputs_profile(struct output **outs, int n, const struct profile *p)
+{
+	int ret = 0;
+
+	for (int i = 0; i < n; i++) {
+		int err = outs[i]->ops->profile ? outs[i]->ops->profile(outs[i], p) : 0;
+
+		ret = ret ?: err;
+	}
+	return ret;
+}
+
 bool outputs_stdout_closed(struct output **outs, int n)
 {
 	for (int i = 0; i < n; i++)

@@ -19,10 +19,13 @@ struct output_ops {
 	int (*begin)(struct output *o, const struct run *run);
 	int (*interval)(struct output *o, const struct run *run, const struct interval *iv);
 	int (*summary)(struct output *o, const struct run *run, const struct interval *total);
+	/* Sampled stacks (--sample) for the sink to keep or draw (outputs_profile()). */
+	int (*profile)(struct output *o, const struct profile *p);
 	void (*close)(struct output *o);
 };
 
 struct outfile;
+struct profile;
 struct strbuf;
 
 struct output {
@@ -125,11 +128,13 @@ char *output_prometheus_page(struct output *o);
 int output_record_open(const char *path, struct output **o);
 /* report --html FILE: collects the intervals and writes one page at the end. */
 int output_html_open(const char *path, struct output **o);
-struct profile;
 /*
- * Gives the --html sinks among outs (others are skipped) the sampled stacks to draw a flame
- * graph per cgroup from, when their page is written; p (NULL: none) must outlive them.
+ * Gives the sinks that take sampled stacks the profile p: --record writes it as a record of
+ * its own, ahead of the interval it belongs to (before the summary: after it, -EINVAL; a
+ * record cut back by a full disk is said and counted as intervals are); --html keeps p (NULL:
+ * none; it must outlive the sink) to draw a flame graph per cgroup from when its page is
+ * written. 0, or the first error.
  */
-void output_html_profile(struct output **outs, int n, const struct profile *p);
+int outputs_profile(struct output **outs, int n, const struct profile *p);
 
 #endif

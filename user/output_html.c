@@ -24,7 +24,7 @@
  * Every chart is <svg class="cgtma-chart" data-kind="system|cgroup|task|irq"
  * data-scope="SCOPE">, SCOPE being "system", the cgroup's path, "PATH:TID" or "irq:NAME".
  *
- * A record with samples (output_html_profile()) adds a flame graph per sampled cgroup under
+ * A record with samples (outputs_profile()) adds a flame graph per sampled cgroup under
  * its chart, <svg class="cgtma-flame" data-scope="PATH" data-event="EVENT"
  * data-samples="N">, inline like the charts (hover titles, no script).
  */
@@ -1444,13 +1444,11 @@ static int other_flames(FILE *f, const struct html_sink *h, bool *drawn)
 	return err;
 }
 
-static const struct output_ops html_ops;
-
-void output_html_profile(struct output **outs, int n, const struct profile *p)
+/* Kept to draw from when the page is written (the summary's). */
+static int html_profile(struct output *o, const struct profile *p)
 {
-	for (int i = 0; i < n; i++)
-		if (outs[i]->ops == &html_ops)
-			((struct html_sink *)outs[i]->priv)->profile = p;
+	((struct html_sink *)o->priv)->profile = p;
+	return 0;
 }
 
 /* What an interval's marks say, for a tick's tooltip and the page's table. */
@@ -1845,6 +1843,7 @@ static const struct output_ops html_ops = {
 	.begin = html_begin,
 	.interval = html_interval,
 	.summary = html_summary,
+	.profile = html_profile,
 	.close = html_close,
 };
 

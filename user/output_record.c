@@ -342,44 +342,37 @@ static void put_profile(struct strbuf *b, const struct profile *p)
 	put_u64(b, p->lost.kernel_stacks);
 }
 
-static const struct output_ops record_ops;
-
-int record_write_profile(struct output **outs, int n, const struct profile *p)
+/*
+ * The profile p (a run's samples so far, or an interval's) as a record of its own: before
+ * the summary (after it, -EINVAL, the caller's mistake: the summary ends a record).
+ */
+static int record_profile(struct output *o, const struct profile *p)
 {
-	int ret = 0;
+	struct record_sink *rs = o->priv;
+	struct strbuf b = STRBUF_INIT;
+	int err;
 
-	for (int i = 0; i < n; i++) {
-		struct record_sink *rs = outs[i]->priv;
-		struct strbuf b = STRBUF_INIT;
-		int err;
-
-		if (outs[i]->ops != &record_ops)
-			continue;
-		if (rs->summary_written) {
-			ret = ret ?: -EINVAL;	/* the caller's mistake: the summary ends a record */
-			continue;
-		}
-		if (rs->broken) {
-			rs->profiles_lost++;
-			continue;
-		}
-		start(&b, 'P');
-		put_profile(&b, p);
-		err = finish(&b);
-		if (!err)
-			err = outfile_write_whole(&rs->file, b.buf, b.len);
-		strbuf_release(&b);
-		if (err && err != -ENOMEM && err != -E2BIG)
-			outfile_failed(&rs->file, rs->quoted, err);
-		else if (!err)
-			outfile_written(&rs->file);
-		if (err) {
-			rs->profiles_lost++;
-			outs[i]->lost = true;
-			ret = ret ?: err;
-		}
+	if (rs->summary_written)
+		return -EINVAL;
+	if (rs->broken) {
+		rs->profiles_lost++;
+		return 0;
 	}
-	return ret;
+	start(&b, 'P');
+	put_profile(&b, p);
+	err = finish(&b);
+	if (!err)
+		err = outfile_write_whole(&rs->file, b.buf, b.len);
+	strbuf_release(&b);
+	if (err && err != -ENOMEM && err != -E2BIG)
+		outfile_failed(&rs->file, rs->quoted, err);
+	else if (!err)
+		outfile_written(&rs->file);
+	if (err) {
+		rs->profiles_lost++;
+		o->lost = true;
+	}
+	return err;
 }
 
 static void record_close(struct output *o)
@@ -409,6 +402,7 @@ static const struct output_ops record_ops = {
 	.begin = record_begin,
 	.interval = record_interval,
 	.summary = record_interval,
+	.profile = record_profile,
 	.close = record_close,
 };
 

@@ -89,15 +89,6 @@
 #define RECORD_HEAD 12			/* tag, len, head-crc */
 #define RECORD_MAX (1u << 30)		/* a larger len is damage, not data */
 
-/*
- * --record with sampling: writes p (its samples so far, or an interval's) as a profile
- * record into every --record sink among outs; other sinks are skipped. Call it before the
- * summary is emitted (after it, -EINVAL): once at the end of the run with the whole run's
- * profile, or before each interval with that interval's. A record that cannot be written
- * (a full disk) is cut back, said as interval records are, and counted in the sink's closing
- * message. 0, or the first error.
- */
-int record_write_profile(struct output **outs, int n, const struct profile *p);
 
 /* zlib's CRC-32 (crc32(0, ...), chained as zlib chains it): the one the format specifies. */
 uint32_t record_crc32(uint32_t crc, const void *buf, size_t len);

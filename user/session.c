@@ -26,7 +26,6 @@
 #include "perfev.h"
 #include "probe.h"
 #include "profile.h"
-#include "record.h"
 #include "report.h"
 #include "sampling.h"
 #include "scale.h"
@@ -545,7 +544,7 @@ static void emit(struct session *s, const struct interval *iv)
 {
 	/* --record keeps each interval's samples, ahead of it: a killed run keeps them too. */
 	if (!iv->summary && iv->profile && iv->profile->nr_samples &&
-	    record_write_profile(s->outputs, s->nr_outputs, iv->profile))
+	    outputs_profile(s->outputs, s->nr_outputs, iv->profile))
 		s->output_failed = true;
 	if (outputs_emit(s->outputs, s->nr_outputs, &s->run, iv))
 		s->output_failed = true;

@@ -121,7 +121,7 @@ static inline int profile_fixture_record(const char *path)
 		if (!s)
 			err = -1;
 		else if (i < 2)
-			err = record_write_profile(&o, 1, &p);
+			err = outputs_profile(&o, 1, &p);
 		if (!err)
 			err = (iv.summary ? o->ops->summary : o->ops->interval)(o, &run, &iv);
 	}

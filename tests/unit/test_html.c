@@ -166,7 +166,7 @@ static void test_flames(void)
 	CHECK_INT(output_html_open(path, &o), 0);
 	if (!o)
 		return;
-	output_html_profile(&o, 1, &p);
+	outputs_profile(&o, 1, &p);
 	CHECK_INT(o->ops->begin(o, &sy.run), 0);
 	iv.time = sy.run.start_time + 1;
 	iv.interval_s = 1;

@@ -1243,14 +1243,14 @@ static void test_profile_full_disk(void)
 	lim.rlim_cur = st.st_size + 10;
 	CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	capture_begin(&c, 2);
-	CHECK_INT(record_write_profile(&o, 1, &p), -EFBIG);
+	CHECK_INT(outputs_profile(&o, 1, &p), -EFBIG);
 	setrlimit(RLIMIT_FSIZE, &old);
 	CHECK(o->lost, "the sink says it lost a profile record");
-	CHECK_INT(record_write_profile(&o, 1, &p), 0);
+	CHECK_INT(outputs_profile(&o, 1, &p), 0);
 	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
 	iv.summary = true;
 	CHECK_INT(o->ops->summary(o, &run, &iv), 0);
-	CHECK_INT(record_write_profile(&o, 1, &p), -EINVAL);
+	CHECK_INT(outputs_profile(&o, 1, &p), -EINVAL);
 	output_close(o);
 	msg = capture_end(&c);
 	signal(SIGXFSZ, SIG_DFL);
