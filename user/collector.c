@@ -13,7 +13,7 @@
 
 #include "collector_internal.h"
 #include "env.h"
-#include "irqscope.h"
+#include "irqhooks.h"
 #include "log.h"
 #include "perfev.h"
 #include "probe.h"

@@ -357,11 +357,6 @@ void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
 	}
 }
 
-enum switch_hook collector__switch_hook(const struct collector *c)
-{
-	return c->sw.in_use;
-}
-
 void collector__say_stats(struct collector *c, bool cgroups)
 {
 	bool per_task = c->skel->rodata->per_task;

@@ -87,12 +87,6 @@ void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
 			   struct collector_marks *sum);
 
 /*
- * The switch hook in use: SWITCH_HOOK_TRACEPOINT or SWITCH_HOOK_PERF_EVENT; the tracepoint
- * once it took over from the perf-event hook (said at the flush after).
- */
-enum switch_hook collector__switch_hook(const struct collector *c);
-
-/*
  * Time spent in the switch hook: counted while opts.bpf_stats holds the kernel's statistics
  * on, or while kernel.bpf_stats_enabled is 1.
  */
