@@ -194,8 +194,8 @@ static int map_arrays(struct collector *c)
 /* What the kernel must have before anything is opened: 0, or -errno after saying what. */
 static int check_kernel(const struct collector_setup *su)
 {
-	if (su->nr_events < 1 || su->nr_events > CGTMA_MAX_EVENTS) {
-		pr_err("%d events requested; the limit is %d", su->nr_events,
+	if (su->events.nr_events < 1 || su->events.nr_events > CGTMA_MAX_EVENTS) {
+		pr_err("%d events requested; the limit is %d", su->events.nr_events,
 			CGTMA_MAX_EVENTS);
 		return -E2BIG;
 	}
@@ -219,21 +219,13 @@ static int collector_new(const struct collector_setup *su, struct collector **cp
 	}
 	*cp = c;
 	c->su = *su;
-	c->nr_events = su->nr_events;
+	c->nr_events = su->events.nr_events;
 	c->per_cpu_cgroups = env.per_cpu && su->tracked_levels;
 	c->stats_fd = -1;
-	c->value_size = su->nr_events * sizeof(struct cgtma_count);
+	c->value_size = su->events.nr_events * sizeof(struct cgtma_count);
 	c->irq_stride = (2 * c->value_size + 63) / 64 * 64;
-	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(su->nr_events);
-	err = perfev__new(&(struct perfev_opts){
-				  .nr_events = su->nr_events,
-				  .attrs = su->attrs,
-				  .group = su->group,
-				  .names = su->names,
-				  .cpus = su->cpus,
-				  .cpu_changed = su->cpu_changed,
-				  .cpu_changed_ctx = su->cpu_changed_ctx,
-			  }, &c->pe);
+	c->cg_value_size = CGTMA_CGROUP_VALUE_SIZE(su->events.nr_events);
+	err = perfev__new(&su->events, &c->pe);
 	if (err)
 		return err;
 	c->nr_cpus = perfev__nr_cpus(c->pe);
@@ -253,7 +245,7 @@ static int collector_new(const struct collector_setup *su, struct collector **cp
 
 static bool is_software(const struct collector *c, int i)
 {
-	__u32 type = c->su.attrs[i].type;
+	__u32 type = c->su.events.attrs[i].type;
 
 	return type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_TRACEPOINT;
 }
@@ -268,7 +260,7 @@ static bool is_software(const struct collector *c, int i)
  */
 static void share_times(struct collector *c)
 {
-	const int *group = c->su.group;
+	const int *group = c->su.events.group;
 	int never_multiplexed = -1;
 
 	for (int i = 0; i < c->nr_events; i++) {

@@ -18,35 +18,32 @@
 #include <linux/types.h>
 
 #include "bpf/cgtma.h"
+#include "perfev.h"
 
 struct collector;
 
 /* What the run has settled by the time the collector opens: the events, CPUs and levels. */
 struct collector_setup {
-	int nr_events;				/* 1..CGTMA_MAX_EVENTS */
-	const struct perf_event_attr *attrs;	/* per event */
-	const int *group;			/* per event; a group's events are consecutive */
-	const char *const *names;		/* per event, for messages */
-	const bool *cpus;			/* -C: per possible CPU, whether to count it
-						 * (NULL: all); kept until collector__destroy() */
+	/*
+	 * The events and CPUs, as the per-CPU events take them (-C: cpus; kept until
+	 * collector__destroy()). Their cpu_changed is told when a counted CPU comes online (its
+	 * events opened) or goes offline (closed), from collector__flush(), so that others with
+	 * per-CPU events follow the same CPUs (the sampler); NULL: nobody. Its errors are its
+	 * own to say.
+	 */
+	struct perfev_opts events;
 	__u32 max_level;			/* deepest level a tracked cgroup can have */
 	__u64 tracked_levels;			/* bit L: level L can hold tracked cgroups */
 	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
-	/*
-	 * Told when a counted CPU comes online (its events opened) or goes offline (closed),
-	 * from collector__flush(), so that others with per-CPU events follow the same CPUs
-	 * (the sampler); NULL: nobody. Its errors are its own to say.
-	 */
-	void (*cpu_changed)(int cpu, bool online, void *ctx);
-	void *cpu_changed_ctx;
 };
 
 /*
  * Checks BTF (probe_privileges() has passed), opens every event on every online CPU (of
- * those su->cpus selects), loads and attaches, as the run's configuration says (env.h: -A,
- * -T, --irq, --max-cgroups, --max-tasks, the switch hook, the maps' allocation). A CPU left
- * out has no events: the tracepoint hooks read nothing there, and the perf-event hook has no
- * cgroup-switches event there to run on. Prints what failed, naming the event and CPU or the step, and returns -errno.
+ * those su->events.cpus selects), loads and attaches, as the run's configuration says
+ * (env.h: -A, -T, --irq, --max-cgroups, --max-tasks, the switch hook, the maps'
+ * allocation). A CPU left out has no events: the tracepoint hooks read nothing there, and
+ * the perf-event hook has no cgroup-switches event there to run on. Prints what failed,
+ * naming the event and CPU or the step, and returns -errno.
  */
 int collector__open(const struct collector_setup *su, struct collector **cp);
 void collector__destroy(struct collector *c);

@@ -70,7 +70,7 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp);
 void sampler__destroy(struct sampler *s);
 
 /*
- * CPU hotplug, as the collector follows it (collector_setup.cpu_changed): a CPU that came
+ * CPU hotplug, as the collector follows it (collector_setup.events.cpu_changed): a CPU that came
  * online gets its sample events (0, or -errno after saying what failed: sampler__read() then
  * tries it again each interval and says when it is sampled), one that went offline has them
  * closed (the kernel stops them: they would not sample again).

@@ -45,7 +45,7 @@ int sampling_setup(struct sampling *sp, const struct measurement *m);
  */
 int sampling_open(struct sampling *sp, int tracked_fd, int levels_fd, const bool *cpus);
 
-/* CPU hotplug, as the collector follows it (collector_setup.cpu_changed). */
+/* CPU hotplug, as the collector follows it (collector_setup.events.cpu_changed). */
 void sampling_cpu_changed(struct sampling *sp, int cpu, bool online);
 
 /*

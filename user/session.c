@@ -159,7 +159,7 @@ static int sample_scope(__u64 id, struct profile *p, void *ctx)
 	return profile_scope(p, name, tr->path, tr->names.container, tr->names.pod);
 }
 
-/* The collector follows CPU hotplug (collector_setup.cpu_changed): the sampler does the same. */
+/* The collector follows CPU hotplug (collector_setup.events.cpu_changed): so does the sampler. */
 static void cpu_changed(int cpu, bool online, void *ctx)
 {
 	struct session *s = ctx;
@@ -797,13 +797,15 @@ int session_run(void)
 	}
 	cs.tracked_levels = cs.new_cgroup_levels;
 	cs.new_cgroup_levels &= ~1ULL;	/* the root is never new */
-	cs.nr_events = s.m.nr_events;
-	cs.attrs = s.m.attrs;
-	cs.group = s.m.group;
-	cs.names = (const char *const *)s.m.names;
-	cs.cpus = s.cpus;
-	cs.cpu_changed = cpu_changed;
-	cs.cpu_changed_ctx = &s;
+	cs.events = (struct perfev_opts){
+		.nr_events = s.m.nr_events,
+		.attrs = s.m.attrs,
+		.group = s.m.group,
+		.names = (const char *const *)s.m.names,
+		.cpus = s.cpus,
+		.cpu_changed = cpu_changed,
+		.cpu_changed_ctx = &s,
+	};
 
 	/* Sinks first: a bad path or a busy port fails before any BPF is loaded. */
 	ret = outputs_open(&env.out, s.outputs, &s.nr_outputs);
