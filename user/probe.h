@@ -2,7 +2,8 @@
 /*
  * What the running kernel and this process can do, read from /proc, uname(2) and the
  * kernel's BTF: the privileges perf and BPF need, the kernel's release, what /proc/kallsyms
- * shows, the types and tracepoints the BPF side may use; and what a loaded map can do. Nothing here opens a perf event or loads a program.
+ * shows, the types and tracepoints the BPF side may use; and what a loaded map can do.
+ * Nothing here opens a perf event or loads a program.
  */
 #ifndef CGTMA_PROBE_H
 #define CGTMA_PROBE_H
