@@ -10,14 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroups.h"
 #include "child.h"
 #include "collector.h"
 #include "collector_read.h"
 #include "counts.h"
 #include "cpu.h"
 #include "env.h"
-#include "irqscope.h"
 #include "log.h"
 #include "marks.h"
 #include "measurement.h"
@@ -31,50 +29,10 @@
 #include "scale.h"
 #include "selection.h"
 #include "session.h"
+#include "session_internal.h"
 #include "signals.h"
 #include "stackfiles.h"
 #include "strbuf.h"
-#include "tasks.h"
-#include "tracker.h"
-
-struct session {
-	struct measurement m;
-	struct run run;
-	struct collector *col;
-	struct selection sel;		/* which cgroups are tracked */
-	int nr_cpus;
-	int stride;			/* per_cpu ? nr_cpus : 1 */
-	bool *cpus;			/* -C: per possible CPU, whether to count it; or NULL */
-
-	struct tracker tk;		/* the cgroups counted, and those that were */
-	struct tasks tasks;		/* -T: their threads */
-	/* --irq: per selected interrupt scope, as a tracked cgroup's (tracker.h) */
-	struct scope_counts irq[CGTMA_NR_IRQ];
-	struct cgtma_count *irq_now;	/* per CPU: one scope's reading */
-
-	struct scope_counts cpu;	/* per CPU */
-	/*
-	 * --all-cgroups: the root's own tasks (in no child of it), as a row of their own
-	 * (add_root_own()), stride * nr_events each: the interval's, and over the run the
-	 * system's and the level-1 cgroups' sums. NULL: no row.
-	 */
-	struct cgtma_count *own, *own_system, *own_children;
-	bool own_inexact;		/* a level-1 cgroup was refused: no row from then on */
-	struct cgtma_count *cpu_now;	/* per CPU: a reading */
-	__u64 *read_first, *read_prev, *read_now;	/* per CPU: when counters were read */
-	struct marks marks;		/* the marks of each interval, and the run's totals */
-	struct output *outputs[OUTPUTS_MAX];
-	int nr_outputs;
-	double run_start_mono;
-	double last_mono;
-	struct child child;		/* -- COMMAND */
-	bool output_failed;		/* some interval could not be written: exit 1 */
-	bool stdout_closed;		/* standard output's reader went away */
-	bool stop;			/* end after this interval */
-	bool warned_in_phase;		/* warn_in_phase() said it */
-
-	struct sampling sp;		/* --sample */
-};
 
 
 static double mono_now(void)
@@ -94,15 +52,6 @@ static double real_now(void)
 }
 
 /* --- reading ------------------------------------------------------------------------- */
-
-/* Whether any of n counts was enabled or counted: the scope ran at all. */
-static bool counts_ran(const struct cgtma_count *v, int n)
-{
-	for (int k = 0; k < n; k++)
-		if (v[k].enabled || v[k].counter)
-			return true;
-	return false;
-}
 
 static int read_cgroup_cb(__u64 id, const struct cgtma_count *rows, void *ctx)
 {
@@ -126,14 +75,6 @@ static int read_task_cb(const struct cgtma_task_key *key, __u32 pid, const char 
 	struct session *s = ctx;
 
 	return tasks_read(&s->tasks, key, pid, comm, counts, collector__closed_epoch(s->col));
-}
-
-/* A tracked cgroup, NULL when it is not (or no longer) counted. */
-static const struct tracked *tracked_of(const struct session *s, __u64 id)
-{
-	int i = tracker_find(&s->tk, id);
-
-	return i < 0 || s->tk.tracked[i].refused ? NULL : &s->tk.tracked[i];
 }
 
 /* The path of a tracked cgroup, NULL when it is not (or no longer) counted. */
@@ -172,11 +113,6 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 	struct session *s = ctx;
 
 	return collector__forget_task(s->col, key);
-}
-
-static bool irq_selected(const struct session *s, int irq)
-{
-	return env.irq_mask & (1U << irq);
 }
 
 /* The interrupt scopes' counts, taken like a cgroup's. */
@@ -248,281 +184,6 @@ static int read_counts(struct session *s)
 	return err;
 }
 
-/*
- * -T: a row per thread that ran in the interval, and the last one of a thread gone; the
- * summary has every thread's totals.
- */
-static int add_tasks(struct session *s, struct interval *iv, bool totals)
-{
-	int n = s->m.nr_events;
-
-	for (int i = 0; i < s->tasks.nr; i++) {
-		struct task *t = &s->tasks.t[i];
-		const struct tracked *tr = tracked_of(s, t->key.cgroup);
-		const char *path = tr ? tr->path : NULL;
-		struct scope *sc;
-		char removed[64];
-
-		bool show = false;
-
-		if (!t->counts.prev)
-			continue;	/* dropped past the bound */
-		if (!totals)
-			show = path && t->read && t->state <= TASK_FINAL &&
-			       (t->ran || t->state == TASK_FINAL);
-		for (int e = 0; totals && e < n; e++)
-			show |= t->counts.total[e].counter || t->counts.total[e].enabled;
-		if (!show)
-			continue;
-		if (!tasks_comm_match(env.comm, t->comm))
-			continue;
-		if (!path) {
-			/* The summary's thread of a cgroup gone since. */
-			snprintf(removed, sizeof(removed), "(removed cgroup %llu)",
-				 (unsigned long long)t->key.cgroup);
-			path = removed;
-		}
-		sc = interval_add_task(iv, &s->run, path, t->pid, t->key.tid);
-		/* Its cgroup's container and pod, as the cgroup's own row has them. */
-		if (!sc || (tr && scope_set_names(sc, &tr->names)))
-			return -ENOMEM;
-		memcpy(sc->comm, t->comm, sizeof(sc->comm));
-		sc->cgroup_id = t->key.cgroup;
-		sc->removed = !totals && t->state == TASK_FINAL;
-		memcpy(sc->sum, totals ? t->counts.total : t->counts.delta, n * sizeof(*sc->sum));
-	}
-	return 0;
-}
-
-/* --- building intervals ------------------------------------------------------------- */
-
-/*
- * The summary's rows of removed cgroups: their totals, and one row for those beyond the
- * tracker's bound, named for how many it holds.
- */
-static int add_removed(struct session *s, struct interval *iv)
-{
-	int n = s->m.nr_events;
-	struct scope *sc;
-	char name[64];
-
-	for (int r = 0; r < s->tk.nr_removed; r++) {
-		sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, s->tk.removed[r].path, -1);
-		if (!sc || scope_set_names(sc, &s->tk.removed[r].names))
-			return -ENOMEM;
-		/* Told from a cgroup made again under its path, live or removed too. */
-		sc->cgroup_id = s->tk.removed[r].id;
-		sc->removed = true;
-		memcpy(sc->sum, s->tk.removed[r].total, n * sizeof(*sc->sum));
-	}
-	if (!s->tk.nr_folded)
-		return 0;
-	snprintf(name, sizeof(name), "(removed: %ld more cgroups)", s->tk.nr_folded);
-	sc = interval_add_scope(iv, &s->run, SCOPE_CGROUP, name, -1);
-	if (!sc)
-		return -ENOMEM;
-	memcpy(sc->sum, s->tk.folded, n * sizeof(*sc->sum));
-	return 0;
-}
-
-/*
- * One cgroup's or interrupt scope's rows from its counts v (per CPU with --per-cpu): the
- * scope, and with --per-cpu one more per online CPU. 0 or -ENOMEM.
- */
-static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind,
-		    const char *name, __u64 cgroup_id, const struct cgroup_names *names,
-		    const struct cgtma_count *v, bool removed)
-{
-	int n = s->m.nr_events;
-	struct scope *sc;
-
-	sc = interval_add_scope(iv, &s->run, kind, name, -1);
-	if (!sc || (names && scope_set_names(sc, names)))
-		return -ENOMEM;
-	sc->cgroup_id = cgroup_id;
-	sc->removed = removed;
-	if (!env.per_cpu) {
-		memcpy(sc->sum, v, n * sizeof(*sc->sum));
-		return 0;
-	}
-	for (int c = 0; c < s->nr_cpus; c++)
-		for (int i = 0; i < n; i++)
-			count_add(&sc->sum[i], &v[c * n + i]);
-	for (int c = 0; c < s->nr_cpus; c++) {
-		struct scope *pc;
-
-		if (!collector__cpu_online(s->col, c))
-			continue;
-		pc = interval_add_scope(iv, &s->run, kind, name, c);
-		if (!pc || (names && scope_set_names(pc, names)))
-			return -ENOMEM;
-		pc->cgroup_id = cgroup_id;
-		pc->removed = removed;
-		memcpy(pc->sum, &v[c * n], n * sizeof(*pc->sum));
-	}
-	return 0;
-}
-
-/* A scope's share of its time event i was on a counter, in percent. */
-static double on_counter_pct(const struct scope *sc, int i)
-{
-	return 100.0 * sc->sum[i].running / sc->sum[i].enabled;
-}
-
-/*
- * Once per run: a tracked cgroup whose shares of its time on a counter only a rotation in
- * phase with its switches explains (count_rotation_in_phase). Its scaled counts of that
- * interval are off, and nothing in the counts shows it.
- */
-static void warn_in_phase(struct session *s, const struct interval *iv)
-{
-	const struct scope *cpus = &iv->scopes[0];	/* the system's, added first */
-	int on, off;
-
-	for (int k = 1; k < iv->nr_scopes && !s->warned_in_phase; k++) {
-		const struct scope *sc = &iv->scopes[k];
-
-		if (sc->kind != SCOPE_CGROUP || sc->cpu >= 0 ||
-		    !count_rotation_in_phase(sc->sum, cpus->sum, s->m.nr_events, &on, &off))
-			continue;
-		pr_warn("cgroup %s: %s was on a counter %.1f%% of its time and %s %.1f%%, the "
-			"CPUs' %.1f%% and %.1f%%: the kernel's rotation of the event groups falls "
-			"on its switches (CPU-bound cgroups switched at the tick), and its scaled "
-			"counts are off; a perf_event_mux_interval_ms that is no multiple of the "
-			"tick moves the rotation (echo 5 > /sys/bus/event_source/devices/PMU/"
-			"perf_event_mux_interval_ms; docs/groups.md)", sc->cgroup, s->m.names[on],
-			on_counter_pct(sc, on), s->m.names[off], on_counter_pct(sc, off),
-			on_counter_pct(cpus, on), on_counter_pct(cpus, off));
-		s->warned_in_phase = true;
-	}
-}
-
-/* a less b, each field, 0 where b is more: the difference of counts read at other times. */
-static void count_less(struct cgtma_count *a, const struct cgtma_count *b)
-{
-	a->counter = a->counter > b->counter ? a->counter - b->counter : 0;
-	a->enabled = a->enabled > b->enabled ? a->enabled - b->enabled : 0;
-	a->running = a->running > b->running ? a->running - b->running : 0;
-}
-
-/*
- * The root's own tasks: those in no child of it, which no cgroup row shows, and where the
- * busiest neighbour may be. With every level-1 cgroup tracked (--all-cgroups), they are the
- * system's counts less those cgroups', per CPU with -A; the root's idle time too. A slice
- * that ends between the reads of the CPUs and of the cgroups is in the cgroups' interval and
- * the system's next: an interval's row may be off by that, and not below 0; the summary's
- * is the run's system less the run's cgroups. A level-1 cgroup that was not counted (the
- * maps were full) would be charged to the root: no row from then on.
- */
-static int add_root_own(struct session *s, struct interval *iv, bool totals)
-{
-	int n = s->m.nr_events, size = s->stride * n;
-	struct cgtma_count *own = s->own, *children;
-
-	if (!own || s->own_inexact)
-		return 0;
-	if (totals) {
-		memcpy(own, s->own_system, size * sizeof(*own));
-		for (int k = 0; k < size; k++)
-			count_less(&own[k], &s->own_children[k]);
-		return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
-	}
-	children = calloc(size, sizeof(*children));
-	if (!children)
-		return -ENOMEM;
-	memset(own, 0, size * sizeof(*own));
-	for (int c = 0; c < s->nr_cpus; c++)
-		for (int i = 0; i < n; i++)
-			count_add(&own[(s->stride > 1 ? c : 0) * n + i], &s->cpu.delta[c * n + i]);
-	for (int t = 0; t < s->tk.nr; t++) {
-		const struct tracked *tr = &s->tk.tracked[t];
-
-		if (cgroup_level(tr->path) != 1)
-			continue;
-		s->own_inexact |= tr->refused;
-		for (int k = 0; k < size; k++)
-			count_add(&children[k], &tr->counts.delta[k]);
-	}
-	for (int k = 0; k < size; k++) {
-		count_add(&s->own_system[k], &own[k]);
-		count_add(&s->own_children[k], &children[k]);
-		count_less(&own[k], &children[k]);
-	}
-	free(children);
-	if (s->own_inexact)
-		return 0;
-	return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
-}
-
-/* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
-static int build_interval(struct session *s, struct interval *iv, bool totals)
-{
-	const struct cgtma_count *cpu = totals ? s->cpu.total : s->cpu.delta;
-	int n = s->m.nr_events;
-	struct scope *sc;
-
-	sc = interval_add_scope(iv, &s->run, SCOPE_SYSTEM, NULL, -1);
-	if (!sc)
-		return -ENOMEM;
-	for (int c = 0; c < s->nr_cpus; c++)
-		for (int i = 0; i < n; i++)
-			count_add(&sc->sum[i], &cpu[c * n + i]);
-	if (env.per_cpu) {
-		for (int c = 0; c < s->nr_cpus; c++) {
-			if (!collector__cpu_online(s->col, c))
-				continue;
-			sc = interval_add_scope(iv, &s->run, SCOPE_CPU, NULL, c);
-			if (!sc)
-				return -ENOMEM;
-			memcpy(sc->sum, &cpu[c * n], n * sizeof(*sc->sum));
-		}
-	}
-
-	for (int t = 0; t < s->tk.nr; t++) {
-		struct tracked *tr = &s->tk.tracked[t];
-
-		/* An interval reports live cgroups and those gone in it, once. */
-		if (!totals && tr->refused)
-			continue;
-		/*
-		 * Of the cgroups a glob or --all-* found, only those that ran: with thousands
-		 * tracked and a few busy, rows of zeros would be most of an interval's cost
-		 * and output. Each still has a row in its first interval and its last, and
-		 * every one is in the summary.
-		 */
-		if (!totals && !tr->ran && !tr->named && tr->reported && tr->present)
-			continue;
-		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, tr->id, &tr->names,
-			     totals ? tr->counts.total : tr->counts.delta, !totals && !tr->present))
-			return -ENOMEM;
-		tr->reported |= !totals;
-	}
-	if (add_root_own(s, iv, totals))
-		return -ENOMEM;
-	for (int q = 0; q < CGTMA_NR_IRQ; q++) {
-		const struct cgtma_count *v = totals ? s->irq[q].total : s->irq[q].delta;
-
-		if (!irq_selected(s, q))
-			continue;
-		/*
-		 * As the terminal hides idle cgroups: of eleven scopes, a few take interrupts
-		 * at a time; one with no time in the interval (or the run) has no row, but
-		 * with -v.
-		 */
-		if (!log_verbose() && !counts_ran(v, s->stride * n))
-			continue;
-		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), 0, NULL, v, false))
-			return -ENOMEM;
-	}
-	if (totals && add_removed(s, iv))
-		return -ENOMEM;
-	if (env.per_task && add_tasks(s, iv, totals))
-		return -ENOMEM;
-	interval_sort(iv);
-	return report_derive(&s->run, iv);
-}
-
-/* A sink that fails is told about and the run goes on; it fails at its end. */
 /*
  * Standard output's reader went away (`cgtma --json | head -n 1`). As the only output, the run
  * ends now and quietly, as Unix filters do; beside others, it is said once, they go on, and
@@ -610,14 +271,14 @@ static int do_interval(struct session *s)
 	marks_read(&s->marks, &iv);
 	iv.has_bpf_stats = collector__hook_runtime(s->col, &iv.bpf_run_time_ns,
 						   &iv.bpf_run_cnt) == 0 && iv.bpf_run_cnt;
-	err = build_interval(s, &iv, false);
+	err = session_build_interval(s, &iv, false);
 	if (err) {
 		pr_err("cannot compute the interval: %s", strerror(-err));
 		interval_free(&iv);
 		return err;
 	}
 	emit(s, &iv);
-	warn_in_phase(s, &iv);
+	session_warn_in_phase(s, &iv);
 	if (sampling_add_nodes(&s->sp, &iv))
 		s->run.sample_events = s->sp.names.buf;
 	interval_free(&iv);
@@ -644,7 +305,7 @@ static void emit_summary(struct session *s)
 				     s->last_mono - s->run_start_mono);
 	marks_summary(&s->marks, &iv);
 	sampling_summary(&s->sp, &iv, s->run.start_time, s->last_mono - s->run_start_mono);
-	if (build_interval(s, &iv, true) == 0)
+	if (session_build_interval(s, &iv, true) == 0)
 		emit(s, &iv);
 	interval_free(&iv);
 }
