@@ -6,6 +6,10 @@
  * threshold flags and the same bottleneck. Intel vectors are level 3, AMD level 2.
  * Arm's (neoverse-*.json) are computed from Linux perf's expressions by
  * tests/vectors/neoverse.py, at every level the model has.
+ *
+ * And every flat metric of the model (all of them, as -m computes them), where a vector
+ * has "metrics": the x86 ones written by tests/vectors/x86_metrics.py from toplev's and
+ * perf's own expressions, within 1e-9 of the value (1e-9 absolute below 1).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +43,13 @@ static bool get_bool(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
 }
 
+static double get_double(json_object *o, const char *key, double dflt)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : dflt;
+}
+
 static int get_int(json_object *o, const char *key)
 {
 	json_object *v;
@@ -57,9 +68,30 @@ static int plan_node(const struct plan *p, const char *full_name)
 	return -1;
 }
 
+/* Every metric of the plan, as the vector expects it, and none more. */
+static void check_metrics(const char *file, int idx, const struct plan *p,
+			  const struct tma_result *r, json_object *want)
+{
+	CHECK_INT(p->nr_metrics, json_object_object_length(want));
+	for (int i = 0; i < p->nr_metrics; i++) {
+		const char *name = p->metrics[i].name;
+		json_object *wv;
+		double w;
+
+		if (!json_object_object_get_ex(want, name, &wv)) {
+			CHECK(0, "%s[%d]: no expected value for metric %s", file, idx, name);
+			continue;
+		}
+		w = json_object_get_double(wv);
+		CHECK(r->metric_counted[i], "%s[%d]: metric %s not counted", file, idx, name);
+		CHECK(fabs(r->metric[i] - w) <= VALUE_TOLERANCE * fmax(1, fabs(w)),
+		      "%s[%d]: metric %s = %.17g, reference %.17g", file, idx, name, r->metric[i], w);
+	}
+}
+
 static void run_vector(const char *file, int idx, json_object *vec)
 {
-	json_object *jmodel, *counts, *expected, *jbn;
+	json_object *jmodel, *counts, *expected, *jbn, *metrics;
 	struct model_options o = { 0 };
 	struct tma_result r = { .bottleneck = -1 }, ref = { .bottleneck = -1 };
 	struct tma_input in = { .interval_s = 1 };
@@ -89,6 +121,9 @@ static void run_vector(const char *file, int idx, json_object *vec)
 	o.slots = get_int(vec, "slots");
 	o.cpu_part = get_int(vec, "cpu_part");
 	o.cpu_revision = get_int(vec, "cpu_revision");
+	o.metrics = "";		/* every metric, as -m */
+	in.interval_s = get_double(vec, "interval_s", 1);
+	in.cpu_s = get_double(vec, "cpu_s", 0);
 	err = plan_new(m, &o, &p);
 	CHECK(!err, "%s[%d]: no plan", file, idx);
 	if (err)
@@ -154,6 +189,12 @@ static void run_vector(const char *file, int idx, json_object *vec)
 			      "%s[%d]: %s above threshold: %d, toplev %d", file, idx, name,
 			      r.above[n], json_object_get_boolean(wt));
 	}
+	if (json_object_object_get_ex(vec, "metrics", &metrics))
+		check_metrics(file, idx, p, &r, metrics);
+	else	/* x86_metrics.py writes every x86 model's */
+		CHECK(p->nr_metrics == 0 || !strcmp(model_vendor(m), "arm"),
+		      "%s[%d]: model %s has %d metrics, the vector none", file, idx,
+		      json_object_get_string(jmodel), p->nr_metrics);
 	if (json_object_object_get_ex(vec, "bottleneck", &jbn)) {
 		const char *want_bn = json_object_is_type(jbn, json_type_null)
 					   ? "(none)"
