@@ -1,29 +1,41 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Adds the flat metrics to the Intel vectors (tests/vectors/{skx,icx,spr,gnr}*.json): the
-expected value of every metric of the model, computed by toplev's own code, never from cgtma's
-model files.
+"""Adds the flat metrics to the x86 vectors (tests/vectors/{skx,icx,spr,gnr,zen4,zen5}*.json):
+the expected value of every metric of the model, computed from the reference's own formulas,
+never from cgtma's model files.
 
-pmu-tools' model files (PMU_TOOLS/{skx,icx,spr,gnr}_server_ratios.py) are imported and run as
-toplev runs them: each Metric_* object's compute() with the vector's counts (toplev's EV),
-toplev's error rule (a division by zero makes the metric 0), Granite Rapids' retire
+Intel: pmu-tools' model files (PMU_TOOLS/{skx,icx,spr,gnr}_server_ratios.py) are imported and
+run as toplev runs them: each Metric_* object's compute() with the vector's counts (toplev's
+EV), toplev's error rule (a division by zero makes the metric 0), Granite Rapids' retire
 latencies from PMU_TOOLS/gnr-retlat.json (MEAN). toplev's metrics that cgtma cannot count
 are left out by the rules of left_out_reason(), from what each metric reads, and printed
 with the reason. IPC and CPI are toplev's; GHz = cycles / cpu_s / 1e9 is cgtma's own.
+
+AMD: Linux perf's JSON (PERF_ARCH = tools/perf/pmu-events/arch): every metric of
+x86/amdzen{4,5}/recommended.json and the two stall rates of common/common/metrics.json
+(frontend_cycles_idle, backend_cycles_idle), their MetricExpr evaluated here on the vector's
+counts and scaled as perf prints them (ScaleUnit: 1e3per_1k_instr is x 1000, 100% x 100).
+perf's generic events are the PMCs the kernel counts for them on Zen 4 and family 0x1a
+(KERNEL_GENERIC), named as perf's event files name those PMCs. A division by zero makes a
+metric 0 (perf prints NaN; cgtma's rule is toplev's). Metrics that cgtma cannot count are
+left out by amd_left_out_reason() and printed with the reason. IPC is perf's insn_per_cycle,
+CPI its inverse, GHz cgtma's own.
 
 Counts: the vectors' own, plus, for events only metrics read, a count drawn from a hash of
 the model and event name (a share of the vector's cycles; in the -zeros files about a third
 are 0, so that metrics divide by zero). interval_s and cpu_s are set in every vector.
 
-Run from the repository root, with pmu-tools at commit 2568760f (not committed here):
-  python3 tests/vectors/x86_metrics.py PMU_TOOLS_DIR
+Run from the repository root, with pmu-tools at commit 2568760f and/or a Linux tree (neither
+committed here); only the files of the vendors given are rewritten:
+  python3 tests/vectors/x86_metrics.py [--pmu-tools DIR] [--perf-arch DIR]
 """
 import glob
 import hashlib
+import argparse
 import importlib.util
 import json
 import os
-import sys
+import re
 
 INTEL = {"skx": "skx_server_ratios.py", "icx": "icx_server_ratios.py",
          "spr": "spr_server_ratios.py", "gnr": "gnr_server_ratios.py"}
@@ -225,16 +237,154 @@ def intel_file(path, pmu_tools, report, plans):
     return vectors
 
 
+# --- AMD: Linux perf's JSON -------------------------------------------------------------------
+
+AMD = {"zen4": "amdzen4", "zen5": "amdzen5"}
+AMD_CYCLES = "ls_not_halted_cyc"
+# The PMC the kernel counts for each generic event on Zen 4 and family 0x1a
+# (arch/x86/events/amd/core.c, amd_zen4_perfmon_event_map; stalled-cycles-frontend is PMCx0A9
+# since Linux 6.9, commit c7b2edd8377b). stalled-cycles-backend has no entry: the kernel
+# refuses it there.
+KERNEL_GENERIC = {"cpu-cycles": 0x76, "cycles": 0x76, "instructions": 0xc0, "branches": 0xc2,
+                  "branch-misses": 0xc3, "stalled-cycles-frontend": 0xa9,
+                  "stalled-cycles-backend": None}
+# perf's common metrics the issue asks for beside recommended.json: the Genoa stall rates.
+COMMON = ("frontend_cycles_idle", "backend_cycles_idle")
+# perf's expression words that are not events
+FUNCS = {"d_ratio", "max", "min", "if", "else", "has_event", "duration_time"}
+NAME_RE = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_.]|\\[-=,])*")
+
+
+def perf_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def perf_model(arch, model):
+    """perf's events (name: entry) and the metrics to consider, in perf's order."""
+    d = os.path.join(arch, "x86", AMD[model])
+    events = {}
+    for path in sorted(glob.glob(os.path.join(d, "*.json"))):
+        for e in perf_json(path):
+            if "EventName" in e:
+                events[e["EventName"]] = e
+    metrics = [m for m in perf_json(os.path.join(d, "recommended.json")) if "MetricName" in m]
+    common = perf_json(os.path.join(arch, "common", "common", "metrics.json"))
+    metrics += [m for m in common if m["MetricName"] in COMMON]
+    ipc = [m["MetricExpr"] for m in common if m["MetricName"] == "insn_per_cycle"][0]
+    return events, metrics, ipc
+
+
+def generic_event(events, code):
+    """perf's name for the PMC the kernel counts (event code, no unit mask), or None."""
+    for name, e in sorted(events.items()):
+        if int(e["EventCode"], 16) == code and int(e.get("UMask", "0"), 16) == 0 \
+                and "Unit" not in e:
+            return name
+    return None
+
+
+def expr_names(expr):
+    return [n for n in NAME_RE.findall(expr) if n not in FUNCS]
+
+
+def amd_left_out_reason(m, events):
+    if m.get("PerPkg") == "1":
+        return "PerPkg: one count per package (%s), system-wide" % m.get("MetricGroup", "")
+    unc = sorted({n for n in expr_names(m["MetricExpr"])
+                  if n in events and "Unit" in events[n]})
+    if unc:
+        return "uncore events (perf's Unit %s): %s" % (events[unc[0]]["Unit"],
+                                                        ", ".join(unc[:2]))
+    for n in expr_names(m["MetricExpr"]):
+        g = n.replace("\\", "")
+        if g in KERNEL_GENERIC and KERNEL_GENERIC[g] is None:
+            return "%s: the kernel maps no event on Zen 4 and family 0x1a" % g
+    return None
+
+
+def resolve(n, events):
+    """perf's event name for an expression name: its own, or the generic event's PMC."""
+    if n in events:
+        return n
+    g = n.replace("\\", "")
+    code = KERNEL_GENERIC.get(g)
+    name = generic_event(events, code) if code is not None else None
+    if not name:
+        raise SystemExit("%s: no core event in perf's files" % n)
+    return name
+
+
+def scale_unit(m):
+    """perf's ScaleUnit: the factor it prints the value with, and the unit."""
+    mo = re.match(r"([0-9.]+(?:e-?[0-9]+)?)(.*)", m.get("ScaleUnit", "1"))
+    return float(mo.group(1)), mo.group(2)
+
+
+def perf_eval(expr, counts, events):
+    def d_ratio(a, b):
+        return a / b if b else 0.0
+    py = NAME_RE.sub(lambda mo: mo.group(0) if mo.group(0) in FUNCS
+                     else "C[%r]" % resolve(mo.group(0), events), expr)
+    try:
+        return float(eval(py, {"d_ratio": d_ratio, "C": counts}))
+    except ZeroDivisionError:
+        return 0.0
+
+
+def amd_plan(arch, model):
+    """perf's events, the metrics cgtma has (with IPC: perf's insn_per_cycle, and CPI),
+    those left out with the reason, and the events the kept ones read."""
+    events, metrics, ipc = perf_model(arch, model)
+    keep, left = [], {}
+    for m in metrics:
+        reason = amd_left_out_reason(m, events)
+        if reason:
+            left[m["MetricName"]] = (m.get("MetricGroup", ""), reason)
+        else:
+            keep.append((m["MetricName"], m["MetricExpr"], scale_unit(m)[0]))
+    # CPI is cycles / instructions, the inverse of perf's insn_per_cycle
+    keep += [("IPC", ipc, 1.0), ("CPI", "cpu\\-cycles / instructions", 1.0)]
+    need = {resolve(n, events) for _, x, _ in keep for n in expr_names(x)}
+    return events, keep, left, need
+
+
+def amd_file(path, arch, report, plans):
+    vectors = json.load(open(path))
+    zeros = "-zeros" in path
+    for vec in vectors:
+        model = vec["model"]
+        if model not in plans:
+            plans[model] = amd_plan(arch, model)
+        events, keep, left, need = plans[model]
+        report.setdefault(model, ([name for name, _, _ in keep], left))
+        counts = vec["counts"]
+        cycles = counts[AMD_CYCLES]
+        for ev in sorted(need - set(counts)):
+            counts[ev] = new_count(model, ev, cycles, zeros)
+        set_times(vec, cycles)
+        out = {name: scale * perf_eval(x, counts, events) for name, x, scale in keep}
+        out["GHz"] = ghz(cycles, vec["cpu_s"])
+        vec["metrics"] = out
+    return vectors
+
+
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    pmu_tools = sys.argv[1]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pmu-tools", help="pmu-tools checkout (commit 2568760f): the Intel files")
+    ap.add_argument("--perf-arch", help="a Linux tree's tools/perf/pmu-events/arch: the AMD files")
+    args = ap.parse_args()
+    if not args.pmu_tools and not args.perf_arch:
+        ap.error("give --pmu-tools, --perf-arch or both")
     report, plans = {}, {}
     for path in sorted(glob.glob("tests/vectors/*.json")):
         model = json.load(open(path))[0]["model"]
-        if model not in INTEL:
+        if model in INTEL and args.pmu_tools:
+            vectors = intel_file(path, args.pmu_tools, report, plans)
+        elif model in AMD and args.perf_arch:
+            vectors = amd_file(path, args.perf_arch, report, plans)
+        else:
             continue
-        vectors = intel_file(path, pmu_tools, report, plans)
         with open(path, "w") as f:
             json.dump(vectors, f, indent=1, sort_keys=True)
             f.write("\n")
