@@ -101,6 +101,12 @@ struct model_options {
 	 * says which items match nothing; plan_new() ignores those).
 	 */
 	const char *metrics;
+	/*
+	 * The most events one run counts (CGTMA_MAX_EVENTS for a live run), 0 for no limit:
+	 * with -m (metrics ""), where every metric needs more, the metric groups are taken in
+	 * the model's order while the plan stays within it (plan->groups_left_out).
+	 */
+	int max_events;
 };
 
 struct plan_event {
@@ -169,6 +175,13 @@ struct plan {
 		int nr_groups;
 		bool multiplexed;
 	} tree, base, all;
+	/*
+	 * With -m under max_events, the metric groups (a metric's first group, else its name)
+	 * that did not fit, comma-separated, NULL for none; every metric needs nr_events_all
+	 * events (else nr_events_all is nr_events).
+	 */
+	char *groups_left_out;
+	int nr_events_all;
 	void *priv;			/* compiled expressions, dependency sets */
 };
 
@@ -183,6 +196,11 @@ struct plan {
  */
 int plan_new(const struct model *m, const struct model_options *o, struct plan **pp);
 void plan_free(struct plan *p);
+/*
+ * The deepest level below o->level at which the plan, with every metric o selects (none
+ * left out), counts o->max_events events at most; 0 when there is none, or -errno.
+ */
+int plan_fitting_level(const struct model *m, const struct model_options *o);
 
 /*
  * The plan events a reported node (or a metric) reads, through everything it computes:
