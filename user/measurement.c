@@ -194,12 +194,20 @@ static const char *lower_level(const struct model *model, const struct model_opt
 	return out;
 }
 
-/* With -m, the metric groups beyond one run's events, said once at start. */
+/*
+ * What the plan left out for want of room, said once at start: default metrics that would
+ * make the PMU multiplex the tree, and with -m the metric groups beyond one run's events.
+ */
 static void notice_left_out(struct measurement *m, const struct model_options *o)
 {
 	const struct plan *p = m->plan;
 	const char *left = p->groups_left_out;
 
+	if (p->defaults_left_out)
+		keep_notice(m, "%s not counted: %s events would make the PMU multiplex the tree; "
+			    "-m counts %s", spaced(p->defaults_left_out),
+			    strchr(p->defaults_left_out, ',') ? "their" : "its",
+			    strchr(p->defaults_left_out, ',') ? "them" : "it");
 	if (!left)
 		return;
 	keep_notice(m, "warning: -m: every metric needs %d events at level %d, one run counts "
@@ -262,6 +270,7 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 			    model_name(m->model));
 	mo.metrics = o->metrics;
 	mo.max_events = CGTMA_MAX_EVENTS;
+	mo.spare_tree = true;
 	mo.level = model_max_level(m->model) ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;

@@ -37,6 +37,8 @@ void model_suggest(const char *name, char *buf, size_t len);
 int model_metrics_check(const struct model *m, const char *list);
 /* Whether the model's i-th metric is one that a run with this list computes. */
 bool model_metric_selected(const struct model *m, int i, const char *list);
+/* Whether name is one of the model's default metrics (IPC, CPI, GHz). */
+bool model_metric_is_default(const struct model *m, const char *name);
 /* How many of the model's metrics are not default ones: what -m can add. */
 int model_extra_metrics(const struct model *m);
 
@@ -107,6 +109,12 @@ struct model_options {
 	 * the model's order while the plan stays within it (plan->groups_left_out).
 	 */
 	int max_events;
+	/*
+	 * A plan for counting (a live run, list-events, a record's report): without -m or
+	 * --metrics, each default metric only where its events leave the tree's counting as it
+	 * is (plan->defaults_left_out). false (compute): every default metric.
+	 */
+	bool spare_tree;
 };
 
 struct plan_event {
@@ -176,10 +184,15 @@ struct plan {
 		bool multiplexed;
 	} tree, base, all;
 	/*
-	 * With -m under max_events, the metric groups (a metric's first group, else its name)
-	 * that did not fit, comma-separated, NULL for none; every metric needs nr_events_all
+	 * What plan_new() left out, comma-separated, NULL for nothing. defaults_left_out: with
+	 * spare_tree and neither -m nor --metrics, the default metrics whose events would
+	 * change the tree's counting (a group that does not fit the counters beside the
+	 * tree's, or one more group where the tree's multiplex already); -m counts them.
+	 * groups_left_out: with -m under max_events, the metric groups (a metric's first
+	 * group, else its name) that did not fit, where every metric needs nr_events_all
 	 * events (else nr_events_all is nr_events).
 	 */
+	char *defaults_left_out;
 	char *groups_left_out;
 	int nr_events_all;
 	void *priv;			/* compiled expressions, dependency sets */

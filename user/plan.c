@@ -955,6 +955,62 @@ static int list_add(char **list, const char *name)
 	return 0;
 }
 
+/*
+ * Whether the default metrics switched on leave the tree's counting as it is: their groups
+ * fit beside the tree's without multiplexing, or, where the tree multiplexes already, they
+ * add no group to those the PMU time-shares.
+ */
+static bool defaults_beside_tree(const struct plan *p)
+{
+	if (p->tree.multiplexed)
+		return p->base.nr_groups == p->tree.nr_groups;
+	return !p->base.multiplexed;
+}
+
+/*
+ * Counting without -m or --metrics: each default metric in the model's order, where it keeps
+ * the tree's counting as it is (defaults_beside_tree()); the others are named in
+ * defaults_left_out.
+ */
+static int plan_defaults(const struct model *m, const struct model_options *o, bool *on,
+			 struct plan **pp)
+{
+	char *left = NULL;
+	int err;
+
+	err = plan_build(m, o, on, pp);
+	if (err || m->pmu.software || defaults_beside_tree(*pp))
+		return err;
+	plan_free(*pp);
+	*pp = NULL;
+	for (int i = 0; i < m->nr_metrics; i++)
+		on[i] = false;
+	for (int i = 0; i < m->nr_metrics; i++) {
+		struct plan *p;
+
+		if (!m->metrics[i].is_default)
+			continue;
+		on[i] = true;
+		err = plan_build(m, o, on, &p);
+		if (err)
+			goto out;
+		on[i] = defaults_beside_tree(p);
+		plan_free(p);
+		if (!on[i] && list_add(&left, m->metrics[i].name)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = plan_build(m, o, on, pp);
+	if (!err) {
+		(*pp)->defaults_left_out = left;
+		left = NULL;
+	}
+out:
+	free(left);
+	return err;
+}
+
 /* The group -m counts a metric by when not all fit: its first (toplev's area), else its name. */
 static const char *metric_area(const struct model_metric *mt)
 {
@@ -1032,7 +1088,10 @@ int plan_new(const struct model *m, const struct model_options *o, struct plan *
 		return -ENOMEM;
 	for (int i = 0; i < m->nr_metrics; i++)
 		on[i] = model_metric_selected(m, i, o->metrics);
-	err = plan_build(m, o, on, pp);
+	if (!o->metrics && o->spare_tree)
+		err = plan_defaults(m, o, on, pp);
+	else
+		err = plan_build(m, o, on, pp);
 	if (!err)
 		(*pp)->nr_events_all = (*pp)->nr_events;
 	if (!err && o->metrics && !*o->metrics && o->max_events > 0 &&
@@ -1132,6 +1191,7 @@ void plan_free(struct plan *p)
 	free(p->events);
 	free(p->nodes);
 	free(p->metrics);
+	free(p->defaults_left_out);
 	free(p->groups_left_out);
 	free(p);
 }

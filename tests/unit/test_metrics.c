@@ -530,6 +530,67 @@ static void test_list_too_large(void)
 	}
 }
 
+/*
+ * Without -m, a run counts a default metric only where its events leave the tree's counting
+ * as it is: on Neoverse at level 1 the tree and the cycle counter fill the PMU (GHz reads
+ * the tree's cycles); Zen 4 without the NMI watchdog likewise, with it the tree's two
+ * groups take IPC and CPI in; SPR at level 2 with the watchdog holding the fixed cycles
+ * counter. -m counts them all; compute (no spare_tree) every one.
+ */
+static void test_defaults_beside_tree(void)
+{
+	static const struct {
+		const char *model;
+		int level;
+		bool watchdog, spare;
+		const char *metrics, *names, *left_out;
+	} cases[] = {
+		{ "neoverse-v1", 1, false, true, NULL, "GHz", "IPC,CPI" },
+		{ "neoverse-n3", 1, false, true, NULL, "GHz", "IPC,CPI" },
+		{ "neoverse-n3", 2, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "neoverse-n1", 1, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "zen4", 1, false, true, NULL, "GHz", "IPC,CPI" },
+		{ "zen4", 1, true, true, NULL, "IPC CPI GHz", NULL },
+		{ "zen5", 2, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "spr", 2, true, true, NULL, "", "IPC,CPI,GHz" },
+		{ "spr", 1, true, true, NULL, "IPC CPI GHz", NULL },
+		{ "spr", 2, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "gnr", 2, true, true, NULL, "", "IPC,CPI,GHz" },
+		{ "skx", 2, true, true, NULL, "IPC CPI GHz", NULL },
+		/* --metrics counts the defaults too; compute every one */
+		{ "spr", 2, true, true, "Time", "IPC CPI GHz Time", NULL },
+		{ "neoverse-v1", 1, false, false, NULL, "IPC CPI GHz", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_options o = { .level = cases[i].level, .metrics = cases[i].metrics,
+					   .nmi_watchdog = cases[i].watchdog,
+					   .spare_tree = cases[i].spare };
+		struct model *m = NULL;
+		struct plan *p;
+
+		CHECK_INT(model_load_builtin(cases[i].model, &m), 0);
+		if (!m)
+			continue;
+		p = plan_checked(m, &o, cases[i].names, i);
+		if (p) {
+			CHECK(cases[i].left_out ? p->defaults_left_out &&
+				      !strcmp(p->defaults_left_out, cases[i].left_out)
+						: !p->defaults_left_out,
+			      "case %zu (%s): left out '%s'", i, cases[i].model,
+			      p->defaults_left_out ? p->defaults_left_out : "");
+			/* what is counted leaves the tree as it is */
+			CHECK(!cases[i].spare || cases[i].metrics ||
+				      (p->tree.multiplexed ? p->base.nr_groups == p->tree.nr_groups
+							   : !p->base.multiplexed),
+			      "case %zu (%s): the defaults change the tree's counting", i,
+			      cases[i].model);
+		}
+		plan_free(p);
+		model_free(m);
+	}
+}
+
 int main(void)
 {
 	test_loader();
@@ -537,6 +598,7 @@ int main(void)
 	test_plan();
 	test_areas();
 	test_areas_spr();
+	test_defaults_beside_tree();
 	test_check();
 	test_option();
 	test_measurement();
