@@ -1034,10 +1034,10 @@ static void test_report_views(const char *path)
  * The flat metrics, live and replayed: the software model's (every one a default metric),
  * the generic model's with -m (all five) and --metrics Cycles_per_Second (the three
  * default ones and it), and Neoverse V1's at level 1, where the run counted GHz alone (IPC
- * and CPI would have made the PMU multiplex the tree). What the live run's --json, -x, and terminal printed, `cgtma
- * report` prints byte for byte from the record, the metrics -m chose among them; a record
- * naming metrics the replanned model does not compute (here one renamed in the header) is
- * refused, naming what differs, exit 1.
+ * and CPI would have made the PMU multiplex the tree). What the live run's --json, -x, and
+ * terminal printed, `cgtma report` prints byte for byte from the record, the metrics -m
+ * chose among them; a record naming metrics the replanned model does not compute (here one
+ * renamed in the header) is refused, naming what differs, exit 1.
  */
 static void test_report_metrics(const char *path, const char *model, const char *selection,
 				int nr_metrics)
