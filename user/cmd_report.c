@@ -274,7 +274,7 @@ static int names_missing(const char *const *a, int na, const char *const *b, int
  * the model has gained since (a record made before, or by a tool that computed none) are
  * computed too; only one the run computed and the plan lacks stops the report.
  */
-static int check_metrics(const struct replay *rp)
+static int check_metrics(const struct replay *rp, bool say)
 {
 	const struct record_header *h = rp->h;
 	const struct plan *p = rp->plan;
@@ -293,13 +293,22 @@ static int check_metrics(const struct replay *rp)
 	ne = names_missing(planned, p->nr_metrics, (const char *const *)h->metrics,
 			   h->nr_metrics, extra, sizeof(extra));
 	free(planned);
-	if (nl)
+	if (nl && say)
 		pr_err("%s: the run computed metrics this cgtma does not plan from the recorded "
 		       "model: %s", rp->file, lacks + 2);
-	if (nl && ne)
+	if (nl && ne && say)
 		pr_err("%s: this cgtma plans metrics the run did not compute: %s", rp->file,
 		       extra + 2);
 	return nl ? -EIO : 0;
+}
+
+/* Whether every metric the run computed is a default one of the model (it had no -m). */
+static bool only_defaults(const struct model *m, const struct record_header *h)
+{
+	for (int i = 0; i < h->nr_metrics; i++)
+		if (!model_metric_is_default(m, h->metrics[i]))
+			return false;
+	return true;
 }
 
 /* The recorded metrics' names, comma-separated (malloc'd), or NULL when out of memory. */
@@ -333,15 +342,27 @@ static int setup_plan(struct replay *rp, int *level)
 	mo.perf_metrics = h->run.perf_metrics;
 	mo.smt = h->run.smt;
 	mo.nmi_watchdog = h->nmi_watchdog;
-	/* The metrics the run computed (its -m), by name: --metrics takes names. */
-	if (h->nr_metrics && !(mo.metrics = rp->metrics = metrics_list(h))) {
+	mo.spare_tree = true;
+	/*
+	 * The metrics the run computed, by name (--metrics takes names), where it had -m; a run
+	 * without computed default metrics only, those that spared the tree.
+	 */
+	if (h->nr_metrics && !(rp->metrics = metrics_list(h))) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	if (!only_defaults(rp->model, h))
+		mo.metrics = rp->metrics;
 	err = plan_new(rp->model, &mo, &rp->plan);
+	if (!err && !mo.metrics && h->has_metrics && check_metrics(rp, false)) {
+		/* a record of a run that counted every default metric beside the tree */
+		plan_free(rp->plan);
+		mo.metrics = rp->metrics;
+		err = plan_new(rp->model, &mo, &rp->plan);
+	}
 	if (err)
 		return -EIO;	/* as recorded, the plan was made once: a damaged record */
-	if (h->has_metrics && (err = check_metrics(rp)))
+	if (h->has_metrics && (err = check_metrics(rp, true)))
 		return err;
 	return map_events(rp, *level);
 }

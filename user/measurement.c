@@ -153,6 +153,89 @@ static void notice_metrics_groups(struct measurement *m)
 			    p->base.nr_groups);
 }
 
+/* "a, b, c" from "a,b,c" (in a static buffer). */
+static const char *spaced(const char *list)
+{
+	static char out[512];
+	size_t at = 0;
+
+	for (const char *c = list; *c && at + 3 < sizeof(out); c++)
+		at += snprintf(out + at, sizeof(out) - at, *c == ',' ? ", " : "%c", *c);
+	return out;
+}
+
+/* Whether the plan under o with these metrics counts one run's events at most. */
+static bool fits_a_run(const struct model *model, const struct model_options *o,
+		       const char *metrics)
+{
+	struct model_options lo = *o;
+	struct plan *p;
+	bool fits;
+
+	lo.metrics = metrics;
+	lo.max_events = 0;
+	if (plan_new(model, &lo, &p))
+		return false;
+	fits = p->nr_events <= o->max_events;
+	plan_free(p);
+	return fits;
+}
+
+/* ", or -l N counts ..." where a lower level makes room, else "" (in a static buffer). */
+static const char *lower_level(const struct model *model, const struct model_options *o,
+			       const char *what)
+{
+	static char out[96];
+	int level = plan_fitting_level(model, o);
+
+	out[0] = '\0';
+	if (level > 0)
+		snprintf(out, sizeof(out), "; -l %d counts %s", level, what);
+	return out;
+}
+
+/*
+ * What the plan left out for want of room, said once at start: default metrics that would
+ * make the PMU multiplex the tree, and with -m the metric groups beyond one run's events.
+ */
+static void notice_left_out(struct measurement *m, const struct model_options *o)
+{
+	const struct plan *p = m->plan;
+	const char *left = p->groups_left_out;
+
+	if (p->defaults_left_out)
+		keep_notice(m, "%s not counted: %s events would make the PMU multiplex the tree; "
+			    "-m counts %s", spaced(p->defaults_left_out),
+			    strchr(p->defaults_left_out, ',') ? "their" : "its",
+			    strchr(p->defaults_left_out, ',') ? "them" : "it");
+	if (!left)
+		return;
+	keep_notice(m, "warning: -m: every metric needs %d events at level %d, one run counts "
+		    "%d: left out the metric groups %s; --metrics=%s counts %s%s",
+		    p->nr_events_all, o->level, o->max_events, spaced(left),
+		    fits_a_run(m->model, o, left) ? left : "GROUP,...",
+		    fits_a_run(m->model, o, left) ? "them" : "some of them at a time",
+		    lower_level(m->model, o, "every metric"));
+}
+
+/* A plan over one run's events: the user's to change, with the numbers and the way out. */
+static int too_many_events(struct measurement *m, const struct model_options *o)
+{
+	const struct plan *p = m->plan;
+
+	if (o->metrics && *o->metrics && fits_a_run(m->model, o, NULL)) {
+		pr_err("--metrics %s: model '%s' at level %d needs %d events with these metrics, "
+		       "one run counts at most %d: name fewer metrics or groups (-m alone counts "
+		       "the groups that fit)%s", o->metrics, model_name(m->model), o->level,
+		       p->nr_events, o->max_events, lower_level(m->model, o, "them"));
+		return -EINVAL;
+	}
+	pr_err("model '%s' at level %d needs %d events, one run counts at most %d%s",
+	       model_name(m->model), o->level, p->nr_events, o->max_events,
+	       lower_level(m->model, o, "the tree"));
+	return -EINVAL;
+}
+
 static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 {
 	struct model_options mo = {};
@@ -186,6 +269,8 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 		keep_notice(m, "-m: model '%s' has no metrics beyond those it shows by default",
 			    model_name(m->model));
 	mo.metrics = o->metrics;
+	mo.max_events = CGTMA_MAX_EVENTS;
+	mo.spare_tree = true;
 	mo.level = model_max_level(m->model) ? m->level : 1;
 	mo.perf_metrics = m->perf_metrics;
 	mo.smt = m->smt;
@@ -220,13 +305,10 @@ static int plan_from_model(const struct measure_opts *o, struct measurement *m)
 			keep_notice(m, "metric %s is split over groups (%s): its value mixes counts "
 				    "multiplexed at different times, marked [split]",
 				    m->plan->metrics[i].name, m->plan->metrics[i].split_reason);
+	if (m->plan->nr_events > CGTMA_MAX_EVENTS)
+		return too_many_events(m, &mo);
+	notice_left_out(m, &mo);
 	notice_metrics_groups(m);
-	if (m->plan->nr_events > CGTMA_MAX_EVENTS) {
-		pr_err("model '%s' at level %d needs %d events; cgtma counts at most %d per run "
-		       "(use a lower level)", model_name(m->model), m->level, m->plan->nr_events,
-		       CGTMA_MAX_EVENTS);
-		return -EINVAL;
-	}
 	m->nr_events = m->plan->nr_events;
 	m->names = calloc(m->nr_events, sizeof(*m->names));
 	m->group = calloc(m->nr_events, sizeof(*m->group));

@@ -1655,6 +1655,14 @@ bool model_metric_selected(const struct model *m, int i, const char *list)
 	return false;
 }
 
+bool model_metric_is_default(const struct model *m, const char *name)
+{
+	for (int i = 0; i < m->nr_metrics; i++)
+		if (!strcmp(m->metrics[i].name, name))
+			return m->metrics[i].is_default;
+	return false;
+}
+
 int model_extra_metrics(const struct model *m)
 {
 	int n = 0;

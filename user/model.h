@@ -37,6 +37,8 @@ void model_suggest(const char *name, char *buf, size_t len);
 int model_metrics_check(const struct model *m, const char *list);
 /* Whether the model's i-th metric is one that a run with this list computes. */
 bool model_metric_selected(const struct model *m, int i, const char *list);
+/* Whether name is one of the model's default metrics (IPC, CPI, GHz). */
+bool model_metric_is_default(const struct model *m, const char *name);
 /* How many of the model's metrics are not default ones: what -m can add. */
 int model_extra_metrics(const struct model *m);
 
@@ -101,6 +103,18 @@ struct model_options {
 	 * says which items match nothing; plan_new() ignores those).
 	 */
 	const char *metrics;
+	/*
+	 * The most events one run counts (CGTMA_MAX_EVENTS for a live run), 0 for no limit:
+	 * with -m (metrics ""), where every metric needs more, the metric groups are taken in
+	 * the model's order while the plan stays within it (plan->groups_left_out).
+	 */
+	int max_events;
+	/*
+	 * A plan for counting (a live run, list-events, a record's report): without -m or
+	 * --metrics, each default metric only where its events leave the tree's counting as it
+	 * is (plan->defaults_left_out). false (compute): every default metric.
+	 */
+	bool spare_tree;
 };
 
 struct plan_event {
@@ -169,6 +183,18 @@ struct plan {
 		int nr_groups;
 		bool multiplexed;
 	} tree, base, all;
+	/*
+	 * What plan_new() left out, comma-separated, NULL for nothing. defaults_left_out: with
+	 * spare_tree and neither -m nor --metrics, the default metrics whose events would
+	 * change the tree's counting (a group that does not fit the counters beside the
+	 * tree's, or one more group where the tree's multiplex already); -m counts them.
+	 * groups_left_out: with -m under max_events, the metric groups (a metric's first
+	 * group, else its name) that did not fit, where every metric needs nr_events_all
+	 * events (else nr_events_all is nr_events).
+	 */
+	char *defaults_left_out;
+	char *groups_left_out;
+	int nr_events_all;
 	void *priv;			/* compiled expressions, dependency sets */
 };
 
@@ -183,6 +209,11 @@ struct plan {
  */
 int plan_new(const struct model *m, const struct model_options *o, struct plan **pp);
 void plan_free(struct plan *p);
+/*
+ * The deepest level below o->level at which the plan, with every metric o selects (none
+ * left out), counts o->max_events events at most; 0 when there is none, or -errno.
+ */
+int plan_fitting_level(const struct model *m, const struct model_options *o);
 
 /*
  * The plan events a reported node (or a metric) reads, through everything it computes:

@@ -807,7 +807,9 @@ static int check_options(const struct model *m, const struct model_options *o)
 	return 0;
 }
 
-int plan_new(const struct model *m, const struct model_options *o, struct plan **pp)
+/* A plan of the tree and of the model metrics whose on[] is set (the default ones among them). */
+static int plan_build(const struct model *m, const struct model_options *o, const bool *on,
+		      struct plan **pp)
 {
 	int nr_entities = m->nr_aux + m->nr_nodes + m->nr_metrics;
 	struct closure c = { .m = m };
@@ -884,7 +886,7 @@ int plan_new(const struct model *m, const struct model_options *o, struct plan *
 			const struct model_metric *mt = &m->metrics[i];
 			struct plan_metric *pm = &p->metrics[p->nr_metrics];
 
-			if (mt->is_default != !k || !model_metric_selected(m, i, o->metrics))
+			if (mt->is_default != !k || !on[i])
 				continue;
 			pm->name = mt->name;
 			pm->unit = mt->unit;
@@ -937,6 +939,185 @@ out:
 		return err;
 	}
 	*pp = p;
+	return 0;
+}
+
+/* Appends name to a comma-separated list (*list NULL at first). */
+static int list_add(char **list, const char *name)
+{
+	size_t at = *list ? strlen(*list) : 0;
+	char *l = realloc(*list, at + strlen(name) + 2);
+
+	if (!l)
+		return -ENOMEM;
+	sprintf(l + at, "%s%s", at ? "," : "", name);
+	*list = l;
+	return 0;
+}
+
+/*
+ * Whether the default metrics switched on leave the tree's counting as it is: their groups
+ * fit beside the tree's without multiplexing, or, where the tree multiplexes already, they
+ * add no group to those the PMU time-shares.
+ */
+static bool defaults_beside_tree(const struct plan *p)
+{
+	if (p->tree.multiplexed)
+		return p->base.nr_groups == p->tree.nr_groups;
+	return !p->base.multiplexed;
+}
+
+/*
+ * Counting without -m or --metrics: each default metric in the model's order, where it keeps
+ * the tree's counting as it is (defaults_beside_tree()); the others are named in
+ * defaults_left_out.
+ */
+static int plan_defaults(const struct model *m, const struct model_options *o, bool *on,
+			 struct plan **pp)
+{
+	char *left = NULL;
+	int err;
+
+	err = plan_build(m, o, on, pp);
+	if (err || m->pmu.software || defaults_beside_tree(*pp))
+		return err;
+	plan_free(*pp);
+	*pp = NULL;
+	for (int i = 0; i < m->nr_metrics; i++)
+		on[i] = false;
+	for (int i = 0; i < m->nr_metrics; i++) {
+		struct plan *p;
+
+		if (!m->metrics[i].is_default)
+			continue;
+		on[i] = true;
+		err = plan_build(m, o, on, &p);
+		if (err)
+			goto out;
+		on[i] = defaults_beside_tree(p);
+		plan_free(p);
+		if (!on[i] && list_add(&left, m->metrics[i].name)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = plan_build(m, o, on, pp);
+	if (!err) {
+		(*pp)->defaults_left_out = left;
+		left = NULL;
+	}
+out:
+	free(left);
+	return err;
+}
+
+/* The group -m counts a metric by when not all fit: its first (toplev's area), else its name. */
+static const char *metric_area(const struct model_metric *mt)
+{
+	return mt->nr_groups ? mt->groups[0] : mt->name;
+}
+
+/*
+ * -m where every metric needs more than max_events events: the default metrics, then each
+ * area (metric_area()) in the model's order whose metrics keep the plan within max_events;
+ * the others are named in groups_left_out.
+ */
+static int plan_areas(const struct model *m, const struct model_options *o, bool *on,
+		      struct plan **pp)
+{
+	int nr_all = (*pp)->nr_events, err = 0;
+	bool *tried = calloc(m->nr_metrics + 1, sizeof(*tried));
+	bool *was = calloc(m->nr_metrics + 1, sizeof(*was));
+	char *left = NULL;
+
+	plan_free(*pp);
+	*pp = NULL;
+	if (!tried || !was) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < m->nr_metrics; i++)
+		on[i] = m->metrics[i].is_default;
+	for (int i = 0; i < m->nr_metrics; i++) {
+		const char *area = metric_area(&m->metrics[i]);
+		struct plan *p;
+		bool fits;
+
+		if (m->metrics[i].is_default || tried[i])
+			continue;
+		memcpy(was, on, m->nr_metrics * sizeof(*on));
+		for (int j = i; j < m->nr_metrics; j++) {
+			if (!m->metrics[j].is_default && !strcmp(metric_area(&m->metrics[j]), area)) {
+				on[j] = true;
+				tried[j] = true;
+			}
+		}
+		err = plan_build(m, o, on, &p);
+		if (err)
+			goto out;
+		fits = p->nr_events <= o->max_events;
+		plan_free(p);
+		if (fits)
+			continue;
+		memcpy(on, was, m->nr_metrics * sizeof(*on));
+		if (list_add(&left, area)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = plan_build(m, o, on, pp);
+	if (!err) {
+		(*pp)->groups_left_out = left;
+		(*pp)->nr_events_all = nr_all;
+		left = NULL;
+	}
+out:
+	free(tried);
+	free(was);
+	free(left);
+	return err;
+}
+
+int plan_new(const struct model *m, const struct model_options *o, struct plan **pp)
+{
+	bool *on = calloc(m->nr_metrics + 1, sizeof(*on));
+	int err;
+
+	*pp = NULL;
+	if (!on)
+		return -ENOMEM;
+	for (int i = 0; i < m->nr_metrics; i++)
+		on[i] = model_metric_selected(m, i, o->metrics);
+	if (!o->metrics && o->spare_tree)
+		err = plan_defaults(m, o, on, pp);
+	else
+		err = plan_build(m, o, on, pp);
+	if (!err)
+		(*pp)->nr_events_all = (*pp)->nr_events;
+	if (!err && o->metrics && !*o->metrics && o->max_events > 0 &&
+	    (*pp)->nr_events > o->max_events)
+		err = plan_areas(m, o, on, pp);
+	free(on);
+	return err;
+}
+
+int plan_fitting_level(const struct model *m, const struct model_options *o)
+{
+	struct model_options lo = *o;
+
+	lo.max_events = 0;	/* every metric o selects, none left out */
+	for (lo.level = o->level - 1; lo.level >= 1; lo.level--) {
+		struct plan *p;
+		bool fits;
+		int err = plan_new(m, &lo, &p);
+
+		if (err)
+			return err;
+		fits = p->nr_events <= o->max_events;
+		plan_free(p);
+		if (fits)
+			return lo.level;
+	}
 	return 0;
 }
 
@@ -1010,5 +1191,7 @@ void plan_free(struct plan *p)
 	free(p->events);
 	free(p->nodes);
 	free(p->metrics);
+	free(p->defaults_left_out);
+	free(p->groups_left_out);
 	free(p);
 }

@@ -453,10 +453,9 @@ static void test_table(void)
  */
 static void test_levels(void)
 {
-	/* the tree's level 1 takes every counter: a run says that IPC's group multiplexes */
-	static const char mux[] = "the default metrics' events (IPC, CPI, GHz) do not fit the "
-				  "counters beside the tree's: the PMU multiplexes 2 groups, each "
-				  "counted part of the time and scaled (cgtma list-events shows them)\n";
+	/* the tree's level 1 takes every counter: a run leaves IPC and CPI out, and says so */
+	static const char mux[] = "IPC, CPI not counted: their events would make the PMU "
+				  "multiplex the tree; -m counts them\n";
 	static const struct {
 		const char *model;
 		int level, shown;
@@ -558,18 +557,16 @@ static void test_metrics_stdin(void)
 }
 
 /*
- * -m, --metrics and --cpu-time on a model of spr's with two more metrics in groups: the
- * default line, the block -m prints, the selection by group or name without regard to case,
- * and the errors.
+ * -m, --metrics and --cpu-time on a model of spr's with one more metric in groups: the
+ * default line, the block -m prints (spr's own metrics, toplev's, then the added one), the
+ * selection by group or name without regard to case, and the errors.
  */
 static void test_metrics_option(void)
 {
 	static const char model[] = "/tmp/cgtma-test-metrics-model.json";
 	static const char extra[] =
 		"[{\"name\": \"Kernel_Test\", \"expr\": \"CPU_CLK_UNHALTED.THREAD / 4e9\", "
-		"\"unit\": \"\", \"desc\": \"x\", \"groups\": [\"Info.System\", \"Summary\"]}, "
-		"{\"name\": \"UopPI\", \"expr\": \"TOPDOWN.SLOTS / INST_RETIRED.ANY\", "
-		"\"unit\": \"uops\", \"desc\": \"x\", \"groups\": [\"Info.Thread\"]}]";
+		"\"unit\": \"\", \"desc\": \"x\", \"groups\": [\"Info.System\", \"Summary\"]}]";
 	json_object *m = json_object_from_file("user/models/spr.json"), *metrics, *add;
 	struct result r;
 
@@ -592,21 +589,26 @@ static void test_metrics_option(void)
 	CHECK(strstr(r.out, "\n  IPC 0.650  CPI 1.538  GHz 3.906\n") && !strstr(r.out, "UopPI"),
 	      "%s", r.out);
 	result_free(&r);
-	/* -m: every metric, one a line, with its unit */
+	/* -m: every metric, one a line, with its unit, in the model's order */
 	r = compute((const char *[]){ "--model-file", model, "-m", TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
 	CHECK(strstr(r.out, "<  \n  metrics\n"
-			    "    IPC                 0.650\n"
-			    "    CPI                 1.538\n"
-			    "    GHz                 1.953 GHz\n"
-			    "    Kernel_Test         0.488\n"
-			    "    UopPI               9.231 uops\n"), "%s", r.out);
+			    "    IPC                             0.650\n"
+			    "    CPI                             1.538\n"
+			    "    GHz                             1.953 GHz\n"
+			    "    Big_Code                        0.084 % [split]\n"
+			    "    Branching_Overhead             10.599 %\n") &&
+	      strstr(r.out, "\n    UopPI                           1.117\n") &&
+	      strstr(r.out, "\n    IpFarBranch                     1.943\n"
+			    "    Kernel_Test                     0.488\n"), "%s", r.out);
 	result_free(&r);
 	/* a group, case ignored, after --metrics as perf's -M takes it: the defaults and it */
 	r = compute((const char *[]){ "--model-file", model, "--metrics", "summary", "--json",
 				      TMP_COUNTS, NULL });
 	CHECK_INT(r.rc, 0);
 	CHECK(strstr(r.out, "{\"name\":\"GHz\",\"value\":1.952880331,\"unit\":\"GHz\"},"
+			    "{\"name\":\"Instructions\",\"value\":1269372215.0,\"unit\":\"\"},"
+			    "{\"name\":\"Time\",\"value\":1.0,\"unit\":\"s\"},"
 			    "{\"name\":\"Kernel_Test\",\"value\":0.48822008275000001,"
 			    "\"unit\":\"\"}]}") && !strstr(r.out, "UopPI"), "%s", r.out);
 	result_free(&r);

@@ -28,6 +28,7 @@ struct expected {
 	const char *model, *event, *source;
 	unsigned int type;
 	unsigned long long config, config1;
+	bool exclude_user, exclude_kernel;	/* toplev's :SUP (kernel only) and :USER */
 	bool seen;
 };
 
@@ -93,6 +94,10 @@ static int load_table(void)
 		table[i].config = strtoull(json_object_get_string(v), NULL, 0);
 		json_object_object_get_ex(o, "config1", &v);
 		table[i].config1 = strtoull(json_object_get_string(v), NULL, 0);
+		table[i].exclude_user = json_object_object_get_ex(o, "exclude_user", &v) &&
+					json_object_get_boolean(v);
+		table[i].exclude_kernel = json_object_object_get_ex(o, "exclude_kernel", &v) &&
+					  json_object_get_boolean(v);
 	}
 	return table ? 0 : -1;
 }
@@ -133,9 +138,13 @@ static void check_model(const char *name)
 		      "config 0x%llx config1 0x%llx",
 		      name, e->name, e->encoding, attr.type, (unsigned long long)attr.config,
 		      (unsigned long long)attr.config1, x->source, x->type, x->config, x->config1);
-		/* Counting everywhere: no privilege filter may slip in from libpfm4's defaults. */
-		CHECK(!attr.exclude_user && !attr.exclude_kernel, "%s: %s excludes a ring", name,
-		      e->name);
+		/*
+		 * Counting everywhere, but where the event's name asks for one ring: no privilege
+		 * filter may slip in from libpfm4's defaults.
+		 */
+		CHECK(attr.exclude_user == x->exclude_user && attr.exclude_kernel == x->exclude_kernel,
+		      "%s: %s: exclude_user %d exclude_kernel %d, want %d %d", name, e->name,
+		      attr.exclude_user, attr.exclude_kernel, x->exclude_user, x->exclude_kernel);
 	}
 	model_free(m);
 }

@@ -140,6 +140,21 @@ static void test_cpu_s(void)
 	model_free(m);
 }
 
+/* plan_new() under o, its metrics' names (space-separated) checked against want. */
+static struct plan *plan_checked(const struct model *m, const struct model_options *o,
+				 const char *want, size_t i)
+{
+	struct plan *p = NULL;
+	char names[128] = "";
+
+	CHECK_INT(plan_new(m, o, &p), 0);
+	for (int k = 0; p && k < p->nr_metrics; k++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 k ? " " : "", p->metrics[k].name);
+	CHECK(!p || !strcmp(names, want), "case %zu: '%s', want '%s'", i, names, want);
+	return p;
+}
+
 /* Which metrics, in which order, in which groups, for each --metrics value. */
 static void test_plan(void)
 {
@@ -164,17 +179,11 @@ static void test_plan(void)
 		return;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct model_options o = { .level = 1, .metrics = cases[i].list };
-		struct plan *p = NULL;
-		char names[128] = "";
+		struct plan *p;
 
-		CHECK_INT(plan_new(m, &o, &p), 0);
+		p = plan_checked(m, &o, cases[i].names, i);
 		if (!p)
 			continue;
-		for (int k = 0; k < p->nr_metrics; k++)
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-				 k ? " " : "", p->metrics[k].name);
-		CHECK(!strcmp(names, cases[i].names), "case %zu: '%s', want '%s'", i, names,
-		      cases[i].names);
 		CHECK_INT(p->nr_groups, cases[i].groups);
 		CHECK_INT(p->all.nr_groups, cases[i].groups);
 		CHECK_INT(p->base.nr_groups, cases[i].base_groups);
@@ -194,6 +203,94 @@ static void test_plan(void)
 		}
 		plan_free(p);
 	}
+	model_free(m);
+}
+
+/*
+ * -m where every metric does not fit max_events: the metric groups (a metric's first group,
+ * else its name) in the model's order while the plan stays within it. The test model: the
+ * tree and IPC 2 events, Rate (Info.System) 1 more, Other (Info.Thread) 2 more.
+ */
+static void test_areas(void)
+{
+	static const struct {
+		const char *list;
+		int max_events;
+		const char *names, *left_out;
+		int nr_events, nr_all;
+	} cases[] = {
+		{ "", 0, "IPC Rate Other", NULL, 5, 5 },	/* no limit */
+		{ "", 5, "IPC Rate Other", NULL, 5, 5 },
+		{ "", 4, "IPC Rate", "Info.Thread", 3, 5 },
+		{ "", 3, "IPC Rate", "Info.Thread", 3, 5 },
+		{ "", 2, "IPC", "Info.System,Info.Thread", 2, 5 },
+		/* a later group that fits is taken after one that does not */
+		{ "", 1, "IPC", "Info.System,Info.Thread", 2, 5 },
+		/* a list is never cut: the caller says it does not fit */
+		{ "Other", 2, "IPC Other", NULL, 4, 4 },
+	};
+	struct model *m = load_test_model();
+
+	if (!m)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_options o = { .level = 1, .metrics = cases[i].list,
+					   .max_events = cases[i].max_events };
+		struct plan *p;
+
+		p = plan_checked(m, &o, cases[i].names, i);
+		if (!p)
+			continue;
+		CHECK(cases[i].left_out ? p->groups_left_out &&
+			      !strcmp(p->groups_left_out, cases[i].left_out) : !p->groups_left_out,
+		      "case %zu: left out '%s'", i, p->groups_left_out ? p->groups_left_out : "");
+		CHECK_INT(p->nr_events, cases[i].nr_events);
+		CHECK_INT(p->nr_events_all, cases[i].nr_all);
+		plan_free(p);
+	}
+	model_free(m);
+}
+
+/*
+ * spr at level 1 with -m: toplev's areas in its order, Info.Thread to Info.Memory.Core
+ * (and Info.Memory.Prefetches after the TLB and Latency ones), every one whole, within 128
+ * events.
+ */
+static void test_areas_spr(void)
+{
+	static const char *const left[] = { "Info.Memory.TLB", "Info.Memory.Latency",
+					    "Info.Memory.Mix", "Info.System" };
+	struct model_options o = { .level = 1, .metrics = "", .max_events = CGTMA_MAX_EVENTS };
+	struct model *m = NULL;
+	struct plan *p = NULL;
+	int planned = 0;
+
+	CHECK_INT(model_load_builtin("spr", &m), 0);
+	if (!m)
+		return;
+	CHECK_INT(plan_new(m, &o, &p), 0);
+	if (!p)
+		goto out;
+	CHECK_STR(p->groups_left_out,
+		  "Info.Memory.TLB,Info.Memory.Latency,Info.Memory.Mix,Info.System");
+	CHECK_INT(p->nr_events_all, 155);
+	CHECK_INT(p->nr_events, 128);
+	for (int i = 0; i < m->nr_metrics; i++) {
+		const struct model_metric *mt = &m->metrics[i];
+		bool out = false, in = false;
+
+		for (size_t k = 0; k < sizeof(left) / sizeof(left[0]); k++)
+			out |= mt->nr_groups && !strcmp(mt->groups[0], left[k]);
+		for (int k = 0; k < p->nr_metrics; k++)
+			in |= !strcmp(p->metrics[k].name, mt->name);
+		CHECK(in != out, "spr: %s (%s) %s", mt->name,
+		      mt->nr_groups ? mt->groups[0] : "-", in ? "planned" : "left out");
+		planned += in;
+	}
+	CHECK_INT(p->nr_metrics, planned);
+	CHECK_INT(planned, 3 + 79);
+out:
+	plan_free(p);
 	model_free(m);
 }
 
@@ -338,7 +435,10 @@ static void test_measurement(void)
 	unlink(path);
 }
 
-/* list-events -m: each group's metrics beside its nodes, then the metrics with their groups. */
+/*
+ * list-events -m: each group's metrics beside its nodes, then the metrics with their groups;
+ * on spr the metric groups that fit one run, and a warning naming those left out.
+ */
 static void test_list_events(void)
 {
 	static const char want[] =
@@ -346,23 +446,40 @@ static void test_list_events(void)
 		"group 0:\n"
 		"  metrics: CPU_Utilization\n"
 		"  cpu-clock                                            type 1 config 0x0 config1 0x0\n";
-	char *argv[] = { "list-events", "-M", "spr", "--no-perf-metrics", "-m", NULL };
+	static const char warning[] =
+		"cgtma: warning: -m: every metric needs 155 events at level 1, one run counts 128: "
+		"left out the metric groups Info.Memory.TLB, Info.Memory.Latency, Info.Memory.Mix, "
+		"Info.System; --metrics=Info.Memory.TLB,Info.Memory.Latency,Info.Memory.Mix,"
+		"Info.System counts them\n";
+	static const char head[] =
+		"model spr, level 1, generic counters, SMT off: 128 events in 16 groups\n"
+		"group 0:\n  nodes: Frontend_Bound, Bad_Speculation, Backend_Bound, Retiring\n"
+		"  metrics: IPC, CPI, GHz, UopPI, CoreIPC, Instructions, Big_Code (split), ";
+	char *argv[] = { "list-events", "-M", "spr", "--no-perf-metrics", "--no-nmi-watchdog",
+			 "-m", NULL };
 	struct capture out, err;
 	char *text, *msg;
 
 	if (capture_begin(&out, 1) || capture_begin(&err, 2))
 		return;
-	CHECK_INT(cmd_list_events(5, argv), 0);
+	CHECK_INT(cmd_list_events(6, argv), 0);
 	msg = capture_end(&err);
 	text = capture_end(&out);
-	CHECK(strstr(text, "group 0:\n  nodes: Frontend_Bound, Bad_Speculation, Backend_Bound, "
-			   "Retiring\n  metrics: IPC, CPI, GHz\n"), "%s", text);
-	CHECK(strstr(text, "\nmetrics:\n  IPC  default: Instructions retired per unhalted core "
-			   "cycle (toplev's Info.Thread IPC)\n"), "%s", text);
-	CHECK(strstr(text, "\n  GHz  default; unit GHz: Average frequency"), "%s", text);
+	CHECK(strstr(msg, warning), "%s", msg);
+	CHECK(!strncmp(text, head, sizeof(head) - 1), "%s", text);
+	CHECK(strstr(text, "\nmetrics:\n  IPC                         default: Instructions "
+			   "retired per unhalted core cycle (toplev's Info.Thread IPC)\n"), "%s",
+	      text);
+	CHECK(strstr(text, "\n  GHz                         default; unit GHz: Average "
+			   "frequency"), "%s", text);
+	CHECK(strstr(text, "\n  Useless_HWPF                groups Info.Memory.Prefetches") &&
+	      !strstr(text, "\n  Kernel_Utilization ") && !strstr(text, "\n  Load_STLB_MPKI "),
+	      "%s", text);
 	free(text);
 	free(msg);
 
+	argv[4] = "-m";
+	argv[5] = NULL;
 	argv[2] = "sw";
 	if (capture_begin(&out, 1) || capture_begin(&err, 2))
 		return;
@@ -375,14 +492,117 @@ static void test_list_events(void)
 	free(msg);
 }
 
+/*
+ * A --metrics list beyond one run's events is a usage error with the numbers and the way
+ * out: fewer groups, and a lower level only where one makes room.
+ */
+static void test_list_too_large(void)
+{
+	static const struct {
+		const char *level, *list, *err;
+	} cases[] = {
+		{ "3", "--metrics=Info.Memory,Info.System,Info.Frontend,Info.Branches",
+		  "cgtma: --metrics Info.Memory,Info.System,Info.Frontend,Info.Branches: model 'spr' "
+		  "at level 3 needs 142 events with these metrics, one run counts at most 128: name "
+		  "fewer metrics or groups (-m alone counts the groups that fit); -l 2 counts them\n" },
+		{ "1", "--metrics=Mem,Fed,Offcore,Branches,OS,Ret,Flops,Cor",
+		  "cgtma: --metrics Mem,Fed,Offcore,Branches,OS,Ret,Flops,Cor: model 'spr' at level "
+		  "1 needs 131 events with these metrics, one run counts at most 128: name fewer "
+		  "metrics or groups (-m alone counts the groups that fit)\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "list-events", "-M", "spr", "-l", (char *)cases[i].level,
+				 "--no-perf-metrics", "--no-nmi-watchdog", (char *)cases[i].list,
+				 NULL };
+		struct capture out, err;
+		char *text, *msg;
+
+		if (capture_begin(&out, 1) || capture_begin(&err, 2))
+			return;
+		CHECK_INT(cmd_list_events(8, argv), 2);
+		msg = capture_end(&err);
+		text = capture_end(&out);
+		CHECK_STR(strstr(msg, "cgtma: --metrics "), cases[i].err);
+		CHECK_STR(text, "");
+		free(text);
+		free(msg);
+	}
+}
+
+/*
+ * Without -m, a run counts a default metric only where its events leave the tree's counting
+ * as it is: on Neoverse at level 1 the tree and the cycle counter fill the PMU (GHz reads
+ * the tree's cycles); Zen 4 without the NMI watchdog likewise, with it the tree's two
+ * groups take IPC and CPI in; SPR at level 2 with the watchdog holding the fixed cycles
+ * counter. -m counts them all; compute (no spare_tree) every one.
+ */
+static void test_defaults_beside_tree(void)
+{
+	static const struct {
+		const char *model;
+		int level;
+		bool watchdog, spare;
+		const char *metrics, *names, *left_out;
+	} cases[] = {
+		{ "neoverse-v1", 1, false, true, NULL, "GHz", "IPC,CPI" },
+		{ "neoverse-n3", 1, false, true, NULL, "GHz", "IPC,CPI" },
+		{ "neoverse-n3", 2, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "neoverse-n1", 1, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "zen4", 1, false, true, NULL, "GHz", "IPC,CPI" },
+		{ "zen4", 1, true, true, NULL, "IPC CPI GHz", NULL },
+		{ "zen5", 2, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "spr", 2, true, true, NULL, "", "IPC,CPI,GHz" },
+		{ "spr", 1, true, true, NULL, "IPC CPI GHz", NULL },
+		{ "spr", 2, false, true, NULL, "IPC CPI GHz", NULL },
+		{ "gnr", 2, true, true, NULL, "", "IPC,CPI,GHz" },
+		{ "skx", 2, true, true, NULL, "IPC CPI GHz", NULL },
+		/* --metrics counts the defaults too; compute every one */
+		{ "spr", 2, true, true, "Time", "IPC CPI GHz Time", NULL },
+		{ "neoverse-v1", 1, false, false, NULL, "IPC CPI GHz", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_options o = { .level = cases[i].level, .metrics = cases[i].metrics,
+					   .nmi_watchdog = cases[i].watchdog,
+					   .spare_tree = cases[i].spare };
+		struct model *m = NULL;
+		struct plan *p;
+
+		CHECK_INT(model_load_builtin(cases[i].model, &m), 0);
+		if (!m)
+			continue;
+		p = plan_checked(m, &o, cases[i].names, i);
+		if (p) {
+			CHECK(cases[i].left_out ? p->defaults_left_out &&
+				      !strcmp(p->defaults_left_out, cases[i].left_out)
+						: !p->defaults_left_out,
+			      "case %zu (%s): left out '%s'", i, cases[i].model,
+			      p->defaults_left_out ? p->defaults_left_out : "");
+			/* what is counted leaves the tree as it is */
+			CHECK(!cases[i].spare || cases[i].metrics ||
+				      (p->tree.multiplexed ? p->base.nr_groups == p->tree.nr_groups
+							   : !p->base.multiplexed),
+			      "case %zu (%s): the defaults change the tree's counting", i,
+			      cases[i].model);
+		}
+		plan_free(p);
+		model_free(m);
+	}
+}
+
 int main(void)
 {
 	test_loader();
 	test_cpu_s();
 	test_plan();
+	test_areas();
+	test_areas_spr();
+	test_defaults_beside_tree();
 	test_check();
 	test_option();
 	test_measurement();
 	test_list_events();
+	test_list_too_large();
 	return test_done("metrics");
 }

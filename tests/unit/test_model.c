@@ -403,10 +403,14 @@ static int nr_builtins(void)
 	return nr;
 }
 
-/* At its deepest level, with every metric (-m), a model's plan is one run's events at most. */
+/*
+ * At its deepest level, with -m, a model's plan is one run's events at most: every metric,
+ * or the metric groups that fit, the others named.
+ */
 static void check_fits_a_run(const struct model *m)
 {
-	struct model_options o = { .level = model_max_level(m), .metrics = "" };
+	struct model_options o = { .level = model_max_level(m), .metrics = "",
+				   .max_events = CGTMA_MAX_EVENTS };
 	struct plan *p = NULL;
 
 	if (!o.level)
@@ -416,6 +420,9 @@ static void check_fits_a_run(const struct model *m)
 		return;
 	CHECK(p->nr_events <= CGTMA_MAX_EVENTS, "%s at level %d: %d events, a run counts %d",
 	      model_name(m), o.level, p->nr_events, CGTMA_MAX_EVENTS);
+	CHECK((p->groups_left_out != NULL) == (p->nr_events_all > CGTMA_MAX_EVENTS),
+	      "%s at level %d: %d events for every metric, left out '%s'", model_name(m),
+	      o.level, p->nr_events_all, p->groups_left_out ? p->groups_left_out : "");
 	plan_free(p);
 }
 

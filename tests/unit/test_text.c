@@ -407,16 +407,15 @@ static void check_default_metrics(void)
 }
 
 /*
- * -m: a block of every metric under the tree, its unit, how much of the time its events ran
- * where that was not all, "not counted" where never; byte for byte. The model is spr's with
- * two more metrics, in groups.
+ * --metrics (as -m): a block of its metrics under the tree, each with its unit, how much of
+ * the time its events ran where that was not all, "not counted" where never; byte for byte.
+ * The model is spr's with one more metric, which --metrics picks by name with spr's own
+ * UopPI (toplev's).
  */
 static void check_metrics_block(void)
 {
 	static const char extra[] =
-		"[{\"name\": \"UopPI\", \"expr\": \"TOPDOWN.SLOTS / INST_RETIRED.ANY\", "
-		"\"unit\": \"uops\", \"desc\": \"d\", \"groups\": [\"Pipeline\"]}, "
-		"{\"name\": \"L1_Misses_per_Second\", \"expr\": \"MEM_LOAD_RETIRED.L1_MISS / "
+		"[{\"name\": \"L1_Misses_per_Second\", \"expr\": \"MEM_LOAD_RETIRED.L1_MISS / "
 		"interval_s\", \"unit\": \"/s\", \"desc\": \"d\", \"groups\": [\"Mem\"]}]";
 	static const char want_system[] =
 		"system\n"
@@ -426,14 +425,14 @@ static void check_metrics_block(void)
 		"    IPC                       0.650\n"
 		"    CPI                       1.538\n"
 		"    GHz                       1.953 GHz\n"
-		"    UopPI                     9.231 uops\n"
+		"    UopPI                     1.117\n"
 		"    L1_Misses_per_Second  184323.000 /s\n"
 		"/a  [counted 50% of the time]\n";
 	static const char want_a[] =
 		"    L1_Misses_per_Second  184324.000 /s (counted 50%)\n"
 		"/b  [counted 0% of the time]\n";
 	static const char want_b[] =
-		"    UopPI                     9.231 uops\n"
+		"    UopPI                     1.117\n"
 		"    L1_Misses_per_Second  not counted\n\n";
 	json_object *vectors = json_object_from_file("tests/vectors/spr-perf-metrics.json");
 	json_object *counts = NULL, *spr = json_object_from_file("user/models/spr.json");
@@ -455,7 +454,7 @@ static void check_metrics_block(void)
 	if (metrics)
 		json = json_object_to_json_string(spr);
 	CHECK(counts && json && !model_load_string("spr+", json, strlen(json), &m), "model");
-	CHECK_INT(synth_open_model(&sy, m, 1, true, ""), 0);
+	CHECK_INT(synth_open_model(&sy, m, 1, true, "UopPI,L1_Misses_per_Second"), 0);
 	CHECK_INT(sy.plan->nr_metrics, 5);
 	l1 = synth_event(&sy, "MEM_LOAD_RETIRED.L1_MISS");
 	iv.time = sy.run.start_time + 1;
