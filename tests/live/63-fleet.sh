@@ -120,6 +120,7 @@ jq -r '[.. | objects | .expr? | strings] | .[]' "$DASH" >"$TMP/exprs"
 jq -r '.templating.list[] | select(.type == "query") | .query.query' "$DASH" >"$TMP/vars"
 [ "$(wc -l <"$TMP/exprs")" -ge 5 ] || fail "the dashboard has only $(wc -l <"$TMP/exprs") queries"
 grep -q 'cgtma_topdown_ratio.*level="1"' "$TMP/exprs" || fail "no Top-Down level-1 panel"
+grep -q 'cgtma_metric.*metric="IPC"' "$TMP/exprs" || fail "no IPC panel"
 
 cat >"$TMP/tree.json" <<'EOF'
 {
@@ -147,7 +148,12 @@ cat >"$TMP/tree.json" <<'EOF'
      "area": "BE/Core", "expr": "Backend_Bound * 0.4", "thresh": "val > 0.1", "maxval": null,
      "siblings": [], "desc": "d"}
   ],
-  "metrics": []
+  "metrics": [
+    {"name": "IPC", "expr": "\"context-switches\" / (\"cpu-clock\" / 1e6)", "unit": "",
+     "desc": "stand-in for the IPC panel's query", "default": true},
+    {"name": "GHz", "expr": "\"cpu-clock\" / cpu_s / 1e9", "unit": "GHz",
+     "desc": "stand-in for the frequency panel's query", "default": true}
+  ]
 }
 EOF
 # A podman container next to the plain cgroup, for the container label's queries (and, in
