@@ -20,8 +20,9 @@
 #    status): a bad parameter, an unknown option, and a cgtma that dies mid-run each leave
 #    the reason in cgtma-failed.txt; cgtma-post-process prints it, exits 1 and publishes no
 #    metric file. So does a run where a cgroup glob matched nothing from start to end.
-# 6. --container=GLOB and --pod=NS/GLOB reach cgtma as -G container:GLOB and -G pod:NS/GLOB
-#    (a stand-in cgtma records its command line).
+# 6. --container=GLOB and --pod=NS/GLOB reach cgtma as -G container:GLOB and -G pod:NS/GLOB,
+#    --metrics as -m and --metrics=LIST as the same (a stand-in cgtma records its command
+#    line); a --metrics list cgtma refuses leaves its reason in cgtma-failed.txt.
 # 7. --irq through the wrapper, with the root and a cgroup making exactly N getppid calls
 #    tracked: every series has "cgroup" and "irq"; the system is {all, all}, the root
 #    {/, none}, the cgroup {PATH, none} and each interrupt scope that took interrupts (an
@@ -338,6 +339,20 @@ chmod +x "$TMP/fake-cgtma"
 got=$(grep -A1 -x -- -G "$d/fake-args.txt" | grep -vx -- -G | grep -vx -- -- | tr '\n' ' ')
 [ "$got" = "container:web-* container:db pod:prod/api-* pod:kube-system/coredns-* /system.slice container:3f2a " ] ||
 	fail "the -G selectors cgtma got: '$got'"
+for m in "--metrics -m" "--metrics=IPC,Info.System --metrics=IPC,Info.System" "--metrics=no "; do
+	read -r param want <<<"$m"
+	(cd "$d" && "$TOOLS/cgtma-start" "--cgtma=$TMP/fake-cgtma" "$param") ||
+		fail "cgtma-start $param: $(cat "$d/cgtma-start-stderrout.txt")"
+	(cd "$d" && "$TOOLS/cgtma-stop") || fail "cgtma-stop after $param"
+	got=$(grep -E -x -- '-m|--metrics.*' "$d/fake-args.txt" | tr '\n' ' ')
+	[ "$got" = "${want:+$want }" ] || fail "cgtma-start $param: cgtma got '$got', want '$want'"
+done
+d=$TMP/metrics-bad
+mkdir "$d"
+(cd "$d" && CGTMA=$CGTMA_ABS "$TOOLS/cgtma-start" "--cgroup=$W/w1" --metrics=NoSuchMetric) &&
+	fail "cgtma-start --metrics=NoSuchMetric: started"
+grep -q "NoSuchMetric" "$d/cgtma-failed.txt" ||
+	fail "--metrics=NoSuchMetric: cgtma-failed.txt does not say why: $(cat "$d/cgtma-failed.txt")"
 
 # --- 7. --irq: interrupt scopes and the system by their own names ---------------------------
 d=$TMP/irq
