@@ -343,6 +343,7 @@ static int setup_plan(struct replay *rp, int *level)
 	mo.smt = h->run.smt;
 	mo.nmi_watchdog = h->nmi_watchdog;
 	mo.spare_tree = true;
+	mo.metrics_by_name = true;
 	/*
 	 * The metrics the run computed, by name (--metrics takes names), where it had -m; a run
 	 * without computed default metrics only, those that spared the tree.

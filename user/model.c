@@ -1628,9 +1628,15 @@ int model_match_cpu(const char *vendor, int family, int cpu_model, const char **
 
 /* --- metric selection (--metrics) ----------------------------------------------------------- */
 
-/* Whether item (len bytes) names metric mt or one of its groups, case ignored. */
-static bool metric_matches(const struct model_metric *mt, const char *item, size_t len)
+/*
+ * Whether item (len bytes) names metric mt or one of its groups, case ignored; by_name:
+ * its name alone, exactly (a record's list of the metrics a run computed).
+ */
+static bool metric_matches(const struct model_metric *mt, const char *item, size_t len,
+			   bool by_name)
 {
+	if (by_name)
+		return strlen(mt->name) == len && !strncmp(mt->name, item, len);
 	if (strlen(mt->name) == len && !strncasecmp(mt->name, item, len))
 		return true;
 	for (int k = 0; k < mt->nr_groups; k++)
@@ -1639,7 +1645,7 @@ static bool metric_matches(const struct model_metric *mt, const char *item, size
 	return false;
 }
 
-bool model_metric_selected(const struct model *m, int i, const char *list)
+bool model_metric_selected(const struct model *m, int i, const char *list, bool by_name)
 {
 	const struct model_metric *mt = &m->metrics[i];
 
@@ -1648,7 +1654,7 @@ bool model_metric_selected(const struct model *m, int i, const char *list)
 	for (const char *p = list; p && *p; p += *p == ',') {
 		size_t len = strcspn(p, ",");
 
-		if (len && metric_matches(mt, p, len))
+		if (len && metric_matches(mt, p, len, by_name))
 			return true;
 		p += len;
 	}
@@ -1703,7 +1709,7 @@ int model_metrics_check(const struct model *m, const char *list)
 			return -EINVAL;
 		}
 		for (int i = 0; i < m->nr_metrics && !found; i++)
-			found = metric_matches(&m->metrics[i], p, len);
+			found = metric_matches(&m->metrics[i], p, len, false);
 		if (!found) {
 			snprintf(item, sizeof(item), "%.*s", (int)(len < 100 ? len : 100), p);
 			metrics_suggest(m, item, close, sizeof(close));

@@ -35,8 +35,11 @@ void model_suggest(const char *name, char *buf, size_t len);
  * item that names none, and what is close to it, said as an error.
  */
 int model_metrics_check(const struct model *m, const char *list);
-/* Whether the model's i-th metric is one that a run with this list computes. */
-bool model_metric_selected(const struct model *m, int i, const char *list);
+/*
+ * Whether the model's i-th metric is one that a run with this list computes (by_name: the
+ * list names metrics alone, exactly, as a record lists those its run computed).
+ */
+bool model_metric_selected(const struct model *m, int i, const char *list, bool by_name);
 /* Whether name is one of the model's default metrics (IPC, CPI, GHz). */
 bool model_metric_is_default(const struct model *m, const char *name);
 /* How many of the model's metrics are not default ones: what -m can add. */
@@ -103,6 +106,11 @@ struct model_options {
 	 * says which items match nothing; plan_new() ignores those).
 	 */
 	const char *metrics;
+	/*
+	 * metrics names metrics alone, exactly, none of their groups: a record's list of what
+	 * its run computed (a group may share a metric's name: icx's Retire).
+	 */
+	bool metrics_by_name;
 	/*
 	 * The most events one run counts (CGTMA_MAX_EVENTS for a live run), 0 for no limit:
 	 * with -m (metrics ""), where every metric needs more, the metric groups are taken in

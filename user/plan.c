@@ -1087,7 +1087,7 @@ int plan_new(const struct model *m, const struct model_options *o, struct plan *
 	if (!on)
 		return -ENOMEM;
 	for (int i = 0; i < m->nr_metrics; i++)
-		on[i] = model_metric_selected(m, i, o->metrics);
+		on[i] = model_metric_selected(m, i, o->metrics, o->metrics_by_name);
 	if (!o->metrics && o->spare_tree)
 		err = plan_defaults(m, o, on, pp);
 	else

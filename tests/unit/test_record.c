@@ -1436,6 +1436,11 @@ int main(void)
 	test_report_metrics(path2, "generic", "Cycles_per_Second", 4);
 	/* a run that left IPC and CPI out beside the tree replays without them */
 	test_report_metrics(path2, "neoverse-v1", NULL, 1);
+	/*
+	 * A group that shares its name with a metric (icx's Retire is both): the replay takes
+	 * the recorded metrics by name, not the group's other members too (UopPI, IpAssist).
+	 */
+	test_report_metrics(path2, "icx", "Info.Pipeline", 9);
 
 	unlink(path);
 	unlink(path2);
