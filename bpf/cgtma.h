@@ -128,7 +128,8 @@ struct cgtma_miss {
 };
 
 struct cgtma_misses {
-	__u32 nr;		/* marks; may pass CGTMA_MISSES_MAX: those are not listed */
+	__u32 nr;		/* marks; may pass CGTMA_MISSES_MAX: those are not listed, but
+				 * skipped runs and failed reads, which take the last place */
 	__u32 slices;		/* the slices they mark (a mark of skipped runs: each run) */
 	__u64 max_ns;		/* the sum of the marks' max_ns, those not listed too */
 	__u32 unbounded;	/* of slices, those with no bound (CGTMA_MISS_SKIPPED, _READ) */

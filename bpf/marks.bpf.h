@@ -231,7 +231,7 @@ static __always_inline void check_hook(struct cgtma_snapshot *snap, __u32 half)
 	if (snap->hook_base_valid && skipped) {
 		stat_add(CGTMA_STAT_UNSEEN, skipped);
 		stat_add(CGTMA_STAT_HOOK_SKIPPED, skipped);
-		note_miss(half, 0, CGTMA_MISS_SKIPPED, skipped);
+		note_miss(half, 0, CGTMA_MISS_SKIPPED, skipped < ~0U ? skipped : ~0U);
 		hook_missed(skipped);
 	}
 	snap->hook_count_base = v.counter;

@@ -25,6 +25,7 @@ static void mark_cgroup(const struct marks *mk, __u64 id, char *out, size_t len)
 struct marks_ctx {
 	const struct marks *mk;
 	struct interval *iv;
+	int nomem;		/* marks left out of the list for want of memory */
 };
 
 static void add_mark(int cpu, const struct cgtma_miss *m, void *ctx)
@@ -34,8 +35,10 @@ static void add_mark(int cpu, const struct cgtma_miss *m, void *ctx)
 	struct mark *k;
 	struct mark *grown = realloc(iv->marks, (iv->nr_marks + 1) * sizeof(*iv->marks));
 
-	if (!grown)
-		return;		/* listed without it; the totals still count it */
+	if (!grown) {
+		mc->nomem++;	/* listed without it; the totals still count it */
+		return;
+	}
 	iv->marks = grown;
 	k = &iv->marks[iv->nr_marks++];
 	k->cpu = cpu;
@@ -105,8 +108,9 @@ void marks_read(struct marks *mk, struct interval *iv)
 	for (int i = 0; log_verbose() && i < iv->nr_marks; i++)
 		say_mark(mk, &iv->marks[i]);
 	if (log_verbose() && sum.marks > (__u64)iv->nr_marks)
-		pr_notice("mark: %llu more not listed (a CPU lists %d an interval)",
-			  (unsigned long long)(sum.marks - iv->nr_marks), CGTMA_MISSES_MAX);
+		pr_notice("mark: %llu more not listed (a CPU lists %d an interval%s)",
+			  (unsigned long long)(sum.marks - iv->nr_marks), CGTMA_MISSES_MAX,
+			  mc.nomem ? "; some for want of memory" : "");
 }
 
 void marks_skip(struct marks *mk)

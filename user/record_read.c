@@ -145,8 +145,9 @@ static void get_str_into(struct cursor *c, char *buf, size_t len)
 }
 
 /*
- * The most marks an interval can list: each CPU's (CGTMA_MISSES_MAX and one for the hook's
- * skipped runs) at Linux's largest NR_CPUS. More is damage, never a huge allocation.
+ * The most marks an interval can list: each CPU's (CGTMA_MISSES_MAX; skipped runs and failed
+ * reads take the last place of a full list, and one more is room to spare) at Linux's
+ * largest NR_CPUS. More is damage, never a huge allocation.
  */
 #define RECORD_MAX_MARKS ((CGTMA_MISSES_MAX + 1) * 8192)
 

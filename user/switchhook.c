@@ -290,7 +290,8 @@ static void test_drop_switch(struct switch_hooks *sw)
 	sw->skel->rodata->test_drop_every = env.test_drop_every;
 	sw->skel->rodata->test_drop_counted = env.test_drop_counted;
 	pr_notice("CGTMA_TEST_DROP_SWITCH: the perf-event hook's program %s every %u-th run",
-		  env.test_drop_counted ? "ignores" : "skips", env.test_drop_every);
+		  env.test_drop_counted ? "ignores the switch of" :
+		  "skips, with the run after it,", env.test_drop_every);
 }
 
 /*

@@ -27,7 +27,7 @@ struct top_view {
  * one cgroup row labelled "+ K others" ("+ 1 other") after the cgroups and threads, derived
  * as any row is: their sums added up (counter, enabled and running, as perf stat
  * aggregates), each cgroup once (one inside another of them is in its ancestor's sums).
- * Returns 1 with v made, 0 when iv has n such cgroups or fewer (v untouched: show iv), or
+ * Returns 1 with v made, 0 when iv has n such cgroups or fewer (v zeroed: show iv), or
  * -ENOMEM (v released). iv must be sorted (interval_sort()) and outlive v.
  */
 int top_view_make(const struct run *run, const struct interval *iv, int n, struct top_view *v);
