@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "options.h"
@@ -55,6 +56,29 @@ int model_opt(struct measure_opts *mo, int c, const char *arg)
 	}
 }
 
+/*
+ * Whether word is a command a shell would run: a path to an executable, or a name found in
+ * PATH. `cgtma --metrics stress -c 1` runs stress, as the live run takes a command without
+ * "--"; a metric or group named as a command must then come after "=".
+ */
+static bool is_command(const char *word)
+{
+	const char *path = getenv("PATH");
+	char file[4096];
+
+	if (strchr(word, '/'))
+		return access(word, X_OK) == 0;
+	for (const char *d = path; d && *d; d += *d == ':') {
+		size_t len = strcspn(d, ":");
+
+		if (snprintf(file, sizeof(file), "%.*s/%s", (int)len, len ? d : ".", word) <
+			    (int)sizeof(file) && access(file, X_OK) == 0)
+			return true;
+		d += len;
+	}
+	return false;
+}
+
 int metrics_opt(struct measure_opts *mo, int c, int argc, char **argv)
 {
 	const char *list = "";
@@ -63,7 +87,8 @@ int metrics_opt(struct measure_opts *mo, int c, int argc, char **argv)
 		return 0;
 	if (c == OPT_METRICS && optarg)
 		list = optarg;
-	else if (c == OPT_METRICS && optind < argc && argv[optind][0] != '-')
+	else if (c == OPT_METRICS && optind < argc && argv[optind][0] != '-' &&
+		 !is_command(argv[optind]))
 		list = argv[optind++];
 	if (c == OPT_METRICS && optarg && !*optarg) {
 		pr_err("--metrics=: the list is empty (-m alone adds every metric)");

@@ -350,6 +350,10 @@ static void test_option(void)
 		{ { "x", "--metrics", "-" }, "", 2 },
 		{ { "x", "--metrics", "Summary", "-m" }, "", 4 },	/* all wins */
 		{ { "x", "-m", "--metrics", "IPC" }, "", 4 },
+		/* a command (in PATH, or a path) is the run's, not a list */
+		{ { "x", "--metrics", "sh", "-c" }, "", 2 },
+		{ { "x", "--metrics", "/bin/sh" }, "", 2 },
+		{ { "x", "--metrics=sh" }, "sh", 2 },
 		{ { "x" }, NULL, 1 },
 	};
 
