@@ -47,7 +47,8 @@ struct loader {
 	int depth;
 };
 
-static int lerr(const struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int lerr(const struct loader *ld, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Prints one line: control characters from the input are replaced so it stays one line. */
 static int lerr(const struct loader *ld, const char *fmt, ...)

@@ -64,9 +64,9 @@ int outfile_write_whole(struct outfile *of, const void *buf, size_t len);
 /*
  * What append does around outfile_write_whole(), for a sink whose record is more than one
  * write (CDM's JSON file and CSV rows): outfile_failed() says a failure of the file name
- * (once an episode), outfile_written() that a record was written whole (the episode ends
- * at OUTFILE_RESUMED in a row, said with how many were lost in it). Neither counts lost records: the sink
- * adds to lost what it lost.
+ * (once an episode), outfile_written() that a record was written whole (the episode ends at
+ * OUTFILE_RESUMED in a row, said with how many were lost in it). Neither counts lost
+ * records: the sink adds to lost what it lost.
  */
 void outfile_failed(struct outfile *of, const char *name, int err);
 void outfile_written(struct outfile *of);

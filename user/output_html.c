@@ -16,8 +16,9 @@
  * the run computed them. A model without nodes (the software model: CPU_Utilization first)
  * or an -e run gets one line chart per metric (or event rate) instead. Intervals where a
  * scope existed but ran nothing (a row of zeros, or no row between its first and last:
- * fill_idle()), or its events were not counted, are hatched; before a cgroup appeared or after it went, the chart is blank (an interrupt
- * scope is there from the start: an idle one has no rows). Per-CPU scopes are not charted.
+ * fill_idle()), or its events were not counted, are hatched; before a cgroup appeared or
+ * after it went, the chart is blank (an interrupt scope is there from the start: an idle
+ * one has no rows). Per-CPU scopes are not charted.
  * Long runs are averaged into at most MAX_POINTS points per chart, weighted by interval
  * length. A container's or pod's cgroup is titled by its name, as the terminal shows it.
  *
@@ -397,7 +398,8 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 	s->bn = malloc(n * sizeof(*s->bn));
 	s->mux = malloc(n * sizeof(*s->mux));
 	s->sum_val = calloc(h->nr_cols ? h->nr_cols : 1, sizeof(*s->sum_val));
-	if (!s->label || !s->scope || (sc->cgroup && !s->path) || !s->state || !s->val || !s->bn || !s->mux || !s->sum_val ||
+	if (!s->label || !s->scope || (sc->cgroup && !s->path) || !s->state || !s->val ||
+	    !s->bn || !s->mux || !s->sum_val ||
 	    hashmap_put_str(&h->index, key, h->nr_series)) {
 		free(s->label);
 		free(s->scope);

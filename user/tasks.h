@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * -T: the threads seen inside tracked cgroups, each with its counts (counts.h, as the
- * cgroups'); and whether it is still there. A thread that exited or left its cgroup is reported once more, in the
- * interval after the one where it was found gone (the slice it ended after that flush is in
- * by then), and dropped: its kernel row is deleted, and only its totals stay, for the
- * summary, up to TASKS_GONE_KEPT of them. A thread leaves /proc (release_task()) before its
- * last switch, and under load it can wait on a run queue past that deletion: its last slice
- * then makes the kernel row again. Its key is kept for TASKS_LATE_INTERVALS intervals after
- * the deletion, and such a slice goes to its totals, never to a second thread (a tid comes
- * back as another thread only once the kernel has handed out every other pid). No kernel
- * here: the session keeps the BPF map in step.
+ * cgroups'); and whether it is still there. A thread that exited or left its cgroup is
+ * reported once more, in the interval after the one where it was found gone (the slice it
+ * ended after that flush is in by then), and dropped: its kernel row is deleted, and only
+ * its totals stay, for the summary, up to TASKS_GONE_KEPT of them. A thread leaves /proc
+ * (release_task()) before its last switch, and under load it can wait on a run queue past
+ * that deletion: its last slice then makes the kernel row again. Its key is kept for
+ * TASKS_LATE_INTERVALS intervals after the deletion, and such a slice goes to its totals,
+ * never to a second thread (a tid comes back as another thread only once the kernel has
+ * handed out every other pid). No kernel here: the session keeps the BPF map in step.
  */
 #ifndef CGTMA_TASKS_H
 #define CGTMA_TASKS_H
@@ -73,11 +73,11 @@ int tasks_read(struct tasks *ts, const struct cgtma_task_key *key, int pid, cons
 /*
  * After the interval is reported: TASK_FINAL ones become TASK_DELETED (forget is called
  * with each, to delete its kernel row, and again with a TASK_DELETED one read since), those
- * TASK_DELETED for TASKS_LATE_INTERVALS quiet intervals become TASK_DROPPED, and alive ones whose thread is no longer in the
- * cgroup at cgroup_path(cgroup id, ctx) (a path relative to the v2 root, NULL: untracked
- * now) become TASK_GONE. proc is "/proc" (tests give another root). ns_root is the cgroup
- * namespace's root in cgroup_path's terms, which /proc's paths are relative to ("/", or
- * NULL, outside a private one; cgview.h).
+ * TASK_DELETED for TASKS_LATE_INTERVALS quiet intervals become TASK_DROPPED, and alive ones
+ * whose thread is no longer in the cgroup at cgroup_path(cgroup id, ctx) (a path relative
+ * to the v2 root, NULL: untracked now) become TASK_GONE. proc is "/proc" (tests give
+ * another root). ns_root is the cgroup namespace's root in cgroup_path's terms, which
+ * /proc's paths are relative to ("/", or NULL, outside a private one; cgview.h).
  */
 typedef const char *(*tasks_path_fn)(__u64 cgroup, void *ctx);
 typedef int (*tasks_forget_fn)(const struct cgtma_task_key *key, void *ctx);
