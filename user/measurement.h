@@ -12,6 +12,7 @@
 
 #include "exitstatus.h"
 #include "model.h"
+#include "plan.h"
 #include "strbuf.h"
 
 struct cgtma_count;

@@ -1456,19 +1456,6 @@ int model_slots(const struct model *m)
 	return m->pmu.slots;
 }
 
-void plan_warn_uncounted(const struct plan *p)
-{
-	const struct model *m = p->model;
-	struct strbuf names = STRBUF_INIT;
-
-	for (int i = 0; i < m->pmu.nr_zero_events; i++)
-		strbuf_addf(&names, "%s%s", i ? ", " : "", m->events[m->pmu.zero_events[i]].name);
-	pr_warn("%s all read 0: this PMU does not count them (an emulated PMU such as QEMU's?); "
-		"the Top-Down nodes and metrics that read them are not a measurement and are shown "
-		"as not counted", names.buf ? names.buf : "the model's stall events");
-	strbuf_release(&names);
-}
-
 const char *model_perf_metrics_sysfs(const struct model *m)
 {
 	int i;

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "expr.h"
-#include "model.h"
+#include "tma.h"
 
 /*
  * Bounds that keep any accepted file cheap to compute: the work of one computation of every

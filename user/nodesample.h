@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "model.h"
+#include "tma.h"
 
 /* A node's sample event as --sample takes it and outputs name it: "MEM_LOAD_RETIRED.L2_HIT:pp". */
 void node_sample_name(const struct plan_sample *s, char *buf, size_t len);

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "model_internal.h"
+#include "strbuf.h"
 
 /* Event sets per entity (aux, then nodes, then metrics), as bitsets over model events. */
 struct closure {
@@ -1194,4 +1195,17 @@ void plan_free(struct plan *p)
 	free(p->defaults_left_out);
 	free(p->groups_left_out);
 	free(p);
+}
+
+void plan_warn_uncounted(const struct plan *p)
+{
+	const struct model *m = p->model;
+	struct strbuf names = STRBUF_INIT;
+
+	for (int i = 0; i < m->pmu.nr_zero_events; i++)
+		strbuf_addf(&names, "%s%s", i ? ", " : "", m->events[m->pmu.zero_events[i]].name);
+	pr_warn("%s all read 0: this PMU does not count them (an emulated PMU such as QEMU's?); "
+		"the Top-Down nodes and metrics that read them are not a measurement and are shown "
+		"as not counted", names.buf ? names.buf : "the model's stall events");
+	strbuf_release(&names);
 }

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 
 #include "bpf/cgtma.h"
-#include "model.h"
 #include "scale.h"
+#include "tma.h"
 
 struct profile;
 

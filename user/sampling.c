@@ -10,6 +10,7 @@
 #include "nodesample.h"
 #include "report.h"
 #include "sampling.h"
+#include "tma.h"
 
 /*
  * --sample without a list: cycles with a hardware model, cpu-clock with a software model and

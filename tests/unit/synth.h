@@ -16,6 +16,7 @@
 
 #include "model.h"
 #include "report.h"
+#include "tma.h"
 
 #define SYNTH_ENABLED 1000000000ULL	/* every event enabled 1 s */
 

@@ -19,6 +19,7 @@
 #include "events.h"
 #include "model.h"
 #include "pfmtable.h"
+#include "plan.h"
 #include "test.h"
 
 #define FIX(j) (1ull << (32 + (j)))

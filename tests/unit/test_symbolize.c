@@ -76,6 +76,33 @@ static bool mapped_executable(pid_t pid, uint64_t addr)
 	return x;
 }
 
+/*
+ * A page of its own mapping: between two PROT_NONE pages of the same reservation, so the
+ * kernel cannot merge it with an anonymous mapping beside it (the sanitizer's own are many),
+ * which made its addresses [anon]+0x100020 where [anon]+0x20 was meant. The reservation is
+ * unmapped by isolated_unmap().
+ */
+static void *isolated_page(int prot)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 3 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return m;
+	if (mprotect(m + pg, pg, prot)) {
+		munmap(m, 3 * pg);
+		return MAP_FAILED;
+	}
+	return m + pg;
+}
+
+static void isolated_unmap(void *page)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	munmap((char *)page - pg, 3 * pg);
+}
+
 int main(void)
 {
 	struct profile p = PROFILE_INIT;
@@ -131,8 +158,7 @@ int main(void)
 	 */
 	{
 		static int in_data = 1;
-		void *rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+		void *rw = isolated_page(PROT_READ | PROT_WRITE);
 		const char *name;
 
 		CHECK(rw != MAP_FAILED, "mmap");
@@ -140,12 +166,13 @@ int main(void)
 		CHECK(strncmp(name, "test_symbolize+0x", 17) == 0, "a data address: %s", name);
 		CHECK_STR(name_of(&p, symbolizer_user(s, &p, getpid(), (uint64_t)(uintptr_t)rw + 0x20)),
 			  "[anon]+0x20");
-		munmap(rw, 4096);
+		isolated_unmap(rw);
 	}
 
 	/* Anonymous memory: its mapping, then a JIT map's name. */
-	anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	anon = isolated_page(PROT_READ | PROT_EXEC);
 	CHECK(anon != MAP_FAILED, "mmap");
+	symbolizer_after_read(s);	/* a new interval: a miss reads the maps again */
 	loc = symbolizer_user(s, &p, getpid(), (uint64_t)(uintptr_t)anon + 0x10);
 	CHECK_STR(name_of(&p, loc), "[anon]+0x10");
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
