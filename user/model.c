@@ -1164,14 +1164,73 @@ static int parse_json(const struct loader *ld, const char *json, size_t len, jso
 	return err;
 }
 
+/*
+ * metrics_left_out: [{"names": [...], "reason": "..."}], the source's metrics the model
+ * does not have and why; a name the model has is an error.
+ */
+static int load_left_out(struct loader *ld, json_object *arr)
+{
+	static const char *const required[] = { "names", "reason", NULL };
+	struct model *m = ld->m;
+	size_t n = json_object_array_length(arr), total = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *names;
+
+		if (json_object_get_type(e) != json_type_object ||
+		    !json_object_object_get_ex(e, "names", &names) ||
+		    json_object_get_type(names) != json_type_array)
+			return lerr(ld, "metrics_left_out[%zu]: must be {\"names\": [...], "
+				    "\"reason\": \"...\"}", i);
+		total += json_object_array_length(names);
+	}
+	m->left_out_names = calloc(total + 1, sizeof(*m->left_out_names));
+	m->left_out_reasons = calloc(total + 1, sizeof(*m->left_out_reasons));
+	m->left_out_reason_texts = calloc(n + 1, sizeof(*m->left_out_reason_texts));
+	if (!m->left_out_names || !m->left_out_reasons || !m->left_out_reason_texts)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *names;
+		char where[64];
+		char **reason = &m->left_out_reason_texts[m->nr_left_out_reasons];
+
+		snprintf(where, sizeof(where), "metrics_left_out[%zu]", i);
+		err = check_keys(ld, where, e, required, NULL);
+		if (!err)
+			err = dup_string(ld, where, e, "reason", reason);
+		if (err)
+			break;
+		m->nr_left_out_reasons++;
+		json_object_object_get_ex(e, "names", &names);
+		for (size_t k = 0; !err && k < json_object_array_length(names); k++) {
+			const char *name;
+
+			err = array_string(ld, where, names, "names", k, "a metric name", &name);
+			for (int j = 0; !err && j < m->nr_metrics; j++)
+				if (!strcmp(m->metrics[j].name, name))
+					err = lerr(ld, "%s: '%.64s' is a metric the model has", where,
+						   name);
+			if (err)
+				break;
+			m->left_out_names[m->nr_left_out] = strdup(name);
+			if (!m->left_out_names[m->nr_left_out])
+				return -ENOMEM;
+			m->left_out_reasons[m->nr_left_out++] = *reason;
+		}
+	}
+	return err;
+}
+
 static int load(struct loader *ld, json_object *top)
 {
 	static const char *const required[] = { "name", "description", "vendor", "source",
 						"match", "pmu", "events", NULL };
-	static const char *const optional[] = { "constants", "aux", "nodes", "metrics", NULL };
+	static const char *const optional[] = { "constants", "aux", "nodes", "metrics",
+						"metrics_left_out", NULL };
 	static const char *const vendors[] = { "intel", "amd", "arm", "generic", NULL };
 	struct model *m = ld->m;
-	json_object *match, *pmu, *constants = NULL, *events, *aux, *nodes, *metrics;
+	json_object *match, *pmu, *constants = NULL, *events, *aux, *nodes, *metrics, *left_out;
 	size_t nr_syms;
 	int i, err;
 
@@ -1201,6 +1260,8 @@ static int load(struct loader *ld, json_object *top)
 		err = get_array(ld, "top level", top, "nodes", &nodes);
 	if (!err)
 		err = get_array(ld, "top level", top, "metrics", &metrics);
+	if (!err)
+		err = get_array(ld, "top level", top, "metrics_left_out", &left_out);
 	if (!err && json_object_object_get_ex(top, "constants", &constants))
 		err = want_type(ld, "top level", "constants", constants, json_type_object,
 				"an object");
@@ -1238,6 +1299,8 @@ static int load(struct loader *ld, json_object *top)
 		err = load_node(ld, i, json_object_array_get_idx(nodes, i));
 	if (!err)
 		err = load_metrics(ld, metrics);
+	if (!err && left_out)
+		err = load_left_out(ld, left_out);
 	if (!err)
 		err = check_references(ld);
 	return err;
@@ -1320,6 +1383,13 @@ void model_free(struct model *m)
 
 	if (!m)
 		return;
+	for (i = 0; i < m->nr_left_out; i++)
+		free(m->left_out_names[i]);
+	free(m->left_out_names);
+	free(m->left_out_reasons);
+	for (i = 0; i < m->nr_left_out_reasons; i++)
+		free(m->left_out_reason_texts[i]);
+	free(m->left_out_reason_texts);
 	free(m->origin);
 	free(m->name);
 	free(m->description);
@@ -1700,6 +1770,12 @@ int model_metrics_check(const struct model *m, const char *list)
 			found = metric_matches(&m->metrics[i], p, len, false);
 		if (!found) {
 			snprintf(item, sizeof(item), "%.*s", (int)(len < 100 ? len : 100), p);
+			for (int i = 0; i < m->nr_left_out; i++)
+				if (!strcasecmp(m->left_out_names[i], item)) {
+					pr_err("--metrics: model %s leaves %s out: %s", m->name,
+					       m->left_out_names[i], m->left_out_reasons[i]);
+					return -EINVAL;
+				}
 			metrics_suggest(m, item, close, sizeof(close));
 			pr_err("--metrics: model %s has no metric or metric group '%s'%s%s "
 			       "(cgtma list-events -M %s -m lists them)", m->name, item,

@@ -129,6 +129,15 @@ struct model {
 	struct model_node *nodes;
 	int nr_metrics;
 	struct model_metric *metrics;
+	/*
+	 * The source's metrics the model leaves out (metrics_left_out), each name with the
+	 * reason its entry gives: --metrics naming one says why it is not there.
+	 */
+	int nr_left_out;
+	char **left_out_names;
+	const char **left_out_reasons;	/* into left_out_reason_texts */
+	int nr_left_out_reasons;
+	char **left_out_reason_texts;
 	int max_level;
 };
 

@@ -331,6 +331,24 @@ static void test_check(void)
 		free(msg);
 	}
 	model_free(m);
+	/* A metric of the source the model leaves out says why (metrics_left_out). */
+	if (model_load_builtin("zen4", &m) == 0) {
+		struct capture c;
+
+		if (!capture_begin(&c, 2)) {
+			CHECK_INT(model_metrics_check(m, "ipc,Backend_Cycles_Idle"), -EINVAL);
+			msg = capture_end(&c);
+			CHECK_STR(msg, "cgtma: --metrics: model zen4 leaves backend_cycles_idle out: "
+				  "the kernel has no stalled-cycles-backend on Zen 2 and later (Linux "
+				  "6.9, commit c7b2edd8377b: no event counts it); the tree's "
+				  "Backend_Bound and its Memory_Bound/Core_Bound measure the backend's "
+				  "stalls\n");
+			free(msg);
+		}
+		model_free(m);
+	} else {
+		CHECK(0, "the zen4 model");
+	}
 }
 
 /* getopt's view: -m, --metrics, --metrics LIST (perf's -M), --metrics=LIST. */
