@@ -207,9 +207,11 @@ static __always_inline void unseen_switch(struct cgtma_snapshot *snap, __u32 hal
  * switches missed, there and back) is not. So the count is compared with the program's runs
  * since the last flush: runs missing are marked in the closing half and are a miss of the
  * hook (hook_missed()), less those its switches found and marked already (a run skipped
- * where the slice ended in another cgroup). Until the event has been read once there is
- * nothing to compare, and once the fallback's tracepoint took the CPU over its runs matter
- * no more.
+ * where the slice ended in another cgroup). A switch found missed that the kernel never
+ * emitted the event for (this VM's kernel leaves some unreported) is subtracted too: where
+ * both happen in one flush's span the skipped runs marked are a lower bound, and the
+ * interval is marked all the same. Until the event has been read once there is nothing to
+ * compare, and once the fallback's tracepoint took the CPU over its runs matter no more.
  */
 static __always_inline void check_hook(struct cgtma_snapshot *snap, __u32 half)
 {
