@@ -250,6 +250,17 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
 	return 0;
 }
 
+void noise_forget(struct noise_reader *r)
+{
+	free(r->threads);
+	r->threads = NULL;
+	r->nr_threads = r->cap_threads = 0;
+	hashmap_clear(&r->tids);
+	r->time = 0;
+	r->has = 0;
+	memset(&r->now, 0, sizeof(r->now));
+}
+
 void noise_total(const struct noise_reader *r, struct noise *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -266,7 +277,6 @@ void noise_total(const struct noise_reader *r, struct noise *out)
 
 void noise_release(struct noise_reader *r)
 {
-	free(r->threads);
-	hashmap_clear(&r->tids);
+	noise_forget(r);
 	memset(r, 0, sizeof(*r));
 }

@@ -59,6 +59,13 @@ struct noise_reader {
  */
 int noise_read(struct noise_reader *r, const char *proc, const char *dir, double now);
 
+/*
+ * Drops the last reading, for a cgroup not read for a while: the next reading is a zero
+ * point again (r->now empty), so that no interval gets a rate over a longer time than its
+ * own. The run's sums stay.
+ */
+void noise_forget(struct noise_reader *r);
+
 /* The run's noise: each field over the time it was read for. */
 void noise_total(const struct noise_reader *r, struct noise *out);
 

@@ -119,9 +119,12 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 /*
  * Each tracked cgroup's noise (noise.h), from its files: not a count of the BPF side, so read
  * beside the counters, at the same end of the interval. A cgroup gone has none: its
- * directory is. Only allocation failures are errors.
+ * directory is. As with its row (session_rows.c), a cgroup a glob or --all-* found that did
+ * not run is not read: its files cost some 50 us a cgroup, and the cost follows the cgroups
+ * that ran; its next reading is a zero point. all: read every cgroup (the run's start). Only
+ * allocation failures are errors.
  */
-static int read_noise(struct session *s)
+static int read_noise(struct session *s, bool all)
 {
 	double now = mono_now();
 	char dir[8192];
@@ -132,6 +135,10 @@ static int read_noise(struct session *s)
 
 		if (tr->refused || !tr->present) {
 			memset(&tr->noise.now, 0, sizeof(tr->noise.now));
+			continue;
+		}
+		if (!all && !tr->ran && !tr->named && tr->reported) {
+			noise_forget(&tr->noise);
 			continue;
 		}
 		snprintf(dir, sizeof(dir), "%s%s", s->sel.view.root,
@@ -293,7 +300,7 @@ static int do_interval(struct session *s)
 	}
 	err = read_counts(s);
 	if (!err)
-		err = read_noise(s);
+		err = read_noise(s, false);
 	if (!err)
 		err = sampling_read(&s->sp, &iv, sample_scope, s);
 	if (err)
@@ -363,7 +370,7 @@ static int baseline(struct session *s)
 	if (!err)
 		err = read_counts(s);
 	if (!err)
-		err = read_noise(s);
+		err = read_noise(s, true);
 	if (err)
 		return err;
 	if (collector__read_times(s->col, s->read_first) == 0)

@@ -32,6 +32,7 @@ spun_all=()
 spin() {
 	"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$1" taskset -c "$2" "$WORKLOAD" spin 600000 &
 	spun=$!
+	disown $spun	# killed by the test: no "Killed" from the shell
 	spun_all+=($spun)
 	# Stopped once in its cgroup: a thread moved in counts from its second reading there.
 	wait_for 30 grep -qx $spun "$CG_ROOT/$CG_BASE/$1/cgroup.procs" || fail "$1: no spinner"
@@ -144,7 +145,7 @@ done
 jq -e -s --arg c "$A" '.[-1].summary and any(.[-1].rows[]; .cgroup == $c and
 	.noise.wait > 0)' "$out" >/dev/null || fail "the summary has no wait for $A"
 kill -9 "${spun_all[@]}"
-wait "${spun_all[@]}" 2>/dev/null
+wait_for 10 eval '! kill -0 ${spun_all[*]} 2>/dev/null' || fail "the spinners did not end"
 spun_all=()
 
 # cpu.max: the cpu controller for the test's cgroups, where the hierarchy has it.

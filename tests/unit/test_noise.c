@@ -178,6 +178,15 @@ static void test_read_tree(void)
 	CHECK_INT(total.nr_throttled, 8);
 	CHECK_NEAR(total.pressure_some, 0.5 / 4.0, 1e-12);
 
+	/* Forgotten: the next reading is a zero point; the run's sums stay. */
+	noise_forget(&r);
+	CHECK_INT(r.now.has, 0);
+	CHECK_INT(noise_read(&r, proc, cg, 20.0), 0);
+	CHECK_INT(r.now.has, 0);
+	CHECK_INT(r.nr_threads, 3);
+	noise_total(&r, &total);
+	CHECK_NEAR(total.wait, 1.1 / 4.0, 1e-12);
+
 	/* Gone: an error, nothing this time, and the last reading kept. */
 	snprintf(cg, sizeof(cg), "%s/gone", tmp);
 	CHECK_INT(noise_read(&r, proc, cg, 15.0), -ENOENT);
