@@ -117,7 +117,8 @@ for p in a b c; do
 	[ "$got" != absent ] || fail "$cg has no wait in some interval"
 	near "$got" "$want" || fail "$cg: waited $got s, /proc/PID/schedstat says $want s"
 	if [ $p = c ]; then
-		if ! rate_above "$want" 0.05; then
+		# Below 0.04 s/s by run_delay, below 0.05 by cgtma: no flip at the bound.
+		if ! rate_above "$want" 0.04; then
 			! rate_above "$got" 0.05 || fail "$cg, alone on CPU 1, waited $got s"
 		else
 			echo "note: other work on this machine kept $cg waiting $want s on CPU 1:" \
