@@ -8,7 +8,10 @@
  *         threads) ["cpu": N,]
  *         ["pid": N, "tid": N, "comm": S,] (task rows, -T)
  *         "counts": {EVENT: N|null}, "multiplex": {EVENT: F|null}
- *         [, "nodes": {NODE: F|null}, "bottleneck": NODE|null] [, "metrics": {NAME: F|null}]}
+ *         [, "nodes": {NODE: F|null}, "bottleneck": NODE|null] [, "metrics": {NAME: F|null}]
+ *         [, "noise": {["wait": S/S,] ["throttled": S/S, "nr_throttled": N,]
+ *         ["pressure_some": F,] ["pressure_full": F]}] (a cgroup's, where the kernel gives
+ *         any: noise.h)}
  * The summary at the end of a run is the same object with "summary": true.
  */
 #include <errno.h>
@@ -206,6 +209,36 @@ static void add_exactness(struct strbuf *sb, const struct interval *iv)
 	strbuf_addstr(sb, "]");
 }
 
+/* "name":value after sep, which becomes ",". */
+static void add_field(struct strbuf *sb, const char **sep, const char *name, double value)
+{
+	strbuf_addstr(sb, *sep);
+	add_key(sb, name);
+	add_number(sb, value);
+	*sep = ",";
+}
+
+/* ,"noise":{...} with the fields the kernel gave; nothing where it gave none. */
+static void add_noise(struct strbuf *sb, const struct noise *n)
+{
+	const char *sep = "{";
+
+	if (!n->has)
+		return;
+	strbuf_addstr(sb, ",\"noise\":");
+	if (n->has & NOISE_WAIT)
+		add_field(sb, &sep, "wait", n->wait);
+	if (n->has & NOISE_THROTTLED) {
+		add_field(sb, &sep, "throttled", n->throttled);
+		strbuf_addf(sb, ",\"nr_throttled\":%llu", (unsigned long long)n->nr_throttled);
+	}
+	if (n->has & NOISE_PRESSURE_SOME)
+		add_field(sb, &sep, "pressure_some", n->pressure_some);
+	if (n->has & NOISE_PRESSURE_FULL)
+		add_field(sb, &sep, "pressure_full", n->pressure_full);
+	strbuf_add(sb, "}", 1);
+}
+
 static void add_scope(struct strbuf *sb, const struct run *run, const struct scope *s)
 {
 	strbuf_addstr(sb, "{\"scope\":");
@@ -282,6 +315,7 @@ static void add_scope(struct strbuf *sb, const struct run *run, const struct sco
 		}
 		strbuf_add(sb, "}", 1);
 	}
+	add_noise(sb, &s->noise);
 	strbuf_add(sb, "}", 1);
 }
 

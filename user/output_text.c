@@ -468,6 +468,37 @@ static void print_top_functions(FILE *f, const struct interval *iv, const struct
 	}
 }
 
+/*
+ * A cgroup's noise (noise.h) in one line, the fields the kernel gave: "  noise: wait 0.48
+ * s/s, pressure some 52 % full 0 %, throttled 0.20 s/s (12 times)". label: the row's name,
+ * for lines under a table rather than under the row's tree; or NULL.
+ */
+static void print_noise(FILE *f, const struct scope *s, const char *label)
+{
+	const struct noise *n = &s->noise;
+	const char *sep = "";
+
+	if (!n->has || s->kind != SCOPE_CGROUP || s->cpu >= 0)
+		return;
+	fprintf(f, "  %s%snoise: ", label ? label : "", label ? ": " : "");
+	if (n->has & NOISE_WAIT) {
+		fprintf(f, "wait %.2f s/s", n->wait);
+		sep = ", ";
+	}
+	if (n->has & (NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL)) {
+		fprintf(f, "%spressure", sep);
+		if (n->has & NOISE_PRESSURE_SOME)
+			fprintf(f, " some %.0f %%", n->pressure_some * 100);
+		if (n->has & NOISE_PRESSURE_FULL)
+			fprintf(f, " full %.0f %%", n->pressure_full * 100);
+		sep = ", ";
+	}
+	if (n->has & NOISE_THROTTLED)
+		fprintf(f, "%sthrottled %.2f s/s (%llu time%s)", sep, n->throttled,
+			(unsigned long long)n->nr_throttled, n->nr_throttled == 1 ? "" : "s");
+	fputc('\n', f);
+}
+
 int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv)
 {
 	int *order = calloc(2 * iv->nr_scopes + 1, sizeof(*order));
@@ -482,13 +513,20 @@ int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv
 				fprintf(f, "  (%d more threads; -v shows them)\n", -order[k]);
 			else if (!hidden(run, &iv->scopes[order[k]])) {
 				print_tree(f, run, iv, order[k]);
+				print_noise(f, &iv->scopes[order[k]], NULL);
 				print_top_functions(f, iv, &iv->scopes[order[k]]);
 			}
 	} else {
 		print_table(f, run, iv, order, nr);
-		for (int k = 0; k < nr; k++)
-			if (order[k] >= 0 && !hidden(run, &iv->scopes[order[k]]))
-				print_top_functions(f, iv, &iv->scopes[order[k]]);
+		for (int k = 0; k < nr; k++) {
+			char label[512];
+			const struct scope *sc = &iv->scopes[order[k]];
+
+			if (order[k] < 0 || hidden(run, sc))
+				continue;
+			print_noise(f, sc, row_label(sc, run->verbose, label, sizeof(label)));
+			print_top_functions(f, iv, sc);
+		}
 	}
 	free(order);
 	for (int i = 0; i < iv->nr_scopes; i++)

@@ -45,6 +45,27 @@ void cgroup_names_release(struct cgroup_names *n);
 bool cgroup_names_equal(const struct cgroup_names *a, const char *container, const char *pod,
 			const char *namespace);
 
+/*
+ * What the kernel's own accounting says a cgroup's tasks met besides their work (noise.h),
+ * over an interval (the run, for a summary). Each field is there where its bit is in has:
+ * the kernel gives it for this cgroup; one it does not give is absent, never 0.
+ */
+enum {
+	NOISE_WAIT = 1 << 0,		/* wait */
+	NOISE_THROTTLED = 1 << 1,	/* throttled and nr_throttled */
+	NOISE_PRESSURE_SOME = 1 << 2,	/* pressure_some */
+	NOISE_PRESSURE_FULL = 1 << 3,	/* pressure_full */
+};
+
+struct noise {
+	unsigned has;			/* NOISE_* */
+	double wait;			/* run-queue wait of its threads: s/s */
+	double throttled;		/* cpu.max throttling (cpu.stat throttled_usec): s/s */
+	__u64 nr_throttled;		/* how many times (cpu.stat nr_throttled) */
+	double pressure_some;		/* cpu.pressure: fraction of the time */
+	double pressure_full;
+};
+
 struct scope {
 	enum scope_kind kind;
 	const char *key;		/* which scope this is: scope_key() */
@@ -62,6 +83,8 @@ struct scope {
 	int cpu;			/* SCOPE_CPU, or a cgroup or irq on one CPU; else -1 */
 	bool removed;			/* the cgroup is gone (the thread exited or left the
 					 * cgroup): its last report */
+	struct noise noise;		/* SCOPE_CGROUP over all CPUs, live runs: has 0
+					 * where none */
 	struct cgtma_count *sum;	/* per event */
 
 	/* Derived by report_derive(). */

@@ -20,6 +20,7 @@
 #include "marks.h"
 #include "measurement.h"
 #include "model.h"
+#include "noise.h"
 #include "output.h"
 #include "perfev.h"
 #include "probe.h"
@@ -113,6 +114,40 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 	struct session *s = ctx;
 
 	return collector__forget_task(s->col, key);
+}
+
+/*
+ * Each tracked cgroup's noise (noise.h), from its files: not a count of the BPF side, so read
+ * beside the counters, at the same end of the interval. A cgroup gone has none: its
+ * directory is. As with its row (session_rows.c), a cgroup a glob or --all-* found that did
+ * not run is not read: its files cost some 50 us a cgroup, and the cost follows the cgroups
+ * that ran; its next reading is a zero point. all: read every cgroup (the run's start). Only
+ * allocation failures are errors.
+ */
+static int read_noise(struct session *s, bool all)
+{
+	double now = mono_now();
+	char dir[8192];
+
+	for (int t = 0; t < s->tk.nr; t++) {
+		struct tracked *tr = &s->tk.tracked[t];
+		int err;
+
+		if (tr->refused || !tr->present) {
+			memset(&tr->noise.now, 0, sizeof(tr->noise.now));
+			continue;
+		}
+		if (!all && !tr->ran && !tr->named && tr->reported) {
+			noise_forget(&tr->noise);
+			continue;
+		}
+		snprintf(dir, sizeof(dir), "%s%s", s->sel.view.root,
+			 strcmp(tr->path, "/") ? tr->path : "");
+		err = noise_read(&tr->noise, "/proc", dir, now);
+		if (err == -ENOMEM)
+			return err;
+	}
+	return 0;
 }
 
 /* The interrupt scopes' counts, taken like a cgroup's. */
@@ -265,6 +300,8 @@ static int do_interval(struct session *s)
 	}
 	err = read_counts(s);
 	if (!err)
+		err = read_noise(s, false);
+	if (!err)
 		err = sampling_read(&s->sp, &iv, sample_scope, s);
 	if (err)
 		return err;
@@ -332,6 +369,8 @@ static int baseline(struct session *s)
 	s->run.start_time = real_now();
 	if (!err)
 		err = read_counts(s);
+	if (!err)
+		err = read_noise(s, true);
 	if (err)
 		return err;
 	if (collector__read_times(s->col, s->read_first) == 0)

@@ -86,6 +86,7 @@ static int add_removed(struct session *s, struct interval *iv)
 		/* Told from a cgroup made again under its path, live or removed too. */
 		sc->cgroup_id = s->tk.removed[r].id;
 		sc->removed = true;
+		sc->noise = s->tk.removed[r].noise;
 		memcpy(sc->sum, s->tk.removed[r].total, n * sizeof(*sc->sum));
 	}
 	if (!s->tk.nr_folded)
@@ -100,11 +101,12 @@ static int add_removed(struct session *s, struct interval *iv)
 
 /*
  * One cgroup's or interrupt scope's rows from its counts v (per CPU with --per-cpu): the
- * scope, and with --per-cpu one more per online CPU. 0 or -ENOMEM.
+ * scope, with its noise (NULL: none), and with --per-cpu one more per online CPU. 0 or
+ * -ENOMEM.
  */
 static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind,
 		    const char *name, __u64 cgroup_id, const struct cgroup_names *names,
-		    const struct cgtma_count *v, bool removed)
+		    const struct cgtma_count *v, const struct noise *noise, bool removed)
 {
 	int n = s->m.nr_events;
 	struct scope *sc;
@@ -114,6 +116,8 @@ static int add_rows(struct session *s, struct interval *iv, enum scope_kind kind
 		return -ENOMEM;
 	sc->cgroup_id = cgroup_id;
 	sc->removed = removed;
+	if (noise)
+		sc->noise = *noise;
 	if (!env.per_cpu) {
 		memcpy(sc->sum, v, n * sizeof(*sc->sum));
 		return 0;
@@ -198,7 +202,7 @@ static int add_root_own(struct session *s, struct interval *iv, bool totals)
 		memcpy(own, s->own_system, size * sizeof(*own));
 		for (int k = 0; k < size; k++)
 			count_less(&own[k], &s->own_children[k]);
-		return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
+		return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, NULL, false);
 	}
 	children = calloc(size, sizeof(*children));
 	if (!children)
@@ -224,7 +228,7 @@ static int add_root_own(struct session *s, struct interval *iv, bool totals)
 	free(children);
 	if (s->own_inexact)
 		return 0;
-	return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, false);
+	return add_rows(s, iv, SCOPE_CGROUP, CGROUP_ROOT_OWN, 0, NULL, own, NULL, false);
 }
 
 /* System, CPU, cgroup and interrupt scopes from per-CPU arrays (cpu) and per-scope arrays. */
@@ -253,6 +257,7 @@ int session_build_interval(struct session *s, struct interval *iv, bool totals)
 
 	for (int t = 0; t < s->tk.nr; t++) {
 		struct tracked *tr = &s->tk.tracked[t];
+		struct noise total;
 
 		/* An interval reports live cgroups and those gone in it, once. */
 		if (!totals && tr->refused)
@@ -265,8 +270,11 @@ int session_build_interval(struct session *s, struct interval *iv, bool totals)
 		 */
 		if (!totals && !tr->ran && !tr->named && tr->reported && tr->present)
 			continue;
+		if (totals)
+			noise_total(&tr->noise, &total);
 		if (add_rows(s, iv, SCOPE_CGROUP, tr->path, tr->id, &tr->names,
-			     totals ? tr->counts.total : tr->counts.delta, !totals && !tr->present))
+			     totals ? tr->counts.total : tr->counts.delta,
+			     totals ? &total : &tr->noise.now, !totals && !tr->present))
 			return -ENOMEM;
 		tr->reported |= !totals;
 	}
@@ -284,7 +292,7 @@ int session_build_interval(struct session *s, struct interval *iv, bool totals)
 		 */
 		if (!log_verbose() && !counts_ran(v, s->stride * n))
 			continue;
-		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), 0, NULL, v, false))
+		if (add_rows(s, iv, SCOPE_IRQ, irq_scope_name(q), 0, NULL, v, NULL, false))
 			return -ENOMEM;
 	}
 	if (totals && add_removed(s, iv))

@@ -21,6 +21,7 @@ static void tracked_free(struct tracked *tr)
 	free(tr->path);
 	cgroup_names_release(&tr->names);
 	scope_counts_release(&tr->counts);
+	noise_release(&tr->noise);
 }
 
 void tracker_release(struct tracker *t)
@@ -101,6 +102,7 @@ int tracker_retire(struct tracker *t, int i)
 		r.path = tr->path;	/* the path and names go with it */
 		tr->path = NULL;
 		r.names = tr->names;
+		noise_total(&tr->noise, &r.noise);
 		memset(&tr->names, 0, sizeof(tr->names));
 		t->removed[t->nr_removed++] = r;
 	} else {

@@ -23,6 +23,7 @@
 #include "bpf/cgtma.h"
 #include "counts.h"
 #include "hashmap.h"
+#include "noise.h"
 #include "report.h"
 
 /* Removed cgroups the summary names one by one; the rest it folds into one row. */
@@ -40,6 +41,7 @@ struct tracked {
 					 * it has a row every interval */
 	bool reported;			/* it has had an interval row */
 	struct scope_counts counts;	/* per event, or per CPU and event */
+	struct noise_reader noise;	/* its noise: the session reads it */
 };
 
 /* A cgroup that was counted and is gone: its totals over the run, summed over CPUs. */
@@ -48,6 +50,7 @@ struct removed {
 	char *path;
 	struct cgroup_names names;
 	struct cgtma_count *total;	/* per event */
+	struct noise noise;		/* over the run */
 };
 
 struct tracker {

@@ -1,0 +1,184 @@
+#!/bin/bash
+# Noise from the kernel's own accounting (docs/noise.md). A and B each run a CPU-bound task
+# pinned to CPU 0, C one alone on CPU 1 (with two CPUs or more). The tasks are stopped
+# (SIGSTOP) but for a window of RUN_S seconds inside cgtma's intervals: all their waiting
+# falls in intervals cgtma reports, whatever lag its readings or the test's have, so the
+# seconds each cgroup's "wait" adds up to (wait times interval, over the intervals) must be
+# the growth of /proc/PID/schedstat's run_delay over the window, within 0.05 s per second of
+# the window (5 %). A and B wait about half the window each (above 0.3 s/s); C about
+# nothing, unless other work on this machine takes CPU 1 (then only the agreement with
+# run_delay is checked, and the test says so). cpu.pressure's "some" is there where the file
+# is, above 0.3 s/s of the window for A and B; cpu.stat's throttling exactly where the file
+# has it, at 0 without cpu.max.
+#
+# Then, where the cpu controller can be enabled (cpu.max exists: not on a hybrid host),
+# cgroup T with cpu.max "20000 100000" spins in the window: its throttled seconds must be
+# cpu.stat's throttled_usec growth within 5 %, and its nr_throttled the growth of
+# nr_throttled, exactly.
+. "$(dirname "$0")/lib.sh"
+
+commands_or_skip taskset
+RUN_S=3
+
+cg_make A
+cg_make B
+cg_make C
+A=$(cg_path A) B=$(cg_path B) C=$(cg_path C)
+alone=$(($(nproc) > 1))
+
+# spin REL CPU: a CPU-bound task pinned to CPU in cgroup REL, stopped until the window, and
+# killed when the test ends; $spun its PID (cgexec and taskset exec it).
+spun_all=()
+spin() {
+	"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$1" taskset -c "$2" "$WORKLOAD" spin 600000 &
+	spun=$!
+	disown $spun	# killed by the test: no "Killed" from the shell
+	spun_all+=($spun)
+	# Stopped once in its cgroup: a thread moved in counts from its second reading there.
+	wait_for 30 grep -qx $spun "$CG_ROOT/$CG_BASE/$1/cgroup.procs" || fail "$1: no spinner"
+	kill -STOP $spun
+	on_exit "kill -9 $spun"
+}
+run_delay() {
+	local run delay
+	read -r run delay _ <"/proc/$1/schedstat"
+	echo "$delay"
+}
+
+# measure OUT ARGS...: cgtma --json -I 500 ARGS, with the spinners running for RUN_S
+# seconds after its first interval; the kernel's figures (read_all) before and after that
+# window in $TMP/before and $TMP/after, the window's length in $window. cgtma ends after
+# two more intervals.
+measure() {
+	local out=$1 t0
+	shift
+	cgtma_start "$out" 0 -e cpu-clock --json -I 500 "$@"
+	# Its work on CPU 0, beside A and B, whose waits run_delay sees all the same: C's
+	# CPU 1 is then its own but for this machine's other work.
+	taskset -a -p -c 0 $cgtma_pid >/dev/null || fail "cannot pin cgtma to CPU 0"
+	wait_lines "$out" 1 60	# loading BPF takes long under emulation
+	read_all >"$TMP/before"
+	t0=$EPOCHREALTIME
+	kill -CONT "${spun_all[@]}"
+	sleep $RUN_S
+	kill -STOP "${spun_all[@]}"
+	window=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+	# A throttled cgroup's time is added when its period ends: 100 ms later at most.
+	sleep 0.2
+	read_all >"$TMP/after"
+	cgtma_more "$out" 2 30
+	cgtma_signal INT "cgtma $*"
+}
+# kernel KEY [SCALE]: KEY's growth over the window, divided by SCALE (1e9: ns to s).
+kernel() {
+	awk -v k="$1" -v s="${2:-1e9}" '$1 == k { v[FILENAME] = $2 }
+		END { printf "%.6f\n", (v[ARGV[2]] - v[ARGV[1]]) / s }' "$TMP/before" "$TMP/after"
+}
+# noise OUT CGROUP FIELD: FIELD times the interval, summed over the intervals after the first
+# (the summary's left out): seconds for a rate, times for nr_throttled; "absent" where an
+# interval lacks it.
+noise() {
+	jq -rs --arg c "$2" --arg f "$3" '[.[1:][] | select(.summary != true) | .interval as $s |
+		.rows[] | select(.scope == "cgroup" and .cgroup == $c and .cpu == null) |
+		.noise[$f] as $v | if $v == null then null elif $f == "nr_throttled" then $v
+		else $v * $s end] | if any(. == null) or length == 0 then "absent" else add end' "$1"
+}
+# anywhere OUT CGROUP FIELD: whether any row of CGROUP has FIELD, the summary's included.
+anywhere() {
+	jq -e -s --arg c "$2" --arg f "$3" 'any(.[].rows[]; .scope == "cgroup" and
+		.cgroup == $c and (.noise // {} | has($f)))' "$1" >/dev/null
+}
+# near GOT WANT: |GOT - WANT| <= 0.05 s per second of the window.
+near() { awk -v g="$1" -v w="$2" -v t="$window" 'BEGIN { d = g - w; exit !(d * d <= (0.05 * t) ^ 2) }'; }
+# rate_above X R: whether X seconds are above R per second of the window.
+rate_above() { awk -v x="$1" -v r="$2" -v t="$window" 'BEGIN { exit !(x > r * t) }'; }
+
+spin A 0
+pa=$spun
+spin B 0
+pb=$spun
+if [ $alone = 1 ]; then
+	spin C 1
+	pc=$spun
+fi
+read_all() {
+	echo "a $(run_delay $pa)"
+	echo "b $(run_delay $pb)"
+	[ -z "${pc:-}" ] || echo "c $(run_delay $pc)"
+}
+out=$TMP/noise.json
+measure "$out" -G "$A" -G "$B" -G "$C"
+echo "window: $window s"
+for p in a b c; do
+	[ "$p" = c ] && [ $alone = 0 ] && continue
+	rel=$(echo $p | tr a-z A-Z)
+	cg=$(cg_path "$rel")
+	f=$CG_ROOT/$CG_BASE/$rel
+	want=$(kernel $p)
+	got=$(noise "$out" "$cg" wait)
+	echo "$cg: waited $got s, run_delay says $want s"
+	[ "$got" != absent ] || fail "$cg has no wait in some interval"
+	near "$got" "$want" || fail "$cg: waited $got s, /proc/PID/schedstat says $want s"
+	if [ $p = c ]; then
+		# Below 0.04 s/s by run_delay, below 0.05 by cgtma: no flip at the bound.
+		if ! rate_above "$want" 0.04; then
+			! rate_above "$got" 0.05 || fail "$cg, alone on CPU 1, waited $got s"
+		else
+			echo "note: other work on this machine kept $cg waiting $want s on CPU 1:" \
+				"its wait is checked against run_delay only"
+		fi
+	else
+		rate_above "$got" 0.3 || fail "$cg, sharing CPU 0, waited only $got s"
+	fi
+	if [ -r "$f/cpu.pressure" ]; then
+		got=$(noise "$out" "$cg" pressure_some)
+		echo "$cg: pressure some for $got s"
+		[ "$got" != absent ] || fail "$cg has no pressure_some in some interval"
+		[ $p = c ] || rate_above "$got" 0.3 || fail "$cg: pressure_some $got s"
+	else
+		! anywhere "$out" "$cg" pressure_some || fail "$cg: pressure_some without cpu.pressure"
+	fi
+	if grep -q '^throttled_usec ' "$f/cpu.stat"; then
+		[ "$(noise "$out" "$cg" throttled)" = 0 ] ||
+			fail "$cg: throttled $(noise "$out" "$cg" throttled) s, want 0 (no cpu.max)"
+	else
+		! anywhere "$out" "$cg" throttled || fail "$cg: throttled without cpu.stat's"
+		! anywhere "$out" "$cg" nr_throttled || fail "$cg: nr_throttled without cpu.stat's"
+	fi
+done
+jq -e -s --arg c "$A" '.[-1].summary and any(.[-1].rows[]; .cgroup == $c and
+	.noise.wait > 0)' "$out" >/dev/null || fail "the summary has no wait for $A"
+kill -9 "${spun_all[@]}"
+wait_for 10 eval '! kill -0 ${spun_all[*]} 2>/dev/null' || fail "the spinners did not end"
+spun_all=()
+
+# cpu.max: the cpu controller for the test's cgroups, where the hierarchy has it.
+if grep -qw cpu "$CG_ROOT/cgroup.controllers" 2>/dev/null; then
+	grep -qw cpu "$CG_ROOT/cgroup.subtree_control" || echo +cpu >"$CG_ROOT/cgroup.subtree_control"
+	echo +cpu >"$CG_ROOT/$CG_BASE/cgroup.subtree_control" 2>/dev/null
+fi
+cg_make T
+T=$(cg_path T)
+[ -e "$CG_ROOT/$CG_BASE/T/cpu.max" ] || { echo "no cpu.max here: throttling not checked"; exit 0; }
+echo "20000 100000" >"$CG_ROOT/$CG_BASE/T/cpu.max" || fail "cannot set T's cpu.max"
+spin T 0
+read_all() {
+	local k v
+	while read -r k v; do
+		[ "$k" = throttled_usec ] && echo "t $v"
+		[ "$k" = nr_throttled ] && echo "n $v"
+	done <"$CG_ROOT/$CG_BASE/T/cpu.stat"
+}
+out=$TMP/throttled.json
+measure "$out" -G "$T"
+want=$(kernel t 1e6)
+got=$(noise "$out" "$T" throttled)
+echo "$T: throttled $got s, cpu.stat says $want s (window $window s)"
+[ "$got" != absent ] || fail "$T has no throttled time in some interval"
+within "$got" "$want" 5 || fail "$T: throttled $got s, cpu.stat says $want s"
+rate_above "$want" 0.3 || fail "$T was throttled only $want s"
+want=$(kernel n 1)
+got=$(noise "$out" "$T" nr_throttled)
+echo "$T: throttled $got times, cpu.stat says $want"
+awk -v g="$got" -v w="$want" 'BEGIN { exit !(g == w && w > 0) }' ||
+	fail "$T: nr_throttled $got, cpu.stat says $want"
