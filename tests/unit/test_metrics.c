@@ -458,6 +458,30 @@ static void test_measurement(void)
 }
 
 /*
+ * `cgtma list-events` with argv (NULL-terminated): its exit status, with what it wrote to
+ * standard output in *text and to standard error in *msg (the caller frees both); -1 where
+ * the output cannot be captured.
+ */
+static int list_events(char **argv, char **text, char **msg)
+{
+	struct capture out, err;
+	int argc = 0, rc;
+
+	while (argv[argc])
+		argc++;
+	if (capture_begin(&out, 1))
+		return -1;
+	if (capture_begin(&err, 2)) {
+		free(capture_end(&out));
+		return -1;
+	}
+	rc = cmd_list_events(argc, argv);
+	*msg = capture_end(&err);
+	*text = capture_end(&out);
+	return rc;
+}
+
+/*
  * list-events -m: each group's metrics beside its nodes, then the metrics with their groups;
  * on spr the metric groups that fit one run, and a warning naming those left out.
  */
@@ -479,14 +503,12 @@ static void test_list_events(void)
 		"  metrics: IPC, CPI, GHz, UopPI, CoreIPC, Instructions, Big_Code (split), ";
 	char *argv[] = { "list-events", "-M", "spr", "--no-perf-metrics", "--no-nmi-watchdog",
 			 "-m", NULL };
-	struct capture out, err;
 	char *text, *msg;
+	int rc = list_events(argv, &text, &msg);
 
-	if (capture_begin(&out, 1) || capture_begin(&err, 2))
+	if (rc < 0)
 		return;
-	CHECK_INT(cmd_list_events(6, argv), 0);
-	msg = capture_end(&err);
-	text = capture_end(&out);
+	CHECK_INT(rc, 0);
 	CHECK(strstr(msg, warning), "%s", msg);
 	CHECK(!strncmp(text, head, sizeof(head) - 1), "%s", text);
 	CHECK(strstr(text, "\nmetrics:\n  IPC                         default: Instructions "
@@ -503,11 +525,10 @@ static void test_list_events(void)
 	argv[4] = "-m";
 	argv[5] = NULL;
 	argv[2] = "sw";
-	if (capture_begin(&out, 1) || capture_begin(&err, 2))
+	rc = list_events(argv, &text, &msg);
+	if (rc < 0)
 		return;
-	CHECK_INT(cmd_list_events(5, argv), 0);
-	msg = capture_end(&err);
-	text = capture_end(&out);
+	CHECK_INT(rc, 0);
 	CHECK(!strncmp(text, want, sizeof(want) - 1), "%s", text);
 	CHECK_STR(msg, "cgtma: -m: model 'sw' has no metrics beyond those it shows by default\n");
 	free(text);
@@ -537,14 +558,12 @@ static void test_list_too_large(void)
 		char *argv[] = { "list-events", "-M", "spr", "-l", (char *)cases[i].level,
 				 "--no-perf-metrics", "--no-nmi-watchdog", (char *)cases[i].list,
 				 NULL };
-		struct capture out, err;
 		char *text, *msg;
+		int rc = list_events(argv, &text, &msg);
 
-		if (capture_begin(&out, 1) || capture_begin(&err, 2))
+		if (rc < 0)
 			return;
-		CHECK_INT(cmd_list_events(8, argv), 2);
-		msg = capture_end(&err);
-		text = capture_end(&out);
+		CHECK_INT(rc, 2);
 		CHECK_STR(strstr(msg, "cgtma: --metrics "), cases[i].err);
 		CHECK_STR(text, "");
 		free(text);
