@@ -119,10 +119,9 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 /*
  * Each tracked cgroup's noise (noise.h), from its files: not a count of the BPF side, so read
  * beside the counters, at the same end of the interval. A cgroup gone has none: its
- * directory is. As with its row (session_rows.c), a cgroup a glob or --all-* found that did
- * not run is not read: its files cost some 50 us a cgroup, and the cost follows the cgroups
- * that ran; its next reading is a zero point. all: read every cgroup (the run's start). Only
- * allocation failures are errors.
+ * directory is. A quiet cgroup (tracked_quiet(): no row either) is not read: its files cost
+ * some 50 us a cgroup, and the cost follows the cgroups that ran. all: read every cgroup
+ * (the run's start). Only allocation failures are errors.
  */
 static int read_noise(struct session *s, bool all)
 {
@@ -137,7 +136,7 @@ static int read_noise(struct session *s, bool all)
 			memset(&tr->noise.now, 0, sizeof(tr->noise.now));
 			continue;
 		}
-		if (!all && !tr->ran && !tr->named && tr->reported) {
+		if (!all && tracked_quiet(tr)) {
 			noise_forget(&tr->noise);
 			continue;
 		}

@@ -70,6 +70,18 @@ static inline const struct tracked *tracked_of(const struct session *s, __u64 id
 	return i < 0 || s->tk.tracked[i].refused ? NULL : &s->tk.tracked[i];
 }
 
+/*
+ * A cgroup a glob or --all-* found (not named by -G) that did not run in the interval, and
+ * had its first row already: with thousands tracked and a few busy, its row of zeros and
+ * the reading of its files would be most of an interval's cost. It has no row and is not
+ * read for noise (its next reading a zero point); its last interval and the summary still
+ * show it.
+ */
+static inline bool tracked_quiet(const struct tracked *tr)
+{
+	return !tr->ran && !tr->named && tr->reported && tr->present;
+}
+
 /* Whether --irq selected interrupt scope irq. */
 static inline bool irq_selected(const struct session *s, int irq)
 {

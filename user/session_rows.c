@@ -262,13 +262,7 @@ int session_build_interval(struct session *s, struct interval *iv, bool totals)
 		/* An interval reports live cgroups and those gone in it, once. */
 		if (!totals && tr->refused)
 			continue;
-		/*
-		 * Of the cgroups a glob or --all-* found, only those that ran: with thousands
-		 * tracked and a few busy, rows of zeros would be most of an interval's cost
-		 * and output. Each still has a row in its first interval and its last, and
-		 * every one is in the summary.
-		 */
-		if (!totals && !tr->ran && !tr->named && tr->reported && tr->present)
+		if (!totals && tracked_quiet(tr))
 			continue;
 		if (totals)
 			noise_total(&tr->noise, &total);
