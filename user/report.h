@@ -55,6 +55,28 @@ enum {
 	NOISE_THROTTLED = 1 << 1,	/* throttled and nr_throttled */
 	NOISE_PRESSURE_SOME = 1 << 2,	/* pressure_some */
 	NOISE_PRESSURE_FULL = 1 << 3,	/* pressure_full */
+	NOISE_PREEMPTED = 1 << 4,	/* preempted, and the antagonists' preempt and took
+					 * (the switch hook saw the run) */
+	NOISE_SMT = 1 << 5,		/* smt_shared and the antagonists' smt (a machine
+					 * with SMT siblings) */
+};
+
+/* The most antagonists a cgroup's noise lists (the busiest). */
+#define NOISE_ANTAGONISTS_MAX 5
+
+/*
+ * Another cgroup that took this one's CPU or shared its core: who preempted its tasks (a
+ * task of it left a CPU still runnable, for a task of the other) and how often, the CPU time
+ * of the slices that did, and the time it ran on the sibling hardware thread while this one
+ * ran. The same units as struct noise's.
+ */
+struct antagonist {
+	char cgroup[256];		/* canonical path ("/" the root's own tasks), cut
+					 * short where longer */
+	char container[64];		/* its container or pod (containers.h); "" if none */
+	double preempt;			/* times/s */
+	double took;			/* s/s */
+	double smt;			/* s/s */
 };
 
 struct noise {
@@ -64,6 +86,12 @@ struct noise {
 	__u64 nr_throttled;		/* how many times (cpu.stat nr_throttled) */
 	double pressure_some;		/* cpu.pressure: fraction of the time */
 	double pressure_full;
+	double preempted;		/* its tasks preempted by other cgroups': times/s */
+	double smt_shared;		/* time it ran while its core's other thread ran another
+					 * cgroup: s/s */
+	/* The other cgroups, the busiest first: by took + smt, then preempt. */
+	int nr_antagonists;
+	struct antagonist antagonists[NOISE_ANTAGONISTS_MAX];
 };
 
 struct scope {
