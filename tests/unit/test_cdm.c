@@ -282,6 +282,27 @@ static bool write_interval(const char *dir, const struct run *run, struct interv
 }
 
 /*
+ * n intervals through a fresh sink in dir, the run's start unknown (the first interval's
+ * length gives it), read back into *f: false when the sink did not open.
+ */
+static bool write_unstarted(const char *dir, struct run *run, struct interval *iv, int n,
+			    struct files *f, const char *what)
+{
+	struct output *o = NULL;
+
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		return false;
+	run->start_time = 0;
+	CHECK_INT(o->ops->begin(o, run), 0);
+	for (int k = 0; k < n; k++)
+		CHECK_INT(emit(o, run, &iv[k]), 0);
+	output_close(o);
+	CHECK(read_files(dir, f), "%s", what);
+	return true;
+}
+
+/*
  * A synthetic spr run with perf metrics, and the first spr test vector's counts and expected
  * values (from *all, tests/vectors/spr-perf-metrics.json, for the caller to put, also when
  * false comes back): false when one of them is missing.
@@ -590,7 +611,6 @@ static void check_events(void)
 	static const char *const events[] = { "syscalls:sys_enter_getppid", "cpu/event=0x3c/",
 					      "never" };
 	struct interval iv[2] = { { .interval_s = 0.5 }, { .interval_s = 0.5 } };
-	struct output *o = NULL;
 	struct files f = {};
 	struct row r[4];
 	struct synth sy;
@@ -609,15 +629,8 @@ static void check_events(void)
 		}
 		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
 	}
-	CHECK_INT(output_cdm_open(dir, &o), 0);
-	if (!o)
+	if (!write_unstarted(dir, &sy.run, iv, 2, &f, "-e files"))
 		goto out;
-	sy.run.start_time = 0;	/* as if unknown: the first interval's length gives it */
-	CHECK_INT(o->ops->begin(o, &sy.run), 0);
-	CHECK_INT(emit(o, &sy.run, &iv[0]), 0);
-	CHECK_INT(emit(o, &sy.run, &iv[1]), 0);
-	output_close(o);
-	CHECK(read_files(dir, &f), "-e files");
 	CHECK_INT(json_object_array_length(f.json), 2);
 	idx = find_idx(f.json, "syscalls-sys-enter-getppid", "/", NULL);
 	CHECK(idx >= 0, "getppid series");
@@ -1223,7 +1236,6 @@ static void check_noise(void)
 		{ "throttled", 1, 0.25, NAN },
 	};
 	struct interval iv[2] = { { .interval_s = 0.5 }, { .interval_s = 0.5 } };
-	struct output *o = NULL;
 	struct files f = {};
 	struct row r[4];
 	struct synth sy;
@@ -1247,15 +1259,8 @@ static void check_noise(void)
 		}
 		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
 	}
-	CHECK_INT(output_cdm_open(dir, &o), 0);
-	if (!o)
+	if (!write_unstarted(dir, &sy.run, iv, 2, &f, "noise files"))
 		goto out;
-	sy.run.start_time = 0;	/* the first interval's length gives the start */
-	CHECK_INT(o->ops->begin(o, &sy.run), 0);
-	CHECK_INT(emit(o, &sy.run, &iv[0]), 0);
-	CHECK_INT(emit(o, &sy.run, &iv[1]), 0);
-	output_close(o);
-	CHECK(read_files(dir, &f), "noise files");
 	/* cpu-clock of the system, /a and /b, and /a's four noise series */
 	CHECK_INT(json_object_array_length(f.json), 7);
 	for (size_t t = 0; t < sizeof(want) / sizeof(want[0]); t++) {
