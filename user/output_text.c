@@ -468,15 +468,6 @@ static void print_top_functions(FILE *f, const struct interval *iv, const struct
 	}
 }
 
-/* What an antagonist took of a cgroup: "took 0.38 s/s, SMT 0.03 s/s", by the noise's bits. */
-static void print_took(FILE *f, const struct noise *n, const struct antagonist *a)
-{
-	if (n->has & NOISE_PREEMPTED)
-		fprintf(f, "took %.2f s/s", a->took);
-	if (n->has & NOISE_SMT)
-		fprintf(f, "%sSMT %.2f s/s", n->has & NOISE_PREEMPTED ? ", " : "", a->smt);
-}
-
 /*
  * A cgroup's noise (noise.h) in one line, the fields the kernel and the switch hook gave:
  * "  noise: wait 0.48 s/s, pressure some 52 % full 0 %, throttled 0.20 s/s (12 times),
@@ -490,46 +481,22 @@ static void print_noise(FILE *f, const struct run *run, const struct scope *s,
 			const char *label)
 {
 	const struct noise *n = &s->noise;
-	const char *sep = "";
+	bool hook = n->has & (NOISE_PREEMPTED | NOISE_SMT);
+	char text[512], took[128];
 
 	if (!n->has || s->kind != SCOPE_CGROUP || s->cpu >= 0)
 		return;
-	fprintf(f, "  %s%snoise: ", label ? label : "", label ? ": " : "");
-	if (n->has & NOISE_WAIT) {
-		fprintf(f, "wait %.2f s/s", n->wait);
-		sep = ", ";
-	}
-	if (n->has & (NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL)) {
-		fprintf(f, "%spressure", sep);
-		if (n->has & NOISE_PRESSURE_SOME)
-			fprintf(f, " some %.0f %%", n->pressure_some * 100);
-		if (n->has & NOISE_PRESSURE_FULL)
-			fprintf(f, " full %.0f %%", n->pressure_full * 100);
-		sep = ", ";
-	}
-	if (n->has & NOISE_THROTTLED) {
-		fprintf(f, "%sthrottled %.2f s/s (%llu time%s)", sep, n->throttled,
-			(unsigned long long)n->nr_throttled, n->nr_throttled == 1 ? "" : "s");
-		sep = ", ";
-	}
-	if (n->has & NOISE_PREEMPTED) {
-		fprintf(f, "%spreempted %.1f/s", sep, n->preempted);
-		sep = ", ";
-	}
-	if (n->has & NOISE_SMT) {
-		fprintf(f, "%sSMT shared %.2f s/s", sep, n->smt_shared);
-		sep = ", ";
-	}
-	if (n->nr_antagonists && (n->has & (NOISE_PREEMPTED | NOISE_SMT))) {
+	fprintf(f, "  %s%snoise: %s", label ? label : "", label ? ": " : "",
+		noise_text(n, NULL, text, sizeof(text)));
+	if (n->nr_antagonists && hook) {
 		const struct antagonist *a = &n->antagonists[0];
 
-		fprintf(f, "%stop antagonist %s (", sep, *a->container ? a->container : a->cgroup);
-		print_took(f, n, a);
-		fputc(')', f);
+		fprintf(f, "%stop antagonist %s (%s)", *text ? ", " : "",
+			*a->container ? a->container : a->cgroup,
+			antagonist_text(n, a, NULL, took, sizeof(took)));
 	}
 	fputc('\n', f);
-	for (int i = 0; run->verbose && i < n->nr_antagonists &&
-	     (n->has & (NOISE_PREEMPTED | NOISE_SMT)); i++) {
+	for (int i = 0; run->verbose && hook && i < n->nr_antagonists; i++) {
 		const struct antagonist *a = &n->antagonists[i];
 
 		if (*a->container)
@@ -538,8 +505,7 @@ static void print_noise(FILE *f, const struct run *run, const struct scope *s,
 			fprintf(f, "    antagonist %s: ", a->cgroup);
 		if (n->has & NOISE_PREEMPTED)
 			fprintf(f, "preempted %.1f/s, ", a->preempt);
-		print_took(f, n, a);
-		fputc('\n', f);
+		fprintf(f, "%s\n", antagonist_text(n, a, NULL, took, sizeof(took)));
 	}
 }
 
