@@ -224,6 +224,7 @@ static void add_field(struct strbuf *sb, const char **sep, const char *name, dou
 /* ,"noise":{...} with the fields the kernel gave; nothing where it gave none. */
 static void add_noise(struct strbuf *sb, const struct noise *n)
 {
+	int nr_antagonists = n->has & (NOISE_PREEMPTED | NOISE_SMT) ? n->nr_antagonists : 0;
 	const char *sep = "{";
 
 	if (!n->has)
@@ -243,7 +244,8 @@ static void add_noise(struct strbuf *sb, const struct noise *n)
 		add_field(sb, &sep, "preempted", n->preempted);
 	if (n->has & NOISE_SMT)
 		add_field(sb, &sep, "smt_shared", n->smt_shared);
-	for (int i = 0; i < n->nr_antagonists; i++) {
+	/* An antagonist's figures are the switch hook's: none without them (report.h). */
+	for (int i = 0; i < nr_antagonists; i++) {
 		const struct antagonist *a = &n->antagonists[i];
 		const char *asep = ",";
 
@@ -258,7 +260,7 @@ static void add_noise(struct strbuf *sb, const struct noise *n)
 			add_field(sb, &asep, "smt", a->smt);
 		strbuf_add(sb, "}", 1);
 	}
-	if (n->nr_antagonists)
+	if (nr_antagonists)
 		strbuf_add(sb, "]", 1);
 	strbuf_add(sb, "}", 1);
 }

@@ -237,6 +237,15 @@ static void check_noise(struct synth *sy)
 			   "\"smt\":0.015625}]}}"), "full noise: %s", text ? text : "");
 	at = text ? strstr(text, "\"cgroup\":\"/b\"") : NULL;
 	CHECK(at && strstr(at, ",\"noise\":{\"wait\":1.5}}"), "wait only: %s", text ? text : "");
+	/* Antagonists without the switch hook's figures say nothing: no key, as in a record. */
+	free(text);
+	wait->noise.nr_antagonists = 1;
+	snprintf(wait->noise.antagonists[0].cgroup, sizeof(wait->noise.antagonists[0].cgroup),
+		 "/x");
+	text = render(&sy->run, ivs, 1);
+	at = text ? strstr(text, "\"cgroup\":\"/b\"") : NULL;
+	CHECK(at && strstr(at, ",\"noise\":{\"wait\":1.5}}"), "antagonists without figures: %s",
+	      text ? text : "");
 	/* The switch hook without SMT siblings: preemptions and what antagonists took. */
 	full->noise.has = NOISE_PREEMPTED;
 	free(text);
