@@ -42,46 +42,96 @@ struct {
 	__type(value, struct cgtma_noise_pair);
 } noise_pairs SEC(".maps");
 
+/*
+ * Each CPU sums its last pairs here before they go to noise_pairs, at a miss or the flush: a
+ * hash map update costs some 100 ns, and a ping-pong across two cgroups (a request and its
+ * answer: wakeup preemptions each way) meets two pairs over and over.
+ */
+#define NOISE_SLOTS 4
+
+struct noise_slot {
+	struct cgtma_noise_key key;	/* cgroup 0: free */
+	struct cgtma_noise_pair v;
+};
+
+struct noise_cache {
+	struct noise_slot slot[NOISE_SLOTS];
+	__u32 next;			/* the slot to reuse at a miss */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct noise_cache);
+} noise_cache SEC(".maps");
+
 /* Before 5.14 a task's state was a long named state. */
 struct task_struct___state_long {
 	long state;
 } __attribute__((preserve_access_index));
 
-/* Whether task is still runnable as it leaves the CPU: preempted, or yielding. */
+/*
+ * Whether task (a BTF pointer: plain loads) is still runnable as it leaves the CPU:
+ * preempted, or yielding.
+ */
 static __always_inline bool task_runnable(struct task_struct *task)
 {
 	if (bpf_core_field_exists(task->__state))
-		return BPF_CORE_READ(task, __state) == 0;
-	return BPF_CORE_READ((struct task_struct___state_long *)task, state) == 0;
+		return task->__state == 0;
+	return ((struct task_struct___state_long *)task)->state == 0;
 }
 
-static __always_inline void pair_add(__u64 cgroup, __u64 other, __u32 half, __u64 preempt,
-				     __u64 took_ns, __u64 smt_ns)
+/* Adds a slot's sums to noise_pairs, and frees it. */
+static __always_inline void slot_write_back(struct noise_slot *s)
 {
-	struct cgtma_noise_key key = { .cgroup = cgroup, .other = other, .half = half };
 	struct cgtma_noise_pair zero = {}, *p;
 	int err;
 
-	p = map_lookup_or_insert(&noise_pairs, &key, &zero, &err);
+	if (!s->key.cgroup)
+		return;
+	p = map_lookup_or_insert(&noise_pairs, &s->key, &zero, &err);
 	if (!p) {
 		stat_inc(CGTMA_STAT_NOISE_DROPPED);
-		return;
+	} else {
+		/* Both threads of a core add to the same pairs. */
+		__sync_fetch_and_add(&p->preempt, s->v.preempt);
+		__sync_fetch_and_add(&p->took_ns, s->v.took_ns);
+		__sync_fetch_and_add(&p->smt_ns, s->v.smt_ns);
 	}
-	/* Both threads of a core charge the same pairs. */
-	if (preempt)
-		__sync_fetch_and_add(&p->preempt, preempt);
-	if (took_ns)
-		__sync_fetch_and_add(&p->took_ns, took_ns);
-	if (smt_ns)
-		__sync_fetch_and_add(&p->smt_ns, smt_ns);
+	s->key.cgroup = 0;
+}
+
+static __always_inline void pair_add(struct noise_cache *c, __u64 cgroup, __u64 other,
+				     __u32 half, __u64 preempt, __u64 took_ns, __u64 smt_ns)
+{
+	struct noise_slot *s = NULL;
+
+	for (int i = 0; i < NOISE_SLOTS; i++)
+		if (c->slot[i].key.cgroup == cgroup && c->slot[i].key.other == other &&
+		    c->slot[i].key.half == half) {
+			s = &c->slot[i];
+			break;
+		}
+	if (!s) {
+		s = &c->slot[c->next++ % NOISE_SLOTS];
+		slot_write_back(s);
+		s->key.cgroup = cgroup;
+		s->key.other = other;
+		s->key.half = half;
+		s->v.preempt = s->v.took_ns = s->v.smt_ns = 0;
+	}
+	s->v.preempt += preempt;
+	s->v.took_ns += took_ns;
+	s->v.smt_ns += smt_ns;
 }
 
 /*
  * This CPU (me) runs cgroup next from now on (the same one at a flush): charges the stretch
  * since this CPU or its sibling last changed, where the two ran different cgroups.
  */
-static __always_inline void smt_step(struct cgtma_noise_cpu *me, __u64 now, __u64 next,
-				     __u32 half)
+static __always_inline void smt_step(struct cgtma_noise_cpu *me, struct noise_cache *c,
+				     __u64 now, __u64 next, __u32 half)
 {
 	__u64 mine = me->cgroup, since = me->since, seq, other, other_since, start;
 	__u32 s = me->sibling;
@@ -111,17 +161,19 @@ static __always_inline void smt_step(struct cgtma_noise_cpu *me, __u64 now, __u6
 	start = since > other_since ? since : other_since;
 	if (now <= start)
 		return;
-	pair_add(mine, other, half, 0, 0, now - start);
-	pair_add(other, mine, half, 0, 0, now - start);
+	pair_add(c, mine, other, half, 0, 0, now - start);
+	pair_add(c, other, mine, half, 0, 0, now - start);
 }
 
-/* This CPU's entry, with the time now. */
-static __always_inline struct cgtma_noise_cpu *this_noise_cpu(__u64 *now)
+/* This CPU's entry and cache, with the time now; NULL where either is missing. */
+static __always_inline struct cgtma_noise_cpu *this_noise_cpu(struct noise_cache **c,
+							      __u64 *now)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
 
 	*now = bpf_ktime_get_ns();
-	return bpf_map_lookup_elem(&noise_cpus, &cpu);
+	*c = bpf_map_lookup_elem(&noise_cache, &zero);
+	return *c ? bpf_map_lookup_elem(&noise_cpus, &cpu) : NULL;
 }
 
 /*
@@ -131,8 +183,9 @@ static __always_inline struct cgtma_noise_cpu *this_noise_cpu(__u64 *now)
  */
 __noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 half)
 {
+	struct noise_cache *c;
 	__u64 now;
-	struct cgtma_noise_cpu *me = this_noise_cpu(&now);
+	struct cgtma_noise_cpu *me = this_noise_cpu(&c, &now);
 
 	if (!me)
 		return 0;
@@ -140,15 +193,15 @@ __noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 ha
 	/* The slice that preempted me->victim ends here. */
 	if (me->victim) {
 		if (prev && prev != me->victim && now > me->victim_since)
-			pair_add(me->victim, prev, half, 0, now - me->victim_since, 0);
+			pair_add(c, me->victim, prev, half, 0, now - me->victim_since, 0);
 		me->victim = 0;
 	}
 	if (preempted && prev && next) {
-		pair_add(prev, next, half, 1, 0, 0);
+		pair_add(c, prev, next, half, 1, 0, 0);
 		me->victim = prev;
 		me->victim_since = now;
 	}
-	smt_step(me, now, next, half);
+	smt_step(me, c, now, next, half);
 	return 0;
 }
 
@@ -158,17 +211,21 @@ __noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 ha
  */
 __noinline int noise_at_flush(__u64 cur, __u32 half)
 {
+	struct noise_cache *c;
 	__u64 now;
-	struct cgtma_noise_cpu *me = this_noise_cpu(&now);
+	struct cgtma_noise_cpu *me = this_noise_cpu(&c, &now);
 
 	if (!me)
 		return 0;
 	half &= 1;
 	if (me->victim && cur && cur != me->victim && now > me->victim_since) {
-		pair_add(me->victim, cur, half, 0, now - me->victim_since, 0);
+		pair_add(c, me->victim, cur, half, 0, now - me->victim_since, 0);
 		me->victim_since = now;
 	}
-	smt_step(me, now, cur, half);
+	smt_step(me, c, now, cur, half);
+	/* The closing half's sums, where user space reads them. */
+	for (int i = 0; i < NOISE_SLOTS; i++)
+		slot_write_back(&c->slot[i]);
 	return 0;
 }
 
