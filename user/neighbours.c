@@ -91,36 +91,54 @@ static int path_of(struct neighbours *nb, const struct cgview *view,
 	return 0;
 }
 
+/*
+ * The deepest of the rows (by path in by_path) that holds path, or -1: path, then each
+ * directory above it, up to the root.
+ */
+static int deepest_row(const struct hashmap *by_path, const char *path)
+{
+	char dir[4096];
+	char *slash;
+	int r;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
+	for (;;) {
+		r = hashmap_get_str(by_path, dir);
+		if (r >= 0 || !strcmp(dir, "/"))
+			return r;
+		slash = strrchr(dir, '/');
+		if (!slash)
+			return -1;
+		slash[slash == dir] = '\0';	/* "/a" -> "/" */
+	}
+}
+
 int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
 		       const struct neighbour_row *rows, int nr_rows)
 {
-	if (nb->err)
-		return nb->err;
-	for (int i = 0; i < nb->nr; i++) {
+	struct hashmap by_path = HASHMAP_INIT;
+	int err = nb->err;
+
+	for (int r = 0; r < nr_rows && !err && nb->nr; r++)
+		err = hashmap_put_str(&by_path, rows[r].path, r);
+	for (int i = 0; i < nb->nr && !err; i++) {
 		struct neighbour_pair *p = &nb->pairs[i];
 		const char *other;
-		size_t best = 0;
-		int err;
+		int r;
 
 		if ((err = path_of(nb, view, rows, nr_rows, p->cgroup, &p->path)) ||
 		    (err = path_of(nb, view, rows, nr_rows, p->other, &other)))
-			return err;
-		p->other_name = other;
-		p->other_container = NULL;
+			break;
 		/* Named by the deepest tracked cgroup that holds it. */
-		for (int r = 0; r < nr_rows && other[0] == '/'; r++) {
-			size_t n = strlen(rows[r].path);
-
-			if (n > best && path_within(other, rows[r].path)) {
-				best = n;
-				p->other_name = rows[r].path;
-				p->other_container = rows[r].container;
-			}
-		}
+		r = other[0] == '/' ? deepest_row(&by_path, other) : -1;
+		p->other_name = r >= 0 ? rows[r].path : other;
+		p->other_container = r >= 0 ? rows[r].container : NULL;
 		if (p->path[0] != '/')
 			p->path = NULL;		/* "(cgroup id N)": in no row by path */
 	}
-	return 0;
+	hashmap_clear(&by_path);
+	return err;
 }
 
 /* The entry named name in t, added where it is not there (NULL: no memory). */
