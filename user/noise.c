@@ -273,10 +273,12 @@ void noise_total(const struct noise_reader *r, struct noise *out)
 	out->nr_throttled = r->nr_throttled_sum;
 	out->pressure_some = r->span[SUM_SOME] > 0 ? r->sum[SUM_SOME] / r->span[SUM_SOME] : 0;
 	out->pressure_full = r->span[SUM_FULL] > 0 ? r->sum[SUM_FULL] / r->span[SUM_FULL] : 0;
+	neighbour_tally_noise(&r->others, 0, r->others_smt, out);
 }
 
 void noise_release(struct noise_reader *r)
 {
 	noise_forget(r);
+	neighbour_tally_release(&r->others);
 	memset(r, 0, sizeof(*r));
 }
