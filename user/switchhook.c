@@ -17,6 +17,7 @@
 #include "log.h"
 #include "perfev.h"
 #include "probe.h"
+#include "smallfile.h"
 #include "switchhook.h"
 #include "cgtma.skel.h"
 
@@ -24,15 +25,8 @@
 static bool file_has(const char *path, const char *what)
 {
 	char buf[4096];
-	size_t n;
-	FILE *f = fopen(path, "re");
 
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, what) != NULL;
+	return smallfile_read(path, buf, sizeof(buf)) == 0 && strstr(buf, what) != NULL;
 }
 
 /*
