@@ -136,16 +136,16 @@ bool cpu_has_pmu(const char **why)
 		.config = PERF_COUNT_HW_CPU_CYCLES,
 		.disabled = 1,
 	};
-	int fd = perfev_open(&attr, 0, -1);
+	int fd = perfev_open_event(&attr, 0, -1);
 
 	if (fd >= 0) {
 		close(fd);
 		return true;
 	}
 	if (why)
-		*why = errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV ?
+		*why = fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV ?
 		       "cycles cannot be counted here (a VM without a virtual PMU?)" :
-		       strerror(errno);
+		       strerror(-fd);
 	return false;
 }
 

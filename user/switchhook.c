@@ -145,7 +145,7 @@ static void probe_round(struct sample_probe *p, enum probe_verdict *v, const boo
 		p[cpu] = (struct sample_probe){ .cpu = cpu, .fd = -1, .ring = MAP_FAILED };
 		if (!online[cpu] || v[cpu] != PROBE_UNKNOWN)
 			continue;
-		p[cpu].fd = perfev_open(&attr, cpu, -1);
+		p[cpu].fd = perfev_open_event(&attr, cpu, -1);
 		if (p[cpu].fd >= 0)
 			p[cpu].ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 					   p[cpu].fd, 0);
