@@ -19,6 +19,9 @@
 #                     from a kernel image's (KERNEL_IMAGE=vmlinuz: tools/kernel-btf.sh)
 #   ARCH=arm64        cross-build for arm64 on an x86 host, into build-arm64/ (ARCH defaults
 #                     to this machine's: x86 or arm64)
+#   NO_LIBDW=1        build without libdw (no --sample), NO_LIBMICROHTTPD=1 without
+#                     libmicrohttpd (no --prometheus); a library that is missing is left out
+#                     by itself, and make optional-test tries a build without both
 #   V=1               show the commands
 
 # The target architecture, in the kernel's names (x86, arm64); a cross build goes to a
@@ -71,7 +74,27 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) -I$(OUTPUT) -I. -Ius
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall \
 	-Wno-unused-function
 
-LIBS := -lbpf -ldw -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
+# --- optional libraries ------------------------------------------------------------------
+
+# As bpftool finds its own: a library is there when a small program that calls it
+# (tools/feature/test-NAME.c) compiles and links with $(CC), a cross compiler against the
+# target's libraries. A success is kept in $(OUTPUT)/feature/ (make clean forgets it); a
+# failure is tried again at every make, so that a library installed since is found.
+# NO_LIBDW=1 or NO_LIBMICROHTTPD=1 builds without one that is there.
+#   libdw          --sample: names the sampled frames (user/symbolize.c)
+#   libmicrohttpd  --prometheus: serves /metrics (user/output_prometheus.c)
+FEATURE_DIR := $(OUTPUT)/feature
+feature_probe = $(shell mkdir -p $(FEATURE_DIR) && { test -e $(FEATURE_DIR)/test-$(1) || \
+	$(CC) $(CFLAGS) $(LDFLAGS) tools/feature/test-$(1).c $(2) -o $(FEATURE_DIR)/test-$(1) \
+	>/dev/null 2>&1; } && echo 1)
+HAVE_LIBDW := $(if $(NO_LIBDW),,$(call feature_probe,libdw,-ldw -lelf))
+HAVE_LIBMICROHTTPD := $(if $(NO_LIBMICROHTTPD),,$(call feature_probe,libmicrohttpd,-lmicrohttpd))
+
+LIBS := -lbpf $(if $(HAVE_LIBDW),-ldw) -lelf -lz -lpfm -ljson-c \
+	$(if $(HAVE_LIBMICROHTTPD),-lmicrohttpd) -lm
+# The modules, and their unit tests, that need a library the build does without.
+WITHOUT_SRCS := $(if $(HAVE_LIBDW),,user/symbolize.c tests/unit/test_symbolize.c) \
+	$(if $(HAVE_LIBMICROHTTPD),,user/output_prometheus.c tests/unit/test_prometheus.c)
 
 # --- what is built from what -------------------------------------------------------------
 
@@ -80,11 +103,11 @@ SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 # Every user/*.c is part of the program; cgtma.c holds main() and is left out of the
 # library the unit tests link against.
-USER_SRCS := $(filter-out user/cgtma.c,$(wildcard user/*.c))
+USER_SRCS := $(filter-out user/cgtma.c $(WITHOUT_SRCS),$(wildcard user/*.c))
 MODEL_FILES := $(sort $(wildcard user/models/*.json))
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
 
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_SRCS := $(filter-out $(WITHOUT_SRCS),$(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # The workloads use nothing of cgtma's: linked with libc alone, or their start-up loads
 # libbpf, libdw, libmicrohttpd, gnutls and a dozen more, in the cgroup they are measured in
@@ -123,7 +146,7 @@ FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ)/user/%.o,$(USER_SRCS)) $(OUTPUT)/mo
 # there, so tools/build-static-mhd.sh builds it from Debian's source without TLS (cgtma
 # serves plain HTTP). The skeleton already holds the BPF object, models.o the models.
 STATIC := $(OUTPUT)/static
-STATIC_MHD := $(STATIC)/mhd/lib/libmicrohttpd.a
+STATIC_MHD := $(if $(HAVE_LIBMICROHTTPD),$(STATIC)/mhd/lib/libmicrohttpd.a)
 STATIC_OBJS := $(patsubst user/%.c,$(STATIC)/user/%.o,user/cgtma.c $(USER_SRCS)) $(OUTPUT)/models.o
 # libdw.a reads compressed debug sections: its decompressors, which the shared libdw brings.
 STATIC_LIBS := $(filter-out -lmicrohttpd,$(LIBS)) -lbz2 -llzma
@@ -132,9 +155,10 @@ STATIC_LIBS := $(filter-out -lmicrohttpd,$(LIBS)) -lbz2 -llzma
 MAN_SRCS := $(wildcard docs/man/*.8.scd)
 MAN_PAGES := $(patsubst docs/man/%.scd,$(OUTPUT)/man/%,$(MAN_SRCS))
 
-# Every user object may include a generated header (skeleton, model table, version): make
-# them first.
-GENERATED_HDRS := $(SKELS) $(OUTPUT)/models_table.h $(OUTPUT)/version_data.h
+# Every user object may include a generated header (skeleton, model table, version, the
+# libraries built in): make them first.
+GENERATED_HDRS := $(SKELS) $(OUTPUT)/models_table.h $(OUTPUT)/version_data.h \
+	$(OUTPUT)/cgtma_features.h
 
 OUT_DIRS := $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/man $(SAN)/user $(SAN)/tests \
 	$(FUZZ) $(FUZZ)/user $(STATIC)/user
@@ -145,7 +169,7 @@ OUT_DIRS := $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/man $(SAN)/user $
 .SECONDARY:
 .PHONY: FORCE all helpers test check unit-tests san-tests fuzz-tests live-tests test-kernels run \
 	bench install uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test \
-	static doc-tests install-docs
+	static doc-tests install-docs optional-test
 
 all: $(OUTPUT)/cgtma $(MAN_PAGES)
 
@@ -192,12 +216,17 @@ $(OUTPUT)/models.o: $(OUTPUT)/models.S $(MODEL_FILES)
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c $< -o $@
 
-# The release and the commit: written on every make, replaced only when they change, so
-# that a new commit recompiles the files that include it (their -MMD dependencies say
-# which), not everything.
-$(OUTPUT)/version_data.h: FORCE | $(OUTPUT)
-	$(Q)printf '#define CGTMA_VERSION "%s"\n#define CGTMA_COMMIT "%s"\n' \
-		'$(CGTMA_VERSION)' '$(CGTMA_COMMIT)' >$@.tmp
+# Headers of what make knows: written on every make, replaced only when they change, so
+# that a new commit or a library found recompiles the files that include them (their -MMD
+# dependencies say which), not everything. version_data.h: the release and the commit;
+# cgtma_features.h: the optional libraries, 1 built in or 0.
+$(OUTPUT)/version_data.h: GENERATED = '\#define CGTMA_VERSION "%s"\n\#define CGTMA_COMMIT "%s"\n' \
+	'$(CGTMA_VERSION)' '$(CGTMA_COMMIT)'
+$(OUTPUT)/cgtma_features.h: GENERATED = \
+	'\#define CGTMA_HAVE_LIBDW %d\n\#define CGTMA_HAVE_LIBMICROHTTPD %d\n' \
+	$(if $(HAVE_LIBDW),1,0) $(if $(HAVE_LIBMICROHTTPD),1,0)
+$(OUTPUT)/version_data.h $(OUTPUT)/cgtma_features.h: FORCE | $(OUTPUT)
+	$(Q)printf $(GENERATED) >$@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; echo '  GEN      $@'; fi
 
 FORCE:
@@ -327,6 +356,7 @@ test-kernels: vm-deps
 check: all
 	$(Q)$(MAKE) --no-print-directory unit-tests
 	$(Q)$(MAKE) --no-print-directory dist-test
+	$(Q)$(MAKE) --no-print-directory optional-test
 	$(Q)$(MAKE) --no-print-directory san-tests
 	$(Q)$(MAKE) --no-print-directory doc-tests
 	$(Q)$(MAKE) --no-print-directory fuzz-tests
@@ -367,6 +397,10 @@ dist: | $(OUTPUT)
 
 dist-test: dist
 	$(Q)tests/dist.sh $(OUTPUT)/$(DIST).tar.gz $(CGTMA_VERSION)
+
+# cgtma without libdw and libmicrohttpd, built in $(OUTPUT)/optional, against this build's.
+optional-test: $(OUTPUT)/cgtma
+	$(Q)+tests/optional-build.sh $(OUTPUT)
 
 install: $(OUTPUT)/cgtma
 	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma
