@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "env.h"
 #include "exitstatus.h"
+#include "feature.h"
 #include "log.h"
 #include "model.h"
 #include "options.h"
@@ -155,7 +156,8 @@ static void usage(FILE *f)
 "  -v, --verbose           show nodes below threshold, idle cgroups and interrupt scopes,\n"
 "                          libbpf's warnings\n"
 "  -h, --help              this help\n"
-"  -V, --version           the version, the commit built, the libbpf in use, static or not\n"
+"  -V, --version           the version, the commit built, the libbpf in use, static or not,\n"
+"                          the optional libraries built in\n"
 "\n"
 "Examples:\n"
 "  cgtma                                   whole machine, level 1, every second\n"
@@ -373,6 +375,8 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			env.prometheus_tasks = true;
 			break;
 		case OPT_SAMPLE:
+			if (feature_require(FEATURE_LIBDW))
+				goto usage_error;
 			env.sample = true;
 			env.sample_events = optarg;
 			break;
@@ -394,6 +398,8 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			env.pprof = optarg;
 			break;
 		case OPT_PROMETHEUS:
+			if (feature_require(FEATURE_LIBMICROHTTPD))
+				goto usage_error;
 			env.out.prometheus = optarg;
 			env.bpf_stats = true;	/* it exports cgtma's own cost */
 			break;

@@ -543,7 +543,7 @@ int session_run(void)
 	}
 	ret = measurement_setup(&env.measure, &s.m);
 	if (!ret && env.cpus)
-		ret = perfev_select_cpus(env.cpus, &s.cpus);
+		ret = perfev_parse_cpus(env.cpus, &s.cpus);
 	if (!ret && env.sample)
 		ret = sampling_setup(&s.sp, &s.m);
 	if (!ret)
