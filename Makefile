@@ -83,10 +83,14 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 # NO_LIBDW=1 or NO_LIBMICROHTTPD=1 builds without one that is there.
 #   libdw          --sample: names the sampled frames (user/symbolize.c)
 #   libmicrohttpd  --prometheus: serves /metrics (user/output_prometheus.c)
+# A tree without the probe (sources copied without tools/feature/) stops here rather than
+# build without the library.
 FEATURE_DIR := $(OUTPUT)/feature
-feature_probe = $(shell mkdir -p $(FEATURE_DIR) && { test -e $(FEATURE_DIR)/test-$(1) || \
+feature_probe = $(strip $(if $(wildcard tools/feature/test-$(1).c),, \
+	$(error tools/feature/test-$(1).c is missing: it tells whether $(1) is there)) \
+	$(shell mkdir -p $(FEATURE_DIR) && { test -e $(FEATURE_DIR)/test-$(1) || \
 	$(CC) $(CFLAGS) $(LDFLAGS) tools/feature/test-$(1).c $(2) -o $(FEATURE_DIR)/test-$(1) \
-	>/dev/null 2>&1; } && echo 1)
+	>/dev/null 2>&1; } && echo 1))
 HAVE_LIBDW := $(if $(NO_LIBDW),,$(call feature_probe,libdw,-ldw -lelf))
 HAVE_LIBMICROHTTPD := $(if $(NO_LIBMICROHTTPD),,$(call feature_probe,libmicrohttpd,-lmicrohttpd))
 
