@@ -115,7 +115,8 @@ static int deepest_row(const struct hashmap *by_path, const char *path)
 }
 
 int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
-		       const struct neighbour_row *rows, int nr_rows)
+		       const struct neighbour_row *rows, int nr_rows, neighbour_name_fn name_of,
+		       void *ctx)
 {
 	struct hashmap by_path = HASHMAP_INIT;
 	int err = nb->err;
@@ -133,7 +134,9 @@ int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
 		/* Named by the deepest tracked cgroup that holds it. */
 		r = other[0] == '/' ? deepest_row(&by_path, other) : -1;
 		p->other_name = r >= 0 ? rows[r].path : other;
-		p->other_container = r >= 0 ? rows[r].container : NULL;
+		p->other_container = r >= 0 ? rows[r].container :
+				     name_of && other[0] == '/' ? name_of(p->other, other, ctx) :
+				     NULL;
 		if (p->path[0] != '/')
 			p->path = NULL;		/* "(cgroup id N)": in no row by path */
 	}

@@ -10,7 +10,7 @@
  *   struct neighbours nb = NEIGHBOURS_INIT;
  *
  *   collector__read_noise(col, neighbours_add, &nb);
- *   neighbours_resolve(&nb, &view, rows, nr_rows);
+ *   neighbours_resolve(&nb, &view, rows, nr_rows, name_of, ctx);
  *   for each tracked cgroup r:
  *           neighbours_tally(&nb, rows[r].path, rows[r].id, &interval);   // zeroed first
  *           neighbour_tally_noise(&interval, seconds, smt, &noise);
@@ -76,13 +76,18 @@ struct neighbour_tally {
 void neighbours_add(const struct cgtma_noise_key *key, const struct cgtma_noise_pair *pair,
 		    void *ctx);
 
+/* The container or pod name of cgroup id at path, or NULL: for an antagonist in no row. */
+typedef const char *(*neighbour_name_fn)(__u64 id, const char *path, void *ctx);
+
 /*
  * Names both cgroups of every pair: paths by id through view (the tracked rows' own ids
  * where the view cannot name them: a removed cgroup), and each antagonist by the deepest of
- * rows that holds it. 0, or -ENOMEM (or neighbours_add()'s error).
+ * rows that holds it, or by its own path with its container's name from name_of (NULL:
+ * none). 0, or -ENOMEM (or neighbours_add()'s error).
  */
 int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
-		       const struct neighbour_row *rows, int nr_rows);
+		       const struct neighbour_row *rows, int nr_rows, neighbour_name_fn name_of,
+		       void *ctx);
 
 /*
  * Adds to t what cgroups outside the subtree of path (id) did to tasks inside it in the

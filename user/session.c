@@ -14,6 +14,7 @@
 #include "child.h"
 #include "collector.h"
 #include "collector_read.h"
+#include "containers.h"
 #include "counts.h"
 #include "cpu.h"
 #include "env.h"
@@ -153,6 +154,15 @@ static int read_noise(struct session *s, bool all)
 	return 0;
 }
 
+/* neighbour_name_fn: an untracked antagonist's container or pod, as podman ps names it. */
+static const char *container_name(__u64 id, const char *path, void *ctx)
+{
+	struct session *s = ctx;
+	const struct container_info *info = containers_lookup(s->sel.containers, id, path);
+
+	return !info ? NULL : info->name ? info->name : info->pod;
+}
+
 /*
  * Each tracked cgroup's neighbours in the interval of seconds (neighbours.h), from the BPF
  * side's pairs of cgroups: into its noise of the interval and of the run. zero: the pairs
@@ -182,7 +192,7 @@ static int read_neighbours(struct session *s, double seconds, bool zero)
 					     tr->names.pod,
 			};
 	}
-	err = neighbours_resolve(&s->nb, &s->sel.view, s->rows, n);
+	err = neighbours_resolve(&s->nb, &s->sel.view, s->rows, n, container_name, s);
 	for (int t = 0; t < s->tk.nr && !err; t++) {
 		struct tracked *tr = &s->tk.tracked[t];
 

@@ -47,7 +47,7 @@ static void test_interval(void)
 	add(&nb, 12, 1, 0, 6, 30000000, 0);	/* the root's own tasks preempted /a/y */
 	add(&nb, 20, 11, 0, 45, 400000000, 300000000);
 	CHECK_INT(nb.nr, 4);
-	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS), 0);
+	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS, NULL, NULL), 0);
 
 	/* /a: /a/y's preemptions of /a/x are its own affair; /b and the root are noise. */
 	CHECK_INT(neighbours_tally(&nb, "/a", 10, &t), 0);
@@ -104,7 +104,7 @@ static void test_interval(void)
 	neighbours_clear(&nb);
 	CHECK_INT(nb.nr, 0);
 	add(&nb, 10, 20, 0, 4, 100000000, 0);
-	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS), 0);
+	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS, NULL, NULL), 0);
 	neighbour_tally_reset(&t);
 	CHECK_INT(neighbours_tally(&nb, "/a", 10, &t), 0);
 	CHECK_INT(neighbour_tally_merge(&run, &t, 1.0), 0);
@@ -135,7 +135,7 @@ static void test_top_five(void)
 	for (int i = 1; i <= 6; i++)
 		add(&nb, 100, 100 + i, 0, 10 - i, 1000000ull * i, 0);
 	add(&nb, 100, 107, 0, 0, 0, 0);
-	CHECK_INT(neighbours_resolve(&nb, NULL, many, 8), 0);
+	CHECK_INT(neighbours_resolve(&nb, NULL, many, 8, NULL, NULL), 0);
 	CHECK_INT(neighbours_tally(&nb, "/v", 100, &t), 0);
 	neighbour_tally_noise(&t, 1.0, false, &n);
 	CHECK_INT(n.nr_antagonists, 5);
@@ -154,7 +154,7 @@ static void test_unknown(void)
 
 	add(&nb, 10, 999, 0, 3, 1000, 0);
 	add(&nb, 998, 20, 0, 3, 1000, 0);
-	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS), 0);
+	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS, NULL, NULL), 0);
 	CHECK_INT(neighbours_tally(&nb, "/a", 10, &t), 0);
 	neighbour_tally_noise(&t, 1.0, false, &n);
 	CHECK_INT(n.nr_antagonists, 1);
@@ -167,10 +167,52 @@ static void test_unknown(void)
 	neighbours_release(&nb);
 }
 
+static const char *name_db(__u64 id, const char *path, void *ctx)
+{
+	(void)ctx;
+	return id == 40 && !strcmp(path, "/libpod-40") ? "db" : NULL;
+}
+
+/* An antagonist in no tracked row: its path, and its container's name where it is one. */
+static void test_untracked_container(void)
+{
+	struct neighbours nb = NEIGHBOURS_INIT;
+	static const struct neighbour_row with_db[] = {
+		{ "/a", 10, NULL }, { "/libpod-40", 40, NULL },
+	};
+	struct neighbour_tally t = {};
+	struct noise n = {};
+
+	add(&nb, 10, 40, 0, 2, 1000, 0);
+	/* The paths come from rows and ids alone here: a row names /libpod-40's path. */
+	CHECK_INT(neighbours_resolve(&nb, NULL, with_db, 2, name_db, NULL), 0);
+	CHECK_INT(neighbours_tally(&nb, "/a", 10, &t), 0);
+	neighbour_tally_noise(&t, 1.0, false, &n);
+	CHECK_INT(n.nr_antagonists, 1);
+	CHECK_STR(n.antagonists[0].cgroup, "/libpod-40");
+	/* Tracked: the row's own name (none here), not name_of's. */
+	CHECK_STR(n.antagonists[0].container, "");
+	neighbour_tally_release(&t);
+	neighbours_release(&nb);
+
+	nb = (struct neighbours)NEIGHBOURS_INIT;
+	memset(&n, 0, sizeof(n));
+	add(&nb, 10, 40, 0, 2, 1000, 0);
+	CHECK_INT(neighbours_resolve(&nb, NULL, with_db, 1, name_db, NULL), 0);
+	CHECK_INT(neighbours_tally(&nb, "/a", 10, &t), 0);
+	neighbour_tally_noise(&t, 1.0, false, &n);
+	/* Untracked and not in the view: named by id, with no container. */
+	CHECK_STR(n.antagonists[0].cgroup, "(cgroup id 40)");
+	CHECK_STR(n.antagonists[0].container, "");
+	neighbour_tally_release(&t);
+	neighbours_release(&nb);
+}
+
 int main(void)
 {
 	test_interval();
 	test_top_five();
 	test_unknown();
+	test_untracked_container();
 	return test_done("neighbours");
 }
