@@ -137,13 +137,16 @@ static __always_inline void smt_step(struct cgtma_noise_cpu *me, struct noise_ca
 	__u32 s = me->sibling;
 	struct cgtma_noise_cpu *sib;
 
+	/* Siblings are mutual: a CPU with none is nobody's, and nobody reads its state. */
+	if (s == CGTMA_NO_SIBLING)
+		return;
 	WRITE_ONCE(me->seq, me->seq + 1);
 	barrier();
 	WRITE_ONCE(me->cgroup, next);
 	WRITE_ONCE(me->since, now);
 	barrier();
 	WRITE_ONCE(me->seq, me->seq + 1);
-	if (s == CGTMA_NO_SIBLING || !mine)
+	if (!mine)
 		return;
 	sib = bpf_map_lookup_elem(&noise_cpus, &s);
 	if (!sib)
@@ -165,13 +168,11 @@ static __always_inline void smt_step(struct cgtma_noise_cpu *me, struct noise_ca
 	pair_add(c, other, mine, half, 0, 0, now - start);
 }
 
-/* This CPU's entry and cache, with the time now; NULL where either is missing. */
-static __always_inline struct cgtma_noise_cpu *this_noise_cpu(struct noise_cache **c,
-							      __u64 *now)
+/* This CPU's entry and cache; NULL where either is missing. */
+static __always_inline struct cgtma_noise_cpu *this_noise_cpu(struct noise_cache **c)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
 
-	*now = bpf_ktime_get_ns();
 	*c = bpf_map_lookup_elem(&noise_cache, &zero);
 	return *c ? bpf_map_lookup_elem(&noise_cpus, &cpu) : NULL;
 }
@@ -184,11 +185,17 @@ static __always_inline struct cgtma_noise_cpu *this_noise_cpu(struct noise_cache
 __noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 half)
 {
 	struct noise_cache *c;
+	struct cgtma_noise_cpu *me = this_noise_cpu(&c);
 	__u64 now;
-	struct cgtma_noise_cpu *me = this_noise_cpu(&c, &now);
 
 	if (!me)
 		return 0;
+	preempted = preempted && prev && next;
+	/* Nothing to time: no clock read (a switch between cgroups without SMT, as a
+	 * ping-pong's that blocks). */
+	if (!me->victim && !preempted && me->sibling == CGTMA_NO_SIBLING)
+		return 0;
+	now = bpf_ktime_get_ns();
 	half &= 1;
 	/* The slice that preempted me->victim ends here. */
 	if (me->victim) {
@@ -196,7 +203,7 @@ __noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 ha
 			pair_add(c, me->victim, prev, half, 0, now - me->victim_since, 0);
 		me->victim = 0;
 	}
-	if (preempted && prev && next) {
+	if (preempted) {
 		pair_add(c, prev, next, half, 1, 0, 0);
 		me->victim = prev;
 		me->victim_since = now;
@@ -212,8 +219,8 @@ __noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 ha
 __noinline int noise_at_flush(__u64 cur, __u32 half)
 {
 	struct noise_cache *c;
-	__u64 now;
-	struct cgtma_noise_cpu *me = this_noise_cpu(&c, &now);
+	struct cgtma_noise_cpu *me = this_noise_cpu(&c);
+	__u64 now = bpf_ktime_get_ns();
 
 	if (!me)
 		return 0;
