@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "alloc.h"
 #include "collector_internal.h"
 #include "collector_read.h"
 #include "log.h"
@@ -379,15 +380,8 @@ static int closed_noise_keys(struct collector *c)
 		key = next;
 		if (next.half != c->closed_epoch)
 			continue;
-		if (n == c->cap_noise_keys) {
-			int cap = n ? 2 * n : 64;
-			void *p = realloc(c->noise_keys, cap * sizeof(*c->noise_keys));
-
-			if (!p)
-				return -ENOMEM;
-			c->noise_keys = p;
-			c->cap_noise_keys = cap;
-		}
+		if (ALLOC_GROW(c->noise_keys, n + 1, c->cap_noise_keys))
+			return -ENOMEM;
 		c->noise_keys[n++] = next;
 	}
 	return errno == ENOENT ? n : -errno;
