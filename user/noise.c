@@ -74,6 +74,18 @@ int noise_parse_schedstat(const char *text, __u64 *run_delay)
 	return 0;
 }
 
+int noise_parse_status(const char *text, __u64 *nvcsw)
+{
+	static const char key[] = "\nnonvoluntary_ctxt_switches:";
+	const char *l = strstr(text, key);
+	unsigned long long v;
+
+	if (!l || sscanf(l + sizeof(key) - 1, "%llu", &v) != 1)
+		return -ENOENT;
+	*nvcsw = v;
+	return 0;
+}
+
 /* A reading of a subtree's threads. */
 struct walk {
 	const char *proc;
@@ -88,7 +100,9 @@ struct walk {
 /* Thread tid, listed in the subtree: its run_delay, and its wait since the last reading. */
 static int add_thread(struct walk *w, int tid)
 {
-	char file[4200], text[256];
+	char file[4200], text[256], status[4096];
+	const struct noise_thread *last;
+	struct noise_thread *t;
 	__u64 delay;
 	int i;
 
@@ -102,13 +116,27 @@ static int add_thread(struct walk *w, int tid)
 		w->no_schedstat |= access(file, F_OK) == 0;
 		return 0;
 	}
-	i = hashmap_get_u64(&w->last->tids, tid);
-	/* A smaller run_delay is another thread under a reused id: no delta. */
-	if (i >= 0 && delay >= w->last->threads[i].run_delay)
-		w->wait_ns += delay - w->last->threads[i].run_delay;
 	if (ALLOC_GROW(w->threads, w->nr + 1, w->cap) || hashmap_put_u64(&w->tids, tid, w->nr))
 		return -ENOMEM;
-	w->threads[w->nr++] = (struct noise_thread){ .tid = tid, .run_delay = delay };
+	t = &w->threads[w->nr++];
+	*t = (struct noise_thread){ .tid = tid, .run_delay = delay };
+	i = hashmap_get_u64(&w->last->tids, tid);
+	last = i >= 0 ? &w->last->threads[i] : NULL;
+	/* A smaller run_delay is another thread under a reused id: no delta. */
+	if (last && delay >= last->run_delay) {
+		t->waited = delay - last->run_delay;
+		t->has_waited = true;
+		w->wait_ns += t->waited;
+	}
+	if (!w->last->per_thread)
+		return 0;
+	snprintf(file, sizeof(file), "%s/%d/status", w->proc, tid);
+	t->has_nvcsw = smallfile_read(file, status, sizeof(status)) == 0 &&
+		       noise_parse_status(status, &t->nvcsw) == 0;
+	if (t->has_nvcsw && t->has_waited && last->has_nvcsw && t->nvcsw >= last->nvcsw) {
+		t->preempted = t->nvcsw - last->nvcsw;
+		t->has_preempted = true;
+	}
 	return 0;
 }
 
@@ -192,6 +220,7 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
 	/* What both readings have, over the time between them. */
 	both = r->time > 0 && span > 0 ? has & r->has : 0;
 	r->now.has = both;
+	r->last_span = both ? span : 0;
 	if (both & NOISE_WAIT) {
 		r->now.wait = w.wait_ns / 1e9 / span;
 		sum_add(r, SUM_WAIT, r->now.wait, span);
@@ -234,6 +263,7 @@ void noise_forget(struct noise_reader *r)
 	r->nr_threads = r->cap_threads = 0;
 	hashmap_clear(&r->tids);
 	r->time = 0;
+	r->last_span = 0;
 	r->has = 0;
 	memset(&r->now, 0, sizeof(r->now));
 }
@@ -251,6 +281,43 @@ void noise_total(const struct noise_reader *r, struct noise *out)
 	out->pressure_some = r->span[SUM_SOME] > 0 ? r->sum[SUM_SOME] / r->span[SUM_SOME] : 0;
 	out->pressure_full = r->span[SUM_FULL] > 0 ? r->sum[SUM_FULL] / r->span[SUM_FULL] : 0;
 	neighbour_tally_noise(&r->others, 0, r->others_smt, out);
+}
+
+void noise_task_read(struct noise_task *r, const struct noise_reader *cg, int tid)
+{
+	const struct noise_thread *t;
+	int i;
+
+	memset(&r->now, 0, sizeof(r->now));
+	i = cg && cg->last_span > 0 ? hashmap_get_u64(&cg->tids, tid) : -1;
+	if (i < 0)
+		return;
+	t = &cg->threads[i];
+	if (t->has_waited && (cg->now.has & NOISE_WAIT)) {
+		r->now.has |= NOISE_WAIT;
+		r->now.wait = t->waited / 1e9 / cg->last_span;
+		r->sum[0] += t->waited / 1e9;
+		r->span[0] += cg->last_span;
+	}
+	if (t->has_preempted) {
+		r->now.has |= NOISE_PREEMPTED;
+		r->now.preempted = t->preempted / cg->last_span;
+		r->sum[1] += t->preempted;
+		r->span[1] += cg->last_span;
+	}
+}
+
+void noise_task_total(const struct noise_task *r, struct noise *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (r->span[0] > 0) {
+		out->has |= NOISE_WAIT;
+		out->wait = r->sum[0] / r->span[0];
+	}
+	if (r->span[1] > 0) {
+		out->has |= NOISE_PREEMPTED;
+		out->preempted = r->sum[1] / r->span[1];
+	}
 }
 
 void noise_release(struct noise_reader *r)

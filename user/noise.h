@@ -31,17 +31,27 @@
 #include "neighbours.h"
 #include "report.h"
 
-/* A thread's run_delay at the last reading. */
+/*
+ * A thread's run_delay at the last reading, and its growth since the reading before; with
+ * noise_reader.per_thread its nonvoluntary switches too.
+ */
 struct noise_thread {
 	int tid;
+	bool has_waited;		/* it was in the reading before too */
+	bool has_nvcsw, has_preempted;	/* nvcsw read; and in the reading before too */
 	__u64 run_delay;
+	__u64 waited;			/* ns */
+	__u64 nvcsw;
+	__u64 preempted;		/* nvcsw's growth */
 };
 
 /* One cgroup's readings: the last one, the interval's noise, and the run's sums. */
 struct noise_reader {
 	double time;			/* when last read (seconds, any monotonic clock); 0:
 					 * never */
+	double last_span;		/* from the reading before to it (with now.has) */
 	unsigned has;			/* which cumulative values the last reading had */
+	bool per_thread;		/* -T: each thread's preemptions too (its status) */
 	struct noise_thread *threads;	/* its subtree's threads at the last reading */
 	int nr_threads, cap_threads;
 	struct hashmap tids;		/* tid -> index into threads */
@@ -79,6 +89,23 @@ void noise_total(const struct noise_reader *r, struct noise *out);
 void noise_release(struct noise_reader *r);
 
 /*
+ * -T: a thread's noise, on its row, from the last reading of the tracked cgroup its row is
+ * in (noise_read() with per_thread): its wait (run_delay's growth), and its preemptions,
+ * the growth of /proc/TID/status's nonvoluntary_ctxt_switches: each time it left a CPU still
+ * runnable, for any task (its own cgroup's too, where the cgroup's preempted counts other
+ * cgroups' alone). As the cgroup's wait, a thread counts from its second reading there.
+ */
+struct noise_task {
+	struct noise now;		/* the interval's: NOISE_WAIT, NOISE_PREEMPTED */
+	double sum[2], span[2];		/* the run's: wait, preempted */
+};
+
+/* Thread tid's noise in cg's last reading (NULL: none) into r->now and the run's sums. */
+void noise_task_read(struct noise_task *r, const struct noise_reader *cg, int tid);
+/* The run's noise of the thread: each field over the intervals it was read in. */
+void noise_task_total(const struct noise_task *r, struct noise *out);
+
+/*
  * Parsers of the files' text, for noise_read() and tests. Each returns 0, or -ENOENT when
  * text lacks the fields.
  */
@@ -88,5 +115,7 @@ int noise_parse_cpu_stat(const char *text, __u64 *throttled_usec, __u64 *nr_thro
 int noise_parse_pressure(const char *text, __u64 *some_usec, __u64 *full_usec, unsigned *has);
 /* /proc/TID/schedstat: "run_time run_delay timeslices", run_delay in ns. */
 int noise_parse_schedstat(const char *text, __u64 *run_delay);
+/* /proc/TID/status: nonvoluntary_ctxt_switches. */
+int noise_parse_status(const char *text, __u64 *nvcsw);
 
 #endif

@@ -29,6 +29,8 @@
  *   "preempted" (times its tasks were preempted by another cgroup's, per second),
  *   "smt-shared" (time it ran beside another cgroup on its core, s/s) and "throttled"
  *   (cpu.max throttling, s/s); an interval where the field is absent writes no row for it.
+ *   A thread's (-T) has task-run-wait and task-preempted (every preemption of it, by any
+ *   task), as the threads' other types.
  * A type that would repeat another (a model file whose short names collide) uses the full
  * name (backend-bound-memory-bound-l1-bound).
  *
@@ -566,13 +568,13 @@ struct pending {
 	double value;
 };
 
-/* A cgroup's noise values that exist (W_NOISE, its noise_types[] index, value). */
+/* A cgroup's or thread's noise values that exist (W_NOISE, its noise_types[] index, value). */
 static int noise_values(const struct scope *s, int (*fn)(void *, enum what, int, double),
 			void *ctx)
 {
 	int err = 0;
 
-	if (s->kind != SCOPE_CGROUP || s->cpu >= 0)
+	if (!scope_has_noise(s))
 		return 0;
 	for (int i = 0; i < NR_NOISE_TYPES && !err; i++) {
 		double v;

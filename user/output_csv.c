@@ -56,8 +56,8 @@
  * row is there every interval, 0 or not: a scope's rows are the same set each time, for
  * the programs that read them.
  *
- * After a cgroup's rows (over all CPUs; not per CPU, not a thread's), its noise (report.h's
- * struct noise, docs/noise.md), a row per field the kernel or the switch hook gave in the
+ * After a cgroup's rows (over all CPUs; not per CPU) and a thread's (-T: wait and preempted
+ * alone), their noise (report.h's struct noise, docs/noise.md), a row per field the kernel or the switch hook gave in the
  * interval (none where it gave none; never a 0 in its place), Area "Noise." and the field:
  *   Noise.wait s/s, Noise.throttled s/s, Noise.nr_throttled times (the count, "12.0"),
  *   Noise.pressure_some and Noise.pressure_full % (percent with one decimal, as nodes),
@@ -487,7 +487,7 @@ static void noise_rows(struct csv *c, const struct scope *s, const char **f)
 	const struct noise *n = &s->noise;
 	char area[64], desc[400];
 
-	if (s->kind != SCOPE_CGROUP || s->cpu >= 0 || !n->has)
+	if (!scope_has_noise(s) || !n->has)
 		return;
 	f[F_SAMPLE] = "";
 	f[F_STDDEV] = "0.0";

@@ -14,7 +14,8 @@
  *         ["smt_shared": S/S,] ["antagonists": [{"cgroup": P, ["container": NAME,]
  *         ["preempt": N/S, "took": S/S,] ["smt": S/S]}, ...]]}] (a cgroup's, each field
  *         where the kernel or the switch hook gives it: report.h's struct noise; at most
- *         NOISE_ANTAGONISTS_MAX antagonists, the busiest first, no key where none)}
+ *         NOISE_ANTAGONISTS_MAX antagonists, the busiest first, no key where none; a
+ *         thread's, with -T, wait and preempted at most)}
  * The summary at the end of a run is the same object with "summary": true.
  */
 #include <errno.h>

@@ -21,8 +21,8 @@
  *     cgtma_noise_antagonist_took_seconds_per_second,
  *     cgtma_noise_antagonist_smt_seconds_per_second
  *
- * The noise families (report.h's struct noise) are a cgroup's over all CPUs, a gauge per
- * field its last interval has (none where the kernel or the switch hook gave none); the
+ * The noise families (report.h's struct noise) are a cgroup's over all CPUs (and with
+ * --prometheus-tasks a thread's: wait and preempted), a gauge per field its last interval has (none where the kernel or the switch hook gave none); the
  * antagonist pairs are its busiest antagonists of the last interval, NOISE_ANTAGONISTS_MAX
  * at most, so a pair that is no longer among them (or whose cgroup is gone) leaves with the
  * next page, as every gauge of a scope that has none does.
@@ -540,13 +540,12 @@ static const struct noise_family antagonist_families[] = {
 	  "ran, in the last interval." },
 };
 
-/* A series' noise of the last interval: a cgroup's over all CPUs, or NULL. */
+/* A series' noise of the last interval: a cgroup's over all CPUs or a thread's, or NULL. */
 static const struct noise *series_noise(const struct series *s)
 {
 	const struct scope *sc = s->now;
 
-	return sc && sc->kind == SCOPE_CGROUP && sc->cpu < 0 && sc->noise.has ? &sc->noise :
-										NULL;
+	return sc && scope_has_noise(sc) && sc->noise.has ? &sc->noise : NULL;
 }
 
 /* A family's sample value from its struct: " 0.25" and the line's end. */

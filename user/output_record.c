@@ -227,7 +227,7 @@ static void put_mark(struct strbuf *b, const struct mark *k)
 	put_str(b, k->charged);
 }
 
-/* A cgroup scope's noise (record.h): its bits, then the fields they say it has. */
+/* A cgroup or task scope's noise (record.h): its bits, then the fields they say it has. */
 static void put_noise(struct strbuf *b, const struct noise *n)
 {
 	put_u32(b, n->has);
@@ -303,6 +303,7 @@ static int record_interval(struct output *o, const struct run *run, const struct
 			put_u32(&b, (uint32_t)s->pid);
 			put_u32(&b, (uint32_t)s->tid);
 			put_str(&b, s->comm);
+			put_noise(&b, &s->noise);
 		}
 		if (s->kind == SCOPE_CGROUP) {
 			put_str(&b, s->names.container);

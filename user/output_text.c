@@ -484,7 +484,7 @@ static void print_noise(FILE *f, const struct run *run, const struct scope *s,
 	bool hook = n->has & (NOISE_PREEMPTED | NOISE_SMT);
 	char text[512], took[128];
 
-	if (!n->has || s->kind != SCOPE_CGROUP || s->cpu >= 0)
+	if (!n->has || !scope_has_noise(s))
 		return;
 	fprintf(f, "  %s%snoise: %s", label ? label : "", label ? ": " : "",
 		noise_text(n, NULL, text, sizeof(text)));

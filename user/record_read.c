@@ -190,7 +190,10 @@ static int get_marks(struct cursor *c, struct interval *iv)
 #define NOISE_KNOWN (NOISE_WAIT | NOISE_THROTTLED | NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL | \
 		     NOISE_PREEMPTED | NOISE_SMT)
 
-/* A cgroup scope's noise (record.h, version 8 on) into n; -EBADMSG when it is malformed. */
+/*
+ * A cgroup scope's noise (record.h, version 8 on) or a task scope's (version 9 on) into n;
+ * -EBADMSG when it is malformed.
+ */
 static int get_noise(struct cursor *c, struct noise *n)
 {
 	memset(n, 0, sizeof(*n));
@@ -559,6 +562,8 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			pid = (int)get_u32(&c);
 			tid = (int)get_u32(&c);
 			comm = get_str(&c, NULL, &nomem);
+			if (!nomem && r->h.version >= 9)
+				bad_noise = get_noise(&c, &noise);
 		}
 		if (!nomem && kind == SCOPE_CGROUP && r->h.version >= 2) {
 			names.container = get_str(&c, NULL, &nomem);

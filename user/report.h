@@ -175,6 +175,15 @@ struct interval {
 const char *interval_marks_text(const struct interval *iv, char *buf, size_t len);
 
 /*
+ * Whether the outputs give scope s's noise: a cgroup's row over all CPUs (not one per CPU),
+ * or a thread's (-T: its wait and preemptions, noise.h's struct noise_task).
+ */
+static inline bool scope_has_noise(const struct scope *s)
+{
+	return (s->kind == SCOPE_CGROUP && s->cpu < 0) || s->kind == SCOPE_TASK;
+}
+
+/*
  * A noise's fields in words, as the text outputs (terminal, HTML) say them: "wait 0.48 s/s,
  * pressure some 52 % full 0 %, throttled 0.20 s/s (12 times), preempted 35.5/s, SMT shared
  * 0.06 s/s", the fields it has; each value between em[0] and em[1] (HTML's "<b>", "</b>"),

@@ -120,6 +120,25 @@ static int forget_task(const struct cgtma_task_key *key, void *ctx)
 }
 
 /*
+ * -T: the noise of each thread whose row the interval shows (it ran, or it is gone: its last
+ * row), from its cgroup's reading.
+ */
+static void read_tasks_noise(struct session *s)
+{
+	if (!env.per_task)
+		return;
+	for (int i = 0; i < s->tasks.nr; i++) {
+		struct task *t = &s->tasks.t[i];
+		const struct tracked *tr;
+
+		if (!t->read || !(t->ran || t->state == TASK_FINAL) || t->state > TASK_FINAL)
+			continue;
+		tr = tracked_of(s, t->key.cgroup);
+		noise_task_read(&t->noise, tr ? &tr->noise : NULL, t->key.tid);
+	}
+}
+
+/*
  * Each tracked cgroup's noise (noise.h), from its files: not a count of the BPF side, so read
  * beside the counters, at the same end of the interval. A cgroup gone has none: its
  * directory is. A quiet cgroup (tracked_quiet(): no row either) is not read: its files cost
@@ -147,10 +166,12 @@ static int read_noise(struct session *s, bool all)
 		}
 		snprintf(dir, sizeof(dir), "%s%s", s->sel.view.root,
 			 strcmp(tr->path, "/") ? tr->path : "");
+		tr->noise.per_thread = env.per_task;
 		err = noise_read(&tr->noise, "/proc", dir, now);
 		if (err == -ENOMEM)
 			return err;
 	}
+	read_tasks_noise(s);
 	return 0;
 }
 

@@ -65,6 +65,10 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 		sc->cgroup_id = t->key.cgroup;
 		sc->removed = !totals && t->state == TASK_FINAL;
 		memcpy(sc->sum, totals ? t->counts.total : t->counts.delta, n * sizeof(*sc->sum));
+		if (totals)
+			noise_task_total(&t->noise, &sc->noise);
+		else
+			sc->noise = t->noise.now;
 	}
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "bpf/cgtma.h"
 #include "counts.h"
 #include "hashmap.h"
+#include "noise.h"
 
 #define TASKS_GONE_KEPT 4096
 #define TASKS_LATE_INTERVALS 5
@@ -43,6 +44,7 @@ struct task {
 	int quiet;			/* TASK_DELETED: intervals since its last late slice */
 	struct scope_counts counts;	/* per event; none (prev NULL) once dropped past
 					 * TASKS_GONE_KEPT */
+	struct noise_task noise;	/* its wait and preemptions (session.c reads them) */
 };
 
 struct tasks {

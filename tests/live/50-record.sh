@@ -3,8 +3,9 @@
 # workload; `cgtma report FILE --json` must print exactly what the live run printed: every
 # interval and the summary, every count, multiplex fraction, node and metric (the record
 # keeps the raw sums and the run's doubles bit for bit, so nothing may differ, not even the
-# last digit). Three runs: the default model with --per-cpu, -e events (no model), and the
-# default model with -x, (toplev's CSV, byte for byte too). Then the file cut short and with
+# last digit). Three runs: the default model with --per-cpu, -e events (no model) with -T
+# (the threads' rows and their noise), and the default model with -x, (toplev's CSV, byte
+# for byte too). Then the file cut short and with
 # a byte flipped: the intervals before the damage are printed, then "FILE: record N at byte
 # B: truncated|bad checksum", exit 1. An unwritable --record path fails before the first
 # interval, naming the path and the reason. A disk that fills mid-run and frees again: the
@@ -59,8 +60,12 @@ same model
 	fail "report (text) failed: $(cat "$TMP/model.terr")"
 grep -qF "$CG" "$TMP/model.text" || fail "report (text) does not show $CG"
 
-record events --json -e cpu-clock,syscalls:sys_enter_getppid
+record events --json -T -e cpu-clock,syscalls:sys_enter_getppid
 same events
+# With -T the threads' rows and their noise (record format 9) come back too.
+jq -e -s '[.[] | .rows[] | select(.scope == "task" and (.noise.wait != null) and
+	(.noise.preempted != null))] | length > 0' "$TMP/events.report" >/dev/null ||
+	fail "report: no thread row with its wait and preemptions"
 got=$(jq -s --arg cg "$CG" '[.[] | select(.summary == true) | .rows[] |
 	select(.scope == "cgroup" and .cgroup == $cg) | .counts["syscalls:sys_enter_getppid"]] |
 	first' "$TMP/events.report")

@@ -99,6 +99,8 @@ anywhere() {
 }
 # near GOT WANT: |GOT - WANT| <= 0.05 s per second of the window.
 near() { awk -v g="$1" -v w="$2" -v t="$window" 'BEGIN { d = g - w; exit !(d * d <= (0.05 * t) ^ 2) }'; }
+# count_near GOT WANT: |GOT - WANT| <= 2 % of WANT + 2 (a count of preemptions).
+count_near() { awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; exit !(d * d <= (0.02 * w + 2) ^ 2) }'; }
 # rate_above X R: whether X seconds are above R per second of the window.
 rate_above() { awk -v x="$1" -v r="$2" -v t="$window" 'BEGIN { exit !(x > r * t) }'; }
 
@@ -159,8 +161,7 @@ for p in a b c; do
 	got=$(noise "$out" "$cg" preempted)
 	echo "$cg: preempted $got times, its task's nonvoluntary_ctxt_switches $want"
 	[ "$got" != absent ] || fail "$cg has no preempted in some interval"
-	awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; exit !(d * d <= (0.02 * w + 2) ^ 2) }' ||
-		fail "$cg: preempted $got times, its task was preempted $want times"
+	count_near "$got" "$want" || fail "$cg: preempted $got times, its task was preempted $want times"
 	if [ -r "$f/cpu.pressure" ]; then
 		got=$(noise "$out" "$cg" pressure_some)
 		echo "$cg: pressure some for $got s"
@@ -205,6 +206,36 @@ if ! grep -q , /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev
    ! grep -q - /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null; then
 	! anywhere "$out" "$A" smt_shared || fail "smt_shared on a machine without SMT"
 fi
+
+# -T: each spinner's thread row has its own wait and preemptions, over the intervals it
+# ran in: the growth of that thread's run_delay (within 5 %) and nonvoluntary_ctxt_switches
+# (within 2 % + 2). Alone in their cgroups, the threads have what the cgroups have.
+# task_noise OUT TID FIELD: as noise, over the thread's rows.
+task_noise() {
+	jq -rs --argjson t "$2" --arg f "$3" '[.[1:][] | select(.summary != true) |
+		.interval as $s | .rows[] | select(.scope == "task" and .tid == $t) |
+		.noise[$f] as $v | if $v == null then null else $v * $s end] |
+		if any(. == null) or length == 0 then "absent" else add end' "$1"
+}
+out=$TMP/tasks.json
+measure "$out" -T -G "$A" -G "$B"
+for p in a b; do
+	pid=$(eval echo "\$p$p")
+	want=$(kernel $p)
+	got=$(task_noise "$out" "$pid" wait)
+	echo "thread $pid: waited $got s, run_delay says $want s"
+	[ "$got" != absent ] || fail "thread $pid has no wait in some interval"
+	near "$got" "$want" || fail "thread $pid: waited $got s, its schedstat says $want s"
+	want=$(kernel p$p 1)
+	got=$(task_noise "$out" "$pid" preempted)
+	echo "thread $pid: preempted $got times, nonvoluntary_ctxt_switches $want"
+	[ "$got" != absent ] || fail "thread $pid has no preempted in some interval"
+	count_near "$got" "$want" || fail "thread $pid: preempted $got times, it was preempted $want times"
+done
+jq -e -s --argjson t "$pa" '.[-1].summary and any(.[-1].rows[]; .scope == "task" and
+	.tid == $t and .noise.wait > 0 and .noise.preempted > 0)' "$out" >/dev/null ||
+	fail "the summary has no wait or preemptions for thread $pa"
+
 # stop_spinners: ends every spinner, for the next measurement's own.
 stop_spinners() {
 	kill -9 "${spun_all[@]}"

@@ -74,6 +74,18 @@ static void test_parse_schedstat(void)
 	CHECK_INT(noise_parse_schedstat("", &d), -ENOENT);
 }
 
+static void test_parse_status(void)
+{
+	__u64 n = 0;
+
+	CHECK_INT(noise_parse_status("Name:\tsh\nvoluntary_ctxt_switches:\t7\n"
+				     "nonvoluntary_ctxt_switches:\t292\n", &n), 0);
+	CHECK_INT(n, 292);
+	/* The voluntary count alone is not it. */
+	CHECK_INT(noise_parse_status("Name:\tsh\nvoluntary_ctxt_switches:\t7\n", &n), -ENOENT);
+	CHECK_INT(noise_parse_status("", &n), -ENOENT);
+}
+
 static char tmp[] = "/tmp/cgtma-test-noise-XXXXXX";
 
 static void put(const char *rel, const char *text)
@@ -195,6 +207,88 @@ static void test_read_tree(void)
 	noise_release(&r);
 }
 
+/* Thread tid's status: its nonvoluntary switches. */
+static void status(int tid, unsigned long long nvcsw)
+{
+	char rel[64], text[512];
+
+	snprintf(rel, sizeof(rel), "proc/%d/status", tid);
+	snprintf(text, sizeof(text), "Name:\tspin\nvoluntary_ctxt_switches:\t3\n"
+		 "nonvoluntary_ctxt_switches:\t%llu\n", nvcsw);
+	put(rel, text);
+}
+
+/*
+ * -T's rows: thread 21's wait and preemptions from its cgroup's reading (per_thread);
+ * thread 22 first seen at the second reading (nothing yet), then gone (nothing); the
+ * cgroup read without per_thread has waits alone.
+ */
+static void test_task(void)
+{
+	struct noise_reader cg = { .per_thread = true };
+	struct noise_task a = {}, b = {};
+	struct noise total;
+	char proc[512], dir_cg[512];
+
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	snprintf(dir_cg, sizeof(dir_cg), "%s/tcg", tmp);
+	dir("tcg");
+	put("tcg/cgroup.threads", "21\n");
+	thread(21, 1000000000ULL);
+	status(21, 100);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 10.0), 0);
+	noise_task_read(&a, &cg, 21);
+	CHECK_INT(a.now.has, 0);		/* zero points */
+
+	put("tcg/cgroup.threads", "21\n22\n");
+	thread(21, 1500000000ULL);		/* waited 0.5 s in 2 s */
+	thread(22, 400000000ULL);
+	status(21, 130);			/* preempted 30 times */
+	status(22, 5);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 12.0), 0);
+	noise_task_read(&a, &cg, 21);
+	noise_task_read(&b, &cg, 22);
+	CHECK_INT(a.now.has, NOISE_WAIT | NOISE_PREEMPTED);
+	CHECK_NEAR(a.now.wait, 0.25, 1e-12);
+	CHECK_NEAR(a.now.preempted, 15.0, 1e-12);
+	CHECK_INT(b.now.has, 0);
+
+	/* 4 s on: 22 gone, 21 waited 0.8 s and was preempted 10 times. */
+	put("tcg/cgroup.threads", "21\n");
+	thread(21, 2300000000ULL);
+	status(21, 140);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 16.0), 0);
+	noise_task_read(&a, &cg, 21);
+	noise_task_read(&b, &cg, 22);
+	CHECK_NEAR(a.now.wait, 0.2, 1e-12);
+	CHECK_NEAR(a.now.preempted, 2.5, 1e-12);
+	CHECK_INT(b.now.has, 0);
+	/* A reused id, its count smaller: no preemptions; no cgroup: nothing. */
+	status(21, 2);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 17.0), 0);
+	noise_task_read(&a, &cg, 21);
+	CHECK_INT(a.now.has, NOISE_WAIT);
+	noise_task_read(&b, NULL, 21);
+	CHECK_INT(b.now.has, 0);
+
+	/* Over the run: 1.3 s waited in 7 s; 40 preemptions in the 6 s they were counted. */
+	noise_task_total(&a, &total);
+	CHECK_INT(total.has, NOISE_WAIT | NOISE_PREEMPTED);
+	CHECK_NEAR(total.wait, 1.3 / 7, 1e-12);
+	CHECK_NEAR(total.preempted, 40.0 / 6, 1e-12);
+	noise_task_total(&b, &total);
+	CHECK_INT(total.has, 0);
+
+	/* Without per_thread: no status read, no preemptions. */
+	cg.per_thread = false;
+	status(21, 50);
+	thread(21, 2400000000ULL);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 18.0), 0);
+	noise_task_read(&a, &cg, 21);
+	CHECK_INT(a.now.has, NOISE_WAIT);
+	noise_release(&cg);
+}
+
 /* A kernel without schedstats (no CONFIG_SCHED_INFO): threads alive, no file: no wait. */
 static void test_no_schedstat(void)
 {
@@ -219,12 +313,14 @@ int main(void)
 	test_parse_cpu_stat();
 	test_parse_pressure();
 	test_parse_schedstat();
+	test_parse_status();
 	if (!mkdtemp(tmp)) {
 		printf("not ok - mkdtemp: %s\n", strerror(errno));
 		return 1;
 	}
 	test_read_tree();
 	test_no_schedstat();
+	test_task();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd))
 		printf("note: could not remove %s\n", tmp);

@@ -187,6 +187,10 @@ static int fixture_init(struct fixture *fx, int level, bool once)
 		s[1]->noise.antagonists[1].took = 0.1 * (i + 1);
 		s[3]->noise = (struct noise){ .has = NOISE_WAIT | NOISE_THROTTLED, .wait = 0.7 / (i + 1),
 					      .throttled = 1e-9 * i, .nr_throttled = 1ULL << 40 | i };
+		/* The thread's (version 9): its wait and preemptions; none in the first. */
+		if (i)
+			s[4]->noise = (struct noise){ .has = NOISE_WAIT | NOISE_PREEMPTED,
+						      .wait = 0.1 / i, .preempted = 7.0 / 3 * i };
 		for (int e = 0; e < fx->run.nr_events; e++)
 			for (int k = 0; k < 5; k++) {
 				double f = 1.0 / (k + 1) * (1 + 0.1 * i) * (1 + 0.01 * e);
@@ -524,7 +528,7 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	data[8] = RECORD_VERSION + 1;
 	put_file(bad, data, len);
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
-	CHECK(strstr(e.what, "version 9; this cgtma reads versions 1 to 8"), "%s", e.what);
+	CHECK(strstr(e.what, "version 10; this cgtma reads versions 1 to 9"), "%s", e.what);
 	data[8] = RECORD_VERSION;
 
 	/* A record after the summary, and an interval repeated (its sequence number). */
