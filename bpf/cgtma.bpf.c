@@ -159,9 +159,12 @@ int flush_slice(void *ctx)
 	}
 	/* The epoch's total and its counts still in the charge cache: where user space reads. */
 	half = snap->epoch & 1;
-	if (noise_on)
-		noise_at_flush(cur && BPF_CORE_READ(task, pid) ? BPF_CORE_READ(cur, kn, id) : 0,
-			       half);
+	if (noise_on) {
+		__u64 id = cur && BPF_CORE_READ(task, pid) ? BPF_CORE_READ(cur, kn, id) : 0;
+
+		/* As noise_id() and noise_smt_id() give them at a switch. */
+		noise_at_flush(id, id && BPF_CORE_READ(cur, level) ? id : 0, half);
+	}
 	check_hook(snap, half);
 	close_cpu_total(snap, half);
 	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)
@@ -207,6 +210,8 @@ int reset_cpu(void *ctx)
 	snap->hook_base_valid = 0;
 	snap->irq_depth = 0;
 	snap->irq_coalesce = 0;
+	if (noise_on)
+		noise_reset_cpu();
 	/*
 	 * The epoch the other CPUs are in: ctx is the test run's one argument, and the round
 	 * they began it in. The list of that half keeps what it holds (user space may not have

@@ -179,10 +179,12 @@ static __always_inline struct cgtma_noise_cpu *this_noise_cpu(struct noise_cache
 
 /*
  * A switch between cgroups on this CPU, in epoch half: from prev (v2 id; 0: the idle task) to
- * next (0: idle); preempted: prev's task is still runnable. A global function, verified once
- * on its own, not as a part of each path through the charging before it.
+ * next (0: idle); preempted: prev's task is still runnable; smt_next: next as its core's
+ * sibling sees it (noise_smt_id()). A global function, verified once on its own, not as a
+ * part of each path through the charging before it.
  */
-__noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 half)
+__noinline int noise_at_switch(__u64 prev, __u64 next, __u64 smt_next, __u32 preempted,
+			       __u32 half)
 {
 	struct noise_cache *c;
 	struct cgtma_noise_cpu *me = this_noise_cpu(&c);
@@ -208,15 +210,16 @@ __noinline int noise_at_switch(__u64 prev, __u64 next, __u32 preempted, __u32 ha
 		me->victim = prev;
 		me->victim_since = now;
 	}
-	smt_step(me, c, now, next, half);
+	smt_step(me, c, now, smt_next, half);
 	return 0;
 }
 
 /*
- * The flush on this CPU, running cgroup cur (0: idle), before it closes epoch half: what the
- * running slice took and shared so far goes into the closing half.
+ * The flush on this CPU, running cgroup cur (0: idle; smt_cur as noise_smt_id() gives it),
+ * before it closes epoch half: what the running slice took and shared so far goes into the
+ * closing half.
  */
-__noinline int noise_at_flush(__u64 cur, __u32 half)
+__noinline int noise_at_flush(__u64 cur, __u64 smt_cur, __u32 half)
 {
 	struct noise_cache *c;
 	struct cgtma_noise_cpu *me = this_noise_cpu(&c);
@@ -229,7 +232,7 @@ __noinline int noise_at_flush(__u64 cur, __u32 half)
 		pair_add(c, me->victim, cur, half, 0, now - me->victim_since, 0);
 		me->victim_since = now;
 	}
-	smt_step(me, c, now, cur, half);
+	smt_step(me, c, now, smt_cur, half);
 	/* The closing half's sums, where user space reads them. */
 	for (int i = 0; i < NOISE_SLOTS; i++)
 		slot_write_back(&c->slot[i]);
@@ -240,6 +243,39 @@ __noinline int noise_at_flush(__u64 cur, __u32 half)
 static __always_inline __u64 noise_id(struct task_struct *task, struct cgroup *cg)
 {
 	return task->pid ? cg->kn->id : 0;
+}
+
+/*
+ * What the core's sibling thread shares time with, while task runs: its cgroup, but 0 for
+ * the idle task and for the root cgroup's own tasks (kernel threads). Neither hook runs at a
+ * switch from one of those to the idle task (one cgroup, the root, on both sides), so the
+ * CPU's state would go on naming the root while it idles, and its sibling would charge all
+ * that time as shared with "/": the kernel threads' short runs are left out instead.
+ */
+static __always_inline __u64 noise_smt_id(struct task_struct *task, struct cgroup *cg)
+{
+	return task->pid && cg->level ? cg->kn->id : 0;
+}
+
+/*
+ * A CPU that came online: it forgets the cgroup it ran when it went offline, which its
+ * sibling would otherwise read as running all the time it was away, and the preemption
+ * pending then. Its sibling stays.
+ */
+static __always_inline void noise_reset_cpu(void)
+{
+	struct noise_cache *c;
+	struct cgtma_noise_cpu *me = this_noise_cpu(&c);
+
+	if (!me)
+		return;
+	WRITE_ONCE(me->seq, me->seq + 1);
+	barrier();
+	WRITE_ONCE(me->cgroup, 0);
+	WRITE_ONCE(me->since, 0);
+	barrier();
+	WRITE_ONCE(me->seq, me->seq + 1);
+	me->victim = 0;
 }
 
 #endif

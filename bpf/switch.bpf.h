@@ -72,7 +72,8 @@ static __always_inline void end_slice_at_switch(struct cgtma_snapshot *snap,
 	/* After the reading, which should be as near the switch as it can. */
 	if (noise_on && next_cg != prev_cg)
 		noise_at_switch(noise_id(prev, prev_cg), noise_id(next, next_cg),
-				prev->pid && task_runnable(prev), snap->epoch & 1);
+				noise_smt_id(next, next_cg), prev->pid && task_runnable(prev),
+				snap->epoch & 1);
 }
 
 /*
