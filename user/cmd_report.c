@@ -2,7 +2,7 @@
 /*
  * cgtma report FILE: every output of a live run, recomputed from a --record file. The model
  * is the one recorded (its JSON text travels in the file), planned again at the level asked
- * for; each recorded interval goes through report_derive() and the same sinks a live run
+ * for; each recorded interval goes through interval_derive() and the same sinks a live run
  * feeds, so `report --json` prints what the live `--json` printed. Needs no BPF and no PMU.
  */
 #include <errno.h>
@@ -15,13 +15,13 @@
 
 #include "commands.h"
 #include "exitstatus.h"
+#include "interval.h"
 #include "log.h"
 #include "options.h"
 #include "output.h"
+#include "record.h"
 #include "stackfiles.h"
 #include "strbuf.h"
-#include "record.h"
-#include "report.h"
 
 static void usage(FILE *f)
 {
@@ -427,7 +427,7 @@ static int replay_interval(struct replay *rp, struct interval *rec)
 		else if (scope_set_sums(s, rp->sums, n))
 			return -ENOMEM;
 	}
-	return report_derive(&rp->run, rec);
+	return interval_derive(&rp->run, rec);
 }
 
 static int replay_all(struct replay *rp)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "report.h"
+#include "interval.h"
 
 static int dup_or_null(char **dst, const char *src)
 {
@@ -264,7 +264,7 @@ static int derive_scope(const struct run *run, double interval_s, struct scope *
 	return err;
 }
 
-int report_derive(const struct run *run, struct interval *iv)
+int interval_derive(const struct run *run, struct interval *iv)
 {
 	static bool said_uncounted;	/* once a run: the PMU, not the interval, is the cause */
 

@@ -5,8 +5,8 @@
  * what derives from them (scaled counts, multiplexing, the Top-Down tree). Live runs and
  * `cgtma report` build the same structures, so every output works on both.
  */
-#ifndef CGTMA_REPORT_H
-#define CGTMA_REPORT_H
+#ifndef CGTMA_INTERVAL_H
+#define CGTMA_INTERVAL_H
 
 #include <stdbool.h>
 
@@ -111,11 +111,11 @@ struct scope {
 	int cpu;			/* SCOPE_CPU, or a cgroup or irq on one CPU; else -1 */
 	bool removed;			/* the cgroup is gone (the thread exited or left the
 					 * cgroup): its last report */
-	struct noise noise;		/* SCOPE_CGROUP over all CPUs, live runs: has 0
-					 * where none */
+	struct noise noise;		/* SCOPE_CGROUP over all CPUs and SCOPE_TASK, live
+					 * runs: has 0 where none */
 	struct cgtma_count *sum;	/* per event */
 
-	/* Derived by report_derive(). */
+	/* Derived by interval_derive(). */
 	double *count;			/* scaled; 0 when idle, NAN when not counted */
 	double *multiplex;		/* running / enabled; NAN when idle */
 	enum count_state *state;
@@ -218,7 +218,7 @@ struct run {
 
 /*
  * Replaces a scope's per-event arrays with ones for n events holding these sums (count,
- * multiplex and state zeroed, for report_derive()). 0 or -ENOMEM.
+ * multiplex and state zeroed, for interval_derive()). 0 or -ENOMEM.
  */
 int scope_set_sums(struct scope *s, const struct cgtma_count *sums, int n);
 
@@ -269,7 +269,7 @@ char *scope_key_of(enum scope_kind kind, const char *name, int cpu, int tid);
 /* Gives a cgroup's or a thread's scope copies of a cgroup's names: 0 or -ENOMEM. */
 int scope_set_names(struct scope *s, const struct cgroup_names *n);
 /* Scaled counts, multiplexing and (with a plan) the tree, for every scope. */
-int report_derive(const struct run *run, struct interval *iv);
+int interval_derive(const struct run *run, struct interval *iv);
 /* Empties iv (scopes freed) for reuse. */
 void interval_clear(struct interval *iv);
 void interval_free(struct interval *iv);

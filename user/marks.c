@@ -4,9 +4,9 @@
 
 #include "cgview.h"
 #include "collector_read.h"
+#include "interval.h"
 #include "log.h"
 #include "marks.h"
-#include "report.h"
 #include "tracker.h"
 
 /* A mark's cgroup as the outputs name it: tracked, by file handle, or by its id. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A cgroup's neighbours: the other cgroups that preempted its tasks, took the CPU from them,
- * or ran on its core's other hardware thread (report.h's struct noise: preempted,
+ * or ran on its core's other hardware thread (interval.h's struct noise: preempted,
  * smt_shared, antagonists). The BPF side counts per pair of the tasks' own cgroups
  * (bpf/noise.bpf.h); here the pairs of an interval go to the tracked cgroups that hold them:
  * a tracked cgroup's noise is what cgroups outside its subtree did to tasks inside it, and
@@ -25,7 +25,7 @@
 
 #include "bpf/cgtma.h"
 #include "hashmap.h"
-#include "report.h"
+#include "interval.h"
 
 struct cgview;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A cgroup's noise from the kernel's own accounting (report.h's struct noise), read at each
+ * A cgroup's noise from the kernel's own accounting (interval.h's struct noise), read at each
  * interval's end from files, with no cost at context switches:
  *
  *   wait       the threads of the cgroup and its descendants (cgroup.threads of each
@@ -28,8 +28,8 @@
 #include <linux/types.h>
 
 #include "hashmap.h"
+#include "interval.h"
 #include "neighbours.h"
-#include "report.h"
 
 /*
  * A thread's run_delay at the last reading, and its growth since the reading before; with

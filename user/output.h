@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "feature.h"
-#include "report.h"
+#include "interval.h"
 
 struct output;
 

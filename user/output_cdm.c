@@ -24,7 +24,7 @@
  *   cycle, GHz, CPUs, per second);
  * - with -e, every event as a rate: count per second, type the event's name in the same
  *   style;
- * - a cgroup's noise (report.h's struct noise, docs/noise.md; over all CPUs), a series per
+ * - a cgroup's noise (interval.h's struct noise, docs/noise.md; over all CPUs), a series per
  *   field the kernel or the switch hook gave: "run-wait" (its threads' run-queue wait, s/s),
  *   "preempted" (times its tasks were preempted by another cgroup's, per second),
  *   "smt-shared" (time it ran beside another cgroup on its core, s/s) and "throttled"

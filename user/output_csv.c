@@ -57,8 +57,9 @@
  * the programs that read them.
  *
  * After a cgroup's rows (over all CPUs; not per CPU) and a thread's (-T: wait and preempted
- * alone), their noise (report.h's struct noise, docs/noise.md), a row per field the kernel or the switch hook gave in the
- * interval (none where it gave none; never a 0 in its place), Area "Noise." and the field:
+ * alone), their noise (interval.h's struct noise, docs/noise.md), a row per field the
+ * kernel or the switch hook gave in the interval (none where it gave none; never a 0 in its
+ * place), Area "Noise." and the field:
  *   Noise.wait s/s, Noise.throttled s/s, Noise.nr_throttled times (the count, "12.0"),
  *   Noise.pressure_some and Noise.pressure_full % (percent with one decimal, as nodes),
  *   Noise.preempted /s, Noise.smt_shared s/s,

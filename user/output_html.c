@@ -11,7 +11,7 @@
  *     ancestor), named where the name fits;
  *   - the fraction of the time the counters ran, where it was below 100 %.
  *
- * A cgroup whose rows have noise (report.h's struct noise) gets two more panels: its threads'
+ * A cgroup whose rows have noise (interval.h's struct noise) gets two more panels: its threads'
  * run-queue wait over time (s/s), and its busiest antagonists over time, each a line of the
  * CPU time it took from the cgroup (took + SMT, s/s; NOISE_LINES of them, the busiest over
  * the run), and under its title a line of the whole run's noise and antagonists.
@@ -136,7 +136,7 @@ struct html_sink {
 
 	int nr_iv, cap_iv;
 	double *t0, *t1;	/* seconds since the start */
-	/* Per interval, its marks (report.h): not 0, its counts are not exact. */
+	/* Per interval, its marks (interval.h): not 0, its counts are not exact. */
 	__u64 *missed, *missed_ns, *unbounded;
 	int nr_inexact;		/* intervals with marks */
 	__u64 run_missed, run_missed_ns, run_unbounded;

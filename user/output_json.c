@@ -13,7 +13,7 @@
  *         ["pressure_some": F,] ["pressure_full": F,] ["preempted": N/S,]
  *         ["smt_shared": S/S,] ["antagonists": [{"cgroup": P, ["container": NAME,]
  *         ["preempt": N/S, "took": S/S,] ["smt": S/S]}, ...]]}] (a cgroup's, each field
- *         where the kernel or the switch hook gives it: report.h's struct noise; at most
+ *         where the kernel or the switch hook gives it: interval.h's struct noise; at most
  *         NOISE_ANTAGONISTS_MAX antagonists, the busiest first, no key where none; a
  *         thread's, with -T, wait and preempted at most)}
  * The summary at the end of a run is the same object with "summary": true.
@@ -162,7 +162,7 @@ static void add_per_event(struct strbuf *sb, const struct run *run, const struct
 	strbuf_add(sb, "}", 1);
 }
 
-/* A mark (report.h): where, what, and how much of it may be another cgroup's. */
+/* A mark (interval.h): where, what, and how much of it may be another cgroup's. */
 static void add_mark(struct strbuf *sb, const struct mark *k)
 {
 	const struct cgtma_miss *m = &k->m;
@@ -245,7 +245,7 @@ static void add_noise(struct strbuf *sb, const struct noise *n)
 		add_field(sb, &sep, "preempted", n->preempted);
 	if (n->has & NOISE_SMT)
 		add_field(sb, &sep, "smt_shared", n->smt_shared);
-	/* An antagonist's figures are the switch hook's: none without them (report.h). */
+	/* An antagonist's figures are the switch hook's: none without them (interval.h). */
 	for (int i = 0; i < nr_antagonists; i++) {
 		const struct antagonist *a = &n->antagonists[i];
 		const char *asep = ",";

@@ -21,11 +21,12 @@
  *     cgtma_noise_antagonist_took_seconds_per_second,
  *     cgtma_noise_antagonist_smt_seconds_per_second
  *
- * The noise families (report.h's struct noise) are a cgroup's over all CPUs (and with
- * --prometheus-tasks a thread's: wait and preempted), a gauge per field its last interval has (none where the kernel or the switch hook gave none); the
- * antagonist pairs are its busiest antagonists of the last interval, NOISE_ANTAGONISTS_MAX
- * at most, so a pair that is no longer among them (or whose cgroup is gone) leaves with the
- * next page, as every gauge of a scope that has none does.
+ * The noise families (interval.h's struct noise) are a cgroup's over all CPUs (and with
+ * --prometheus-tasks a thread's: wait and preempted), a gauge per field its last interval
+ * has (none where the kernel or the switch hook gave none); the antagonist pairs are its
+ * busiest antagonists of the last interval, NOISE_ANTAGONISTS_MAX at most, so a pair that
+ * is no longer among them (or whose cgroup is gone) leaves with the next page, as every
+ * gauge of a scope that has none does.
  *
  * scope is "system", "cpu" or "cgroup", as in --json; with --per-cpu a cgroup's series on one
  * CPU carry a cpu label too, so {scope="cgroup",cpu=""} selects the whole-cgroup ones.
@@ -485,7 +486,7 @@ static void render_tma_family(struct strbuf *sb, const struct prom *p, const str
 	family_end(sb, start, samples);
 }
 
-/* A noise field (report.h's struct noise) as a gauge family of its own. */
+/* A noise field (interval.h's struct noise) as a gauge family of its own. */
 struct noise_family {
 	const char *name;
 	unsigned bit;			/* NOISE_*: the field is there */

@@ -207,7 +207,7 @@ static int record_begin(struct output *o, const struct run *run)
 	return err;
 }
 
-/* A mark (report.h) as the record keeps it (record.h). */
+/* A mark (interval.h) as the record keeps it (record.h). */
 static void put_mark(struct strbuf *b, const struct mark *k)
 {
 	const struct cgtma_miss *m = &k->m;

@@ -26,7 +26,7 @@
  *               missed-slices (from version 3 on): slices charged though the switch hook
  *               did not see where they began, 0 where the interval is exact; from version
  *               6 on, the most of their time that may be another cgroup's and, of them,
- *               those with no bound, and the marks listed (report.h's struct interval)
+ *               those with no bound, and the marks listed (interval.h's struct interval)
  *   mark     := i32:cpu u32:kind u32:count u64:ran-cgroup u64:charged-cgroup u64:slice-ns
  *               u64:max-ns u64:unseen-ns u32:pid u32:charged-pid str:comm str:ran
  *               str:charged   (bpf/cgtma.h's struct cgtma_miss, and the cgroups' paths)
@@ -48,7 +48,7 @@
  *               [u32:nr-antagonists (str:cgroup str:container [f64:preempt f64:took]
  *                [f64:smt]){nr-antagonists}]
  *               a cgroup scope's noise (from version 8 on), a task scope's (from version
- *               9 on: wait and preempted at most; report.h's struct noise): has
+ *               9 on: wait and preempted at most; interval.h's struct noise): has
  *               is its NOISE_* bits, and each field is there where its bit is (wait
  *               NOISE_WAIT, throttled and nr-throttled NOISE_THROTTLED, the pressures
  *               theirs, preempted and each antagonist's preempt and took NOISE_PREEMPTED,
@@ -81,7 +81,7 @@
  *               version 6 file, readers of version 6 a version 7 file, readers of
  *               version 7 a version 8 file, and readers of version 8 a version 9 file.
  *
- * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
+ * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so interval_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
  * leaves every earlier record intact, and a reader finds a cut or damaged record by its
  * length and checksums and still returns everything before it. The head's own checksum
@@ -94,9 +94,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interval.h"
 #include "output.h"
 #include "profile.h"
-#include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
 #define RECORD_VERSION 9

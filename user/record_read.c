@@ -186,7 +186,7 @@ static int get_marks(struct cursor *c, struct interval *iv)
 	return c->short_read ? -EBADMSG : 0;
 }
 
-/* The NOISE_* bits a record's noise may hold (report.h). */
+/* The NOISE_* bits a record's noise may hold (interval.h). */
 #define NOISE_KNOWN (NOISE_WAIT | NOISE_THROTTLED | NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL | \
 		     NOISE_PREEMPTED | NOISE_SMT)
 

@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "env.h"
+#include "interval.h"
 #include "log.h"
 #include "measurement.h"
 #include "model.h"
 #include "nodesample.h"
-#include "report.h"
 #include "sampling.h"
 #include "tma.h"
 

@@ -12,11 +12,11 @@
 #include "child.h"
 #include "counts.h"
 #include "env.h"
+#include "interval.h"
 #include "marks.h"
-#include "neighbours.h"
 #include "measurement.h"
+#include "neighbours.h"
 #include "output.h"
-#include "report.h"
 #include "sampling.h"
 #include "selection.h"
 #include "tasks.h"
@@ -98,7 +98,7 @@ static inline bool irq_selected(const struct session *s, int irq)
 /*
  * The interval's scopes: the system, CPUs (-A), tracked cgroups, the root's own tasks,
  * interrupt scopes, threads (-T); with totals the summary's, from the run's sums, with the
- * removed cgroups. Sorted and derived (report_derive()). 0 or -ENOMEM.
+ * removed cgroups. Sorted and derived (interval_derive()). 0 or -ENOMEM.
  */
 int session_build_interval(struct session *s, struct interval *iv, bool totals);
 

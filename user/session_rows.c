@@ -9,9 +9,9 @@
 #include "collector.h"
 #include "counts.h"
 #include "env.h"
+#include "interval.h"
 #include "irqscope.h"
 #include "log.h"
-#include "report.h"
 #include "session_internal.h"
 
 /* Whether any of n counts was enabled or counted: the scope ran at all. */
@@ -298,5 +298,5 @@ int session_build_interval(struct session *s, struct interval *iv, bool totals)
 	if (env.per_task && add_tasks(s, iv, totals))
 		return -ENOMEM;
 	interval_sort(iv);
-	return report_derive(&s->run, iv);
+	return interval_derive(&s->run, iv);
 }

@@ -74,7 +74,7 @@ static int sum_others(const struct run *run, const struct interval *iv, const bo
 			o->sum[e].running += s->sum[e].running;
 		}
 	}
-	return report_derive(run, others);
+	return interval_derive(run, others);
 }
 
 /*

@@ -7,7 +7,7 @@
 #ifndef CGTMA_TOP_H
 #define CGTMA_TOP_H
 
-#include "report.h"
+#include "interval.h"
 
 /*
  * What the terminal shows of an interval under --top: shown's scopes are copies of the

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The cgroups a run counts, found by id, each with its counts (counts.h); and, for the run's summary, the cgroups that were counted and
- * are gone. Memory follows the cgroups tracked now: a removed cgroup keeps only its path and
- * totals summed over CPUs, up to TRACKER_REMOVED_KEPT of them; beyond that, removed
- * cgroups are folded into one row that says how many it holds. No kernel here: the session
- * keeps the BPF maps in step.
+ * The cgroups a run counts, found by id, each with its counts (counts.h); and, for the
+ * run's summary, the cgroups that were counted and are gone. Memory follows the cgroups
+ * tracked now: a removed cgroup keeps only its path and totals summed over CPUs, up to
+ * TRACKER_REMOVED_KEPT of them; beyond that, removed cgroups are folded into one row that
+ * says how many it holds. No kernel here: the session keeps the BPF maps in step.
  *
  *   struct tracker t;
  *
@@ -23,8 +23,8 @@
 #include "bpf/cgtma.h"
 #include "counts.h"
 #include "hashmap.h"
+#include "interval.h"
 #include "noise.h"
-#include "report.h"
 
 /* Removed cgroups the summary names one by one; the rest it folds into one row. */
 #define TRACKER_REMOVED_KEPT 1000

@@ -13,7 +13,7 @@
  * perf-metrics or SMT. Besides, with at least 2 cgroups the second is multiplexed (counted
  * 55-85 % of the time); with 3, the third is idle for 3 intervals midway; with 4, the last one
  * appears a quarter into the run and is removed at three quarters. The system scope sums the
- * cgroups; the summary sums the intervals. Every cgroup row has noise (report.h's struct noise:
+ * cgroups; the summary sums the intervals. Every cgroup row has noise (interval.h's struct noise:
  * every field), drifting too, its antagonists the other cgroups (at most two); the summary's
  * is the intervals' mean, its nr_throttled their sum.
  */
@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interval.h"
 #include "output.h"
 #include "record.h"
-#include "report.h"
 
 #define START_TIME 1767225600.0		/* 2026-01-01 00:00:00 UTC */
 #define MAX_VECTORS 8

@@ -3,7 +3,7 @@
  * Synthetic runs and intervals for the output tests: a model's plan at some level, and
  * scopes whose event sums come from a vector's counts (tests/vectors) or from the test.
  * A scope's sums say counter, enabled and running per event, as the BPF side would; the
- * interval then goes through report_derive(), as a live one does.
+ * interval then goes through interval_derive(), as a live one does.
  */
 #ifndef CGTMA_TEST_SYNTH_H
 #define CGTMA_TEST_SYNTH_H
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "interval.h"
 #include "model.h"
-#include "report.h"
 #include "tma.h"
 
 #define SYNTH_ENABLED 1000000000ULL	/* every event enabled 1 s */
@@ -154,7 +154,7 @@ static inline void synth_multiplex(struct scope *s, int event, double fraction)
 }
 
 /*
- * A cgroup's noise with every field (report.h's struct noise) and two antagonists, one a
+ * A cgroup's noise with every field (interval.h's struct noise) and two antagonists, one a
  * container's and one a plain cgroup: values a double holds exactly, so that every output's
  * text is known to the digit.
  */

@@ -270,7 +270,7 @@ static bool write_interval(const char *dir, const struct run *run, struct interv
 {
 	struct output *o = NULL;
 
-	CHECK_INT(report_derive(run, iv), 0);
+	CHECK_INT(interval_derive(run, iv), 0);
 	CHECK_INT(output_cdm_open(dir, &o), 0);
 	if (!o)
 		return false;
@@ -358,9 +358,9 @@ static void check_nodes(void)
 		if (i == 3)
 			CHECK(synth_scope(&sy, &iv[i], SCOPE_CGROUP, "/", -1, counts, 1) != NULL, "root");
 		interval_sort(&iv[i]);
-		CHECK_INT(report_derive(&sy.run, &iv[i]), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv[i]), 0);
 	}
-	CHECK_INT(report_derive(&sy.run, &iv[0]), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv[0]), 0);
 
 	CHECK_INT(output_cdm_open(dir, &o), 0);
 	if (!o)
@@ -627,7 +627,7 @@ static void check_events(void)
 			s->sum[1] = (struct cgtma_count){ 7, 10, 5 };
 			s->sum[2] = (struct cgtma_count){ 0, 10, 0 };
 		}
-		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv[k]), 0);
 	}
 	if (!write_unstarted(dir, &sy.run, iv, 2, &f, "-e files"))
 		goto out;
@@ -678,7 +678,7 @@ static void check_missed(void)
 		iv[k].missed_max_ns = max_ns[k];
 		if (s)
 			s->sum[0] = (struct cgtma_count){ 100, 10, 10 };
-		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv[k]), 0);
 	}
 	CHECK_INT(output_cdm_open(dir, &o), 0);
 	if (!o)
@@ -757,7 +757,7 @@ static void check_idle_spans(void)
 							  rows[i].n ? 10 : 0 };
 		}
 		interval_sort(&iv[k]);
-		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv[k]), 0);
 	}
 	CHECK_INT(output_cdm_open(dir, &o), 0);
 	if (!o)
@@ -892,7 +892,7 @@ static void check_thread_rename(void)
 		iv[k].time = sy.run.start_time + 0.5 * (k + 1);
 		snprintf(s->comm, sizeof(s->comm), "%s", comms[k]);
 		s->sum[0] = (struct cgtma_count){ 1000 * (k + 1), 10, 10 };
-		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv[k]), 0);
 	}
 	CHECK_INT(output_cdm_open(dir, &o), 0);
 	if (!o)
@@ -1048,7 +1048,7 @@ static void check_full(void)
 		for (int i = 0; s && i < sy.run.nr_events; i++)
 			s->sum[i] = (struct cgtma_count){ 123456789, SYNTH_ENABLED, SYNTH_ENABLED };
 	}
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	CHECK_INT(output_cdm_open(dir, &o), 0);
 	if (!o)
 		goto out;
@@ -1182,7 +1182,7 @@ static void check_report(void)
 		iv[i].summary = i == 2;
 		CHECK(synth_scope(&sy, &iv[i], SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
 		CHECK(synth_scope(&sy, &iv[i], SCOPE_CGROUP, "/bench", -1, counts, 3) != NULL, "scope");
-		CHECK_INT(report_derive(&sy.run, &iv[i]), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv[i]), 0);
 	}
 	CHECK_INT(output_record_open(rec, &o), 0);
 	if (!o)
@@ -1257,7 +1257,7 @@ static void check_noise(void)
 			if (s && i == 1 && k)
 				s->noise = (struct noise){ .has = NOISE_WAIT, .wait = 1.5 };
 		}
-		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv[k]), 0);
 	}
 	if (!write_unstarted(dir, &sy.run, iv, 2, &f, "noise files"))
 		goto out;

@@ -205,8 +205,8 @@ static char *check_vector(const char *file, int idx, json_object *vec, bool verb
 	}
 	set_cpu_s(&iv.scopes[0], sy.run.nr_events, vec);
 	set_cpu_s(&sum.scopes[0], sy.run.nr_events, vec);
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
-	CHECK_INT(report_derive(&sy.run, &sum), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &sum), 0);
 	text = render(",", &sy.run, ivs, 2);
 	CHECK(text != NULL, "%s[%d]: nothing rendered", file, idx);
 	if (!text)
@@ -451,8 +451,8 @@ static void check_scopes(void)
 		}
 	}
 	interval_sort(&b);
-	CHECK_INT(report_derive(&sy.run, &a), 0);
-	CHECK_INT(report_derive(&sy.run, &b), 0);
+	CHECK_INT(interval_derive(&sy.run, &a), 0);
+	CHECK_INT(interval_derive(&sy.run, &b), 0);
 
 	text = render(",", &sy.run, ivs, 2);
 	CHECK(text != NULL, "nothing rendered");
@@ -562,7 +562,7 @@ static void sw_interval(struct synth *sy, struct interval *iv, __u64 cpu_clock)
 	s->sum[synth_event(sy, "context-switches")].counter = 2001;
 	s->sum[synth_event(sy, "page-faults")].counter = 400;
 	s->sum[synth_event(sy, "page-faults")].running = SYNTH_ENABLED / 2;
-	CHECK_INT(report_derive(&sy->run, iv), 0);
+	CHECK_INT(interval_derive(&sy->run, iv), 0);
 }
 
 /*
@@ -633,7 +633,7 @@ static void check_flat(void)
 		s->sum[1] = (struct cgtma_count){ 0, 10, 10 };
 		s->sum[2] = (struct cgtma_count){ 7, 10, 10 };
 	}
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	text = render(",", &sy.run, ivs, 1);
 	CHECK(text && !strcmp(text,
 		"Timestamp,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle\n"
@@ -705,7 +705,7 @@ static void check_noise(void)
 			synth_noise(&s->noise);
 	}
 	CHECK_INT(iv.nr_scopes, 4);
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	text = render(",", &sy.run, ivs, 1);
 	CHECK(text && !strcmp(text, want), "got:\n%s\nwant:\n%s", text ? text : "(null)", want);
 	free(text);

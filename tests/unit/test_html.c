@@ -46,7 +46,7 @@ static void add_interval(struct synth *sy, struct interval *iv, bool summary, bo
 		CHECK(ran(interval_add_scope(iv, &sy->run, SCOPE_IRQ, "NET_RX", -1), 20) != NULL,
 		      "irq");
 	interval_sort(iv);
-	CHECK_INT(report_derive(&sy->run, iv), 0);
+	CHECK_INT(interval_derive(&sy->run, iv), 0);
 }
 
 /* The page's charts, "KIND:SCOPE" in page order, one per line. */
@@ -114,7 +114,7 @@ static bool open_page(char *path, struct synth *sy, struct output **o)
 static void emit_sorted(struct output *o, struct synth *sy, struct interval *iv, bool last)
 {
 	interval_sort(iv);
-	CHECK_INT(report_derive(&sy->run, iv), 0);
+	CHECK_INT(interval_derive(&sy->run, iv), 0);
 	CHECK_INT(last ? o->ops->summary(o, &sy->run, iv) : o->ops->interval(o, &sy->run, iv), 0);
 }
 
@@ -198,7 +198,7 @@ static void test_flames(void)
 	iv.time = sy.run.start_time + 1;
 	iv.interval_s = 1;
 	CHECK(ran(interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, "/web", -1), 10) != NULL, "web");
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	CHECK_INT(o->ops->interval(o, &sy.run, &iv), 0);
 	iv.summary = true;
 	CHECK_INT(o->ops->summary(o, &sy.run, &iv), 0);

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "bpf/cgtma.h"
+#include "interval.h"
 #include "irqscope.h"
-#include "report.h"
 #include "test.h"
 
 int main(void)

@@ -84,7 +84,7 @@ static void check_split_nodes(int level, int want)
 	CHECK_INT(synth_open(&sy, "spr", level, true, NULL, 0), 0);
 	iv.time = sy.run.start_time + 1;
 	CHECK(synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	text = render(&sy.run, ivs, 1);
 	if (text)
 		line = json_tokener_parse(text);
@@ -160,7 +160,7 @@ static void check_metrics(void)
 							  scopes[k].ns, scopes[k].ns };
 		}
 	}
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	text = render(&sy.run, ivs, 1);
 	CHECK(text != NULL, "render");
 	/* rows in the order added: each one's metrics, then the row's end */
@@ -192,7 +192,7 @@ static void check_huge_seconds(struct synth *sy)
 	char *text;
 
 	CHECK(interval_add_scope(&big, &sy->run, SCOPE_SYSTEM, NULL, -1) != NULL, "scope");
-	report_derive(&sy->run, &big);
+	interval_derive(&sy->run, &big);
 	text = render(&sy->run, ivs, 1);
 	line = text ? json_tokener_parse(text) : NULL;
 	CHECK(line != NULL, "huge seconds: not JSON: %s", text ? text : "");
@@ -223,7 +223,7 @@ static void check_noise(struct synth *sy)
 		return;
 	synth_noise(&full->noise);
 	wait->noise = (struct noise){ .has = NOISE_WAIT, .wait = 1.5 };
-	report_derive(&sy->run, &iv);
+	interval_derive(&sy->run, &iv);
 	text = render(&sy->run, ivs, 1);
 	line = text ? json_tokener_parse(text) : NULL;
 	CHECK(line != NULL, "not JSON: %s", text ? text : "");
@@ -311,9 +311,9 @@ int main(void)
 	cg->sum[1] = (struct cgtma_count){ UINT64_MAX / 2, 3000, 1 };
 	cg->removed = true;
 	cg->cgroup_id = 4294967301ULL;	/* past 32 bits */
-	report_derive(&sy.run, &iv);
+	interval_derive(&sy.run, &iv);
 	CHECK(interval_add_scope(&total, &sy.run, SCOPE_SYSTEM, NULL, -1) != NULL, "summary");
-	report_derive(&sy.run, &total);
+	interval_derive(&sy.run, &total);
 
 	text = render(&sy.run, ivs, 2);
 	CHECK(text != NULL, "no output");

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "interval.h"
 #include "output.h"
-#include "report.h"
 #include "synth.h"
 #include "test.h"
 
@@ -548,7 +548,7 @@ static void test_real_model(void)
 	CHECK_INT(output_prometheus_open(listen, &o), 0);
 	CHECK(synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1) &&
 	      synth_scope(&sy, &iv, SCOPE_CGROUP, "/c", -1, counts, 1), "synth_scope");
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	if (o) {
 		CHECK_INT(o->ops->begin(o, &sy.run), 0);
 		CHECK_INT(o->ops->interval(o, &sy.run, &iv), 0);

@@ -205,7 +205,7 @@ static int fixture_init(struct fixture *fx, int level, bool once)
 				if (k == 2 && e == 3)
 					s[k]->sum[e].running = 0;
 			}
-		if (!once && report_derive(&fx->run, iv))
+		if (!once && interval_derive(&fx->run, iv))
 			return -1;
 	}
 	return 0;
@@ -323,7 +323,7 @@ static void check_interval(const struct fixture *fx, const struct interval *want
 	CHECK_INT(got->nr_scopes, want->nr_scopes);
 	if (got->nr_scopes != want->nr_scopes)
 		return;
-	CHECK(report_derive(&fx->run, got) == 0, "derive");
+	CHECK(interval_derive(&fx->run, got) == 0, "derive");
 	for (int s = 0; s < got->nr_scopes; s++) {
 		const struct scope *a = &want->scopes[s], *b = &got->scopes[s];
 
@@ -1130,7 +1130,7 @@ static void test_report_metrics(const char *path, const char *model, const char 
 								     t, t };
 			}
 		interval_sort(&iv[i]);
-		CHECK_INT(report_derive(&run, &iv[i]), 0);
+		CHECK_INT(interval_derive(&run, &iv[i]), 0);
 	}
 	{
 		struct output *rec;

@@ -2,12 +2,12 @@
 /*
  * Counter arithmetic: deltas of cumulative readings (modulo 2^64), sums, scaling for
  * multiplexing with its edge cases (running = 0, enabled = 0, running > enabled), and how a
- * scope's raw sums become counts and states in report_derive().
+ * scope's raw sums become counts and states in interval_derive().
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "interval.h"
 #include "scale.h"
 #include "test.h"
 
@@ -156,7 +156,7 @@ static void test_derive(void)
 	s->sum[1] = C(100, 1000, 250);		/* multiplexed: x4 */
 	s->sum[2] = C(0, 1000, 0);		/* never scheduled on a counter */
 	s->sum[3] = C(0, 0, 0);			/* not enabled */
-	CHECK_INT(report_derive(&run, &iv), 0);
+	CHECK_INT(interval_derive(&run, &iv), 0);
 	s = &iv.scopes[0];
 	idle = &iv.scopes[1];
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Scope keys (report.h): the same scope has the same key in every interval (removed or not,
+ * Scope keys (interval.h): the same scope has the same key in every interval (removed or not,
  * with its names or without), every other scope another, for every kind and for paths of
  * any bytes; keys compare in interval_sort()'s order (kind, name, then CPU or tid as
  * numbers); scope_key_of() gives the key a scope would have. Prints what making 10,000
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "report.h"
+#include "interval.h"
 #include "test.h"
 
 struct id {

@@ -111,7 +111,7 @@ static void check_tree_lines(void)
 		CHECK(s != NULL, "%s: scope", tree_cases[c].what);
 		for (int e = 0; s && tree_cases[c].multiplex < 1 && e < sy.run.nr_events; e++)
 			synth_multiplex(s, e, tree_cases[c].multiplex);
-		CHECK_INT(report_derive(&sy.run, &iv), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv), 0);
 		text = render(&sy.run, &iv);
 		CHECK(text != NULL, "%s: render", tree_cases[c].what);
 		for (int k = 0; text && k < 6 && tree_cases[c].want[k]; k++)
@@ -146,7 +146,7 @@ static void check_threads_and_irq(void)
 	add(&iv, &sy.run, SCOPE_TASK, "/b", 13, NULL, 30);
 	add(&iv, &sy.run, SCOPE_IRQ, NULL, 0, "NET_RX", 7);
 	interval_sort(&iv);
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	/* Said under the header: not exact, and how much it can matter. */
 	iv.missed_slices = 1;
 	iv.missed_max_ns = 42000;
@@ -211,7 +211,7 @@ static void check_incarnations(void)
 			iv.scopes[iv.nr_scopes - 1].removed = incarnation_cases[c].rows[r].removed;
 		}
 		interval_sort(&iv);
-		CHECK_INT(report_derive(&sy.run, &iv), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv), 0);
 		text = render(&sy.run, &iv);
 		CHECK(text != NULL, "render");
 		at = text;
@@ -251,7 +251,7 @@ static void check_split_marker(void)
 	sy.run.verbose = true;
 	iv.time = sy.run.start_time + 1;
 	CHECK(synth_scope(&sy, &iv, SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	text = render(&sy.run, &iv);
 	CHECK(text != NULL, "render");
 	for (int i = 0; text && i < sy.plan->nr_nodes; i++) {
@@ -307,7 +307,7 @@ static void check_container_labels(void)
 		add(&iv, &sy.run, SCOPE_CGROUP, "/user.slice", 0, NULL, 30);
 		CHECK_INT(scope_set_names(&iv.scopes[1], &web), 0);
 		interval_sort(&iv);
-		CHECK_INT(report_derive(&sy.run, &iv), 0);
+		CHECK_INT(interval_derive(&sy.run, &iv), 0);
 		text = render(&sy.run, &iv);
 		CHECK(text && strstr(text, cases[c].want) && !strstr(text, cases[c].absent) &&
 		      strstr(text, "\n/user.slice "), "verbose %d: want '%s', not '%s':\n%s",
@@ -396,7 +396,7 @@ static void check_default_metrics(void)
 	}
 	CHECK_INT(iv.nr_scopes, 6);
 	interval_sort(&iv);
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	text = render(&sy.run, &iv);
 	CHECK(text && !strcmp(after_header(text), want), "got:\n%s\nwant:\n%s",
 	      after_header(text), want);
@@ -465,7 +465,7 @@ static void check_metrics_block(void)
 	s = synth_scope(&sy, &iv, SCOPE_CGROUP, "/b", -1, counts, 1);
 	if (s && l1 >= 0)
 		s->sum[l1].running = 0;
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	text = render(&sy.run, &iv);
 	CHECK(text && !strncmp(after_header(text), want_system, sizeof(want_system) - 1),
 	      "got:\n%s", after_header(text));
@@ -516,7 +516,7 @@ static void check_noise(void)
 		synth_noise(&iv.scopes[1].noise);
 		iv.scopes[2].noise = (struct noise){ .has = NOISE_WAIT, .wait = 1.5 };
 	}
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	for (int verbose = 0; verbose <= 1; verbose++) {
 		char *text;
 

@@ -44,7 +44,7 @@ static void add_rows(struct interval *iv, const struct run *run, const struct ro
 		s->sum[3].counter = r->switches / 2;
 	}
 	interval_sort(iv);
-	CHECK_INT(report_derive(run, iv), 0);
+	CHECK_INT(interval_derive(run, iv), 0);
 }
 
 /* The shown rows' labels, one a line ("system", "cpu1", "/a@cpu1", "/a:7", "irq:NET_RX"). */
@@ -259,7 +259,7 @@ static void check_tree(void)
 	for (int e = 0; iv.nr_scopes == 4 && e < sy.run.nr_events; e++)
 		iv.scopes[1].sum[e].enabled = iv.scopes[1].sum[e].running = 2 * SYNTH_ENABLED;
 	interval_sort(&iv);
-	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
 	for (int i = 0; i < iv.nr_scopes; i++)
 		if (iv.scopes[i].cgroup && !strcmp(iv.scopes[i].cgroup, "/b"))
 			b = i;
@@ -274,7 +274,7 @@ static void check_tree(void)
 		sum->sum[e].enabled = iv.scopes[b].sum[e].enabled + iv.scopes[c].sum[e].enabled;
 		sum->sum[e].running = iv.scopes[b].sum[e].running + iv.scopes[c].sum[e].running;
 	}
-	CHECK_INT(report_derive(&sy.run, &want), 0);
+	CHECK_INT(interval_derive(&sy.run, &want), 0);
 	CHECK_INT(top_view_make(&sy.run, &iv, 1, &v), 1);
 	CHECK_INT(v.shown.nr_scopes, 3);
 	if (v.shown.nr_scopes == 3) {
