@@ -20,20 +20,24 @@ void neighbours_add(const struct cgtma_noise_key *key, const struct cgtma_noise_
 {
 	struct neighbours *nb = ctx;
 	struct neighbour_pair *p;
+	char k[48];
+	int i;
 
 	if (nb->err)
 		return;
 	/* Both halves' pairs may come in one read: one entry per pair all the same. */
-	for (int i = 0; i < nb->nr; i++) {
+	snprintf(k, sizeof(k), "%llx:%llx", (unsigned long long)key->cgroup,
+		 (unsigned long long)key->other);
+	i = hashmap_get_str(&nb->pair_index, k);
+	if (i >= 0) {
 		p = &nb->pairs[i];
-		if (p->cgroup == key->cgroup && p->other == key->other) {
-			p->preempt += pair->preempt;
-			p->took_ns += pair->took_ns;
-			p->smt_ns += pair->smt_ns;
-			return;
-		}
+		p->preempt += pair->preempt;
+		p->took_ns += pair->took_ns;
+		p->smt_ns += pair->smt_ns;
+		return;
 	}
-	if (ALLOC_GROW(nb->pairs, nb->nr + 1, nb->cap)) {
+	if (ALLOC_GROW(nb->pairs, nb->nr + 1, nb->cap) ||
+	    hashmap_put_str(&nb->pair_index, k, nb->nr)) {
 		nb->err = -ENOMEM;
 		return;
 	}
@@ -118,11 +122,15 @@ int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
 		       const struct neighbour_row *rows, int nr_rows, neighbour_name_fn name_of,
 		       void *ctx)
 {
-	struct hashmap by_path = HASHMAP_INIT;
 	int err = nb->err;
 
+	hashmap_clear(&nb->by_path);
+	hashmap_clear(&nb->by_id);
+	nb->rows = rows;
+	nb->nr_rows = nr_rows;
 	for (int r = 0; r < nr_rows && !err && nb->nr; r++)
-		err = hashmap_put_str(&by_path, rows[r].path, r);
+		err = hashmap_put_str(&nb->by_path, rows[r].path, r) ?:
+		      hashmap_put_u64(&nb->by_id, rows[r].id, r);
 	for (int i = 0; i < nb->nr && !err; i++) {
 		struct neighbour_pair *p = &nb->pairs[i];
 		const char *other;
@@ -132,7 +140,7 @@ int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
 		    (err = path_of(nb, view, rows, nr_rows, p->other, &other)))
 			break;
 		/* Named by the deepest tracked cgroup that holds it. */
-		r = other[0] == '/' ? deepest_row(&by_path, other) : -1;
+		r = other[0] == '/' ? deepest_row(&nb->by_path, other) : -1;
 		p->other_name = r >= 0 ? rows[r].path : other;
 		p->other_container = r >= 0 ? rows[r].container :
 				     name_of && other[0] == '/' ? name_of(p->other, other, ctx) :
@@ -140,7 +148,6 @@ int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
 		if (p->path[0] != '/')
 			p->path = NULL;		/* "(cgroup id N)": in no row by path */
 	}
-	hashmap_clear(&by_path);
 	return err;
 }
 
@@ -164,35 +171,87 @@ static struct neighbour *tally_entry(struct neighbour_tally *t, const char *name
 	return e;
 }
 
+/*
+ * The rule: whether pair p is noise for the tracked cgroup at path (id): its cgroup is in the
+ * subtree, and its antagonist is not (the root's subtree holds every cgroup).
+ */
+static bool pair_counts_for(const struct neighbour_pair *p, const char *path, __u64 id)
+{
+	if (!(p->path ? path_within(p->path, path) : p->cgroup == id))
+		return false;
+	return p->other != id && strcmp(path, "/") &&
+	       !(p->other_name[0] == '/' && path_within(p->other_name, path));
+}
+
+/* Adds pair p to t. 0 or -ENOMEM. */
+static int tally_add(struct neighbour_tally *t, const struct neighbour_pair *p)
+{
+	struct neighbour *e = tally_entry(t, p->other_name, p->other_container, false);
+
+	if (!e)
+		return -ENOMEM;
+	t->preempt += p->preempt;
+	t->smt_ns += p->smt_ns;
+	e->preempt += p->preempt;
+	e->took_ns += p->took_ns;
+	e->smt_ns += p->smt_ns;
+	return 0;
+}
+
 int neighbours_tally(const struct neighbours *nb, const char *path, __u64 id,
 		     struct neighbour_tally *t)
 {
-	for (int i = 0; i < nb->nr; i++) {
-		const struct neighbour_pair *p = &nb->pairs[i];
-		struct neighbour *e;
+	int err = 0;
 
-		if (!(p->path ? path_within(p->path, path) : p->cgroup == id))
+	for (int i = 0; i < nb->nr && !err; i++)
+		if (pair_counts_for(&nb->pairs[i], path, id))
+			err = tally_add(t, &nb->pairs[i]);
+	return err;
+}
+
+int neighbours_tally_rows(const struct neighbours *nb, struct neighbour_tally *t)
+{
+	char dir[4096];
+	int err = 0;
+
+	for (int i = 0; i < nb->nr && !err; i++) {
+		const struct neighbour_pair *p = &nb->pairs[i];
+		char *slash;
+		int r;
+
+		if (!p->path) {
+			/* Named by no path: the row of its own id alone. */
+			r = hashmap_get_u64(&nb->by_id, p->cgroup);
+			if (r >= 0 && pair_counts_for(p, nb->rows[r].path, nb->rows[r].id))
+				err = tally_add(&t[r], p);
 			continue;
-		/* Inside the subtree (the root's holds every cgroup): not a neighbour. */
-		if (p->other == id || !strcmp(path, "/") ||
-		    (p->other_name[0] == '/' && path_within(p->other_name, path)))
+		}
+		if (snprintf(dir, sizeof(dir), "%s", p->path) >= (int)sizeof(dir))
 			continue;
-		t->preempt += p->preempt;
-		t->smt_ns += p->smt_ns;
-		e = tally_entry(t, p->other_name, p->other_container, false);
-		if (!e)
-			return -ENOMEM;
-		e->preempt += p->preempt;
-		e->took_ns += p->took_ns;
-		e->smt_ns += p->smt_ns;
+		/* Each directory from the pair's cgroup up: the rows that hold it. */
+		for (;;) {
+			r = hashmap_get_str(&nb->by_path, dir);
+			if (r >= 0 && pair_counts_for(p, nb->rows[r].path, nb->rows[r].id) &&
+			    (err = tally_add(&t[r], p)))
+				break;
+			slash = strrchr(dir, '/');
+			if (!strcmp(dir, "/") || !slash)
+				break;
+			slash[slash == dir] = '\0';	/* "/a" -> "/" */
+		}
 	}
-	return 0;
+	return err;
 }
 
 void neighbours_clear(struct neighbours *nb)
 {
 	nb->nr = 0;
 	nb->err = 0;
+	hashmap_clear(&nb->pair_index);
+	hashmap_clear(&nb->by_path);
+	hashmap_clear(&nb->by_id);
+	nb->rows = NULL;
+	nb->nr_rows = 0;
 	if (nb->nr_paths < PATHS_KEPT)
 		return;
 	for (int i = 0; i < nb->nr_paths; i++)
@@ -208,6 +267,9 @@ void neighbours_release(struct neighbours *nb)
 	free(nb->paths);
 	free(nb->pairs);
 	hashmap_clear(&nb->ids);
+	hashmap_clear(&nb->pair_index);
+	hashmap_clear(&nb->by_path);
+	hashmap_clear(&nb->by_id);
 	memset(nb, 0, sizeof(*nb));
 }
 

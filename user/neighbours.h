@@ -11,10 +11,10 @@
  *
  *   collector__read_noise(col, neighbours_add, &nb);
  *   neighbours_resolve(&nb, &view, rows, nr_rows, name_of, ctx);
+ *   neighbours_tally_rows(&nb, interval);       // interval[r] per row, zeroed first
  *   for each tracked cgroup r:
- *           neighbours_tally(&nb, rows[r].path, rows[r].id, &interval);   // zeroed first
- *           neighbour_tally_noise(&interval, seconds, smt, &noise);
- *           neighbour_tally_merge(&run, &interval, seconds);
+ *           neighbour_tally_noise(&interval[r], seconds, smt, &noise);
+ *           neighbour_tally_merge(&run, &interval[r], seconds);
  *   neighbours_clear(&nb);
  */
 #ifndef CGTMA_NEIGHBOURS_H
@@ -48,14 +48,20 @@ struct neighbour_pair {
 struct neighbours {
 	struct neighbour_pair *pairs;
 	int nr, cap;
+	struct hashmap pair_index;	/* "cgroup:other" -> index into pairs */
 	int err;			/* neighbours_add()'s first error (-ENOMEM) */
+	/* The rows of the last neighbours_resolve(), by path and by id. */
+	const struct neighbour_row *rows;
+	int nr_rows;
+	struct hashmap by_path, by_id;
 	/* The paths of the ids seen, kept between intervals. */
 	struct hashmap ids;		/* id -> index into paths */
 	char **paths;
 	int nr_paths, cap_paths;
 };
 
-#define NEIGHBOURS_INIT { .ids = HASHMAP_INIT }
+#define NEIGHBOURS_INIT { .pair_index = HASHMAP_INIT, .ids = HASHMAP_INIT, \
+			  .by_path = HASHMAP_INIT, .by_id = HASHMAP_INIT }
 
 /* One antagonist's sums. */
 struct neighbour {
@@ -83,7 +89,8 @@ typedef const char *(*neighbour_name_fn)(__u64 id, const char *path, void *ctx);
  * Names both cgroups of every pair: paths by id through view (the tracked rows' own ids
  * where the view cannot name them: a removed cgroup), and each antagonist by the deepest of
  * rows that holds it, or by its own path with its container's name from name_of (NULL:
- * none). 0, or -ENOMEM (or neighbours_add()'s error).
+ * none). rows stay nb's until neighbours_clear(). 0, or -ENOMEM (or neighbours_add()'s
+ * error).
  */
 int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
 		       const struct neighbour_row *rows, int nr_rows, neighbour_name_fn name_of,
@@ -96,7 +103,14 @@ int neighbours_resolve(struct neighbours *nb, const struct cgview *view,
 int neighbours_tally(const struct neighbours *nb, const char *path, __u64 id,
 		     struct neighbour_tally *t);
 
-/* Forgets the interval's pairs (the paths stay, up to a bound). */
+/*
+ * neighbours_tally() for every row of the last neighbours_resolve() at once, into t[r] for
+ * row r: one pass over the pairs, each going to the rows that hold its cgroup (its path's
+ * directories, looked up), rather than one pass per row. 0 or -ENOMEM.
+ */
+int neighbours_tally_rows(const struct neighbours *nb, struct neighbour_tally *t);
+
+/* Forgets the interval's pairs and rows (the paths stay, up to a bound). */
 void neighbours_clear(struct neighbours *nb);
 void neighbours_release(struct neighbours *nb);
 

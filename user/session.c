@@ -193,16 +193,20 @@ static const char *container_name(__u64 id, const char *path, void *ctx)
 static int read_neighbours(struct session *s, double seconds, bool zero)
 {
 	bool smt = collector__smt(s->col);
-	int err = 0, n = 0;
+	int err = 0, n = 0, old_cap;
 
 	if (!collector__noise(s->col))
 		return 0;
 	if (collector__read_noise(s->col, neighbours_add, &s->nb) || zero)
 		goto out;
-	if (ALLOC_GROW(s->rows, s->tk.nr, s->cap_rows)) {
+	old_cap = s->cap_tallies;
+	if (ALLOC_GROW(s->rows, s->tk.nr, s->cap_rows) ||
+	    ALLOC_GROW(s->tallies, s->tk.nr, s->cap_tallies)) {
 		err = -ENOMEM;
 		goto out;
 	}
+	/* New tallies empty: each keeps its allocation from one interval to the next. */
+	memset(s->tallies + old_cap, 0, (s->cap_tallies - old_cap) * sizeof(*s->tallies));
 	for (int t = 0; t < s->tk.nr; t++) {
 		struct tracked *tr = &s->tk.tracked[t];
 
@@ -213,19 +217,23 @@ static int read_neighbours(struct session *s, double seconds, bool zero)
 					     tr->names.pod,
 			};
 	}
-	err = neighbours_resolve(&s->nb, &s->sel.view, s->rows, n, container_name, s);
-	for (int t = 0; t < s->tk.nr && !err; t++) {
+	for (int r = 0; r < n; r++)
+		neighbour_tally_reset(&s->tallies[r]);
+	err = neighbours_resolve(&s->nb, &s->sel.view, s->rows, n, container_name, s) ?:
+	      neighbours_tally_rows(&s->nb, s->tallies);
+	/* The rows in the tracked cgroups' order, the refused left out, as built above. */
+	for (int t = 0, r = 0; t < s->tk.nr && !err; t++) {
 		struct tracked *tr = &s->tk.tracked[t];
+		const struct neighbour_tally *tally = &s->tallies[r];
 
-		if (tr->refused || !tr->present || tracked_quiet(tr))
+		if (tr->refused)
 			continue;
-		neighbour_tally_reset(&s->tally);
-		err = neighbours_tally(&s->nb, tr->path, tr->id, &s->tally);
-		if (err)
-			break;
-		neighbour_tally_noise(&s->tally, seconds, smt, &tr->noise.now);
+		r++;
+		if (!tr->present || tracked_quiet(tr))
+			continue;
+		neighbour_tally_noise(tally, seconds, smt, &tr->noise.now);
 		tr->noise.others_smt = smt;
-		err = neighbour_tally_merge(&tr->noise.others, &s->tally, seconds);
+		err = neighbour_tally_merge(&tr->noise.others, tally, seconds);
 	}
 out:
 	neighbours_clear(&s->nb);
@@ -533,7 +541,9 @@ static void session_release(struct session *s)
 	free(s->read_prev);
 	free(s->read_now);
 	neighbours_release(&s->nb);
-	neighbour_tally_release(&s->tally);
+	for (int r = 0; r < s->cap_tallies; r++)
+		neighbour_tally_release(&s->tallies[r]);
+	free(s->tallies);
 	free(s->rows);
 	irq_release(s);
 	measurement_release(&s->m);

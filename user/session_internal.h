@@ -61,10 +61,11 @@ struct session {
 	bool warned_in_phase;		/* session_warn_in_phase() said it */
 
 	struct sampling sp;		/* --sample */
-	/* Noise between cgroups (collector_setup.noise): the interval's pairs, one cgroup's
-	 * sums of them, and the tracked cgroups they are sorted into. */
+	/* Noise between cgroups (collector_setup.noise): the interval's pairs, each tracked
+	 * cgroup's sums of them, and the tracked cgroups they are sorted into. */
 	struct neighbours nb;
-	struct neighbour_tally tally;
+	struct neighbour_tally *tallies;	/* per row, cap_tallies of them */
+	int cap_tallies;
 	struct neighbour_row *rows;
 	int cap_rows;
 };

@@ -34,6 +34,32 @@ static const struct antagonist *find(const struct noise *n, const char *cg)
 	return NULL;
 }
 
+/*
+ * neighbours_tally_rows(): for each of the last resolve's rows, what neighbours_tally() gives
+ * that row alone: the same sums and the same antagonists, in the same order.
+ */
+static void same_as_rows(const struct neighbours *nb, const struct neighbour_row *r, int n)
+{
+	struct neighbour_tally all[16] = {}, one = {};
+
+	CHECK(n <= 16, "%d rows", n);
+	CHECK_INT(neighbours_tally_rows(nb, all), 0);
+	for (int i = 0; i < n && i < 16; i++) {
+		neighbour_tally_reset(&one);
+		CHECK_INT(neighbours_tally(nb, r[i].path, r[i].id, &one), 0);
+		CHECK(all[i].preempt == one.preempt && all[i].smt_ns == one.smt_ns &&
+		      all[i].nr == one.nr, "%s: %llu preempt, %d antagonists; alone %llu, %d",
+		      r[i].path, (unsigned long long)all[i].preempt, all[i].nr,
+		      (unsigned long long)one.preempt, one.nr);
+		for (int k = 0; k < all[i].nr && k < one.nr; k++)
+			CHECK(!strcmp(all[i].v[k].cgroup, one.v[k].cgroup) &&
+			      all[i].v[k].took_ns == one.v[k].took_ns, "%s: antagonist %d",
+			      r[i].path, k);
+		neighbour_tally_release(&all[i]);
+	}
+	neighbour_tally_release(&one);
+}
+
 static void test_interval(void)
 {
 	struct neighbours nb = NEIGHBOURS_INIT;
@@ -48,6 +74,7 @@ static void test_interval(void)
 	add(&nb, 20, 11, 0, 45, 400000000, 300000000);
 	CHECK_INT(nb.nr, 4);
 	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS, NULL, NULL), 0);
+	same_as_rows(&nb, rows, NR_ROWS);
 
 	/* /a: /a/y's preemptions of /a/x are its own affair; /b and the root are noise. */
 	CHECK_INT(neighbours_tally(&nb, "/a", 10, &t), 0);
@@ -136,6 +163,7 @@ static void test_top_five(void)
 		add(&nb, 100, 100 + i, 0, 10 - i, 1000000ull * i, 0);
 	add(&nb, 100, 107, 0, 0, 0, 0);
 	CHECK_INT(neighbours_resolve(&nb, NULL, many, 8, NULL, NULL), 0);
+	same_as_rows(&nb, many, 8);
 	CHECK_INT(neighbours_tally(&nb, "/v", 100, &t), 0);
 	neighbour_tally_noise(&t, 1.0, false, &n);
 	CHECK_INT(n.nr_antagonists, 5);
@@ -155,6 +183,7 @@ static void test_unknown(void)
 	add(&nb, 10, 999, 0, 3, 1000, 0);
 	add(&nb, 998, 20, 0, 3, 1000, 0);
 	CHECK_INT(neighbours_resolve(&nb, NULL, rows, NR_ROWS, NULL, NULL), 0);
+	same_as_rows(&nb, rows, NR_ROWS);
 	CHECK_INT(neighbours_tally(&nb, "/a", 10, &t), 0);
 	neighbour_tally_noise(&t, 1.0, false, &n);
 	CHECK_INT(n.nr_antagonists, 1);
@@ -165,6 +194,23 @@ static void test_unknown(void)
 	CHECK_INT(t.preempt, 0);
 	neighbour_tally_release(&t);
 	neighbours_release(&nb);
+
+	/*
+	 * The root tracked too, and a pair of a cgroup named by id alone (gone before the view
+	 * could name it) that is a row's own: that row takes it, as by itself.
+	 */
+	{
+		static const struct neighbour_row with_root[] = {
+			{ "/", 1, NULL }, { "/a", 10, NULL }, { "/b", 20, NULL },
+		};
+
+		nb = (struct neighbours)NEIGHBOURS_INIT;
+		add(&nb, 20, 10, 0, 5, 2000, 0);
+		add(&nb, 10, 1, 0, 7, 3000, 0);
+		CHECK_INT(neighbours_resolve(&nb, NULL, with_root, 3, NULL, NULL), 0);
+		same_as_rows(&nb, with_root, 3);
+		neighbours_release(&nb);
+	}
 }
 
 static const char *name_db(__u64 id, const char *path, void *ctx)
