@@ -187,16 +187,15 @@ static void sum_add(struct noise_reader *r, int k, double value, double span)
 	r->span[k] += span;
 }
 
-int noise_read(struct noise_reader *r, const char *proc, const char *dir, double now)
+int noise_read(struct noise_reader *r, const char *proc, const char *dir, double span)
 {
 	struct walk w = { .proc = proc, .last = r };
 	__u64 throttled = 0, nr = 0, some = 0, full = 0;
 	unsigned has = 0, psi = 0, both;
-	double span = now - r->time;
 	char path[8192], text[512];
 	int err;
 
-	memset(&r->now, 0, sizeof(r->now));
+	noise_skip(r);
 	if ((size_t)snprintf(path, sizeof(path), "%s", dir) >= sizeof(path))
 		return -ENAMETOOLONG;
 	err = walk_cgroup(&w, path, strlen(path), sizeof(path));
@@ -218,7 +217,7 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
 		has |= psi;
 
 	/* What both readings have, over the time between them. */
-	both = r->time > 0 && span > 0 ? has & r->has : 0;
+	both = r->read && span > 0 ? has & r->has : 0;
 	r->now.has = both;
 	r->last_span = both ? span : 0;
 	if (both & NOISE_WAIT) {
@@ -247,7 +246,7 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
 	r->nr_threads = w.nr;
 	r->cap_threads = w.cap;
 	r->tids = w.tids;
-	r->time = now;
+	r->read = true;
 	r->has = has;
 	r->throttled_usec = throttled;
 	r->nr_throttled = nr;
@@ -256,13 +255,19 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
 	return 0;
 }
 
+void noise_skip(struct noise_reader *r)
+{
+	memset(&r->now, 0, sizeof(r->now));
+	r->last_span = 0;
+}
+
 void noise_forget(struct noise_reader *r)
 {
 	free(r->threads);
 	r->threads = NULL;
 	r->nr_threads = r->cap_threads = 0;
 	hashmap_clear(&r->tids);
-	r->time = 0;
+	r->read = false;
 	r->last_span = 0;
 	r->has = 0;
 	memset(&r->now, 0, sizeof(r->now));

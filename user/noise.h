@@ -14,11 +14,16 @@
  *
  *   struct noise_reader r = {};
  *
- *   noise_read(&r, "/proc", "/sys/fs/cgroup/a", mono);   // the zero point
+ *   noise_read(&r, "/proc", "/sys/fs/cgroup/a", 0);          // the zero point
  *   ...
- *   noise_read(&r, "/proc", "/sys/fs/cgroup/a", mono);   // r.now: since the one before
+ *   noise_read(&r, "/proc", "/sys/fs/cgroup/a", interval);   // r.now: since the one before
  *   noise_total(&r, &whole_run);
  *   noise_release(&r);
+ *
+ * The rates are over the interval the caller names, the one its counts cover, not over the
+ * time between the readings themselves: a rate times its interval is then exactly what the
+ * file's value grew by between the two readings, and over a run the products add up to the
+ * growth since the first, however late a loaded machine makes one reading or the next.
  */
 #ifndef CGTMA_NOISE_H
 #define CGTMA_NOISE_H
@@ -47,9 +52,8 @@ struct noise_thread {
 
 /* One cgroup's readings: the last one, the interval's noise, and the run's sums. */
 struct noise_reader {
-	double time;			/* when last read (seconds, any monotonic clock); 0:
-					 * never */
-	double last_span;		/* from the reading before to it (with now.has) */
+	bool read;			/* there is a last reading to compare with */
+	double last_span;		/* the interval up to it (with now.has) */
 	unsigned has;			/* which cumulative values the last reading had */
 	bool per_thread;		/* -T: each thread's preemptions too (its status) */
 	struct noise_thread *threads;	/* its subtree's threads at the last reading */
@@ -69,12 +73,15 @@ struct noise_reader {
 };
 
 /*
- * Reads the cgroup whose directory is dir, with threads' files under proc, at time now:
- * r->now gets what changed since the last reading (has 0 at the first, and for what the
- * kernel does not give), and the run's sums grow by it. 0; -ENOENT when dir is gone (r->now
- * empty, the last reading kept); -ENOMEM.
+ * Reads the cgroup whose directory is dir, with threads' files under proc, at the end of an
+ * interval of span seconds: r->now gets what changed since the last reading, per second of
+ * span (has 0 at the first, and for what the kernel does not give), and the run's sums grow
+ * by it. 0; -ENOENT when dir is gone (r->now empty, the last reading kept); -ENOMEM.
  */
-int noise_read(struct noise_reader *r, const char *proc, const char *dir, double now);
+int noise_read(struct noise_reader *r, const char *proc, const char *dir, double span);
+
+/* An interval with no reading (the cgroup not there): r->now empty, the last reading kept. */
+void noise_skip(struct noise_reader *r);
 
 /*
  * Drops the last reading, for a cgroup not read for a while: the next reading is a zero

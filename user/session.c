@@ -140,14 +140,14 @@ static void read_tasks_noise(struct session *s)
 
 /*
  * Each tracked cgroup's noise (noise.h), from its files: not a count of the BPF side, so read
- * beside the counters, at the same end of the interval. A cgroup gone has none: its
- * directory is. A quiet cgroup (tracked_quiet(): no row either) is not read: its files cost
- * some 50 us a cgroup, and the cost follows the cgroups that ran. all: read every cgroup
- * (the run's start). Only allocation failures are errors.
+ * beside the counters, at the same end of the interval, its rates over the interval's span
+ * (the counts'). A cgroup gone has none: its directory is. A quiet cgroup (tracked_quiet():
+ * no row either) is not read: its files cost some 50 us a cgroup, and the cost follows the
+ * cgroups that ran. all: read every cgroup (the run's start: span 0, zero points). Only
+ * allocation failures are errors.
  */
-static int read_noise(struct session *s, bool all)
+static int read_noise(struct session *s, double span, bool all)
 {
-	double now = mono_now();
 	char dir[8192];
 
 	if (env.no_noise)
@@ -157,7 +157,7 @@ static int read_noise(struct session *s, bool all)
 		int err;
 
 		if (tr->refused || !tr->present) {
-			memset(&tr->noise.now, 0, sizeof(tr->noise.now));
+			noise_skip(&tr->noise);
 			continue;
 		}
 		if (!all && tracked_quiet(tr)) {
@@ -167,7 +167,7 @@ static int read_noise(struct session *s, bool all)
 		snprintf(dir, sizeof(dir), "%s%s", s->sel.view.root,
 			 strcmp(tr->path, "/") ? tr->path : "");
 		tr->noise.per_thread = env.per_task;
-		err = noise_read(&tr->noise, "/proc", dir, now);
+		err = noise_read(&tr->noise, "/proc", dir, span);
 		if (err == -ENOMEM)
 			return err;
 	}
@@ -390,7 +390,7 @@ static int do_interval(struct session *s)
 	}
 	err = read_counts(s);
 	if (!err)
-		err = read_noise(s, false);
+		err = read_noise(s, iv.interval_s, false);
 	if (!err)
 		err = read_neighbours(s, iv.interval_s, false);
 	if (!err)
@@ -462,7 +462,7 @@ static int baseline(struct session *s)
 	if (!err)
 		err = read_counts(s);
 	if (!err)
-		err = read_noise(s, true);
+		err = read_noise(s, 0, true);
 	if (!err)
 		err = read_neighbours(s, 0, true);
 	if (err)

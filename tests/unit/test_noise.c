@@ -151,7 +151,7 @@ static void test_read_tree(void)
 	thread(3, 0);
 	thread(4, 9000000000ULL);
 
-	CHECK_INT(noise_read(&r, proc, cg, 10.0), 0);
+	CHECK_INT(noise_read(&r, proc, cg, 0), 0);
 	CHECK_INT(r.now.has, 0);	/* a first reading: nothing to compare with */
 	CHECK_INT(r.nr_threads, 3);
 
@@ -162,7 +162,7 @@ static void test_read_tree(void)
 	thread(1, 1400000000ULL);		/* waited 0.4 s */
 	thread(3, 200000000ULL);		/* 0.2 s */
 	thread(4, 9900000000ULL);		/* moved in: not counted */
-	CHECK_INT(noise_read(&r, proc, cg, 12.0), 0);
+	CHECK_INT(noise_read(&r, proc, cg, 2.0), 0);
 	CHECK_INT(r.now.has, NOISE_WAIT | NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL);
 	CHECK_NEAR(r.now.wait, 0.6 / 2, 1e-12);
 	CHECK_NEAR(r.now.pressure_some, 0.5 / 2, 1e-12);
@@ -170,12 +170,12 @@ static void test_read_tree(void)
 
 	/* The cpu controller enabled: throttled from the reading after. */
 	put("cg/cpu.stat", cpu_stat_controller);
-	CHECK_INT(noise_read(&r, proc, cg, 13.0), 0);
+	CHECK_INT(noise_read(&r, proc, cg, 1.0), 0);
 	CHECK(!(r.now.has & NOISE_THROTTLED), "throttled with one reading of it");
 	CHECK_NEAR(r.now.wait, 0.0, 1e-12);	/* 4 counts now: no growth */
 	put("cg/cpu.stat", "nr_periods 60\nnr_throttled 20\nthrottled_usec 845678\n");
 	thread(4, 10400000000ULL);		/* 0.5 s */
-	CHECK_INT(noise_read(&r, proc, cg, 14.0), 0);
+	CHECK_INT(noise_read(&r, proc, cg, 1.0), 0);
 	CHECK(r.now.has & NOISE_THROTTLED, "throttled missing");
 	CHECK_NEAR(r.now.throttled, 0.5, 1e-12);
 	CHECK_INT(r.now.nr_throttled, 8);
@@ -193,7 +193,7 @@ static void test_read_tree(void)
 	/* Forgotten: the next reading is a zero point; the run's sums stay. */
 	noise_forget(&r);
 	CHECK_INT(r.now.has, 0);
-	CHECK_INT(noise_read(&r, proc, cg, 20.0), 0);
+	CHECK_INT(noise_read(&r, proc, cg, 6.0), 0);
 	CHECK_INT(r.now.has, 0);
 	CHECK_INT(r.nr_threads, 3);
 	noise_total(&r, &total);
@@ -201,7 +201,7 @@ static void test_read_tree(void)
 
 	/* Gone: an error, nothing this time, and the last reading kept. */
 	snprintf(cg, sizeof(cg), "%s/gone", tmp);
-	CHECK_INT(noise_read(&r, proc, cg, 15.0), -ENOENT);
+	CHECK_INT(noise_read(&r, proc, cg, 1.0), -ENOENT);
 	CHECK_INT(r.now.has, 0);
 	CHECK_INT(r.nr_threads, 3);
 	noise_release(&r);
@@ -236,7 +236,7 @@ static void test_task(void)
 	put("tcg/cgroup.threads", "21\n");
 	thread(21, 1000000000ULL);
 	status(21, 100);
-	CHECK_INT(noise_read(&cg, proc, dir_cg, 10.0), 0);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 0), 0);
 	noise_task_read(&a, &cg, 21);
 	CHECK_INT(a.now.has, 0);		/* zero points */
 
@@ -245,7 +245,7 @@ static void test_task(void)
 	thread(22, 400000000ULL);
 	status(21, 130);			/* preempted 30 times */
 	status(22, 5);
-	CHECK_INT(noise_read(&cg, proc, dir_cg, 12.0), 0);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 2.0), 0);
 	noise_task_read(&a, &cg, 21);
 	noise_task_read(&b, &cg, 22);
 	CHECK_INT(a.now.has, NOISE_WAIT | NOISE_PREEMPTED);
@@ -257,7 +257,7 @@ static void test_task(void)
 	put("tcg/cgroup.threads", "21\n");
 	thread(21, 2300000000ULL);
 	status(21, 140);
-	CHECK_INT(noise_read(&cg, proc, dir_cg, 16.0), 0);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 4.0), 0);
 	noise_task_read(&a, &cg, 21);
 	noise_task_read(&b, &cg, 22);
 	CHECK_NEAR(a.now.wait, 0.2, 1e-12);
@@ -265,7 +265,7 @@ static void test_task(void)
 	CHECK_INT(b.now.has, 0);
 	/* A reused id, its count smaller: no preemptions; no cgroup: nothing. */
 	status(21, 2);
-	CHECK_INT(noise_read(&cg, proc, dir_cg, 17.0), 0);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 1.0), 0);
 	noise_task_read(&a, &cg, 21);
 	CHECK_INT(a.now.has, NOISE_WAIT);
 	noise_task_read(&b, NULL, 21);
@@ -283,7 +283,7 @@ static void test_task(void)
 	cg.per_thread = false;
 	status(21, 50);
 	thread(21, 2400000000ULL);
-	CHECK_INT(noise_read(&cg, proc, dir_cg, 18.0), 0);
+	CHECK_INT(noise_read(&cg, proc, dir_cg, 1.0), 0);
 	noise_task_read(&a, &cg, 21);
 	CHECK_INT(a.now.has, NOISE_WAIT);
 	noise_release(&cg);
@@ -300,8 +300,8 @@ static void test_no_schedstat(void)
 	dir("bare");
 	dir("proc/77");
 	put("bare/cgroup.threads", "77\n");
+	CHECK_INT(noise_read(&r, proc, cg, 0), 0);
 	CHECK_INT(noise_read(&r, proc, cg, 1.0), 0);
-	CHECK_INT(noise_read(&r, proc, cg, 2.0), 0);
 	CHECK_INT(r.now.has, 0);	/* no cpu.stat fields, no cpu.pressure either */
 	noise_release(&r);
 }
