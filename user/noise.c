@@ -216,7 +216,7 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
 	    noise_parse_pressure(text, &some, &full, &psi) == 0)
 		has |= psi;
 
-	/* What both readings have, over the time between them. */
+	/* What both readings have, over the interval between them. */
 	both = r->read && span > 0 ? has & r->has : 0;
 	r->now.has = both;
 	r->last_span = both ? span : 0;

@@ -131,7 +131,7 @@ static void read_tasks_noise(struct session *s)
 		struct task *t = &s->tasks.t[i];
 		const struct tracked *tr;
 
-		if (!t->read || !(t->ran || t->state == TASK_FINAL) || t->state > TASK_FINAL)
+		if (!task_row_due(t))
 			continue;
 		tr = tracked_of(s, t->key.cgroup);
 		noise_task_read(&t->noise, tr ? &tr->noise : NULL, t->key.tid);

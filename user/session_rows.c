@@ -43,8 +43,7 @@ static int add_tasks(struct session *s, struct interval *iv, bool totals)
 		if (!t->counts.prev)
 			continue;	/* dropped past the bound */
 		if (!totals)
-			show = path && t->read && t->state <= TASK_FINAL &&
-			       (t->ran || t->state == TASK_FINAL);
+			show = path && task_row_due(t);
 		for (int e = 0; totals && e < n; e++)
 			show |= t->counts.total[e].counter || t->counts.total[e].enabled;
 		if (!show)

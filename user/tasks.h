@@ -56,6 +56,15 @@ struct tasks {
 	long nr_gone_forgotten;		/* dropped beyond TASKS_GONE_KEPT: not in the summary */
 };
 
+/*
+ * Whether thread t has a row in this interval (its cgroup tracked aside): read in it, and it
+ * ran, or its last row is due (it is gone).
+ */
+static inline bool task_row_due(const struct task *t)
+{
+	return t->read && t->state <= TASK_FINAL && (t->ran || t->state == TASK_FINAL);
+}
+
 int tasks_init(struct tasks *ts, int nr_events);
 void tasks_release(struct tasks *ts);
 
