@@ -667,6 +667,7 @@ guest_boot() {
 		printf 'KMEM_EVENTS=%q\n' "${CGTMA_KMEM_EVENTS:-}"
 		printf 'LOADED_RUNS=%q\n' "${CGTMA_LOADED_RUNS:-}"
 		printf 'LIVE_TIMEOUT=%q\n' "${CGTMA_LIVE_TIMEOUT:-}"
+		printf 'LIVE_TRACE=%q\n' "${CGTMA_LIVE_TRACE:-}"
 	} >"$res/out/guest.conf"
 	BOOT_CMDLINE="console=$console loglevel=5 panic=1"
 	[ "$R_ARCH" = amd64 ] && [ "$ACCEL" != kvm ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
