@@ -5,9 +5,19 @@
 #   $TMP          a scratch directory, removed on exit
 #   $TRACEFS      the tracing directory; tracepoint_or_skip EVENT (as syscalls/sys_enter_x)
 #                 skips the test where the kernel has no such tracepoint
-#   skip MSG      ends the test as skipped (exit 77) saying why
+#   skip MSG      ends the test as skipped (exit 77) saying why ("SKIP MSG": tests/run-live.sh
+#                 and the kernel matrix show MSG); every skip goes through it
+#   not_checked WHAT WHY   says that a part of the test (WHAT) is not run here, and why; the
+#                 rest of the test goes on
 #   commands_or_skip CMD...   skips the test unless every CMD is installed (tools/install-deps.sh
 #                 test installs them all; tests/check-deps.sh checks that)
+#   cpus_or_skip N WHY   skips the test unless N CPUs are online (WHY: what needs them)
+#   sample_rate_or_skip HZ   skips the test unless perf_event_max_sample_rate allows HZ
+#   syscall_events_or_skip N EV   $syscall_events: EV and N - 1 other syscall entry
+#                 tracepoints (by name), comma-separated; skips where there are fewer
+#   veth_or_skip NS_A DEV_A IP_A NS_B DEV_B IP_B   two network namespaces joined by a veth
+#                 pair, DEV_A in NS_A with IP_A/30 and DEV_B in NS_B with IP_B/30, up, loopback
+#                 up too; removed when the test exits; skips where they cannot be made
 #   tmpfs_or_skip DIR OPTS [WHAT]   mounts a tmpfs with OPTS (as size=64k) on DIR (made),
 #                 unmounted when the test exits; skips where it cannot (WHAT: what for)
 #   fail MSG      ends the test as failed
@@ -31,7 +41,8 @@
 #                 interval, S (10) seconds at most
 #   cgtma_status RC [WHAT]  waits for cgtma to end; it must exit RC (WHAT names the case)
 #   cgtma_exited [WHAT]  cgtma_status 0
-#   cgtma_signal SIG [WHAT]  sends cgtma SIG (INT, as a user's Ctrl-C), then cgtma_exited
+#   cgtma_signal SIG [WHAT [RC]]  sends cgtma SIG (INT, as a user's Ctrl-C), then
+#                 cgtma_status RC (0)
 #   cgtma_quiet [WHAT]   fails if cgtma's stderr says more than stderr_said lets pass
 #   cgtma_stop [WHAT]    cgtma_signal INT, then cgtma_quiet
 #   spinner_running REL FN   spinfn spins FN in cgroup REL (until spinner_stop), once it runs
@@ -59,8 +70,13 @@
 #   free_port     a TCP port nothing uses, listening or not (needs ss)
 #   metrics_scrape PORT [FILE]   cgtma's Prometheus page on 127.0.0.1:PORT, to FILE (else
 #                 stdout); fails (curl's status) where it cannot be fetched
-#   metric_value FILE SERIES   the value of SERIES (name{labels} as the page writes them) on
-#                 the page in FILE ("-": stdin), nothing where it is not there
+#   metric_value FILE SERIES [PART...]   the value of SERIES (name{labels} as the page writes
+#                 them) on the page in FILE ("-": stdin), nothing where it is not there; with
+#                 PARTs, of the series that starts with SERIES and holds every PART
+#   scrape_value PORT SERIES [PART...]   metric_value on the page cgtma serves now
+#   metrics_wait S PORT FILE [-F] PATTERN...   scrapes the page into FILE every 0.2 s until
+#                 it has a line matching each PATTERN (grep's; -F: fixed strings), S seconds
+#                 at most; 1 if never
 #   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
 #   task_ends_once FILE TID   whether --json FILE has exactly one row of thread TID marked
 #                 exited and none after it (-T: a thread alive until it ends); else prints
@@ -80,6 +96,7 @@ CGTMA=${CGTMA_BUILD:-build}/cgtma
 WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
 
 skip() { echo "SKIP $*"; exit 77; }
+not_checked() { echo "not checked: $1: $2"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 [ -x "$CGTMA" ] || fail "no $CGTMA: build first"
@@ -110,6 +127,43 @@ tmpfs_or_skip() {
 	mkdir -p "$1" && mount -t tmpfs -o "$2" cgtma-test "$1" ||
 		skip "cannot mount a tmpfs${3:+ $3}"
 	on_exit "umount -l $1"
+}
+cpus_or_skip() {
+	local n
+	n=$(getconf _NPROCESSORS_ONLN)
+	[ "$n" -ge "$1" ] || skip "$n CPU(s) online, $1 needed: $2"
+}
+sample_rate_or_skip() {
+	local r
+	r=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	[ "$r" -ge "$1" ] || skip "perf_event_max_sample_rate is $r, below $1"
+}
+syscall_events_or_skip() {
+	local n=1 d
+	syscall_events=$2
+	for d in "$TRACEFS"/events/syscalls/sys_enter_*; do
+		[ "syscalls:${d##*/}" != "$2" ] && [ -r "$d/id" ] || continue
+		[ $n -lt "$1" ] || break
+		syscall_events+=",syscalls:${d##*/}"
+		n=$((n + 1))
+	done
+	[ $n -eq "$1" ] ||
+		skip "only $n syscall tracepoints under $TRACEFS/events/syscalls, $1 needed"
+}
+veth_or_skip() {
+	commands_or_skip ip nsenter
+	ip netns add "$1" || skip "cannot create a network namespace"
+	on_exit "ip netns del $1"
+	ip netns add "$4" || fail "cannot create a second network namespace"
+	on_exit "ip netns del $4"
+	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" ||
+		skip "cannot create a veth pair"
+	_veth_up "$1" "$2" "$3" && _veth_up "$4" "$5" "$6" || fail "cannot set up the veth pair"
+}
+_veth_up() {
+	nsenter --net="/run/netns/$1" ip addr add "$3/30" dev "$2" &&
+		nsenter --net="/run/netns/$1" ip link set "$2" up &&
+		nsenter --net="/run/netns/$1" ip link set lo up
 }
 tracepoint_or_skip() {
 	[ -d "$TRACEFS/events/$1" ] ||
@@ -321,8 +375,7 @@ cgtma_status() {
 cgtma_exited() { cgtma_status 0 "$@"; }
 cgtma_signal() {
 	kill -"$1" $cgtma_pid
-	shift
-	cgtma_exited "$@"
+	cgtma_status "${3:-0}" "${2:-}"
 }
 cgtma_quiet() {
 	! stderr_said "$TMP/err" || fail "${1:+$1: }cgtma wrote to stderr: $(cat "$TMP/err")"
@@ -347,7 +400,34 @@ metrics_scrape() {
 		curl -sf "http://127.0.0.1:$1/metrics"
 	fi
 }
-metric_value() { awk -v k="$2" 'index($0, k " ") == 1 { print $2 }' "$1"; }
+metric_value() {
+	local f=$1 k=$2
+	shift 2
+	awk -v k="$k" -v parts="$(printf '%s\034' "$@")" -v n=$# 'BEGIN { split(parts, p, "\034") }
+		(n ? index($0, k) == 1 : index($0, k " ") == 1) {
+			s = substr($0, 1, length($0) - length($NF))
+			for (i = 1; i <= n; i++) if (!index(s, p[i])) next
+			v = $NF
+		}
+		END { if (v != "") print v }' "$f"
+}
+scrape_value() {
+	local port=$1
+	shift
+	metrics_scrape "$port" | metric_value - "$@"
+}
+metrics_wait() {
+	local s=$1 port=$2 file=$3 f=()
+	shift 3
+	[ "$1" = -F ] && f=(-F) && shift
+	# shellcheck disable=SC2317 # called through wait_for
+	_page_has() {
+		local p
+		metrics_scrape "$port" "$file" || return 1
+		for p in "$@"; do grep -q "${f[@]}" -e "$p" "$file" || return 1; done
+	}
+	wait_for "$s" _page_has "$@"
+}
 perf_cgroup_users() {
 	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
 }
