@@ -82,8 +82,7 @@ echo "-- COMMAND: ok"
 out=$TMP/out-stop
 cgtma_start "$out" 1 -e "$EV" -I 200 --json -- sleep 30
 child=$(pgrep -P $cgtma_pid -x sleep) || fail "no sleep under cgtma"
-kill -INT $cgtma_pid
-cgtma_status 143 "cgtma -- sleep 30, SIGINT to cgtma (143: sleep's SIGTERM)"
+cgtma_signal INT "cgtma -- sleep 30, SIGINT to cgtma (143: sleep's SIGTERM)" 143
 kill -0 "$child" 2>/dev/null && fail "the command still runs after cgtma exited"
 check_stream "$out"
 
@@ -120,7 +119,7 @@ if command -v gdb >/dev/null; then
 	check_stream "$out"
 	echo "SIGINT while parsing options: ok"
 else
-	echo "gdb is not installed: SIGINT during option parsing not checked"
+	not_checked "SIGINT during option parsing" "gdb is not installed"
 fi
 
 # A script's `cgtma & kill -INT $!`: the job inherits SIGINT ignored (no job control). Sent

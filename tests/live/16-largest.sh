@@ -19,17 +19,8 @@ MAX_EVENTS=128
 tracepoint_or_skip syscalls/sys_enter_getppid
 
 # 127 more tracepoints from the syscall entries, the one that is checked first.
-events=$EV
-n=1
-for d in "$TRACEFS"/events/syscalls/sys_enter_*; do
-	e=syscalls:$(basename "$d")
-	[ "$e" = "$EV" ] && continue
-	[ -r "$d/id" ] || continue
-	events+=",$e"
-	n=$((n + 1))
-	[ $n -eq $MAX_EVENTS ] && break
-done
-[ $n -eq $MAX_EVENTS ] || skip "only $n syscall tracepoints here, $MAX_EVENTS needed"
+syscall_events_or_skip $MAX_EVENTS $EV
+events=$syscall_events
 
 # CG_BASE is level 1: a chain of 14 below it reaches level 15, the deepest cgtma tracks.
 chain="" sib=""

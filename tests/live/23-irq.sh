@@ -28,17 +28,7 @@ EVS=syscalls:sys_enter_sendto,net:netif_receive_skb,cpu-clock
 N=4000
 NCPU=$(getconf _NPROCESSORS_ONLN)
 NSA=cgtma-irq-$$-a NSB=cgtma-irq-$$-b
-ip netns add $NSA || skip "cannot create a network namespace"
-on_exit "ip netns del $NSA"
-ip netns add $NSB || fail "cannot create a second network namespace"
-on_exit "ip netns del $NSB"
-ip link add cgtma$$a netns $NSA type veth peer name cgtma$$b netns $NSB ||
-	skip "cannot create a veth pair"
-nsenter --net=/run/netns/$NSA ip addr add 10.254.23.1/30 dev cgtma$$a
-nsenter --net=/run/netns/$NSB ip addr add 10.254.23.2/30 dev cgtma$$b
-nsenter --net=/run/netns/$NSA ip link set cgtma$$a up
-nsenter --net=/run/netns/$NSB ip link set cgtma$$b up
-nsenter --net=/run/netns/$NSA ip link set lo up
+veth_or_skip $NSA cgtma$$a 10.254.23.1 $NSB cgtma$$b 10.254.23.2
 
 cg_make A
 cg_make B

@@ -163,7 +163,7 @@ echo "full: $(grep -o '[0-9]* slices were not counted per thread' "$TMP/err"); A
 
 # --prometheus-tasks: a thread's counter stays on the page while it sleeps, and leaves once
 # it has exited.
-commands_or_skip curl
+commands_or_skip curl ss
 P=20000
 # The exited thread's last count is on the page for one interval. Under an emulator a scrape
 # (curl, awk) takes 400-750 ms beside another guest, and CI's 6.1 and 5.10 rows missed that
@@ -173,8 +173,8 @@ iv=200 pause=600 leave=60
 [ -n "${CGTMA_EMULATION:-}" ] && iv=1000 pause=2500 leave=160
 PORT=$(free_port)
 cgtma_start /dev/null 0 -e "$EV" -I $iv -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks
-page_has_a() { metrics_scrape $PORT | grep -qF "cgroup=\"$A\""; }
-wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err")"
+metrics_wait 20 $PORT "$TMP/page" -F "cgroup=\"$A\"" ||
+	fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err")"
 cg_run A "$WORKLOAD" threads $pause $P >"$TMP/tids-p" &
 wpid=$!
 tid_known() { [ -s "$TMP/tids-p" ]; }
@@ -182,10 +182,10 @@ wait_for 10 tid_known || fail "prometheus-tasks: the workload gave no tid"
 tp=$(awk 'NR == 1 { print $1 }' "$TMP/tids-p")
 # The thread's getppid counter on the page now, or "absent".
 tvalue() {
-	metrics_scrape $PORT | awk -v k="cgtma_events_total{scope=\"task\",cgroup=\"$A\"," \
-		-v t="tid=\"$tp\"," -v e="event=\"$EV\"}" \
-		'index($0, k) == 1 && index($0, t) && index($0, e) { v = $2 }
-		END { print (v == "" ? "absent" : v) }'
+	local v
+	v=$(scrape_value $PORT "cgtma_events_total{scope=\"task\",cgroup=\"$A\"," "tid=\"$tp\"," \
+		"event=\"$EV\"}")
+	echo "${v:-absent}"
 }
 : >"$TMP/scrapes"
 while kill -0 $wpid 2>/dev/null; do

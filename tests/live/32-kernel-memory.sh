@@ -38,11 +38,8 @@ MAX_SLOPE_KB=16 MAX_TOTAL_MB=64
 tracepoint_or_skip syscalls/sys_enter_getppid
 EV=syscalls:sys_enter_getppid
 # cpu-clock, getppid, and as many other syscall entries as make NR_EV.
-EVENTS="cpu-clock,$EV,$(find "$TRACEFS/events/syscalls" -maxdepth 1 -name 'sys_enter_*' \
-	! -name sys_enter_getppid -printf 'syscalls:%f\n' | sort | head -n $((NR_EV - 2)) |
-	paste -sd, -)"
-[ "$(tr ',' '\n' <<<"$EVENTS" | grep -c .)" = "$NR_EV" ] ||
-	skip "fewer than $NR_EV syscall tracepoints under $TRACEFS/events/syscalls"
+syscall_events_or_skip $((NR_EV - 1)) $EV
+EVENTS=cpu-clock,$syscall_events
 
 for ((i = 0; i < NR_CG; i++)); do cg_make "$(printf 'c%03d' $i)"; done
 FIRST=$(cg_path c000) LAST=$(cg_path "$(printf 'c%03d' $((NR_CG - 1)))")

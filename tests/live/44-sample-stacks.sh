@@ -17,8 +17,7 @@
 SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
 [ -x "$SPINFN" ] || fail "no $SPINFN: build first (make $SPINFN)"
 HZ=999
-rate0=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
-[ "$rate0" -ge $HZ ] || skip "perf_event_max_sample_rate is $rate0, below $HZ"
+sample_rate_or_skip $HZ
 
 # run NAME MS REL...: cgtma samples REL... at $HZ with intervals of 8 s, and spinfn wide spins
 # MS ms in each REL within its second interval; JSON in $TMP/NAME, --folded in

@@ -103,7 +103,7 @@ if $pe; then
 	grep -q "^# NOT EXACT: .* at most [0-9.]* ms of" "$TMP/text" ||
 		fail "miss:3: the terminal did not say what was missed: $(cat "$TMP/text")"
 else
-	echo "note: no perf-event hook here: the knobs of its program are not tried"
+	not_checked "the knobs of the perf-event hook's program" "no perf-event hook here"
 fi
 
 [ -n "${CGTMA_EMULATION:-}" ] ||
