@@ -576,10 +576,10 @@ show_new() {
 show_all() { sed 's/^/  | /'; }
 show_results() { grep -E '^(ok   |SKIP |FAIL )' | sed "s/^/  [$ROW] /"; }
 
-# row_setup_failed ROW SECONDS: ROW's results say that fetching or building what its kernel
-# needs failed (the messages before say what), after SECONDS.
+# row_setup_failed ROW SECONDS: ROW's results (ROW_PART's) say that fetching or building
+# what its kernel needs failed (the messages before say what), after SECONDS.
 row_setup_failed() {
-	local res=$CACHE/results/$1
+	local res=$CACHE/results/$1${ROW_PART:+/part$ROW_PART}
 	mkdir -p "$res/fail" || return 1
 	echo "setup FAIL" >"$res/cells"
 	echo "fetching or building what this kernel needs failed (see the messages above)" \
@@ -588,14 +588,15 @@ row_setup_failed() {
 }
 
 # run_row ROW VERBOSE BUILD [TEST_FILE...]: one row of the matrix, start to end, into
-# $CACHE/results/ROW: boots the kernel (or, for host, runs the suite here), then writes
+# $CACHE/results/ROW (with ROW_PART=P set, one part of a row split by merge_parts: into
+# $CACHE/results/ROW/partP): boots the kernel (or, for host, runs the suite here), then writes
 # cells ("COLUMN STATUS" lines: boot, klog, each test, nocg2), skip/TEST, fail/COLUMN and
 # meta (a kernel, initrd or root that fails to come: row_setup_failed's). VERBOSE=1 shows
 # the guest's console as it comes, 0 only the test results. Returns
 # 1 if a cell is FAIL.
 run_row() {
 	ROW=$1
-	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS
+	local verbose=$2 build=$3 res=$CACHE/results/$1${ROW_PART:+/part$ROW_PART} t0=$SECONDS
 	shift 3
 	row_def "$ROW" || return 2
 	build=$(row_build "$build")
@@ -798,6 +799,61 @@ collect_row() {
 	fi
 }
 
+# part_tests PART PARTS TEST_FILE...: the tests of part PART (from 1) of PARTS: every
+# PARTS-th, from the PART-th on, so that each part has long and short tests alike.
+part_tests() {
+	local p=$1 n=$2 i=0 t
+	shift 2
+	for t in "$@"; do
+		[ $((i % n + 1)) = "$p" ] && echo "$t"
+		i=$((i + 1))
+	done
+}
+
+# merge_parts ROW PARTS: ROW's results from those of its PARTS parts (a row split over as
+# many guests, run side by side: tests/vm/test-kernels.sh -p), as if one guest had run
+# them: a cell per column, the worst a part gave (FAIL, n/r, skip, ok); each part's skips
+# and failures, a boot, klog or suite failure said per part; the time of the parts added
+# up; the kernel's name and mode from the first part that booted. Each part's logs stay in
+# ROW/partP/.
+merge_parts() {
+	local row=$1 n=$2 res=$CACHE/results/$1 p d f wall=0 first=''
+	rm -rf "$res/skip" "$res/fail" "$res/out" "$res/cells" "$res/meta" "$res/klog"
+	mkdir -p "$res/skip" "$res/fail" "$res/out" || return 1
+	for ((p = 1; p <= n; p++)); do
+		d=$res/part$p
+		if [ ! -f "$d/meta" ]; then
+			echo "boot FAIL" >>"$res/cells.all"
+			echo "part $p: no result" >>"$res/fail/boot"
+			continue
+		fi
+		cat "$d/cells" >>"$res/cells.all"
+		cat "$d/klog" >>"$res/klog" 2>/dev/null
+		for f in "$d"/skip/*; do [ -f "$f" ] && cp "$f" "$res/skip/"; done
+		for f in "$d"/fail/*; do
+			[ -f "$f" ] || continue
+			case ${f##*/} in
+			setup | boot | klog | suite) { echo "part $p:"; cat "$f"; } >>"$res/fail/${f##*/}" ;;
+			*) cp "$f" "$res/fail/" ;;
+			esac
+		done
+		wall=$((wall + $(. "$d/meta"; echo "$WALL")))
+		[ -z "$first" ] && [ -f "$d/out/uname" ] && first=$d
+	done
+	awk 'function rank(s) { return s == "FAIL" ? 4 : s == "n/r" ? 3 : s == "skip" ? 2 : s == "ok" ? 1 : 0 }
+		!($1 in st) { order[++k] = $1; st[$1] = $2; next }
+		rank($2) > rank(st[$1]) { st[$1] = $2 }
+		END { for (i = 1; i <= k; i++) print order[i], st[order[i]] }' \
+		"$res/cells.all" >"$res/cells"
+	rm -f "$res/cells.all"
+	[ -n "$first" ] || first=$res/part1
+	cp "$first"/out/uname* "$first"/out/preempt "$res/out/" 2>/dev/null
+	{
+		grep -v '^WALL=' "$first/meta" 2>/dev/null || printf 'ROW=%q\n' "$row"
+		printf 'WALL=%q\n' "$wall"
+	} >"$res/meta"
+}
+
 # collect_nocgroup2 RES WHY: the check of a machine without cgroup v2 passes iff cgtma
 # exited 1 and said "cgroup v2" on stderr; its stderr is kept verbatim for the report.
 collect_nocgroup2() {
@@ -825,7 +881,7 @@ collect_nocgroup2() {
 # PREEMPT_DYNAMIC kernel, else the kernel's version string and configuration) and the
 # cgroup layout.
 row_mode_text() {
-	local res=$CACHE/results/$ROW p='' layout
+	local res=$CACHE/results/$ROW${ROW_PART:+/part$ROW_PART} p='' layout
 	[ -s "$res/out/preempt" ] && p=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' "$res/out/preempt")
 	if [ -z "$p" ]; then
 		if grep -q PREEMPT_RT "$res/out/uname-v" 2>/dev/null; then
