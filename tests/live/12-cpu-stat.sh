@@ -177,11 +177,9 @@ spinner=$!
 # interval's line is out. What ran since that interval's flush may land in D2: some 10 to
 # 40 ms on a quiet machine, the slack allowed (the line's time is taken right after the
 # flush).
-n=$(($(wc -l <"$out") + 3))
-for ((i = 0; i < 1000; i++)); do
-	[ "$(wc -l <"$out")" -ge $n ] && break
-	sleep 0.005
-done
+_lines "$out"
+n=$((nlines + 3)) end=$((SECONDS + 5 * patience))
+while _lines "$out" && [ $nlines -lt $n ] && [ $SECONDS -lt $end ]; do nap 0.005; done
 echo $spinner >"$CG_ROOT/$CG_BASE/D2/cgroup.procs" || fail "cannot move the spinner to D2"
 moved=$(date +%s.%N)
 slack=$(sed -n "${n}p" "$out" | jq --argjson t "$moved" '($t - .time) * 1e6 | floor')

@@ -78,7 +78,7 @@ for run in $(seq $RUNS); do
 	u0=$(usage_usec T) st0=$(steal_usec)
 	bursts
 	u1=$(usage_usec T) st=$(($(steal_usec) - st0))
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	cgtma_more "$out"
 	cgtma_signal INT "run $run"
 	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "run $run: the last line is not the summary"
 
@@ -141,7 +141,7 @@ moved_run() {
 	wait $spinner || fail "the spinner failed"
 	made=$(cat "$TMP/calls")
 	[ "$made" -gt 0 ] 2>/dev/null || fail "the spinner said no count: '$made'"
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	cgtma_more "$out"
 	cgtma_signal INT "$2"
 	fell=$(grep -c '^cgtma: warning: switch hook: the perf-event hook missed a switch' "$TMP/err")
 	m1=$(cgroup_sum "$out" "$(cg_path M1)" "$EV") m2=$(cgroup_sum "$out" "$(cg_path M2)" "$EV")

@@ -61,8 +61,8 @@
 #                 instructions:u (run EXACT), multiplexed (fraction above 0, below 1)
 #   loops_multiplexed NAME EXACT ARGS...   loops_measure and loops_scaled, with the remedy
 #                 for the rotation in phase with the switches where needed; $mux_run
-#   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
-#                 $TMP/err) exits first, or after 10 s
+#   wait_lines FILE N [S]   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr
+#                 in $TMP/err) exits first, or after S (10) s times $patience
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
 #   pingpong_start REL_A REL_B  a ping-pong between two of the test's cgroups on every CPU, in
 #                 the background (cross-cgroup switches by the hundred thousand);
@@ -77,7 +77,12 @@
 #   metrics_wait S PORT FILE [-F] PATTERN...   scrapes the page into FILE every 0.2 s until
 #                 it has a line matching each PATTERN (grep's; -F: fixed strings), S seconds
 #                 at most; 1 if never
-#   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
+#   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most (times
+#                 $patience); 1 if never
+#   nap S         sleeps S seconds (fractions too) without a process of its own
+#   lines FILE    how many whole lines FILE has (wc -l), without a process of its own
+#   patience      what the waits' limits are multiplied by: 1, or 5 under emulation (a TCG
+#                 guest runs a process start or a BPF load 10 to 20 times slower)
 #   task_ends_once FILE TID   whether --json FILE has exactly one row of thread TID marked
 #                 exited and none after it (-T: a thread alive until it ends); else prints
 #                 what is wrong
@@ -170,6 +175,23 @@ tracepoint_or_skip() {
 		skip "the kernel has no $1 tracepoint (under $TRACEFS/events; CONFIG_FTRACE_SYSCALLS)"
 }
 TMP=$(mktemp -d /tmp/cgtma-test.XXXXXX)
+# The polls below run many times a second: under a TCG guest a process started to sleep or
+# to count lines costs 0.1 s of the guest's one host CPU, taken from the cgtma being waited
+# for. A read that times out on a FIFO nobody writes sleeps without one.
+mkfifo "$TMP/nap" && exec {_nap_fd}<>"$TMP/nap" || fail "cannot make $TMP/nap"
+nap() { read -r -t "$1" -u "$_nap_fd" _ || :; }
+# _lines FILE: nlines, FILE's whole lines (wc -l's count: a last line not yet ended is not
+# one); set, not printed: a command substitution would fork.
+_lines() {
+	local l=()
+	nlines=0
+	mapfile l <"$1" || return
+	[ ${#l[@]} -gt 0 ] && [ "${l[-1]: -1}" != $'\n' ] && unset 'l[-1]'
+	nlines=${#l[@]}
+}
+lines() { _lines "$1" && echo $nlines; }
+patience=1
+[ -n "${CGTMA_EMULATION:-}" ] && patience=5
 _exit_cmds=()
 _started=()
 
@@ -192,10 +214,13 @@ trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
 wait_for() {
-	local t=$1
+	local end=$((SECONDS + $1 * patience))
 	shift
-	for _ in $(seq $((t * 5))); do "$@" && return 0; sleep 0.2; done
-	return 1
+	while :; do
+		"$@" && return 0
+		[ $SECONDS -lt $end ] || return 1
+		nap 0.2
+	done
 }
 
 task_ends_once() {
@@ -345,13 +370,14 @@ cpu_rows_add_up() {
 }
 # wait_lines FILE N [SECONDS]: until cgtma's output FILE has N lines (10 s at most).
 wait_lines() {
-	local i s=${3:-10}
-	for ((i = 0; i < s * 20; i++)); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+	local s=${3:-10} end
+	end=$((SECONDS + s * patience))
+	while [ $SECONDS -lt $end ]; do
+		_lines "$1" && [ $nlines -ge "$2" ] && return 0
 		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
-		sleep 0.05
+		nap 0.05
 	done
-	fail "cgtma wrote fewer than $2 lines in $s s"
+	_lines "$1" && [ $nlines -ge "$2" ] || fail "cgtma wrote fewer than $2 lines in $((s * patience)) s"
 }
 cgtma_start() {
 	local out=$1 n=$2
@@ -365,7 +391,7 @@ cgtma_started() {
 	on_exit "kill -9 $cgtma_pid"
 	[ "${2:-0}" -eq 0 ] || wait_lines "$1" "$2"
 }
-cgtma_more() { wait_lines "$1" $(($(wc -l <"$1") + ${2:-1})) "${3:-}"; }
+cgtma_more() { _lines "$1"; wait_lines "$1" $((nlines + ${2:-1})) "${3:-}"; }
 cgtma_status() {
 	local rc
 	wait $cgtma_pid
@@ -504,7 +530,7 @@ loops_measure() {
 		: >"$TMP/gate-b"
 	fi
 	cg_wait
-	wait_lines "$out" $(($(wc -l <"$out") + 1)) 60
+	cgtma_more "$out" 1 60
 	cgtma_signal INT "cgtma $* ($name)"
 	cp "$TMP/err" "$TMP/$name.err"
 }
