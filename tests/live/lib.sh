@@ -27,6 +27,8 @@
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
 #   cgroup_sum FILE CGROUP EVENT [CPU]   a cgroup's count over --json FILE's intervals
+#   cgroup_sums FILE EVENT CGROUP...   theirs, a line each, in one pass over FILE (jq reads a
+#                 large FILE for seconds under emulation, and starts in 0.3 s)
 #   task_sum FILE CGROUP TID EVENT   a thread's;  summary_cgroups FILE  the cgroups summed up
 #   cpu_rows_add_up FILE EVENT   whether --per-cpu output's CPU rows add up to their totals
 #   exact_or_marked GOT WANT FILE   whether a count is exact, or off by little in a run
@@ -81,8 +83,10 @@
 #                 $patience); 1 if never
 #   nap S         sleeps S seconds (fractions too) without a process of its own
 #   lines FILE    how many whole lines FILE has (wc -l), without a process of its own
-#   patience      what the waits' limits are multiplied by: 1, or 5 under emulation (a TCG
-#                 guest runs a process start or a BPF load 10 to 20 times slower)
+#   patience      what the waits' limits are multiplied by: 2, or 5 under emulation (a TCG
+#                 guest runs a process start or a BPF load 10 to 20 times slower). Limits
+#                 that catch a hang, not measures: the polls' own processes once stretched
+#                 them about so much, on a loaded machine or in a guest
 #   task_ends_once FILE TID   whether --json FILE has exactly one row of thread TID marked
 #                 exited and none after it (-T: a thread alive until it ends); else prints
 #                 what is wrong
@@ -190,7 +194,7 @@ _lines() {
 	nlines=${#l[@]}
 }
 lines() { _lines "$1" && echo $nlines; }
-patience=1
+patience=2
 [ -n "${CGTMA_EMULATION:-}" ] && patience=5
 _exit_cmds=()
 _started=()
@@ -327,6 +331,14 @@ cgroup_sum() {
 		'[.[] | select(.summary != true) | .rows[] |
 		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
 		 add // 0' "$1"
+}
+cgroup_sums() {
+	local f=$1 ev=$2
+	shift 2
+	jq -n --arg ev "$ev" '[inputs | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cpu == null)] as $r |
+		$ARGS.positional[] as $cg | [$r[] | select(.cgroup == $cg) | .counts[$ev]] | add // 0' \
+		"$f" --args "$@"
 }
 # task_sum FILE CGROUP TID EVENT: the thread's count of EVENT in CGROUP summed over the
 # interval lines of cgtma --json -T output FILE, 0 where it has none.
