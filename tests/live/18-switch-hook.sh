@@ -27,7 +27,7 @@ PINGPONG=${CGTMA_BUILD:-build}/tests/pingpong
 [ -x "$PINGPONG" ] || fail "no $PINGPONG: build first (make $PINGPONG)"
 N1=60000 N2=40000 M=50000 LOOPS=20000
 
-for g in A B S; do cg_make $g; done
+cg_make A B S
 A=$(cg_path A) B=$(cg_path B) S=$(cg_path S)
 
 # hook_of ARGS...: the hook cgtma -v reports for these arguments ("" if it did not start).

@@ -83,7 +83,9 @@ check_listed() {
 
 # --- 2. more cgroups than entries ---------------------------------------------------------
 out=$TMP/many
-for ((i = 0; i < NR_MANY; i++)); do cg_make "many/c$i"; done
+many=()
+for ((i = 0; i < NR_MANY; i++)); do many+=("many/c$i"); done
+cg_make "${many[@]}"
 # make_idle DIR N: N idle cgroups under DIR.
 make_idle() {
 	mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"

@@ -13,7 +13,7 @@
 EV=syscalls:sys_enter_getppid
 N=30000
 
-for c in busy idle gone named; do cg_make "grp/$c"; done
+cg_make grp/busy grp/idle grp/gone grp/named
 G=$(cg_path grp)
 port=$(free_port)
 out=$TMP/out
