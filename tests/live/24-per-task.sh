@@ -34,8 +34,7 @@ A=$(cg_path A) B=$(cg_path B)
 "$CGTMA" -e "$EV" --comm uperf -d 1 >/dev/null 2>"$TMP/err"
 [ $? = 2 ] || fail "--comm without -T should be a usage error"
 
-# tsum FILE CGROUP TID: a thread's count in a cgroup summed over the interval lines.
-tsum() { task_sum "$1" "$2" "$3" "$EV"; }
+# csum FILE CGROUP: a cgroup's count summed over the interval lines.
 csum() {
 	jq -s --arg cg "$2" --arg ev "$EV" \
 		'[.[] | select(.summary != true) | .rows[] |
@@ -64,10 +63,25 @@ run_case() {
 	[ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t3" ] || fail "$name: the workloads gave no tids"
 }
 
+# counts FILE: over the interval lines, A's threads t1 and t2, A, B's thread t3 and B; then
+# thread t1's count on the summary line; on one line, from one jq (each costs 0.5 s under
+# emulation, and this test's outputs are read many times).
+counts() {
+	jq -r -s --arg a "$A" --arg b "$B" --argjson t1 "$t1" --argjson t2 "$t2" \
+		--argjson t3 "$t3" --arg ev "$EV" '
+		[.[] | select(.summary != true) | .rows[]] as $r |
+		def t($rows; $c; $t): [$rows[] | select(.scope == "task" and .cgroup == $c and
+			.tid == $t) | .counts[$ev]];
+		def c($c): [$r[] | select(.scope == "cgroup" and .cgroup == $c) | .counts[$ev]] | add // 0;
+		[(t($r; $a; $t1) | add // 0), (t($r; $a; $t2) | add // 0), c($a),
+		 (t($r; $b; $t3) | add // 0), c($b),
+		 (t([.[] | select(.summary == true) | .rows[]]; $a; $t1) | first)] |
+		map(tostring) | join(" ")' "$1"
+}
+
 check_exact() {
-	local name=$1 out=$TMP/out-$1
-	local s1=$(tsum "$out" "$A" "$t1") s2=$(tsum "$out" "$A" "$t2") sa=$(csum "$out" "$A")
-	local s3=$(tsum "$out" "$B" "$t3") sb=$(csum "$out" "$B")
+	local name=$1 out=$TMP/out-$1 s1 s2 sa s3 sb sum1
+	read -r s1 s2 sa s3 sb sum1 <<<"$(counts "$out")"
 	echo "$name: A: thread $t1 $s1, thread $t2 $s2, cgroup $sa; B: thread $t3 $s3," \
 		"cgroup $sb (want $N $M $((N + M)); $K $K)"
 	[ "$s1" = $N ] || fail "$name: thread getppid-1 counted $s1 getppid calls, want $N"
@@ -100,9 +114,6 @@ check_exact() {
 		why=$(task_ends_once "$out" "$t") || fail "$name: $why"
 	done
 	# The summary: the same per thread.
-	local sum1=$(jq --arg a "$A" --argjson t "$t1" --arg ev "$EV" 'select(.summary == true) |
-		.rows[] | select(.scope == "task" and .cgroup == $a and .tid == $t) | .counts[$ev]' \
-		"$out")
 	[ "$sum1" = $N ] || fail "$name: the summary's row of thread $t1 says $sum1, want $N"
 }
 
@@ -140,10 +151,10 @@ fi
 
 # --comm: only getppid-2 (a glob) in the task rows; the cgroup rows still count everything.
 run_case comm --comm 'getppid-[2]'
-out=$TMP/out-comm
-[ "$(tsum "$out" "$A" "$t1")" = 0 ] || fail "comm: --comm 'getppid-[2]' shows getppid-1"
-[ "$(tsum "$out" "$A" "$t2")" = $M ] || fail "comm: getppid-2 counted $(tsum "$out" "$A" "$t2")"
-[ "$(csum "$out" "$A")" = $((N + M)) ] || fail "comm: A counted $(csum "$out" "$A")"
+read -r s1 s2 sa _ <<<"$(counts "$TMP/out-comm")"
+[ "$s1" = 0 ] || fail "comm: --comm 'getppid-[2]' shows getppid-1"
+[ "$s2" = $M ] || fail "comm: getppid-2 counted $s2"
+[ "$sa" = $((N + M)) ] || fail "comm: A counted $sa"
 echo "comm: getppid-2 only, $M; A $((N + M))"
 
 # The run of a report that once said "the kernel's thread map was full" with three threads

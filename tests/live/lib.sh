@@ -229,15 +229,15 @@ wait_for() {
 }
 
 task_ends_once() {
-	local ex
-	ex=$(jq -s --argjson t "$2" '[.[] | select(.summary != true) | .rows[] |
-		select(.scope == "task" and .tid == $t and .exited == true)] | length' "$1")
-	[ "$ex" = 1 ] || { echo "thread $2 has $ex rows marked exited, want 1"; return 1; }
-	jq -e -s --argjson t "$2" '[.[] | select(.summary != true)] |
-		(map(any(.rows[]; .scope == "task" and .tid == $t and .exited == true)) |
-		 index(true)) as $i | .[$i + 1:] |
-		all(all(.rows[]; .scope != "task" or .tid != $t))' "$1" >/dev/null ||
-		{ echo "thread $2 has rows after the one marked exited"; return 1; }
+	local why
+	why=$(jq -r -s --argjson t "$2" '[.[] | select(.summary != true)] as $iv |
+		def gone: .scope == "task" and .tid == $t and .exited == true;
+		([$iv[].rows[] | select(gone)] | length) as $ex |
+		if $ex != 1 then "thread \($t) has \($ex) rows marked exited, want 1"
+		elif ($iv | (map(any(.rows[]; gone)) | index(true)) as $i | .[$i + 1:] |
+		      all(all(.rows[]; .scope != "task" or .tid != $t)))
+		then "ok" else "thread \($t) has rows after the one marked exited" end' "$1")
+	[ "$why" = ok ] || { echo "${why:-$1: jq cannot read it}"; return 1; }
 }
 
 cg_make() {
