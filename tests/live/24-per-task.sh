@@ -72,7 +72,8 @@ counts() {
 		[.[] | select(.summary != true) | .rows[]] as $r |
 		def t($rows; $c; $t): [$rows[] | select(.scope == "task" and .cgroup == $c and
 			.tid == $t) | .counts[$ev]];
-		def c($c): [$r[] | select(.scope == "cgroup" and .cgroup == $c) | .counts[$ev]] | add // 0;
+		def c($c): [$r[] | select(.scope == "cgroup" and .cgroup == $c) | .counts[$ev]] |
+			add // 0;
 		[(t($r; $a; $t1) | add // 0), (t($r; $a; $t2) | add // 0), c($a),
 		 (t($r; $b; $t3) | add // 0), c($b),
 		 (t([.[] | select(.summary == true) | .rows[]]; $a; $t1) | first)] |
