@@ -13,8 +13,8 @@
 # (CGTMA_LIVE_TRACE: each test's timed trace beside its log), empty for their defaults.
 #
 # What it writes: uname, uname-v, preempt, paranoid, memlock, live.log (tests/run-live.sh's
-# output), tests/NAME.log (each test's whole output) and rc, or check.cmd/.out/.err/.rc;
-# dmesg; error when the set-up failed; done last.
+# output), tests/NAME.log (each test's whole output; NAME.trace with LIVE_TRACE) and rc, or
+# check.cmd/.out/.err/.rc; dmesg; error when the set-up failed; done last.
 # Left alone on purpose: kernel.perf_event_paranoid (Debian's kernels default it to 3, the
 # tests check the permission messages) and the resource limits (the kernel's defaults:
 # 64 KiB of locked memory, which pre-5.11 kernels charge BPF maps to).
