@@ -114,15 +114,25 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v jq >/dev/null || skip "jq is not installed (tools/install-deps.sh test installs it)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
 
-CG_ROOT=$(awk '$(NF-2) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CG_ROOT" ] || skip "cgroup v2 is not mounted"
+# _mount_of FSTYPE: mnt, the first mount point of FSTYPE that mounts its root; 1 if none.
+# Read by the shell, as every test starts here (a process costs 0.1 s under emulation).
+_mount_of() {
+	local f
+	mnt=''
+	while read -ra f; do
+		[ "${f[-3]}" = "$1" ] && [ "${f[3]}" = / ] && { mnt=${f[4]}; return 0; }
+	done </proc/self/mountinfo
+	return 1
+}
+_mount_of cgroup2 || skip "cgroup v2 is not mounted"
+CG_ROOT=$mnt
 CG_BASE="cgtma-test-$$-$RANDOM"
 # Where nothing has mounted tracefs yet (a fresh machine), mounted as cgtma mounts it for a
 # tracepoint event: a test must not skip for what cgtma does itself.
-TRACEFS=$(awk '$(NF-2) == "tracefs" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
+_mount_of tracefs
+TRACEFS=$mnt
 if [ -z "$TRACEFS" ]; then
-	TRACEFS=$(awk '$(NF-2) == "debugfs" && $4 == "/" { print $5 "/tracing"; exit }' \
-		/proc/self/mountinfo)
+	_mount_of debugfs && TRACEFS=$mnt/tracing
 	[ -n "$TRACEFS" ] && [ -d "$TRACEFS/events" ] ||
 		{ TRACEFS=/sys/kernel/tracing; mount -t tracefs nodev $TRACEFS 2>/dev/null; }
 fi
@@ -508,11 +518,11 @@ steal_usec() {
 	awk -v hz="$(getconf CLK_TCK)" -v c="cpu${1:-}" '$1 == c { print int($9 * 1000000 / hz) }' \
 		/proc/stat
 }
-steal_tick_usec=$(($(nproc) * 1000000 / $(getconf CLK_TCK)))
 # agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]: within 3 %, plus the time stolen
 # meanwhile (and what its ticks hide), which cpu-clock may hold and cpu.stat does not, plus
 # $slack us either way (0 unless the test sets it).
 agree() {
+	local steal_tick_usec=$(($(nproc) * 1000000 / $(getconf CLK_TCK)))
 	echo "$1: cpu-clock $2 us, cpu.stat usage_usec grew $3 us (steal $4 us)"
 	[ "$3" -ge 100000 ] || fail "$1: only $3 us of CPU time: the workload did not run"
 	awk -v a="$2" -v b="$3" -v st="$4" \
