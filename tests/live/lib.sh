@@ -117,7 +117,8 @@ command -v jq >/dev/null || skip "jq is not installed (tools/install-deps.sh tes
 # _mount_of FSTYPE: mnt, the first mount point of FSTYPE that mounts its root; 1 if none.
 # Read by the shell, as every test starts here (a process costs 0.1 s under emulation).
 _mount_of() {
-	local f
+	local - f
+	set +x
 	mnt=''
 	while read -ra f; do
 		[ "${f[-3]}" = "$1" ] && [ "${f[3]}" = / ] && { mnt=${f[4]}; return 0; }
@@ -194,11 +195,18 @@ TMP=$(mktemp -d /tmp/cgtma-test.XXXXXX)
 # to count lines costs 0.1 s of the guest's one host CPU, taken from the cgtma being waited
 # for. A read that times out on a FIFO nobody writes sleeps without one.
 mkfifo "$TMP/nap" && exec {_nap_fd}<>"$TMP/nap" || fail "cannot make $TMP/nap"
-nap() { read -r -t "$1" -u "$_nap_fd" _ || :; }
+# The polls leave no shell trace of their own (CGTMA_LIVE_TRACE): written through a guest's
+# 9p share line by line, it would cost more than the polls do.
+nap() {
+	local -
+	set +x
+	read -r -t "$1" -u "$_nap_fd" _ || :
+}
 # _lines FILE: nlines, FILE's whole lines (wc -l's count: a last line not yet ended is not
 # one); set, not printed: a command substitution would fork.
 _lines() {
-	local l=()
+	local - l=()
+	set +x
 	nlines=0
 	mapfile l <"$1" || return
 	[ ${#l[@]} -gt 0 ] && [ "${l[-1]: -1}" != $'\n' ] && unset 'l[-1]'
@@ -397,7 +405,8 @@ cpu_rows_add_up() {
 }
 # wait_lines FILE N [SECONDS]: until cgtma's output FILE has N lines (10 s at most).
 wait_lines() {
-	local s=${3:-10} end
+	local - s=${3:-10} end
+	set +x
 	end=$((SECONDS + s * patience))
 	while [ $SECONDS -lt $end ]; do
 		_lines "$1" && [ $nlines -ge "$2" ] && return 0
@@ -485,7 +494,8 @@ metrics_wait() {
 # says them); 1 if none. The watch below runs it ten times a second: read by the shell
 # itself, not by a pgrep that takes 0.2 s of a TCG guest's one host CPU each time.
 perf_cgroup_users() {
-	local f a found=1
+	local - f a found=1
+	set +x
 	local re='(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
 	for f in /proc/[0-9]*/cmdline; do
 		mapfile -d '' -t a 2>/dev/null <"$f" || continue
@@ -534,7 +544,8 @@ agree() {
 }
 # Read by the shell: every stop of cgtma asks, and two greps cost 0.25 s under emulation.
 stderr_said() {
-	local l
+	local - l
+	set +x
 	while IFS= read -r l || [ -n "$l" ]; do
 		case $l in
 		'cgtma: mark: '* | 'cgtma: warning: switch hook: the perf-event hook missed a switch'*) ;;
