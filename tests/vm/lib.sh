@@ -614,7 +614,8 @@ run_row() {
 	{
 		printf 'ROW=%q\nWALL=%q\nCMDLINE=%q\n' "$ROW" $((SECONDS - t0)) "$BOOT_CMDLINE"
 		[ "$R_FAMILY" != host ] &&
-			printf 'PKG=%q\nDEBVER=%q\nACCEL=%q\n' "$K_PKG" "$K_DEBVER" "$ACCEL"
+			printf 'PKG=%q\nDEBVER=%q\nACCEL=%q\nGUEST_CPU=%q\n' "$K_PKG" "$K_DEBVER" \
+				"$ACCEL" "${GUEST_CPU:-}"
 		printf 'MODE_TEXT=%q\n' "$(row_mode_text)"
 	} >"$res/meta"
 	! grep -q ' FAIL$' "$res/cells"
@@ -642,10 +643,19 @@ host_suite() {
 	echo 'done' >"$res/out/done"
 }
 
+# children_cpu: CHILDREN_CPU, the CPU seconds this shell's children that ended took
+# (/proc's cutime and cstime: QEMU's own, through the timeout that waits for it).
+children_cpu() {
+	local s
+	read -ra s </proc/$BASHPID/stat || return 1
+	CHILDREN_CPU=$(((s[15] + s[16]) / $(getconf CLK_TCK)))
+}
+
 # guest_boot RES VERBOSE BUILD [TEST_FILE...]: boots ROW's kernel with the root image and
 # three 9p shares (the checkout's copy, RES/out, the kernel's modules) and waits for it to
 # power off. BOOT_WHY: why the boot failed (a hang, a panic, a set-up error), empty if it
-# did not; BOOT_CMDLINE: the kernel's command line.
+# did not; BOOT_CMDLINE: the kernel's command line; GUEST_CPU: the CPU seconds QEMU took
+# (under TCG the guest's work whatever else the machine ran: its time depends on that).
 guest_boot() {
 	local res=$1 verbose=$2 build=$3 pid rc watched done_at='' p
 	shift 3
@@ -670,6 +680,8 @@ guest_boot() {
 		printf 'LIVE_TIMEOUT=%q\n' "${CGTMA_LIVE_TIMEOUT:-}"
 		printf 'LIVE_TRACE=%q\n' "${CGTMA_LIVE_TRACE:-}"
 	} >"$res/out/guest.conf"
+	children_cpu
+	local cpu0=$CHILDREN_CPU
 	BOOT_CMDLINE="console=$console loglevel=5 panic=1"
 	[ "$R_ARCH" = amd64 ] && [ "$ACCEL" != kvm ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
 	BOOT_CMDLINE="$BOOT_CMDLINE${R_CMDLINE:+ $R_CMDLINE}"
@@ -704,6 +716,8 @@ guest_boot() {
 	done
 	wait $pid
 	rc=$?
+	children_cpu
+	GUEST_CPU=$((CHILDREN_CPU - cpu0))
 	show_new "$watched"
 	if [ -n "$BOOT_WHY" ]; then
 		:
@@ -814,10 +828,10 @@ part_tests() {
 # many guests, run side by side: tests/vm/test-kernels.sh -p), as if one guest had run
 # them: a cell per column, the worst a part gave (FAIL, n/r, skip, ok); each part's skips
 # and failures, a boot, klog or suite failure said per part; the time of the parts added
-# up; the kernel's name and mode from the first part that booted. Each part's logs stay in
+# up (and QEMU's CPU); the kernel's name and mode from the first part that booted. Each part's logs stay in
 # ROW/partP/.
 merge_parts() {
-	local row=$1 n=$2 res=$CACHE/results/$1 p d f wall=0 first=''
+	local row=$1 n=$2 res=$CACHE/results/$1 p d f wall=0 cpu=0 first=''
 	rm -rf "$res/skip" "$res/fail" "$res/out" "$res/cells" "$res/meta" "$res/klog"
 	mkdir -p "$res/skip" "$res/fail" "$res/out" || return 1
 	for ((p = 1; p <= n; p++)); do
@@ -838,6 +852,7 @@ merge_parts() {
 			esac
 		done
 		wall=$((wall + $(. "$d/meta"; echo "$WALL")))
+		cpu=$((cpu + $(. "$d/meta"; echo "${GUEST_CPU:-0}")))
 		[ -z "$first" ] && [ -f "$d/out/uname" ] && first=$d
 	done
 	awk 'function rank(s) { return s == "FAIL" ? 4 : s == "n/r" ? 3 : s == "skip" ? 2 : s == "ok" ? 1 : 0 }
@@ -849,8 +864,8 @@ merge_parts() {
 	[ -n "$first" ] || first=$res/part1
 	cp "$first"/out/uname* "$first"/out/preempt "$res/out/" 2>/dev/null
 	{
-		grep -v '^WALL=' "$first/meta" 2>/dev/null || printf 'ROW=%q\n' "$row"
-		printf 'WALL=%q\n' "$wall"
+		grep -v '^WALL=\|^GUEST_CPU=' "$first/meta" 2>/dev/null || printf 'ROW=%q\n' "$row"
+		printf 'WALL=%q\nGUEST_CPU=%q\n' "$wall" "$cpu"
 	} >"$res/meta"
 }
 

@@ -98,7 +98,8 @@ one_row() {
 	vm_say "== $what"
 	ROW_PART=${2:-} run_row "$1" 0 "$build" "${files[@]}"
 	# shellcheck source=/dev/null
-	vm_say "== $what: $(vm_dur "$(. "$CACHE/results/$1${2:+/part$2}/meta"; echo "$WALL")")"
+	vm_say "== $what: $(. "$CACHE/results/$1${2:+/part$2}/meta"
+		echo "$(vm_dur "$WALL")${GUEST_CPU:+, QEMU's CPU $(vm_dur "$GUEST_CPU")}")"
 }
 
 # Guest rows run in subshells (run_row's state is global), at most $jobs at a time, a row
