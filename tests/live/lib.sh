@@ -404,16 +404,29 @@ cpu_rows_add_up() {
 		      .counts[$ev]] | add // 0)))' "$1" >/dev/null
 }
 # wait_lines FILE N [SECONDS]: until cgtma's output FILE has N lines (10 s at most).
-wait_lines() {
-	local - s=${3:-10} end
+wait_lines() { _wait_lines "$1" "$2" "${3:-10}" 0; }
+# _wait_lines FILE N SECONDS MORE: until FILE has N whole lines, or N more than now with
+# MORE=1 (a line being written counts once its newline is). FILE is read once, on a
+# descriptor that goes on from where it was: an output of --all-cgroups -A grows to
+# megabytes, and counting it whole at every poll took half of 20-churn's time under
+# emulation.
+_wait_lines() {
+	local - file=$1 want=$2 end fd n=0 _l
 	set +x
-	end=$((SECONDS + s * patience))
-	while [ $SECONDS -lt $end ]; do
-		_lines "$1" && [ $nlines -ge "$2" ] && return 0
+	end=$((SECONDS + $3 * patience))
+	exec {fd}<"$file" || fail "cannot read $file"
+	if (($4)); then
+		while read -r -u $fd _l; do n=$((n + 1)); done
+		want=$((n + want))
+	fi
+	while :; do
+		while [ $n -lt "$want" ] && read -r -u $fd _l; do n=$((n + 1)); done
+		[ $n -ge "$want" ] && break
+		[ $SECONDS -lt $end ] || fail "cgtma wrote fewer than $want lines in $(($3 * patience)) s"
 		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
 		nap 0.05
 	done
-	_lines "$1" && [ $nlines -ge "$2" ] || fail "cgtma wrote fewer than $2 lines in $((s * patience)) s"
+	exec {fd}<&-
 }
 cgtma_start() {
 	local out=$1 n=$2
@@ -427,7 +440,7 @@ cgtma_started() {
 	on_exit "kill -9 $cgtma_pid"
 	[ "${2:-0}" -eq 0 ] || wait_lines "$1" "$2"
 }
-cgtma_more() { _lines "$1"; wait_lines "$1" $((nlines + ${2:-1})) "${3:-}"; }
+cgtma_more() { _wait_lines "$1" "${2:-1}" "${3:-10}" 1; }
 cgtma_status() {
 	local rc
 	wait $cgtma_pid
