@@ -174,7 +174,7 @@ cd "$TMP" || fail "cd"
 
 # --- 2. a killed run ------------------------------------------------------------------------
 cgtma_start "$TMP/killed.jsonl" 0 -G "$W/w1" -G "$W/w2" -I 100 --cdm "$TMP/killed" --json
-cg_run W/w2 "$WORKLOAD" spin 3000 &
+cg_spawn W/w2 "$WORKLOAD" spin 3000
 spin=$!
 wait_lines "$TMP/killed.jsonl" 8
 cgtma_signal KILL "a killed run" 137 2>/dev/null
@@ -211,7 +211,7 @@ done
 tmpfs_or_skip "$TMP/full" size=64k
 # Leave about 16k: it fills within the first second or so.
 head -c 48k /dev/zero >"$TMP/full/filler" || fail "cannot fill the tmpfs"
-cg_run W/w1 "$WORKLOAD" spin 4000 &
+cg_spawn W/w1 "$WORKLOAD" spin 4000
 spin=$!
 "$CGTMA" -G "$W/w1" -G "$W/w2" -A -I 20 -d 3 --cdm "$TMP/full/cdm" --json \
 	>"$TMP/full.jsonl" 2>"$TMP/full.err"

@@ -125,7 +125,8 @@ for how in auto tracepoint perf-event sample; do
 	_spinners=()
 	for ((i = 0; i < $(nproc); i++)); do
 		spin_root
-		cg_run B "$WORKLOAD" spin 60000 & _spinners+=($!)
+		cg_spawn B "$WORKLOAD" spin 60000
+		_spinners+=($!)
 	done
 	cgtma_start "$TMP/$how.json" 1 -I 200 --json -e "$EV,cpu-clock" -G "$A" -G "$B" "${args[@]}"
 	cg_run A "$WORKLOAD" getppid $N 1

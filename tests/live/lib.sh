@@ -27,6 +27,8 @@
 #   cg_run REL CMD...   runs CMD inside that cgroup (waits for it)
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
+#   cg_spawn REL CMD... CMD in that cgroup in the background, $! CMD itself: a kill of $!
+#                 ends it (cg_start's $! is a subshell, whose kill leaves CMD running)
 #   cgroup_sum FILE CGROUP EVENT [CPU]   a cgroup's count over --json FILE's intervals
 #   cgroup_sums FILE EVENT CGROUP...   theirs, a line each, in one pass over FILE (jq reads a
 #                 large FILE for seconds under emulation, and starts in 0.3 s)
@@ -274,6 +276,11 @@ cg_remove() {
 cg_path() { echo "/$CG_BASE${1:+/$1}"; }
 cg_run() { local rel=$1; shift; "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@"; }
 cg_start() { cg_run "$@" & _started+=($!); }
+cg_spawn() {
+	local rel=$1
+	shift
+	"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@" &
+}
 _pingpongs=()
 pingpong_start() {
 	local cpu pp=${CGTMA_BUILD:-build}/tests/pingpong
@@ -299,8 +306,7 @@ cg_wait() {
 spinner_running() {
 	local spinfn=${CGTMA_BUILD:-build}/tests/spinfn u i
 	[ -x "$spinfn" ] || fail "no $spinfn: build first (make $spinfn)"
-	# Not cg_run in the background: $! would be a subshell, and killing it leaves the spinner.
-	"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$1" "$spinfn" "$2" 600000 &
+	cg_spawn "$1" "$spinfn" "$2" 600000
 	_spinner=$!
 	on_exit "kill $_spinner 2>/dev/null"
 	u=$(usage_usec "$1")
