@@ -32,7 +32,8 @@
 #   cgroup_sum FILE CGROUP EVENT [CPU]   a cgroup's count over --json FILE's intervals
 #   cgroup_sums FILE EVENT CGROUP...   theirs, a line each, in one pass over FILE (jq reads a
 #                 large FILE for seconds under emulation, and starts in 0.3 s)
-#   task_sum FILE CGROUP TID EVENT   a thread's;  summary_cgroups FILE  the cgroups summed up
+#   task_sums FILE EVENT CGROUP TID [CGROUP TID...]   threads' counts (-T), a line each, in
+#                 one pass;  summary_cgroups FILE  the cgroups summed up
 #   cpu_rows_add_up FILE EVENT   whether --per-cpu output's CPU rows add up to their totals
 #   exact_or_marked GOT WANT FILE   whether a count is exact, or off by little in a run
 #                 cgtma marked not exact
@@ -369,13 +370,16 @@ cgroup_sums() {
 		$ARGS.positional[] as $cg | [$r[] | select(.cgroup == $cg) | .counts[$ev]] | add // 0' \
 		"$f" --args "$@"
 }
-# task_sum FILE CGROUP TID EVENT: the thread's count of EVENT in CGROUP summed over the
-# interval lines of cgtma --json -T output FILE, 0 where it has none.
-task_sum() {
-	jq -s --arg cg "$2" --argjson tid "$3" --arg ev "$4" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "task" and .cgroup == $cg and .tid == $tid) | .counts[$ev]] |
-		 add // 0' "$1"
+# task_sums FILE EVENT CGROUP TID...: each thread's count of EVENT in its CGROUP summed over
+# the interval lines of cgtma --json -T output FILE (0 where it has none), a line each.
+task_sums() {
+	local f=$1 ev=$2
+	shift 2
+	jq -n --arg ev "$ev" '[inputs | select(.summary != true) | .rows[] |
+		select(.scope == "task")] as $r | $ARGS.positional as $a |
+		range(0; $a | length; 2) as $i |
+		[$r[] | select(.cgroup == $a[$i] and .tid == ($a[$i + 1] | tonumber)) |
+		 .counts[$ev]] | add // 0' "$f" --args "$@"
 }
 # summary_cgroups FILE: the cgroup rows' names on the summary line of --json FILE, sorted, on
 # one line.
