@@ -80,8 +80,8 @@ check() {
 		[.[] | select(.summary != true) |
 		 (0.05 * \$ncpu * .interval * 1e9) as \$eps |
 		 def same(\$x; \$y): (\$x - \$y | fabs) <= \$eps;
-		 {ok: [$conds],
-		  line: {interval, rows: [.rows[] | {scope, cgroup, cpu, n: .counts[\$ev]}]}}] as \$all |
+		 {ok: [$conds], line: {interval,
+			rows: [.rows[] | {scope, cgroup, cpu, n: .counts[\$ev]}]}}] as \$all |
 		first((range(0; ${#msgs[@]}) as \$i | \$all[] | select(.ok[\$i] | not) |
 			\"\\(\$i) \\(.line | tojson)\"), \"ok\")" \
 		"$TMP/out-$name") || fail "$name: jq failed on: $conds"
