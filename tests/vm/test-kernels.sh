@@ -99,7 +99,7 @@ one_row() {
 	ROW_PART=${2:-} run_row "$1" 0 "$build" "${files[@]}"
 	# shellcheck source=/dev/null
 	vm_say "== $what: $(. "$CACHE/results/$1${2:+/part$2}/meta"
-		echo "$(vm_dur "$WALL")${GUEST_CPU:+, QEMU's CPU $(vm_dur "$GUEST_CPU")}")"
+		echo "$(vm_dur "$WALL")${GUEST_CPU:+, QEMU CPU $(vm_dur "$GUEST_CPU")}")"
 }
 
 # Guest rows run in subshells (run_row's state is global), at most $jobs at a time, a row
