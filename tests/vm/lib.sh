@@ -498,12 +498,12 @@ choose_accel() {
 		ACCEL_ARGS=(-accel kvm -cpu host)
 	elif [ "$ACCEL" = tcg-multi ]; then
 		# shellcheck disable=SC2054 # tcg,thread=multi is one option's value
-		ACCEL_ARGS=(-accel tcg,thread=multi -cpu "${CGTMA_VMTEST_X86_CPU:-max}")
+		ACCEL_ARGS=(-accel tcg,thread=multi -cpu max)
 	else
 		# thread=single: multi-threaded TCG hung with soft lockups while a BPF program
 		# attached (QEMU misses the kernel's live code patching; docs/kernels.md).
 		# shellcheck disable=SC2054 # tcg,thread=single is one option's value
-		ACCEL_ARGS=(-accel tcg,thread=single -cpu "${CGTMA_VMTEST_X86_CPU:-max}")
+		ACCEL_ARGS=(-accel tcg,thread=single -cpu max)
 	fi
 }
 

@@ -22,7 +22,7 @@
 # The first run downloads the kernel and builds the root image (tests/vm/lib.sh says what
 # the cache holds); later ones boot in seconds. Environment: CGTMA_VMTEST_ARM64_CPU (QEMU's
 # -cpu for the arm64 rows, default max,pauth-impdef=on; neoverse-n1 gives a Neoverse MIDR),
-# CGTMA_VMTEST_X86_CPU (the x86 rows' -cpu under TCG, default max), CGTMA_VMTEST_CACHE,
+# CGTMA_VMTEST_CACHE,
 # CGTMA_VMTEST_TIMEOUT (seconds per boot, default 2700), CGTMA_VMTEST_ACCEL (kvm or tcg:
 # skip the KVM probe), CGTMA_VMTEST_REFRESH=1 (ask the archive for newer kernels),
 # CGTMA_VMTEST_MIRROR and CGTMA_VMTEST_SECURITY_MIRROR (instead of this machine's apt's).
