@@ -19,6 +19,9 @@
 #                     from a kernel image's (KERNEL_IMAGE=vmlinuz: tools/kernel-btf.sh)
 #   ARCH=arm64        cross-build for arm64 on an x86 host, into build-arm64/ (ARCH defaults
 #                     to this machine's: x86 or arm64)
+#   NO_LIBDW=1        build without libdw (no --sample), NO_LIBMICROHTTPD=1 without
+#                     libmicrohttpd (no --prometheus); a library that is missing is left out
+#                     by itself, and make optional-test tries a build without both
 #   V=1               show the commands
 
 # The target architecture, in the kernel's names (x86, arm64); a cross build goes to a
@@ -68,29 +71,64 @@ endif
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes -Wstrict-prototypes
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) -I$(OUTPUT) -I. -Iuser -MMD -MP
-LIBS := -lbpf -ldw -lelf -lz -lpfm -ljson-c -lmicrohttpd -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall -Wno-unused-function
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall \
+	-Wno-unused-function
+
+# --- optional libraries ------------------------------------------------------------------
+
+# As bpftool finds its own: a library is there when a small program that calls it
+# (tools/feature/test-NAME.c) compiles and links with $(CC), a cross compiler against the
+# target's libraries. A success is kept in $(OUTPUT)/feature/ (make clean forgets it); a
+# failure is tried again at every make, so that a library installed since is found.
+# NO_LIBDW=1 or NO_LIBMICROHTTPD=1 builds without one that is there.
+#   libdw          --sample: names the sampled frames (user/symbolize.c)
+#   libmicrohttpd  --prometheus: serves /metrics (user/output_prometheus.c)
+# A tree without the probe (sources copied without tools/feature/) stops here rather than
+# build without the library.
+FEATURE_DIR := $(OUTPUT)/feature
+feature_probe = $(strip $(if $(wildcard tools/feature/test-$(1).c),, \
+	$(error tools/feature/test-$(1).c is missing: it tells whether $(1) is there)) \
+	$(shell mkdir -p $(FEATURE_DIR) && { test -e $(FEATURE_DIR)/test-$(1) || \
+	$(CC) $(CFLAGS) $(LDFLAGS) tools/feature/test-$(1).c $(2) -o $(FEATURE_DIR)/test-$(1) \
+	>/dev/null 2>&1; } && echo 1))
+HAVE_LIBDW := $(if $(NO_LIBDW),,$(call feature_probe,libdw,-ldw -lelf))
+HAVE_LIBMICROHTTPD := $(if $(NO_LIBMICROHTTPD),,$(call feature_probe,libmicrohttpd,-lmicrohttpd))
+
+LIBS := -lbpf $(if $(HAVE_LIBDW),-ldw) -lelf -lz -lpfm -ljson-c \
+	$(if $(HAVE_LIBMICROHTTPD),-lmicrohttpd) -lm
+# The modules, and their unit tests, that need a library the build does without.
+WITHOUT_SRCS := $(if $(HAVE_LIBDW),,user/symbolize.c tests/unit/test_symbolize.c) \
+	$(if $(HAVE_LIBMICROHTTPD),,user/output_prometheus.c tests/unit/test_prometheus.c)
+
+# --- what is built from what -------------------------------------------------------------
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 # Every user/*.c is part of the program; cgtma.c holds main() and is left out of the
 # library the unit tests link against.
-USER_SRCS := $(filter-out user/cgtma.c,$(wildcard user/*.c))
+USER_SRCS := $(filter-out user/cgtma.c $(WITHOUT_SRCS),$(wildcard user/*.c))
 MODEL_FILES := $(sort $(wildcard user/models/*.json))
 LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
 
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_SRCS := $(filter-out $(WITHOUT_SRCS),$(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
-HELPER_SRCS := $(wildcard tests/helpers/*.c)
-HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/%,$(HELPER_SRCS))
+# The workloads use nothing of cgtma's: linked with libc alone, or their start-up loads
+# libbpf, libdw, libmicrohttpd, gnutls and a dozen more, in the cgroup they are measured in
+# (under the kernel matrix's TCG guests a third of a spinner's samples), and they run only
+# where those libraries are installed. The others (mkprofile, mkrecord) write cgtma's files
+# with its own code.
+PLAIN_HELPERS := $(addprefix $(OUTPUT)/tests/,spinfn workload pingpong udp)
+LINKED_HELPERS := $(filter-out $(PLAIN_HELPERS), \
+	$(patsubst tests/helpers/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helpers/*.c)))
 # The workload and spinfn once more, static, for container root filesystems with nothing to
-# link against.
-HELPER_BINS += $(OUTPUT)/tests/workload-static $(OUTPUT)/tests/spinfn-static
-# And spinfn without its symbols: its frames print as spinfn-stripped+OFFSET, one --folded line
-# per address, where a wrong stack shows (tests/live/45-sample-flip.sh).
-HELPER_BINS += $(OUTPUT)/tests/spinfn-stripped
+# link against; and spinfn without its symbols: its frames print as spinfn-stripped+OFFSET,
+# one --folded line per address, where a wrong stack shows (tests/live/45-sample-flip.sh).
+HELPER_BINS := $(PLAIN_HELPERS) $(LINKED_HELPERS) $(OUTPUT)/tests/workload-static \
+	$(OUTPUT)/tests/spinfn-static $(OUTPUT)/tests/spinfn-stripped
+# The floor under the switch hook (tests/bench/hookfloor.*): its own BPF object, skeleton and
+# loader, built for make bench only.
+BENCH_BINS := $(OUTPUT)/tests/hookfloor
 
 # The same unit tests, once more under AddressSanitizer and UndefinedBehaviorSanitizer.
 SAN := $(OUTPUT)/san
@@ -100,47 +138,70 @@ SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN)/tests/%,$(UNIT_SRCS))
 
 # libFuzzer targets build with clang, from objects of their own (instrumented, and with
 # CGTMA_FUZZING), each with its dependency file.
+FUZZ := $(OUTPUT)/fuzz
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(FUZZ_SRCS))
 FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -DCGTMA_FUZZING
-FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ)/user/%.o,$(USER_SRCS)) $(OUTPUT)/models.o
+
+# Every object once more with CGTMA_STATIC (no name lookups through glibc's NSS, which a
+# static binary cannot load; --version says "static"), linked with -static against Debian's
+# archives, but for libmicrohttpd: Debian's needs GnuTLS, which has no complete static form
+# there, so tools/build-static-mhd.sh builds it from Debian's source without TLS (cgtma
+# serves plain HTTP). The skeleton already holds the BPF object, models.o the models.
+STATIC := $(OUTPUT)/static
+STATIC_MHD := $(if $(HAVE_LIBMICROHTTPD),$(STATIC)/mhd/lib/libmicrohttpd.a)
+STATIC_OBJS := $(patsubst user/%.c,$(STATIC)/user/%.o,user/cgtma.c $(USER_SRCS)) $(OUTPUT)/models.o
+# libdw.a reads compressed debug sections: its decompressors, which the shared libdw brings.
+STATIC_LIBS := $(filter-out -lmicrohttpd,$(LIBS)) -lbz2 -llzma
+
+# The man pages (docs/man/*.8.scd, scdoc) are part of the build.
+MAN_SRCS := $(wildcard docs/man/*.8.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(OUTPUT)/man/%,$(MAN_SRCS))
+
+# Every user object may include a generated header (skeleton, model table, version, the
+# libraries built in): make them first.
+GENERATED_HDRS := $(SKELS) $(OUTPUT)/models_table.h $(OUTPUT)/version_data.h \
+	$(OUTPUT)/cgtma_features.h
+
+OUT_DIRS := $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/man $(SAN)/user $(SAN)/tests \
+	$(FUZZ) $(FUZZ)/user $(STATIC)/user
 
 .DELETE_ON_ERROR:
 # Generated files (the skeleton, objects behind pattern rules) are kept, not treated as
 # intermediate and deleted after each build.
 .SECONDARY:
 .PHONY: FORCE all helpers test check unit-tests san-tests fuzz-tests live-tests test-kernels run \
-	bench install uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test static
+	bench install uninstall vmlinux deps test-deps vm-deps static-deps clean dist dist-test \
+	static doc-tests install-docs optional-test
 
-all: $(OUTPUT)/cgtma
+all: $(OUTPUT)/cgtma $(MAN_PAGES)
 
-# The man pages (docs/man/*.8.scd, scdoc) are part of the build.
-MAN_SRCS := $(wildcard docs/man/*.8.scd)
-MAN_PAGES := $(patsubst docs/man/%.scd,$(OUTPUT)/man/%,$(MAN_SRCS))
-all: $(MAN_PAGES)
-.PHONY: doc-tests install-docs
+# The test helpers alone (a cross build's, for the kernel matrix's guests).
+helpers: $(HELPER_BINS)
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(SAN)/user $(SAN)/tests $(OUTPUT)/fuzz \
-		$(OUTPUT)/fuzz/user:
+static: $(OUTPUT)/cgtma-static
+
+# --- rules, one per kind of output -------------------------------------------------------
+
+$(OUT_DIRS):
 	$(Q)mkdir -p $@
 
-# --- BPF object and skeleton -------------------------------------------------------------
-
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+# BPF objects: cgtma's (bpf/) and the bench's floor (tests/bench/).
+vpath %.bpf.c bpf tests/bench
+$(OUTPUT)/%.bpf.o: %.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
-# The skeleton embeds the object: strip DWARF first (BTF stays, CO-RE needs it).
+# Skeletons embed the object: strip DWARF first (BTF stays, CO-RE needs it).
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(LLVM_STRIP) -g -o $(OUTPUT)/$*.bpf.stripped.o $<
 	$(Q)$(BPFTOOL) gen skeleton $(OUTPUT)/$*.bpf.stripped.o name $* > $@
 
-# --- built-in model files ----------------------------------------------------------------
-
-# Each user/models/NAME.json becomes a NUL-terminated string in .rodata, and a table names
-# them (the symbol with '-' written '_': neoverse-n2); .incbin is invisible to -MMD, hence the
-# explicit prerequisites.
+# The built-in models: each user/models/NAME.json becomes a NUL-terminated string in
+# .rodata, and a table names them (the symbol with '-' written '_': neoverse-n2); .incbin is
+# invisible to -MMD, hence the explicit prerequisites.
 # One recipe makes both (a grouped target): make -j runs it once.
 $(OUTPUT)/models.S $(OUTPUT)/models_table.h &: $(MODEL_FILES) Makefile | $(OUTPUT)
 	$(call msg,GEN,$@)
@@ -159,135 +220,90 @@ $(OUTPUT)/models.o: $(OUTPUT)/models.S $(MODEL_FILES)
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c $< -o $@
 
-# --- version -----------------------------------------------------------------------------
-
-# Written on every make, replaced only when it changes: a new commit recompiles the files
-# that include it (their -MMD dependencies say which), not everything.
-$(OUTPUT)/version_data.h: FORCE | $(OUTPUT)
-	$(Q)printf '#define CGTMA_VERSION "%s"\n#define CGTMA_COMMIT "%s"\n' \
-		'$(CGTMA_VERSION)' '$(CGTMA_COMMIT)' >$@.tmp
+# Headers of what make knows: written on every make, replaced only when they change, so
+# that a new commit or a library found recompiles the files that include them (their -MMD
+# dependencies say which), not everything. version_data.h: the release and the commit;
+# cgtma_features.h: the optional libraries, 1 built in or 0.
+$(OUTPUT)/version_data.h: GENERATED = '\#define CGTMA_VERSION "%s"\n\#define CGTMA_COMMIT "%s"\n' \
+	'$(CGTMA_VERSION)' '$(CGTMA_COMMIT)'
+$(OUTPUT)/cgtma_features.h: GENERATED = \
+	'\#define CGTMA_HAVE_LIBDW %d\n\#define CGTMA_HAVE_LIBMICROHTTPD %d\n' \
+	$(if $(HAVE_LIBDW),1,0) $(if $(HAVE_LIBMICROHTTPD),1,0)
+$(OUTPUT)/version_data.h $(OUTPUT)/cgtma_features.h: FORCE | $(OUTPUT)
+	$(Q)printf $(GENERATED) >$@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; echo '  GEN      $@'; fi
 
 FORCE:
 
-# --- user space --------------------------------------------------------------------------
-
-# Every user object may include a generated header (skeleton, model table, version): make
-# them first.
-GENERATED_HDRS := $(SKELS) $(OUTPUT)/models_table.h $(OUTPUT)/version_data.h
-
+# Objects, and the same objects for the sanitizers, for libFuzzer (clang) and for the static
+# binary.
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user $(GENERATED_HDRS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-$(OUTPUT)/cgtma: $(OUTPUT)/user/cgtma.o $(LIB_OBJS)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
-
-# --- man pages ---------------------------------------------------------------------------
-
-$(OUTPUT)/man:
-	$(Q)mkdir -p $@
-
-$(OUTPUT)/man/%.8: docs/man/%.8.scd | $(OUTPUT)/man
-	$(call msg,SCDOC,$@)
-	$(Q)$(SCDOC) < $< > $@
-
-# --- static binary -----------------------------------------------------------------------
-
-# Every object once more with CGTMA_STATIC (no name lookups through glibc's NSS, which a
-# static binary cannot load; --version says "static"), linked with -static against Debian's
-# archives, but for libmicrohttpd: Debian's needs GnuTLS, which has no complete static form
-# there, so tools/build-static-mhd.sh builds it from Debian's source without TLS (cgtma
-# serves plain HTTP). The skeleton already holds the BPF object, models.o the models.
-STATIC := $(OUTPUT)/static
-STATIC_MHD := $(STATIC)/mhd/lib/libmicrohttpd.a
-STATIC_OBJS := $(patsubst user/%.c,$(STATIC)/user/%.o,user/cgtma.c $(USER_SRCS)) $(OUTPUT)/models.o
-
-static: $(OUTPUT)/cgtma-static
-
-# libdw.a reads compressed debug sections: its decompressors, which the shared libdw brings.
-STATIC_LIBS := -lbz2 -llzma
-
-$(STATIC)/user:
-	$(Q)mkdir -p $@
-
-$(STATIC_MHD): tools/build-static-mhd.sh
-	$(call msg,MHD,$@)
-	$(Q)CC='$(CC)' tools/build-static-mhd.sh $(STATIC)/mhd
-
-$(STATIC)/user/%.o: user/%.c | $(STATIC)/user $(GENERATED_HDRS) $(STATIC_MHD)
-	$(call msg,CC-STATIC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -DCGTMA_STATIC -I$(STATIC)/mhd/include -c $< -o $@
-
-$(OUTPUT)/cgtma-static: $(STATIC_OBJS) $(STATIC_MHD)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $(STATIC_OBJS) $(STATIC_MHD) \
-		$(filter-out -lmicrohttpd,$(LIBS)) $(STATIC_LIBS) -o $@
-
-# --- tests -------------------------------------------------------------------------------
-
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Itests/unit $< $(LIB_OBJS) $(LIBS) -o $@
-
-# The workloads use nothing of cgtma's: linked with libc alone, or their start-up loads
-# libbpf, libdw, libmicrohttpd, gnutls and a dozen more, in the cgroup they are measured in
-# (under the kernel matrix's TCG guests a third of a spinner's samples), and they run only
-# where those libraries are installed.
-PLAIN_HELPERS := $(addprefix $(OUTPUT)/tests/,spinfn workload pingpong udp)
-$(PLAIN_HELPERS): $(OUTPUT)/tests/%: tests/helpers/%.c | $(OUTPUT)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -o $@
-
-$(OUTPUT)/tests/%: tests/helpers/%.c $(LIB_OBJS) | $(OUTPUT)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
-
-# The floor under the switch hook (tests/bench/hookfloor.*): its own BPF object, skeleton and
-# loader, built for make bench only.
-BENCH_BINS := $(OUTPUT)/tests/hookfloor
-
-$(OUTPUT)/tests/hookfloor.bpf.o: tests/bench/hookfloor.bpf.c | $(OUTPUT)/tests
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
-
-$(OUTPUT)/tests/hookfloor.skel.h: $(OUTPUT)/tests/hookfloor.bpf.o
-	$(call msg,GEN-SKEL,$@)
-	$(Q)$(LLVM_STRIP) -g -o $(OUTPUT)/tests/hookfloor.bpf.stripped.o $<
-	$(Q)$(BPFTOOL) gen skeleton $(OUTPUT)/tests/hookfloor.bpf.stripped.o name hookfloor_bpf > $@
-
-$(OUTPUT)/tests/hookfloor: tests/bench/hookfloor.c $(OUTPUT)/tests/hookfloor.skel.h $(LIB_OBJS)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/tests $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
-
-# The sampling tests' spinner keeps its frame pointers: the kernel walks user stacks by them.
-$(OUTPUT)/tests/spinfn $(OUTPUT)/tests/spinfn-static: CFLAGS += -fno-omit-frame-pointer
-
-$(OUTPUT)/tests/spinfn-stripped: $(OUTPUT)/tests/spinfn
-	$(call msg,STRIP,$@)
-	$(Q)$(STRIP) -o $@ $<
-
-$(OUTPUT)/tests/%-static: tests/helpers/%.c | $(OUTPUT)/tests
-	$(call msg,CC-STATIC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
 
 $(SAN)/user/%.o: user/%.c | $(SAN)/user $(GENERATED_HDRS)
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
+$(FUZZ)/user/%.o: user/%.c | $(FUZZ)/user $(GENERATED_HDRS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(STATIC)/user/%.o: user/%.c | $(STATIC)/user $(GENERATED_HDRS) $(STATIC_MHD)
+	$(call msg,CC-STATIC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DCGTMA_STATIC -I$(STATIC)/mhd/include -c $< -o $@
+
+$(STATIC)/mhd/lib/libmicrohttpd.a: tools/build-static-mhd.sh
+	$(call msg,MHD,$@)
+	$(Q)CC='$(CC)' tools/build-static-mhd.sh $(STATIC)/mhd
+
+# The programs.
+$(OUTPUT)/cgtma: $(OUTPUT)/user/cgtma.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/cgtma-static: $(STATIC_OBJS) $(STATIC_MHD)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $^ $(STATIC_LIBS) -o $@
+
+# Programs of one source file linked with cgtma's objects: the unit tests, the helpers that
+# write cgtma's files, the bench's loader (with its skeleton). vpath finds each one's source.
+vpath %.c tests/unit tests/helpers tests/bench
+$(UNIT_BINS) $(LINKED_HELPERS) $(BENCH_BINS): $(OUTPUT)/tests/%: %.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) $< $(LIB_OBJS) $(LIBS) -o $@
+
+$(BENCH_BINS): $(OUTPUT)/hookfloor.skel.h
+
 $(SAN)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN)/tests
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(SAN_LIB_OBJS) $(LIBS) -o $@
 
-# libFuzzer targets build with clang; they link the sources, not the gcc objects.
-$(OUTPUT)/fuzz/user/%.o: user/%.c | $(OUTPUT)/fuzz/user $(GENERATED_HDRS)
-	$(call msg,CC-FUZZ,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-
-$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS) | $(OUTPUT)/fuzz
+$(FUZZ)/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS) | $(FUZZ)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBS) -o $@
+
+# The workloads: libc alone, dynamic or static.
+$(PLAIN_HELPERS): $(OUTPUT)/tests/%: tests/helpers/%.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -o $@
+
+$(OUTPUT)/tests/%-static: tests/helpers/%.c | $(OUTPUT)/tests
+	$(call msg,CC-STATIC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -static $(LDFLAGS) $< -o $@
+
+# The sampling tests' spinner keeps its frame pointers: the kernel walks user stacks by them.
+$(OUTPUT)/tests/spinfn $(OUTPUT)/tests/spinfn-static: CFLAGS += -fno-omit-frame-pointer
+
+$(OUTPUT)/tests/%-stripped: $(OUTPUT)/tests/%
+	$(call msg,STRIP,$@)
+	$(Q)$(STRIP) -o $@ $<
+
+$(OUTPUT)/man/%.8: docs/man/%.8.scd | $(OUTPUT)/man
+	$(call msg,SCDOC,$@)
+	$(Q)$(SCDOC) < $< > $@
+
+# --- what runs ---------------------------------------------------------------------------
 
 deps:
 	$(Q)tools/install-deps.sh build $(ARCH)
@@ -344,6 +360,7 @@ test-kernels: vm-deps
 check: all
 	$(Q)$(MAKE) --no-print-directory unit-tests
 	$(Q)$(MAKE) --no-print-directory dist-test
+	$(Q)$(MAKE) --no-print-directory optional-test
 	$(Q)$(MAKE) --no-print-directory san-tests
 	$(Q)$(MAKE) --no-print-directory doc-tests
 	$(Q)$(MAKE) --no-print-directory fuzz-tests
@@ -385,6 +402,10 @@ dist: | $(OUTPUT)
 dist-test: dist
 	$(Q)tests/dist.sh $(OUTPUT)/$(DIST).tar.gz $(CGTMA_VERSION)
 
+# cgtma without libdw and libmicrohttpd, built in $(OUTPUT)/optional, against this build's.
+optional-test: $(OUTPUT)/cgtma
+	$(Q)+tests/optional-build.sh $(OUTPUT)
+
 install: $(OUTPUT)/cgtma
 	install -D -m 0755 $(OUTPUT)/cgtma $(DESTDIR)$(PREFIX)/sbin/cgtma
 
@@ -424,6 +445,4 @@ clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/*.d \
-	$(OUTPUT)/fuzz/user/*.d $(STATIC)/user/*.d \
-	$(SAN)/user/*.d $(SAN)/tests/*.d)
+-include $(wildcard $(addsuffix /*.d,$(OUT_DIRS)))

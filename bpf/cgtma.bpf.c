@@ -40,6 +40,7 @@
 #include "irq.bpf.h"
 #include "attribution.bpf.h"
 #include "switch.bpf.h"
+#include "noise.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -158,6 +159,9 @@ int flush_slice(void *ctx)
 	}
 	/* The epoch's total and its counts still in the charge cache: where user space reads. */
 	half = snap->epoch & 1;
+	if (noise_on)
+		noise_at_flush(cur && BPF_CORE_READ(task, pid) ? BPF_CORE_READ(cur, kn, id) : 0,
+			       half);
 	check_hook(snap, half);
 	close_cpu_total(snap, half);
 	for (__u32 slot = 0; slot < CGTMA_CHARGE_CACHE; slot++)

@@ -137,6 +137,46 @@ struct cgtma_misses {
 	struct cgtma_miss m[CGTMA_MISSES_MAX];
 };
 
+/*
+ * Noise seen at switches between cgroups (bpf/noise.bpf.h). Per CPU (an array its SMT
+ * sibling reads too): the cgroup running there since when, and the one whose task the
+ * running slice preempted.
+ */
+struct cgtma_noise_cpu {
+	__u64 seq;		/* odd while cgroup and since change */
+	__u64 cgroup;		/* v2 id of the cgroup running (0: the idle task, or not known) */
+	__u64 since;		/* bpf_ktime_get_ns() of its switch in, or of the last SMT charge */
+	__u64 victim;		/* v2 id of the cgroup whose task the slice in progress preempted
+				 * (0: none) */
+	__u64 victim_since;	/* when, or the last flush since */
+	__u32 sibling;		/* the other hardware thread of this CPU's core, set by user
+				 * space (CGTMA_NO_SIBLING: none) */
+	__u32 pad;
+};
+
+#define CGTMA_NO_SIBLING 0xffffffffU
+
+/*
+ * Per pair of cgroups (v2 ids of the tasks' own cgroups) and epoch half: how often a task of
+ * cgroup left a CPU still runnable for a task of other, the time of the slices of other that
+ * did, and the time the two ran on the two hardware threads of one core.
+ */
+struct cgtma_noise_key {
+	__u64 cgroup;
+	__u64 other;
+	__u32 half;
+	__u32 pad;
+};
+
+struct cgtma_noise_pair {
+	__u64 preempt;
+	__u64 took_ns;
+	__u64 smt_ns;
+};
+
+/* Pairs per epoch half the map holds: beyond, CGTMA_STAT_NOISE_DROPPED counts the updates. */
+#define CGTMA_NOISE_PAIRS 4096
+
 /* Per-CPU statistics of the BPF side itself (index into the stats array). */
 enum cgtma_stat {
 	CGTMA_STAT_SLICES,		/* slices charged at a switch between cgroups */
@@ -160,6 +200,8 @@ enum cgtma_stat {
 					 * failed the row's insert with room to spare */
 	CGTMA_STAT_HOOK_SKIPPED,	/* switches the cgroup-switches event counted whose
 					 * program the kernel did not run */
+	CGTMA_STAT_NOISE_DROPPED,	/* noise of a pair of cgroups not counted: the pairs
+					 * map was full */
 	CGTMA_STAT_MAX,
 };
 

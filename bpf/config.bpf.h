@@ -54,6 +54,8 @@ const volatile bool test_drop_counted = false;
 const volatile __u32 irq_mask = 0;
 /* An interrupt entry this soon after an interrupt's exit reads nothing: the gap is its own. */
 const volatile __u64 irq_coalesce_ns = 0;
+/* Noise at switches between cgroups: preemptions, their antagonists, SMT sharing. */
+const volatile bool noise_on = false;
 /* -A with cgroups: cgroup_counts is a per-CPU hash (user space sets its type): charge.bpf.h. */
 const volatile bool cgroup_per_cpu = false;
 

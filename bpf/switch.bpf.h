@@ -12,6 +12,7 @@
 #include "slice.bpf.h"
 #include "charge.bpf.h"
 #include "attribution.bpf.h"
+#include "noise.bpf.h"
 
 /*
  * Reads and charges the slice that a switch away from prev ends, by the general rule (any
@@ -59,15 +60,19 @@ static __always_inline void end_slice_at_switch(struct cgtma_snapshot *snap,
 	if (pe_falls_back && by == BY_EVENT && snap->tp_took_over)
 		return;
 	e = warm_entry(snap, prev_cg);
-	if (e ? !read_slice_to_entry(snap, e) : !charge_switch_slice(snap, prev, prev_cg))
-		return;
-	own_slice(snap, next_cg, next_cg->kn->id, next, true);
-	/* Only the tracepoint in charge takes the CPU over: its switches inside a cgroup
-	 * (-T), which the event never sees, leave it the event's. */
-	if (pe_falls_back && by == BY_TP)
-		snap->tp_took_over = 1;
-	slice_done(snap);
-	stat_inc(CGTMA_STAT_SLICES);
+	if (e ? read_slice_to_entry(snap, e) : charge_switch_slice(snap, prev, prev_cg)) {
+		own_slice(snap, next_cg, next_cg->kn->id, next, true);
+		/* Only the tracepoint in charge takes the CPU over: its switches inside a
+		 * cgroup (-T), which the event never sees, leave it the event's. */
+		if (pe_falls_back && by == BY_TP)
+			snap->tp_took_over = 1;
+		slice_done(snap);
+		stat_inc(CGTMA_STAT_SLICES);
+	}
+	/* After the reading, which should be as near the switch as it can. */
+	if (noise_on && next_cg != prev_cg)
+		noise_at_switch(noise_id(prev, prev_cg), noise_id(next, next_cg),
+				prev->pid && task_runnable(prev), snap->epoch & 1);
 }
 
 /*

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "env.h"
 #include "exitstatus.h"
+#include "feature.h"
 #include "log.h"
 #include "model.h"
 #include "options.h"
@@ -116,6 +117,9 @@ static void usage(FILE *f)
 "                          SCHED HRTIMER RCU, and hardirq; LIST picks some (default: all),\n"
 "                          e.g. --irq=NET_RX,NET_TX,hardirq; rows irq:NET_RX (off by\n"
 "                          default); a scope idle in an interval has no row (-v shows it)\n"
+"      --no-noise          no noise lines: neither the kernel's files (run-queue wait,\n"
+"                          throttling, pressure) read at each interval nor the preemptions\n"
+"                          and SMT sharing counted at switches between cgroups\n"
 "      --sample[=EVENTS]   sample call stacks in every tracked cgroup (user and kernel):\n"
 "                          without EVENTS, cpu-clock with the software model and with -e;\n"
 "                          with a PMU's model cycles, then the sample events of the nodes\n"
@@ -152,7 +156,8 @@ static void usage(FILE *f)
 "  -v, --verbose           show nodes below threshold, idle cgroups and interrupt scopes,\n"
 "                          libbpf's warnings\n"
 "  -h, --help              this help\n"
-"  -V, --version           the version, the commit built, the libbpf in use, static or not\n"
+"  -V, --version           the version, the commit built, the libbpf in use, static or not,\n"
+"                          the optional libraries built in\n"
 "\n"
 "Examples:\n"
 "  cgtma                                   whole machine, level 1, every second\n"
@@ -370,6 +375,8 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			env.prometheus_tasks = true;
 			break;
 		case OPT_SAMPLE:
+			if (feature_require(FEATURE_LIBDW))
+				goto usage_error;
 			env.sample = true;
 			env.sample_events = optarg;
 			break;
@@ -391,6 +398,8 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			env.pprof = optarg;
 			break;
 		case OPT_PROMETHEUS:
+			if (feature_require(FEATURE_LIBMICROHTTPD))
+				goto usage_error;
 			env.out.prometheus = optarg;
 			env.bpf_stats = true;	/* it exports cgtma's own cost */
 			break;

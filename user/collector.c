@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector_internal.h"
+#include "cpulist.h"
 #include "env.h"
 #include "irqhooks.h"
 #include "log.h"
@@ -296,6 +297,7 @@ static int configure(struct collector *c)
 	c->skel->rodata->new_cgroup_levels = c->su.new_cgroup_levels;
 	c->skel->rodata->per_task = env.per_task;
 	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
+	c->skel->rodata->noise_on = c->su.noise;
 	c->prealloc = env.map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
 		      env.map_alloc == MAP_ALLOC_PREALLOC;
 	c->max_cgroups = env.max_cgroups ? env.max_cgroups : c->prealloc ? 1024 : 16384;
@@ -322,6 +324,9 @@ static int configure(struct collector *c)
 	    (err = bpf_map__set_max_entries(c->skel->maps.charged_ids, 2 * c->nr_cpus)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.misses, 2 * c->nr_cpus)) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.switch_events, c->nr_cpus)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.noise_cpus, c->nr_cpus)) ||
+	    (err = bpf_map__set_max_entries(c->skel->maps.noise_pairs,
+					    c->su.noise ? 2 * CGTMA_NOISE_PAIRS : 1)) ||
 	    (err = bpf_map__set_value_size(c->skel->maps.task_counts, task_value_size(c))) ||
 	    (err = bpf_map__set_max_entries(c->skel->maps.task_counts, !env.per_task ? 1 :
 					    env.max_tasks ? env.max_tasks : 4096))) {
@@ -383,6 +388,44 @@ static int load(struct collector *c)
 	return map_arrays(c);
 }
 
+/*
+ * collector_setup.noise: each possible CPU's SMT sibling (the first other CPU its core's
+ * thread_siblings_list names; a core of more threads shares with that one only), for the
+ * BPF side to read the sibling's cgroup. A CPU whose topology is not there (offline, or a
+ * kernel without it) has none. 0 or -errno, said.
+ */
+static int set_siblings(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.noise_cpus);
+	bool *set = calloc(c->nr_cpus, sizeof(*set));
+	char path[128];
+	int err = 0;
+
+	if (!set)
+		return -ENOMEM;
+	for (__u32 cpu = 0; cpu < (__u32)c->nr_cpus && !err; cpu++) {
+		struct cgtma_noise_cpu v = { .sibling = CGTMA_NO_SIBLING };
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
+		memset(set, 0, c->nr_cpus * sizeof(*set));
+		if (!cpulist_read(path, set, c->nr_cpus))
+			for (int o = 0; o < c->nr_cpus; o++)
+				if (set[o] && o != (int)cpu) {
+					v.sibling = o;
+					c->smt = true;
+					break;
+				}
+		if (bpf_map_update_elem(fd, &cpu, &v, BPF_ANY)) {
+			err = -errno;
+			pr_err("cannot set CPU %u's SMT sibling for the noise: %s", cpu,
+			       strerror(-err));
+		}
+	}
+	free(set);
+	return err;
+}
+
 /* The hooks on cgroups: a task's move, and with new_cgroup_levels, mkdir and rmdir. */
 static int attach_cgroup_hooks(struct collector *c)
 {
@@ -421,7 +464,8 @@ static int attach(struct collector *c)
 	int err;
 
 	perfev_raise_fd_limit(c->nr_cpus * (c->nr_events + 1) + 256);
-	if ((err = perfev__open_events(c->pe, bpf_map__fd(c->skel->maps.events))) ||
+	if ((c->su.noise && (err = set_siblings(c))) ||
+	    (err = perfev__open_events(c->pe, bpf_map__fd(c->skel->maps.events))) ||
 	    (err = switch_hooks_attach(&c->sw)) ||
 	    (err = irq_hooks_attach(c->skel)) ||
 	    (err = attach_cgroup_hooks(c)) ||
@@ -507,6 +551,7 @@ void collector__destroy(struct collector *c)
 	free(c->irq_still);
 	free(c->still_of);
 	free(c->ids);
+	free(c->noise_keys);
 	free(c);
 }
 

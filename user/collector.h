@@ -35,6 +35,8 @@ struct collector_setup {
 	__u32 max_level;			/* deepest level a tracked cgroup can have */
 	__u64 tracked_levels;			/* bit L: level L can hold tracked cgroups */
 	__u64 new_cgroup_levels;		/* bit L: new cgroups at L count from birth */
+	bool noise;				/* count preemptions and SMT sharing between
+						 * cgroups (collector__read_noise()) */
 };
 
 /*

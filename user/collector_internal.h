@@ -54,6 +54,9 @@ struct collector {
 	struct switch_hooks sw;	/* which hook ends slices, and its fallback */
 	bool watch_changes;	/* the mkdir and rmdir hooks are attached */
 	bool per_cpu_cgroups;	/* -A with tracked cgroups: their counts per CPU */
+	bool smt;		/* some CPU has an SMT sibling (noise_cpus says which) */
+	struct cgtma_noise_key *noise_keys;	/* collector__read_noise()'s, kept */
+	int cap_noise_keys;
 	struct collector_setup su;	/* as opened: its cpus stay the caller's */
 };
 

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "alloc.h"
 #include "collector_internal.h"
 #include "collector_read.h"
 #include "log.h"
@@ -357,6 +358,55 @@ void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
 	}
 }
 
+bool collector__noise(const struct collector *c)
+{
+	return c->su.noise;
+}
+
+bool collector__smt(const struct collector *c)
+{
+	return c->smt;
+}
+
+/* The keys of the closed half in noise_pairs, into c->noise_keys: how many, or -errno. */
+static int closed_noise_keys(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.noise_pairs), n = 0;
+	struct cgtma_noise_key key, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (next.half != c->closed_epoch)
+			continue;
+		if (ALLOC_GROW(c->noise_keys, n + 1, c->cap_noise_keys))
+			return -ENOMEM;
+		c->noise_keys[n++] = next;
+	}
+	return errno == ENOENT ? n : -errno;
+}
+
+int collector__read_noise(struct collector *c, collector_noise_cb cb, void *ctx)
+{
+	int fd = bpf_map__fd(c->skel->maps.noise_pairs), n;
+	struct cgtma_noise_pair pair;
+
+	if (!c->su.noise)
+		return 0;
+	n = closed_noise_keys(c);
+	if (n < 0)
+		return n;
+	/* Nothing writes the closed half: read, then deleted, nothing is lost between. */
+	for (int i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &c->noise_keys[i], &pair))
+			continue;
+		cb(&c->noise_keys[i], &pair, ctx);
+		bpf_map_delete_elem(fd, &c->noise_keys[i]);
+	}
+	return 0;
+}
+
 void collector__say_stats(struct collector *c, bool cgroups)
 {
 	bool per_task = c->skel->rodata->per_task;
@@ -412,4 +462,9 @@ void collector__say_stats(struct collector *c, bool cgroups)
 		pr_warn("%llu new cgroups were not counted from birth (the maps were full: raise "
 			"--max-cgroups); they were counted from the next interval on",
 			(unsigned long long)st[CGTMA_STAT_NEW_DROPPED]);
+	if (st[CGTMA_STAT_NOISE_DROPPED])
+		pr_warn("%llu preemptions or SMT stretches between cgroups were not counted: more "
+			"than %d pairs of cgroups met in an interval; the noise lines' preemptions, "
+			"antagonists and SMT sharing are short by those",
+			(unsigned long long)st[CGTMA_STAT_NOISE_DROPPED], CGTMA_NOISE_PAIRS);
 }

@@ -87,6 +87,20 @@ void collector__read_marks(struct collector *c, collector_mark_cb cb, void *ctx,
 			   struct collector_marks *sum);
 
 /*
+ * collector_setup.noise: per pair of cgroups (v2 ids of the tasks' own cgroups, not the
+ * tracked ones), the closed half's preemptions, the time the preempting slices took and the
+ * time the two shared a core (bpf/noise.bpf.h); cb is called once per pair, whose counts are
+ * then forgotten: each read gives what came since the half was last read. 0 or -errno.
+ */
+typedef void (*collector_noise_cb)(const struct cgtma_noise_key *key,
+				   const struct cgtma_noise_pair *pair, void *ctx);
+int collector__read_noise(struct collector *c, collector_noise_cb cb, void *ctx);
+
+/* Whether the run counts noise between cgroups, and whether some CPU has an SMT sibling. */
+bool collector__noise(const struct collector *c);
+bool collector__smt(const struct collector *c);
+
+/*
  * Time spent in the switch hook: counted while opts.bpf_stats holds the kernel's statistics
  * on, or while kernel.bpf_stats_enabled is 1.
  */

@@ -10,6 +10,7 @@
 #include "cpu.h"
 #include "events.h"
 #include "perfev.h"
+#include "smallfile.h"
 
 #define ARM_IMPLEMENTER_ARM 0x41
 
@@ -135,16 +136,16 @@ bool cpu_has_pmu(const char **why)
 		.config = PERF_COUNT_HW_CPU_CYCLES,
 		.disabled = 1,
 	};
-	int fd = perfev_open(&attr, 0, -1);
+	int fd = perfev_open_event(&attr, 0, -1);
 
 	if (fd >= 0) {
 		close(fd);
 		return true;
 	}
 	if (why)
-		*why = errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV ?
+		*why = fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV ?
 		       "cycles cannot be counted here (a VM without a virtual PMU?)" :
-		       strerror(errno);
+		       strerror(-fd);
 	return false;
 }
 
@@ -192,21 +193,15 @@ int cpu_pmu_slots(void)
 	if (!d)
 		return 0;
 	while (!slots && (de = readdir(d))) {
-		FILE *f;
-
 		if (strncmp(de->d_name, "armv8_", 6) && strncmp(de->d_name, "armv9_", 6))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/caps/slots", event_sysfs_root, de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
 		/* the kernel prints it as hex: 0x00000008 */
-		if (fgets(buf, sizeof(buf), f)) {
+		if (smallfile_read(path, buf, sizeof(buf)) == 0 && *buf) {
 			unsigned long v = strtoul(buf, NULL, 0);
 
 			slots = v <= 255 ? (int)v : 0;
 		}
-		fclose(f);
 	}
 	closedir(d);
 	return slots;

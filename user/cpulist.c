@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpulist.h"
+#include "smallfile.h"
 
 /* A CPU number at *p, without sign or spaces: 0 and *out, *p moved past it; or -EINVAL. */
 static int cpu_number(const char **p, long *out)
@@ -58,14 +58,8 @@ int cpulist_parse(const char *s, bool *set, int nr, long *beyond)
 int cpulist_read(const char *path, bool *set, int nr)
 {
 	char buf[4096];
-	FILE *f = fopen(path, "re");
-	int err = 0;
+	int err = smallfile_read(path, buf, sizeof(buf));
 
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f))
-		err = -EIO;
-	fclose(f);
 	if (!err && cpulist_parse(buf, set, nr, NULL) == -EINVAL)
 		err = -EIO;
 	return err;

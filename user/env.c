@@ -79,6 +79,9 @@ int env_collector_opt(int c, const char *arg)
 		return opt_int("--max-tasks", arg, 1, 1 << 20, "", &env.max_tasks) ? -EINVAL : 1;
 	case OPT_IRQ:
 		return irq_scopes_parse(arg, &env.irq_mask) ? -EINVAL : 1;
+	case OPT_NO_NOISE:
+		env.no_noise = true;
+		return 1;
 	default:
 		return 0;
 	}

@@ -55,6 +55,8 @@ struct env {
 	__u32 irq_mask;			/* --irq: bit i carves out interrupt scope i */
 	bool bpf_stats;			/* have the kernel time the hook (5.8+): --prometheus
 					 * exports cgtma's own cost */
+	bool no_noise;			/* --no-noise: no noise read or counted (noise.h,
+					 * neighbours.h) */
 
 	/* -T's rows. */
 	const char *comm;		/* --comm glob, or NULL */

@@ -12,6 +12,7 @@
 #include "events.h"
 #include "mounts.h"
 #include "pfm_encode.h"
+#include "smallfile.h"
 #include "suggest.h"
 
 const char *event_sysfs_root = "/sys/bus/event_source/devices";
@@ -113,21 +114,6 @@ static int apply_modifiers(const char *mods, struct perf_event_attr *attr, char 
 	return 0;
 }
 
-static int read_small_file(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	while (n && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
-	return 0;
-}
-
 static int parse_u64(const char *s, __u64 *v)
 {
 	char *end;
@@ -187,7 +173,7 @@ static int pmu_format(const char *pmu, const char *term, char *format, size_t le
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/%s/format/%s", event_sysfs_root, pmu, term);
-	if (read_small_file(path, format, len) == 0)
+	if (smallfile_read(path, format, len) == 0)
 		return 0;
 	/* The built-in layout stands in for a missing PMU only, not for a term it lacks. */
 	snprintf(path, sizeof(path), "%s/%s", event_sysfs_root, pmu);
@@ -233,7 +219,7 @@ static int parse_term(const char *pmu, char *term, struct perf_event_attr *attr,
 
 	/* A sysfs event alias expands to terms of its own. */
 	snprintf(path, sizeof(path), "%s/%s/events/%s", event_sysfs_root, pmu, term);
-	if (!eq && depth == 0 && read_small_file(path, alias, sizeof(alias)) == 0)
+	if (!eq && depth == 0 && smallfile_read(path, alias, sizeof(alias)) == 0)
 		return parse_terms(pmu, alias, attr, depth + 1, err, errlen);
 
 	ret = -ENOENT;
@@ -348,7 +334,7 @@ static int parse_pmu_event(const char *spec, struct perf_event_attr *attr, char 
 	if (resolve_pmu(pmu, name, sizeof(name)) == 0)
 		pmu = name;
 	snprintf(path, sizeof(path), "%s/%s/type", event_sysfs_root, pmu);
-	if (read_small_file(path, type, sizeof(type)) == 0 && parse_u64(type, &t) == 0) {
+	if (smallfile_read(path, type, sizeof(type)) == 0 && parse_u64(type, &t) == 0) {
 		attr->type = (__u32)t;
 	} else if (strcmp(pmu, "cpu") == 0) {
 		attr->type = PERF_TYPE_RAW;	/* the core PMU's type on non-hybrid x86 */
@@ -395,7 +381,7 @@ static int parse_tracepoint(const char *spec, struct perf_event_attr *attr, char
 		return ret;
 	}
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, subsys, colon + 1);
-	ret = read_small_file(path, id, sizeof(id));
+	ret = smallfile_read(path, id, sizeof(id));
 	if (ret) {
 		snprintf(err, errlen, "no tracepoint %s in %s/events", spec, dir);
 		return -ENOENT;

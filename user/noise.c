@@ -2,7 +2,6 @@
 /* A cgroup's noise from cgroup and /proc files (noise.h). */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,32 +9,10 @@
 
 #include "alloc.h"
 #include "noise.h"
+#include "smallfile.h"
 
 /* The fields' order in the run's sums, as their NOISE_* bits go. */
 enum { SUM_WAIT, SUM_THROTTLED, SUM_SOME, SUM_FULL };
-
-/* A file's text, NUL-terminated (cut to len - 1 bytes): 0 or -errno. */
-static int read_text(const char *path, char *buf, size_t len)
-{
-	size_t n = 0;
-	ssize_t got;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (n + 1 < len && (got = read(fd, buf + n, len - 1 - n)) != 0) {
-		if (got < 0) {
-			int err = -errno;
-
-			close(fd);
-			return err;
-		}
-		n += got;
-	}
-	buf[n] = '\0';
-	close(fd);
-	return 0;
-}
 
 /* The number after "key " at the start of one of text's lines: 0 or -ENOENT. */
 static int line_value(const char *text, const char *key, __u64 *v)
@@ -119,7 +96,7 @@ static int add_thread(struct walk *w, int tid)
 	if (hashmap_get_u64(&w->tids, tid) >= 0)
 		return 0;
 	snprintf(file, sizeof(file), "%s/%d/schedstat", w->proc, tid);
-	if (read_text(file, text, sizeof(text)) || noise_parse_schedstat(text, &delay)) {
+	if (smallfile_read(file, text, sizeof(text)) || noise_parse_schedstat(text, &delay)) {
 		/* Gone since its cgroup was read, or a kernel without schedstats. */
 		snprintf(file, sizeof(file), "%s/%d", w->proc, tid);
 		w->no_schedstat |= access(file, F_OK) == 0;
@@ -203,12 +180,12 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
 	if (!w.no_schedstat)
 		has |= NOISE_WAIT;
 	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
-	if (read_text(path, text, sizeof(text)) == 0 &&
+	if (smallfile_read(path, text, sizeof(text)) == 0 &&
 	    noise_parse_cpu_stat(text, &throttled, &nr) == 0)
 		has |= NOISE_THROTTLED;
 	snprintf(path, sizeof(path), "%s/cpu.pressure", dir);
 	/* Missing without PSI; EOPNOTSUPP where cgroup.pressure turned it off. */
-	if (read_text(path, text, sizeof(text)) == 0 &&
+	if (smallfile_read(path, text, sizeof(text)) == 0 &&
 	    noise_parse_pressure(text, &some, &full, &psi) == 0)
 		has |= psi;
 
@@ -273,10 +250,12 @@ void noise_total(const struct noise_reader *r, struct noise *out)
 	out->nr_throttled = r->nr_throttled_sum;
 	out->pressure_some = r->span[SUM_SOME] > 0 ? r->sum[SUM_SOME] / r->span[SUM_SOME] : 0;
 	out->pressure_full = r->span[SUM_FULL] > 0 ? r->sum[SUM_FULL] / r->span[SUM_FULL] : 0;
+	neighbour_tally_noise(&r->others, 0, r->others_smt, out);
 }
 
 void noise_release(struct noise_reader *r)
 {
 	noise_forget(r);
+	neighbour_tally_release(&r->others);
 	memset(r, 0, sizeof(*r));
 }

@@ -28,6 +28,7 @@
 #include <linux/types.h>
 
 #include "hashmap.h"
+#include "neighbours.h"
 #include "report.h"
 
 /* A thread's run_delay at the last reading. */
@@ -49,6 +50,12 @@ struct noise_reader {
 	/* The run: per field (NOISE_* bit order) the time summed and the span it covers. */
 	double sum[4], span[4];
 	__u64 nr_throttled_sum;
+	/*
+	 * The run's neighbours, where the switch hook counts them (neighbours.h: the caller
+	 * adds each interval's), and whether with SMT sharing.
+	 */
+	struct neighbour_tally others;
+	bool others_smt;
 };
 
 /*
@@ -66,7 +73,7 @@ int noise_read(struct noise_reader *r, const char *proc, const char *dir, double
  */
 void noise_forget(struct noise_reader *r);
 
-/* The run's noise: each field over the time it was read for. */
+/* The run's noise: each field over the time it was read for (the neighbours' too). */
 void noise_total(const struct noise_reader *r, struct noise *out);
 
 void noise_release(struct noise_reader *r);

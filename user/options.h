@@ -31,6 +31,7 @@ enum {
 	OPT_SWITCH_HOOK,
 	OPT_MAX_TASKS,
 	OPT_IRQ,
+	OPT_NO_NOISE,
 	OPT_METRICS,
 	OPT_COMMAND_FIRST,
 };
@@ -57,14 +58,15 @@ enum {
 	{ "csv", required_argument, NULL, 'x' },                           \
 	{ "cdm", required_argument, NULL, OPT_CDM }
 
-/* -A/--per-cpu, --max-cgroups, --switch-hook, -T/--per-task, --max-tasks, --irq */
+/* -A/--per-cpu, --max-cgroups, --switch-hook, -T/--per-task, --max-tasks, --irq, --no-noise */
 #define COLLECTOR_LONG_OPTIONS                                             \
 	{ "per-cpu", no_argument, NULL, 'A' },                             \
 	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },       \
 	{ "switch-hook", required_argument, NULL, OPT_SWITCH_HOOK },       \
 	{ "per-task", no_argument, NULL, 'T' },                            \
 	{ "max-tasks", required_argument, NULL, OPT_MAX_TASKS },           \
-	{ "irq", optional_argument, NULL, OPT_IRQ }
+	{ "irq", optional_argument, NULL, OPT_IRQ },                       \
+	{ "no-noise", no_argument, NULL, OPT_NO_NOISE }
 
 /*
  * s as an integer from min to max into *out: 0; or -EINVAL after saying what is wrong, with

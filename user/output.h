@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "feature.h"
 #include "report.h"
 
 struct output;
@@ -116,10 +117,18 @@ int output_cdm_open(const char *dir, struct output **o);
  * --prometheus [ADDR:]PORT: serves /metrics (Prometheus text format) on ADDR, 127.0.0.1 unless
  * given, from a server thread; the page is rebuilt at each interval. -EINVAL (printed) when
  * listen is not [ADDR:]PORT; another -errno, printed naming ADDR:PORT, when it cannot serve.
+ * A build without libmicrohttpd has no output_prometheus.c: -EOPNOTSUPP, said.
  */
+#if CGTMA_HAVE_LIBMICROHTTPD
 int output_prometheus_open(const char *listen, struct output **o);
 /* The page a Prometheus sink serves now, NUL-terminated; the caller frees it (for tests). */
 char *output_prometheus_page(struct output *o);
+#else
+static inline int output_prometheus_open(const char *listen, struct output **o)
+{
+	return feature_require(FEATURE_LIBMICROHTTPD);
+}
+#endif
 
 /*
  * --record FILE: creates FILE (printing why it cannot), writes the header at begin, then one

@@ -23,7 +23,12 @@
  *   cpu-utilization, Context_Switches context-switches), value in the metric's unit (per
  *   cycle, GHz, CPUs, per second);
  * - with -e, every event as a rate: count per second, type the event's name in the same
- *   style.
+ *   style;
+ * - a cgroup's noise (report.h's struct noise, docs/noise.md; over all CPUs), a series per
+ *   field the kernel or the switch hook gave: "run-wait" (its threads' run-queue wait, s/s),
+ *   "preempted" (times its tasks were preempted by another cgroup's, per second),
+ *   "smt-shared" (time it ran beside another cgroup on its core, s/s) and "throttled"
+ *   (cpu.max throttling, s/s); an interval where the field is absent writes no row for it.
  * A type that would repeat another (a model file whose short names collide) uses the full
  * name (backend-bound-memory-bound-l1-bound).
  *
@@ -82,6 +87,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +108,7 @@
 #define CDM_CSV "metric-data-cgtma.csv"
 #define CDM_TMP ".metric-data-cgtma.json.tmp"
 
-enum what { W_NODE, W_METRIC, W_EVENT, W_MISSED };
+enum what { W_NODE, W_METRIC, W_EVENT, W_MISSED, W_NOISE };
 
 struct series {
 	enum what what;
@@ -132,6 +138,7 @@ struct cdm {
 	char **types;
 	int node0, metric0, event0;	/* offsets into types */
 	int missed_type;		/* "missed-slices", then "missed-max-seconds", after them */
+	int noise_type;			/* noise_types[]'s, after those */
 
 	struct series *series;
 	int nr_series, cap_series;
@@ -249,6 +256,20 @@ static int set_type(struct cdm *c, int i, const char *name, const char *full)
 	return 0;
 }
 
+/* A cgroup's noise series (see the top): their types, by W_NOISE index, and fields. */
+static const struct {
+	const char *type;
+	unsigned bit;
+	size_t off;			/* a double in struct noise */
+} noise_types[] = {
+	{ "run-wait", NOISE_WAIT, offsetof(struct noise, wait) },
+	{ "preempted", NOISE_PREEMPTED, offsetof(struct noise, preempted) },
+	{ "smt-shared", NOISE_SMT, offsetof(struct noise, smt_shared) },
+	{ "throttled", NOISE_THROTTLED, offsetof(struct noise, throttled) },
+};
+
+#define NR_NOISE_TYPES ((int)(sizeof(noise_types) / sizeof(noise_types[0])))
+
 static int make_types(struct cdm *c, const struct run *run)
 {
 	const struct plan *p = run->plan;
@@ -256,7 +277,7 @@ static int make_types(struct cdm *c, const struct run *run)
 	int events = p ? 0 : run->nr_events;
 	int err = 0;
 
-	c->nr_types = nodes + metrics + events + 2;
+	c->nr_types = nodes + metrics + events + 2 + NR_NOISE_TYPES;
 	c->types = calloc(c->nr_types, sizeof(*c->types));
 	if (!c->types)
 		return -ENOMEM;
@@ -264,12 +285,15 @@ static int make_types(struct cdm *c, const struct run *run)
 	c->metric0 = nodes;
 	c->event0 = nodes + metrics;
 	c->missed_type = c->event0 + events;
+	c->noise_type = c->missed_type + 2;
 	for (int i = 0; i < nodes && !err; i++)
 		err = set_type(c, c->node0 + i, p->nodes[i].name, p->nodes[i].full_name);
 	for (int i = 0; i < metrics && !err; i++)
 		err = set_type(c, c->metric0 + i, p->metrics[i].name, NULL);
 	for (int i = 0; i < events && !err; i++)
 		err = set_type(c, c->event0 + i, run->event_names[i], NULL);
+	for (int i = 0; i < NR_NOISE_TYPES && !err; i++)
+		err = set_type(c, c->noise_type + i, noise_types[i].type, NULL);
 	return err ?: set_type(c, c->missed_type, "missed-slices", NULL) ?:
 		      set_type(c, c->missed_type + 1, "missed-max-seconds", NULL);
 }
@@ -283,6 +307,8 @@ static int type_of(const struct cdm *c, enum what w, int index)
 		return c->metric0 + index;
 	case W_MISSED:
 		return c->missed_type + index;
+	case W_NOISE:
+		return c->noise_type + index;
 	default:
 		return c->event0 + index;
 	}
@@ -540,6 +566,24 @@ struct pending {
 	double value;
 };
 
+/* A cgroup's noise values that exist (W_NOISE, its noise_types[] index, value). */
+static int noise_values(const struct scope *s, int (*fn)(void *, enum what, int, double),
+			void *ctx)
+{
+	int err = 0;
+
+	if (s->kind != SCOPE_CGROUP || s->cpu >= 0)
+		return 0;
+	for (int i = 0; i < NR_NOISE_TYPES && !err; i++) {
+		double v;
+
+		memcpy(&v, (const char *)&s->noise + noise_types[i].off, sizeof(v));
+		if ((s->noise.has & noise_types[i].bit) && isfinite(v))
+			err = fn(ctx, W_NOISE, i, v);
+	}
+	return err;
+}
+
 /* The values of one scope that exist: (kind, index, value). */
 static int scope_values(const struct run *run, const struct scope *s, double interval_s,
 			int (*fn)(void *, enum what, int, double), void *ctx)
@@ -554,7 +598,7 @@ static int scope_values(const struct run *run, const struct scope *s, double int
 			if (s->state[i] != COUNT_NOT_COUNTED && isfinite(v))
 				err = fn(ctx, W_EVENT, i, v);
 		}
-		return err;
+		return err ?: noise_values(s, fn, ctx);
 	}
 	for (int i = 0; i < p->nr_nodes && !err; i++)
 		if (s->tma.counted[i] && isfinite(s->tma.value[i] * 100))
@@ -562,7 +606,7 @@ static int scope_values(const struct run *run, const struct scope *s, double int
 	for (int i = 0; i < p->nr_metrics && !err; i++)
 		if (s->tma.metric_counted[i] && isfinite(s->tma.metric[i]))
 			err = fn(ctx, W_METRIC, i, s->tma.metric[i]);
-	return err;
+	return err ?: noise_values(s, fn, ctx);
 }
 
 struct collect {

@@ -56,6 +56,17 @@
  * row is there every interval, 0 or not: a scope's rows are the same set each time, for
  * the programs that read them.
  *
+ * After a cgroup's rows (over all CPUs; not per CPU, not a thread's), its noise (report.h's
+ * struct noise, docs/noise.md), a row per field the kernel or the switch hook gave in the
+ * interval (none where it gave none; never a 0 in its place), Area "Noise." and the field:
+ *   Noise.wait s/s, Noise.throttled s/s, Noise.nr_throttled times (the count, "12.0"),
+ *   Noise.pressure_some and Noise.pressure_full % (percent with one decimal, as nodes),
+ *   Noise.preempted /s, Noise.smt_shared s/s,
+ *   Noise.antagonistN.preempt /s, Noise.antagonistN.took s/s, Noise.antagonistN.smt s/s
+ * for the N-th busiest antagonist (1 to 5), its Description the antagonist's path, and
+ * " (container NAME)" where it is a container's. Values as a metric's; Sample and Multiplex
+ * empty (no counter reads them).
+ *
  * Fields are quoted as Python's csv module does: when they hold the separator, a quote or
  * a line break, with quotes doubled.
  */
@@ -455,6 +466,65 @@ static void scope_rows(struct csv *c, const struct run *run, const struct scope 
 	}
 }
 
+/* One noise row: Area name, the value (pct: a fraction as a percent, else a metric's). */
+static void noise_row(struct csv *c, const char **f, const char *name, double v, bool pct,
+		      const char *unit, const char *desc)
+{
+	char value[64];
+
+	f[F_AREA] = name;
+	if (pct)
+		snprintf(value, sizeof(value), "%.1f", v * 100);
+	f[F_VALUE] = pct ? value : metric_value(v, value, sizeof(value));
+	f[F_UNIT] = unit;
+	f[F_DESC] = desc;
+	put_row(c, f);
+}
+
+/* A cgroup's noise rows, the fields it has (see the top). */
+static void noise_rows(struct csv *c, const struct scope *s, const char **f)
+{
+	const struct noise *n = &s->noise;
+	char area[64], desc[400];
+
+	if (s->kind != SCOPE_CGROUP || s->cpu >= 0 || !n->has)
+		return;
+	f[F_SAMPLE] = "";
+	f[F_STDDEV] = "0.0";
+	f[F_MUX] = "";
+	f[F_BN] = "";
+	if (n->has & NOISE_WAIT)
+		noise_row(c, f, "Noise.wait", n->wait, false, "s/s", "");
+	if (n->has & NOISE_THROTTLED) {
+		noise_row(c, f, "Noise.throttled", n->throttled, false, "s/s", "");
+		noise_row(c, f, "Noise.nr_throttled", (double)n->nr_throttled, false, "times", "");
+	}
+	if (n->has & NOISE_PRESSURE_SOME)
+		noise_row(c, f, "Noise.pressure_some", n->pressure_some, true, "%", "");
+	if (n->has & NOISE_PRESSURE_FULL)
+		noise_row(c, f, "Noise.pressure_full", n->pressure_full, true, "%", "");
+	if (n->has & NOISE_PREEMPTED)
+		noise_row(c, f, "Noise.preempted", n->preempted, false, "/s", "");
+	if (n->has & NOISE_SMT)
+		noise_row(c, f, "Noise.smt_shared", n->smt_shared, false, "s/s", "");
+	for (int i = 0; i < n->nr_antagonists; i++) {
+		const struct antagonist *a = &n->antagonists[i];
+
+		snprintf(desc, sizeof(desc), *a->container ? "%s (container %s)" : "%s",
+			 a->cgroup, a->container);
+		if (n->has & NOISE_PREEMPTED) {
+			snprintf(area, sizeof(area), "Noise.antagonist%d.preempt", i + 1);
+			noise_row(c, f, area, a->preempt, false, "/s", desc);
+			snprintf(area, sizeof(area), "Noise.antagonist%d.took", i + 1);
+			noise_row(c, f, area, a->took, false, "s/s", desc);
+		}
+		if (n->has & NOISE_SMT) {
+			snprintf(area, sizeof(area), "Noise.antagonist%d.smt", i + 1);
+			noise_row(c, f, area, a->smt, false, "s/s", desc);
+		}
+	}
+}
+
 static int csv_write(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct csv *c = o->priv;
@@ -483,6 +553,7 @@ static int csv_write(struct output *o, const struct run *run, const struct inter
 		f[F_CPUS] = cpus_field(iv, i, cpus, sizeof(cpus));
 		f[F_IDLE] = idle[i] ? "Y" : "";
 		scope_rows(c, run, &iv->scopes[i], f);
+		noise_rows(c, &iv->scopes[i], f);
 	}
 	/* Comment lines, which readers of toplev's CSV skip, after the interval's rows. */
 	put_split_line(c, run, f[F_TS]);

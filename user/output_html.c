@@ -11,6 +11,11 @@
  *     ancestor), named where the name fits;
  *   - the fraction of the time the counters ran, where it was below 100 %.
  *
+ * A cgroup whose rows have noise (report.h's struct noise) gets two more panels: its threads'
+ * run-queue wait over time (s/s), and its busiest antagonists over time, each a line of the
+ * CPU time it took from the cgroup (took + SMT, s/s; NOISE_LINES of them, the busiest over
+ * the run), and under its title a line of the whole run's noise and antagonists.
+ *
  * Under the tree, the model's IPC and GHz over time, each a line (TREE_METRICS: the default
  * metrics on every model that counts instructions and cycles; CPI is IPC's inverse), where
  * the run computed them. A model without nodes (the software model: CPU_Utilization first)
@@ -49,6 +54,7 @@
 #define MAX_POINTS 600
 #define MAX_FLAT 16		/* metrics or events charted in the flat view */
 #define MAX_TREE_COLS 64	/* level-1 and level-2 nodes charted */
+#define NOISE_LINES 5		/* antagonists charted per cgroup */
 
 /* Geometry of a chart, in SVG pixels. */
 #define CHART_W 1100
@@ -74,6 +80,12 @@ struct html_col {
 	char color[8];
 };
 
+/* An antagonist in one interval: its number in the series' ants, and what it took. */
+struct html_pair {
+	int ant;		/* -1: none */
+	double v;		/* took + smt, s/s */
+};
+
 struct html_series {
 	char *label;		/* the chart's title */
 	char *scope;		/* data-scope: the path, not the container's name */
@@ -92,6 +104,15 @@ struct html_series {
 	double *sum_val;
 	int sum_bn;
 	double sum_mux;
+	/* A cgroup's noise; wait, has and pairs are NULL for other scopes. */
+	double *wait;		/* per interval: s/s, NAN where absent */
+	unsigned *has;		/* per interval: its NOISE_* bits */
+	struct html_pair *pairs;	/* per interval: NOISE_ANTAGONISTS_MAX */
+	char **ants;		/* the antagonists met: "NAME" or the path, as the terminal */
+	char **ant_paths;
+	int nr_ants, cap_ants;
+	bool any_noise;
+	struct noise sum_noise;	/* the summary's */
 };
 
 struct html_sink {
@@ -337,6 +358,55 @@ out:
 	return err;
 }
 
+/* What a series owns. */
+static void series_free(struct html_series *s)
+{
+	free(s->label);
+	free(s->scope);
+	free(s->path);
+	free(s->state);
+	free(s->val);
+	free(s->bn);
+	free(s->mux);
+	free(s->sum_val);
+	free(s->wait);
+	free(s->has);
+	free(s->pairs);
+	for (int i = 0; i < s->nr_ants; i++) {
+		free(s->ants[i]);
+		free(s->ant_paths[i]);
+	}
+	free(s->ants);
+	free(s->ant_paths);
+}
+
+/* A cgroup's noise arrays grown from old to cap intervals, the new ones empty. */
+static int grow_noise(struct html_series *s, int old, int cap)
+{
+	double *wait = realloc(s->wait, cap * sizeof(*wait));
+	unsigned *has;
+	struct html_pair *pairs;
+
+	if (!wait)
+		return -ENOMEM;
+	s->wait = wait;
+	has = realloc(s->has, cap * sizeof(*has));
+	if (!has)
+		return -ENOMEM;
+	s->has = has;
+	pairs = realloc(s->pairs, (size_t)cap * NOISE_ANTAGONISTS_MAX * sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	s->pairs = pairs;
+	for (int i = old; i < cap; i++) {
+		wait[i] = NAN;
+		has[i] = 0;
+		for (int k = 0; k < NOISE_ANTAGONISTS_MAX; k++)
+			pairs[(size_t)i * NOISE_ANTAGONISTS_MAX + k] = (struct html_pair){ -1, 0 };
+	}
+	return 0;
+}
+
 /* The series of a scope, created (empty so far) on first sight. */
 /*
  * The series' key: the scope's, and a cgroup's id, so that a cgroup made again under its path
@@ -400,15 +470,9 @@ static struct html_series *find_series(struct html_sink *h, const struct scope *
 	s->sum_val = calloc(h->nr_cols ? h->nr_cols : 1, sizeof(*s->sum_val));
 	if (!s->label || !s->scope || (sc->cgroup && !s->path) || !s->state || !s->val ||
 	    !s->bn || !s->mux || !s->sum_val ||
+	    (sc->kind == SCOPE_CGROUP && grow_noise(s, 0, n)) ||
 	    hashmap_put_str(&h->index, key, h->nr_series)) {
-		free(s->label);
-		free(s->scope);
-		free(s->path);
-		free(s->state);
-		free(s->val);
-		free(s->bn);
-		free(s->mux);
-		free(s->sum_val);
+		series_free(s);
 		return NULL;
 	}
 	h->nr_series++;
@@ -463,6 +527,8 @@ static int grow_intervals(struct html_sink *h)
 		if (!mux)
 			return -ENOMEM;
 		s->mux = mux;
+		if (s->wait && grow_noise(s, h->cap_iv, cap))
+			return -ENOMEM;
 	}
 	h->cap_iv = cap;
 	return 0;
@@ -490,6 +556,55 @@ static void scope_values(const struct html_sink *h, const struct run *run,
 	}
 	if (h->tree && sc->ran && sc->has_tma)
 		*bn = sc->tma.bottleneck;
+}
+
+/* The number of antagonist a in the series' ants, added on first sight; -ENOMEM. */
+static int find_ant(struct html_series *s, const struct antagonist *a)
+{
+	int i;
+
+	for (i = 0; i < s->nr_ants; i++)
+		if (!strcmp(s->ant_paths[i], a->cgroup))
+			return i;
+	if (ALLOC_GROW(s->ants, s->nr_ants + 1, s->cap_ants))
+		return -ENOMEM;
+	/* ants and ant_paths grow together: the second to the first's capacity. */
+	{
+		char **paths = realloc(s->ant_paths, s->cap_ants * sizeof(*paths));
+
+		if (!paths)
+			return -ENOMEM;
+		s->ant_paths = paths;
+	}
+	s->ants[i] = strdup(*a->container ? a->container : a->cgroup);
+	s->ant_paths[i] = strdup(a->cgroup);
+	if (!s->ants[i] || !s->ant_paths[i]) {
+		free(s->ants[i]);
+		free(s->ant_paths[i]);
+		return -ENOMEM;
+	}
+	return s->nr_ants++;
+}
+
+/* A cgroup's noise in interval k: its wait, and what each antagonist took. */
+static int add_noise(struct html_series *s, int k, const struct noise *n)
+{
+	struct html_pair *pairs = &s->pairs[(size_t)k * NOISE_ANTAGONISTS_MAX];
+
+	s->has[k] = n->has;
+	s->wait[k] = n->has & NOISE_WAIT ? n->wait : NAN;
+	s->any_noise |= n->has != 0;
+	for (int i = 0; i < n->nr_antagonists && (n->has & (NOISE_PREEMPTED | NOISE_SMT)); i++) {
+		const struct antagonist *a = &n->antagonists[i];
+		int ant = find_ant(s, a);
+
+		if (ant < 0)
+			return ant;
+		pairs[i].ant = ant;
+		pairs[i].v = (n->has & NOISE_PREEMPTED ? a->took : 0) +
+			     (n->has & NOISE_SMT ? a->smt : 0);
+	}
+	return 0;
 }
 
 static bool charted(const struct scope *sc)
@@ -530,6 +645,8 @@ static int html_interval(struct output *o, const struct run *run, const struct i
 		s->removed |= sc->removed;
 		scope_values(h, run, sc, iv->interval_s, &s->val[(size_t)k * cols], &s->bn[k]);
 		s->mux[k] = scope_multiplex(sc, run, NULL, 0);
+		if (s->wait && add_noise(s, k, &sc->noise))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -538,6 +655,7 @@ static int html_interval(struct output *o, const struct run *run, const struct i
 
 /* What is drawn: intervals, or averages over buckets of them in a long run. */
 struct point {
+	int a, b;		/* its intervals: a to b - 1 */
 	double t0, t1;
 	unsigned char state;
 	int bn;
@@ -579,6 +697,8 @@ static int build_view(struct view *v, const struct html_sink *h, const struct ht
 		int a = p * per, b = a + per < h->nr_iv ? a + per : h->nr_iv;
 		int best = 0;
 
+		pt->a = a;
+		pt->b = b;
 		pt->t0 = h->t0[a];
 		pt->t1 = h->t1[b - 1];
 		pt->val = &v->vals[(size_t)p * cols];
@@ -1133,12 +1253,28 @@ static void flat_stats(FILE *f, const struct view *v, double y, int c)
 	fputs("</text>\n", f);
 }
 
+/* A flat panel's value axis, 0 to ymax (unit as fmt_value() takes it), and its time grid. */
+static void value_axis(FILE *f, const struct view *v, double y, double ymax, const char *unit)
+{
+	char buf[32];
+
+	for (int i = 0; i <= 2; i++) {
+		double yy = y + FLAT_H - FLAT_H * i / 2.0;
+
+		fprintf(f, "<line class=\"%s\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
+			i ? "grid" : "axis", PLOT_X, yy, PLOT_X + PLOT_W, yy);
+		fmt_value(ymax * i / 2, unit, buf, sizeof(buf));
+		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
+			"</text>\n", PLOT_X - 6, yy + 4, buf);
+	}
+	time_grid(f, v, y, FLAT_H, true);
+}
+
 static void flat_panel(FILE *f, const struct view *v, double y, int c)
 {
 	const struct html_col *col = &v->h->cols[c];
 	struct col_arg ca = { c };
 	double vmax = 0, ymax;
-	char buf[32];
 
 	for (int p = 0; p < v->n; p++) {
 		double x = get_col(&v->pts[p], &ca);
@@ -1153,18 +1289,210 @@ static void flat_panel(FILE *f, const struct view *v, double y, int c)
 		PLOT_X, y, PLOT_W, FLAT_H);
 	line_series(f, v, y, FLAT_H, ymax, col->color, get_col, &ca);
 	idle_hatch(f, v, y, FLAT_H, col_valid, &ca);
-	for (int i = 0; i <= 2; i++) {
-		double yy = y + FLAT_H - FLAT_H * i / 2.0;
-
-		fprintf(f, "<line class=\"%s\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n",
-			i ? "grid" : "axis", PLOT_X, yy, PLOT_X + PLOT_W, yy);
-		/* The axis as the values: plain decimals for a metric without a unit. */
-		fmt_value(ymax * i / 2, col->unit && !*col->unit ? "" : NULL, buf, sizeof(buf));
-		fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s"
-			"</text>\n", PLOT_X - 6, yy + 4, buf);
-	}
-	time_grid(f, v, y, FLAT_H, true);
+	/* The axis as the values: plain decimals for a metric without a unit. */
+	value_axis(f, v, y, ymax, col->unit && !*col->unit ? "" : NULL);
 	flat_stats(f, v, y, c);
+}
+
+/* --- noise ------------------------------------------------------------------------- */
+
+/* A noise line of a cgroup's chart: its wait (ant -1), or what antagonist ant took. */
+struct noise_arg {
+	const struct html_sink *h;
+	const struct html_series *s;
+	int ant;
+};
+
+/*
+ * The line's value over a point's intervals, weighted by their lengths: the wait, or what the
+ * antagonist took (0 in an interval with the switch hook's figures that did not list it);
+ * NAN where none of them has it.
+ */
+static double get_noise(const struct point *pt, const void *arg)
+{
+	const struct noise_arg *na = arg;
+	const struct html_series *s = na->s;
+	double sum = 0, w = 0;
+
+	for (int i = pt->a; i < pt->b; i++) {
+		const struct html_pair *pairs = &s->pairs[(size_t)i * NOISE_ANTAGONISTS_MAX];
+		double x = NAN, len = na->h->t1[i] - na->h->t0[i];
+
+		if (na->ant < 0)
+			x = s->wait[i];
+		else if (s->has[i] & (NOISE_PREEMPTED | NOISE_SMT))
+			for (int k = 0, found = 0; k < NOISE_ANTAGONISTS_MAX && !found; k++) {
+				found = pairs[k].ant == na->ant;
+				x = found ? pairs[k].v : 0;
+			}
+		if (isfinite(x)) {
+			sum += x * (len > 0 ? len : 1);
+			w += len > 0 ? len : 1;
+		}
+	}
+	return w > 0 ? sum / w : NAN;
+}
+
+/* What antagonist ant took of the series over the run: its lines are the busiest. */
+static double ant_total(const struct html_sink *h, const struct html_series *s, int ant)
+{
+	struct point all = { .a = 0, .b = h->nr_iv };
+	struct noise_arg na = { h, s, ant };
+	double v = h->nr_iv ? get_noise(&all, &na) : NAN;
+
+	return isfinite(v) ? v : 0;
+}
+
+/* The series' charted antagonists, the busiest first, into ants: how many (NOISE_LINES). */
+static int noise_lines(const struct html_sink *h, const struct html_series *s, int *ants)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->nr_ants; i++) {
+		double t = ant_total(h, s, i);
+		int k = n < NOISE_LINES ? n++ : NOISE_LINES;
+
+		/* Insertion into the top list; the last place drops off. */
+		while (k > 0 && ant_total(h, s, ants[k - 1]) < t) {
+			if (k < NOISE_LINES)
+				ants[k] = ants[k - 1];
+			k--;
+		}
+		if (k < NOISE_LINES)
+			ants[k] = i;
+	}
+	return n;
+}
+
+/* The whole run's value of a line: the summary's wait, or what the antagonist took there. */
+static double noise_whole(const struct html_series *s, int ant)
+{
+	const struct noise *n = &s->sum_noise;
+
+	if (!s->has_summary)
+		return NAN;
+	if (ant < 0)
+		return n->has & NOISE_WAIT ? n->wait : NAN;
+	for (int i = 0; i < n->nr_antagonists; i++)
+		if (!strcmp(n->antagonists[i].cgroup, s->ant_paths[ant]))
+			return (n->has & NOISE_PREEMPTED ? n->antagonists[i].took : 0) +
+			       (n->has & NOISE_SMT ? n->antagonists[i].smt : 0);
+	return NAN;
+}
+
+/* A name cut to the legend's room before the value, keeping its end (a path's last part). */
+static const char *legend_name(const char *name, char *buf, size_t len)
+{
+	const size_t room = 26;
+	size_t n = strlen(name);
+
+	if (n <= room)
+		return name;
+	snprintf(buf, len, "\u2026%s", name + n - (room - 1));
+	return buf;
+}
+
+/*
+ * A panel of noise lines (lines[i]: -1 the wait, else an antagonist), in s/s, each named in
+ * the legend with the whole run's value.
+ */
+static void noise_panel(FILE *f, const struct view *v, double y, const char *title,
+			const int *lines, int n)
+{
+	double vmax = 0;
+	char buf[64];
+
+	panel_title(f, y, title, "s/s");
+	fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n",
+		PLOT_X, y, PLOT_W, FLAT_H);
+	for (int i = 0; i < n; i++)
+		for (int p = 0; p < v->n; p++) {
+			struct noise_arg na = { v->h, v->s, lines[i] };
+			double x = get_noise(&v->pts[p], &na);
+
+			if (isfinite(x) && x > vmax)
+				vmax = x;
+		}
+	fprintf(f, "<text class=\"legend head\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
+		"whole run</text>\n", CHART_W - 8, y - 6);
+	for (int i = 0; i < n; i++) {
+		struct noise_arg na = { v->h, v->s, lines[i] };
+		const char *color = lines[i] < 0 ? "#555" :
+				    palette[i % (sizeof(palette) / sizeof(palette[0]))];
+		double whole = noise_whole(v->s, lines[i]), ly = y + 10 + 16 * i;
+
+		line_series(f, v, y, FLAT_H, nice_ceil(vmax), color, get_noise, &na);
+		fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"11\" height=\"3\" fill=\"%s\"/>\n",
+			LEGEND_X, ly - 5, color);
+		fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%.1f\">", LEGEND_X + 16, ly);
+		html_escape(f, lines[i] < 0 ? "wait" : legend_name(v->s->ants[lines[i]], buf,
+								     sizeof(buf)));
+		if (lines[i] >= 0 && strcmp(v->s->ants[lines[i]], v->s->ant_paths[lines[i]])) {
+			fputs("<title>", f);
+			html_escape(f, v->s->ant_paths[lines[i]]);
+			fputs("</title>", f);
+		}
+		fputs("</text>\n", f);
+		if (!isfinite(whole))
+			continue;
+		snprintf(buf, sizeof(buf), "%.2f s/s", whole);
+		fprintf(f, "<text class=\"legend num\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">",
+			CHART_W - 8, ly);
+		html_escape(f, buf);
+		fputs("</text>\n", f);
+	}
+	value_axis(f, v, y, nice_ceil(vmax), "");
+}
+
+/* The noise panels' height: the wait's, and the antagonists' where there are some. */
+static int noise_height(const struct html_series *s)
+{
+	if (!s->any_noise)
+		return 0;
+	return (TITLE_H + FLAT_H + AXIS_H) * (s->nr_ants ? 2 : 1);
+}
+
+static void noise_panels(FILE *f, const struct view *v, double y)
+{
+	const int wait = -1;
+	int ants[NOISE_LINES], n;
+
+	if (!v->s->any_noise)
+		return;
+	noise_panel(f, v, y, "Run-queue wait", &wait, 1);
+	n = noise_lines(v->h, v->s, ants);
+	if (n)
+		noise_panel(f, v, y + TITLE_H + FLAT_H + AXIS_H,
+			    "Antagonists: CPU time they took from it (preempting it, or beside it "
+			    "on its core)", ants, n);
+}
+
+/*
+ * The whole run's noise under a cgroup's title, as the terminal says it: "noise: wait
+ * 0.48 s/s, pressure some 52 % full 0 %, throttled 0.20 s/s (12 times), preempted
+ * 35.5/s, SMT shared 0.06 s/s; antagonists: web took 0.38 s/s, SMT 0.03 s/s
+ * (preempted it 20.2/s) &middot; ...".
+ */
+static void noise_line(FILE *f, const struct html_series *s)
+{
+	static const char *const em[2] = { "<b>", "</b>" };
+	const struct noise *n = &s->sum_noise;
+	char text[1024];
+
+	if (!s->has_summary || !n->has)
+		return;
+	/* Numbers and words: nothing in it to escape. */
+	fprintf(f, "<p class=\"summary noise\">noise: %s", noise_text(n, em, text, sizeof(text)));
+	for (int i = 0; i < n->nr_antagonists && (n->has & (NOISE_PREEMPTED | NOISE_SMT)); i++) {
+		const struct antagonist *a = &n->antagonists[i];
+
+		fputs(i ? " &middot; " : "; antagonists: ", f);
+		html_escape(f, *a->container ? a->container : a->cgroup);
+		fprintf(f, " %s", antagonist_text(n, a, em, text, sizeof(text)));
+		if (n->has & NOISE_PREEMPTED)
+			fprintf(f, " (preempted it %.1f/s)", a->preempt);
+	}
+	fputs(" <span class=\"over\">(over the whole run)</span></p>\n", f);
 }
 
 static void summary_line(FILE *f, const struct html_sink *h, const struct html_series *s)
@@ -1504,11 +1832,13 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 	}
 	if (mux)
 		height += TITLE_H + MUX_H + AXIS_H;
+	height += noise_height(s);
 
 	fputs("<section class=\"scope\">\n<h2>", f);
 	html_escape(f, s->label);
 	fputs("</h2>\n", f);
 	summary_line(f, h, s);
+	noise_line(f, s);
 	fprintf(f, "<svg class=\"cgtma-chart\" data-kind=\"%s\" data-scope=\"",
 		scope_kind_name(s->kind));
 	html_escape(f, s->scope);
@@ -1538,6 +1868,8 @@ static int write_chart(FILE *f, const struct html_sink *h, const struct html_ser
 		flat_panel(f, &v, y, c);
 		y += FLAT_H + AXIS_H + TITLE_H;
 	}
+	noise_panels(f, &v, y);
+	y += noise_height(s);
 	if (mux)
 		mux_panel(f, &v, y);
 	fputs("</svg>\n", f);
@@ -1788,6 +2120,10 @@ static int html_summary(struct output *o, const struct run *run, const struct in
 		s->sum_ran = sc->ran;
 		scope_values(h, run, sc, iv->interval_s, s->sum_val, &s->sum_bn);
 		s->sum_mux = scope_multiplex(sc, run, NULL, 0);
+		if (sc->kind == SCOPE_CGROUP) {
+			s->sum_noise = sc->noise;
+			s->any_noise |= sc->noise.has != 0;
+		}
 	}
 	return write_page(h);
 }
@@ -1804,18 +2140,8 @@ static void html_close(struct output *o)
 		err = -errno;
 	if (err)
 		pr_err("cannot write '%s': %s", h->path, strerror(-err));
-	for (int i = 0; i < h->nr_series; i++) {
-		struct html_series *s = &h->series[i];
-
-		free(s->label);
-		free(s->scope);
-		free(s->path);
-		free(s->state);
-		free(s->val);
-		free(s->bn);
-		free(s->mux);
-		free(s->sum_val);
-	}
+	for (int i = 0; i < h->nr_series; i++)
+		series_free(&h->series[i]);
 	for (int c = 0; c < h->nr_cols; c++) {
 		free(h->cols[c].name);
 		free(h->cols[c].unit);

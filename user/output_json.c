@@ -10,8 +10,11 @@
  *         "counts": {EVENT: N|null}, "multiplex": {EVENT: F|null}
  *         [, "nodes": {NODE: F|null}, "bottleneck": NODE|null] [, "metrics": {NAME: F|null}]
  *         [, "noise": {["wait": S/S,] ["throttled": S/S, "nr_throttled": N,]
- *         ["pressure_some": F,] ["pressure_full": F]}] (a cgroup's, where the kernel gives
- *         any: noise.h)}
+ *         ["pressure_some": F,] ["pressure_full": F,] ["preempted": N/S,]
+ *         ["smt_shared": S/S,] ["antagonists": [{"cgroup": P, ["container": NAME,]
+ *         ["preempt": N/S, "took": S/S,] ["smt": S/S]}, ...]]}] (a cgroup's, each field
+ *         where the kernel or the switch hook gives it: report.h's struct noise; at most
+ *         NOISE_ANTAGONISTS_MAX antagonists, the busiest first, no key where none)}
  * The summary at the end of a run is the same object with "summary": true.
  */
 #include <errno.h>
@@ -221,6 +224,7 @@ static void add_field(struct strbuf *sb, const char **sep, const char *name, dou
 /* ,"noise":{...} with the fields the kernel gave; nothing where it gave none. */
 static void add_noise(struct strbuf *sb, const struct noise *n)
 {
+	int nr_antagonists = n->has & (NOISE_PREEMPTED | NOISE_SMT) ? n->nr_antagonists : 0;
 	const char *sep = "{";
 
 	if (!n->has)
@@ -236,6 +240,28 @@ static void add_noise(struct strbuf *sb, const struct noise *n)
 		add_field(sb, &sep, "pressure_some", n->pressure_some);
 	if (n->has & NOISE_PRESSURE_FULL)
 		add_field(sb, &sep, "pressure_full", n->pressure_full);
+	if (n->has & NOISE_PREEMPTED)
+		add_field(sb, &sep, "preempted", n->preempted);
+	if (n->has & NOISE_SMT)
+		add_field(sb, &sep, "smt_shared", n->smt_shared);
+	/* An antagonist's figures are the switch hook's: none without them (report.h). */
+	for (int i = 0; i < nr_antagonists; i++) {
+		const struct antagonist *a = &n->antagonists[i];
+		const char *asep = ",";
+
+		strbuf_addstr(sb, i ? ",{\"cgroup\":" : ",\"antagonists\":[{\"cgroup\":");
+		add_string(sb, a->cgroup);
+		add_name(sb, "container", *a->container ? a->container : NULL);
+		if (n->has & NOISE_PREEMPTED) {
+			add_field(sb, &asep, "preempt", a->preempt);
+			add_field(sb, &asep, "took", a->took);
+		}
+		if (n->has & NOISE_SMT)
+			add_field(sb, &asep, "smt", a->smt);
+		strbuf_add(sb, "}", 1);
+	}
+	if (nr_antagonists)
+		strbuf_add(sb, "]", 1);
 	strbuf_add(sb, "}", 1);
 }
 

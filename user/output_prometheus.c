@@ -12,6 +12,20 @@
  *   cgtma_topdown_ratio{scope,[cgroup,][cpu,]node,level}              gauge 0..1
  *   cgtma_metric{scope,[cgroup,][cpu,]metric[,unit]}                 gauge
  *   cgtma_bpf_run_seconds_total, cgtma_bpf_runs_total                 counters
+ *   cgtma_noise_wait_seconds_per_second{scope,cgroup[,container,...]}  gauge, and alike
+ *     cgtma_noise_throttled_seconds_per_second, cgtma_noise_throttled_periods,
+ *     cgtma_noise_pressure_some_ratio, cgtma_noise_pressure_full_ratio,
+ *     cgtma_noise_preempted_per_second, cgtma_noise_smt_shared_seconds_per_second
+ *   cgtma_noise_antagonist_preempt_per_second{scope,cgroup,...,antagonist
+ *     [,antagonist_container]}                                        gauge, and alike
+ *     cgtma_noise_antagonist_took_seconds_per_second,
+ *     cgtma_noise_antagonist_smt_seconds_per_second
+ *
+ * The noise families (report.h's struct noise) are a cgroup's over all CPUs, a gauge per
+ * field its last interval has (none where the kernel or the switch hook gave none); the
+ * antagonist pairs are its busiest antagonists of the last interval, NOISE_ANTAGONISTS_MAX
+ * at most, so a pair that is no longer among them (or whose cgroup is gone) leaves with the
+ * next page, as every gauge of a scope that has none does.
  *
  * scope is "system", "cpu" or "cgroup", as in --json; with --per-cpu a cgroup's series on one
  * CPU carry a cpu label too, so {scope="cgroup",cpu=""} selects the whole-cgroup ones.
@@ -39,6 +53,7 @@
 #include <errno.h>
 #include <math.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,6 +485,127 @@ static void render_tma_family(struct strbuf *sb, const struct prom *p, const str
 	family_end(sb, start, samples);
 }
 
+/* A noise field (report.h's struct noise) as a gauge family of its own. */
+struct noise_family {
+	const char *name;
+	unsigned bit;			/* NOISE_*: the field is there */
+	size_t off;			/* in struct noise or struct antagonist */
+	bool count;			/* a __u64 there, else a double */
+	const char *help;
+};
+
+static const struct noise_family noise_families[] = {
+	{ "cgtma_noise_wait_seconds_per_second", NOISE_WAIT, offsetof(struct noise, wait), false,
+	  "Time the cgroup's threads were runnable but not running (on a run queue), summed "
+	  "over its threads, per second of the last interval (schedstats' run_delay)." },
+	{ "cgtma_noise_throttled_seconds_per_second", NOISE_THROTTLED,
+	  offsetof(struct noise, throttled), false,
+	  "Time its cpu.max throttled the cgroup, per second of the last interval (cpu.stat "
+	  "throttled_usec)." },
+	{ "cgtma_noise_throttled_periods", NOISE_THROTTLED, offsetof(struct noise, nr_throttled),
+	  true,
+	  "cpu.max periods in which the cgroup was throttled, in the last interval (the growth "
+	  "of cpu.stat nr_throttled)." },
+	{ "cgtma_noise_pressure_some_ratio", NOISE_PRESSURE_SOME,
+	  offsetof(struct noise, pressure_some), false,
+	  "Share of the last interval in which some of the cgroup's runnable tasks waited for a "
+	  "CPU (cpu.pressure some)." },
+	{ "cgtma_noise_pressure_full_ratio", NOISE_PRESSURE_FULL,
+	  offsetof(struct noise, pressure_full), false,
+	  "Share of the last interval in which all of the cgroup's non-idle tasks waited for a "
+	  "CPU at once (cpu.pressure full)." },
+	{ "cgtma_noise_preempted_per_second", NOISE_PREEMPTED,
+	  offsetof(struct noise, preempted), false,
+	  "Times per second the cgroup's tasks left a CPU still runnable for another cgroup's, "
+	  "in the last interval." },
+	{ "cgtma_noise_smt_shared_seconds_per_second", NOISE_SMT,
+	  offsetof(struct noise, smt_shared), false,
+	  "Time the cgroup ran while its core's other hardware thread ran another cgroup, per "
+	  "second of the last interval." },
+};
+
+/* The antagonists' pair families: labelled by the other cgroup's path (antagonist). */
+static const struct noise_family antagonist_families[] = {
+	{ "cgtma_noise_antagonist_preempt_per_second", NOISE_PREEMPTED,
+	  offsetof(struct antagonist, preempt), false,
+	  "Times per second the antagonist's tasks preempted the cgroup's in the last interval "
+	  "(the cgroup's busiest antagonists, 5 at most)." },
+	{ "cgtma_noise_antagonist_took_seconds_per_second", NOISE_PREEMPTED,
+	  offsetof(struct antagonist, took), false,
+	  "CPU time per second of the antagonist's slices that preempted the cgroup's tasks, in "
+	  "the last interval." },
+	{ "cgtma_noise_antagonist_smt_seconds_per_second", NOISE_SMT,
+	  offsetof(struct antagonist, smt), false,
+	  "Time per second the antagonist ran on the sibling hardware thread while the cgroup "
+	  "ran, in the last interval." },
+};
+
+/* A series' noise of the last interval: a cgroup's over all CPUs, or NULL. */
+static const struct noise *series_noise(const struct series *s)
+{
+	const struct scope *sc = s->now;
+
+	return sc && sc->kind == SCOPE_CGROUP && sc->cpu < 0 && sc->noise.has ? &sc->noise :
+										NULL;
+}
+
+/* A family's sample value from its struct: " 0.25" and the line's end. */
+static void noise_value(struct strbuf *sb, const struct noise_family *nf, const void *base)
+{
+	const char *at = (const char *)base + nf->off;
+	double v;
+	__u64 n;
+
+	if (nf->count) {
+		memcpy(&n, at, sizeof(n));
+		strbuf_addf(sb, "} %llu\n", (unsigned long long)n);
+		return;
+	}
+	memcpy(&v, at, sizeof(v));
+	sample_value(sb, v);
+}
+
+/*
+ * The noise families (docs/noise.md): a gauge per field a cgroup has, and the antagonist
+ * pairs. Gauges of the last interval only: a pair no longer among a cgroup's busiest (or a
+ * cgroup gone) is off the next page, so the page holds 5 pairs per cgroup at most.
+ */
+static void render_noise(struct strbuf *sb, const struct prom *p)
+{
+	size_t nr_noise = sizeof(noise_families) / sizeof(noise_families[0]);
+	size_t nr = nr_noise + sizeof(antagonist_families) / sizeof(antagonist_families[0]);
+
+	for (size_t k = 0; k < nr; k++) {
+		bool pair = k >= nr_noise;
+		const struct noise_family *nf = pair ? &antagonist_families[k - nr_noise] :
+						       &noise_families[k];
+		size_t start = sb->len;
+		int samples = 0;
+
+		family_header(sb, nf->name, "gauge", nf->help);
+		for (int i = 0; i < p->nr_series; i++) {
+			const struct noise *n = series_noise(&p->series[i]);
+
+			if (!n || !(n->has & nf->bit))
+				continue;
+			for (int a = 0; a < (pair ? n->nr_antagonists : 1); a++) {
+				const struct antagonist *an = &n->antagonists[a];
+
+				strbuf_addstr(sb, nf->name);
+				scope_labels(sb, &p->series[i]);
+				if (pair) {
+					label(sb, "antagonist", an->cgroup);
+					label(sb, "antagonist_container",
+					      *an->container ? an->container : NULL);
+				}
+				noise_value(sb, nf, pair ? (const void *)an : (const void *)n);
+				samples++;
+			}
+		}
+		family_end(sb, start, samples);
+	}
+}
+
 /* The interval's exactness, and the marks since the start as counters. */
 static void render_exactness(struct strbuf *sb, const struct prom *p, const struct interval *iv)
 {
@@ -527,6 +663,7 @@ static void render(struct strbuf *sb, const struct prom *p, const struct run *ru
 		render_tma_family(sb, p, run->plan, false);
 		render_tma_family(sb, p, run->plan, true);
 	}
+	render_noise(sb, p);
 	if (iv->has_bpf_stats) {
 		family_header(sb, "cgtma_bpf_run_seconds_total", "counter",
 			      "Time cgtma's sched_switch BPF program ran in the kernel, since it "

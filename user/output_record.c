@@ -227,6 +227,42 @@ static void put_mark(struct strbuf *b, const struct mark *k)
 	put_str(b, k->charged);
 }
 
+/* A cgroup scope's noise (record.h): its bits, then the fields they say it has. */
+static void put_noise(struct strbuf *b, const struct noise *n)
+{
+	put_u32(b, n->has);
+	if (n->has & NOISE_WAIT)
+		put_f64(b, n->wait);
+	if (n->has & NOISE_THROTTLED) {
+		put_f64(b, n->throttled);
+		put_u64(b, n->nr_throttled);
+	}
+	if (n->has & NOISE_PRESSURE_SOME)
+		put_f64(b, n->pressure_some);
+	if (n->has & NOISE_PRESSURE_FULL)
+		put_f64(b, n->pressure_full);
+	if (n->has & NOISE_PREEMPTED)
+		put_f64(b, n->preempted);
+	if (n->has & NOISE_SMT)
+		put_f64(b, n->smt_shared);
+	/* Antagonists come with the switch hook's fields, and say nothing without them. */
+	if (!(n->has & (NOISE_PREEMPTED | NOISE_SMT)))
+		return;
+	put_u32(b, n->nr_antagonists);
+	for (int i = 0; i < n->nr_antagonists; i++) {
+		const struct antagonist *a = &n->antagonists[i];
+
+		put_str(b, a->cgroup);
+		put_str(b, a->container);
+		if (n->has & NOISE_PREEMPTED) {
+			put_f64(b, a->preempt);
+			put_f64(b, a->took);
+		}
+		if (n->has & NOISE_SMT)
+			put_f64(b, a->smt);
+	}
+}
+
 static int record_interval(struct output *o, const struct run *run, const struct interval *iv)
 {
 	struct record_sink *rs = o->priv;
@@ -272,6 +308,7 @@ static int record_interval(struct output *o, const struct run *run, const struct
 			put_str(&b, s->names.container);
 			put_str(&b, s->names.pod);
 			put_str(&b, s->names.namespace);
+			put_noise(&b, &s->noise);
 		}
 		for (int e = 0; e < rs->nr_events; e++) {
 			put_u64(&b, s->sum[e].counter);

@@ -469,34 +469,44 @@ static void print_top_functions(FILE *f, const struct interval *iv, const struct
 }
 
 /*
- * A cgroup's noise (noise.h) in one line, the fields the kernel gave: "  noise: wait 0.48
- * s/s, pressure some 52 % full 0 %, throttled 0.20 s/s (12 times)". label: the row's name,
- * for lines under a table rather than under the row's tree; or NULL.
+ * A cgroup's noise (noise.h) in one line, the fields the kernel and the switch hook gave:
+ * "  noise: wait 0.48 s/s, pressure some 52 % full 0 %, throttled 0.20 s/s (12 times),
+ * preempted 35.5/s, SMT shared 0.06 s/s, top antagonist web (took 0.38 s/s, SMT 0.03 s/s)",
+ * an antagonist by its container's name where it has one, else its path. With -v a line
+ * per antagonist follows, the busiest first: "    antagonist web (/kubepods/pod1/abc):
+ * preempted 20.2/s, took 0.38 s/s, SMT 0.03 s/s". label: the row's name, for lines under a
+ * table rather than under the row's tree; or NULL.
  */
-static void print_noise(FILE *f, const struct scope *s, const char *label)
+static void print_noise(FILE *f, const struct run *run, const struct scope *s,
+			const char *label)
 {
 	const struct noise *n = &s->noise;
-	const char *sep = "";
+	bool hook = n->has & (NOISE_PREEMPTED | NOISE_SMT);
+	char text[512], took[128];
 
 	if (!n->has || s->kind != SCOPE_CGROUP || s->cpu >= 0)
 		return;
-	fprintf(f, "  %s%snoise: ", label ? label : "", label ? ": " : "");
-	if (n->has & NOISE_WAIT) {
-		fprintf(f, "wait %.2f s/s", n->wait);
-		sep = ", ";
+	fprintf(f, "  %s%snoise: %s", label ? label : "", label ? ": " : "",
+		noise_text(n, NULL, text, sizeof(text)));
+	if (n->nr_antagonists && hook) {
+		const struct antagonist *a = &n->antagonists[0];
+
+		fprintf(f, "%stop antagonist %s (%s)", *text ? ", " : "",
+			*a->container ? a->container : a->cgroup,
+			antagonist_text(n, a, NULL, took, sizeof(took)));
 	}
-	if (n->has & (NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL)) {
-		fprintf(f, "%spressure", sep);
-		if (n->has & NOISE_PRESSURE_SOME)
-			fprintf(f, " some %.0f %%", n->pressure_some * 100);
-		if (n->has & NOISE_PRESSURE_FULL)
-			fprintf(f, " full %.0f %%", n->pressure_full * 100);
-		sep = ", ";
-	}
-	if (n->has & NOISE_THROTTLED)
-		fprintf(f, "%sthrottled %.2f s/s (%llu time%s)", sep, n->throttled,
-			(unsigned long long)n->nr_throttled, n->nr_throttled == 1 ? "" : "s");
 	fputc('\n', f);
+	for (int i = 0; run->verbose && hook && i < n->nr_antagonists; i++) {
+		const struct antagonist *a = &n->antagonists[i];
+
+		if (*a->container)
+			fprintf(f, "    antagonist %s (%s): ", a->container, a->cgroup);
+		else
+			fprintf(f, "    antagonist %s: ", a->cgroup);
+		if (n->has & NOISE_PREEMPTED)
+			fprintf(f, "preempted %.1f/s, ", a->preempt);
+		fprintf(f, "%s\n", antagonist_text(n, a, NULL, took, sizeof(took)));
+	}
 }
 
 int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv)
@@ -513,7 +523,7 @@ int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv
 				fprintf(f, "  (%d more threads; -v shows them)\n", -order[k]);
 			else if (!hidden(run, &iv->scopes[order[k]])) {
 				print_tree(f, run, iv, order[k]);
-				print_noise(f, &iv->scopes[order[k]], NULL);
+				print_noise(f, run, &iv->scopes[order[k]], NULL);
 				print_top_functions(f, iv, &iv->scopes[order[k]]);
 			}
 	} else {
@@ -524,7 +534,7 @@ int output_text_scopes(FILE *f, const struct run *run, const struct interval *iv
 
 			if (order[k] < 0 || hidden(run, sc))
 				continue;
-			print_noise(f, sc, row_label(sc, run->verbose, label, sizeof(label)));
+			print_noise(f, run, sc, row_label(sc, run->verbose, label, sizeof(label)));
 			print_top_functions(f, iv, sc);
 		}
 	}

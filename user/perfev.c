@@ -37,14 +37,17 @@ void perfev_raise_fd_limit(int needed)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-int perfev_open(struct perf_event_attr *attr, int cpu, int group_fd)
+int perfev_open_event(struct perf_event_attr *attr, int cpu, int group_fd)
 {
-	return syscall(__NR_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	int fd = syscall(__NR_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
 }
 
-const char *perfev_open_hint(int err)
+/* What perfev_open_event()'s -errno err usually means, as " (...)" to append; "" if nothing. */
+static const char *open_hint(int err)
 {
-	switch (err) {
+	switch (-err) {
 	case ENOENT:
 	case EOPNOTSUPP:
 		return " (the CPU or kernel does not support this event; is there a hardware PMU?)";
@@ -68,7 +71,7 @@ const char *perfev_open_hint(int err)
 	}
 }
 
-int perfev_select_cpus(const char *list, bool **out)
+int perfev_parse_cpus(const char *list, bool **out)
 {
 	int nr = libbpf_num_possible_cpus(), err;
 	bool *set;
@@ -97,7 +100,7 @@ int perfev_select_cpus(const char *list, bool **out)
 	return 0;
 }
 
-int perfev_online_cpus(const bool *selected, bool *set, int nr_cpus)
+int perfev_read_online_cpus(const bool *selected, bool *set, int nr_cpus)
 {
 	int err = cpulist_read("/sys/devices/system/cpu/online", set, nr_cpus);
 
@@ -108,13 +111,13 @@ int perfev_online_cpus(const bool *selected, bool *set, int nr_cpus)
 
 /* --- one event per CPU, with a program --------------------------------------------------- */
 
-int perfev_progs_init(struct perfev_progs *p, int nr_cpus)
+int perfev_progs__init(struct perfev_progs *p, int nr_cpus)
 {
 	p->nr_cpus = nr_cpus;
 	p->fds = malloc(sizeof(*p->fds) * nr_cpus);
 	p->links = calloc(nr_cpus, sizeof(*p->links));
 	if (!p->fds || !p->links) {
-		perfev_progs_release(p);
+		perfev_progs__release(p);
 		return -ENOMEM;
 	}
 	for (int cpu = 0; cpu < nr_cpus; cpu++)
@@ -122,22 +125,22 @@ int perfev_progs_init(struct perfev_progs *p, int nr_cpus)
 	return 0;
 }
 
-int perfev_progs_open(struct perfev_progs *p, const struct perf_event_attr *attr, int cpu)
+int perfev_progs__open(struct perfev_progs *p, const struct perf_event_attr *attr, int cpu)
 {
 	struct perf_event_attr a = *attr;
 
 	a.size = sizeof(a);
-	p->fds[cpu] = perfev_open(&a, cpu, -1);
-	return p->fds[cpu] < 0 ? -errno : 0;
+	p->fds[cpu] = perfev_open_event(&a, cpu, -1);
+	return p->fds[cpu] < 0 ? p->fds[cpu] : 0;
 }
 
-int perfev_progs_attach(struct perfev_progs *p, struct bpf_program *prog, int cpu)
+int perfev_progs__attach(struct perfev_progs *p, struct bpf_program *prog, int cpu)
 {
 	p->links[cpu] = bpf_program__attach_perf_event(prog, p->fds[cpu]);
 	return p->links[cpu] ? 0 : -errno;
 }
 
-void perfev_progs_close(struct perfev_progs *p, int cpu)
+void perfev_progs__close(struct perfev_progs *p, int cpu)
 {
 	if (p->links && p->links[cpu]) {
 		bpf_link__destroy(p->links[cpu]);
@@ -149,7 +152,7 @@ void perfev_progs_close(struct perfev_progs *p, int cpu)
 	}
 }
 
-void perfev_progs_release(struct perfev_progs *p)
+void perfev_progs__release(struct perfev_progs *p)
 {
 	for (int cpu = 0; p->links && cpu < p->nr_cpus; cpu++)
 		bpf_link__destroy(p->links[cpu]);
@@ -192,7 +195,7 @@ int perfev__new(const struct perfev_opts *o, struct perfev **pp)
 	}
 	for (int i = 0; i < pe->nr_cpus * o->nr_events; i++)
 		pe->fds[i] = -1;
-	err = perfev_online_cpus(o->cpus, pe->online, pe->nr_cpus);
+	err = perfev_read_online_cpus(o->cpus, pe->online, pe->nr_cpus);
 	if (err) {
 		pr_err("cannot read /sys/devices/system/cpu/online: %s",
 			strerror(-err));
@@ -224,7 +227,7 @@ void perfev__destroy(struct perfev *pe)
 {
 	if (!pe)
 		return;
-	perfev_progs_release(&pe->switches);
+	perfev_progs__release(&pe->switches);
 	if (pe->fds)
 		for (int i = 0; i < pe->nr_cpus * pe->o.nr_events; i++)
 			if (pe->fds[i] >= 0)
@@ -283,15 +286,14 @@ static int open_cpu_events(struct perfev *pe, int cpu)
 		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		attr.inherit = 0;	/* inherited events cannot be read from BPF */
 		attr.disabled = 0;
-		fd = perfev_open(&attr, cpu, leader);
+		fd = perfev_open_event(&attr, cpu, leader);
 		if (fd < 0) {
-			err = errno;
-			if (err == EINVAL && leader >= 0)
+			if (fd == -EINVAL && leader >= 0)
 				report_group_refused(o, i, cpu);
-			else if (err != ENODEV)
+			else if (fd != -ENODEV)
 				pr_err("cannot open event '%s' on CPU %d: %s%s", o->names[i], cpu,
-				       strerror(err), perfev_open_hint(err));
-			return -err;
+				       strerror(-fd), open_hint(fd));
+			return fd;
 		}
 		pe->fds[key] = fd;
 		if (leader < 0)
@@ -311,7 +313,7 @@ static void close_switch_event(struct perfev *pe, int cpu)
 {
 	if (pe->switch_map_fd >= 0 && pe->switches.fds && pe->switches.fds[cpu] >= 0)
 		bpf_map_delete_elem(pe->switch_map_fd, &cpu);
-	perfev_progs_close(&pe->switches, cpu);
+	perfev_progs__close(&pe->switches, cpu);
 }
 
 /* Takes a CPU's events out of the map and closes them (and its switch event). */
@@ -356,7 +358,7 @@ static const struct perf_event_attr switch_attr = {
 
 int perfev__open_switches(struct perfev *pe, char *why, size_t len)
 {
-	if (perfev_progs_init(&pe->switches, pe->nr_cpus)) {
+	if (perfev_progs__init(&pe->switches, pe->nr_cpus)) {
 		snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
@@ -365,14 +367,14 @@ int perfev__open_switches(struct perfev *pe, char *why, size_t len)
 
 		if (!pe->online[cpu])
 			continue;
-		err = perfev_progs_open(&pe->switches, &switch_attr, cpu);
+		err = perfev_progs__open(&pe->switches, &switch_attr, cpu);
 		if (!err)
 			continue;
 		if (err == -ENOENT || err == -EINVAL)
 			snprintf(why, len, "the kernel has no cgroup-switches event (Linux 5.13+)");
 		else
 			snprintf(why, len, "cannot open the cgroup-switches event on CPU %d: %s%s",
-				 cpu, strerror(-err), perfev_open_hint(-err));
+				 cpu, strerror(-err), open_hint(err));
 		return err;
 	}
 	return 0;
@@ -384,7 +386,7 @@ void perfev__close_switches(struct perfev *pe)
 	for (int cpu = 0; pe->switch_map_fd >= 0 && pe->switches.fds && cpu < pe->nr_cpus; cpu++)
 		if (pe->switches.fds[cpu] >= 0)
 			bpf_map_delete_elem(pe->switch_map_fd, &cpu);
-	perfev_progs_release(&pe->switches);
+	perfev_progs__release(&pe->switches);
 	pe->switch_prog = NULL;
 	pe->switch_map_fd = -1;
 }
@@ -392,7 +394,7 @@ void perfev__close_switches(struct perfev *pe)
 /* The program on cpu's event, then the event into the map, whose count the BPF side reads. */
 static int attach_switch_event(struct perfev *pe, int cpu)
 {
-	int err = perfev_progs_attach(&pe->switches, pe->switch_prog, cpu);
+	int err = perfev_progs__attach(&pe->switches, pe->switch_prog, cpu);
 
 	if (err) {
 		pr_err("cannot attach to the cgroup-switches event of CPU %d: %s", cpu,
@@ -441,7 +443,7 @@ static int cpu_came_online(struct perfev *pe, int cpu, perfev_forget_cb forget, 
 		return err;
 	err = open_cpu_events(pe, cpu);
 	if (!err && pe->switch_prog) {
-		err = perfev_progs_open(&pe->switches, &switch_attr, cpu);
+		err = perfev_progs__open(&pe->switches, &switch_attr, cpu);
 		if (!err)
 			err = attach_switch_event(pe, cpu);
 	}
@@ -459,7 +461,7 @@ void perfev__update_cpus(struct perfev *pe, perfev_forget_cb forget, void *ctx)
 {
 	bool *now = calloc(pe->nr_cpus, sizeof(*now));
 
-	if (!now || perfev_online_cpus(pe->o.cpus, now, pe->nr_cpus)) {
+	if (!now || perfev_read_online_cpus(pe->o.cpus, now, pe->nr_cpus)) {
 		free(now);
 		return;		/* keep the CPUs as they were; try again next interval */
 	}

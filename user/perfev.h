@@ -3,6 +3,10 @@
  * Per-CPU perf events, opened for every task on one CPU: the counting events that the BPF
  * side reads from its events map, the cgroup-switches event that runs the perf-event switch
  * hook, the sampler's events, and CPU hotplug for the counting ones.
+ *
+ * Names: perfev_VERB() for what needs no object; OBJECT__VERB() (OBJECT__FIELD() to read
+ * one) for the two that own descriptors, struct perfev_progs and struct perfev. What can
+ * fail returns 0 (or a descriptor) or -errno.
  */
 #ifndef CGTMA_PERFEV_H
 #define CGTMA_PERFEV_H
@@ -14,12 +18,11 @@
 struct bpf_link;
 struct bpf_program;
 
-/* perf_event_open(2) of attr on cpu for every task, in group_fd's group (-1: none): the fd, or
- * -1 with errno. */
-int perfev_open(struct perf_event_attr *attr, int cpu, int group_fd);
-
-/* What errno err of perfev_open() usually means, as " (...)" to append; "" when nothing. */
-const char *perfev_open_hint(int err);
+/*
+ * perf_event_open(2) of attr on cpu for every task, in group_fd's group (-1: none), closed on
+ * exec: the descriptor, or -errno.
+ */
+int perfev_open_event(struct perf_event_attr *attr, int cpu, int group_fd);
 
 /* CPUs x events descriptors: raises the soft RLIMIT_NOFILE to needed where it can. */
 void perfev_raise_fd_limit(int needed);
@@ -28,13 +31,13 @@ void perfev_raise_fd_limit(int needed);
  * -C's list as a set of the possible CPUs (as many as perfev__nr_cpus() and the collector's
  * per-CPU arrays), *out allocated: 0; -EINVAL after saying what is wrong with it; -ENOMEM.
  */
-int perfev_select_cpus(const char *list, bool **out);
+int perfev_parse_cpus(const char *list, bool **out);
 
 /*
  * The CPUs to count now: set[cpu] for each online one, of those selected (per possible CPU;
  * NULL: all). set has nr_cpus entries. 0 or -errno.
  */
-int perfev_online_cpus(const bool *selected, bool *set, int nr_cpus);
+int perfev_read_online_cpus(const bool *selected, bool *set, int nr_cpus);
 
 /*
  * One event per CPU, each with a BPF program attached (the switch hook's cgroup-switches
@@ -47,15 +50,15 @@ struct perfev_progs {
 };
 
 /* nr_cpus slots, none opened: 0 or -ENOMEM. */
-int perfev_progs_init(struct perfev_progs *p, int nr_cpus);
+int perfev_progs__init(struct perfev_progs *p, int nr_cpus);
 /* Opens attr (its size set here) on cpu: 0 or -errno. */
-int perfev_progs_open(struct perfev_progs *p, const struct perf_event_attr *attr, int cpu);
+int perfev_progs__open(struct perfev_progs *p, const struct perf_event_attr *attr, int cpu);
 /* Attaches prog to cpu's event: 0 or -errno. */
-int perfev_progs_attach(struct perfev_progs *p, struct bpf_program *prog, int cpu);
+int perfev_progs__attach(struct perfev_progs *p, struct bpf_program *prog, int cpu);
 /* Detaches and closes cpu's event, if opened. */
-void perfev_progs_close(struct perfev_progs *p, int cpu);
+void perfev_progs__close(struct perfev_progs *p, int cpu);
 /* Every link first, then every event; p is empty after (released again: nothing). */
-void perfev_progs_release(struct perfev_progs *p);
+void perfev_progs__release(struct perfev_progs *p);
 
 /*
  * The counting events: nr_events on every counted CPU, in groups, each in the BPF side's

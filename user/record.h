@@ -3,7 +3,7 @@
  * Record files: `cgtma --record FILE` keeps what every interval measured, raw, and `cgtma
  * report FILE` recomputes every output from it, on any machine (no BPF, no PMU needed).
  *
- * The format is binary, little-endian, version 7 (1 to 6 are read too):
+ * The format is binary, little-endian, version 8 (1 to 7 are read too):
  *
  *   file     := "CGTMAREC" u32:version u32:0  record*
  *   record   := tag[4] u32:len u32:head-crc payload[len] u32:crc
@@ -31,7 +31,7 @@
  *               u64:max-ns u64:unseen-ns u32:pid u32:charged-pid str:comm str:ran
  *               str:charged   (bpf/cgtma.h's struct cgtma_miss, and the cgroups' paths)
  *   scope    := u8:kind u8:removed i32:cpu str:cgroup [u64:cgroup-id]
- *               [u32:pid u32:tid str:comm] [str:container str:pod str:namespace]
+ *               [u32:pid u32:tid str:comm] [str:container str:pod str:namespace [noise]]
  *               (u64:counter u64:enabled u64:running){nr-events}
  *               cgroup-id (from version 6 on, cgroup and task scopes): the cgroup's v2 id,
  *               which tells a cgroup made again under its path from the one before (the
@@ -42,6 +42,19 @@
  *               first files of version 1; a reader older than them reports a file that
  *               has one as damaged there. The names (a cgroup scope's container, pod and
  *               namespace, len 0 where it has none) from version 2 on.
+ *   noise    := u32:has [f64:wait] [f64:throttled u64:nr-throttled] [f64:pressure-some]
+ *               [f64:pressure-full] [f64:preempted] [f64:smt-shared]
+ *               [u32:nr-antagonists (str:cgroup str:container [f64:preempt f64:took]
+ *                [f64:smt]){nr-antagonists}]
+ *               a cgroup scope's noise (from version 8 on; report.h's struct noise): has
+ *               is its NOISE_* bits, and each field is there where its bit is (wait
+ *               NOISE_WAIT, throttled and nr-throttled NOISE_THROTTLED, the pressures
+ *               theirs, preempted and each antagonist's preempt and took NOISE_PREEMPTED,
+ *               smt-shared and each antagonist's smt NOISE_SMT); the antagonists only
+ *               where has holds NOISE_PREEMPTED or NOISE_SMT, NOISE_ANTAGONISTS_MAX at
+ *               most, each with its path (never empty) and its container's name (len 0
+ *               for none). Unknown bits are damage. A scope of an older file has none
+ *               (has 0).
  *   gap      := u32:first-seq u32:count   (intervals that could not be written: disk full)
  *               Gap records came after the first files of version 1; a reader older than
  *               them reports a file that has one as damaged at the gap.
@@ -63,7 +76,8 @@
  *               the header and the summary (never between a gap and its interval), and a
  *               reader sums them. Readers of versions 1 to 3 refuse a version 4 file by its
  *               version, readers of version 4 a version 5 file, readers of version 5 a
- *               version 6 file, and readers of version 6 a version 7 file.
+ *               version 6 file, readers of version 6 a version 7 file, and readers of
+ *               version 7 a version 8 file.
  *
  * f64 is the IEEE-754 bit pattern: times and sums come back bit for bit, so report_derive()
  * gives a replay exactly what it gave the live run. Each record is one write(): a killed run
@@ -83,7 +97,7 @@
 #include "report.h"
 
 #define RECORD_MAGIC "CGTMAREC"
-#define RECORD_VERSION 7
+#define RECORD_VERSION 8
 #define RECORD_VERSION_OLDEST 1
 #define RECORD_FILE_HEAD 16		/* magic, version, reserved */
 #define RECORD_HEAD 12			/* tag, len, head-crc */

@@ -186,6 +186,54 @@ static int get_marks(struct cursor *c, struct interval *iv)
 	return c->short_read ? -EBADMSG : 0;
 }
 
+/* The NOISE_* bits a record's noise may hold (report.h). */
+#define NOISE_KNOWN (NOISE_WAIT | NOISE_THROTTLED | NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL | \
+		     NOISE_PREEMPTED | NOISE_SMT)
+
+/* A cgroup scope's noise (record.h, version 8 on) into n; -EBADMSG when it is malformed. */
+static int get_noise(struct cursor *c, struct noise *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->has = get_u32(c);
+	if (n->has & ~NOISE_KNOWN)
+		return -EBADMSG;
+	if (n->has & NOISE_WAIT)
+		n->wait = get_f64(c);
+	if (n->has & NOISE_THROTTLED) {
+		n->throttled = get_f64(c);
+		n->nr_throttled = get_u64(c);
+	}
+	if (n->has & NOISE_PRESSURE_SOME)
+		n->pressure_some = get_f64(c);
+	if (n->has & NOISE_PRESSURE_FULL)
+		n->pressure_full = get_f64(c);
+	if (n->has & NOISE_PREEMPTED)
+		n->preempted = get_f64(c);
+	if (n->has & NOISE_SMT)
+		n->smt_shared = get_f64(c);
+	if (!(n->has & (NOISE_PREEMPTED | NOISE_SMT)))
+		return c->short_read ? -EBADMSG : 0;
+	n->nr_antagonists = (int)get_u32(c);
+	if (c->short_read || n->nr_antagonists < 0 ||
+	    n->nr_antagonists > NOISE_ANTAGONISTS_MAX)
+		return -EBADMSG;
+	for (int i = 0; i < n->nr_antagonists; i++) {
+		struct antagonist *a = &n->antagonists[i];
+
+		get_str_into(c, a->cgroup, sizeof(a->cgroup));
+		get_str_into(c, a->container, sizeof(a->container));
+		if (n->has & NOISE_PREEMPTED) {
+			a->preempt = get_f64(c);
+			a->took = get_f64(c);
+		}
+		if (n->has & NOISE_SMT)
+			a->smt = get_f64(c);
+		if (c->short_read || !*a->cgroup)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
 static int damage(struct record_reader *r, struct record_error *e, const char *fmt, ...)
 {
 	va_list ap;
@@ -500,7 +548,8 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 		int cpu = (int)get_u32(&c);
 		char *cgroup = get_str(&c, NULL, &nomem), *comm = NULL;
 		struct cgroup_names names = {};
-		int pid = 0, tid = 0, irq;
+		struct noise noise = {};
+		int pid = 0, tid = 0, irq, bad_noise = 0;
 		__u64 cgroup_id = 0;
 		struct scope *s;
 
@@ -515,6 +564,8 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			names.container = get_str(&c, NULL, &nomem);
 			names.pod = get_str(&c, NULL, &nomem);
 			names.namespace = get_str(&c, NULL, &nomem);
+			if (r->h.version >= 8)
+				bad_noise = get_noise(&c, &noise);
 		}
 		if (nomem) {
 			free(cgroup);
@@ -523,7 +574,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			return -ENOMEM;
 		}
 		irq = kind == SCOPE_IRQ ? irq_scope_find(cgroup) : -1;
-		if (c.short_read || kind > SCOPE_IRQ || cpu < -1 ||
+		if (c.short_read || bad_noise || kind > SCOPE_IRQ || cpu < -1 ||
 		    (kind == SCOPE_CGROUP || kind == SCOPE_TASK || kind == SCOPE_IRQ) !=
 			    (cgroup != NULL) ||
 		    (kind == SCOPE_TASK && (!comm || strlen(comm) > 15 || cpu != -1)) ||
@@ -552,6 +603,7 @@ static int parse_interval(struct record_reader *r, size_t len, struct interval *
 			return -ENOMEM;
 		s->removed = removed;
 		s->cgroup_id = cgroup_id;
+		s->noise = noise;
 		for (int k = 0; k < n; k++) {
 			s->sum[k].counter = get_u64(&c);
 			s->sum[k].enabled = get_u64(&c);

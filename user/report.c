@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +320,72 @@ const char *interval_marks_text(const struct interval *iv, char *buf, size_t len
 			 "skipped the perf-event hook, failed readings of the counters, or marks "
 			 "of a record that kept no bound)",
 			 n ? "; " : "", (unsigned long long)iv->missed_unbounded);
+	return buf;
+}
+
+/* Appends to buf (at *at, of len) what fmt says; a full buffer keeps what fits. */
+static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*at >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, len - *at, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*at += (size_t)n;
+}
+
+const char *noise_text(const struct noise *n, const char *const em[2], char *buf, size_t len)
+{
+	const char *o = em ? em[0] : "", *c = em ? em[1] : "", *sep = "";
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (n->has & NOISE_WAIT) {
+		append(buf, len, &at, "wait %s%.2f s/s%s", o, n->wait, c);
+		sep = ", ";
+	}
+	if (n->has & (NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL)) {
+		append(buf, len, &at, "%spressure", sep);
+		if (n->has & NOISE_PRESSURE_SOME)
+			append(buf, len, &at, " some %s%.0f %%%s", o, n->pressure_some * 100, c);
+		if (n->has & NOISE_PRESSURE_FULL)
+			append(buf, len, &at, " full %s%.0f %%%s", o, n->pressure_full * 100, c);
+		sep = ", ";
+	}
+	if (n->has & NOISE_THROTTLED) {
+		append(buf, len, &at, "%sthrottled %s%.2f s/s%s (%llu time%s)", sep, o,
+		       n->throttled, c, (unsigned long long)n->nr_throttled,
+		       n->nr_throttled == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (n->has & NOISE_PREEMPTED) {
+		append(buf, len, &at, "%spreempted %s%.1f/s%s", sep, o, n->preempted, c);
+		sep = ", ";
+	}
+	if (n->has & NOISE_SMT)
+		append(buf, len, &at, "%sSMT shared %s%.2f s/s%s", sep, o, n->smt_shared, c);
+	return buf;
+}
+
+const char *antagonist_text(const struct noise *n, const struct antagonist *a,
+			    const char *const em[2], char *buf, size_t len)
+{
+	const char *o = em ? em[0] : "", *c = em ? em[1] : "";
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (n->has & NOISE_PREEMPTED)
+		append(buf, len, &at, "took %s%.2f s/s%s", o, a->took, c);
+	if (n->has & NOISE_SMT)
+		append(buf, len, &at, "%sSMT %s%.2f s/s%s", n->has & NOISE_PREEMPTED ? ", " : "", o,
+		       a->smt, c);
 	return buf;
 }
 

@@ -174,6 +174,17 @@ struct interval {
  */
 const char *interval_marks_text(const struct interval *iv, char *buf, size_t len);
 
+/*
+ * A noise's fields in words, as the text outputs (terminal, HTML) say them: "wait 0.48 s/s,
+ * pressure some 52 % full 0 %, throttled 0.20 s/s (12 times), preempted 35.5/s, SMT shared
+ * 0.06 s/s", the fields it has; each value between em[0] and em[1] (HTML's "<b>", "</b>"),
+ * or bare with em NULL. buf is returned ("" for a noise with none of them).
+ */
+const char *noise_text(const struct noise *n, const char *const em[2], char *buf, size_t len);
+/* What antagonist a took of a cgroup of noise n: "took 0.38 s/s, SMT 0.03 s/s", by its bits. */
+const char *antagonist_text(const struct noise *n, const struct antagonist *a,
+			    const char *const em[2], char *buf, size_t len);
+
 /* What stays the same for a whole run: what was measured and how. */
 struct run {
 	const char *model;		/* model name, or "events" with -e */

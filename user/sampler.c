@@ -247,7 +247,7 @@ static int open_one(struct sampler *s, int i, int cpu, bool say)
 {
 	int e = s->slot_event[i];
 	const char *name = s->ev->names[e];
-	int err = perfev_progs_open(&s->events[i], &s->ev->attrs[e], cpu);
+	int err = perfev_progs__open(&s->events[i], &s->ev->attrs[e], cpu);
 
 	if (err) {
 		if (say)
@@ -255,7 +255,7 @@ static int open_one(struct sampler *s, int i, int cpu, bool say)
 			       strerror(-err));
 		return err;
 	}
-	err = perfev_progs_attach(&s->events[i], slot_prog(s, i), cpu);
+	err = perfev_progs__attach(&s->events[i], slot_prog(s, i), cpu);
 	if (err && say)
 		pr_err("--sample: cannot attach to event '%s' on CPU %d: %s", name, cpu,
 		       strerror(-err));
@@ -265,7 +265,7 @@ static int open_one(struct sampler *s, int i, int cpu, bool say)
 static void close_events(struct sampler *s, int cpu)
 {
 	for (int i = 0; i < s->nr_slots; i++)
-		perfev_progs_close(&s->events[i], cpu);
+		perfev_progs__close(&s->events[i], cpu);
 	s->sampled[cpu] = false;
 }
 
@@ -330,7 +330,7 @@ int sampler__add_event(struct sampler *s, int e)
 		 * next event's.
 		 */
 		for (int cpu = 0; cpu < s->nr_cpus; cpu++)
-			perfev_progs_close(&s->events[i], cpu);
+			perfev_progs__close(&s->events[i], cpu);
 		s->slot_event[i] = -1;
 	}
 	return err;
@@ -362,12 +362,12 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 	s->sampled = calloc(s->nr_cpus, sizeof(*s->sampled));
 	err = online && s->wanted && s->sampled ? symbolizer_new(&s->sym) : -ENOMEM;
 	for (int i = 0; !err && i < s->nr_events; i++)
-		err = perfev_progs_init(&s->events[i], s->nr_cpus);
+		err = perfev_progs__init(&s->events[i], s->nr_cpus);
 	if (err) {
 		pr_err("--sample: the events of %d CPUs: out of memory", s->nr_cpus);
 		goto cleanup;
 	}
-	err = perfev_online_cpus(o->cpus, online, s->nr_cpus);
+	err = perfev_read_online_cpus(o->cpus, online, s->nr_cpus);
 	if (err) {
 		pr_err("--sample: cannot read /sys/devices/system/cpu/online: %s", strerror(-err));
 		goto cleanup;
@@ -448,7 +448,7 @@ void sampler__destroy(struct sampler *s)
 	}
 	ring_buffer__free(s->rb);
 	for (int e = 0; e < SAMPLE_MAX_EVENTS; e++)
-		perfev_progs_release(&s->events[e]);
+		perfev_progs__release(&s->events[e]);
 	free(s->wanted);
 	free(s->sampled);
 	sample__destroy(s->skel);

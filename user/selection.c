@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Which cgroups a run counts (selection.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "exitstatus.h"
 #include "log.h"
 #include "selection.h"
+#include "smallfile.h"
 #include "suggest.h"
 #include "tracker.h"
 
@@ -103,18 +103,12 @@ static int pid_cgroup_path(const struct selection *sel, int pid, char *out, size
 static int pid_start_time(int pid, unsigned long long *start)
 {
 	char file[64], buf[1024], *p;
-	ssize_t n;
-	int fd, field;
+	int err, field;
 
 	snprintf(file, sizeof(file), "/proc/%d/stat", pid);
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
+	err = smallfile_read(file, buf, sizeof(buf));
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
 	/* comm, field 2, may hold spaces and parentheses: count from its last ')'. */
 	p = strrchr(buf, ')');
 	if (!p)

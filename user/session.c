@@ -10,9 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "child.h"
 #include "collector.h"
 #include "collector_read.h"
+#include "containers.h"
 #include "counts.h"
 #include "cpu.h"
 #include "env.h"
@@ -20,6 +22,7 @@
 #include "marks.h"
 #include "measurement.h"
 #include "model.h"
+#include "neighbours.h"
 #include "noise.h"
 #include "output.h"
 #include "perfev.h"
@@ -128,6 +131,8 @@ static int read_noise(struct session *s, bool all)
 	double now = mono_now();
 	char dir[8192];
 
+	if (env.no_noise)
+		return 0;
 	for (int t = 0; t < s->tk.nr; t++) {
 		struct tracked *tr = &s->tk.tracked[t];
 		int err;
@@ -147,6 +152,63 @@ static int read_noise(struct session *s, bool all)
 			return err;
 	}
 	return 0;
+}
+
+/* neighbour_name_fn: an untracked antagonist's container or pod, as podman ps names it. */
+static const char *container_name(__u64 id, const char *path, void *ctx)
+{
+	struct session *s = ctx;
+	const struct container_info *info = containers_lookup(s->sel.containers, id, path);
+
+	return !info ? NULL : info->name ? info->name : info->pod;
+}
+
+/*
+ * Each tracked cgroup's neighbours in the interval of seconds (neighbours.h), from the BPF
+ * side's pairs of cgroups: into its noise of the interval and of the run. zero: the pairs
+ * are what ran before the start, dropped. Only allocation failures are errors: a failed
+ * read of the map leaves the interval without them.
+ */
+static int read_neighbours(struct session *s, double seconds, bool zero)
+{
+	bool smt = collector__smt(s->col);
+	int err = 0, n = 0;
+
+	if (!collector__noise(s->col))
+		return 0;
+	if (collector__read_noise(s->col, neighbours_add, &s->nb) || zero)
+		goto out;
+	if (ALLOC_GROW(s->rows, s->tk.nr, s->cap_rows)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int t = 0; t < s->tk.nr; t++) {
+		struct tracked *tr = &s->tk.tracked[t];
+
+		if (!tr->refused)
+			s->rows[n++] = (struct neighbour_row){
+				.path = tr->path, .id = tr->id,
+				.container = tr->names.container ? tr->names.container :
+					     tr->names.pod,
+			};
+	}
+	err = neighbours_resolve(&s->nb, &s->sel.view, s->rows, n, container_name, s);
+	for (int t = 0; t < s->tk.nr && !err; t++) {
+		struct tracked *tr = &s->tk.tracked[t];
+
+		if (tr->refused || !tr->present || tracked_quiet(tr))
+			continue;
+		neighbour_tally_reset(&s->tally);
+		err = neighbours_tally(&s->nb, tr->path, tr->id, &s->tally);
+		if (err)
+			break;
+		neighbour_tally_noise(&s->tally, seconds, smt, &tr->noise.now);
+		tr->noise.others_smt = smt;
+		err = neighbour_tally_merge(&tr->noise.others, &s->tally, seconds);
+	}
+out:
+	neighbours_clear(&s->nb);
+	return err;
 }
 
 /* The interrupt scopes' counts, taken like a cgroup's. */
@@ -301,6 +363,8 @@ static int do_interval(struct session *s)
 	if (!err)
 		err = read_noise(s, false);
 	if (!err)
+		err = read_neighbours(s, iv.interval_s, false);
+	if (!err)
 		err = sampling_read(&s->sp, &iv, sample_scope, s);
 	if (err)
 		return err;
@@ -370,6 +434,8 @@ static int baseline(struct session *s)
 		err = read_counts(s);
 	if (!err)
 		err = read_noise(s, true);
+	if (!err)
+		err = read_neighbours(s, 0, true);
 	if (err)
 		return err;
 	if (collector__read_times(s->col, s->read_first) == 0)
@@ -445,13 +511,16 @@ static void session_release(struct session *s)
 	free(s->read_first);
 	free(s->read_prev);
 	free(s->read_now);
+	neighbours_release(&s->nb);
+	neighbour_tally_release(&s->tally);
+	free(s->rows);
 	irq_release(s);
 	measurement_release(&s->m);
 }
 
 int session_run(void)
 {
-	struct session s = { .sel = SELECTION_INIT, .sp = SAMPLING_INIT };
+	struct session s = { .sel = SELECTION_INIT, .sp = SAMPLING_INIT, .nb = NEIGHBOURS_INIT };
 	struct collector_setup cs = {};
 	struct strbuf lost = STRBUF_INIT;
 	sigset_t block, old;
@@ -484,7 +553,7 @@ int session_run(void)
 	}
 	ret = measurement_setup(&env.measure, &s.m);
 	if (!ret && env.cpus)
-		ret = perfev_select_cpus(env.cpus, &s.cpus);
+		ret = perfev_parse_cpus(env.cpus, &s.cpus);
 	if (!ret && env.sample)
 		ret = sampling_setup(&s.sp, &s.m);
 	if (!ret)
@@ -496,6 +565,7 @@ int session_run(void)
 	}
 	cs.tracked_levels = cs.new_cgroup_levels;
 	cs.new_cgroup_levels &= ~1ULL;	/* the root is never new */
+	cs.noise = cs.tracked_levels != 0 && !env.no_noise;
 	cs.events = (struct perfev_opts){
 		.nr_events = s.m.nr_events,
 		.attrs = s.m.attrs,

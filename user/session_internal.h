@@ -13,6 +13,7 @@
 #include "counts.h"
 #include "env.h"
 #include "marks.h"
+#include "neighbours.h"
 #include "measurement.h"
 #include "output.h"
 #include "report.h"
@@ -60,6 +61,12 @@ struct session {
 	bool warned_in_phase;		/* session_warn_in_phase() said it */
 
 	struct sampling sp;		/* --sample */
+	/* Noise between cgroups (collector_setup.noise): the interval's pairs, one cgroup's
+	 * sums of them, and the tracked cgroups they are sorted into. */
+	struct neighbours nb;
+	struct neighbour_tally tally;
+	struct neighbour_row *rows;
+	int cap_rows;
 };
 
 /* A tracked cgroup, NULL when it is not (or no longer) counted. */

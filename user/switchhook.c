@@ -17,6 +17,7 @@
 #include "log.h"
 #include "perfev.h"
 #include "probe.h"
+#include "smallfile.h"
 #include "switchhook.h"
 #include "cgtma.skel.h"
 
@@ -24,15 +25,8 @@
 static bool file_has(const char *path, const char *what)
 {
 	char buf[4096];
-	size_t n;
-	FILE *f = fopen(path, "re");
 
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, what) != NULL;
+	return smallfile_read(path, buf, sizeof(buf)) == 0 && strstr(buf, what) != NULL;
 }
 
 /*
@@ -151,7 +145,7 @@ static void probe_round(struct sample_probe *p, enum probe_verdict *v, const boo
 		p[cpu] = (struct sample_probe){ .cpu = cpu, .fd = -1, .ring = MAP_FAILED };
 		if (!online[cpu] || v[cpu] != PROBE_UNKNOWN)
 			continue;
-		p[cpu].fd = perfev_open(&attr, cpu, -1);
+		p[cpu].fd = perfev_open_event(&attr, cpu, -1);
 		if (p[cpu].fd >= 0)
 			p[cpu].ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 					   p[cpu].fd, 0);

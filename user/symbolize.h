@@ -22,10 +22,15 @@
 #ifndef CGTMA_SYMBOLIZE_H
 #define CGTMA_SYMBOLIZE_H
 
+#include <errno.h>
 #include <stdint.h>
+
+#include "feature.h"
 
 struct profile;
 struct symbolizer;
+
+#if CGTMA_HAVE_LIBDW
 
 /*
  * 0, or -ENOMEM (*sp is then to be freed). /proc/kallsyms is read here, before any sample:
@@ -58,5 +63,40 @@ void symbolizer_after_read(struct symbolizer *s);
 
 /* Distinct files opened so far (one per build ID), for -v and tests. */
 int symbolizer_nr_modules(const struct symbolizer *s);
+
+#else
+/*
+ * A build without libdw has no symbolize.c: no symbolizer is made (-EOPNOTSUPP, said), and
+ * the calls that take one have none to work on.
+ */
+static inline int symbolizer_new(struct symbolizer **sp)
+{
+	*sp = NULL;
+	return feature_require(FEATURE_LIBDW);
+}
+
+static inline void symbolizer_free(struct symbolizer *s)
+{
+}
+
+static inline int symbolizer_note_pid(struct symbolizer *s, int pid)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t ip)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void symbolizer_after_read(struct symbolizer *s)
+{
+}
+#endif
 
 #endif

@@ -15,9 +15,10 @@
 # round trip to that round's baseline ("x1.042": 4.2 % slower), with the range. The goals
 # (issue 35): in one cgroup, auto at most counting alone + 1 point; across cgroups, at most
 # half of perf --for-each-cgroup's overhead. Then the BPF run time per switch (the kernel's
-# BPF statistics) of cgtma's two programs and of an empty sched_switch program (the
-# tracepoint's floor: tests/bench/hookfloor.bpf.c's floor_empty), over the same ping-pong:
-# inside one cgroup the perf-event hook's program does not run at all.
+# BPF statistics) of cgtma's two programs, with the noise between cgroups (the default) and
+# without (--no-noise), and of an empty sched_switch program (the tracepoint's floor:
+# tests/bench/hookfloor.bpf.c's floor_empty), over the same ping-pong: inside one cgroup the
+# perf-event hook's program does not run at all.
 #
 # CGTMA_BENCH_FLOOR_ROUNDS (7) and CGTMA_BENCH_FLOOR_LOOPS (100000 round trips a run) set the
 # size; CGTMA_BENCH_FLOOR_CPU=N pins the ping-pong's two tasks to CPU N (default any: as
@@ -134,9 +135,11 @@ awk -v x="$x" -v p="$p" 'BEGIN { s = p > 1 ? (x - 1) / (p - 1) * 100 : 0
 	printf " (at most 50 %%): %s\n", (p > 1 && s <= 50) ? "met" : "not met" }'
 
 # BPF ns per switch: the kernel's statistics on while a pinned ping-pong runs.
-# prog_ids NAME: the ids of the programs named NAME loaded now. The one a cgtma just started
-# is the id it adds.
+# prog_ids NAME: the ids of the programs named NAME loaded now.
 prog_ids() { bpftool prog show --json | jq --arg n "$1" '.[] | select(.name == $n) | .id'; }
+# pid_progs PID: the ids of the BPF programs process PID holds (its descriptors' fdinfo): of
+# the programs by one name, those of this cgtma, not another's running beside it.
+pid_progs() { awk '$1 == "prog_id:" { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null; }
 # bpf_ns ID WHERE: run_time_ns / run_cnt of program ID over a pinned ping-pong, and runs per
 # round trip.
 bpf_ns() {
@@ -148,21 +151,22 @@ bpf_ns() {
 			 else printf "- (%.3f runs a round trip)", c / n }'
 }
 echo
-for prog in on_switch:tracepoint on_cgroup_switch:perf-event; do
-	p=${prog%%:*} hook=${prog#*:}
+for prog in on_switch:tracepoint on_cgroup_switch:perf-event \
+	    on_switch:tracepoint:--no-noise on_cgroup_switch:perf-event:--no-noise; do
+	IFS=: read -r p hook noise <<<"$prog"
 	[ "$hook" = perf-event ] && [ "${#CONFIGS[@]}" -lt 5 ] && continue
-	before=$(prog_ids "$p")
-	"$CGTMA" --switch-hook "$hook" -e "$EV" -G "$BASE/a" -G "$BASE/b" -I 1000000 -j \
+	# shellcheck disable=SC2086 # $noise: no option, or one
+	"$CGTMA" --switch-hook "$hook" $noise -e "$EV" -G "$BASE/a" -G "$BASE/b" -I 1000000 -j \
 		>/dev/null 2>"$TMP/err" &
 	pid=$!
 	for _ in $(seq 100); do
-		id=$(prog_ids "$p" | grep -vxF -e "${before:-none}" | sort -n | tail -n 1)
+		id=$(prog_ids "$p" | grep -xF -f <(pid_progs $pid; echo none) | tail -n 1)
 		[ -n "$id" ] && break
 		sleep 0.1
 	done
 	[ -n "$id" ] || die "cgtma --switch-hook $hook: no program $p: $(cat "$TMP/err")"
-	echo "BPF per switch, $hook hook ($p): same cgroup $(bpf_ns "$id" same); across" \
-		"$(bpf_ns "$id" across)"
+	echo "BPF per switch, $hook hook ($p${noise:+, $noise}): same cgroup" \
+		"$(bpf_ns "$id" same); across $(bpf_ns "$id" across)"
 	kill -INT $pid
 	wait $pid
 done

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 {
 	const char *which = NULL, *list = NULL;
 	struct perf_event_attr *attrs = NULL;
-	struct hookfloor_bpf *skel = NULL;
+	struct hookfloor *skel = NULL;
 	struct bpf_program *prog, *prog2 = NULL;
 	struct bpf_link *link = NULL, *link2 = NULL;
 	struct bpf_prog_info info = {};
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 
-	skel = hookfloor_bpf__open();
+	skel = hookfloor__open();
 	if (!skel) {
 		fprintf(stderr, "hookfloor: cannot open the BPF object: %s\n", strerror(errno));
 		goto out;
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.floor_softirq_exit, prog2 != NULL);
 	err = bpf_map__set_max_entries(skel->maps.events, ncpus * nr);
 	if (!err)
-		err = hookfloor_bpf__load(skel);
+		err = hookfloor__load(skel);
 	if (err) {
 		fprintf(stderr, "hookfloor: cannot load the BPF object: %s\n", strerror(-err));
 		goto out;
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 out:
 	bpf_link__destroy(link);
 	bpf_link__destroy(link2);
-	hookfloor_bpf__destroy(skel);
+	hookfloor__destroy(skel);
 	for (int i = 0; fds && i < ncpus * nr; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -13,7 +13,9 @@
  * perf-metrics or SMT. Besides, with at least 2 cgroups the second is multiplexed (counted
  * 55-85 % of the time); with 3, the third is idle for 3 intervals midway; with 4, the last one
  * appears a quarter into the run and is removed at three quarters. The system scope sums the
- * cgroups; the summary sums the intervals.
+ * cgroups; the summary sums the intervals. Every cgroup row has noise (report.h's struct noise:
+ * every field), drifting too, its antagonists the other cgroups (at most two); the summary's
+ * is the intervals' mean, its nr_throttled their sum.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -109,6 +111,74 @@ static void set_count(struct cgtma_count *c, double count, double enabled, doubl
 	c->counter = c->running ? (__u64)(count * frac + 0.5) : 0;
 }
 
+/*
+ * Cgroup c's noise in an interval at x (0..1 through the run), busy its share of a CPU; the
+ * other cgroups, named in paths, are its antagonists.
+ */
+static void set_noise(struct noise *n, double x, int c, double busy, char **paths, int nr_cg)
+{
+	double wait = 0.05 + 0.6 * wave(2 * x + 0.3 * c);
+
+	memset(n, 0, sizeof(*n));
+	n->has = NOISE_WAIT | NOISE_THROTTLED | NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL |
+		 NOISE_PREEMPTED | NOISE_SMT;
+	n->wait = wait;
+	n->throttled = c == 0 ? 0.2 * wave(x) : 0;
+	n->nr_throttled = (__u64)(n->throttled * 50);
+	n->pressure_some = wait / (wait + busy + 0.01);
+	n->pressure_full = n->pressure_some / 3;
+	n->preempted = 40 * wait;
+	n->smt_shared = 0.05 + 0.1 * wave(x + 0.5);
+	for (int k = 0; k < nr_cg && n->nr_antagonists < 2; k++) {
+		struct antagonist *a = &n->antagonists[n->nr_antagonists];
+		double share = n->nr_antagonists ? 0.3 : 0.7;
+
+		if (k == c)
+			continue;
+		snprintf(a->cgroup, sizeof(a->cgroup), "%s", paths[k]);
+		a->preempt = n->preempted * share;
+		a->took = wait * share;
+		a->smt = n->smt_shared * share;
+		n->nr_antagonists++;
+	}
+}
+
+/* Adds an interval's noise to the summary's (its means once divided: mean_noise()). */
+static void add_noise(struct noise *sum, const struct noise *n)
+{
+	sum->has = n->has;
+	sum->wait += n->wait;
+	sum->throttled += n->throttled;
+	sum->nr_throttled += n->nr_throttled;
+	sum->pressure_some += n->pressure_some;
+	sum->pressure_full += n->pressure_full;
+	sum->preempted += n->preempted;
+	sum->smt_shared += n->smt_shared;
+	sum->nr_antagonists = n->nr_antagonists;
+	for (int i = 0; i < n->nr_antagonists; i++) {
+		memcpy(sum->antagonists[i].cgroup, n->antagonists[i].cgroup,
+		       sizeof(sum->antagonists[i].cgroup));
+		sum->antagonists[i].preempt += n->antagonists[i].preempt;
+		sum->antagonists[i].took += n->antagonists[i].took;
+		sum->antagonists[i].smt += n->antagonists[i].smt;
+	}
+}
+
+static void mean_noise(struct noise *n, int intervals)
+{
+	n->wait /= intervals;
+	n->throttled /= intervals;
+	n->pressure_some /= intervals;
+	n->pressure_full /= intervals;
+	n->preempted /= intervals;
+	n->smt_shared /= intervals;
+	for (int i = 0; i < n->nr_antagonists; i++) {
+		n->antagonists[i].preempt /= intervals;
+		n->antagonists[i].took /= intervals;
+		n->antagonists[i].smt /= intervals;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct events ev = {};
@@ -190,6 +260,7 @@ int main(int argc, char **argv)
 			sc->removed = nr_cg >= 4 && c == nr_cg - 1 && i == 3 * intervals / 4 - 1;
 			if (nr_cg >= 3 && c == 2 && i >= intervals / 2 && i < intervals / 2 + 3)
 				busy = 0;
+			set_noise(&sc->noise, x, c, busy, argv + 7, nr_cg);
 			for (int k = 0; k < ev.nr_vectors; k++) {
 				double phase = 1.5 * x + (double)c / nr_cg;
 
@@ -215,8 +286,12 @@ int main(int argc, char **argv)
 				t++;
 			for (int e = 0; e < ev.n; e++)
 				add(&total.scopes[t].sum[e], &iv.scopes[s].sum[e]);
+			if (s)
+				add_noise(&total.scopes[t].noise, &iv.scopes[s].noise);
 		}
 	}
+	for (int t = 1; t < total.nr_scopes; t++)
+		mean_noise(&total.scopes[t].noise, intervals);
 	total.summary = true;
 	total.time = START_TIME + intervals;
 	total.interval_s = intervals;

@@ -40,10 +40,6 @@ same() {
 		select(.scope == "cgroup" and .cgroup == $cg and .cpu == null) |
 		.counts["cpu-clock"] > 100000000' "$TMP/$name.live" >/dev/null ||
 		fail "$name: the cgroup's summary has no cpu-clock worth comparing"
-	# Records do not carry a cgroup's noise (docs/noise.md): the live rows' go, the rest
-	# must be the same bytes.
-	sed -E 's/,"noise":\{[^}]*\}//g' "$TMP/$name.live" >"$TMP/$name.live-nonoise"
-	mv "$TMP/$name.live-nonoise" "$TMP/$name.live"
 	if ! cmp -s "$TMP/$name.live" "$TMP/$name.report"; then
 		# Say which values differ, path by path.
 		paste -d '\n' "$TMP/$name.live" "$TMP/$name.report" | jq -c -s '
@@ -167,7 +163,7 @@ grep -qF "$R: $lost interval(s) are not in the record" "$TMP/full.rerr" &&
 	grep -qF "$R: $lost interval(s) missing before the one ending at" "$TMP/full.rerr" ||
 	fail "report does not say that and where $lost intervals are missing: $(cat "$TMP/full.rerr")"
 # The live stream also carries the errors as JSON lines; the intervals are those with rows.
-grep '"rows"' "$TMP/full.out" | sed -E 's/,"noise":\{[^}]*\}//g' >"$TMP/full.live"	# (same())
+grep '"rows"' "$TMP/full.out" >"$TMP/full.live"
 nlive=$(grep -c . "$TMP/full.live") nrep=$(grep -c . "$TMP/full.report")
 [ "$nrep" -eq $((nlive - lost)) ] ||
 	fail "report printed $nrep lines; the live run $nlive, of which $lost were not written"

@@ -128,9 +128,11 @@ grep -qF "$WEB" "$TMP/term" && ! grep -qF "$WEB_CG" "$TMP/term" ||
 	fail "the terminal does not show $WEB by name: $(cat "$TMP/term")"
 "$CGTMA" -e "$EV" -G "container:${WEB_ID:0:12}" -d 0.5 -v >"$TMP/term-v" 2>&1 ||
 	fail "-v run failed"
-# (-v's marks name the cgroups they involve, other containers' by path: not the view.)
+# (-v's marks and antagonists name the cgroups they involve, other containers' by path too:
+# not the view.)
 grep -qF "$WEB (${WEB_ID:0:12})" "$TMP/term-v" &&
-	! grep -v '^cgtma: mark: ' "$TMP/term-v" | grep -qF "libpod" ||
+	! grep -v -e '^cgtma: mark: ' -e '^ *antagonist ' "$TMP/term-v" |
+		grep -v 'noise: .*top antagonist' | grep -qF "libpod" ||
 	fail "-v does not show '$WEB (${WEB_ID:0:12})', as podman ps does: $(cat "$TMP/term-v")"
 "$CGTMA" -e "$EV" --all-containers -d 0.5 --json >"$TMP/all" 2>"$TMP/err" ||
 	fail "--all-containers failed: $(cat "$TMP/err")"
@@ -158,7 +160,9 @@ jq -e -s --arg w "$WEB" --arg wc "$WEB_CG" 'any(.[].rows[];
 # (cpu-clock: WEB's shell spins without system calls, and rows of zeros are not printed.)
 "$CGTMA" -e cpu-clock -G "container:$WEB" -T -I 100 -d 0.5 -x, >"$TMP/task.csv" 2>"$TMP/err" ||
 	fail "-T -x,: exit $?: $(cat "$TMP/err")"
-grep -qE "^[^,]*,$WEB:[0-9]+\(sh\)," "$TMP/task.csv" && ! grep -q libpod "$TMP/task.csv" ||
+# (Its antagonists' rows give their paths in Description: other containers' too.)
+grep -qE "^[^,]*,$WEB:[0-9]+\(sh\)," "$TMP/task.csv" &&
+	! grep -v ',Noise\.antagonist' "$TMP/task.csv" | grep -q libpod ||
 	fail "-T -x,: the thread is not named by its container: $(head -5 "$TMP/task.csv")"
 # The HTML report of a -T record: charts titled by the container's name.
 "$CGTMA" -e cpu-clock -G "container:$WEB" -T -I 100 -d 0.5 --record "$TMP/task.cgtma" \

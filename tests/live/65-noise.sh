@@ -11,6 +11,11 @@
 # is, above 0.3 s/s of the window for A and B; cpu.stat's throttling exactly where the file
 # has it, at 0 without cpu.max.
 #
+# Preemptions: each involuntary switch of A's, B's and C's one task (nonvoluntary_ctxt_switches)
+# is one by another cgroup, within 2 % + 2; A and B name each other as antagonists, whose
+# slices took no more than they ran (on a quiet machine, at least half). SMT sharing: see
+# below.
+#
 # Then, where the cpu controller can be enabled (cpu.max exists: not on a hybrid host),
 # cgroup T with cpu.max "20000 100000" spins in the window: its throttled seconds must be
 # cpu.stat's throttled_usec growth within 5 %, and its nr_throttled the growth of
@@ -34,8 +39,12 @@ spin() {
 	spun=$!
 	disown $spun	# killed by the test: no "Killed" from the shell
 	spun_all+=($spun)
-	# Stopped once in its cgroup: a thread moved in counts from its second reading there.
+	# Stopped once in its cgroup (a thread moved in counts from its second reading there)
+	# and pinned: stopped before taskset's pinning, it would run taskset on any CPU in the
+	# window, for tenths of a second under emulation.
 	wait_for 30 grep -qx $spun "$CG_ROOT/$CG_BASE/$1/cgroup.procs" || fail "$1: no spinner"
+	wait_for 30 grep -qx "Cpus_allowed_list:[[:space:]]*$2" /proc/$spun/status ||
+		fail "$1: its spinner was not pinned to CPU $2"
 	kill -STOP $spun
 	on_exit "kill -9 $spun"
 }
@@ -101,10 +110,25 @@ if [ $alone = 1 ]; then
 	spin C 1
 	pc=$spun
 fi
+# nivcsw PID: the task's involuntary switches, each one a preemption.
+nivcsw() { awk '$1 == "nonvoluntary_ctxt_switches:" { print $2 }' "/proc/$1/status"; }
 read_all() {
 	echo "a $(run_delay $pa)"
 	echo "b $(run_delay $pb)"
+	echo "pa $(nivcsw $pa)"
+	echo "pb $(nivcsw $pb)"
+	echo "ra $(awk '{ print $1 }' /proc/$pa/schedstat)"
+	echo "rb $(awk '{ print $1 }' /proc/$pb/schedstat)"
 	[ -z "${pc:-}" ] || echo "c $(run_delay $pc)"
+	[ -z "${pc:-}" ] || echo "pc $(nivcsw $pc)"
+}
+# took OUT CGROUP OTHER FIELD: the seconds (times, for preempt) of FIELD of OTHER in
+# CGROUP's antagonists, over the intervals after the first (0 where it is not listed).
+took() {
+	jq -rs --arg c "$2" --arg o "$3" --arg f "$4" '[.[1:][] | select(.summary != true) |
+		.interval as $s | .rows[] | select(.scope == "cgroup" and .cgroup == $c and
+		.cpu == null) | .noise.antagonists // [] | .[] | select(.cgroup == $o) |
+		.[$f] * $s] | add // 0' "$1"
 }
 out=$TMP/noise.json
 measure "$out" -G "$A" -G "$B" -G "$C"
@@ -130,6 +154,13 @@ for p in a b c; do
 	else
 		rate_above "$got" 0.3 || fail "$cg, sharing CPU 0, waited only $got s"
 	fi
+	# Each involuntary switch of the cgroup's one task is a preemption by another cgroup.
+	want=$(kernel p$p 1)
+	got=$(noise "$out" "$cg" preempted)
+	echo "$cg: preempted $got times, its task's nonvoluntary_ctxt_switches $want"
+	[ "$got" != absent ] || fail "$cg has no preempted in some interval"
+	awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; exit !(d * d <= (0.02 * w + 2) ^ 2) }' ||
+		fail "$cg: preempted $got times, its task was preempted $want times"
 	if [ -r "$f/cpu.pressure" ]; then
 		got=$(noise "$out" "$cg" pressure_some)
 		echo "$cg: pressure some for $got s"
@@ -146,11 +177,98 @@ for p in a b c; do
 		! anywhere "$out" "$cg" nr_throttled || fail "$cg: nr_throttled without cpu.stat's"
 	fi
 done
+# A and B take CPU 0 from each other: each names the other, which took something, and no
+# more than it ran (cgtma, on CPU 0 too, takes part of the rest). Where fewer than 5 are
+# listed, the antagonists' preemptions add up to the cgroup's.
+for pair in "A B b" "B A a"; do
+	set -- $pair
+	cg=$(cg_path $1) other=$(cg_path $2)
+	n=$(took "$out" "$cg" "$other" preempt)
+	t=$(took "$out" "$cg" "$other" took)
+	ran=$(kernel r$3)
+	echo "$cg: $other preempted it $n times and took $t s (it ran $ran s)"
+	awk -v n="$n" 'BEGIN { exit !(n >= 1) }' || fail "$cg: $other is not an antagonist"
+	awk -v t="$t" 'BEGIN { exit !(t > 0) }' || fail "$cg: $other took nothing"
+	jq -e -s --arg c "$cg" '[.[1:][] | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cgroup == $c and .cpu == null) | .noise |
+		(.antagonists // []) as $l | select($l | length < 5) |
+		([$l[].preempt] | add // 0) - .preempted | fabs] | all(. < 1e-3)' "$out" >/dev/null ||
+		fail "$cg: its antagonists' preemptions do not add up to its own"
+	! rate_above "$(awk -v t="$t" -v r="$ran" 'BEGIN { print t - r }')" 0.05 ||
+		fail "$cg: $other took $t s, more than the $ran s it ran"
+done
 jq -e -s --arg c "$A" '.[-1].summary and any(.[-1].rows[]; .cgroup == $c and
-	.noise.wait > 0)' "$out" >/dev/null || fail "the summary has no wait for $A"
-kill -9 "${spun_all[@]}"
-wait_for 10 eval '! kill -0 ${spun_all[*]} 2>/dev/null' || fail "the spinners did not end"
-spun_all=()
+	.noise.wait > 0 and .noise.preempted > 0 and (.noise.antagonists | length) > 0)' \
+	"$out" >/dev/null || fail "the summary has no wait or antagonists for $A"
+# No SMT siblings here: no SMT sharing at all, never 0.
+if ! grep -q , /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null &&
+   ! grep -q - /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null; then
+	! anywhere "$out" "$A" smt_shared || fail "smt_shared on a machine without SMT"
+fi
+# stop_spinners: ends every spinner, for the next measurement's own.
+stop_spinners() {
+	kill -9 "${spun_all[@]}"
+	wait_for 10 eval '! kill -0 ${spun_all[*]} 2>/dev/null' || fail "the spinners did not end"
+	spun_all=()
+}
+stop_spinners
+
+# SMT, where CPU 0 has a sibling hardware thread (the 6.1-smt row: -smp
+# 4,sockets=1,cores=2,threads=2): A on CPU 0 and B on its sibling share their core for
+# about all the window, each naming the other; B on another core shares nothing with A.
+cpus_of() { awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-");
+	for (c = r[1]; c <= r[n]; c++) print c } }' "$1"; }
+siblings=/sys/devices/system/cpu/cpu0/topology/thread_siblings_list
+sib=$( [ -r $siblings ] && cpus_of $siblings | grep -vx 0 | head -1)
+far=$(cpus_of /sys/devices/system/cpu/online | grep -vxF -f <(cpus_of $siblings 2>/dev/null ||
+	echo 0) | head -1)
+if [ -z "$sib" ]; then
+	echo "CPU 0 has no SMT sibling here: SMT sharing checked as absent only"
+	for cg in "$A" "$B"; do
+		! anywhere "$out" "$cg" smt_shared || fail "$cg: smt_shared without SMT"
+	done
+elif [ -z "$far" ]; then
+	fail "CPU 0 has sibling $sib but no CPU is on another core"
+else
+	read_all() {
+		echo "ra $(awk '{ print $1 }' /proc/$pa/schedstat)"
+		echo "rb $(awk '{ print $1 }' /proc/$pb/schedstat)"
+	}
+	# spin_ab CPU: A on CPU 0 and B on CPU, their PIDs in pa and pb.
+	spin_ab() {
+		spin A 0
+		pa=$spun
+		spin B "$1"
+		pb=$spun
+	}
+	spin_ab "$sib"
+	out=$TMP/smt.json
+	measure "$out" -G "$A" -G "$B"
+	# Each shares its core for about all it ran (with the other, or with cgtma, which runs
+	# on CPU 0 too), and the two the same time with each other.
+	for pair in "A B a" "B A b"; do
+		set -- $pair
+		cg=$(cg_path $1) other=$(cg_path $2)
+		got=$(noise "$out" "$cg" smt_shared)
+		t=$(took "$out" "$cg" "$other" smt)
+		ran=$(kernel r$3)
+		echo "$cg on CPU 0's core: shared it $got s, $t s with $other (it ran $ran s)"
+		[ "$got" != absent ] || fail "$cg has no smt_shared in some interval"
+		within "$got" "$ran" 10 || fail "$cg: shared its core $got s of the $ran s it ran"
+		eval "with_$1=$t ran_$1=$ran"
+	done
+	within "$with_A" "$with_B" 2 || fail "$A shared $with_A s with $B, $B $with_B s with $A"
+	awk -v t="$with_A" -v a="$ran_A" -v b="$ran_B" 'BEGIN { m = a < b ? a : b;
+		exit !(t >= m / 2) }' || fail "$A and $B shared only $with_A s"
+	stop_spinners
+	spin_ab "$far"
+	out=$TMP/apart.json
+	measure "$out" -G "$A" -G "$B"
+	t=$(took "$out" "$A" "$B" smt)
+	echo "$A on CPU 0, $B on CPU $far: shared $t s"
+	[ "$t" = 0 ] || fail "$A shared $t s with $B on another core"
+	stop_spinners
+fi
 
 # cpu.max: the cpu controller for the test's cgroups, where the hierarchy has it.
 if grep -qw cpu "$CG_ROOT/cgroup.controllers" 2>/dev/null; then
@@ -172,9 +290,13 @@ read_all() {
 out=$TMP/throttled.json
 measure "$out" -G "$T"
 want=$(kernel t 1e6)
-got=$(noise "$out" "$T" throttled)
+[ "$(noise "$out" "$T" throttled)" != absent ] || fail "$T has no throttled time in some interval"
+# Over the summary: each interval's rate is over the time between its two readings of the
+# files, which its "interval" (between the BPF side's readings) is not quite; under a slow
+# emulation those differ by tenths of a second. The run's rate times the run is the sum.
+got=$(jq -rs --arg c "$T" '.[-1] | .interval as $s | .rows[] | select(.scope == "cgroup" and
+	.cgroup == $c and .cpu == null) | .noise.throttled * $s' "$out")
 echo "$T: throttled $got s, cpu.stat says $want s (window $window s)"
-[ "$got" != absent ] || fail "$T has no throttled time in some interval"
 within "$got" "$want" 5 || fail "$T: throttled $got s, cpu.stat says $want s"
 rate_above "$want" 0.3 || fail "$T was throttled only $want s"
 want=$(kernel n 1)

@@ -153,6 +153,31 @@ static inline void synth_multiplex(struct scope *s, int event, double fraction)
 	s->sum[event].running = (__u64)llround(s->sum[event].enabled * fraction);
 }
 
+/*
+ * A cgroup's noise with every field (report.h's struct noise) and two antagonists, one a
+ * container's and one a plain cgroup: values a double holds exactly, so that every output's
+ * text is known to the digit.
+ */
+static inline void synth_noise(struct noise *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->has = NOISE_WAIT | NOISE_THROTTLED | NOISE_PRESSURE_SOME | NOISE_PRESSURE_FULL |
+		 NOISE_PREEMPTED | NOISE_SMT;
+	n->wait = 0.5;
+	n->throttled = 0.25;
+	n->nr_throttled = 12;
+	n->pressure_some = 0.5625;
+	n->pressure_full = 0.125;
+	n->preempted = 35.5;
+	n->smt_shared = 0.0625;
+	n->nr_antagonists = 2;
+	n->antagonists[0] = (struct antagonist){ .cgroup = "/kubepods/pod1/abc",
+						 .container = "web", .preempt = 20.25,
+						 .took = 0.375, .smt = 0.03125 };
+	n->antagonists[1] = (struct antagonist){ .cgroup = "/batch", .preempt = 3.5,
+						 .took = 0.046875, .smt = 0.015625 };
+}
+
 /* Reads a whole stream back (the caller frees it). */
 static inline char *synth_slurp(FILE *f)
 {

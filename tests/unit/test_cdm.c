@@ -282,6 +282,27 @@ static bool write_interval(const char *dir, const struct run *run, struct interv
 }
 
 /*
+ * n intervals through a fresh sink in dir, the run's start unknown (the first interval's
+ * length gives it), read back into *f: false when the sink did not open.
+ */
+static bool write_unstarted(const char *dir, struct run *run, struct interval *iv, int n,
+			    struct files *f, const char *what)
+{
+	struct output *o = NULL;
+
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		return false;
+	run->start_time = 0;
+	CHECK_INT(o->ops->begin(o, run), 0);
+	for (int k = 0; k < n; k++)
+		CHECK_INT(emit(o, run, &iv[k]), 0);
+	output_close(o);
+	CHECK(read_files(dir, f), "%s", what);
+	return true;
+}
+
+/*
  * A synthetic spr run with perf metrics, and the first spr test vector's counts and expected
  * values (from *all, tests/vectors/spr-perf-metrics.json, for the caller to put, also when
  * false comes back): false when one of them is missing.
@@ -590,7 +611,6 @@ static void check_events(void)
 	static const char *const events[] = { "syscalls:sys_enter_getppid", "cpu/event=0x3c/",
 					      "never" };
 	struct interval iv[2] = { { .interval_s = 0.5 }, { .interval_s = 0.5 } };
-	struct output *o = NULL;
 	struct files f = {};
 	struct row r[4];
 	struct synth sy;
@@ -609,15 +629,8 @@ static void check_events(void)
 		}
 		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
 	}
-	CHECK_INT(output_cdm_open(dir, &o), 0);
-	if (!o)
+	if (!write_unstarted(dir, &sy.run, iv, 2, &f, "-e files"))
 		goto out;
-	sy.run.start_time = 0;	/* as if unknown: the first interval's length gives it */
-	CHECK_INT(o->ops->begin(o, &sy.run), 0);
-	CHECK_INT(emit(o, &sy.run, &iv[0]), 0);
-	CHECK_INT(emit(o, &sy.run, &iv[1]), 0);
-	output_close(o);
-	CHECK(read_files(dir, &f), "-e files");
 	CHECK_INT(json_object_array_length(f.json), 2);
 	idx = find_idx(f.json, "syscalls-sys-enter-getppid", "/", NULL);
 	CHECK(idx >= 0, "getppid series");
@@ -1203,6 +1216,76 @@ out:
 	release(iv, 3, &sy, dir);
 }
 
+/*
+ * A cgroup's noise: a series per field it has ("run-wait", "preempted", "smt-shared",
+ * "throttled"), each interval's value in its unit; an interval where the field is absent
+ * writes no row of it (the next row covers that time); a cgroup without noise has none.
+ * Two intervals of 500 ms: /a with every field, then its wait alone.
+ */
+static void check_noise(void)
+{
+	static const char *const events[] = { "cpu-clock" };
+	static const struct {
+		const char *type;
+		int nr;
+		double first, second;
+	} want[] = {
+		{ "run-wait", 2, 0.5, 1.5 },
+		{ "preempted", 1, 35.5, NAN },
+		{ "smt-shared", 1, 0.0625, NAN },
+		{ "throttled", 1, 0.25, NAN },
+	};
+	struct interval iv[2] = { { .interval_s = 0.5 }, { .interval_s = 0.5 } };
+	struct files f = {};
+	struct row r[4];
+	struct synth sy;
+	char *dir = make_dir();
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	sy.run.cgroups = true;
+	for (int k = 0; k < 2; k++) {
+		iv[k].time = sy.run.start_time + 0.5 * (k + 1);
+		for (int i = 0; i < 3; i++) {
+			struct scope *s = interval_add_scope(&iv[k], &sy.run,
+							     i ? SCOPE_CGROUP : SCOPE_SYSTEM,
+							     i == 2 ? "/b" : i ? "/a" : NULL, -1);
+
+			if (s)
+				s->sum[0] = (struct cgtma_count){ 100, 10, 10 };
+			if (s && i == 1 && !k)
+				synth_noise(&s->noise);
+			if (s && i == 1 && k)
+				s->noise = (struct noise){ .has = NOISE_WAIT, .wait = 1.5 };
+		}
+		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
+	}
+	if (!write_unstarted(dir, &sy.run, iv, 2, &f, "noise files"))
+		goto out;
+	/* cpu-clock of the system, /a and /b, and /a's four noise series */
+	CHECK_INT(json_object_array_length(f.json), 7);
+	for (size_t t = 0; t < sizeof(want) / sizeof(want[0]); t++) {
+		long idx = find_idx(f.json, want[t].type, "/a", NULL);
+		int n;
+
+		CHECK(idx >= 0, "no %s series of /a", want[t].type);
+		CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
+		CHECK(find_idx(f.json, want[t].type, "/b", NULL) < 0, "%s of /b", want[t].type);
+		n = rows_of(&f, idx, r, 4);
+		CHECK_INT(n, want[t].nr);
+		if (n >= 1) {
+			CHECK_NEAR(r[0].value, want[t].first, 1e-9);
+			CHECK_INT(r[0].end - r[0].begin + 1, 500);
+		}
+		if (n >= 2) {
+			CHECK_NEAR(r[1].value, want[t].second, 1e-9);
+			CHECK_INT(r[1].begin, r[0].end + 1);
+		}
+	}
+	files_free(&f);
+out:
+	release(iv, 2, &sy, dir);
+}
+
 int main(void)
 {
 	check_nodes();
@@ -1217,5 +1300,6 @@ int main(void)
 	check_full();
 	check_unwritable();
 	check_report();
+	check_noise();
 	return test_done("cdm");
 }

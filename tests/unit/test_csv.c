@@ -658,6 +658,61 @@ static void check_flat(void)
 	}
 }
 
+/*
+ * A cgroup's noise: its rows after its events', every field and both antagonists (the
+ * first a container's), in the order the top of output_csv.c lists them; none on the
+ * cgroup's row on one CPU, nor where the cgroup has none. Byte for byte.
+ */
+static void check_noise(void)
+{
+	static const char *const events[] = { "cpu-clock" };
+	static const char want[] =
+		"Timestamp,CPUs,Area,Value,Unit,Description,Sample,Stddev,Multiplex,Bottleneck,Idle\n"
+		"1.0,system,cpu-clock,10.0,Count,,,0.0,100.0,,\n"
+		"1.0,/a,cpu-clock,10.0,Count,,,0.0,100.0,,\n"
+		"1.0,/a,Noise.wait,0.5,s/s,,,0.0,,,\n"
+		"1.0,/a,Noise.throttled,0.25,s/s,,,0.0,,,\n"
+		"1.0,/a,Noise.nr_throttled,12.0,times,,,0.0,,,\n"
+		"1.0,/a,Noise.pressure_some,56.2,%,,,0.0,,,\n"
+		"1.0,/a,Noise.pressure_full,12.5,%,,,0.0,,,\n"
+		"1.0,/a,Noise.preempted,35.5,/s,,,0.0,,,\n"
+		"1.0,/a,Noise.smt_shared,0.0625,s/s,,,0.0,,,\n"
+		"1.0,/a,Noise.antagonist1.preempt,20.25,/s,/kubepods/pod1/abc (container web),,0.0,,,\n"
+		"1.0,/a,Noise.antagonist1.took,0.375,s/s,/kubepods/pod1/abc (container web),,0.0,,,\n"
+		"1.0,/a,Noise.antagonist1.smt,0.0312,s/s,/kubepods/pod1/abc (container web),,0.0,,,\n"
+		"1.0,/a,Noise.antagonist2.preempt,3.5,/s,/batch,,0.0,,,\n"
+		"1.0,/a,Noise.antagonist2.took,0.0469,s/s,/batch,,0.0,,,\n"
+		"1.0,/a,Noise.antagonist2.smt,0.0156,s/s,/batch,,0.0,,,\n"
+		"1.0,/a@CPU1,cpu-clock,10.0,Count,,,0.0,100.0,,\n"
+		"1.0,/b,cpu-clock,10.0,Count,,,0.0,100.0,,\n";
+	struct interval iv = { .interval_s = 1 }, *ivs[] = { &iv };
+	struct synth sy;
+	char *text;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	sy.run.cgroups = true;
+	iv.time = sy.run.start_time + 1;
+	for (int k = 0; k < 4; k++) {
+		struct scope *s = interval_add_scope(&iv, &sy.run, k ? SCOPE_CGROUP : SCOPE_SYSTEM,
+						     k == 3 ? "/b" : k ? "/a" : NULL,
+						     k == 2 ? 1 : -1);
+
+		if (!s)
+			continue;
+		s->sum[0] = (struct cgtma_count){ 10, 10, 10 };
+		/* the per-CPU row's noise is never shown: the cgroup's is over all CPUs */
+		if (k == 1 || k == 2)
+			synth_noise(&s->noise);
+	}
+	CHECK_INT(iv.nr_scopes, 4);
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	text = render(",", &sy.run, ivs, 1);
+	CHECK(text && !strcmp(text, want), "got:\n%s\nwant:\n%s", text ? text : "(null)", want);
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+}
+
 int main(void)
 {
 	check_vectors("spr-perf-metrics.json");
@@ -671,5 +726,6 @@ int main(void)
 	check_literal();
 	check_scopes();
 	check_flat();
+	check_noise();
 	return test_done("csv");
 }

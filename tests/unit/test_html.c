@@ -89,6 +89,48 @@ static double frame_width(const char *s, const char *name, char *title, size_t l
  * A cgroup made again under its path (a restarted container): a chart for each, in the
  * order they came, each titled with its id.
  */
+/*
+ * A page at path (a mkstemp() template), begun for an -e run of events: false when it did not
+ * open (the checks said why).
+ */
+static bool open_page(char *path, struct synth *sy, struct output **o)
+{
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0)
+		return false;
+	close(fd);
+	CHECK_INT(synth_open(sy, NULL, 1, false, events, 2), 0);
+	*o = NULL;
+	CHECK_INT(output_html_open(path, o), 0);
+	if (!*o)
+		return false;
+	CHECK_INT((*o)->ops->begin(*o, &sy->run), 0);
+	return true;
+}
+
+/* Interval iv (the summary when last) sorted and derived, through the page's sink o. */
+static void emit_sorted(struct output *o, struct synth *sy, struct interval *iv, bool last)
+{
+	interval_sort(iv);
+	CHECK_INT(report_derive(&sy->run, iv), 0);
+	CHECK_INT(last ? o->ops->summary(o, &sy->run, iv) : o->ops->interval(o, &sy->run, iv), 0);
+}
+
+/* The page written at path, read back (NULL: none) and removed; its n intervals freed. */
+static char *close_page(struct output *o, const char *path, struct interval *iv, int n)
+{
+	char *page;
+
+	output_close(o);
+	for (int k = 0; k < n; k++)
+		interval_free(&iv[k]);
+	page = synth_read_file(path);
+	unlink(path);
+	return page;
+}
+
 static void test_incarnations(void)
 {
 	char path[] = "/tmp/cgtma-test-html.XXXXXX", charts[2048] = "";
@@ -97,17 +139,9 @@ static void test_incarnations(void)
 	struct synth sy;
 	struct scope *sc;
 	char *page;
-	int fd = mkstemp(path);
 
-	CHECK(fd >= 0, "mkstemp");
-	if (fd < 0)
+	if (!open_page(path, &sy, &o))
 		return;
-	close(fd);
-	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 2), 0);
-	CHECK_INT(output_html_open(path, &o), 0);
-	if (!o)
-		return;
-	CHECK_INT(o->ops->begin(o, &sy.run), 0);
 	for (int k = 0; k < 3; k++) {
 		iv[k].time = sy.run.start_time + k + 1;
 		iv[k].interval_s = 1;
@@ -126,16 +160,9 @@ static void test_incarnations(void)
 			if (sc)
 				sc->cgroup_id = 20;
 		}
-		interval_sort(&iv[k]);
-		CHECK_INT(report_derive(&sy.run, &iv[k]), 0);
-		CHECK_INT(k == 2 ? o->ops->summary(o, &sy.run, &iv[k]) :
-			  o->ops->interval(o, &sy.run, &iv[k]), 0);
+		emit_sorted(o, &sy, &iv[k], k == 2);
 	}
-	output_close(o);
-	for (int k = 0; k < 3; k++)
-		interval_free(&iv[k]);
-	page = synth_read_file(path);
-	unlink(path);
+	page = close_page(o, path, iv, 3);
 	charts_of(page ? page : "", charts, sizeof(charts));
 	CHECK(!strcmp(charts, "system:system\ncgroup:/web\ncgroup:/web\n"), "charts:\n%s", charts);
 	CHECK(page && strstr(page, "<h2>/web (id 10)") && strstr(page, "<h2>/web (id 20)") &&
@@ -322,6 +349,86 @@ out:
 		interval_free(&iv[k]);
 }
 
+/* The height of the chart of data-scope scope, or -1. */
+static int chart_height(const char *page, const char *scope)
+{
+	char tag[256];
+	const char *at;
+
+	snprintf(tag, sizeof(tag), "data-scope=\"%s\" width=\"1100\" height=\"", scope);
+	at = strstr(page, tag);
+	return at ? atoi(at + strlen(tag)) : -1;
+}
+
+/*
+ * A cgroup's noise: two more panels in its chart (its wait; its antagonists, the busiest
+ * over the run first, named as the terminal names them, the path in a title), none in a
+ * chart of a cgroup without noise; under its title the whole run's noise in a line. The
+ * second interval lists /batch alone: web took nothing there, and /batch took more over
+ * the run.
+ */
+static void test_noise(void)
+{
+	char path[] = "/tmp/cgtma-test-html.XXXXXX";
+	struct interval iv[3] = {};
+	struct output *o = NULL;
+	struct synth sy;
+	char *page;
+	const char *web, *batch;
+
+	if (!open_page(path, &sy, &o))
+		return;
+	for (int k = 0; k < 3; k++) {
+		struct scope *a;
+
+		iv[k].time = sy.run.start_time + k + 1;
+		iv[k].interval_s = 1;
+		iv[k].summary = k == 2;
+		ran(interval_add_scope(&iv[k], &sy.run, SCOPE_SYSTEM, NULL, -1), 100);
+		ran(interval_add_scope(&iv[k], &sy.run, SCOPE_CGROUP, "/b", -1), 10);
+		a = ran(interval_add_scope(&iv[k], &sy.run, SCOPE_CGROUP, "/a", -1), 10);
+		if (a)
+			synth_noise(&a->noise);
+		if (a && k == 1) {
+			a->noise = (struct noise){ .has = NOISE_WAIT | NOISE_PREEMPTED | NOISE_SMT,
+						   .wait = 1.5, .nr_antagonists = 1 };
+			a->noise.antagonists[0] = (struct antagonist){ .cgroup = "/batch",
+								       .took = 0.25, .smt = 0.25 };
+		}
+		emit_sorted(o, &sy, &iv[k], k == 2);
+	}
+	page = close_page(o, path, iv, 3);
+	CHECK(page != NULL, "no page");
+	if (!page)
+		goto out;
+	CHECK(strstr(page, "<h2>/a</h2>\n<p class=\"summary\">") &&
+	      strstr(page, "<p class=\"summary noise\">noise: wait <b>0.50 s/s</b>, pressure some "
+			   "<b>56 %</b> full <b>12 %</b>, throttled <b>0.25 s/s</b> (12 times), "
+			   "preempted <b>35.5/s</b>, SMT shared <b>0.06 s/s</b>; antagonists: web "
+			   "took <b>0.38 s/s</b>, SMT <b>0.03 s/s</b> (preempted it 20.2/s) &middot; "
+			   "/batch took <b>0.05 s/s</b>, SMT <b>0.02 s/s</b> (preempted it 3.5/s) "
+			   "<span class=\"over\">(over the whole run)</span></p>\n"
+			   "<svg class=\"cgtma-chart\" data-kind=\"cgroup\" data-scope=\"/a\""),
+	      "the noise line under /a's title");
+	CHECK_INT(chart_height(page, "/a") - chart_height(page, "/b"), 2 * (22 + 90 + 30));
+	CHECK(strstr(page, ">Run-queue wait <") && strstr(page, ">Antagonists: CPU time they "
+							    "took from it"),
+	      "the noise panels' titles");
+	CHECK(strstr(strstr(page, ">Run-queue wait <") + 1, ">Run-queue wait <") == NULL,
+	      "a wait panel in a chart without noise");
+	web = strstr(page, ">web<title>/kubepods/pod1/abc</title></text>");
+	batch = strstr(page, ">/batch</text>");
+	CHECK(web && batch && batch < web, "the legend: /batch (0.28 s/s over the run) before web "
+	      "(0.20 s/s)");
+	CHECK(strstr(page, "text-anchor=\"end\">0.06 s/s</text>") &&
+	      strstr(page, "text-anchor=\"end\">0.41 s/s</text>") &&
+	      strstr(page, "text-anchor=\"end\">0.50 s/s</text>"),
+	      "the legends' whole-run values: /batch, web, the wait");
+	free(page);
+out:
+	synth_close(&sy);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/cgtma-test-html.XXXXXX", charts[2048] = "";
@@ -396,5 +503,6 @@ int main(void)
 	test_flames();
 	test_incarnations();
 	test_tree_metrics();
+	test_noise();
 	return test_done("html");
 }

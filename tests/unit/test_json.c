@@ -205,6 +205,60 @@ static void check_huge_seconds(struct synth *sy)
 	interval_free(&big);
 }
 
+/*
+ * "noise": every field of struct noise where its bit is set, in the documented order, the
+ * antagonists as an array (a container's name only where it has one); a cgroup whose kernel
+ * gave only its wait has no other key, and no "antagonists".
+ */
+static void check_noise(struct synth *sy)
+{
+	struct interval iv = { .time = 1700000001, .interval_s = 1 }, *ivs[] = { &iv };
+	struct scope *full = interval_add_scope(&iv, &sy->run, SCOPE_CGROUP, "/a", -1);
+	struct scope *wait = interval_add_scope(&iv, &sy->run, SCOPE_CGROUP, "/b", -1);
+	json_object *line;
+	char *text, *at;
+
+	CHECK(full && wait, "cannot add scopes");
+	if (!full || !wait)
+		return;
+	synth_noise(&full->noise);
+	wait->noise = (struct noise){ .has = NOISE_WAIT, .wait = 1.5 };
+	report_derive(&sy->run, &iv);
+	text = render(&sy->run, ivs, 1);
+	line = text ? json_tokener_parse(text) : NULL;
+	CHECK(line != NULL, "not JSON: %s", text ? text : "");
+	json_object_put(line);
+	at = text ? strstr(text, "\"cgroup\":\"/a\"") : NULL;
+	CHECK(at && strstr(at, ",\"noise\":{\"wait\":0.5,\"throttled\":0.25,\"nr_throttled\":12,"
+			   "\"pressure_some\":0.5625,\"pressure_full\":0.125,\"preempted\":35.5,"
+			   "\"smt_shared\":0.0625,\"antagonists\":[{\"cgroup\":\"/kubepods/pod1/abc\","
+			   "\"container\":\"web\",\"preempt\":20.25,\"took\":0.375,\"smt\":0.03125},"
+			   "{\"cgroup\":\"/batch\",\"preempt\":3.5,\"took\":0.046875,"
+			   "\"smt\":0.015625}]}}"), "full noise: %s", text ? text : "");
+	at = text ? strstr(text, "\"cgroup\":\"/b\"") : NULL;
+	CHECK(at && strstr(at, ",\"noise\":{\"wait\":1.5}}"), "wait only: %s", text ? text : "");
+	/* Antagonists without the switch hook's figures say nothing: no key, as in a record. */
+	free(text);
+	wait->noise.nr_antagonists = 1;
+	snprintf(wait->noise.antagonists[0].cgroup, sizeof(wait->noise.antagonists[0].cgroup),
+		 "/x");
+	text = render(&sy->run, ivs, 1);
+	at = text ? strstr(text, "\"cgroup\":\"/b\"") : NULL;
+	CHECK(at && strstr(at, ",\"noise\":{\"wait\":1.5}}"), "antagonists without figures: %s",
+	      text ? text : "");
+	/* The switch hook without SMT siblings: preemptions and what antagonists took. */
+	full->noise.has = NOISE_PREEMPTED;
+	free(text);
+	text = render(&sy->run, ivs, 1);
+	at = text ? strstr(text, "\"cgroup\":\"/a\"") : NULL;
+	CHECK(at && strstr(at, ",\"noise\":{\"preempted\":35.5,\"antagonists\":[{\"cgroup\":"
+			   "\"/kubepods/pod1/abc\",\"container\":\"web\",\"preempt\":20.25,"
+			   "\"took\":0.375},{\"cgroup\":\"/batch\",\"preempt\":3.5,"
+			   "\"took\":0.046875}]}}"), "preempted only: %s", text ? text : "");
+	free(text);
+	interval_free(&iv);
+}
+
 int main(void)
 {
 	struct synth sy;
@@ -364,6 +418,7 @@ int main(void)
 	total.nr_marks = 0;
 	interval_free(&total);
 	check_huge_seconds(&sy);
+	check_noise(&sy);
 	synth_close(&sy);
 	check_split_nodes(3, 2);
 	check_split_nodes(2, 0);

@@ -893,6 +893,86 @@ static void test_idle_irq(void)
 	output_close(o);
 }
 
+/*
+ * A cgroup's noise: a gauge per field it has, with its scope labels (its container's name
+ * too), and the antagonist pairs labelled by the other cgroup's path (and container); none
+ * for its row on one CPU, none of a field it lacks. The next interval's antagonists replace
+ * the pairs: one that left is off the page, as is a cgroup's noise in an interval without
+ * its row.
+ */
+static void test_noise(void)
+{
+	const struct scope_spec specs[] = {
+		{ SCOPE_CGROUP, "/a", -1, false, { 6, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/a", 1, false, { 6, 1 }, N2, N4 },
+		{ SCOPE_CGROUP, "/b", -1, false, { 4, 1 }, N2, N4 },
+	};
+	const struct cgroup_names web = { "web", NULL, NULL };
+	struct interval iv = {};
+	struct output *o = open_events_sink();
+	char *page;
+
+	if (!o)
+		return;
+	for (int i = 0; i < 3; i++)
+		add_scope(&iv, &specs[i]);
+	CHECK_INT(scope_set_names(&iv.scopes[0], &web), 0);
+	synth_noise(&iv.scopes[0].noise);
+	synth_noise(&iv.scopes[1].noise);
+	iv.scopes[2].noise = (struct noise){ .has = NOISE_WAIT, .wait = 1.5 };
+	CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	CHECK_LINE(page, "# TYPE cgtma_noise_wait_seconds_per_second gauge");
+	CHECK_LINE(page, "cgtma_noise_wait_seconds_per_second{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\"} 0.5");
+	CHECK_LINE(page, "cgtma_noise_wait_seconds_per_second{scope=\"cgroup\",cgroup=\"/b\"} 1.5");
+	CHECK_LINE(page, "cgtma_noise_throttled_seconds_per_second{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\"} 0.25");
+	CHECK_LINE(page, "cgtma_noise_throttled_periods{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\"} 12");
+	CHECK_LINE(page, "cgtma_noise_pressure_some_ratio{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\"} 0.5625");
+	CHECK_LINE(page, "cgtma_noise_pressure_full_ratio{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\"} 0.125");
+	CHECK_LINE(page, "cgtma_noise_preempted_per_second{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\"} 35.5");
+	CHECK_LINE(page, "cgtma_noise_smt_shared_seconds_per_second{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\"} 0.0625");
+	CHECK_LINE(page, "cgtma_noise_antagonist_preempt_per_second{scope=\"cgroup\",cgroup=\"/a\","
+			 "container=\"web\",antagonist=\"/kubepods/pod1/abc\","
+			 "antagonist_container=\"web\"} 20.25");
+	CHECK_LINE(page, "cgtma_noise_antagonist_took_seconds_per_second{scope=\"cgroup\","
+			 "cgroup=\"/a\",container=\"web\",antagonist=\"/kubepods/pod1/abc\","
+			 "antagonist_container=\"web\"} 0.375");
+	CHECK_LINE(page, "cgtma_noise_antagonist_smt_seconds_per_second{scope=\"cgroup\","
+			 "cgroup=\"/a\",container=\"web\",antagonist=\"/batch\"} 0.015625");
+	CHECK_INT(count_lines(page, "cgtma_noise_antagonist_"), 6);
+	/* Of /b, the wait alone; of /a on CPU 1, nothing. */
+	CHECK_INT(count_lines(page, "cgtma_noise_"), 7 + 6 + 1);
+	CHECK_NOT_IN(page, "cpu=\"1\"} 0.5");
+	check_structure(page);
+	free(page);
+
+	/* The next interval: /a's first antagonist has left it, /b has no row. */
+	add_scope(&iv, &specs[0]);
+	CHECK_INT(scope_set_names(&iv.scopes[0], &web), 0);
+	synth_noise(&iv.scopes[0].noise);
+	iv.scopes[0].noise.antagonists[0] = iv.scopes[0].noise.antagonists[1];
+	iv.scopes[0].noise.nr_antagonists = 1;
+	CHECK_INT(o->ops->interval(o, &erun, &iv), 0);
+	interval_free(&iv);
+	page = output_prometheus_page(o);
+	CHECK_NOT_IN(page, "/kubepods/pod1/abc");
+	CHECK_NOT_IN(page, "cgtma_noise_wait_seconds_per_second{scope=\"cgroup\",cgroup=\"/b\"}");
+	CHECK_LINE(page, "cgtma_noise_antagonist_took_seconds_per_second{scope=\"cgroup\","
+			 "cgroup=\"/a\",container=\"web\",antagonist=\"/batch\"} 0.046875");
+	CHECK_INT(count_lines(page, "cgtma_noise_antagonist_"), 3);
+	check_structure(page);
+	free(page);
+	output_close(o);
+}
+
 int main(void)
 {
 	test_bad_listen();
@@ -902,5 +982,6 @@ int main(void)
 	test_names();
 	test_threads();
 	test_idle_irq();
+	test_noise();
 	return test_done("prometheus");
 }

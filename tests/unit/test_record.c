@@ -177,6 +177,16 @@ static int fixture_init(struct fixture *fx, int level, bool once)
 		/* Cgroup ids (version 6): a cgroup's rows and its thread's carry its own. */
 		s[1]->cgroup_id = s[2]->cgroup_id = s[4]->cgroup_id = 1ULL << 40 | 5;
 		s[3]->cgroup_id = 6;
+		/*
+		 * Noise (version 8): the cgroup's every field and two antagonists, drifting by
+		 * values a decimal would not hold; /gone's wait and throttling alone; its per-CPU
+		 * row none.
+		 */
+		synth_noise(&s[1]->noise);
+		s[1]->noise.wait = (i + 1) / 3.0;
+		s[1]->noise.antagonists[1].took = 0.1 * (i + 1);
+		s[3]->noise = (struct noise){ .has = NOISE_WAIT | NOISE_THROTTLED, .wait = 0.7 / (i + 1),
+					      .throttled = 1e-9 * i, .nr_throttled = 1ULL << 40 | i };
 		for (int e = 0; e < fx->run.nr_events; e++)
 			for (int k = 0; k < 5; k++) {
 				double f = 1.0 / (k + 1) * (1 + 0.1 * i) * (1 + 0.01 * e);
@@ -261,6 +271,27 @@ static void check_header(const struct fixture *fx, const struct record_header *h
 		CHECK_STR(h->metrics[m], fx->plan->metrics[m].name);
 }
 
+/* Two noises field by field, doubles bit for bit. */
+static bool same_noise(const struct noise *a, const struct noise *b)
+{
+	bool same = a->has == b->has && same_double(a->wait, b->wait) &&
+		    same_double(a->throttled, b->throttled) && a->nr_throttled == b->nr_throttled &&
+		    same_double(a->pressure_some, b->pressure_some) &&
+		    same_double(a->pressure_full, b->pressure_full) &&
+		    same_double(a->preempted, b->preempted) &&
+		    same_double(a->smt_shared, b->smt_shared) &&
+		    a->nr_antagonists == b->nr_antagonists;
+
+	for (int i = 0; same && i < a->nr_antagonists; i++) {
+		const struct antagonist *x = &a->antagonists[i], *y = &b->antagonists[i];
+
+		same = !strcmp(x->cgroup, y->cgroup) && !strcmp(x->container, y->container) &&
+		       same_double(x->preempt, y->preempt) && same_double(x->took, y->took) &&
+		       same_double(x->smt, y->smt);
+	}
+	return same;
+}
+
 /* iv, as read back, against the original: bit for bit, and derived the same. */
 static void check_interval(const struct fixture *fx, const struct interval *want,
 			   struct interval *got)
@@ -304,6 +335,8 @@ static void check_interval(const struct fixture *fx, const struct interval *want
 					 a->names.namespace),
 		      "scope %d names: %s %s %s", s, b->names.container ? b->names.container : "-",
 		      b->names.pod ? b->names.pod : "-", b->names.namespace ? b->names.namespace : "-");
+		CHECK(same_noise(&a->noise, &b->noise), "scope %d noise: has %#x, want %#x", s,
+		      b->noise.has, a->noise.has);
 		CHECK(memcmp(a->sum, b->sum, n * sizeof(*a->sum)) == 0, "scope %d sums", s);
 		CHECK(memcmp(a->count, b->count, n * sizeof(*a->count)) == 0, "scope %d counts", s);
 		CHECK(a->has_tma && b->has_tma && a->tma.bottleneck == b->tma.bottleneck &&
@@ -491,7 +524,7 @@ static void test_corruption(const struct fixture *fx, const char *path)
 	data[8] = RECORD_VERSION + 1;
 	put_file(bad, data, len);
 	CHECK_INT(read_all(fx, bad, &n, &e), -EBADMSG);
-	CHECK(strstr(e.what, "version 8; this cgtma reads versions 1 to 7"), "%s", e.what);
+	CHECK(strstr(e.what, "version 9; this cgtma reads versions 1 to 8"), "%s", e.what);
 	data[8] = RECORD_VERSION;
 
 	/* A record after the summary, and an interval repeated (its sequence number). */
@@ -1402,6 +1435,110 @@ static void test_profile_records(const char *no_samples)
 	profile_release(&want);
 }
 
+/*
+ * A version 7 record (the fuzz corpus' seed, mkrecord's before noise): read whole, its
+ * cgroups with no noise, and report's --json without the key.
+ */
+static void test_version7(void)
+{
+	const char *path = "tests/fuzz/corpus/fuzz_record/sw-2-cgroups-v7.cgtma";
+	char *argv[] = { "report", (char *)path, "--json", NULL }, *out = NULL, *err_out = NULL;
+	struct interval iv = {};
+	struct record_reader *r = NULL;
+	struct record_error e;
+	int n = 0, err;
+
+	CHECK_INT(record_reader__open(path, &r, &e), 0);
+	if (!r)
+		return;
+	CHECK_INT(record_reader__header(r)->version, 7);
+	while ((err = record_reader__next(r, &iv, &e)) > 0) {
+		CHECK_INT(iv.nr_scopes, 3);
+		for (int i = 1; i < iv.nr_scopes; i++)
+			CHECK(iv.scopes[i].kind == SCOPE_CGROUP && !iv.scopes[i].noise.has &&
+			      !iv.scopes[i].noise.nr_antagonists, "interval %d: scope %d", n, i);
+		n++;
+	}
+	CHECK_INT(err, 0);
+	CHECK_INT(n, 4);
+	record_reader__close(r);
+	interval_free(&iv);
+	CHECK_INT(run_report_argv(argv, 3, &out, &err_out), 0);
+	CHECK(out && strstr(out, "\"cgroup\":\"/web\"") && !strstr(out, "noise"),
+	      "report --json of a version 7 record: %s", out ? out : "");
+	free(out);
+	free(err_out);
+}
+
+/*
+ * The fuzz corpus' version 8 seed (mkrecord's): every cgroup row of every interval and of
+ * the summary has each noise field and two antagonists, so that the fuzzer starts from them.
+ */
+static void test_noise_seed(void)
+{
+	struct interval iv = {};
+	struct record_reader *r = NULL;
+	struct record_error e;
+	int n = 0, err;
+
+	CHECK_INT(record_reader__open("tests/fuzz/corpus/fuzz_record/sw-2-cgroups-noise.cgtma",
+				      &r, &e), 0);
+	if (!r)
+		return;
+	CHECK_INT(record_reader__header(r)->version, 8);
+	while ((err = record_reader__next(r, &iv, &e)) > 0) {
+		CHECK_INT(iv.nr_scopes, 3);
+		CHECK(!iv.scopes[0].noise.has, "interval %d: the system has noise", n);
+		for (int i = 1; i < iv.nr_scopes; i++) {
+			const struct noise *z = &iv.scopes[i].noise;
+
+			CHECK(z->has == 0x3f && z->nr_antagonists == 1 &&
+			      !strcmp(z->antagonists[0].cgroup, i == 1 ? "/web" : "/db") &&
+			      z->antagonists[0].took > 0, "interval %d: scope %d: has %#x, %d "
+			      "antagonists", n, i, z->has, z->nr_antagonists);
+		}
+		n++;
+	}
+	CHECK_INT(err, 0);
+	CHECK_INT(n, 4);
+	record_reader__close(r);
+	interval_free(&iv);
+}
+
+/*
+ * A noise with a bit no cgtma knows (from a writer that knows more, or damage behind a good
+ * checksum): the interval is malformed there, and reading stops.
+ */
+static void test_noise_unknown_bit(const char *path)
+{
+	static const char *const names[] = { "cpu-clock" };
+	struct run run = { .model = "events", .nr_events = 1, .event_names = names,
+			   .level = 1, .interval_ms = 250 };
+	struct interval iv = { .time = 2, .interval_s = 0.25 };
+	struct record_reader *r = NULL;
+	struct record_error e;
+	struct output *o;
+	struct scope *s;
+
+	CHECK(interval_add_scope(&iv, &run, SCOPE_SYSTEM, NULL, -1) != NULL, "scope");
+	s = interval_add_scope(&iv, &run, SCOPE_CGROUP, "/a", -1);
+	if (!s)
+		return;
+	s->noise = (struct noise){ .has = NOISE_WAIT | NOISE_SMT << 1, .wait = 1 };
+	CHECK_INT(output_record_open(path, &o), 0);
+	CHECK_INT(o->ops->begin(o, &run), 0);
+	CHECK_INT(o->ops->interval(o, &run, &iv), 0);
+	output_close(o);
+	CHECK_INT(record_reader__open(path, &r, &e), 0);
+	if (r) {
+		CHECK_INT(record_reader__next(r, &iv, &e), -EBADMSG);
+		CHECK_STR(e.what, "malformed interval (scope 2 of 2)");
+		record_reader__close(r);
+	}
+	interval_free(&iv);
+	unlink(path);
+}
+
 int main(void)
 {
 	struct fixture fx;
@@ -1427,6 +1564,9 @@ int main(void)
 	test_profile_full_disk();
 	test_version1();
 	test_version5();
+	test_version7();
+	test_noise_seed();
+	test_noise_unknown_bit(path2);
 	test_unwritable();
 	test_report_levels(path2);
 	test_report_copies(path2);

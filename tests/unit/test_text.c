@@ -481,6 +481,69 @@ static void check_metrics_block(void)
 	json_object_put(vectors);
 }
 
+/*
+ * A cgroup's noise under its row (a table: -e), every field and its top antagonist by its
+ * container's name; with -v each antagonist on a line of its own, its path beside the
+ * container's name; a cgroup with only its wait keeps the one field. Byte for byte.
+ */
+static void check_noise(void)
+{
+	static const char *const events[] = { "cpu-clock" };
+	static const char noise_line[] =
+		"  /a: noise: wait 0.50 s/s, pressure some 56 % full 12 %, throttled 0.25 s/s "
+		"(12 times), preempted 35.5/s, SMT shared 0.06 s/s, top antagonist web (took "
+		"0.38 s/s, SMT 0.03 s/s)\n";
+	static const char antagonists[] =
+		"    antagonist web (/kubepods/pod1/abc): preempted 20.2/s, took 0.38 s/s, SMT "
+		"0.03 s/s\n"
+		"    antagonist /batch: preempted 3.5/s, took 0.05 s/s, SMT 0.02 s/s\n";
+	static const char table[] =
+		"scope        cpu-clock\n"
+		"system             100\n"
+		"/a                  50\n"
+		"/b                  30\n";
+	struct interval iv = { .interval_s = 1 };
+	struct synth sy;
+	char want[1024];
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	iv.time = sy.run.start_time + 1;
+	add(&iv, &sy.run, SCOPE_SYSTEM, NULL, 0, NULL, 100);
+	add(&iv, &sy.run, SCOPE_CGROUP, "/a", 0, NULL, 50);
+	add(&iv, &sy.run, SCOPE_CGROUP, "/b", 0, NULL, 30);
+	CHECK_INT(iv.nr_scopes, 3);
+	if (iv.nr_scopes == 3) {
+		synth_noise(&iv.scopes[1].noise);
+		iv.scopes[2].noise = (struct noise){ .has = NOISE_WAIT, .wait = 1.5 };
+	}
+	CHECK_INT(report_derive(&sy.run, &iv), 0);
+	for (int verbose = 0; verbose <= 1; verbose++) {
+		char *text;
+
+		sy.run.verbose = verbose;
+		text = render(&sy.run, &iv);
+		snprintf(want, sizeof(want), "%s%s%s  /b: noise: wait 1.50 s/s\n\n", table,
+			 noise_line, verbose ? antagonists : "");
+		CHECK(text && !strcmp(after_header(text), want), "-v %d: got:\n%s\nwant:\n%s",
+		      verbose, after_header(text), want);
+		free(text);
+	}
+	/* Only the switch hook's SMT figures: what the antagonists shared of the core. */
+	if (iv.nr_scopes == 3) {
+		char *text;
+
+		iv.scopes[1].noise.has = NOISE_SMT;
+		text = render(&sy.run, &iv);
+		CHECK(text && strstr(text, "\n  /a: noise: SMT shared 0.06 s/s, top antagonist web "
+				   "(SMT 0.03 s/s)\n    antagonist web (/kubepods/pod1/abc): SMT "
+				   "0.03 s/s\n    antagonist /batch: SMT 0.02 s/s\n"),
+		      "SMT only:\n%s", text ? text : "");
+		free(text);
+	}
+	interval_free(&iv);
+	synth_close(&sy);
+}
+
 int main(void)
 {
 	check_tree_lines();
@@ -490,5 +553,6 @@ int main(void)
 	check_container_labels();
 	check_default_metrics();
 	check_metrics_block();
+	check_noise();
 	return test_done("text");
 }

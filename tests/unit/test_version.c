@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * --version's lines, as scripts read them: "cgtma X.Y.Z", "commit: DESCRIBE", "libbpf: M.N"
- * (the libbpf this process runs with, not the headers'), "build: static|dynamic".
+ * (the libbpf this process runs with, not the headers'), "build: static|dynamic", and
+ * "features: " with each optional library '+' or '-' as this build has it.
  */
 #include <bpf/libbpf.h>
 #include <regex.h>
 #include <stdlib.h>
 
+#include "cgtma_features.h"
 #include "test.h"
 #include "version.h"
 #include "version_data.h"
@@ -49,13 +51,17 @@ int main(void)
 	      CGTMA_VERSION);
 	CHECK(matches(CGTMA_COMMIT, "^[A-Za-z0-9._+-]+$"), "CGTMA_COMMIT '%s'", CGTMA_COMMIT);
 
-	snprintf(want, sizeof(want), "cgtma %s\ncommit: %s\nlibbpf: %u.%u\nbuild: static\n",
-		 CGTMA_VERSION, CGTMA_COMMIT, libbpf_major_version(), libbpf_minor_version());
+	snprintf(want, sizeof(want),
+		 "cgtma %s\ncommit: %s\nlibbpf: %u.%u\nbuild: static\nfeatures: %clibdw "
+		 "%clibmicrohttpd\n", CGTMA_VERSION, CGTMA_COMMIT, libbpf_major_version(),
+		 libbpf_minor_version(), CGTMA_HAVE_LIBDW ? '+' : '-',
+		 CGTMA_HAVE_LIBMICROHTTPD ? '+' : '-');
 	got = printed("static");
 	CHECK_STR(got, want);
 	/* libbpf 1.x is what the build needs; 0.0 would mean the call reached no library. */
 	CHECK(got && matches(got, "\nlibbpf: [1-9][0-9]*\\.[0-9]+\n"), "%s", got);
 	got = printed("dynamic");
-	CHECK(got && matches(got, "\nbuild: dynamic\n$"), "%s", got);
+	CHECK(got && matches(got, "\nbuild: dynamic\nfeatures: [-+]libdw [-+]libmicrohttpd\n$"),
+	      "%s", got);
 	return test_done("version");
 }

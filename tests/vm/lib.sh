@@ -35,10 +35,11 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # and 2-socket servers have: per-CPU maps take memory for every possible CPU; run
 # 32-kernel-memory there), 6.1-cpus64 (2 online of 64 possible: the middle of make bench's
 # table, tests/bench/kmem.sh), 6.1-cpus8 (8 online: single-threaded TCG runs them one at a time,
-# so a row takes about 4 times as long). The arm64 rows (Debian's arm64 kernels under
+# so a row takes about 4 times as long), 6.1-smt (4 online, two cores of two hardware threads:
+# SMT sharing in 65-noise). The arm64 rows (Debian's arm64 kernels under
 # qemu-system-aarch64, an emulated PMU: hardware counters) are asked for by name too.
 DEFAULT_ROWS="host 5.10 5.10-rt 6.1 6.1-full 6.1-rt 6.1-hybrid 6.1-nocgroup2 6.12"
-ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary 5.10-cpus240 6.1-cpus240 6.1-cpus64 6.1-cpus8 arm64-6.1 arm64-6.12"
+ALL_ROWS="$DEFAULT_ROWS 6.18 6.18-voluntary 5.10-cpus240 6.1-cpus240 6.1-cpus64 6.1-cpus8 6.1-smt arm64-6.1 arm64-6.12"
 
 # The guests' root: what cgtma links (libdw1: --sample's symbols), what the live tests run
 # (tests/live/*.sh), python3 for crucible's post-process (40-crucible) and prometheus
@@ -71,12 +72,12 @@ vm_dur() {
 
 # row_def ROW: R_FAMILY (a kernel family, or host), R_CMDLINE (added to the kernel's command
 # line), R_LAYOUT (v2, hybrid or v1: the cgroup mounts), R_MODE (suite: the live tests;
-# nocgroup2: the one check of a machine without cgroup v2), R_SMP (QEMU's -smp), R_ARCH (the
-# guest's Debian architecture: amd64 or arm64). Fails on an unknown row.
+# nocgroup2: the one check of a machine without cgroup v2), R_SMP (QEMU's -smp), R_CPU (its
+# x86 -cpu under TCG), R_ARCH (the guest's Debian architecture: amd64 or arm64). Fails on an unknown row.
 # The arm64 rows boot with ASLR off (norandmaps) and, on QEMU's side, -icount shift=0: user
 # space's instruction counts are then exact, run after run (35-hw-counters).
 row_def() {
-	R_FAMILY='' R_CMDLINE='' R_LAYOUT=v2 R_MODE=suite R_SMP=2 R_ARCH=amd64
+	R_FAMILY='' R_CMDLINE='' R_LAYOUT=v2 R_MODE=suite R_SMP=2 R_ARCH=amd64 R_CPU=max
 	case $1 in
 	host) R_FAMILY=host R_LAYOUT=host ;;
 	5.10) R_FAMILY=5.10 ;;
@@ -93,6 +94,8 @@ row_def() {
 	6.1-cpus240) R_FAMILY=6.1 R_SMP=2,maxcpus=240 ;;
 	6.1-cpus64) R_FAMILY=6.1 R_SMP=2,maxcpus=64 ;;
 	6.1-cpus8) R_FAMILY=6.1 R_SMP=8 ;;
+	# An Intel vendor: Linux reads SMT siblings of AMD CPUs from topoext, which TCG lacks.
+	6.1-smt) R_FAMILY=6.1 R_SMP=4,sockets=1,cores=2,threads=2 R_CPU=max,vendor=GenuineIntel ;;
 	arm64-6.1) R_FAMILY=arm64-6.1 R_ARCH=arm64 R_CMDLINE=norandmaps ;;
 	arm64-6.12) R_FAMILY=arm64-6.12 R_ARCH=arm64 R_CMDLINE=norandmaps ;;
 	*) return 1 ;;
@@ -498,12 +501,12 @@ choose_accel() {
 		ACCEL_ARGS=(-accel kvm -cpu host)
 	elif [ "$ACCEL" = tcg-multi ]; then
 		# shellcheck disable=SC2054 # tcg,thread=multi is one option's value
-		ACCEL_ARGS=(-accel tcg,thread=multi -cpu max)
+		ACCEL_ARGS=(-accel tcg,thread=multi)
 	else
 		# thread=single: multi-threaded TCG hung with soft lockups while a BPF program
 		# attached (QEMU misses the kernel's live code patching; docs/kernels.md).
 		# shellcheck disable=SC2054 # tcg,thread=single is one option's value
-		ACCEL_ARGS=(-accel tcg,thread=single -cpu max)
+		ACCEL_ARGS=(-accel tcg,thread=single)
 	fi
 }
 
@@ -660,6 +663,8 @@ guest_boot() {
 	local res=$1 verbose=$2 build=$3 pid rc watched done_at='' p
 	shift 3
 	local qemu=qemu-system-x86_64 args=("${ACCEL_ARGS[@]}") console=ttyS0,115200
+	# TCG's CPU is the row's (R_CPU); KVM's the host's.
+	[ "$ACCEL" = kvm ] || args+=(-cpu "$R_CPU")
 	fetch_kernel "$R_FAMILY" && build_initrd && build_rootfs || return 1
 	if [ "$R_ARCH" = arm64 ]; then
 		# TCG on any host; -icount shift=0 makes the virtual clock the instruction count
