@@ -424,6 +424,12 @@ _wait_lines() {
 	local - file=$1 want=$2 end fd n=0 _l
 	set +x
 	end=$((SECONDS + $3 * patience))
+	# Made by a redirection of a command started in the background, it may not be there
+	# yet: no lines so far.
+	while [ ! -e "$file" ]; do
+		[ $SECONDS -lt $end ] || fail "no $file in $(($3 * patience)) s"
+		nap 0.05
+	done
 	exec {fd}<"$file" || fail "cannot read $file"
 	if (($4)); then
 		while read -r -u $fd _l; do n=$((n + 1)); done
