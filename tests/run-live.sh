@@ -4,6 +4,9 @@
 # With CGTMA_LIVE_LOG_DIR set, every test's whole output is kept there as NAME.log (the
 # kernel matrix keeps them per kernel: the verifier's figures of 16-largest, for one).
 # CGTMA_LIVE_TIMEOUT (300) is each test's limit in seconds (longer runs of 52-loaded).
+# With CGTMA_LIVE_TRACE=1 as well, each test's shell trace goes to NAME.trace there, every
+# command with the seconds since the epoch it started at and the shell that ran it ($BASHPID):
+# where a test's time goes.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=$(readlink -f "${1:-build}")
@@ -19,9 +22,17 @@ fi
 pass=0 fail=0 skip=0 failed=()
 # run_test FILE NAME [VAR=VALUE...]: one test, its verdict as a line.
 run_test() {
-	local t=$1 name=$2 out rc s=$SECONDS
+	local t=$1 name=$2 out rc s=$SECONDS limit=${CGTMA_LIVE_TIMEOUT:-300}
 	shift 2
-	out=$(env "$@" CGTMA_BUILD="$build" timeout "${CGTMA_LIVE_TIMEOUT:-300}" bash "$t" 2>&1)
+	if [ -n "${CGTMA_LIVE_TRACE:-}" ] && [ -n "${CGTMA_LIVE_LOG_DIR:-}" ]; then
+		mkdir -p "$CGTMA_LIVE_LOG_DIR"
+		# The test sourced as $0 itself, its trace on a descriptor of its own.
+		out=$(env "$@" CGTMA_BUILD="$build" timeout "$limit" bash -c 'exec 19>"$1"; set --
+			BASH_XTRACEFD=19 PS4="+ \$EPOCHREALTIME \$BASHPID "; set -x; . "$0"' \
+			"$t" "$CGTMA_LIVE_LOG_DIR/$name.trace" 2>&1)
+	else
+		out=$(env "$@" CGTMA_BUILD="$build" timeout "$limit" bash "$t" 2>&1)
+	fi
 	rc=$?
 	s=$((SECONDS - s))
 	[ -n "${CGTMA_LIVE_LOG_DIR:-}" ] && mkdir -p "$CGTMA_LIVE_LOG_DIR" &&

@@ -23,15 +23,37 @@ A=$(cg_path A) A1=$(cg_path A/A1) B=$(cg_path B)
 
 
 
-# sum FILE CGROUP [CPU]: a cgroup's getppid() calls over the interval lines.
-sum() { cgroup_sum "$1" "$2" "$EV" "${3:-}"; }
-# summary FILE CGROUP: its count on the summary line ("system" for the system row).
-summary() {
-	jq --arg cg "$2" --arg ev "$EV" \
-		'select(.summary == true) | .rows[] |
-		 select(if $cg == "system" then .scope == "system"
-			else .scope == "cgroup" and .cgroup == $cg and .cpu == null end) |
-		 .counts[$ev]' "$1"
+# figures FILE ROWS: what the checks below read of cgtma's output FILE, in one jq (each
+# costs 0.3 s to start under emulation), separated by '|' (a tab would let read drop an
+# empty field): what is wrong with the stream as a
+# whole ("ok" if nothing), whether every line has one system row and exactly the cgroup
+# rows ROWS (a jq array of $a, $a1, $b), the intervals A/A1 counted in, the intervals' sums
+# of A, A/A1, B and the system, the summary line's counts of A/A1, A, B and the system, the
+# first line's CPU rows, and A/A1's CPU rows added up over the intervals.
+figures() {
+	jq -R -r -s --arg a "$A" --arg a1 "$A1" --arg b "$B" --arg ev "$EV" '
+		(rtrimstr("\n") | split("\n") | map(try fromjson catch "not JSON")) as $l |
+		(if any($l[]; type != "object") then "a line is not JSON"
+		elif $l[-1].summary != true then "the last line is not the summary"
+		elif ([$l[] | select(.summary == true)] | length) != 1 then "not exactly one summary line"
+		else "ok" end) as $why |
+		if $why != "ok" then $why else
+		[$l[] | select(.summary != true)] as $iv | $l[-1] as $s |
+		def cg($c): select(.scope == "cgroup" and .cgroup == $c and .cpu == null);
+		def sum($c): [$iv[].rows[] | cg($c) | .counts[$ev]] | add // 0;
+		def summary($c): [$s.rows[] | cg($c) | .counts[$ev]] | first;
+		([$l[0].rows[] | select(.scope == "cpu")] | length) as $ncpu |
+		["ok", all($l[]; [.rows[] | select(.scope == "cgroup" and .cpu == null) | .cgroup] ==
+			  '"$2"' and ([.rows[] | select(.scope == "system")] | length) == 1),
+		 ([$iv[] | select(any(.rows[]; cg($a1) | .counts[$ev] > 0))] | length),
+		 sum($a), sum($a1), sum($b),
+		 ([$iv[].rows[] | select(.scope == "system") | .counts[$ev]] | add),
+		 summary($a1), summary($a), summary($b),
+		 ([$s.rows[] | select(.scope == "system") | .counts[$ev]] | first),
+		 $ncpu,
+		 ([$iv[].rows[] | select(.scope == "cgroup" and .cgroup == $a1 and .cpu != null and
+			.cpu < $ncpu) | .counts[$ev]] | add // 0)] |
+		map(if . == null then "" else tostring end) | join("|") end' "$1"
 }
 
 # run_case NAME PER_CPU [one-level]
@@ -51,53 +73,36 @@ run_case() {
 	cgtma_more "$out"
 	cgtma_stop
 
-	jq -e -R 'fromjson | type == "object"' "$out" >/dev/null || fail "a line is not JSON"
-	[ "$(tail -n1 "$out" | jq '.summary')" = true ] || fail "the last line is not the summary"
-	[ "$(jq -s '[.[] | select(.summary == true)] | length' "$out")" = 1 ] ||
-		fail "not exactly one summary line"
+	local why rows_ok busy sa sa1 sb ssys sum_a1 sum_a sum_b sum_sys ncpu s0
+	IFS='|' read -r why rows_ok busy sa sa1 sb ssys sum_a1 sum_a sum_b sum_sys ncpu s0 \
+		<<<"$(figures "$out" "$rows")"
+	[ "$why" = ok ] || fail "${why:-jq cannot read $out}"
 
 	# Every interval line: one system row, exactly the tracked cgroups, nothing else.
-	jq -e -s --arg a "$A" --arg a1 "$A1" --arg b "$B" \
-		'all(.[]; [.rows[] | select(.scope == "cgroup" and .cpu == null) | .cgroup] ==
-			  '"$rows"' and
-			  ([.rows[] | select(.scope == "system")] | length) == 1)' "$out" >/dev/null ||
-		fail "$name: rows other than system and $rows: $(head -n1 "$out")"
+	[ "$rows_ok" = true ] || fail "$name: rows other than system and $rows: $(head -n1 "$out")"
 
 	# The work spans several intervals.
-	local busy=$(jq -s --arg cg "$A1" --arg ev "$EV" \
-		'[.[] | select(.summary != true) | select(any(.rows[];
-		   .scope == "cgroup" and .cgroup == $cg and .cpu == null and .counts[$ev] > 0))] |
-		 length' "$out")
 	[ "$busy" -ge 3 ] || fail "A/A1 counted in $busy intervals, want >= 3 (-I 200)"
 
-	local sa=$(sum "$out" "$A") sa1=$(sum "$out" "$A1") sb=$(sum "$out" "$B")
-	local ssys=$(jq -s --arg ev "$EV" '[.[] | select(.summary != true) | .rows[] |
-		select(.scope == "system") | .counts[$ev]] | add' "$out")
 	echo "$name: A/A1 $sa1 A $sa B $sb system $ssys (want A/A1 $N, A $N and B $M where" \
 		"tracked, system >= $((N + M)))"
 	exact_or_marked "$sa1" $N "$out" || fail "$name: A/A1 counted $sa1 getppid calls over the intervals, want $N"
 	[ "$ssys" -ge $((N + M)) ] || fail "$name: the system counted $ssys, want >= $((N + M))"
-	exact_or_marked "$(summary "$out" "$A1")" $N "$out" || fail "$name: summary A/A1: $(summary "$out" "$A1")"
+	exact_or_marked "$sum_a1" $N "$out" || fail "$name: summary A/A1: $sum_a1"
 	if [ -z "$one_level" ]; then
 		exact_or_marked "$sa" $N "$out" || fail "$name: A counted $sa getppid calls over the intervals, want $N"
 		exact_or_marked "$sb" $M "$out" || fail "$name: B counted $sb getppid calls over the intervals, want $M"
-		exact_or_marked "$(summary "$out" "$A")" $N "$out" || fail "$name: summary A: $(summary "$out" "$A")"
-		exact_or_marked "$(summary "$out" "$B")" $M "$out" || fail "$name: summary B: $(summary "$out" "$B")"
+		exact_or_marked "$sum_a" $N "$out" || fail "$name: summary A: $sum_a"
+		exact_or_marked "$sum_b" $M "$out" || fail "$name: summary B: $sum_b"
 	fi
-	[ "$(summary "$out" system)" = "$ssys" ] ||
-		fail "$name: summary system $(summary "$out" system), intervals $ssys"
+	[ "$sum_sys" = "$ssys" ] || fail "$name: summary system $sum_sys, intervals $ssys"
 
 	if [ -n "$per_cpu" ]; then
 		# Per interval and scope: the CPU rows add up to the total row, exactly.
 		cpu_rows_add_up "$out" "$EV" ||
 			fail "$name: per-CPU rows do not add up to their totals"
-		local ncpu=$(jq -s '[.[0].rows[] | select(.scope == "cpu")] | length' "$out")
 		[ "$ncpu" = "$(getconf _NPROCESSORS_ONLN)" ] ||
 			fail "$name: $ncpu cpu rows, $(getconf _NPROCESSORS_ONLN) CPUs online"
-		local s0=0 c
-		for c in $(seq 0 $((ncpu - 1))); do
-			s0=$((s0 + $(sum "$out" "$A1" "$c")))
-		done
 		exact_or_marked "$s0" $N "$out" || fail "$name: A/A1's CPU rows add up to $s0, want $N"
 	fi
 }

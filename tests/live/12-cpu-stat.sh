@@ -100,7 +100,8 @@ if awk '$3 == "cgroup_mutex" { found = 1 } END { exit !found }' /proc/kallsyms; 
 	agree "C (moved in from /)" "$(clock_usec "$out" "$C")" $((u1 - u0)) $st \
 		": the slice in which the task moved went to the wrong cgroup"
 else
-	echo "note: /proc/kallsyms has no cgroup_mutex (no CONFIG_KALLSYMS_ALL): a task moving itself is not checked"
+	not_checked "a task moving itself" \
+		"/proc/kallsyms has no cgroup_mutex (no CONFIG_KALLSYMS_ALL)"
 fi
 
 # This shell, and cgtma started after, on the first CPU; the workloads below on the last.
@@ -140,7 +141,7 @@ short_run() {
 	c_g=$(clock_usec "$out" "$G") c_f=$(clock_usec "$out" "$F")
 }
 if [ -n "${CGTMA_EMULATION:-}" ]; then
-	echo "note: under emulation the short processes' case is not run (see there)"
+	not_checked "the short processes' case" "under emulation (see there)"
 else
 	cg_make G
 	cg_make F
@@ -161,7 +162,7 @@ fi
 # 6.18 VM a kernel worker runs on the spinner's CPU soon after the move, and that switch
 # ends it first.)
 if [ $last_cpu -lt 1 ]; then
-	echo "note: one CPU: the check of a task moved while running needs two; not run"
+	not_checked "a task moved while running" "one CPU, it needs two"
 	echo ok
 	exit 0
 fi
@@ -176,11 +177,9 @@ spinner=$!
 # interval's line is out. What ran since that interval's flush may land in D2: some 10 to
 # 40 ms on a quiet machine, the slack allowed (the line's time is taken right after the
 # flush).
-n=$(($(wc -l <"$out") + 3))
-for ((i = 0; i < 1000; i++)); do
-	[ "$(wc -l <"$out")" -ge $n ] && break
-	sleep 0.005
-done
+_lines "$out"
+n=$((nlines + 3)) end=$((SECONDS + 5 * patience))
+while _lines "$out" && [ $nlines -lt $n ] && [ $SECONDS -lt $end ]; do nap 0.005; done
 echo $spinner >"$CG_ROOT/$CG_BASE/D2/cgroup.procs" || fail "cannot move the spinner to D2"
 moved=$(date +%s.%N)
 slack=$(sed -n "${n}p" "$out" | jq --argjson t "$moved" '($t - .time) * 1e6 | floor')

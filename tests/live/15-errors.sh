@@ -298,9 +298,7 @@ for st in 0 42; do
 	[ $rc -eq $st ] || fail "--no-match-status $st: exit $rc: $(cat "$TMP/err")"
 done
 # A glob that matches late, a cgroup made after the first interval: it matched, exit 0.
-timeout 30 "$CGTMA" -e cpu-clock -I 100 -d 2 --json -G "$CG_BASE/late-*" >"$TMP/late" \
-	2>"$TMP/err" &
-cgtma_started "$TMP/late" 1
+cgtma_start "$TMP/late" 1 -e cpu-clock -I 100 -d 2 --json -G "$CG_BASE/late-*"
 grep -q "'/$CG_BASE/late-\*' matches no cgroup yet" "$TMP/err" ||
 	fail "a glob that matches late: it matched at the start: $(cat "$TMP/err")"
 cg_make late-1

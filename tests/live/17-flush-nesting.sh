@@ -23,7 +23,7 @@ if [ -n "${CGTMA_EMULATION:-}" ]; then
 	((R >= 10)) || R=10
 fi
 
-for g in A B C D1 D2; do cg_make $g; done
+cg_make A B C D1 D2
 D1=$(cg_path D1) D2=$(cg_path D2) C=$(cg_path C)
 
 out=$TMP/out

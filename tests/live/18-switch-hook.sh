@@ -27,7 +27,7 @@ PINGPONG=${CGTMA_BUILD:-build}/tests/pingpong
 [ -x "$PINGPONG" ] || fail "no $PINGPONG: build first (make $PINGPONG)"
 N1=60000 N2=40000 M=50000 LOOPS=20000
 
-for g in A B S; do cg_make $g; done
+cg_make A B S
 A=$(cg_path A) B=$(cg_path B) S=$(cg_path S)
 
 # hook_of ARGS...: the hook cgtma -v reports for these arguments ("" if it did not start).
@@ -81,7 +81,7 @@ check_hook() {
 				fail "tracepoint: $prog ran $same times over $LOOPS same-cgroup round trips, want >= $((2 * LOOPS))"
 		fi
 	else
-		echo "$hook: bpftool is not installed: the run counts are not checked"
+		not_checked "$hook: the run counts" "bpftool is not installed"
 	fi
 	cgtma_more "$out"
 	cgtma_signal INT "$hook"
@@ -94,7 +94,7 @@ check_hook() {
 	echo "$hook: exact: A $((N1 + N2)), B $M, S 0"
 }
 
-[ "$(nproc)" -ge 2 ] || skip "one CPU: the ping-pongs need two"
+cpus_or_skip 2 "the ping-pongs need two"
 check_hook tracepoint on_switch
 
 # Whether the perf-event hook is exact here: 5.13+, perf_event on the v2 hierarchy.
@@ -132,7 +132,7 @@ fi
 if [ "$perf_v1" != 0 ]; then
 	[ "$auto" = tracepoint ] ||
 		fail "auto picked '$auto' with perf_event on v1 hierarchy $perf_v1, want tracepoint"
-	echo "perf_event is bound to v1 hierarchy $perf_v1: auto is tracepoint; perf-event not run"
+	not_checked "perf-event" "perf_event is bound to v1 hierarchy $perf_v1: auto is tracepoint"
 	echo ok
 	exit 0
 fi
@@ -164,6 +164,7 @@ if mount -t cgroup -o perf_event cgtma-test "$v1" 2>"$TMP/mount-err"; then
 	done
 	[ "$(hook_of -G "$A")" = perf-event ] || fail "perf_event back on v2: auto is not perf-event"
 else
-	echo "cannot mount a v1 perf_event hierarchy ($(cat "$TMP/mount-err")): fallback not run"
+	not_checked "the fallback" \
+		"cannot mount a v1 perf_event hierarchy ($(cat "$TMP/mount-err"))"
 fi
 echo ok

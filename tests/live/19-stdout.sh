@@ -28,18 +28,19 @@ awk -v t="$took" 'BEGIN { exit !(t < 5) }' || fail "cgtma took $took s to end af
 echo "closed, alone: exit 141 after $took s, nothing said"
 
 # --- closed, beside --cdm and --prometheus ------------------------------------------------
-commands_or_skip curl
-port=$((20000 + RANDOM % 20000))
+commands_or_skip curl ss
+port=$(free_port)
 "$CGTMA" -e "$EV" -I 100 -d 3 --json --cdm "$TMP/cdm" --prometheus "$port" \
 	2>"$TMP/err" | head -n 1 >/dev/null &
 pipeline=$!
 # Until the page has an interval's series: the load takes over a second under an emulator.
-page() { metrics_scrape $port "$TMP/page" && grep -q '^cgtma_' "$TMP/page"; }
-wait_for 3 page || fail "the Prometheus page serves no cgtma series: $(cat "$TMP/err")"
+metrics_wait 3 $port "$TMP/page" '^cgtma_' ||
+	fail "the Prometheus page serves no cgtma series: $(cat "$TMP/err")"
 # Then some intervals later, when cgtma has found standard output closed (head left after
 # the first line), the page is still served.
 sleep 0.5
-page || fail "the Prometheus page is not served after standard output closed: $(cat "$TMP/err")"
+metrics_scrape $port "$TMP/page" && grep -q '^cgtma_' "$TMP/page" ||
+	fail "the Prometheus page is not served after standard output closed: $(cat "$TMP/err")"
 wait $pipeline
 "$CGTMA" -e "$EV" -I 100 -d 1.5 --json --cdm "$TMP/cdm" 2>"$TMP/err" | head -n 1 >/dev/null
 rc=${PIPESTATUS[0]}
@@ -78,8 +79,7 @@ for episode in 1 2; do
 	wait_for 60 eval '[ "$(grep -c "standard output is written again" "$TMP/err")" -ge $episode ]' ||
 		fail "full disk ($episode): writing did not resume in 60 s: $(cat "$TMP/err")"
 done
-kill -INT $cgtma_pid
-cgtma_status 1 "full disk"
+cgtma_signal INT "full disk" 1
 [ "$(grep -c "cannot write standard output: No space left on device" "$TMP/err")" = 1 ] &&
 	[ "$(grep -c "cannot write standard output again: No space left on device" "$TMP/err")" = 1 ] ||
 	fail "full disk: want one failure message per episode: $(cat "$TMP/err")"

@@ -16,10 +16,10 @@
 . "$(dirname "$0")/lib.sh"
 
 BATCHES=10 PER=1000 WARM=2 KEPT=1000
-commands_or_skip curl
+commands_or_skip curl ss
 
 cg_make churn
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 out=$TMP/out
 cgtma_start "$out" 2 -e cpu-clock -I 200 -A --all-cgroups --depth 3 --json --prometheus "$port"
 

@@ -150,7 +150,7 @@ echo "CPU $last: sampled after coming online twice: $got samples for $want expec
 rate_ctl=/proc/sys/kernel/perf_event_max_sample_rate
 rate0=$(cat $rate_ctl)
 if [ "$rate0" -lt $HZ ]; then
-	echo "not checked: a refused CPU (the kernel lowered perf_event_max_sample_rate to $rate0)"
+	not_checked "a refused CPU" "the kernel lowered perf_event_max_sample_rate to $rate0"
 	echo ok
 	exit 0
 fi

@@ -34,8 +34,7 @@ A=$(cg_path A) B=$(cg_path B)
 "$CGTMA" -e "$EV" --comm uperf -d 1 >/dev/null 2>"$TMP/err"
 [ $? = 2 ] || fail "--comm without -T should be a usage error"
 
-# tsum FILE CGROUP TID: a thread's count in a cgroup summed over the interval lines.
-tsum() { task_sum "$1" "$2" "$3" "$EV"; }
+# csum FILE CGROUP: a cgroup's count summed over the interval lines.
 csum() {
 	jq -s --arg cg "$2" --arg ev "$EV" \
 		'[.[] | select(.summary != true) | .rows[] |
@@ -64,10 +63,26 @@ run_case() {
 	[ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t3" ] || fail "$name: the workloads gave no tids"
 }
 
+# counts FILE: over the interval lines, A's threads t1 and t2, A, B's thread t3 and B; then
+# thread t1's count on the summary line; on one line, from one jq (each costs 0.5 s under
+# emulation, and this test's outputs are read many times).
+counts() {
+	jq -r -s --arg a "$A" --arg b "$B" --argjson t1 "$t1" --argjson t2 "$t2" \
+		--argjson t3 "$t3" --arg ev "$EV" '
+		[.[] | select(.summary != true) | .rows[]] as $r |
+		def t($rows; $c; $t): [$rows[] | select(.scope == "task" and .cgroup == $c and
+			.tid == $t) | .counts[$ev]];
+		def c($c): [$r[] | select(.scope == "cgroup" and .cgroup == $c) | .counts[$ev]] |
+			add // 0;
+		[(t($r; $a; $t1) | add // 0), (t($r; $a; $t2) | add // 0), c($a),
+		 (t($r; $b; $t3) | add // 0), c($b),
+		 (t([.[] | select(.summary == true) | .rows[]]; $a; $t1) | first)] |
+		map(tostring) | join(" ")' "$1"
+}
+
 check_exact() {
-	local name=$1 out=$TMP/out-$1
-	local s1=$(tsum "$out" "$A" "$t1") s2=$(tsum "$out" "$A" "$t2") sa=$(csum "$out" "$A")
-	local s3=$(tsum "$out" "$B" "$t3") sb=$(csum "$out" "$B")
+	local name=$1 out=$TMP/out-$1 s1 s2 sa s3 sb sum1
+	read -r s1 s2 sa s3 sb sum1 <<<"$(counts "$out")"
 	echo "$name: A: thread $t1 $s1, thread $t2 $s2, cgroup $sa; B: thread $t3 $s3," \
 		"cgroup $sb (want $N $M $((N + M)); $K $K)"
 	[ "$s1" = $N ] || fail "$name: thread getppid-1 counted $s1 getppid calls, want $N"
@@ -100,9 +115,6 @@ check_exact() {
 		why=$(task_ends_once "$out" "$t") || fail "$name: $why"
 	done
 	# The summary: the same per thread.
-	local sum1=$(jq --arg a "$A" --argjson t "$t1" --arg ev "$EV" 'select(.summary == true) |
-		.rows[] | select(.scope == "task" and .cgroup == $a and .tid == $t) | .counts[$ev]' \
-		"$out")
 	[ "$sum1" = $N ] || fail "$name: the summary's row of thread $t1 says $sum1, want $N"
 }
 
@@ -140,10 +152,10 @@ fi
 
 # --comm: only getppid-2 (a glob) in the task rows; the cgroup rows still count everything.
 run_case comm --comm 'getppid-[2]'
-out=$TMP/out-comm
-[ "$(tsum "$out" "$A" "$t1")" = 0 ] || fail "comm: --comm 'getppid-[2]' shows getppid-1"
-[ "$(tsum "$out" "$A" "$t2")" = $M ] || fail "comm: getppid-2 counted $(tsum "$out" "$A" "$t2")"
-[ "$(csum "$out" "$A")" = $((N + M)) ] || fail "comm: A counted $(csum "$out" "$A")"
+read -r s1 s2 sa _ <<<"$(counts "$TMP/out-comm")"
+[ "$s1" = 0 ] || fail "comm: --comm 'getppid-[2]' shows getppid-1"
+[ "$s2" = $M ] || fail "comm: getppid-2 counted $s2"
+[ "$sa" = $((N + M)) ] || fail "comm: A counted $sa"
 echo "comm: getppid-2 only, $M; A $((N + M))"
 
 # The run of a report that once said "the kernel's thread map was full" with three threads
@@ -163,7 +175,7 @@ echo "full: $(grep -o '[0-9]* slices were not counted per thread' "$TMP/err"); A
 
 # --prometheus-tasks: a thread's counter stays on the page while it sleeps, and leaves once
 # it has exited.
-commands_or_skip curl
+commands_or_skip curl ss
 P=20000
 # The exited thread's last count is on the page for one interval. Under an emulator a scrape
 # (curl, awk) takes 400-750 ms beside another guest, and CI's 6.1 and 5.10 rows missed that
@@ -173,8 +185,8 @@ iv=200 pause=600 leave=60
 [ -n "${CGTMA_EMULATION:-}" ] && iv=1000 pause=2500 leave=160
 PORT=$(free_port)
 cgtma_start /dev/null 0 -e "$EV" -I $iv -G "$A" -T --prometheus "127.0.0.1:$PORT" --prometheus-tasks
-page_has_a() { metrics_scrape $PORT | grep -qF "cgroup=\"$A\""; }
-wait_for 20 page_has_a || fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err")"
+metrics_wait 20 $PORT "$TMP/page" -F "cgroup=\"$A\"" ||
+	fail "prometheus-tasks: cgroup $A never on the page: $(cat "$TMP/err")"
 cg_run A "$WORKLOAD" threads $pause $P >"$TMP/tids-p" &
 wpid=$!
 tid_known() { [ -s "$TMP/tids-p" ]; }
@@ -182,10 +194,10 @@ wait_for 10 tid_known || fail "prometheus-tasks: the workload gave no tid"
 tp=$(awk 'NR == 1 { print $1 }' "$TMP/tids-p")
 # The thread's getppid counter on the page now, or "absent".
 tvalue() {
-	metrics_scrape $PORT | awk -v k="cgtma_events_total{scope=\"task\",cgroup=\"$A\"," \
-		-v t="tid=\"$tp\"," -v e="event=\"$EV\"}" \
-		'index($0, k) == 1 && index($0, t) && index($0, e) { v = $2 }
-		END { print (v == "" ? "absent" : v) }'
+	local v
+	v=$(scrape_value $PORT "cgtma_events_total{scope=\"task\",cgroup=\"$A\"," "tid=\"$tp\"," \
+		"event=\"$EV\"}")
+	echo "${v:-absent}"
 }
 : >"$TMP/scrapes"
 while kill -0 $wpid 2>/dev/null; do

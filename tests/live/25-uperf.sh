@@ -16,23 +16,13 @@
 
 command -v uperf >/dev/null ||
 	skip "uperf is not installed (tools/build-uperf.sh SRC_DIR builds it from https://github.com/uperf/uperf)"
-commands_or_skip ip
 watch_perf_cgroup_sessions
 
 NS_A=cgtma-ua-$$ NS_B=cgtma-ub-$$
 # A /30 out of 10.0.0.0/8 picked from the pid, on the veth ends only: nothing routes it.
 net=$((($$ % 250) + 1)) sub=$(((RANDOM % 60) * 4))
 IP_A=10.$net.$sub.1 IP_B=10.$net.$sub.2
-ip netns add $NS_A || skip "cannot create network namespaces"
-on_exit "ip netns del $NS_A"
-ip netns add $NS_B || fail "cannot create a second network namespace"
-on_exit "ip netns del $NS_B"
-ip link add ua$$ netns $NS_A type veth peer name ub$$ netns $NS_B ||
-	fail "cannot create the veth pair"
-nsenter --net=/run/netns/$NS_A ip addr add $IP_A/30 dev ua$$ && nsenter --net=/run/netns/$NS_B ip addr add $IP_B/30 dev ub$$ &&
-	nsenter --net=/run/netns/$NS_A ip link set ua$$ up && nsenter --net=/run/netns/$NS_B ip link set ub$$ up &&
-	nsenter --net=/run/netns/$NS_A ip link set lo up && nsenter --net=/run/netns/$NS_B ip link set lo up ||
-	fail "cannot set up the veth pair"
+veth_or_skip $NS_A ua$$ $IP_A $NS_B ub$$ $IP_B
 
 cat >"$TMP/stream.xml" <<XML
 <?xml version="1.0"?>

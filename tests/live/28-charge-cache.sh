@@ -57,17 +57,21 @@ cg_start B taskset -c $last "$WORKLOAD" getppid $M 20
 cg_wait
 stop "$out"
 pingpong_stop
-got_a=$(sum "$out" "$A") got_b=$(sum "$out" "$B")
+# A's and B's totals over the intervals, then their CPU rows added up, in one jq (each
+# reads this -A output for a second under emulation).
+read -r got_a got_b cpus_a cpus_b <<<"$(jq -r -s --arg a "$A" --arg b "$B" --arg ev "$EV" \
+	--argjson n "$(nproc)" '[.[] | select(.summary != true) | .rows[] |
+	select(.scope == "cgroup")] as $r |
+	def s($c; f): [$r[] | select(.cgroup == $c) | select(f) | .counts[$ev]] | add // 0;
+	[s($a; .cpu == null), s($b; .cpu == null),
+	 s($a; .cpu != null and .cpu < $n), s($b; .cpu != null and .cpu < $n)] |
+	map(tostring) | join(" ")' "$out")"
 [ "$got_a" = $N ] && [ "$got_b" = $M ] ||
 	fail "busy before cgtma: A counted $got_a (want $N), B $got_b (want $M)"
-for cg in "$A" "$B"; do
-	per_cpu=0
-	for ((cpu = 0; cpu < $(nproc); cpu++)); do
-		per_cpu=$((per_cpu + $(sum "$out" "$cg" $cpu)))
-	done
-	[ "$per_cpu" = "$(sum "$out" "$cg")" ] ||
-		fail "busy before cgtma: $cg's CPU rows add up to $per_cpu, its total to $(sum "$out" "$cg")"
-done
+[ "$cpus_a" = "$got_a" ] ||
+	fail "busy before cgtma: $A's CPU rows add up to $cpus_a, its total to $got_a"
+[ "$cpus_b" = "$got_b" ] ||
+	fail "busy before cgtma: $B's CPU rows add up to $cpus_b, its total to $got_b"
 echo "busy before cgtma: A $got_a, B $got_b, exact"
 
 # listed: the intervals that read only the cgroups listed, as -v says.
@@ -83,7 +87,9 @@ check_listed() {
 
 # --- 2. more cgroups than entries ---------------------------------------------------------
 out=$TMP/many
-for ((i = 0; i < NR_MANY; i++)); do cg_make "many/c$i"; done
+many=()
+for ((i = 0; i < NR_MANY; i++)); do many+=("many/c$i"); done
+cg_make "${many[@]}"
 # make_idle DIR N: N idle cgroups under DIR.
 make_idle() {
 	mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"

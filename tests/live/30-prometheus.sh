@@ -36,8 +36,8 @@ GONE=$(cg_path gone)
 cgtma_start "$TMP/cgtma.log" 0 -M sw -A --prometheus "127.0.0.1:$PORT" -G "$SPIN" -G "$GONE" \
 	-I 1000
 
-page_has() { metrics_scrape $PORT | grep -qF "$1"; }
-wait_for 20 page_has "cgroup=\"$SPIN\"" || die "cgtma's page never showed cgroup $SPIN"
+metrics_wait 20 $PORT "$TMP/page.txt" -F "cgroup=\"$SPIN\"" ||
+	die "cgtma's page never showed cgroup $SPIN"
 
 # --- the exposition format -----------------------------------------------------------
 metrics_scrape $PORT "$TMP/page.txt" || die "cannot fetch $METRICS"
@@ -97,8 +97,8 @@ usage_ns=$(awk '$1 == "usage_usec" { printf "%.0f", $2 * 1000 }' \
 [ "${usage_ns:-0}" -gt 500000000 ] || die "the workload used only ${usage_ns:-0} ns of CPU"
 # The value on cgtma's page; once the interval after the exit is read, it stays put.
 page_value() {
-	local k="cgtma_events_total{scope=\"cgroup\",cgroup=\"$SPIN\",event=\"cpu-clock\"}"
-	metrics_scrape $PORT | metric_value - "$k"
+	scrape_value $PORT \
+		"cgtma_events_total{scope=\"cgroup\",cgroup=\"$SPIN\",event=\"cpu-clock\"}"
 }
 # Two readings an interval apart that agree: the last interval of the workload is in.
 stable() { local a; a=$(page_value); sleep 1.1; v=$(page_value); [ -n "$v" ] && [ "$a" = "$v" ]; }
@@ -128,7 +128,7 @@ page_lacks() { metrics_scrape $PORT "$TMP/page.txt" && ! grep -qF "\"$GONE\"" "$
 wait_for 5 page_lacks || die "$GONE is still on the page after it was removed"
 gone_from_prom() { [ "$(count "$GONE_Q")" = 0 ]; }
 wait_for 10 gone_from_prom || die "Prometheus still returns $GONE_Q after it left the page"
-page_has "cgroup=\"$SPIN\"" || die "$SPIN left the page with $GONE"
+metrics_scrape $PORT | grep -qF "cgroup=\"$SPIN\"" || die "$SPIN left the page with $GONE"
 
 # --- errors --------------------------------------------------------------------------
 # cannot_serve WHAT ADDR REASON: --prometheus ADDR:$PORT exits 1, saying only that it cannot

@@ -121,7 +121,7 @@ awk -v a=$sum_clock -v b=$sum_usage -v st=$((steal + tick_usec)) \
 }
 
 if ! command -v perf >/dev/null; then
-	echo "note: no perf: cgtma against perf stat --for-each-cgroup not run"
+	not_checked "cgtma against perf stat --for-each-cgroup" "no perf"
 	echo ok
 	exit 0
 fi

@@ -73,9 +73,9 @@ echo "counting in the empty root: $(jq -c 'select(.summary != true) | {interval,
 PORT=$(free_port)
 "${IN_ROOT[@]}" -e cpu-clock -I 200 -d 5 --prometheus "127.0.0.1:$PORT" >/dev/null 2>"$TMP/err" &
 cgtma_started
-scraped() { metrics_scrape $PORT "$TMP/page" &&
-	grep -q '^cgtma_events_total{scope="system",.*event="cpu-clock"' "$TMP/page"; }
-wait_for 5 scraped || fail "no cpu-clock on /metrics from the empty root: $(cat "$TMP/err"; head -c 300 "$TMP/page" 2>/dev/null)"
+metrics_wait 5 $PORT "$TMP/page" '^cgtma_events_total{scope="system",.*event="cpu-clock"' ||
+	fail "no cpu-clock on /metrics from the empty root:" \
+		"$(cat "$TMP/err"; head -c 300 "$TMP/page" 2>/dev/null)"
 cgtma_signal INT "cgtma --prometheus in the empty root"
 echo "/metrics from the empty root: $(grep -c '^cgtma_' "$TMP/page") series"
 echo ok

@@ -78,13 +78,26 @@ for run in $(seq $RUNS); do
 	u0=$(usage_usec T) st0=$(steal_usec)
 	bursts
 	u1=$(usage_usec T) st=$(($(steal_usec) - st0))
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	cgtma_more "$out"
 	cgtma_signal INT "run $run"
-	[ "$(tail -n1 "$out" | jq .summary)" = true ] || fail "run $run: the last line is not the summary"
+	# The run's figures in one jq (each costs 0.3 s to start under emulation): whether the
+	# last line is the summary, the intervals not exact, whether the summary's unseen slices
+	# are the intervals' sum, T's getppid calls and cpu-clock (us); then each interval not
+	# exact, [time, missed_slices], a line each.
+	figures=() last='' inexact='' slices_add_up='' got='' cpu=''
+	mapfile -t figures < <(jq -r -s --arg cg "$T" --arg ev "$EV" '
+		[.[] | select(.summary != true)] as $iv |
+		def sum($e): [$iv[].rows[] | select(.scope == "cgroup" and .cgroup == $cg and
+			.cpu == null) | .counts[$e]] | add // 0;
+		"\(.[-1].summary == true) \([$iv[] | select(.exact == false)] | length)" +
+		" \(([$iv[] | .missed_slices // 0] | add) == (.[-1].missed_slices // 0))" +
+		" \(sum($ev)) \(sum("cpu-clock") / 1000 | floor)",
+		(.[] | select(.exact == false) | [.time, .missed_slices] | tojson)' "$out")
+	read -r last inexact slices_add_up got cpu <<<"${figures[0]:-}"
+	[ "$last" = true ] || fail "run $run: the last line is not the summary"
 
 	fell=$(grep -c '^cgtma: warning: switch hook: the perf-event hook missed a switch on CPU' \
 		"$TMP/err")
-	inexact=$(jq -s '[.[] | select(.summary != true and .exact == false)] | length' "$out")
 	echo "run $run: hook $hook, fallback said $fell times, $inexact intervals not exact"
 	grep -v '^cgtma: ' "$TMP/err" | grep -q . && fail "run $run: stray stderr: $(cat "$TMP/err")"
 	grep '^cgtma: warning' "$TMP/err" | grep -v 'switch hook: the perf-event hook missed' |
@@ -92,20 +105,17 @@ for run in $(seq $RUNS); do
 	[ "$fell" -le 1 ] || fail "run $run: the fallback was said $fell times"
 	[ "$hook" = perf-event ] || [ "$fell" = 0 ] ||
 		fail "run $run: a fallback said with the $hook hook"
-	jq -c "select(.exact == false) | [.time, .missed_slices]" "$out"
+	printf '%s\n' "${figures[@]:1}"
 	# Not exact in JSON: the summary too, with the same count of slices.
-	jq -e -s '([.[] | select(.summary != true) | .missed_slices // 0] | add) ==
-		(.[-1].missed_slices // 0)' "$out" >/dev/null ||
+	[ "$slices_add_up" = true ] ||
 		fail "run $run: the summary's unseen slices are not the intervals' sum"
 
-	got=$(cgroup_sum "$out" "$T" "$EV")
 	echo "run $run: $got getppid calls in T"
 	exact_or_marked "$got" "$want" "$out" || {
 		where_counts_went "$out"
 		fail "run $run ($hook): $got getppid calls in T, want $want"
 	}
-	agree "run $run ($hook): T" "$(cgroup_sum "$out" "$T" cpu-clock | awk '{ print int($1 / 1000) }')" \
-		$((u1 - u0)) $st
+	agree "run $run ($hook): T" "$cpu" $((u1 - u0)) $st
 done
 
 # A running task moved from outside, under auto with nothing else busy: each move cuts a
@@ -141,7 +151,7 @@ moved_run() {
 	wait $spinner || fail "the spinner failed"
 	made=$(cat "$TMP/calls")
 	[ "$made" -gt 0 ] 2>/dev/null || fail "the spinner said no count: '$made'"
-	wait_lines "$out" $(($(wc -l <"$out") + 1))
+	cgtma_more "$out"
 	cgtma_signal INT "$2"
 	fell=$(grep -c '^cgtma: warning: switch hook: the perf-event hook missed a switch' "$TMP/err")
 	m1=$(cgroup_sum "$out" "$(cg_path M1)" "$EV") m2=$(cgroup_sum "$out" "$(cg_path M2)" "$EV")
@@ -171,5 +181,5 @@ done
 if [ -z "$kept" ]; then
 	((still < TRIES)) || fail "moved: auto fell back in every run where a running task was" \
 		"moved by another process, and in none without moves"
-	echo "moved: not checked: this kernel missed switches without moves too"
+	not_checked moved "this kernel missed switches without moves too"
 fi

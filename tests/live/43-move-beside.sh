@@ -39,7 +39,7 @@ while kill -0 $spinner 2>/dev/null && [ $moves -lt $MOVES ]; do
 	moves=$((moves + 1))
 done
 wait $spinner || fail "the spinner failed"
-wait_lines "$out" $(($(wc -l <"$out") + 1))
+cgtma_more "$out"
 cgtma_signal INT
 echo "$moves moves into T while the spinner ran"
 got=$(cgroup_sum "$out" "$T" "$EV")

@@ -25,7 +25,7 @@ SPINFN=${CGTMA_BUILD:-build}/tests/spinfn-stripped
 [ -x "$SPINFN" ] || fail "no $SPINFN: build first (make $SPINFN)"
 HZ=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 [ "$HZ" -le 4000 ] || HZ=4000
-[ "$HZ" -ge 250 ] || skip "perf_event_max_sample_rate is $HZ, below 250"
+sample_rate_or_skip 250
 MS=4000
 
 levels=() rel=

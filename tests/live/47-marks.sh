@@ -103,7 +103,7 @@ if $pe; then
 	grep -q "^# NOT EXACT: .* at most [0-9.]* ms of" "$TMP/text" ||
 		fail "miss:3: the terminal did not say what was missed: $(cat "$TMP/text")"
 else
-	echo "note: no perf-event hook here: the knobs of its program are not tried"
+	not_checked "the knobs of the perf-event hook's program" "no perf-event hook here"
 fi
 
 [ -n "${CGTMA_EMULATION:-}" ] ||
@@ -125,7 +125,8 @@ for how in auto tracepoint perf-event sample; do
 	_spinners=()
 	for ((i = 0; i < $(nproc); i++)); do
 		spin_root
-		cg_run B "$WORKLOAD" spin 60000 & _spinners+=($!)
+		cg_spawn B "$WORKLOAD" spin 60000
+		_spinners+=($!)
 	done
 	cgtma_start "$TMP/$how.json" 1 -I 200 --json -e "$EV,cpu-clock" -G "$A" -G "$B" "${args[@]}"
 	cg_run A "$WORKLOAD" getppid $N 1

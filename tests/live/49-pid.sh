@@ -44,7 +44,7 @@ echo $((proc - 1)) >/proc/sys/kernel/ns_last_pid
 sh -c "echo \$\$ >$CG_ROOT/$CG_BASE/C/cgroup.procs; exec sleep 30" &
 reused=$!
 on_exit "kill $reused"
-[ "$reused" = "$proc" ] || echo "note: pid $proc was not given again ($reused): not checked"
+[ "$reused" = "$proc" ] || not_checked "a pid given again" "pid $proc was not given again ($reused)"
 wait_for 10 grep -q -- "-p $proc: the process exited; its last cgroup '$B' stays tracked" "$TMP/err" ||
 	fail "the exit is not said: $(cat "$TMP/err")"
 cgtma_more "$out" 2

@@ -13,7 +13,7 @@
 EV=syscalls:sys_enter_getppid
 RUNS=${CGTMA_LOADED_RUNS:-3} LOOPS=5 N=20000 PAUSE_MS=2
 tracepoint_or_skip syscalls/sys_enter_getppid
-command -v taskset >/dev/null || skip "taskset is not installed"
+commands_or_skip taskset
 
 cg_make T
 cg_make S

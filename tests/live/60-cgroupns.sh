@@ -34,10 +34,12 @@ N_IN=60000 N_OUT=45000 N_NEW=30000 N_NEW2=20000 N_DECOY=25000
 commands_or_skip unshare
 unshare --cgroup --mount true 2>/dev/null || skip "cannot unshare cgroup and mount namespaces"
 
-# sum FILE CGROUP: its count summed over the interval lines.
-sum() { cgroup_sum "$1" "$2" "$EV"; }
-# tsum FILE CGROUP TID: a thread's count in a cgroup summed over the interval lines.
-tsum() { task_sum "$1" "$2" "$3" "$EV"; }
+# sums FILE CGROUP...: their counts summed over the interval lines, on one line (one jq).
+sums() {
+	local f=$1
+	shift
+	cgroup_sums "$f" "$EV" "$@" | paste -sd' '
+}
 
 # Every cgroup2 mount of this mount namespace, unmounted (deepest first).
 UMOUNT_V2='awk "\$(NF-2) == \"cgroup2\" { print \$5 }" /proc/self/mountinfo | sort -r |
@@ -114,7 +116,8 @@ host_case() {
 	got=$(summary_cgroups "$out")
 	want=$(printf '%s\n' "$IN" "$NEW" "$OUT" | sort | paste -sd' ')
 	[ "$got" = "$want" ] || fail "$mode: cgroups '$got', want the host paths '$want'"
-	local si=$(sum "$out" "$IN") so=$(sum "$out" "$OUT") sn=$(sum "$out" "$NEW")
+	local si so sn
+	read -r si so sn <<<"$(sums "$out" "$IN" "$OUT" "$NEW")"
 	echo "$mode: inside $si outside $so new $sn (want $N_IN $N_OUT $N_NEW)"
 	[ "$si" = $N_IN ] || fail "$mode: $IN (inside) counted $si, want $N_IN"
 	[ "$so" = $N_OUT ] || fail "$mode: $OUT (outside) counted $so, want $N_OUT"
@@ -139,7 +142,8 @@ tasks_case() {
 	t1=$(awk 'NR == 1 { print $1 }' "$TMP/tids-in")
 	t2=$(awk 'NR == 2 { print $1 }' "$TMP/tids-in")
 	t3=$(awk 'NR == 1 { print $1 }' "$TMP/tids-out")
-	s1=$(tsum "$out" "$IN" "$t1") s2=$(tsum "$out" "$IN" "$t2") s3=$(tsum "$out" "$OUT" "$t3")
+	read -r s1 s2 s3 <<<"$(task_sums "$out" "$EV" "$IN" "$t1" "$IN" "$t2" "$OUT" "$t3" |
+		paste -sd' ')"
 	echo "$mode -T: ns/in threads $s1 $s2, out thread $s3 (want $N_T1 $N_T2 $N_T3)"
 	[ "$s1" = $N_T1 ] || fail "$mode -T: thread $t1 in $IN counted $s1, want $N_T1"
 	[ "$s2" = $N_T2 ] || fail "$mode -T: thread $t2 in $IN counted $s2, want $N_T2"
@@ -169,7 +173,7 @@ cg_start ns/in "$WORKLOAD" getppid $N_IN 40
 cg_start out "$WORKLOAD" getppid $N_OUT 40
 cg_wait
 stop "$out" "--all-cgroups"
-si=$(sum "$out" "$IN") so=$(sum "$out" "$OUT")
+read -r si so <<<"$(sums "$out" "$IN" "$OUT")"
 echo "--all-cgroups --depth 3: $IN $si, $OUT $so (want $N_IN $N_OUT)"
 [ "$si" = $N_IN ] || fail "--all-cgroups: $IN (inside) counted $si, want $N_IN"
 [ "$so" = $N_OUT ] || fail "--all-cgroups: $OUT (outside the namespace) counted $so, want $N_OUT"
@@ -194,7 +198,7 @@ view subtree "only this cgroup namespace's subtree is visible"
 [ "$(grep -c 'cgroup view' "$TMP/err")" = 1 ] || fail "subtree: not one line on the view"
 got=$(summary_cgroups "$out")
 [ "$got" = "/in /new1 /new2" ] || fail "subtree: cgroups '$got', want '/in /new1 /new2'"
-si=$(sum "$out" /in) sn=$(sum "$out" /new1) sn2=$(sum "$out" /new2)
+read -r si sn sn2 <<<"$(sums "$out" /in /new1 /new2)"
 echo "subtree: /in $si /new1 $sn /new2 $sn2 (want $N_IN $N_NEW $N_NEW2; out/new2's $N_DECOY not)"
 [ "$si" = $N_IN ] || fail "subtree: /in counted $si, want $N_IN"
 [ "$sn" = $N_NEW ] || fail "subtree: /new1 (made after the start) counted $sn, want $N_NEW"

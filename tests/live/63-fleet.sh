@@ -193,12 +193,10 @@ CGTMA_RUNTIME_ROOT=$TMP/state cgtma_start /dev/null 0 --model-file "$TMP/tree.js
 	-G "$BUSY" -G "container:$WEB" -G "container:$KCT" -I 500 --prometheus "127.0.0.1:$PORT"
 cg_start busy "$WORKLOAD" spin 60000
 cg_start "$KCG" "$WORKLOAD" spin 60000
-page_has() { metrics_scrape $PORT "$TMP/page.txt" &&
-	grep -qF "cgroup=\"$BUSY\"" "$TMP/page.txt" &&
-	grep -qF "cgroup=\"$WEB_CG\",container=\"$WEB\"" "$TMP/page.txt" &&
-	grep -qF "cgroup=\"$(cg_path "$KCG")\",container=\"$KCT\",pod=\"$KPOD\",namespace=\"$KNS\"" \
-		"$TMP/page.txt"; }
-wait_for 20 page_has || fail "cgtma's page never showed $BUSY, $WEB and $KNS/$KPOD's $KCT: $(cat "$TMP/err")"
+metrics_wait 20 $PORT "$TMP/page.txt" -F "cgroup=\"$BUSY\"" \
+	"cgroup=\"$WEB_CG\",container=\"$WEB\"" \
+	"cgroup=\"$(cg_path "$KCG")\",container=\"$KCT\",pod=\"$KPOD\",namespace=\"$KNS\"" ||
+	fail "cgtma's page never showed $BUSY, $WEB and $KNS/$KPOD's $KCT: $(cat "$TMP/err")"
 metrics_scrape $PORT "$TMP/page.txt"
 for m in $(grep -oh 'cgtma_[a-z0-9_]*' "$TMP/exprs" "$TMP/vars" | sort -u); do
 	grep -q "^# TYPE $m " "$TMP/page.txt" || fail "the dashboard queries $m, which is not on cgtma's page"
@@ -343,9 +341,8 @@ mapfile -t args < <(sed "s/^0\.0\.0\.0:[0-9]*$/0.0.0.0:$PORT/" "$TMP/ds-args")
 podman run --name "$name-ds" --network=host "${DS_OPTS[@]}" --entrypoint /usr/sbin/cgtma \
 	"$IMAGE" "${args[@]}" >"$TMP/ds.out" 2>&1 &
 on_exit "podman rm -f -t 0 $name-ds >/dev/null 2>&1"
-scraped() { metrics_scrape $PORT "$TMP/ds-page.txt" &&
-	grep -q '^cgtma_events_total{scope="system"' "$TMP/ds-page.txt"; }
-wait_for 40 scraped || fail "the DaemonSet's cgtma serves no /metrics on :$PORT: $(tail -n 5 "$TMP/ds.out")"
+metrics_wait 40 $PORT "$TMP/ds-page.txt" '^cgtma_events_total{scope="system"' ||
+	fail "the DaemonSet's cgtma serves no /metrics on :$PORT: $(tail -n 5 "$TMP/ds.out")"
 podman rm -f -t 0 "$name-ds" >/dev/null 2>&1
 
 # --- 5. crucible's engine ---------------------------------------------------------------------

@@ -17,9 +17,10 @@
 # below.
 #
 # Then, where the cpu controller can be enabled (cpu.max exists: not on a hybrid host),
-# cgroup T with cpu.max "20000 100000" spins in the window: its throttled seconds must be
-# cpu.stat's throttled_usec growth within 5 %, and its nr_throttled the growth of
-# nr_throttled, exactly.
+# cgroup T with cpu.max "20000 100000" spins in the window (on CPU 1 where there is one, away
+# from cgtma): its throttled seconds must be cpu.stat's throttled_usec growth within 5 %, and
+# its nr_throttled the growth of nr_throttled, exactly, the file read once T's throttling
+# has ended (unthrottled, below).
 . "$(dirname "$0")/lib.sh"
 
 commands_or_skip taskset
@@ -72,12 +73,14 @@ measure() {
 	sleep $RUN_S
 	kill -STOP "${spun_all[@]}"
 	window=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
-	# A throttled cgroup's time is added when its period ends: 100 ms later at most.
-	sleep 0.2
+	settle
 	read_all >"$TMP/after"
 	cgtma_more "$out" 2 30
 	cgtma_signal INT "cgtma $*"
 }
+# settle: waits until the spinners have stopped (each when it next runs) and the kernel's
+# figures of the window are in the files read_all reads.
+settle() { sleep 0.2; }
 # kernel KEY [SCALE]: KEY's growth over the window, divided by SCALE (1e9: ns to s).
 kernel() {
 	awk -v k="$1" -v s="${2:-1e9}" '$1 == k { v[FILENAME] = $2 }
@@ -325,7 +328,40 @@ cg_make T
 T=$(cg_path T)
 [ -e "$CG_ROOT/$CG_BASE/T/cpu.max" ] || { echo "no cpu.max here: throttling not checked"; exit 0; }
 echo "20000 100000" >"$CG_ROOT/$CG_BASE/T/cpu.max" || fail "cannot set T's cpu.max"
-spin T 0
+# periods: T's cpu.stat nr_throttled, set (no process started: see nap).
+periods() {
+	local k v
+	while read -r k v; do [ "$k" = nr_throttled ] && periods=$v; done \
+		<"$CG_ROOT/$CG_BASE/T/cpu.stat"
+}
+# still: whether T's nr_throttled stood still over 0.35 s, three periods and more.
+still() {
+	local n
+	periods
+	n=$periods
+	nap 0.35
+	periods
+	[ "$periods" = "$n" ]
+}
+# stopped PID: whether the task has stopped (state T).
+stopped() { local st; read -r _ _ st _ <"/proc/$1/stat" && [ "$st" = T ]; }
+# unthrottled: waits until T's spinner has stopped and no throttling of T is under way. The
+# kernel counts in cpu.stat a throttled period as it ends (nr_throttled), but the time
+# throttled when the throttling ends (throttled_usec), and that can be seconds after the
+# spinner's stop: a task stopped while throttled stops when it next runs, and T can overdraw
+# its quota by far more than a period's (under emulation, a stall of the host while T runs
+# is charged to T), repaying it 20 ms a period, throttled all the while. Read before it
+# ends, the file lacks that time, and cgtma's later intervals count more periods than the
+# window's. None is under way where nr_throttled stands still for three periods.
+unthrottled() {
+	wait_for 30 stopped $spun || fail "T's spinner did not stop"
+	wait_for 60 still || fail "T still throttled, 60 s after its spinner stopped"
+}
+# T's quota taken on a CPU of its own where there are two: on cgtma's CPU 0, under
+# emulation, it could get less than its 20 % and never be throttled.
+spin T $alone
+unthrottled
+settle() { unthrottled; }
 read_all() {
 	local k v
 	while read -r k v; do

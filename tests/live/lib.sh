@@ -5,19 +5,35 @@
 #   $TMP          a scratch directory, removed on exit
 #   $TRACEFS      the tracing directory; tracepoint_or_skip EVENT (as syscalls/sys_enter_x)
 #                 skips the test where the kernel has no such tracepoint
-#   skip MSG      ends the test as skipped (exit 77) saying why
+#   skip MSG      ends the test as skipped (exit 77) saying why ("SKIP MSG": tests/run-live.sh
+#                 and the kernel matrix show MSG); every skip goes through it
+#   not_checked WHAT WHY   says that a part of the test (WHAT) is not run here, and why; the
+#                 rest of the test goes on
 #   commands_or_skip CMD...   skips the test unless every CMD is installed (tools/install-deps.sh
 #                 test installs them all; tests/check-deps.sh checks that)
+#   cpus_or_skip N WHY   skips the test unless N CPUs are online (WHY: what needs them)
+#   sample_rate_or_skip HZ   skips the test unless perf_event_max_sample_rate allows HZ
+#   syscall_events_or_skip N EV   $syscall_events: EV and N - 1 other syscall entry
+#                 tracepoints (by name), comma-separated; skips where there are fewer
+#   veth_or_skip NS_A DEV_A IP_A NS_B DEV_B IP_B   two network namespaces joined by a veth
+#                 pair, DEV_A in NS_A with IP_A/30 and DEV_B in NS_B with IP_B/30, up, loopback
+#                 up too; removed when the test exits; skips where they cannot be made
 #   tmpfs_or_skip DIR OPTS [WHAT]   mounts a tmpfs with OPTS (as size=64k) on DIR (made),
 #                 unmounted when the test exits; skips where it cannot (WHAT: what for)
 #   fail MSG      ends the test as failed
-#   cg_make REL   creates $CG_ROOT/$CG_BASE/REL;  cg_path REL  its canonical cgroup path
+#   cg_make REL...   creates $CG_ROOT/$CG_BASE/REL (one mkdir for them all: a process costs
+#                 0.1 s under emulation);  cg_path REL  its canonical cgroup path
 #   cg_remove REL removes it, retried while an exited workload is still being released
 #   cg_run REL CMD...   runs CMD inside that cgroup (waits for it)
 #   cg_start REL CMD... the same in the background; cg_wait waits for all of them, each must
 #                 succeed
+#   cg_spawn REL CMD... CMD in that cgroup in the background, $! CMD itself: a kill of $!
+#                 ends it (cg_start's $! is a subshell, whose kill leaves CMD running)
 #   cgroup_sum FILE CGROUP EVENT [CPU]   a cgroup's count over --json FILE's intervals
-#   task_sum FILE CGROUP TID EVENT   a thread's;  summary_cgroups FILE  the cgroups summed up
+#   cgroup_sums FILE EVENT CGROUP...   theirs, a line each, in one pass over FILE (jq reads a
+#                 large FILE for seconds under emulation, and starts in 0.3 s)
+#   task_sums FILE EVENT CGROUP TID [CGROUP TID...]   threads' counts (-T), a line each, in
+#                 one pass;  summary_cgroups FILE  the cgroups summed up
 #   cpu_rows_add_up FILE EVENT   whether --per-cpu output's CPU rows add up to their totals
 #   exact_or_marked GOT WANT FILE   whether a count is exact, or off by little in a run
 #                 cgtma marked not exact
@@ -31,7 +47,8 @@
 #                 interval, S (10) seconds at most
 #   cgtma_status RC [WHAT]  waits for cgtma to end; it must exit RC (WHAT names the case)
 #   cgtma_exited [WHAT]  cgtma_status 0
-#   cgtma_signal SIG [WHAT]  sends cgtma SIG (INT, as a user's Ctrl-C), then cgtma_exited
+#   cgtma_signal SIG [WHAT [RC]]  sends cgtma SIG (INT, as a user's Ctrl-C), then
+#                 cgtma_status RC (0)
 #   cgtma_quiet [WHAT]   fails if cgtma's stderr says more than stderr_said lets pass
 #   cgtma_stop [WHAT]    cgtma_signal INT, then cgtma_quiet
 #   spinner_running REL FN   spinfn spins FN in cgroup REL (until spinner_stop), once it runs
@@ -50,8 +67,8 @@
 #                 instructions:u (run EXACT), multiplexed (fraction above 0, below 1)
 #   loops_multiplexed NAME EXACT ARGS...   loops_measure and loops_scaled, with the remedy
 #                 for the rotation in phase with the switches where needed; $mux_run
-#   wait_lines FILE N   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr in
-#                 $TMP/err) exits first, or after 10 s
+#   wait_lines FILE N [S]   until FILE has N lines; fails when cgtma ($cgtma_pid, its stderr
+#                 in $TMP/err) exits first, or after S (10) s times $patience
 #   on_exit CMD   runs CMD when the test exits (before the cgroups are removed)
 #   pingpong_start REL_A REL_B  a ping-pong between two of the test's cgroups on every CPU, in
 #                 the background (cross-cgroup switches by the hundred thousand);
@@ -59,9 +76,21 @@
 #   free_port     a TCP port nothing uses, listening or not (needs ss)
 #   metrics_scrape PORT [FILE]   cgtma's Prometheus page on 127.0.0.1:PORT, to FILE (else
 #                 stdout); fails (curl's status) where it cannot be fetched
-#   metric_value FILE SERIES   the value of SERIES (name{labels} as the page writes them) on
-#                 the page in FILE ("-": stdin), nothing where it is not there
-#   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most; 1 if never
+#   metric_value FILE SERIES [PART...]   the value of SERIES (name{labels} as the page writes
+#                 them) on the page in FILE ("-": stdin), nothing where it is not there; with
+#                 PARTs, of the series that starts with SERIES and holds every PART
+#   scrape_value PORT SERIES [PART...]   metric_value on the page cgtma serves now
+#   metrics_wait S PORT FILE [-F] PATTERN...   scrapes the page into FILE every 0.2 s until
+#                 it has a line matching each PATTERN (grep's; -F: fixed strings), S seconds
+#                 at most; 1 if never
+#   wait_for S CMD...   runs CMD every 0.2 s until it succeeds, S seconds at most (times
+#                 $patience); 1 if never
+#   nap S         sleeps S seconds (fractions too) without a process of its own
+#   lines FILE    how many whole lines FILE has (wc -l), without a process of its own
+#   patience      what the waits' limits are multiplied by: 2, or 5 under emulation (a TCG
+#                 guest runs a process start or a BPF load 10 to 20 times slower). Limits
+#                 that catch a hang, not measures: the polls' own processes once stretched
+#                 them about so much, on a loaded machine or in a guest
 #   task_ends_once FILE TID   whether --json FILE has exactly one row of thread TID marked
 #                 exited and none after it (-T: a thread alive until it ends); else prints
 #                 what is wrong
@@ -80,6 +109,7 @@ CGTMA=${CGTMA_BUILD:-build}/cgtma
 WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
 
 skip() { echo "SKIP $*"; exit 77; }
+not_checked() { echo "not checked: $1: $2"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 [ -x "$CGTMA" ] || fail "no $CGTMA: build first"
@@ -87,15 +117,26 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v jq >/dev/null || skip "jq is not installed (tools/install-deps.sh test installs it)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
 
-CG_ROOT=$(awk '$(NF-2) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CG_ROOT" ] || skip "cgroup v2 is not mounted"
+# _mount_of FSTYPE: mnt, the first mount point of FSTYPE that mounts its root; 1 if none.
+# Read by the shell, as every test starts here (a process costs 0.1 s under emulation).
+_mount_of() {
+	local - f
+	set +x
+	mnt=''
+	while read -ra f; do
+		[ "${f[-3]}" = "$1" ] && [ "${f[3]}" = / ] && { mnt=${f[4]}; return 0; }
+	done </proc/self/mountinfo
+	return 1
+}
+_mount_of cgroup2 || skip "cgroup v2 is not mounted"
+CG_ROOT=$mnt
 CG_BASE="cgtma-test-$$-$RANDOM"
 # Where nothing has mounted tracefs yet (a fresh machine), mounted as cgtma mounts it for a
 # tracepoint event: a test must not skip for what cgtma does itself.
-TRACEFS=$(awk '$(NF-2) == "tracefs" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
+_mount_of tracefs
+TRACEFS=$mnt
 if [ -z "$TRACEFS" ]; then
-	TRACEFS=$(awk '$(NF-2) == "debugfs" && $4 == "/" { print $5 "/tracing"; exit }' \
-		/proc/self/mountinfo)
+	_mount_of debugfs && TRACEFS=$mnt/tracing
 	[ -n "$TRACEFS" ] && [ -d "$TRACEFS/events" ] ||
 		{ TRACEFS=/sys/kernel/tracing; mount -t tracefs nodev $TRACEFS 2>/dev/null; }
 fi
@@ -111,11 +152,72 @@ tmpfs_or_skip() {
 		skip "cannot mount a tmpfs${3:+ $3}"
 	on_exit "umount -l $1"
 }
+cpus_or_skip() {
+	local n
+	n=$(getconf _NPROCESSORS_ONLN)
+	[ "$n" -ge "$1" ] || skip "$n CPU(s) online, $1 needed: $2"
+}
+sample_rate_or_skip() {
+	local r
+	r=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	[ "$r" -ge "$1" ] || skip "perf_event_max_sample_rate is $r, below $1"
+}
+syscall_events_or_skip() {
+	local n=1 d
+	syscall_events=$2
+	for d in "$TRACEFS"/events/syscalls/sys_enter_*; do
+		[ "syscalls:${d##*/}" != "$2" ] && [ -r "$d/id" ] || continue
+		[ $n -lt "$1" ] || break
+		syscall_events+=",syscalls:${d##*/}"
+		n=$((n + 1))
+	done
+	[ $n -eq "$1" ] ||
+		skip "only $n syscall tracepoints under $TRACEFS/events/syscalls, $1 needed"
+}
+veth_or_skip() {
+	commands_or_skip ip nsenter
+	ip netns add "$1" || skip "cannot create a network namespace"
+	on_exit "ip netns del $1"
+	ip netns add "$4" || fail "cannot create a second network namespace"
+	on_exit "ip netns del $4"
+	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" ||
+		skip "cannot create a veth pair"
+	_veth_up "$1" "$2" "$3" && _veth_up "$4" "$5" "$6" || fail "cannot set up the veth pair"
+}
+_veth_up() {
+	nsenter --net="/run/netns/$1" ip addr add "$3/30" dev "$2" &&
+		nsenter --net="/run/netns/$1" ip link set "$2" up &&
+		nsenter --net="/run/netns/$1" ip link set lo up
+}
 tracepoint_or_skip() {
 	[ -d "$TRACEFS/events/$1" ] ||
 		skip "the kernel has no $1 tracepoint (under $TRACEFS/events; CONFIG_FTRACE_SYSCALLS)"
 }
 TMP=$(mktemp -d /tmp/cgtma-test.XXXXXX)
+# The polls below run many times a second: under a TCG guest a process started to sleep or
+# to count lines costs 0.1 s of the guest's one host CPU, taken from the cgtma being waited
+# for. A read that times out on a FIFO nobody writes sleeps without one.
+mkfifo "$TMP/nap" && exec {_nap_fd}<>"$TMP/nap" || fail "cannot make $TMP/nap"
+# The polls leave no shell trace of their own (CGTMA_LIVE_TRACE): written through a guest's
+# 9p share line by line, it would cost more than the polls do.
+nap() {
+	local -
+	set +x
+	read -r -t "$1" -u "$_nap_fd" _ || :
+}
+# _lines FILE: nlines, FILE's whole lines (wc -l's count: a last line not yet ended is not
+# one); set, not printed: a command substitution would fork.
+_lines() {
+	local - l=()
+	set +x
+	nlines=0
+	mapfile l <"$1" || return
+	[ ${#l[@]} -gt 0 ] && [ "${l[-1]: -1}" != $'\n' ] && unset 'l[-1]'
+	nlines=${#l[@]}
+}
+lines() { _lines "$1" && echo $nlines; }
+patience=2
+[ -n "${CGTMA_EMULATION:-}" ] && patience=5
 _exit_cmds=()
 _started=()
 
@@ -138,25 +240,32 @@ trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
 wait_for() {
-	local t=$1
+	local end=$((SECONDS + $1 * patience))
 	shift
-	for _ in $(seq $((t * 5))); do "$@" && return 0; sleep 0.2; done
-	return 1
+	while :; do
+		"$@" && return 0
+		[ $SECONDS -lt $end ] || return 1
+		nap 0.2
+	done
 }
 
 task_ends_once() {
-	local ex
-	ex=$(jq -s --argjson t "$2" '[.[] | select(.summary != true) | .rows[] |
-		select(.scope == "task" and .tid == $t and .exited == true)] | length' "$1")
-	[ "$ex" = 1 ] || { echo "thread $2 has $ex rows marked exited, want 1"; return 1; }
-	jq -e -s --argjson t "$2" '[.[] | select(.summary != true)] |
-		(map(any(.rows[]; .scope == "task" and .tid == $t and .exited == true)) |
-		 index(true)) as $i | .[$i + 1:] |
-		all(all(.rows[]; .scope != "task" or .tid != $t))' "$1" >/dev/null ||
-		{ echo "thread $2 has rows after the one marked exited"; return 1; }
+	local why
+	why=$(jq -r -s --argjson t "$2" '[.[] | select(.summary != true)] as $iv |
+		def gone: .scope == "task" and .tid == $t and .exited == true;
+		([$iv[].rows[] | select(gone)] | length) as $ex |
+		if $ex != 1 then "thread \($t) has \($ex) rows marked exited, want 1"
+		elif ($iv | (map(any(.rows[]; gone)) | index(true)) as $i | .[$i + 1:] |
+		      all(all(.rows[]; .scope != "task" or .tid != $t)))
+		then "ok" else "thread \($t) has rows after the one marked exited" end' "$1")
+	[ "$why" = ok ] || { echo "${why:-$1: jq cannot read it}"; return 1; }
 }
 
-cg_make() { mkdir -p "$CG_ROOT/$CG_BASE/$1" || fail "cannot create cgroup $1"; }
+cg_make() {
+	local r p=()
+	for r in "$@"; do p+=("$CG_ROOT/$CG_BASE/$r"); done
+	mkdir -p "${p[@]}" || fail "cannot create cgroup(s) $*"
+}
 cg_remove() {
 	local i
 	for ((i = 0; i < 50; i++)); do
@@ -168,6 +277,11 @@ cg_remove() {
 cg_path() { echo "/$CG_BASE${1:+/$1}"; }
 cg_run() { local rel=$1; shift; "$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@"; }
 cg_start() { cg_run "$@" & _started+=($!); }
+cg_spawn() {
+	local rel=$1
+	shift
+	"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$rel" "$@" &
+}
 _pingpongs=()
 pingpong_start() {
 	local cpu pp=${CGTMA_BUILD:-build}/tests/pingpong
@@ -193,8 +307,7 @@ cg_wait() {
 spinner_running() {
 	local spinfn=${CGTMA_BUILD:-build}/tests/spinfn u i
 	[ -x "$spinfn" ] || fail "no $spinfn: build first (make $spinfn)"
-	# Not cg_run in the background: $! would be a subshell, and killing it leaves the spinner.
-	"$WORKLOAD" cgexec "$CG_ROOT/$CG_BASE/$1" "$spinfn" "$2" 600000 &
+	cg_spawn "$1" "$spinfn" "$2" 600000
 	_spinner=$!
 	on_exit "kill $_spinner 2>/dev/null"
 	u=$(usage_usec "$1")
@@ -249,13 +362,24 @@ cgroup_sum() {
 		  select(.scope == "cgroup" and .cgroup == $cg and .cpu == $cpu) | .counts[$ev]] |
 		 add // 0' "$1"
 }
-# task_sum FILE CGROUP TID EVENT: the thread's count of EVENT in CGROUP summed over the
-# interval lines of cgtma --json -T output FILE, 0 where it has none.
-task_sum() {
-	jq -s --arg cg "$2" --argjson tid "$3" --arg ev "$4" \
-		'[.[] | select(.summary != true) | .rows[] |
-		  select(.scope == "task" and .cgroup == $cg and .tid == $tid) | .counts[$ev]] |
-		 add // 0' "$1"
+cgroup_sums() {
+	local f=$1 ev=$2
+	shift 2
+	jq -n --arg ev "$ev" '[inputs | select(.summary != true) | .rows[] |
+		select(.scope == "cgroup" and .cpu == null)] as $r |
+		$ARGS.positional[] as $cg | [$r[] | select(.cgroup == $cg) | .counts[$ev]] | add // 0' \
+		"$f" --args "$@"
+}
+# task_sums FILE EVENT CGROUP TID...: each thread's count of EVENT in its CGROUP summed over
+# the interval lines of cgtma --json -T output FILE (0 where it has none), a line each.
+task_sums() {
+	local f=$1 ev=$2
+	shift 2
+	jq -n --arg ev "$ev" '[inputs | select(.summary != true) | .rows[] |
+		select(.scope == "task")] as $r | $ARGS.positional as $a |
+		range(0; $a | length; 2) as $i |
+		[$r[] | select(.cgroup == $a[$i] and .tid == ($a[$i + 1] | tonumber)) |
+		 .counts[$ev]] | add // 0' "$f" --args "$@"
 }
 # summary_cgroups FILE: the cgroup rows' names on the summary line of --json FILE, sorted, on
 # one line.
@@ -290,14 +414,35 @@ cpu_rows_add_up() {
 		      .counts[$ev]] | add // 0)))' "$1" >/dev/null
 }
 # wait_lines FILE N [SECONDS]: until cgtma's output FILE has N lines (10 s at most).
-wait_lines() {
-	local i s=${3:-10}
-	for ((i = 0; i < s * 20; i++)); do
-		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
-		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
-		sleep 0.05
+wait_lines() { _wait_lines "$1" "$2" "${3:-10}" 0; }
+# _wait_lines FILE N SECONDS MORE: until FILE has N whole lines, or N more than now with
+# MORE=1 (a line being written counts once its newline is). FILE is read once, on a
+# descriptor that goes on from where it was: an output of --all-cgroups -A grows to
+# megabytes, and counting it whole at every poll took half of 20-churn's time under
+# emulation.
+_wait_lines() {
+	local - file=$1 want=$2 end fd n=0 _l
+	set +x
+	end=$((SECONDS + $3 * patience))
+	# Made by a redirection of a command started in the background, it may not be there
+	# yet: no lines so far.
+	while [ ! -e "$file" ]; do
+		[ $SECONDS -lt $end ] || fail "no $file in $(($3 * patience)) s"
+		nap 0.05
 	done
-	fail "cgtma wrote fewer than $2 lines in $s s"
+	exec {fd}<"$file" || fail "cannot read $file"
+	if (($4)); then
+		while read -r -u $fd _l; do n=$((n + 1)); done
+		want=$((n + want))
+	fi
+	while :; do
+		while [ $n -lt "$want" ] && read -r -u $fd _l; do n=$((n + 1)); done
+		[ $n -ge "$want" ] && break
+		[ $SECONDS -lt $end ] || fail "cgtma wrote fewer than $want lines in $(($3 * patience)) s"
+		kill -0 "$cgtma_pid" 2>/dev/null || fail "cgtma exited early: $(cat "$TMP/err")"
+		nap 0.05
+	done
+	exec {fd}<&-
 }
 cgtma_start() {
 	local out=$1 n=$2
@@ -311,7 +456,7 @@ cgtma_started() {
 	on_exit "kill -9 $cgtma_pid"
 	[ "${2:-0}" -eq 0 ] || wait_lines "$1" "$2"
 }
-cgtma_more() { wait_lines "$1" $(($(wc -l <"$1") + ${2:-1})) "${3:-}"; }
+cgtma_more() { _wait_lines "$1" "${2:-1}" "${3:-10}" 1; }
 cgtma_status() {
 	local rc
 	wait $cgtma_pid
@@ -321,8 +466,7 @@ cgtma_status() {
 cgtma_exited() { cgtma_status 0 "$@"; }
 cgtma_signal() {
 	kill -"$1" $cgtma_pid
-	shift
-	cgtma_exited "$@"
+	cgtma_status "${3:-0}" "${2:-}"
 }
 cgtma_quiet() {
 	! stderr_said "$TMP/err" || fail "${1:+$1: }cgtma wrote to stderr: $(cat "$TMP/err")"
@@ -347,14 +491,57 @@ metrics_scrape() {
 		curl -sf "http://127.0.0.1:$1/metrics"
 	fi
 }
-metric_value() { awk -v k="$2" 'index($0, k " ") == 1 { print $2 }' "$1"; }
-perf_cgroup_users() {
-	pgrep -a -f '(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
+metric_value() {
+	local f=$1 k=$2
+	shift 2
+	awk -v k="$k" -v parts="$(printf '%s\034' "$@")" -v n=$# 'BEGIN { split(parts, p, "\034") }
+		(n ? index($0, k) == 1 : index($0, k " ") == 1) {
+			s = substr($0, 1, length($0) - length($NF))
+			for (i = 1; i <= n; i++) if (!index(s, p[i])) next
+			v = $NF
+		}
+		END { if (v != "") print v }' "$f"
 }
+scrape_value() {
+	local port=$1
+	shift
+	metrics_scrape "$port" | metric_value - "$@"
+}
+metrics_wait() {
+	local s=$1 port=$2 file=$3 f=()
+	shift 3
+	[ "$1" = -F ] && f=(-F) && shift
+	# shellcheck disable=SC2317 # called through wait_for
+	_page_has() {
+		local p
+		metrics_scrape "$port" "$file" || return 1
+		for p in "$@"; do grep -q "${f[@]}" -e "$p" "$file" || return 1; done
+	}
+	wait_for "$s" _page_has "$@"
+}
+# perf_cgroup_users: "PID COMMAND" of each perf session counting per cgroup (as pgrep -a -f
+# says them); 1 if none. The watch below runs it ten times a second: read by the shell
+# itself, not by a pgrep that takes 0.2 s of a TCG guest's one host CPU each time.
+perf_cgroup_users() {
+	local - f a found=1
+	set +x
+	local re='(^|/)perf[^ ]* (stat|record|top|trace) .*(-G|--cgroup|--for-each-cgroup)'
+	for f in /proc/[0-9]*/cmdline; do
+		mapfile -d '' -t a 2>/dev/null <"$f" || continue
+		[[ "${a[*]}" =~ $re ]] || continue
+		f=${f#/proc/}
+		echo "${f%/cmdline} ${a[*]}"
+		found=0
+	done
+	return $found
+}
+# Under emulation once a second: a guest runs nothing but the test, and a look at every
+# process costs the guest's CPU there.
 watch_perf_cgroup_sessions() {
-	local p
+	local p every=0.1
 	p=$(perf_cgroup_users) && skip "another perf session counts per-cgroup events: $p"
-	while :; do perf_cgroup_users; sleep 0.1; done >"$TMP/perf-seen" 2>/dev/null &
+	[ -n "${CGTMA_EMULATION:-}" ] && every=1
+	while :; do perf_cgroup_users; nap $every; done >"$TMP/perf-seen" 2>/dev/null &
 	on_exit "kill $!"
 }
 perf_seen() {
@@ -370,11 +557,11 @@ steal_usec() {
 	awk -v hz="$(getconf CLK_TCK)" -v c="cpu${1:-}" '$1 == c { print int($9 * 1000000 / hz) }' \
 		/proc/stat
 }
-steal_tick_usec=$(($(nproc) * 1000000 / $(getconf CLK_TCK)))
 # agree WHAT CGTMA_USEC CPUSTAT_USEC STEAL_USEC [WHY]: within 3 %, plus the time stolen
 # meanwhile (and what its ticks hide), which cpu-clock may hold and cpu.stat does not, plus
 # $slack us either way (0 unless the test sets it).
 agree() {
+	local steal_tick_usec=$(($(nproc) * 1000000 / $(getconf CLK_TCK)))
 	echo "$1: cpu-clock $2 us, cpu.stat usage_usec grew $3 us (steal $4 us)"
 	[ "$3" -ge 100000 ] || fail "$1: only $3 us of CPU time: the workload did not run"
 	awk -v a="$2" -v b="$3" -v st="$4" \
@@ -384,9 +571,17 @@ agree() {
 	fail "$1: cpu-clock $2 us is not within 3 % of cpu.stat's $3 us" \
 		"($(awk -v a="$2" -v b="$3" 'BEGIN { printf "%+.1f %%", (a - b) * 100 / b }'))${5:-}"
 }
+# Read by the shell: every stop of cgtma asks, and two greps cost 0.25 s under emulation.
 stderr_said() {
-	grep -v '^cgtma: mark: ' "$1" |
-		grep -qv '^cgtma: warning: switch hook: the perf-event hook missed a switch'
+	local - l
+	set +x
+	while IFS= read -r l || [ -n "$l" ]; do
+		case $l in
+		'cgtma: mark: '* | 'cgtma: warning: switch hook: the perf-event hook missed a switch'*) ;;
+		*) return 0 ;;
+		esac
+	done <"$1"
+	return 1
 }
 
 # --- Two CPU-bound cgroups on one CPU (35-hw-counters, 38-hw-groups) ---
@@ -424,7 +619,7 @@ loops_measure() {
 		: >"$TMP/gate-b"
 	fi
 	cg_wait
-	wait_lines "$out" $(($(wc -l <"$out") + 1)) 60
+	cgtma_more "$out" 1 60
 	cgtma_signal INT "cgtma $* ($name)"
 	cp "$TMP/err" "$TMP/$name.err"
 }

@@ -9,12 +9,12 @@
 # scripts, relative; empty for all), EMULATION (tcg; tcg-icount on the arm64 rows, QEMU run
 # with -icount shift=0; or empty under KVM), ATTACH_ROUNDS (CGTMA_ATTACH_ROUNDS for
 # 27-attach-churn), KMEM_EVENTS (CGTMA_KMEM_EVENTS for 32-kernel-memory), LOADED_RUNS
-# (CGTMA_LOADED_RUNS for 52-loaded) and LIVE_TIMEOUT (CGTMA_LIVE_TIMEOUT), empty for
-# their defaults.
+# (CGTMA_LOADED_RUNS for 52-loaded), LIVE_TIMEOUT (CGTMA_LIVE_TIMEOUT) and LIVE_TRACE
+# (CGTMA_LIVE_TRACE: each test's timed trace beside its log), empty for their defaults.
 #
 # What it writes: uname, uname-v, preempt, paranoid, memlock, live.log (tests/run-live.sh's
-# output), tests/NAME.log (each test's whole output) and rc, or check.cmd/.out/.err/.rc;
-# dmesg; error when the set-up failed; done last.
+# output), tests/NAME.log (each test's whole output; NAME.trace with LIVE_TRACE) and rc, or
+# check.cmd/.out/.err/.rc; dmesg; error when the set-up failed; done last.
 # Left alone on purpose: kernel.perf_event_paranoid (Debian's kernels default it to 3, the
 # tests check the permission messages) and the resource limits (the kernel's defaults:
 # 64 KiB of locked memory, which pre-5.11 kernels charge BPF maps to).
@@ -109,6 +109,7 @@ say "$(uname -r), $LAYOUT cgroups, paranoid $(cat $R/paranoid), memlock $(cat $R
 [ -n "${KMEM_EVENTS:-}" ] && export CGTMA_KMEM_EVENTS=$KMEM_EVENTS
 [ -n "${LOADED_RUNS:-}" ] && export CGTMA_LOADED_RUNS=$LOADED_RUNS
 [ -n "${LIVE_TIMEOUT:-}" ] && export CGTMA_LIVE_TIMEOUT=$LIVE_TIMEOUT
+[ -n "${LIVE_TRACE:-}" ] && export CGTMA_LIVE_TRACE=$LIVE_TRACE
 cd /cgtma || setup_failed "no /cgtma"
 case $MODE in
 suite)

@@ -579,10 +579,10 @@ show_new() {
 show_all() { sed 's/^/  | /'; }
 show_results() { grep -E '^(ok   |SKIP |FAIL )' | sed "s/^/  [$ROW] /"; }
 
-# row_setup_failed ROW SECONDS: ROW's results say that fetching or building what its kernel
-# needs failed (the messages before say what), after SECONDS.
+# row_setup_failed ROW SECONDS: ROW's results (ROW_PART's) say that fetching or building
+# what its kernel needs failed (the messages before say what), after SECONDS.
 row_setup_failed() {
-	local res=$CACHE/results/$1
+	local res=$CACHE/results/$1${ROW_PART:+/part$ROW_PART}
 	mkdir -p "$res/fail" || return 1
 	echo "setup FAIL" >"$res/cells"
 	echo "fetching or building what this kernel needs failed (see the messages above)" \
@@ -591,14 +591,15 @@ row_setup_failed() {
 }
 
 # run_row ROW VERBOSE BUILD [TEST_FILE...]: one row of the matrix, start to end, into
-# $CACHE/results/ROW: boots the kernel (or, for host, runs the suite here), then writes
+# $CACHE/results/ROW (with ROW_PART=P set, one part of a row split by merge_parts: into
+# $CACHE/results/ROW/partP): boots the kernel (or, for host, runs the suite here), then writes
 # cells ("COLUMN STATUS" lines: boot, klog, each test, nocg2), skip/TEST, fail/COLUMN and
 # meta (a kernel, initrd or root that fails to come: row_setup_failed's). VERBOSE=1 shows
 # the guest's console as it comes, 0 only the test results. Returns
 # 1 if a cell is FAIL.
 run_row() {
 	ROW=$1
-	local verbose=$2 build=$3 res=$CACHE/results/$1 t0=$SECONDS
+	local verbose=$2 build=$3 res=$CACHE/results/$1${ROW_PART:+/part$ROW_PART} t0=$SECONDS
 	shift 3
 	row_def "$ROW" || return 2
 	build=$(row_build "$build")
@@ -616,7 +617,8 @@ run_row() {
 	{
 		printf 'ROW=%q\nWALL=%q\nCMDLINE=%q\n' "$ROW" $((SECONDS - t0)) "$BOOT_CMDLINE"
 		[ "$R_FAMILY" != host ] &&
-			printf 'PKG=%q\nDEBVER=%q\nACCEL=%q\n' "$K_PKG" "$K_DEBVER" "$ACCEL"
+			printf 'PKG=%q\nDEBVER=%q\nACCEL=%q\nGUEST_CPU=%q\n' "$K_PKG" "$K_DEBVER" \
+				"$ACCEL" "${GUEST_CPU:-}"
 		printf 'MODE_TEXT=%q\n' "$(row_mode_text)"
 	} >"$res/meta"
 	! grep -q ' FAIL$' "$res/cells"
@@ -644,10 +646,19 @@ host_suite() {
 	echo 'done' >"$res/out/done"
 }
 
+# children_cpu: CHILDREN_CPU, the CPU seconds this shell's children that ended took
+# (/proc's cutime and cstime: QEMU's own, through the timeout that waits for it).
+children_cpu() {
+	local s
+	read -ra s </proc/$BASHPID/stat || return 1
+	CHILDREN_CPU=$(((s[15] + s[16]) / $(getconf CLK_TCK)))
+}
+
 # guest_boot RES VERBOSE BUILD [TEST_FILE...]: boots ROW's kernel with the root image and
 # three 9p shares (the checkout's copy, RES/out, the kernel's modules) and waits for it to
 # power off. BOOT_WHY: why the boot failed (a hang, a panic, a set-up error), empty if it
-# did not; BOOT_CMDLINE: the kernel's command line.
+# did not; BOOT_CMDLINE: the kernel's command line; GUEST_CPU: the CPU seconds QEMU took
+# (under TCG the guest's work whatever else the machine ran: its time depends on that).
 guest_boot() {
 	local res=$1 verbose=$2 build=$3 pid rc watched done_at='' p
 	shift 3
@@ -672,7 +683,10 @@ guest_boot() {
 		printf 'KMEM_EVENTS=%q\n' "${CGTMA_KMEM_EVENTS:-}"
 		printf 'LOADED_RUNS=%q\n' "${CGTMA_LOADED_RUNS:-}"
 		printf 'LIVE_TIMEOUT=%q\n' "${CGTMA_LIVE_TIMEOUT:-}"
+		printf 'LIVE_TRACE=%q\n' "${CGTMA_LIVE_TRACE:-}"
 	} >"$res/out/guest.conf"
+	children_cpu
+	local cpu0=$CHILDREN_CPU
 	BOOT_CMDLINE="console=$console loglevel=5 panic=1"
 	[ "$R_ARCH" = amd64 ] && [ "$ACCEL" != kvm ] && BOOT_CMDLINE="$BOOT_CMDLINE tsc=reliable"
 	BOOT_CMDLINE="$BOOT_CMDLINE${R_CMDLINE:+ $R_CMDLINE}"
@@ -707,6 +721,8 @@ guest_boot() {
 	done
 	wait $pid
 	rc=$?
+	children_cpu
+	GUEST_CPU=$((CHILDREN_CPU - cpu0))
 	show_new "$watched"
 	if [ -n "$BOOT_WHY" ]; then
 		:
@@ -802,6 +818,62 @@ collect_row() {
 	fi
 }
 
+# part_tests PART PARTS TEST_FILE...: the tests of part PART (from 1) of PARTS: every
+# PARTS-th, from the PART-th on, so that each part has long and short tests alike.
+part_tests() {
+	local p=$1 n=$2 i=0 t
+	shift 2
+	for t in "$@"; do
+		[ $((i % n + 1)) = "$p" ] && echo "$t"
+		i=$((i + 1))
+	done
+}
+
+# merge_parts ROW PARTS: ROW's results from those of its PARTS parts (a row split over as
+# many guests, run side by side: tests/vm/test-kernels.sh -p), as if one guest had run
+# them: a cell per column, the worst a part gave (FAIL, n/r, skip, ok); each part's skips
+# and failures, a boot, klog or suite failure said per part; the time of the parts added
+# up (and QEMU's CPU); the kernel's name and mode from the first part that booted. Each part's logs stay in
+# ROW/partP/.
+merge_parts() {
+	local row=$1 n=$2 res=$CACHE/results/$1 p d f wall=0 cpu=0 first=''
+	rm -rf "$res/skip" "$res/fail" "$res/out" "$res/cells" "$res/meta" "$res/klog"
+	mkdir -p "$res/skip" "$res/fail" "$res/out" || return 1
+	for ((p = 1; p <= n; p++)); do
+		d=$res/part$p
+		if [ ! -f "$d/meta" ]; then
+			echo "boot FAIL" >>"$res/cells.all"
+			echo "part $p: no result" >>"$res/fail/boot"
+			continue
+		fi
+		cat "$d/cells" >>"$res/cells.all"
+		cat "$d/klog" >>"$res/klog" 2>/dev/null
+		for f in "$d"/skip/*; do [ -f "$f" ] && cp "$f" "$res/skip/"; done
+		for f in "$d"/fail/*; do
+			[ -f "$f" ] || continue
+			case ${f##*/} in
+			setup | boot | klog | suite) { echo "part $p:"; cat "$f"; } >>"$res/fail/${f##*/}" ;;
+			*) cp "$f" "$res/fail/" ;;
+			esac
+		done
+		wall=$((wall + $(. "$d/meta"; echo "$WALL")))
+		cpu=$((cpu + $(. "$d/meta"; echo "${GUEST_CPU:-0}")))
+		[ -z "$first" ] && [ -f "$d/out/uname" ] && first=$d
+	done
+	awk 'function rank(s) { return s == "FAIL" ? 4 : s == "n/r" ? 3 : s == "skip" ? 2 : s == "ok" ? 1 : 0 }
+		!($1 in st) { order[++k] = $1; st[$1] = $2; next }
+		rank($2) > rank(st[$1]) { st[$1] = $2 }
+		END { for (i = 1; i <= k; i++) print order[i], st[order[i]] }' \
+		"$res/cells.all" >"$res/cells"
+	rm -f "$res/cells.all"
+	[ -n "$first" ] || first=$res/part1
+	cp "$first"/out/uname* "$first"/out/preempt "$res/out/" 2>/dev/null
+	{
+		grep -v '^WALL=\|^GUEST_CPU=' "$first/meta" 2>/dev/null || printf 'ROW=%q\n' "$row"
+		printf 'WALL=%q\nGUEST_CPU=%q\n' "$wall" "$cpu"
+	} >"$res/meta"
+}
+
 # collect_nocgroup2 RES WHY: the check of a machine without cgroup v2 passes iff cgtma
 # exited 1 and said "cgroup v2" on stderr; its stderr is kept verbatim for the report.
 collect_nocgroup2() {
@@ -829,7 +901,7 @@ collect_nocgroup2() {
 # PREEMPT_DYNAMIC kernel, else the kernel's version string and configuration) and the
 # cgroup layout.
 row_mode_text() {
-	local res=$CACHE/results/$ROW p='' layout
+	local res=$CACHE/results/$ROW${ROW_PART:+/part$ROW_PART} p='' layout
 	[ -s "$res/out/preempt" ] && p=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' "$res/out/preempt")
 	if [ -z "$p" ]; then
 		if grep -q PREEMPT_RT "$res/out/uname-v" 2>/dev/null; then

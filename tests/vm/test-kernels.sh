@@ -3,7 +3,7 @@
 # each booted under QEMU against the binaries built here, and on this machine's own kernel;
 # then one table, kernel x test.
 #
-#   tests/vm/test-kernels.sh [-b BUILD_DIR] [-t "TEST..."] [-j JOBS] [KERNEL...]
+#   tests/vm/test-kernels.sh [-b BUILD_DIR] [-t "TEST..."] [-j JOBS] [-p PARTS] [KERNEL...]
 #   make test-kernels [KERNELS="5.10 6.1"] [TESTS="10 12"] [JOBS=2]
 #
 #   KERNEL  host (this machine, no VM), 5.10 (bullseye), 5.10-rt (its PREEMPT_RT), 6.1
@@ -20,11 +20,16 @@
 #           keeps a guest on one host CPU, so on a machine of N CPUs up to N guests run
 #           side by side about as fast as one alone. The host row always runs alone: its
 #           timing tests measure this machine.
+#   -p      guests per row (default 1, or CGTMA_VMTEST_PARTS): each boots the row's kernel
+#           and runs every PARTS-th test, and the row's results are theirs together (its
+#           time their times added up). With three rows on two CPUs, two parts each keep
+#           both CPUs busy to the end, where whole rows leave one idle for a row's length.
 #
 # First everything is fetched and built (the newest kernel package of each family through a
 # private apt configuration, a debootstrap'd root image, an initramfs per kernel; once, in
 # the cache: see tests/vm/lib.sh), then KVM is probed, then the rows run, JOBS guests at a
-# time, in the order given (under TCG a row takes 8 to 15 minutes). One row:
+# time, in the order given (each row's parts one after the other; under TCG a row takes 8 to
+# 15 minutes). One row:
 # tests/vm/run-kernel.sh.
 #
 # Exit status: 0 when every kernel passed every check that applies to it, 1 otherwise,
@@ -33,21 +38,25 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [-j JOBS] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2
+	echo "usage: $0 [-b BUILD_DIR] [-t \"TEST...\"] [-j JOBS] [-p PARTS] [KERNEL...]  (KERNEL: $ALL_ROWS)" >&2
 	exit 2
 }
-build=build tests='' jobs=${CGTMA_VMTEST_JOBS:-1}
-while getopts b:t:j:h o; do
+build=build tests='' jobs=${CGTMA_VMTEST_JOBS:-1} parts=${CGTMA_VMTEST_PARTS:-1}
+while getopts b:t:j:p:h o; do
 	case $o in
 	b) build=$OPTARG ;;
 	t) tests=$OPTARG ;;
 	j) jobs=$OPTARG ;;
+	p) parts=$OPTARG ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
 case $jobs in
 '' | *[!0-9]* | 0*) vm_err "jobs '$jobs': expected a whole number of guests, 1 or more"; exit 2 ;;
+esac
+case $parts in
+'' | *[!0-9]* | 0*) vm_err "parts '$parts': expected a whole number of guests per row, 1 or more"; exit 2 ;;
 esac
 rows=("$@")
 [ ${#rows[@]} -gt 0 ] || read -ra rows <<<"$DEFAULT_ROWS"
@@ -81,17 +90,21 @@ if [ -n "$first_image" ]; then
 	vm_say "accelerator: $ACCEL ($ACCEL_WHY)"
 fi
 
-# one_row ROW: runs ROW and says how long it took; its results are in the cache.
+# one_row ROW [PART N]: runs ROW (its part PART of N) and says how long it took; its
+# results are in the cache.
 one_row() {
-	vm_say "== $1"
-	run_row "$1" 0 "$build" "${TEST_FILES[@]}"
+	local what=$1${2:+ part $2/${3:-}} files=("${TEST_FILES[@]}")
+	[ -n "${2:-}" ] && mapfile -t files < <(part_tests "$2" "$3" "${TEST_FILES[@]}")
+	vm_say "== $what"
+	ROW_PART=${2:-} run_row "$1" 0 "$build" "${files[@]}"
 	# shellcheck source=/dev/null
-	vm_say "== $1: $(vm_dur "$(. "$CACHE/results/$1/meta"; echo "$WALL")")"
+	vm_say "== $what: $(. "$CACHE/results/$1${2:+/part$2}/meta"
+		echo "$(vm_dur "$WALL")${GUEST_CPU:+, QEMU CPU $(vm_dur "$GUEST_CPU")}")"
 }
 
-# Guest rows run in subshells (run_row's state is global), at most $jobs at a time; a
-# host row waits for them all and runs alone.
-running=0
+# Guest rows run in subshells (run_row's state is global), at most $jobs at a time, a row
+# of several parts as that many; a host row waits for them all and runs alone.
+running=0 split=()
 for r in "${rows[@]}"; do
 	if printf '%s\n' "${setup_failed[@]}" | grep -qxF -- "$r"; then
 		rm -rf "$CACHE/results/$r" && mkdir -p "$CACHE/results/$r/out"
@@ -103,16 +116,29 @@ for r in "${rows[@]}"; do
 		wait
 		running=0
 		one_row "$r"
-	else
+		continue
+	fi
+	n=$parts
+	# A part per test at most; the nocgroup2 row's one check is one guest.
+	[ "$R_MODE" = nocgroup2 ] || [ "${#TEST_FILES[@]}" -lt 2 ] && n=1
+	[ "$n" -gt "${#TEST_FILES[@]}" ] && n=${#TEST_FILES[@]}
+	if [ "$n" -gt 1 ]; then
+		rm -rf "$CACHE/results/$r" && mkdir -p "$CACHE/results/$r" || exit 1
+		split+=("$r:$n")
+	fi
+	for ((p = 1; p <= n; p++)); do
 		while [ "$running" -ge "$jobs" ]; do
 			wait -n
 			running=$((running - 1))
 		done
-		one_row "$r" &
+		if [ "$n" -gt 1 ]; then one_row "$r" $p $n & else one_row "$r" & fi
 		running=$((running + 1))
-	fi
+	done
 done
 wait
+for rp in "${split[@]}"; do
+	merge_parts "${rp%:*}" "${rp##*:}" || vm_err "${rp%:*}: cannot merge its parts' results"
+done
 # The table also stays in the cache, beside the rows' logs.
 vm_report "${rows[@]}" | tee "$CACHE/results/report.txt"
 rc=${PIPESTATUS[0]}
