@@ -373,9 +373,8 @@ out=$TMP/throttled.json
 measure "$out" -G "$T"
 want=$(kernel t 1e6)
 [ "$(noise "$out" "$T" throttled)" != absent ] || fail "$T has no throttled time in some interval"
-# Over the summary: each interval's rate is over the time between its two readings of the
-# files, which its "interval" (between the BPF side's readings) is not quite; under a slow
-# emulation those differ by tenths of a second. The run's rate times the run is the sum.
+# Over the summary: the run's rate times the run is cpu.stat's growth from the run's first
+# reading to its last, which hold the window.
 got=$(jq -rs --arg c "$T" '.[-1] | .interval as $s | .rows[] | select(.scope == "cgroup" and
 	.cgroup == $c and .cpu == null) | .noise.throttled * $s' "$out")
 echo "$T: throttled $got s, cpu.stat says $want s (window $window s)"
