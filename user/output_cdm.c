@@ -67,10 +67,7 @@
  *
  * Times are integer milliseconds since the Unix epoch, both ends inclusive. An interval
  * begins one millisecond after the previous one ended (the first at the run's start) and
- * ends at the run's start plus the intervals' lengths so far (JSON's "interval": the span
- * its counts cover), so that each rate times its row's length is the interval's count, and
- * a series adds up to the run's; that end stays within milliseconds of the interval's own
- * wall-clock time. A series' first row begins where its interval begins; every later row
+ * ends at its end. A series' first row begins where its interval begins; every later row
  * begins one millisecond after that series' previous row ended, so that each series covers
  * its time without gaps or overlaps, as CDM's queries need. An interval where a series has
  * no value (a node not counted: a cgroup that did not run, an event that never got a
@@ -169,8 +166,6 @@ struct cdm {
 	bool named;			/* cgroups tracked: series name containers and pods */
 	bool irq;			/* --irq: series name their interrupt (see the top) */
 	long long prev_end;		/* the last interval's end */
-	double end_s;			/* the same in seconds, unrounded: the run's start
-					 * plus the intervals' lengths */
 	long long run_begin;		/* the first interval's begin */
 	long long missed_from;		/* the begin of the first interval not exact; -1 */
 	long nr_intervals;
@@ -758,19 +753,15 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 	struct cdm *c = o->priv;
 	struct collect cl = { .c = c, .run = run };
 	struct strbuf rows = STRBUF_INIT;
-	long long end, ibegin;
+	long long end = llround(iv->time * 1000), ibegin;
 	int old_nr = c->nr_series, err = 0;
 	bool failed_now = false;
 
 	if (!c->started) {
-		c->end_s = iv->time - iv->interval_s;
-		c->prev_end = llround(c->end_s * 1000);
+		c->prev_end = end - llround(iv->interval_s * 1000);
 		c->run_begin = c->prev_end + 1;
 		c->started = true;
 	}
-	/* Its length is the counts' span, so that a rate times its row's length is its count. */
-	c->end_s += iv->interval_s > 0 ? iv->interval_s : 0;
-	end = llround(c->end_s * 1000);
 	ibegin = c->prev_end + 1;
 	/* A last interval shorter than a millisecond, or the clock stepped back. */
 	if (end < ibegin)
@@ -891,7 +882,6 @@ static int cdm_begin(struct output *o, const struct run *run)
 	if (err)
 		return err;
 	if (run->start_time > 0) {
-		c->end_s = run->start_time;
 		c->prev_end = llround(run->start_time * 1000) - 1;
 		c->run_begin = c->prev_end + 1;
 		c->started = true;

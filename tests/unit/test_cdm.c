@@ -346,10 +346,8 @@ static void check_nodes(void)
 		struct scope *s;
 
 		iv[i].interval_s = 1;
-		/* Wall-clock ends that drift from the counts' spans: the rows follow the spans,
-		 * so that a rate times its row's length is its count. */
 		iv[i].time = sy.run.start_time + 1.0 + i + 0.0004 * i;
-		end_ms[i] = llround((sy.run.start_time + 1.0 + i) * 1000);
+		end_ms[i] = llround(iv[i].time * 1000);
 		CHECK(synth_scope(&sy, &iv[i], SCOPE_SYSTEM, NULL, -1, counts, 1) != NULL, "scope");
 		if (i == 0)
 			continue;
