@@ -66,8 +66,8 @@
  * interval without a row of it is exact.
  *
  * Times are integer milliseconds since the Unix epoch, both ends inclusive. An interval
- * begins one millisecond after the previous one ended (the first at the run's start) and
- * ends at its end. A series' first row begins where its interval begins; every later row
+ * begins one millisecond after the previous one ended (the first one after the run's start)
+ * and ends at its end. A series' first row begins where its interval begins; every later row
  * begins one millisecond after that series' previous row ended, so that each series covers
  * its time without gaps or overlaps, as CDM's queries need. An interval where a series has
  * no value (a node not counted: a cgroup that did not run, an event that never got a
@@ -76,6 +76,9 @@
  * A scope that has no row at all in such intervals (a cgroup found by a glob, a thread)
  * gets that span of zero written before its next row, or at the run's end while it is
  * not gone (idle_gap()). Values are never NaN or Inf: such a value is skipped alike.
+ * A rate is per second of its interval's row (end - begin + 1 milliseconds), so that rate
+ * times row is the interval's count and a series adds up to the run's; the counts' own
+ * span, which the other outputs divide by, strays from the row's by a few milliseconds.
  *
  * Writing: at begin (counting has started), an empty CSV and "[]", so that the pair is
  * valid from then on. Each
@@ -568,9 +571,12 @@ struct pending {
 	double value;
 };
 
-/* A cgroup's or thread's noise values that exist (W_NOISE, its noise_types[] index, value). */
-static int noise_values(const struct scope *s, int (*fn)(void *, enum what, int, double),
-			void *ctx)
+/*
+ * A cgroup's or thread's noise values that exist (W_NOISE, its noise_types[] index, value),
+ * each a rate over the interval's span, times scale (row_rate()).
+ */
+static int noise_values(const struct scope *s, double scale,
+			int (*fn)(void *, enum what, int, double), void *ctx)
 {
 	int err = 0;
 
@@ -580,27 +586,35 @@ static int noise_values(const struct scope *s, int (*fn)(void *, enum what, int,
 		double v;
 
 		memcpy(&v, (const char *)&s->noise + noise_types[i].off, sizeof(v));
+		v *= scale;
 		if ((s->noise.has & noise_types[i].bit) && isfinite(v))
 			err = fn(ctx, W_NOISE, i, v);
 	}
 	return err;
 }
 
-/* The values of one scope that exist: (kind, index, value). */
+/*
+ * The values of one scope that exist: (kind, index, value). Rates are per second of the
+ * interval's row, row_s long (the counts and the noise rates cover interval_s): a rate
+ * times its row's length is then the interval's count exactly, and a series adds up to the
+ * run's, though an interval's wall-clock end, where its row ends, strays from the counts'
+ * span by a few milliseconds.
+ */
 static int scope_values(const struct run *run, const struct scope *s, double interval_s,
-			int (*fn)(void *, enum what, int, double), void *ctx)
+			double row_s, int (*fn)(void *, enum what, int, double), void *ctx)
 {
 	const struct plan *p = run->plan;
+	double noise_scale = interval_s / row_s;
 	int err = 0;
 
 	if (!p) {
 		for (int i = 0; i < run->nr_events && !err; i++) {
-			double v = s->count[i] / interval_s;
+			double v = s->count[i] / row_s;
 
 			if (s->state[i] != COUNT_NOT_COUNTED && isfinite(v))
 				err = fn(ctx, W_EVENT, i, v);
 		}
-		return err ?: noise_values(s, fn, ctx);
+		return err ?: noise_values(s, noise_scale, fn, ctx);
 	}
 	for (int i = 0; i < p->nr_nodes && !err; i++)
 		if (s->tma.counted[i] && isfinite(s->tma.value[i] * 100))
@@ -608,7 +622,7 @@ static int scope_values(const struct run *run, const struct scope *s, double int
 	for (int i = 0; i < p->nr_metrics && !err; i++)
 		if (s->tma.metric_counted[i] && isfinite(s->tma.metric[i]))
 			err = fn(ctx, W_METRIC, i, s->tma.metric[i]);
-	return err ?: noise_values(s, fn, ctx);
+	return err ?: noise_values(s, noise_scale, fn, ctx);
 }
 
 struct collect {
@@ -776,7 +790,7 @@ static int cdm_interval(struct output *o, const struct run *run, const struct in
 		cl.cpu = scope_cpu(run, cl.scope);
 		cl.place = -1;
 		err = scope_values(run, cl.scope, iv->interval_s > 0 ? iv->interval_s : 1,
-				   collect_value, &cl);
+				   (end - ibegin + 1) / 1000.0, collect_value, &cl);
 	}
 	if (!err && (iv->missed_slices || c->missed_from >= 0))
 		err = collect_missed(c, &cl, iv, ibegin);
@@ -881,8 +895,10 @@ static int cdm_begin(struct output *o, const struct run *run)
 
 	if (err)
 		return err;
+	/* The run's start is the end of nothing: the first interval begins after it, as long as
+	 * it lasted, like every later one. */
 	if (run->start_time > 0) {
-		c->prev_end = llround(run->start_time * 1000) - 1;
+		c->prev_end = llround(run->start_time * 1000);
 		c->run_begin = c->prev_end + 1;
 		c->started = true;
 	}

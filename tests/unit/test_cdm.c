@@ -397,9 +397,9 @@ static void check_nodes(void)
 	idx = find_idx(f.json, "backend-bound", "/", NULL);
 	CHECK_STR(desc_str(f.json, idx, "source"), "cgtma");
 	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
-	/* The system: every interval, from the run's start, chained; the root once. */
+	/* The system: every interval, from just after the run's start, chained; the root once. */
 	CHECK_INT(rows_of(&f, idx, r, 8), 4);
-	CHECK_INT(r[0].begin, start_ms);
+	CHECK_INT(r[0].begin, start_ms + 1);
 	for (int i = 0; i < 4; i++)
 		CHECK_INT(r[i].end, end_ms[i]);
 	CHECK_NEAR(r[0].value, exp_value_pct(expected, "Backend_Bound"), 1e-5);
@@ -455,7 +455,7 @@ static void check_metrics(void)
 	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
 	CHECK_INT(rows_of(&f, idx, r, 4), 1);
 	CHECK_NEAR(r[0].value, 1.5, 1e-9);
-	CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000));
+	CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000) + 1);
 	idx = find_idx(f.json, "context-switches", "/", "0");
 	CHECK(idx >= 0, "CPU 0's context-switches");
 	CHECK_INT(rows_of(&f, idx, r, 4), 1);
@@ -581,23 +581,23 @@ static void check_flat_metrics(void)
 "]\n");
 	snprintf(path, sizeof(path), "%s/metric-data-cgtma.csv", dir);
 	csv = synth_read_file(path);
-	CHECK_STR(csv, "0,1700000000250,1700000001250,25\n"
-		       "1,1700000000250,1700000001250,1.5\n"
-		       "2,1700000000250,1700000001250,0.666667\n"
-		       "3,1700000000250,1700000001250,2.9\n"
-		       "4,1700000000250,1700000001250,1.75\n"
-		       "5,1700000000250,1700000001250,0.0125\n"
-		       "6,1700000000250,1700000001250,50\n"
-		       "7,1700000000250,1700000001250,0.65\n"
-		       "8,1700000000250,1700000001250,1.538462\n"
-		       "9,1700000000250,1700000001250,2.4\n"
-		       "10,1700000000250,1700000001250,0.5\n"
-		       "11,1700000000250,1700000001250,12.5\n"
-		       "12,1700000000250,1700000001250,0.27\n"
-		       "13,1700000000250,1700000001250,3.703704\n"
-		       "14,1700000000250,1700000001250,2.35\n"
-		       "15,1700000000250,1700000001250,0.25\n"
-		       "16,1700000000250,1700000001250,0.0003\n");
+	CHECK_STR(csv, "0,1700000000251,1700000001250,25\n"
+		       "1,1700000000251,1700000001250,1.5\n"
+		       "2,1700000000251,1700000001250,0.666667\n"
+		       "3,1700000000251,1700000001250,2.9\n"
+		       "4,1700000000251,1700000001250,1.75\n"
+		       "5,1700000000251,1700000001250,0.0125\n"
+		       "6,1700000000251,1700000001250,50\n"
+		       "7,1700000000251,1700000001250,0.65\n"
+		       "8,1700000000251,1700000001250,1.538462\n"
+		       "9,1700000000251,1700000001250,2.4\n"
+		       "10,1700000000251,1700000001250,0.5\n"
+		       "11,1700000000251,1700000001250,12.5\n"
+		       "12,1700000000251,1700000001250,0.27\n"
+		       "13,1700000000251,1700000001250,3.703704\n"
+		       "14,1700000000251,1700000001250,2.35\n"
+		       "15,1700000000251,1700000001250,0.25\n"
+		       "16,1700000000251,1700000001250,0.0003\n");
 out:
 	free(json);
 	free(csv);
@@ -700,7 +700,7 @@ static void check_missed(void)
 	CHECK_STR(desc_str(f.json, idx, "class"), "throughput");
 	/* The whole run, without a gap: exact (0), 3, exact (0), 1. */
 	CHECK_INT(rows_of(&f, idx, r, 8), 4);
-	CHECK_INT(r[0].begin, start_ms);
+	CHECK_INT(r[0].begin, start_ms + 1);
 	for (int k = 0; k < 4; k++) {
 		CHECK_INT(r[k].end, llround(iv[k].time * 1000));
 		CHECK_NEAR(r[k].value, (double)missed[k], 0);
@@ -1206,7 +1206,7 @@ static void check_report(void)
 	CHECK(idx >= 0, "the cgroup's core-bound");
 	CHECK_INT(rows_of(&f, idx, r, 8), 2);
 	CHECK_NEAR(r[1].value, exp_value_pct(expected, "Backend_Bound.Core_Bound"), 1e-5);
-	CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000));
+	CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000) + 1);
 	CHECK_INT(r[1].end, llround((sy.run.start_time + 2) * 1000));
 	idx = find_idx(f.json, "frontend-bound", "/", NULL);
 	CHECK(idx >= 0 && rows_of(&f, idx, r, 8) == 2, "the system's frontend-bound, twice");
@@ -1286,6 +1286,81 @@ out:
 	release(iv, 2, &sy, dir);
 }
 
+/*
+ * Rows whose wall-clock lengths stray from the counts' span (a late read: 503, 497 and
+ * 505 ms for three intervals of 500 ms each): every rate, an event's and a noise field's,
+ * is per second of its row, so that rate times row adds up to the counts exactly (the
+ * system's 100 + 50 + 77 calls, /a's 0.25 + 0.75 + 0 s of wait), and the first row begins
+ * 1 ms after the run's start. Over the counts' span they added up to 227.3 calls.
+ */
+static void check_rates_add_up(void)
+{
+	static const char *const events[] = { "syscalls:sys_enter_getppid" };
+	static const double wall[3] = { 0.503, 1.000, 1.505 };
+	static const __u64 calls[3] = { 100, 50, 77 };
+	static const double wait[3] = { 0.25, 0.75, 0 };
+	struct interval iv[3] = {};
+	struct output *o = NULL;
+	struct files f = {};
+	struct row r[4];
+	struct synth sy;
+	char *dir = make_dir();
+	double sum = 0;
+	long idx;
+	int n;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	sy.run.cgroups = true;
+	for (int k = 0; k < 3; k++) {
+		iv[k].interval_s = 0.5;
+		iv[k].time = sy.run.start_time + wall[k];
+		for (int i = 0; i < 2; i++) {
+			struct scope *s = interval_add_scope(&iv[k], &sy.run,
+							     i ? SCOPE_CGROUP : SCOPE_SYSTEM,
+							     i ? "/a" : NULL, -1);
+
+			if (s)
+				s->sum[0] = (struct cgtma_count){ i ? 1 : calls[k], 10, 10 };
+			/* A noise rate covers the counts' span: wait[k] seconds in 0.5 s. */
+			if (s && i)
+				s->noise = (struct noise){ .has = NOISE_WAIT, .wait = wait[k] / 0.5 };
+		}
+		CHECK_INT(interval_derive(&sy.run, &iv[k]), 0);
+	}
+	CHECK_INT(output_cdm_open(dir, &o), 0);
+	if (!o)
+		goto out;
+	CHECK_INT(o->ops->begin(o, &sy.run), 0);
+	for (int k = 0; k < 3; k++)
+		CHECK_INT(emit(o, &sy.run, &iv[k]), 0);
+	output_close(o);
+	if (!read_files(dir, &f)) {
+		CHECK(0, "rates files");
+		goto out;
+	}
+	idx = find_idx(f.json, "syscalls-sys-enter-getppid", "/", NULL);
+	n = idx >= 0 ? rows_of(&f, idx, r, 4) : 0;
+	CHECK_INT(n, 3);
+	if (n >= 1)
+		CHECK_INT(r[0].begin, llround(sy.run.start_time * 1000) + 1);
+	for (int k = 0; k < n; k++) {
+		long long len = r[k].end - r[k].begin + 1;
+
+		CHECK_INT(len, llround((wall[k] - (k ? wall[k - 1] : 0)) * 1000));
+		CHECK_NEAR(r[k].value * len / 1000, (double)calls[k], 1e-3);
+		sum += r[k].value * len / 1000;
+	}
+	CHECK_NEAR(sum, 227.0, 3e-3);
+	idx = find_idx(f.json, "run-wait", "/a", NULL);
+	n = idx >= 0 ? rows_of(&f, idx, r, 4) : 0;
+	CHECK_INT(n, 3);
+	for (int k = 0; k < n; k++)
+		CHECK_NEAR(r[k].value * (r[k].end - r[k].begin + 1) / 1000, wait[k], 1e-6);
+	files_free(&f);
+out:
+	release(iv, 3, &sy, dir);
+}
+
 int main(void)
 {
 	check_nodes();
@@ -1301,5 +1376,6 @@ int main(void)
 	check_unwritable();
 	check_report();
 	check_noise();
+	check_rates_add_up();
 	return test_done("cdm");
 }
