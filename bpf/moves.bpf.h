@@ -56,14 +56,9 @@ static __always_inline bool moved_in_slice(const struct cgtma_snapshot *snap,
 }
 
 /*
- * cgroup_mutex, held by every task that moves tasks between cgroups from before the move
- * until after the cgroup_attach_task tracepoint. Weak: kernels without CONFIG_KALLSYMS_ALL
- * do not name data symbols, and it is then 0.
- */
-extern const void cgroup_mutex __ksym __weak;
-
-/*
- * Whether task holds cgroup_mutex. A task switched away or flushed while it holds it and its
+ * Whether task holds cgroup_mutex (at cgroup_mutex_addr), which every task that moves tasks
+ * between cgroups holds from before the move until after the cgroup_attach_task
+ * tracepoint. A task switched away or flushed while it holds it and its
  * cgroup differs from the slice's owner is inside a self-move: past the change of its
  * css_set, not yet at the tracepoint, which fires only after the migration has dropped
  * css_set_lock, run the controllers' attach callbacks and dropped the lock once more. On
@@ -77,7 +72,7 @@ static __always_inline bool holds_cgroup_mutex(struct task_struct *task)
 {
 	unsigned long owner = 0, off;
 
-	if (!&cgroup_mutex)
+	if (!cgroup_mutex_addr)
 		return false;
 	if (bpf_core_field_exists(struct mutex, owner))
 		off = bpf_core_field_offset(struct mutex, owner);
@@ -87,7 +82,7 @@ static __always_inline bool holds_cgroup_mutex(struct task_struct *task)
 		off = bpf_core_field_offset(struct mutex___rt_old, lock.owner);
 	else
 		return false;
-	bpf_probe_read_kernel(&owner, sizeof(owner), (const char *)&cgroup_mutex + off);
+	bpf_probe_read_kernel(&owner, sizeof(owner), (const void *)(cgroup_mutex_addr + off));
 	/* The low bits are flags (waiters, handoff) on both kinds of mutex. */
 	return (owner & ~7UL) == (unsigned long)task;
 }

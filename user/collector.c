@@ -298,6 +298,7 @@ static int configure(struct collector *c)
 	c->skel->rodata->per_task = env.per_task;
 	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
 	c->skel->rodata->noise_on = c->su.noise;
+	c->skel->rodata->cgroup_mutex_addr = probe_kallsyms_addr("cgroup_mutex");
 	c->prealloc = env.map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
 		      env.map_alloc == MAP_ALLOC_PREALLOC;
 	c->max_cgroups = env.max_cgroups ? env.max_cgroups : c->prealloc ? 1024 : 16384;
@@ -380,7 +381,7 @@ static int load(struct collector *c)
 		report_load(c, seconds_since(&t0));
 		pr_notice("BPF: per-cgroup maps %s, %d entries", c->prealloc ?
 			  "preallocated" : "allocated as cgroups come", c->max_cgroups);
-		if (!probe_kallsyms_has("cgroup_mutex"))
+		if (!c->skel->rodata->cgroup_mutex_addr)
 			pr_notice("BPF: /proc/kallsyms has no address for cgroup_mutex (a kernel "
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 
+#include "kernscan.h"
 #include "log.h"
 #include "probe.h"
 
@@ -74,20 +75,11 @@ int probe_perf_event_paranoid(void)
 	return v;
 }
 
-bool probe_kallsyms_has(const char *name)
+unsigned long long probe_kallsyms_addr(const char *name)
 {
-	char line[512], sym[256];
 	unsigned long long addr;
-	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "re");
 
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%llx %*c %255s", &addr, sym) == 2 && addr &&
-			strcmp(sym, name) == 0;
-	fclose(f);
-	return found;
+	return kallsyms_scan("/proc/kallsyms", name, &addr) ? 0 : addr;
 }
 
 bool probe_lookup_batch(int map_fd, size_t value_size)
@@ -104,10 +96,12 @@ bool probe_lookup_batch(int map_fd, size_t value_size)
 	return ret == 0 || errno == ENOENT;
 }
 
+#define KERNEL_BTF "/sys/kernel/btf/vmlinux"
+
 /*
- * The running kernel's BTF, parsed once for every question asked of it (some 20 ms of a
- * start for each parse; libbpf's CO-RE load parses its own copy). Kept for the process's
- * life; NULL where the kernel has none.
+ * The running kernel's BTF, parsed once for the questions btf_scan() cannot answer (a
+ * kernel whose BTF is elsewhere than KERNEL_BTF): some 45 ms of a start, and libbpf's CO-RE
+ * load parses its own copy. Kept for the process's life; NULL where the kernel has none.
  */
 static const struct btf *kernel_btf(void)
 {
@@ -123,36 +117,47 @@ static const struct btf *kernel_btf(void)
 
 bool probe_kernel_btf(void)
 {
-	return kernel_btf();
+	return access(KERNEL_BTF, R_OK) == 0 || kernel_btf();
 }
 
-bool probe_btf_has_member(const char *type, const char *member)
+/* Whether the kernel's BTF has q's type (btf_scan()): the scan, else the whole parse. */
+static bool btf_has(struct btf_query *q)
 {
-	const struct btf *btf = kernel_btf();
+	const struct btf *btf;
 	const struct btf_member *m;
 	const struct btf_type *t;
 	int id;
 
+	if (!btf_scan(KERNEL_BTF, q, 1))
+		return q->found;
+	btf = kernel_btf();
 	if (!btf)
 		return false;
-	id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
-	if (id <= 0)
-		return false;
+	id = btf__find_by_name_kind(btf, q->name, q->member ? BTF_KIND_STRUCT : BTF_KIND_TYPEDEF);
+	if (id <= 0 || !q->member)
+		return id > 0;
 	t = btf__type_by_id(btf, id);
 	m = btf_members(t);
 	for (int i = 0; i < btf_vlen(t); i++)
-		if (strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0)
+		if (strcmp(btf__name_by_offset(btf, m[i].name_off), q->member) == 0)
 			return true;
 	return false;
 }
 
+bool probe_btf_has_member(const char *type, const char *member)
+{
+	struct btf_query q = { .name = type, .member = member };
+
+	return btf_has(&q);
+}
+
 bool probe_btf_has_tracepoint(const char *name)
 {
-	const struct btf *btf = kernel_btf();
 	char type[128];
+	struct btf_query q = { .name = type };
 
 	/* What a tp_btf program attaches to: the tracepoint's btf_trace_NAME typedef. */
-	if (!btf || snprintf(type, sizeof(type), "btf_trace_%s", name) >= (int)sizeof(type))
+	if (snprintf(type, sizeof(type), "btf_trace_%s", name) >= (int)sizeof(type))
 		return false;
-	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
+	return btf_has(&q);
 }

@@ -34,13 +34,16 @@ bool probe_kernel_before(int major, int minor);
 int probe_perf_event_paranoid(void);
 
 /*
- * Whether /proc/kallsyms gives this process the address of a kernel symbol, as libbpf needs
- * to resolve the BPF side's __ksym externs: data symbols need CONFIG_KALLSYMS_ALL, and
- * addresses read as 0 without CAP_SYSLOG (or perf_event_paranoid <= 1).
+ * The address /proc/kallsyms gives this process for a kernel symbol, 0 where it gives none:
+ * data symbols need CONFIG_KALLSYMS_ALL, and addresses read as 0 without CAP_SYSLOG (or
+ * perf_event_paranoid <= 1).
  */
-bool probe_kallsyms_has(const char *name);
+unsigned long long probe_kallsyms_addr(const char *name);
 
-/* Whether the kernel's BTF can be read (/sys/kernel/btf/vmlinux). */
+/*
+ * Whether the kernel's BTF can be read (/sys/kernel/btf/vmlinux). The questions below scan
+ * it for their names (kernscan.h) rather than parse it whole.
+ */
 bool probe_kernel_btf(void);
 
 /* Whether the kernel's BTF has struct type with a member of that name. */
