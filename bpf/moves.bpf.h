@@ -57,16 +57,15 @@ static __always_inline bool moved_in_slice(const struct cgtma_snapshot *snap,
 
 /*
  * Whether task holds cgroup_mutex (at cgroup_mutex_addr), which every task that moves tasks
- * between cgroups holds from before the move until after the cgroup_attach_task tracepoint.
- * A task switched away or flushed while it holds it and its cgroup differs from the slice's
- * owner is inside a self-move: past the change of its
- * css_set, not yet at the tracepoint, which fires only after the migration has dropped
- * css_set_lock, run the controllers' attach callbacks and dropped the lock once more. On
- * kernels with full preemption (preempt=full, PREEMPT_RT) a switch at one of those unlocks
- * is common, and the flush's IPI can land there on any kernel. The owner, the cgroup the
- * task has just left, takes the slice then: it ran there but for microseconds. (A task
- * that holds the mutex for another reason, switched away after a switch the hook did not
- * see, gives its slice to that stale owner: both are rare.)
+ * between cgroups holds from before the move until after the cgroup_attach_task tracepoint. A
+ * task switched away or flushed while it holds it and its cgroup differs from the slice's owner
+ * is inside a self-move: past the change of its css_set, not yet at the tracepoint, which fires
+ * only after the migration has dropped css_set_lock, run the controllers' attach callbacks and
+ * dropped the lock once more. On kernels with full preemption (preempt=full, PREEMPT_RT) a
+ * switch at one of those unlocks is common, and the flush's IPI can land there on any kernel.
+ * The owner, the cgroup the task has just left, takes the slice then: it ran there but for
+ * microseconds. (A task that holds the mutex for another reason, switched away after a switch
+ * the hook did not see, gives its slice to that stale owner: both are rare.)
  */
 static __always_inline bool holds_cgroup_mutex(struct task_struct *task)
 {
