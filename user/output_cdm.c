@@ -573,7 +573,7 @@ struct pending {
 
 /*
  * A cgroup's or thread's noise values that exist (W_NOISE, its noise_types[] index, value),
- * each a rate over the interval's span, times scale (row_rate()).
+ * each a rate over the interval's span, times scale (scope_values()).
  */
 static int noise_values(const struct scope *s, double scale,
 			int (*fn)(void *, enum what, int, double), void *ctx)
