@@ -24,8 +24,9 @@ void irq_hooks_choose(struct cgtma *skel)
 	bool softirq = irq_mask & ((1U << CGTMA_IRQ_HARDIRQ) - 1);
 	bool hardirq = irq_mask & (1U << CGTMA_IRQ_HARDIRQ);
 	/* CGTMA_IRQ_HOOK=raw_tp takes the raw tracepoints where tp_btf would do: for tests. */
-	bool btf = irq_mask && !env.irq_raw_tp && probe_btf_has_tracepoint("softirq_entry") &&
-		   probe_btf_has_tracepoint("irq_handler_entry");
+	bool btf = irq_mask && !env.irq_raw_tp &&
+		   probe_btf_has_tracepoints((const char *const[]){ "softirq_entry",
+								 "irq_handler_entry" }, 2);
 	__typeof__(skel->progs) *p = &skel->progs;
 
 	skel->rodata->irq_mask = irq_mask;

@@ -120,17 +120,14 @@ bool probe_kernel_btf(void)
 	return access(KERNEL_BTF, R_OK) == 0 || kernel_btf();
 }
 
-/* Whether the kernel's BTF has q's type (btf_scan()): the scan, else the whole parse. */
-static bool btf_has(struct btf_query *q)
+/* Whether the kernel's whole parsed BTF has q's type: where btf_scan() cannot answer. */
+static bool btf_parsed_has(const struct btf_query *q)
 {
-	const struct btf *btf;
+	const struct btf *btf = kernel_btf();
 	const struct btf_member *m;
 	const struct btf_type *t;
 	int id;
 
-	if (!btf_scan(KERNEL_BTF, q, 1))
-		return q->found;
-	btf = kernel_btf();
 	if (!btf)
 		return false;
 	id = btf__find_by_name_kind(btf, q->name, q->member ? BTF_KIND_STRUCT : BTF_KIND_TYPEDEF);
@@ -144,20 +141,45 @@ static bool btf_has(struct btf_query *q)
 	return false;
 }
 
-bool probe_btf_has_member(const char *type, const char *member)
+/*
+ * Whether the kernel's BTF has every one of the n types asked: one scan for them all (each
+ * pass reads the whole 5 MB file, a page per read), else the whole parse.
+ */
+static bool btf_has_all(struct btf_query *q, int n)
 {
-	struct btf_query q = { .name = type, .member = member };
+	bool scanned = btf_scan(KERNEL_BTF, q, n) == 0;
 
-	return btf_has(&q);
+	for (int i = 0; i < n; i++)
+		if (!(scanned ? q[i].found : btf_parsed_has(&q[i])))
+			return false;
+	return true;
 }
 
-bool probe_btf_has_tracepoint(const char *name)
+bool probe_btf_has_members(const char *const pairs[][2], int n)
 {
-	char type[128];
-	struct btf_query q = { .name = type };
+	struct btf_query q[PROBE_BTF_MAX];
 
-	/* What a tp_btf program attaches to: the tracepoint's btf_trace_NAME typedef. */
-	if (snprintf(type, sizeof(type), "btf_trace_%s", name) >= (int)sizeof(type))
+	if (n > PROBE_BTF_MAX)
 		return false;
-	return btf_has(&q);
+	for (int i = 0; i < n; i++)
+		q[i] = (struct btf_query){ .name = pairs[i][0], .member = pairs[i][1] };
+	return btf_has_all(q, n);
 }
+
+bool probe_btf_has_tracepoints(const char *const names[], int n)
+{
+	char type[PROBE_BTF_MAX][128];
+	struct btf_query q[PROBE_BTF_MAX];
+
+	if (n > PROBE_BTF_MAX)
+		return false;
+	/* What a tp_btf program attaches to: the tracepoint's btf_trace_NAME typedef. */
+	for (int i = 0; i < n; i++) {
+		if (snprintf(type[i], sizeof(type[i]), "btf_trace_%s", names[i]) >=
+		    (int)sizeof(type[i]))
+			return false;
+		q[i] = (struct btf_query){ .name = type[i] };
+	}
+	return btf_has_all(q, n);
+}
+

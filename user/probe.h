@@ -46,11 +46,17 @@ unsigned long long probe_kallsyms_addr(const char *name);
  */
 bool probe_kernel_btf(void);
 
-/* Whether the kernel's BTF has struct type with a member of that name. */
-bool probe_btf_has_member(const char *type, const char *member);
+/* The most types one question below asks. */
+#define PROBE_BTF_MAX 4
 
-/* Whether the kernel's BTF has tracepoint name (as tp_btf programs attach to it). */
-bool probe_btf_has_tracepoint(const char *name);
+/*
+ * Whether the kernel's BTF has, for each of the n pairs { type, member }, struct type with a
+ * member of that name. One pass over the BTF for them all.
+ */
+bool probe_btf_has_members(const char *const pairs[][2], int n);
+
+/* Whether the kernel's BTF has each of the n tracepoints (as tp_btf programs attach to them). */
+bool probe_btf_has_tracepoints(const char *const names[], int n);
 
 /*
  * Whether BPF_MAP_LOOKUP_BATCH works here (per-CPU hashes: 5.6+) on map_fd, a map with

@@ -246,8 +246,8 @@ const char *switch_hook_unfit(void)
 	}
 	if (!probe_kernel_btf())
 		return "cannot read the kernel's BTF";
-	if (!probe_btf_has_member("sched_entity", "cfs_rq") ||
-	    !probe_btf_has_member("cfs_rq", "rq"))
+	if (!probe_btf_has_members((const char *const[][2]){ { "sched_entity", "cfs_rq" },
+							     { "cfs_rq", "rq" } }, 2))
 		return "the kernel has no CONFIG_FAIR_GROUP_SCHED: the hook cannot find the next task";
 
 	/* The event compares perf_event cgroups: they are v2's only if the controller is. */
