@@ -105,14 +105,19 @@ enum cgtma_miss_kind {
 				 * no switch inside a cgroup, and the old cgroup took them) */
 	CGTMA_MISS_READ,	/* a reading of an event failed: its counts of the slice went
 				 * to the next slice's cgroup */
+	CGTMA_MISS_IRQ,		/* --irq: interrupts came while a program updated the CPU's
+				 * slice (a flush run in the task that asked for it, a hook that
+				 * can be interrupted): their work went to the slice's owner
+				 * (count: how many) */
 };
 
 #define CGTMA_MISSES_MAX 8	/* a power of two */
 
 struct cgtma_miss {
 	__u32 kind;
-	__u32 count;		/* CGTMA_MISS_SKIPPED: the runs skipped; else 1 */
-	/* CGTMA_MISS_SKIPPED and _READ have no slice: the fields below are 0, max_ns ~0 */
+	__u32 count;		/* CGTMA_MISS_SKIPPED: the runs skipped; _IRQ: the
+				 * interrupts; else 1 */
+	/* CGTMA_MISS_SKIPPED, _READ and _IRQ have no slice: the fields below are 0, max_ns ~0 */
 	__u64 ran_cgroup;	/* v2 id of the cgroup the slice began in (0: not known) */
 	__u64 charged_cgroup;	/* v2 id of the cgroup the slice was charged to */
 	__u64 slice_ns;		/* the slice's length */
@@ -132,7 +137,8 @@ struct cgtma_misses {
 				 * skipped runs and failed reads, which take the last place */
 	__u32 slices;		/* the slices they mark (a mark of skipped runs: each run) */
 	__u64 max_ns;		/* the sum of the marks' max_ns, those not listed too */
-	__u32 unbounded;	/* of slices, those with no bound (CGTMA_MISS_SKIPPED, _READ) */
+	__u32 unbounded;	/* of slices, those with no bound (CGTMA_MISS_SKIPPED, _READ,
+				 * _IRQ) */
 	__u32 pad;
 	struct cgtma_miss m[CGTMA_MISSES_MAX];
 };

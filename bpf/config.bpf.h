@@ -54,6 +54,11 @@ const volatile bool test_drop_counted = false;
 const volatile __u32 irq_mask = 0;
 /* An interrupt entry this soon after an interrupt's exit reads nothing: the gap is its own. */
 const volatile __u64 irq_coalesce_ns = 0;
+/*
+ * Tests only (CGTMA_TEST_IRQ_IN_UPDATE): every test_irq_busy_every'th interrupt entry on a
+ * CPU is taken as if it had come during an update of the CPU's slice. 0: never.
+ */
+const volatile __u32 test_irq_busy_every = 0;
 /* Noise at switches between cgroups: preemptions, their antagonists, SMT sharing. */
 const volatile bool noise_on = false;
 /*

@@ -198,7 +198,8 @@ static __always_inline struct cgtma_snapshot *irq_snapshot(__u32 irq)
  * An unselected scope costs the one test of the mask. Inside an update (a flush in task
  * context, a cgroup hook on PREEMPT_RT) the snapshot is not touched: the entry is marked
  * skipped, and the interrupt's work stays in the slice being updated's successor, charged
- * to whatever owns it then: all of it is still counted once. Right after another
+ * to whatever owns it then: all of it is still counted once, and the readings of the
+ * slices that hold it mark them (CGTMA_MISS_IRQ). Right after another
  * interrupt's exit nothing ran in between: no reading, the gap goes to this interrupt.
  */
 static __always_inline void irq_enter(__u32 irq)
@@ -224,10 +225,15 @@ static __always_inline void irq_enter(__u32 irq)
 		stat_inc(CGTMA_STAT_IRQ_COALESCED);
 		return;
 	}
-	delta = read_slice(snap, &half);
+	if (test_irq_busy_every && ++snap->test_irq_seq % test_irq_busy_every == 0)
+		delta = NULL;
+	else
+		delta = read_slice(snap, &half);
 	if (!delta) {
 		snap->irq_stack[irq_slot(depth)] = irq | CGTMA_IRQ_SKIPPED;
 		snap->irq_depth = depth + 1;
+		/* For the next reading to mark (note_irqs_in_update()). */
+		__sync_fetch_and_add(&snap->irqs_in_update, 1);
 		stat_inc(CGTMA_STAT_IRQ_SKIPPED);
 		return;
 	}

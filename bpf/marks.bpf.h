@@ -117,7 +117,7 @@ __noinline int note_miss(__u32 half, __u64 charged_id, __u32 kind, __u32 count)
 	if (n < ~0U)
 		l->nr = n + 1;
 	l->slices += count;
-	if (kind == CGTMA_MISS_SKIPPED || kind == CGTMA_MISS_READ) {
+	if (kind == CGTMA_MISS_SKIPPED || kind == CGTMA_MISS_READ || kind == CGTMA_MISS_IRQ) {
 		/*
 		 * No slice to bound: any of the CPU's since the last flush may hold it. Listed
 		 * whatever the marks before it: in the last place where the list is full.

@@ -132,6 +132,22 @@ static __always_inline void note_read_failed(struct cgtma_snapshot *snap, __u32 
 }
 
 /*
+ * --irq: marks the interrupts that came during updates since the last reading (irq_enter()),
+ * whose work this slice holds, charged to its owner. One that came during this reading
+ * (irqs: their number when it began) is in this slice for the events read after it, and in
+ * the next one for the others: the next reading marks it as well.
+ */
+static __always_inline void note_irqs_in_update(struct cgtma_snapshot *snap, __u32 half,
+						__u64 irqs)
+{
+	__u64 now = READ_ONCE(snap->irqs_in_update);
+
+	if (now != snap->irqs_in_update_marked)
+		note_miss(half, 0, CGTMA_MISS_IRQ, (__u32)(now - snap->irqs_in_update_marked));
+	snap->irqs_in_update_marked = irqs;
+}
+
+/*
  * Reads the events: returns the deltas of the slice that ends now, to charge in the CPU's
  * epoch (*half), with the snapshot marked busy until slice_done(); NULL if busy or the maps
  * are missing. It reads no clock: only the callers whose reading's time is used take it (the
@@ -143,9 +159,11 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct cgtma_counts *delta;
+	__u64 irqs;
 
 	if (!begin_update(snap, half))
 		return NULL;
+	irqs = irq_mask ? READ_ONCE(snap->irqs_in_update) : 0;
 	delta = bpf_map_lookup_elem(&deltas, &zero);
 	if (!delta) {
 		barrier();
@@ -161,6 +179,8 @@ static __always_inline struct cgtma_counts *read_slice(struct cgtma_snapshot *sn
 			d->counter = d->enabled = d->running = 0;
 	}
 	note_read_failed(snap, *half);
+	if (irq_mask)
+		note_irqs_in_update(snap, *half, irqs);
 	snap->irq_coalesce = 0;
 	return delta;
 }

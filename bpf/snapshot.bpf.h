@@ -65,6 +65,14 @@ struct cgtma_snapshot {
 	 */
 	__u32 read_failed;
 	/*
+	 * --irq: the interrupts that came while a program updated this snapshot (irq_enter()
+	 * leaves it alone then, and their work goes to the slice's owner), and their number
+	 * where the readings last marked them (note_irqs_in_update()). Only interrupts add to
+	 * the first; only the readings, inside an update, write the second.
+	 */
+	__u64 irqs_in_update;
+	__u64 irqs_in_update_marked;
+	/*
 	 * The perf-event hook's program runs here, and at the last flush, with its event's count
 	 * then: the kernel counts every switch it emits the event at, and skips the program at
 	 * some (check_hook()).
@@ -77,6 +85,7 @@ struct cgtma_snapshot {
 	__u64 hook_found;
 	__u64 hook_found_base;
 	__u64 test_seq;		/* runs, for test_drop_every */
+	__u64 test_irq_seq;	/* interrupt entries, for test_irq_busy_every */
 	/*
 	 * Last, CGTMA_SNAPSHOT_COUNTS runs of nr_events counts, which user space sizes the
 	 * map's value to: the readings (ev[0, nr_events)), then those where the CPU's epoch

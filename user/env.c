@@ -107,6 +107,20 @@ static void read_test_drop_switch(const char *v)
 	env.test_drop_counted = strcmp(how, "miss") == 0;
 }
 
+/*
+ * For tests of the marks of interrupts during an update (tests/live/23-irq.sh):
+ * CGTMA_TEST_IRQ_IN_UPDATE=N has every N-th interrupt entry on a CPU (--irq) taken as if it
+ * had come while a program updated the CPU's slice. Anything else is no knob.
+ */
+static void read_test_irq_in_update(const char *v)
+{
+	unsigned int n;
+	char end;
+
+	if (v && sscanf(v, "%u%c", &n, &end) == 1 && n > 0)
+		env.test_irq_busy_every = n;
+}
+
 int env_read_environ(void)
 {
 	const char *hook = getenv("CGTMA_SWITCH_HOOK"), *alloc = getenv("CGTMA_MAP_ALLOC");
@@ -125,5 +139,6 @@ int env_read_environ(void)
 	env.irq_raw_tp = irq && strcmp(irq, "raw_tp") == 0;
 	env.runtime_root = root ? root : "";
 	read_test_drop_switch(getenv("CGTMA_TEST_DROP_SWITCH"));
+	read_test_irq_in_update(getenv("CGTMA_TEST_IRQ_IN_UPDATE"));
 	return 0;
 }

@@ -84,6 +84,8 @@ struct env {
 	unsigned int test_drop_every;	/* CGTMA_TEST_DROP_SWITCH=skip:N or miss:N: the
 					 * perf-event hook's program leaves every N-th run */
 	bool test_drop_counted;		/* miss:N: as if it ran and did not see the switch */
+	unsigned int test_irq_busy_every; /* CGTMA_TEST_IRQ_IN_UPDATE=N: every N-th interrupt
+					 * entry on a CPU as if it came during an update */
 };
 
 /* The run's configuration, with its defaults before parsing. */

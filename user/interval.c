@@ -301,6 +301,8 @@ const char *mark_kind_name(__u32 kind)
 		return "move";
 	case CGTMA_MISS_READ:
 		return "read";
+	case CGTMA_MISS_IRQ:
+		return "interrupt";
 	}
 	return "unknown";
 }
@@ -317,8 +319,8 @@ const char *interval_marks_text(const struct interval *iv, char *buf, size_t len
 			     iv->missed_max_ns / 1e6, bounded == 1 ? "its" : "their");
 	if (iv->missed_unbounded && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - n, "%s%llu with no bound (switches at which the kernel "
-			 "skipped the perf-event hook, failed readings of the counters, or marks "
-			 "of a record that kept no bound)",
+			 "skipped the perf-event hook, failed readings of the counters, "
+			 "interrupts during an update, or marks of a record that kept no bound)",
 			 n ? "; " : "", (unsigned long long)iv->missed_unbounded);
 	return buf;
 }

@@ -31,6 +31,11 @@ void irq_hooks_choose(struct cgtma *skel)
 
 	skel->rodata->irq_mask = irq_mask;
 	skel->rodata->irq_coalesce_ns = IRQ_COALESCE_NS;
+	if (irq_mask && env.test_irq_busy_every) {
+		skel->rodata->test_irq_busy_every = env.test_irq_busy_every;
+		pr_notice("CGTMA_TEST_IRQ_IN_UPDATE: every %u-th interrupt entry on a CPU is taken "
+			  "as if it came during an update", env.test_irq_busy_every);
+	}
 	bpf_program__set_autoload(p->on_softirq_entry, softirq && btf);
 	bpf_program__set_autoload(p->on_softirq_exit, softirq && btf);
 	bpf_program__set_autoload(p->on_hardirq_entry, hardirq && btf);

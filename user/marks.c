@@ -81,6 +81,13 @@ static void say_mark(const struct marks *mk, const struct mark *k)
 			  "that slice went to the next one's cgroup", k->cpu);
 		return;
 	}
+	if (m->kind == CGTMA_MISS_IRQ) {
+		pr_notice("mark: CPU %d: %u interrupt%s came while a program updated the CPU's "
+			  "slice: %s work went to the slice's cgroup or scope, not %s own", k->cpu,
+			  m->count, m->count == 1 ? "" : "s", m->count == 1 ? "its" : "their",
+			  m->count == 1 ? "its" : "their");
+		return;
+	}
 	if (m->unseen_ns != ~0ULL)
 		snprintf(ran, sizeof(ran), ", which ran %.3f ms since", m->unseen_ns / 1e6);
 	pr_notice("mark: CPU %d: %s: a slice of %.3f ms charged to %s (pid %u) began in %s with "

@@ -177,6 +177,10 @@ static void add_mark(struct strbuf *sb, const struct mark *k)
 		strbuf_addstr(sb, "}");
 		return;
 	}
+	if (m->kind == CGTMA_MISS_IRQ) {
+		strbuf_addf(sb, ",\"interrupts\":%u}", m->count);
+		return;
+	}
 	strbuf_addf(sb, ",\"slice_ns\":%llu,\"max_ns\":%llu,\"charged\":{\"cgroup\":",
 		    (unsigned long long)m->slice_ns, (unsigned long long)m->max_ns);
 	add_string(sb, k->charged);

@@ -605,8 +605,9 @@ static void check_flat(void)
 	CHECK(text && strstr(text, ",0.0,25.0,,\n# not exact: 0.375: 2 slices began with a "
 			     "switch or move the hook did not see: at most 1.250 ms of their time "
 			     "may be another cgroup's; 1 with no bound (switches at which the kernel "
-			     "skipped the perf-event hook, failed readings of the counters, or "
-			     "marks of a record that kept no bound)\n"),
+			     "skipped the perf-event hook, failed readings of the counters, "
+			     "interrupts during an update, or marks of a record that kept no "
+			     "bound)\n"),
 	      "not exact:\n%s", text ? text : "(null)");
 	free(text);
 	iv.missed_slices = iv.missed_max_ns = iv.missed_unbounded = 0;

@@ -267,14 +267,19 @@ int main(void)
 	struct interval total = { .time = 1700000002.5, .interval_s = 2, .summary = true,
 				  .missed_slices = 3, .missed_max_ns = 2500000,
 				  .missed_unbounded = 1 };
-	/* Its marks as a live interval lists them: a switch missed, and runs skipped. */
-	struct mark marks[2] = {
+	/*
+	 * Its marks as a live interval lists them: a switch missed, runs skipped, and interrupts
+	 * that came during an update.
+	 */
+	struct mark marks[3] = {
 		{ .cpu = 1, .m = { .kind = CGTMA_MISS_SWITCH, .count = 1, .ran_cgroup = 1,
 				   .charged_cgroup = 7, .slice_ns = 4000000, .max_ns = 2500000,
 				   .unseen_ns = 2400000, .pid = 75, .charged_pid = 1234,
 				   .comm = "tokio-rt-worker" },
 		  .ran = "/", .charged = "/b" },
 		{ .cpu = 0, .m = { .kind = CGTMA_MISS_SKIPPED, .count = 1,
+				   .unseen_ns = ~0ULL, .max_ns = ~0ULL } },
+		{ .cpu = 1, .m = { .kind = CGTMA_MISS_IRQ, .count = 2,
 				   .unseen_ns = ~0ULL, .max_ns = ~0ULL } },
 	};
 	struct interval *ivs[] = { &iv, &total };
@@ -283,7 +288,7 @@ int main(void)
 	char *text, *nl, keys[256];
 
 	total.marks = marks;
-	total.nr_marks = 2;
+	total.nr_marks = 3;
 	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 3), 0);
 	sys = interval_add_scope(&iv, &sy.run, SCOPE_SYSTEM, NULL, -1);
 	cg = interval_add_scope(&iv, &sy.run, SCOPE_CGROUP, weird, 1);
@@ -384,11 +389,12 @@ int main(void)
 	CHECK_INT(json_object_get_int64(get(line, "missed_max_ns", NULL)), 2500000);
 	CHECK_INT(json_object_get_int64(get(line, "missed_unbounded", NULL)), 1);
 	{
-		json_object *ms = get(line, "marks", NULL), *m0, *m1, *o;
+		json_object *ms = get(line, "marks", NULL), *m0, *m1, *m2, *o;
 
-		CHECK_INT(ms ? json_object_array_length(ms) : 0, 2);
+		CHECK_INT(ms ? json_object_array_length(ms) : 0, 3);
 		m0 = ms ? json_object_array_get_idx(ms, 0) : NULL;
 		m1 = ms ? json_object_array_get_idx(ms, 1) : NULL;
+		m2 = ms ? json_object_array_get_idx(ms, 2) : NULL;
 		keys_of(m0, keys, sizeof(keys));
 		CHECK(strcmp(keys, "cpu,kind,slice_ns,max_ns,charged,began") == 0, "keys %s", keys);
 		CHECK_STR(json_object_get_string(get(m0, "kind", NULL)), "switch");
@@ -403,6 +409,10 @@ int main(void)
 		keys_of(m1, keys, sizeof(keys));
 		CHECK(strcmp(keys, "cpu,kind,switches") == 0, "skipped keys %s", keys);
 		CHECK_STR(json_object_get_string(get(m1, "kind", NULL)), "skipped");
+		keys_of(m2, keys, sizeof(keys));
+		CHECK(strcmp(keys, "cpu,kind,interrupts") == 0, "interrupt keys %s", keys);
+		CHECK_STR(json_object_get_string(get(m2, "kind", NULL)), "interrupt");
+		CHECK_INT(json_object_get_int(get(m2, "interrupts", NULL)), 2);
 	}
 	CHECK(json_object_get_double(get(line, "interval", NULL)) == 2.0, "summary interval");
 	/* Whole seconds keep their ".0", as json-c writes a double. */
