@@ -182,4 +182,3 @@ bool probe_btf_has_tracepoints(const char *const names[], int n)
 	}
 	return btf_has_all(q, n);
 }
-
