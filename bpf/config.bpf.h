@@ -61,12 +61,6 @@ const volatile __u64 irq_coalesce_ns = 0;
 const volatile __u32 test_irq_busy_every = 0;
 /* Noise at switches between cgroups: preemptions, their antagonists, SMT sharing. */
 const volatile bool noise_on = false;
-/*
- * The kernel's cgroup_mutex (moves.bpf.h), as /proc/kallsyms gives it; 0 where it names no
- * data symbols (no CONFIG_KALLSYMS_ALL) or hides addresses. User space finds it with a scan
- * for that one name, where a __ksym extern had libbpf parse every line (50 ms of a start).
- */
-const volatile __u64 cgroup_mutex_addr = 0;
 /* -A with cgroups: cgroup_counts is a per-CPU hash (user space sets its type): charge.bpf.h. */
 const volatile bool cgroup_per_cpu = false;
 

@@ -29,6 +29,14 @@
  */
 __u64 move_seq = 0;
 
+/*
+ * The kernel's cgroup_mutex, set between the load and the attach: by find_cgroup_mutex
+ * (Linux 5.16+) or from user space's scan of /proc/kallsyms. 0 where the kernel names no
+ * data symbols (no CONFIG_KALLSYMS_ALL) or hides addresses from cgtma. Not read-only data:
+ * the kernel's own lookup can only run once the programs are loaded.
+ */
+__u64 cgroup_mutex_addr = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
@@ -69,9 +77,9 @@ static __always_inline bool moved_in_slice(const struct cgtma_snapshot *snap,
  */
 static __always_inline bool holds_cgroup_mutex(struct task_struct *task)
 {
-	unsigned long owner = 0, off;
+	unsigned long owner = 0, off, addr = cgroup_mutex_addr;
 
-	if (!cgroup_mutex_addr)
+	if (!addr)
 		return false;
 	if (bpf_core_field_exists(struct mutex, owner))
 		off = bpf_core_field_offset(struct mutex, owner);
@@ -81,7 +89,7 @@ static __always_inline bool holds_cgroup_mutex(struct task_struct *task)
 		off = bpf_core_field_offset(struct mutex___rt_old, lock.owner);
 	else
 		return false;
-	bpf_probe_read_kernel(&owner, sizeof(owner), (const void *)(cgroup_mutex_addr + off));
+	bpf_probe_read_kernel(&owner, sizeof(owner), (const void *)(addr + off));
 	/* The low bits are flags (waiters, handoff) on both kinds of mutex. */
 	return (owner & ~7UL) == (unsigned long)task;
 }

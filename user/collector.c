@@ -298,7 +298,14 @@ static int configure(struct collector *c)
 	c->skel->rodata->per_task = env.per_task;
 	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
 	c->skel->rodata->noise_on = c->su.noise;
-	c->skel->rodata->cgroup_mutex_addr = probe_kallsyms_addr("cgroup_mutex");
+	/*
+	 * The kernel's lookup of cgroup_mutex where it has one (find_mutex()). The helper's
+	 * probe takes a program type the kernel does not know (before 5.14) for a yes.
+	 */
+	bpf_program__set_autoload(c->skel->progs.find_cgroup_mutex,
+				  libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1 &&
+				  libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL,
+							  BPF_FUNC_kallsyms_lookup_name, NULL) == 1);
 	c->prealloc = env.map_alloc == MAP_ALLOC_AUTO ? kernel_before_6_1() :
 		      env.map_alloc == MAP_ALLOC_PREALLOC;
 	c->max_cgroups = env.max_cgroups ? env.max_cgroups : c->prealloc ? 1024 : 16384;
@@ -342,6 +349,23 @@ static int configure(struct collector *c)
 	return 0;
 }
 
+/*
+ * cgroup_mutex's address for the BPF side (moves.bpf.h), after the load and before the
+ * attach: from the kernel's own lookup (find_cgroup_mutex, Linux 5.16+), else from a scan
+ * of /proc/kallsyms. Where the lookup ran, its answer stands: the file has the address
+ * exactly where the lookup does. 0 where neither gives it (said with -v).
+ */
+static void find_mutex(struct collector *c)
+{
+	struct bpf_program *prog = c->skel->progs.find_cgroup_mutex;
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (bpf_program__autoload(prog) &&
+	    !bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
+		return;
+	c->skel->bss->cgroup_mutex_addr = probe_kallsyms_addr("cgroup_mutex");
+}
+
 /* Loads the programs and maps, and maps those read in place: 0, or -errno, said. */
 static int load(struct collector *c)
 {
@@ -377,12 +401,13 @@ static int load(struct collector *c)
 			log_verbose() ? "" : " (run with -v to see the verifier's log)");
 		return err;
 	}
+	find_mutex(c);
 	if (log_verbose()) {
 		report_load(c, seconds_since(&t0));
 		pr_notice("BPF: per-cgroup maps %s, %d entries", c->prealloc ?
 			  "preallocated" : "allocated as cgroups come", c->max_cgroups);
-		if (!c->skel->rodata->cgroup_mutex_addr)
-			pr_notice("BPF: /proc/kallsyms has no address for cgroup_mutex (a kernel "
+		if (!c->skel->bss->cgroup_mutex_addr)
+			pr_notice("BPF: the kernel gives no address for cgroup_mutex (a kernel "
 				  "without CONFIG_KALLSYMS_ALL, or no CAP_SYSLOG): a switch inside a "
 				  "task's move to another cgroup charges the new one");
 	}
