@@ -12,10 +12,30 @@
 # deb-src, signed by Debian's archive keyring, and leaves the system's apt untouched. The
 # downloaded source is kept in DIR/src: a second run only builds. Needs the mirror, dpkg-dev
 # (dpkg-source) and a C compiler; no root. Exit status 0 done, 1 failed (the reason on stderr).
+#
+# CGTMA_MHD_CACHE=CACHE keeps what it built in CACHE, outside the build directory, under a
+# key of the source version apt offers, the compiler and this script, and takes it from
+# there next time: .ci/run sets it, so that CI's fresh clones build it once per machine
+# (45 s a run otherwise, most of it configure and the download).
 set -eu
 
 dir=$(mkdir -p "$1" && cd "$1" && pwd)
 err() { echo "build-static-mhd: $*" >&2; exit 1; }
+
+cache=''
+if [ -n "${CGTMA_MHD_CACHE:-}" ]; then
+	ver=$(apt-cache show --no-all-versions libmicrohttpd12 2>/dev/null |
+		sed -n 's/^Version: //p' | head -n1)
+	key=$({ cat "$0"; echo "$ver"; "${CC:-gcc}" --version | head -n1; } | sha256sum | cut -c1-16)
+	cache=$CGTMA_MHD_CACHE/$key
+	if [ -f "$cache/lib/libmicrohttpd.a" ] && [ -f "$cache/include/microhttpd.h" ]; then
+		rm -rf "$dir/lib" "$dir/include"
+		mkdir -p "$dir/lib" "$dir/include"
+		cp "$cache/lib/libmicrohttpd.a" "$dir/lib/" &&
+			cp "$cache/include/microhttpd.h" "$dir/include/" && exit 0
+		err "cannot copy libmicrohttpd from $cache"
+	fi
+fi
 command -v dpkg-source >/dev/null || err "dpkg-source is missing (tools/install-deps.sh static installs dpkg-dev)"
 
 src=$(ls -d "$dir"/src/libmicrohttpd-*/ 2>/dev/null | head -n1)
@@ -63,3 +83,12 @@ make -j"$(nproc)" -C src/microhttpd install-libLTLIBRARIES >make.log 2>&1 &&
 	make -C src/include install >>make.log 2>&1 || err "make failed: $(tail -n 10 make.log)"
 [ -f "$dir/lib/libmicrohttpd.a" ] && [ -f "$dir/include/microhttpd.h" ] ||
 	err "no $dir/lib/libmicrohttpd.a and $dir/include/microhttpd.h after make install"
+# Into the cache whole or not at all (a directory renamed into place); a cache it cannot
+# write fails nothing.
+if [ -n "$cache" ]; then
+	tmp=$cache.tmp.$$
+	mkdir -p "$tmp/lib" "$tmp/include" 2>/dev/null &&
+		cp "$dir/lib/libmicrohttpd.a" "$tmp/lib/" &&
+		cp "$dir/include/microhttpd.h" "$tmp/include/" &&
+		mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
+fi
