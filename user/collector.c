@@ -366,7 +366,10 @@ static void find_mutex(struct collector *c)
 	c->skel->bss->cgroup_mutex_addr = probe_kallsyms_addr("cgroup_mutex");
 }
 
-/* Loads the programs and maps, and maps those read in place: 0, or -errno, said. */
+/*
+ * Loads the programs and maps, maps those read in place, and gives the BPF side
+ * cgroup_mutex's address: 0, or -errno, said.
+ */
 static int load(struct collector *c)
 {
 	struct timespec t0;
