@@ -92,9 +92,8 @@ agree B "$(clock_usec "$out" "$B")" $((u1_b - u0_b)) $st
 if awk '$3 == "cgroup_mutex" { found = 1 } END { exit !found }' /proc/kallsyms; then
 	# cgtma finds it too: from Linux 5.16 by the kernel's lookup alone (/proc/kallsyms is
 	# hidden from it here), before by its scan of /proc/kallsyms.
-	IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
 	hide=()
-	((kmaj * 100 + kmin >= 516)) && hide=(unshare --mount --propagation private sh -c \
+	kernel_at_least 5 16 && hide=(unshare --mount --propagation private sh -c \
 		'mount --bind /dev/null /proc/kallsyms && exec "$0" "$@"')
 	! "${hide[@]}" "$CGTMA" -v -e cpu-clock -I 100 -d 0.1 2>&1 >/dev/null |
 		grep 'no address for cgroup_mutex' ||

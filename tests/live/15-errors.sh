@@ -260,8 +260,7 @@ caps_at_paranoid() {
 on_exit "echo $(cat /proc/sys/kernel/perf_event_paranoid) >/proc/sys/kernel/perf_event_paranoid"
 if setpriv --inh-caps=+perfmon true 2>/dev/null; then
 	expect_as 1 "not permitted" +perfmon -e cpu-clock -d 0.3
-	IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-	if [ $((kmaj * 1000 + ${kmin%%[!0-9]*})) -lt 5011 ] && [ "$(ulimit -l)" != unlimited ]; then
+	if ! kernel_at_least 5 11 && [ "$(ulimit -l)" != unlimited ]; then
 		expect_as 1 "cannot load the BPF program: Operation not permitted \\(before Linux 5.11 BPF maps count against RLIMIT_MEMLOCK.*; the BPF maps ask for [0-9]+\\.[0-9] MB of kernel memory at load, with 1 event and [0-9]+ possible CPUs; fewer events \\(-e, -l\\) lower it, as --max-cgroups does \\(1024, preallocated before Linux 6\\.1\\)\\)" \
 			+bpf,+perfmon -e cpu-clock -I 100 -d 0.3
 		( ulimit -l unlimited && caps_at_paranoid ) || exit $?

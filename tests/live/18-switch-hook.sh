@@ -98,8 +98,6 @@ cpus_or_skip 2 "the ping-pongs need two"
 check_hook tracepoint on_switch
 
 # Whether the perf-event hook is exact here: 5.13+, perf_event on the v2 hierarchy.
-IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-kver=$((kmaj * 1000 + ${kmin%%[!0-9]*}))
 perf_v1=$(awk '$1 == "perf_event" { print $2 }' /proc/cgroups)
 hook_of -G "$A" >"$TMP/auto"
 auto=$(cat "$TMP/auto")
@@ -117,7 +115,7 @@ perf_event_refused() {
 	echo ok
 	exit 0
 }
-[ $kver -lt 5013 ] &&
+kernel_at_least 5 13 ||
 	perf_event_refused "before 5.13" "the kernel has no cgroup-switches event (Linux 5.13+)"
 # A fully preemptible kernel can preempt a BPF map operation, during which the kernel skips
 # perf events' programs: auto must not pick the perf-event hook there, nor may it be forced.

@@ -34,10 +34,9 @@ grep -q '^cgtma: BPF: per-cgroup maps preallocated, 1024 entries$' "$TMP/err" ||
 	fail "-v does not say the maps are preallocated: $(grep 'per-cgroup maps' "$TMP/err")"
 
 release=$(uname -r)
-major=${release%%.*} rest=${release#*.} minor=${rest%%.*}
 rt=0
 [ "$(cat /sys/kernel/realtime 2>/dev/null)" = 1 ] && rt=1
-if [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 1 ]; }; then
+if kernel_at_least 6 1; then
 	count_case runtime
 	grep -q '^cgtma: BPF: per-cgroup maps allocated as cgroups come, 16384 entries$' \
 		"$TMP/err" || fail "-v does not say the maps are allocated at run time"

@@ -66,8 +66,8 @@ maps_kb() {
 	done
 	echo $((b / 1024))
 }
-IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-own_maps=$((kmaj > 6 || (kmaj == 6 && kmin >= 4)))
+own_maps=0
+kernel_at_least 6 4 && own_maps=1
 
 # cpu_ms PID: the time the process's threads have run so far, in ms.
 cpu_ms() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s / 1000000 }'; }

@@ -21,6 +21,7 @@
 #   tmpfs_or_skip DIR OPTS [WHAT]   mounts a tmpfs with OPTS (as size=64k) on DIR (made),
 #                 unmounted when the test exits; skips where it cannot (WHAT: what for)
 #   fail MSG      ends the test as failed
+#   kernel_at_least MAJOR MINOR   whether the running kernel is Linux MAJOR.MINOR or later
 #   cg_make REL...   creates $CG_ROOT/$CG_BASE/REL (one mkdir for them all: a process costs
 #                 0.1 s under emulation);  cg_path REL  its canonical cgroup path
 #   cg_remove REL removes it, retried while an exited workload is still being released
@@ -111,6 +112,13 @@ WORKLOAD=${CGTMA_BUILD:-build}/tests/workload
 skip() { echo "SKIP $*"; exit 77; }
 not_checked() { echo "not checked: $1: $2"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# The release's first two numbers ("5.10.0-46-amd64", "6.18.44-fc-v1272", "6.1-rc3").
+kernel_at_least() {
+	local maj min
+	IFS=. read -r maj min _ <<<"$(uname -r)"
+	min=${min%%[!0-9]*}
+	((maj > $1 || (maj == $1 && ${min:-0} >= $2)))
+}
 
 [ -x "$CGTMA" ] || fail "no $CGTMA: build first"
 [ -x "$WORKLOAD" ] || fail "no $WORKLOAD: build first (make $WORKLOAD)"
