@@ -121,6 +121,20 @@ static void read_test_irq_in_update(const char *v)
 		env.test_irq_busy_every = n;
 }
 
+/*
+ * For tests of what the BPF side counts before the run's start (tests/live/66-noise-start.sh):
+ * CGTMA_TEST_START_DELAY=MS waits MS milliseconds between the attach and the run's zero
+ * point, as a loaded machine can. Anything else is no knob.
+ */
+static void read_test_start_delay(const char *v)
+{
+	unsigned int ms;
+	char end;
+
+	if (v && sscanf(v, "%u%c", &ms, &end) == 1 && ms > 0 && ms <= 60000)
+		env.test_start_delay_ms = ms;
+}
+
 int env_read_environ(void)
 {
 	const char *hook = getenv("CGTMA_SWITCH_HOOK"), *alloc = getenv("CGTMA_MAP_ALLOC");
@@ -140,5 +154,6 @@ int env_read_environ(void)
 	env.runtime_root = root ? root : "";
 	read_test_drop_switch(getenv("CGTMA_TEST_DROP_SWITCH"));
 	read_test_irq_in_update(getenv("CGTMA_TEST_IRQ_IN_UPDATE"));
+	read_test_start_delay(getenv("CGTMA_TEST_START_DELAY"));
 	return 0;
 }

@@ -86,6 +86,8 @@ struct env {
 	bool test_drop_counted;		/* miss:N: as if it ran and did not see the switch */
 	unsigned int test_irq_busy_every; /* CGTMA_TEST_IRQ_IN_UPDATE=N: every N-th interrupt
 					 * entry on a CPU as if it came during an update */
+	unsigned int test_start_delay_ms; /* CGTMA_TEST_START_DELAY=MS: a wait before the
+					  * run's start, its BPF programs attached */
 };
 
 /* The run's configuration, with its defaults before parsing. */

@@ -444,15 +444,28 @@ static void emit_summary(struct session *s)
 /* Counting starts now: take every cumulative value as the zero point. */
 static int baseline(struct session *s)
 {
+	int err;
+
+	if (env.test_start_delay_ms) {
+		pr_notice("CGTMA_TEST_START_DELAY: %u ms before the run's start",
+			  env.test_start_delay_ms);
+		usleep(env.test_start_delay_ms * 1000);
+	}
 	/*
 	 * Both halves get their zero point: the half the first interval reads was last closed
 	 * before the cgroups were tracked, and what the BPF side charged then (at interrupts,
 	 * with --irq, all the time) is in the CPU totals but not in the cgroups.
 	 */
-	int err = collector__flush(s->col);
-
+	err = collector__flush(s->col);
 	if (!err)
 		err = read_counts(s);
+	/*
+	 * The noise pairs of each half are dropped as it closes: the BPF side counted them
+	 * before the start (since the attach, seconds on a loaded machine), and nothing else
+	 * empties that half before the first interval's flush closes it again.
+	 */
+	if (!err)
+		err = read_neighbours(s, 0, true);
 	if (!err)
 		err = collector__flush(s->col);
 
