@@ -343,6 +343,18 @@ static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
 		*at += (size_t)n;
 }
 
+bool noise_kept_off_cpu(const struct noise *n)
+{
+	if ((n->has & NOISE_WAIT && n->wait > 0) || (n->has & NOISE_THROTTLED && n->throttled > 0) ||
+	    (n->has & NOISE_PRESSURE_SOME && n->pressure_some > 0) ||
+	    (n->has & NOISE_PREEMPTED && n->preempted > 0))
+		return true;
+	for (int i = 0; i < n->nr_antagonists; i++)
+		if (n->antagonists[i].took > 0)
+			return true;
+	return false;
+}
+
 const char *noise_text(const struct noise *n, const char *const em[2], char *buf, size_t len)
 {
 	const char *o = em ? em[0] : "", *c = em ? em[1] : "", *sep = "";

@@ -184,6 +184,14 @@ static inline bool scope_has_noise(const struct scope *s)
 }
 
 /*
+ * Whether noise n says the scope's tasks were kept from a CPU: they waited in a run queue,
+ * were throttled or stalled (CPU pressure), or another cgroup's preempted them or took the
+ * CPU they waited for. A cgroup starved all interval long runs nothing, and this is what
+ * tells it from an idle one.
+ */
+bool noise_kept_off_cpu(const struct noise *n);
+
+/*
  * A noise's fields in words, as the text outputs (terminal, HTML) say them: "wait 0.48 s/s,
  * pressure some 52 % full 0 %, throttled 0.20 s/s (12 times), preempted 35.5/s, SMT shared
  * 0.06 s/s", the fields it has; each value between em[0] and em[1] (HTML's "<b>", "</b>"),

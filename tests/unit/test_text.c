@@ -544,6 +544,43 @@ static void check_noise(void)
 	synth_close(&sy);
 }
 
+/*
+ * A cgroup that did not run is hidden without -v, and counted below the table, unless its
+ * noise says it was kept from the CPU (starved by a neighbour): that row is shown.
+ */
+static void check_starved_shown(void)
+{
+	static const char *const events[] = { "cpu-clock" };
+	struct interval iv = { .interval_s = 1 };
+	struct synth sy;
+	char *text;
+
+	CHECK_INT(synth_open(&sy, NULL, 1, false, events, 1), 0);
+	iv.time = sy.run.start_time + 1;
+	add(&iv, &sy.run, SCOPE_SYSTEM, NULL, 0, NULL, 100);
+	add(&iv, &sy.run, SCOPE_CGROUP, "/hog", 0, NULL, 100);
+	add(&iv, &sy.run, SCOPE_CGROUP, "/starved", 0, NULL, 0);
+	add(&iv, &sy.run, SCOPE_CGROUP, "/idle", 0, NULL, 0);
+	CHECK_INT(iv.nr_scopes, 4);
+	if (iv.nr_scopes == 4) {
+		iv.scopes[2].sum[0] = iv.scopes[3].sum[0] = (struct cgtma_count){ 0, 0, 0 };
+		iv.scopes[2].noise = (struct noise){ .has = NOISE_WAIT | NOISE_PRESSURE_SOME,
+						     .pressure_some = 1.0 };
+		iv.scopes[3].noise = (struct noise){ .has = NOISE_WAIT | NOISE_PRESSURE_SOME };
+	}
+	CHECK_INT(interval_derive(&sy.run, &iv), 0);
+	text = render(&sy.run, &iv);
+	CHECK(text && strstr(text, "\n/starved ") && strstr(text, "\n  /starved: noise: wait 0.00 "
+							      "s/s, pressure some 100 %\n"),
+	      "a starved cgroup's row and noise:\n%s", text ? text : "");
+	CHECK(text && !strstr(text, "/idle") &&
+	      strstr(text, "\n(1 tracked cgroup did not run; -v shows it)\n"),
+	      "an idle cgroup hidden and counted:\n%s", text ? text : "");
+	free(text);
+	interval_free(&iv);
+	synth_close(&sy);
+}
+
 int main(void)
 {
 	check_tree_lines();
@@ -554,5 +591,6 @@ int main(void)
 	check_default_metrics();
 	check_metrics_block();
 	check_noise();
+	check_starved_shown();
 	return test_done("text");
 }
