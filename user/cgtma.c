@@ -307,7 +307,8 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 	}
 	env.select.cgroups = cgroups;
 	/* '+': stop at the first non-option, so a command's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+G:p:e:M:l:mI:d:aC:ATF:jx:o:vhV", long_options,
+	opterr = 0;	/* option_error() says them */
+	while ((c = getopt_long(argc, argv, "+:G:p:e:M:l:mI:d:aC:ATF:jx:o:vhV", long_options,
 				NULL)) != -1) {
 		ret = model_opt(&env.measure, c, optarg);
 		if (!ret)
@@ -427,7 +428,7 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 			free(cgroups);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'cgtma --help'.\n");
+			option_error(NULL, long_options, c, argv);
 			goto usage_error;
 		}
 	}

@@ -110,7 +110,8 @@ static int parse_args(int argc, char **argv, struct compute_args *a)
 	a->mo = (struct measure_opts){ .perf_metrics = -1, .smt = -1, .nmi_watchdog = -1 };
 	a->interval_s = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "M:l:mjh", long_options, NULL)) != -1) {
+	opterr = 0;	/* option_error() says them */
+	while ((c = getopt_long(argc, argv, ":M:l:mjh", long_options, NULL)) != -1) {
 		ret = model_opt(&a->mo, c, optarg);
 		if (!ret)
 			ret = metrics_opt(&a->mo, c, argc, argv);
@@ -139,7 +140,7 @@ static int parse_args(int argc, char **argv, struct compute_args *a)
 			a->help = true;
 			return 0;
 		default:
-			fprintf(stderr, "Try 'cgtma compute --help'.\n");
+			option_error("compute", long_options, c, argv);
 			return -EINVAL;
 		}
 	}

@@ -213,7 +213,8 @@ int cmd_list_events(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "M:l:mjh", long_options, NULL)) != -1) {
+	opterr = 0;	/* option_error() says them */
+	while ((c = getopt_long(argc, argv, ":M:l:mjh", long_options, NULL)) != -1) {
 		ret = model_opt(&mo, c, optarg);
 		if (!ret)
 			ret = metrics_opt(&mo, c, argc, argv);
@@ -230,7 +231,7 @@ int cmd_list_events(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'cgtma list-events --help'.\n");
+			option_error("list-events", long_options, c, argv);
 			return EXIT_USAGE;
 		}
 	}

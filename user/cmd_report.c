@@ -94,7 +94,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jx:l:vh", long_options, NULL)) != -1) {
+	opterr = 0;	/* option_error() says them */
+	while ((c = getopt_long(argc, argv, ":jx:l:vh", long_options, NULL)) != -1) {
 		if (output_opt(&a->out, c, optarg))
 			continue;
 		switch (c) {
@@ -125,7 +126,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->help = true;
 			return 0;
 		default:
-			fprintf(stderr, "Try 'cgtma report --help'.\n");
+			option_error("report", long_options, c, argv);
 			return -EINVAL;
 		}
 	}

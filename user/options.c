@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "options.h"
+#include "suggest.h"
 
 int opt_int(const char *opt, const char *s, long min, long max, const char *unit, int *out)
 {
@@ -129,4 +132,36 @@ int output_opts_check(const struct output_opts *oo)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void option_error(const char *cmd, const struct option *longopts, int c, char *const argv[])
+{
+	const char *given = optind > 0 ? argv[optind - 1] : "";
+	char did[SUGGEST_LEN] = "", name[128];
+	bool is_long = strncmp(given, "--", 2) == 0;
+	struct suggest sg;
+
+	if (c == ':') {
+		if (is_long)
+			pr_err("option '%s' requires an argument", given);
+		else
+			pr_err("option '-%c' requires an argument", optopt);
+	} else if (is_long && optopt) {
+		pr_err("option '%.*s' doesn't allow an argument", (int)strcspn(given, "="), given);
+	} else if (is_long) {
+		char cand[128];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(given, "="), given);
+		suggest_init(&sg, name);
+		for (const struct option *o = longopts; o->name; o++) {
+			snprintf(cand, sizeof(cand), "--%s", o->name);
+			suggest_add(&sg, cand);
+		}
+		suggest_format(&sg, did, sizeof(did));
+		suggest_release(&sg);
+		pr_err("unrecognized option '%s'%s%s", name, *did ? "; " : "", did);
+	} else {
+		pr_err("unrecognized option '-%c'", optopt);
+	}
+	fprintf(stderr, "Try 'cgtma%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
 }

@@ -134,8 +134,13 @@ fi
 timeout 30 "$CGTMA" --bogus >/dev/null 2>"$TMP/err"
 rc=$?
 [ $rc -eq 2 ] || fail "cgtma --bogus: exit $rc, want 2"
-grep -q "unrecognized option '--bogus'" "$TMP/err" && grep -q "cgtma --help" "$TMP/err" ||
+grep -qx "cgtma: unrecognized option '--bogus'" "$TMP/err" && grep -q "cgtma --help" "$TMP/err" ||
 	fail "cgtma --bogus: $(cat "$TMP/err")"
+# A near miss is offered, and the message names cgtma, not the path it was run by.
+timeout 30 "$CGTMA" --jsno >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && grep -qx "cgtma: unrecognized option '--jsno'; did you mean '--json'?" "$TMP/err" ||
+	fail "cgtma --jsno: exit $rc: $(cat "$TMP/err")"
 
 # Under --json the error is a JSON line on stdout as well.
 expect 2 "cannot open cgroup" --json -e cpu-clock -d 1 -G "$CG_BASE/nope"

@@ -104,7 +104,10 @@ static void test_usage(void)
 	} getopt_errors[] = {
 		{ { "--bogus", "x.json" }, "unrecognized option '--bogus'" },
 		{ { "--model" }, "option '--model' requires an argument" },
-		{ { "--model", "spr", "-l" }, "option requires an argument -- 'l'" },
+		{ { "--model", "spr", "-l" }, "option '-l' requires an argument" },
+		{ { "--modle", "spr", "x.json" }, "unrecognized option '--modle'; did you mean "
+						   "'--model'?" },
+		{ { "--json=yes", "x.json" }, "option '--json' doesn't allow an argument" },
 	};
 	struct result r;
 	size_t i;
