@@ -478,6 +478,14 @@ static int profile(int argc, char **argv, const sigset_t *start_mask)
 		env.sample_hz = SAMPLE_DEFAULT_HZ;
 	if (optind < argc)
 		env.command = argv + optind;
+	/* -o's file now, before the run's setup can fail: under --json its errors go there. */
+	if (output_file_open(&env.out)) {
+		free(pids);
+		free(cgroups);
+		return 1;
+	}
+	if (env.out.json && env.out.out_open)
+		log_set_json_fd(env.out.out_fd);
 
 	ret = session_run();
 	free(pids);

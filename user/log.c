@@ -5,12 +5,20 @@
 
 #include "log.h"
 
+#include <unistd.h>
+
 static bool json_errors;
+static int json_fd = STDOUT_FILENO;
 static enum log_level level;
 
 void log_set_json(bool on)
 {
 	json_errors = on;
+}
+
+void log_set_json_fd(int fd)
+{
+	json_fd = fd;
 }
 
 void log_set_level(enum log_level l)
@@ -40,15 +48,21 @@ void pr_err(const char *fmt, ...)
 	if (json_errors) {
 		char msg[1024];
 		json_object *o = json_object_new_object();
+		const char *line;
 
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
 		json_object_object_add(o, "error", json_object_new_string(msg));
 		/* '/' as itself, as every JSON cgtma writes has it (json-c would write "\/") */
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								JSON_C_TO_STRING_NOSLASHESCAPE));
-		fflush(stdout);
+		line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (json_fd == STDOUT_FILENO) {
+			printf("%s\n", line);
+			fflush(stdout);
+		} else {
+			dprintf(json_fd, "%s\n", line);
+		}
 		json_object_put(o);
 	}
 }

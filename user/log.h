@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Messages to the user. Errors and warnings go to stderr as "cgtma: ..." naming the subject
- * and the reason; under --json an error is also a JSON line on stdout ({"error": "..."}), so
- * a consumer of the stream sees why it ended (bpftool's p_err does the same).
+ * and the reason; under --json an error is also a JSON line on stdout ({"error": "..."}), or
+ * in the file -o names once it is open, so that a consumer of the stream sees why it ended
+ * (bpftool's p_err does the same).
  */
 #ifndef CGTMA_LOG_H
 #define CGTMA_LOG_H
@@ -10,6 +11,8 @@
 #include <stdbool.h>
 
 void log_set_json(bool on);
+/* Where the JSON error lines go from now on (-o's file): STDOUT_FILENO at start. */
+void log_set_json_fd(int fd);
 
 /* How much cgtma says on stderr: -v raises it, once, for every module. */
 enum log_level {

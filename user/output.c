@@ -18,21 +18,46 @@ struct view_file {
 	char name[];
 };
 
-/* The file the view on stdout writes to: stdout, or -o's. 0 or -errno, said. */
-static int view_file_open(const char *path, struct outfile **ofp)
+/* -o's file, made or emptied: its descriptor, or -errno, said. */
+static int out_file_open(const char *path)
 {
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), err;
+
+	if (fd >= 0)
+		return fd;
+	err = -errno;
+	pr_err("cannot open output file '%s': %s", path, strerror(-err));
+	return err;
+}
+
+int output_file_open(struct output_opts *oo)
+{
+	int fd;
+
+	if (!oo->out_file || oo->no_stdout || oo->out_open)
+		return 0;
+	fd = out_file_open(oo->out_file);
+	if (fd < 0)
+		return fd;
+	oo->out_fd = fd;
+	oo->out_open = true;
+	return 0;
+}
+
+/* The file the view on stdout writes to: stdout, or -o's. 0 or -errno, said. */
+static int view_file_open(const struct output_opts *oo, struct outfile **ofp)
+{
+	const char *path = oo->out_file;
 	struct view_file *vf = malloc(sizeof(*vf) + (path ? strlen(path) + 3 : 0));
-	int fd = STDOUT_FILENO, err;
+	int fd = STDOUT_FILENO;
 
 	if (!vf)
 		return -ENOMEM;
 	if (path) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		fd = oo->out_open ? oo->out_fd : out_file_open(path);
 		if (fd < 0) {
-			err = -errno;
-			pr_err("cannot open output file '%s': %s", path, strerror(-err));
 			free(vf);
-			return err;
+			return fd;
 		}
 		sprintf(vf->name, "'%s'", path);
 	}
@@ -55,7 +80,7 @@ int outputs_open(const struct output_opts *oo, struct output **outs, int *n)
 			err = output_csv_open(stdout, oo->csv_sep, &o);
 		else
 			err = output_text_open(stdout, oo->top, &o);
-		if (!err && (err = view_file_open(oo->out_file, &o->file)))
+		if (!err && (err = view_file_open(oo, &o->file)))
 			output_close(o);
 		if (!err)
 			outs[(*n)++] = o;

@@ -59,7 +59,16 @@ struct output_opts {
 	int top;		/* --top N: the terminal's busiest N cgroups; 0 for all */
 	bool no_stdout;		/* no view on stdout, not even the terminal's (report --html
 				 * alone); --json and -x are then ignored */
+	bool out_open;		/* out_file is open already, as out_fd (output_file_open()) */
+	int out_fd;
 };
+
+/*
+ * Makes or empties -o's file now, before the run's setup can fail, so that a run under
+ * --json writes its errors there too (log.h); outputs_open() writes the view to it. 0 when
+ * there is no such file or it is open, or -errno, said.
+ */
+int output_file_open(struct output_opts *oo);
 
 #define OUTPUTS_MAX 6
 

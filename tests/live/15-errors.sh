@@ -146,6 +146,12 @@ rc=$?
 expect 2 "cannot open cgroup" --json -e cpu-clock -d 1 -G "$CG_BASE/nope"
 jq -e 'has("error") and (.error | test("cannot open cgroup"))' "$TMP/out" >/dev/null ||
 	fail "--json: the error is not a JSON line on stdout: $(cat "$TMP/out")"
+# With -o FILE the JSON goes to FILE, its error line too, and nothing to stdout.
+rm -f "$TMP/o.json"
+expect 2 "cannot open cgroup" --json -o "$TMP/o.json" -e cpu-clock -d 1 -G "$CG_BASE/nope"
+[ ! -s "$TMP/out" ] || fail "--json -o: stdout has $(cat "$TMP/out")"
+jq -e 'has("error") and (.error | test("cannot open cgroup"))' "$TMP/o.json" >/dev/null ||
+	fail "--json -o: the error is not a JSON line in the file: $(cat "$TMP/o.json" 2>&1)"
 
 # --- failures at run time: 1 ----------------------------------------------------------------
 # A command that cannot be run: the shell's 127 (not found) and 126 (found, not run).
