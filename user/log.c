@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "log.h"
-
-#include <unistd.h>
 
 static bool json_errors;
 static int json_fd = STDOUT_FILENO;

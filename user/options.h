@@ -101,9 +101,9 @@ int output_opts_check(const struct output_opts *oo);
  * Says a getopt_long() mistake in getopt's words, but as cgtma's messages are said ("cgtma:",
  * where getopt names argv[0]'s whole path): an unrecognized option (with the long ones
  * close to it offered), a missing argument, an argument to an option that takes none; then
- * how to get help. c is
- * getopt_long()'s return ('?', or ':' where the short options begin with ':', after any
- * '+'); run with opterr 0. cmd: the subcommand ("report"), or NULL for the live run.
+ * how to get help. c is getopt_long()'s return ('?', or ':' where the short options begin
+ * with ':', after any '+'), run with opterr 0. cmd: the subcommand ("report"), or NULL for
+ * the live run.
  */
 void option_error(const char *cmd, const struct option *longopts, int c, char *const argv[]);
 
