@@ -89,12 +89,10 @@ run() {
 		"${inner[@]}" >/dev/null 2>"$TMP/err" ;;
 	empty | reads)
 		floor_start "$prof" "$EV"
-		"${pp[@]}" >"$out" 2>"$TMP/err"
+		"${pp[@]}" >"$out" 2>"$TMP/pp-err"
 		local rc=$?
-		kill "$FLOOR_PID"
-		wait "$FLOOR_PID" 2>/dev/null
-		FLOOR_PID=""
-		[ "$rc" = 0 ] ;;
+		floor_stop || die "hookfloor -p $prof -e $EV failed: $(cat "$TMP/err")"
+		((rc == 0)) || die "pingpong under hookfloor -p $prof failed: $(cat "$TMP/pp-err")" ;;
 	*) "$CGTMA" --switch-hook "$prof" -e "$EV" -G "$BASE/a" -G "$BASE/b" -I 1000000 -j -- \
 		"${inner[@]}" >/dev/null 2>"$TMP/err" ;;
 	esac || die "$prof ($where) failed: $(cat "$TMP/err")"
@@ -195,6 +193,4 @@ done
 floor_start empty "$EV"
 echo "BPF per switch, an empty sched_switch program (floor_empty): same cgroup" \
 	"$(bpf_ns "$FLOOR_ID" same); across $(bpf_ns "$FLOOR_ID" across)"
-kill "$FLOOR_PID"
-wait "$FLOOR_PID" 2>/dev/null
-FLOOR_PID=""
+floor_stop || die "hookfloor -p empty -e $EV failed: $(cat "$TMP/err")"

@@ -1,4 +1,5 @@
-# Sourced by the benchmarks that run tests/bench/hookfloor (run-bench.sh, read-cost.sh).
+# Sourced by the benchmarks that run tests/bench/hookfloor (run-bench.sh, read-cost.sh,
+# spread-cost.sh, floor-table.sh).
 #
 # floor_start PROG EVENTS [PREFIX...]: starts $FLOOR -p PROG -e EVENTS in the background
 # (behind PREFIX, e.g. taskset), as $FLOOR_PID, and sets FLOOR_ID to the id of the program it
@@ -20,4 +21,15 @@ floor_start() {
 		sleep 0.05
 	done
 	[ -n "$FLOOR_ID" ] || die "hookfloor -p $prog -e $ev did not start: $(cat "$TMP/err")"
+}
+
+# floor_stop: stops the hookfloor floor_start started (it exits 0 at SIGTERM); false where it
+# had failed before, its errors then in $TMP/err.
+floor_stop() {
+	local rc
+	kill "$FLOOR_PID" 2>/dev/null
+	wait "$FLOOR_PID"
+	rc=$?
+	FLOOR_PID=""
+	return $rc
 }

@@ -76,9 +76,7 @@ run() {
 	id=$FLOOR_ID
 	line=$("$PINGPONG" -c "$CPU" -n "$LOOPS" -A "$BASE/a" -B "$BASE/b" -s -p "$id" 2>"$TMP/pp-err") ||
 		die "pingpong under hookfloor failed: $(cat "$TMP/pp-err")"
-	kill "$FLOOR_PID" 2>/dev/null
-	wait "$FLOOR_PID" || die "hookfloor -p $prog -e $ev failed: $(cat "$TMP/err")"
-	FLOOR_PID=""
+	floor_stop || die "hookfloor -p $prog -e $ev failed: $(cat "$TMP/err")"
 	# Two switches per round trip, both between the cgroups: the program ran at each.
 	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
 	     END { if (v["run_cnt"] < 2 * v["loops"]) exit 1; printf "%.1f\n", v["run_time_ns"] / v["run_cnt"] }' \

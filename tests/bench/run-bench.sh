@@ -307,10 +307,7 @@ run_floor() {
 	"$PINGPONG" -c "$CPU" -n "$HOOK_LOOPS" "${PL[@]}" -s -p "$id" >>"$out" 2>"$TMP/pp-err"
 	rc=$?
 	# It exits 0 at SIGTERM; dead before, it failed.
-	kill "$FLOOR_PID" 2>/dev/null
-	wait "$FLOOR_PID" ||
-		die "hookfloor -p $kind -e $ev failed (exit $?): $(cat "$TMP/err")"
-	FLOOR_PID=""
+	floor_stop || die "hookfloor -p $kind -e $ev failed (exit $?): $(cat "$TMP/err")"
 	((rc == 0)) || die "pingpong under hookfloor -p $kind failed: $(cat "$TMP/pp-err")"
 }
 

@@ -102,9 +102,7 @@ run() {
 		floor_start empty "$EVENTS"
 		"${PP[@]}" >"$TMP/pp" 2>"$TMP/pp-err"
 		local rc=$?
-		kill "$FLOOR_PID" 2>/dev/null
-		wait "$FLOOR_PID" || die "hookfloor -p empty -e $EVENTS failed: $(cat "$TMP/err")"
-		FLOOR_PID=""
+		floor_stop || die "hookfloor -p empty -e $EVENTS failed: $(cat "$TMP/err")"
 		((rc == 0)) || die "pingpong under hookfloor failed: $(cat "$TMP/pp-err")"
 		;;
 	*)
