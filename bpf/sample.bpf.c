@@ -5,7 +5,7 @@
  * sample in the kernel when there is none, and counts it under (cgroup, process, thread name,
  * event, user stack, kernel stack) for each.
  *
- * Counting in the kernel, not a ring buffer record per sample: a sample costs two stack-map
+ * Counting in the kernel, not a ring buffer record per sample: a sample costs two stack
  * inserts that mostly hit (a spinning function repeats its stacks) and a hash add, and user
  * space reads one entry per distinct stack per interval, not one per sample. The maps come in
  * two halves, as the counts' epochs: user space flips `half`, waits for the samples still
@@ -76,15 +76,17 @@ struct {
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
 /*
- * The stacks refused by the half's stack map (sample.h's SAMPLE_STACK_SPILL): without it, a
- * process whose hot stack collides with any stack stored before it in the interval (under an
- * emulator, where a sample lands at the same few addresses, nearly all of its samples) loses
- * its user stack for the whole interval. Preallocated, as a hash map in a perf-event
+ * The stacks kept under the program's own hash (sample.h's SAMPLE_STACK_SPILL): the user
+ * stacks it walks itself (walk_user()), and the stacks refused by the half's stack map.
+ * Without the second, a process whose hot stack collides with any stack stored before it in
+ * the interval (under an emulator, where a sample lands at the same few addresses, nearly
+ * all of its samples) loses its user stack for the whole interval. As many as the stack map,
+ * since on x86 it holds most user stacks. Preallocated, as a hash map in a perf-event
  * program must be; spill_buf is where a stack is put together before it is stored.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct sample_stack);
 } spill0 SEC(".maps"), spill1 SEC(".maps");
@@ -141,6 +143,84 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } new_pids SEC(".maps");
 
+#if defined(__TARGET_ARCH_x86)
+/*
+ * The registers in a perf-event program's context, as words: the UAPI's x86-64 struct
+ * pt_regs, fixed. (vmlinux.h's pt_regs would be relocated to the running kernel's, where cs
+ * is a u16 since FRED and a word before, while a context is read a word at a time.)
+ */
+enum { REG_BP = 4, REG_IP = 16, REG_CS = 17, REG_SP = 19 };
+
+static __always_inline __u64 reg(struct bpf_perf_event_data *ctx, int r)
+{
+	return ((__u64 *)ctx)[r];
+}
+
+/* Whether the sample interrupted a 64-bit task in user mode: ctx's registers are its own. */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx)
+{
+	return (reg(ctx, REG_CS) & 0xffff) == 0x33;	/* __USER_CS */
+}
+
+/*
+ * The user stack from ctx's registers into spill_buf, by frame pointers, as the kernel's
+ * perf_callchain_user() walks it: its size in bytes, as bpf_get_stack() returns it. The
+ * kernel reads whatever frame its last frame pointer names: 0 at the outermost frame (_start
+ * and clone zero the register), garbage where code built without frame pointers used it.
+ * That read faults, at every sample, and a fault taken in a guest is slow: two thirds of a
+ * sample's BPF time on the 2-CPU VM (docs/performance.md). Here each frame must lie above
+ * the last (the stack grows down: a caller's frame is above its callee's) and be 8-byte
+ * aligned, so the walk ends at a zero or at garbage below without reading it. The frames
+ * after the last are not cleared: the one after it is zeroed, where there is room.
+ *
+ * A global function: its size comes back unknown to the verifier, which otherwise verified
+ * spill_stack()'s hash loop once for each frame the walk can end at (400,000 instructions).
+ */
+__noinline int walk_user(struct bpf_perf_event_data *ctx)
+{
+	struct {
+		__u64 next, ret;
+	} frame;
+	__u64 fp = reg(ctx, REG_BP), low = reg(ctx, REG_SP);
+	struct sample_stack *st;
+	__u32 zero = 0;
+	int i;
+
+	st = bpf_map_lookup_elem(&spill_buf, &zero);
+	if (!st)
+		return -1;
+	st->ips[0] = reg(ctx, REG_IP);
+	for (i = 1; i < SAMPLE_MAX_DEPTH; i++) {
+		if (fp < low || fp & 7 ||
+		    bpf_probe_read_user(&frame, sizeof(frame), (void *)fp) || !frame.ret)
+			break;
+		st->ips[i] = frame.ret;
+		low = fp + sizeof(frame);
+		fp = frame.next;
+	}
+	if (i < SAMPLE_MAX_DEPTH)
+		st->ips[i] = 0;
+	return i * sizeof(__u64);
+}
+#else
+/* Elsewhere the kernel's walk is taken as it is (arm64's ends at a zero frame pointer). */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx)
+{
+	return false;
+}
+
+static __always_inline int walk_user(struct bpf_perf_event_data *ctx)
+{
+	return -1;
+}
+#endif
+
+/* Whether the stack (flags: user or kernel) is walked here, not by the kernel. */
+static __always_inline bool walked_here(struct bpf_perf_event_data *ctx, __u64 flags)
+{
+	return flags & BPF_F_USER_STACK && user_regs(ctx);
+}
+
 /*
  * The current stack (flags: user or kernel) into half h's spill map: its id there with
  * SAMPLE_STACK_SPILL, or < 0 when the map is full or holds another stack under its key.
@@ -161,8 +241,11 @@ __noinline int spill_stack(struct bpf_perf_event_data *ctx, __u32 h, __u64 flags
 	st = bpf_map_lookup_elem(&spill_buf, &zero);
 	if (!st)
 		return -1;
-	/* The frames after the last are zeroed: the stack needs no length of its own. */
-	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	/* bpf_get_stack() zeroes the frames after the last: a stack needs no length of its own. */
+	if (walked_here(ctx, flags))
+		len = walk_user(ctx);
+	else
+		len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
 	if (len <= 0)
 		return -1;
 	/*
@@ -180,27 +263,38 @@ __noinline int spill_stack(struct bpf_perf_event_data *ctx, __u32 h, __u64 flags
 	hash = (hash ^ hash >> 33) * 0xc4ceb9fe1a85ec53ULL;
 	st->hash = hash ^ hash >> 33;
 	key = st->hash >> 34;
-	if (bpf_map_update_elem(spill, &key, st, BPF_NOEXIST) == 0)
-		return key | SAMPLE_STACK_SPILL;
-	/* Stored before (by another sample, maybe on another CPU), or another stack's key. */
+	/* Looked up first: a hot stack is there already, and an update would copy it again. */
 	old = bpf_map_lookup_elem(spill, &key);
+	if (!old) {
+		if (bpf_map_update_elem(spill, &key, st, BPF_NOEXIST) == 0)
+			return key | SAMPLE_STACK_SPILL;
+		/* Stored meanwhile by another CPU, or the map is full. */
+		old = bpf_map_lookup_elem(spill, &key);
+	}
 	return old && old->hash == st->hash ? key | SAMPLE_STACK_SPILL : -1;
 }
 
 /*
- * The id of the current stack (flags: user or kernel), in half h's stack map or else in its
- * spill map; < 0 when there is none (a kernel thread's user stack) or when neither map had
+ * The id of the current stack (flags: user or kernel): a user stack walked here goes to half
+ * h's spill map, any other to its stack map; either goes to the other when the first has no
+ * room for it. < 0 when there is none (a kernel thread's user stack) or when neither map had
  * room. (A stack map has a bucket per entry and an entry per stack, so it refuses a stack
  * for its bucket before it can be full.)
  */
 static __always_inline __s32 stack_id(struct bpf_perf_event_data *ctx, void *stacks, __u32 h,
 				      __u64 flags, __u32 lost)
 {
-	long id = bpf_get_stackid(ctx, stacks, flags);
+	bool here = walked_here(ctx, flags);
+	long id = here ? spill_stack(ctx, h, flags) : -1;
 
+	if (id >= 0)
+		return id;
+	/* The kernel's walk, into the stack map. */
+	id = bpf_get_stackid(ctx, stacks, flags);
 	if (id != -EEXIST)
 		return id;
-	id = spill_stack(ctx, h, flags);
+	if (!here)
+		id = spill_stack(ctx, h, flags);
 	if (id < 0)
 		stat_inc(lost);
 	return id;

@@ -23,11 +23,12 @@
 #define SAMPLE_MAX_DEPTH 127
 
 /*
- * A stack id's bit saying the stack is in the half's spill map, not its stack map. A stack
- * map keeps one stack per hash bucket: it refuses a stack whose bucket is taken
- * (bpf_get_stackid's -EEXIST). Such a stack goes to the spill map, a hash map keyed by a
- * hash of the program's own. (A second stack map, keyed by the same kernel hash, put the
- * third stack of a bucket in the bucket its second had taken there, and lost it.)
+ * A stack id's bit saying the stack is in the half's spill map, not its stack map: a hash map
+ * keyed by a hash of the program's own. It holds the user stacks the program walks itself
+ * (on x86), which a stack map cannot take, and the stacks a stack map refused: it keeps one
+ * stack per hash bucket, and refuses a stack whose bucket is taken (bpf_get_stackid's
+ * -EEXIST). (A second stack map, keyed by the same kernel hash, put the third stack of a
+ * bucket in the bucket its second had taken there, and lost it.)
  */
 #define SAMPLE_STACK_SPILL (1 << 30)
 

@@ -7,6 +7,8 @@
  *                                for MS milliseconds of wall time, then exit
  *   spinfn wide MS               the same in spin_wide(), whose samples land at 65536
  *                                addresses: nearly one stack per sample, to fill stack maps
+ *   spinfn deep MS               the same in spin_deep(), DEPTH calls of descend() below
+ *                                main(): a stack walk must find each of their frames
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,12 +56,29 @@ __attribute__((noinline)) static void spin_wide(double end)
 	} while (now() < end);
 }
 
+SPIN(deep, 0x44)
+
+/* The frames of descend() above spin_deep(), as 67-sample-walk counts them. */
+#define DEPTH 40
+
+static volatile int depth;
+
+/* Not a tail call (the store after it), so that each call keeps its frame. */
+__attribute__((noinline)) static void descend(int n, double end)
+{
+	if (n > 1)
+		descend(n - 1, end);
+	else
+		spin_deep(end);
+	depth++;
+}
+
 int main(int argc, char **argv)
 {
 	double end;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: spinfn alpha|beta|gamma|wide MS\n");
+		fprintf(stderr, "usage: spinfn alpha|beta|gamma|wide|deep MS\n");
 		return 2;
 	}
 	end = now() + atof(argv[2]) / 1000;
@@ -71,6 +90,8 @@ int main(int argc, char **argv)
 		spin_gamma(end);
 	else if (!strcmp(argv[1], "wide"))
 		spin_wide(end);
+	else if (!strcmp(argv[1], "deep"))
+		descend(DEPTH, end);
 	else
 		return 2;
 	return 0;

@@ -1,12 +1,13 @@
 #!/bin/bash
 # --sample's stack maps under thousands of distinct stacks per interval. spinfn's `wide` mode
 # spins through 65536 nops, so nearly every sample is a stack of its own.
-# 1. About 2,000 stacks in one interval: hundreds of them fall in buckets of the 4096-bucket
-#    stack map that another took first, dozens in buckets where two did. Every one is kept
-#    with its frames: the spill map (keyed by the program's own hash) takes them all. (Kept
-#    in a second stack map, keyed by the same kernel hash, the third stack of a bucket went
-#    to the bucket its second had taken there: ~80 stacks lost per run. 39 lost 3 so on the
-#    6.1-rt row.)
+# 1. About 2,000 stacks in one interval. Every one is kept with its frames. On x86 the
+#    program walks them itself and keeps them in the spill map (keyed by its own hash), which
+#    takes them all; elsewhere hundreds fall in buckets of the 4096-bucket stack map that
+#    another took first, dozens in buckets where two did, and the spill map takes those.
+#    (Kept in a second stack map, keyed by the same kernel hash, the third stack of a bucket
+#    went to the bucket its second had taken there: ~80 stacks lost per run. 39 lost 3 so on
+#    the 6.1-rt row.)
 # 2. About 8,000 in one interval, more than both maps hold: the stacks that fit nowhere are
 #    counted without frames (a --folded line with the cgroup alone) and said, the same
 #    number on stderr and in the JSON.
@@ -53,8 +54,9 @@ kernel_only() {
 }
 # json_lost FILE: the user stacks the intervals' JSON say were lost (the summary not counted).
 json_lost() { jq -s '[.[] | select(.summary | not) | .user_stacks_lost // 0] | add' "$1"; }
-# The samples, nearly a distinct stack each, that fill both maps: their 4096 + 1024 entries,
-# and the buckets of the stack map that stay empty meanwhile.
+# The samples, nearly a distinct stack each, that fill both maps: the spill map's 4096
+# entries, and the stack map's 4096 buckets less those that stay empty meanwhile (some 2,000
+# of the stack map's stacks fill about 1,600 buckets).
 FULL=6500
 
 cg_make W
