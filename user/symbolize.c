@@ -77,6 +77,12 @@ struct ksym {
 	char *name;
 };
 
+/* The kernel's text symbols, sorted by address. */
+struct ksyms {
+	struct ksym *syms;
+	int nr, cap;
+};
+
 struct symbolizer {
 	pthread_mutex_t lock;
 	struct module *modules;
@@ -85,8 +91,8 @@ struct symbolizer {
 	struct proc *procs;
 	int nr_procs, cap_procs;
 	struct hashmap proc_index;	/* pid -> procs[] */
-	struct ksym *ksyms;
-	int nr_ksyms, cap_ksyms;
+	struct ksyms ksyms;		/* /proc/kallsyms, once ksyms_read */
+	bool ksyms_read;
 };
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -102,11 +108,20 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static void ksyms_release(struct ksyms *k)
+{
+	for (int i = 0; i < k->nr; i++)
+		free(k->syms[i].name);
+	free(k->syms);
+	*k = (struct ksyms){};
+}
+
 /*
- * The text symbols of /proc/kallsyms, sorted (all zero without the privilege to see them).
- * Parsed by hand: sscanf() took most of the time cgtma spent in user space on the file.
+ * The text symbols of /proc/kallsyms, sorted (all zero without the privilege to see them):
+ * 0 or -ENOMEM. Parsed by hand: sscanf() took most of the time cgtma spent in user space on
+ * the file.
  */
-static int read_kallsyms(struct symbolizer *s)
+static int read_kallsyms(struct ksyms *ks)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -128,16 +143,43 @@ static int read_kallsyms(struct symbolizer *s)
 		name = end + 3;
 		name[strcspn(name, "\t\n")] = '\0';
 		k.name = strdup(name);
-		if (!k.name || ALLOC_GROW(s->ksyms, s->nr_ksyms + 1, s->cap_ksyms)) {
+		if (!k.name || ALLOC_GROW(ks->syms, ks->nr + 1, ks->cap)) {
 			free(k.name);
 			err = -ENOMEM;
 			break;
 		}
-		s->ksyms[s->nr_ksyms++] = k;
+		ks->syms[ks->nr++] = k;
 	}
 	free(line);
 	fclose(f);
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
+	return err;
+}
+
+/*
+ * Reads /proc/kallsyms at the first kernel frame to name, not before: a profile of user
+ * space alone never pays for it (5 MB made by the kernel, 75 ms of CPU at start-up on the
+ * 2-vCPU VM, a fifth of cgtma's with --sample). Read without the lock: the thread that reads
+ * announced processes' maps takes it, and waited for the file otherwise (seconds under
+ * emulation). Only the reading thread names kernel frames; the lock still keeps a second
+ * reader from installing its table over the first. 0 or -ENOMEM.
+ */
+static int load_kallsyms(struct symbolizer *s)
+{
+	struct ksyms ks = {};
+	int err;
+
+	if (__atomic_load_n(&s->ksyms_read, __ATOMIC_ACQUIRE))
+		return 0;
+	err = read_kallsyms(&ks);
+	pthread_mutex_lock(&s->lock);
+	if (!err && !s->ksyms_read) {
+		s->ksyms = ks;
+		ks = (struct ksyms){};
+		__atomic_store_n(&s->ksyms_read, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&s->lock);
+	ksyms_release(&ks);
 	return err;
 }
 
@@ -150,7 +192,7 @@ int symbolizer_new(struct symbolizer **sp)
 	pthread_mutex_init(&s->lock, NULL);
 	elf_version(EV_CURRENT);
 	*sp = s;
-	return read_kallsyms(s);
+	return 0;
 }
 
 static void free_vmas(struct vma *vmas, int n)
@@ -187,11 +229,9 @@ void symbolizer_free(struct symbolizer *s)
 	}
 	for (int i = 0; i < s->nr_procs; i++)
 		proc_release(&s->procs[i]);
-	for (int i = 0; i < s->nr_ksyms; i++)
-		free(s->ksyms[i].name);
+	ksyms_release(&s->ksyms);
 	free(s->modules);
 	free(s->procs);
-	free(s->ksyms);
 	hashmap_clear(&s->module_index);
 	hashmap_clear(&s->proc_index);
 	pthread_mutex_destroy(&s->lock);
@@ -201,6 +241,11 @@ void symbolizer_free(struct symbolizer *s)
 int symbolizer_nr_modules(const struct symbolizer *s)
 {
 	return s->nr_modules;
+}
+
+int symbolizer_nr_kernel_symbols(const struct symbolizer *s)
+{
+	return s->ksyms.nr;
 }
 
 /* --- files ---------------------------------------------------------------------------- */
@@ -353,8 +398,8 @@ static int jit_cmp(const void *a, const void *b)
  * A process's maps as read from /proc while it lives, before they are installed in the
  * symbolizer. Reading them needs the process alive, and nothing of the symbolizer: it is done
  * before the symbolizer's lock is taken, so that a process announced while an interval's
- * stacks are being named (a module's first names read its DWARF; under emulation, the first
- * kernel frame read /proc/kallsyms for seconds) is read before it can exit. What needs the
+ * stacks are being named (a module's first names read its DWARF) is read before it can
+ * exit. What needs the
  * symbolizer (opening the files as modules) waits for the lock, on files held open.
  */
 struct maps_read {
@@ -710,30 +755,33 @@ int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t i
 int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip)
 {
 	struct profile_location loc = { .addr = ip, .mapping = -1 };
-	int lo = 0, hi, ret = 0;
+	const struct ksyms *ks = &s->ksyms;
+	int lo = 0, hi, ret = load_kallsyms(s);
 
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&s->lock);
-	if (s->nr_ksyms) {
+	if (ks->nr) {
 		loc.mapping = profile_mapping(p, &(struct profile_mapping){
-			.start = s->ksyms[0].addr, .limit = s->ksyms[s->nr_ksyms - 1].addr + 1,
-			.file_offset = s->ksyms[0].addr, .file = "[kernel.kallsyms]" });
+			.start = ks->syms[0].addr, .limit = ks->syms[ks->nr - 1].addr + 1,
+			.file_offset = ks->syms[0].addr, .file = "[kernel.kallsyms]" });
 		if (loc.mapping < 0) {
 			ret = loc.mapping;
 			goto out;
 		}
 	}
-	hi = s->nr_ksyms - 1;
+	hi = ks->nr - 1;
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
 
-		if (s->ksyms[mid].addr <= ip)
+		if (ks->syms[mid].addr <= ip)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
 	}
 	/* hi: the last symbol at or below ip. Past the last one is not the kernel's text. */
-	if (hi >= 0 && hi < s->nr_ksyms - 1)
-		loc.func = s->ksyms[hi].name;
+	if (hi >= 0 && hi < ks->nr - 1)
+		loc.func = ks->syms[hi].name;
 	ret = profile_location(p, &loc);
 out:
 	pthread_mutex_unlock(&s->lock);

@@ -7,8 +7,8 @@
  * mapped file opened through /proc/PID/map_files (or /proc/PID/root, where a container's
  * binaries are), its symbols and DWARF read with elfutils' libdwfl once per build ID.
  * JIT code from /tmp/perf-PID.map in the process's root (PID as its own namespace numbers
- * it). Kernel frames from /proc/kallsyms. An address without a symbol keeps its mapping,
- * which profile_frame_name() shows as module+offset.
+ * it). Kernel frames from /proc/kallsyms, read at the first one to name. An address without
+ * a symbol keeps its mapping, which profile_frame_name() shows as module+offset.
  *
  *   struct symbolizer *sym;
  *   symbolizer_new(&sym);
@@ -32,11 +32,7 @@ struct symbolizer;
 
 #if CGTMA_HAVE_LIBDW
 
-/*
- * 0, or -ENOMEM (*sp is then to be freed). /proc/kallsyms is read here, before any sample:
- * read at the first kernel frame, it kept the announced processes' maps waiting (seconds
- * under emulation).
- */
+/* 0, or -ENOMEM (*sp is then to be freed). */
 int symbolizer_new(struct symbolizer **sp);
 void symbolizer_free(struct symbolizer *s);
 
@@ -63,6 +59,9 @@ void symbolizer_after_read(struct symbolizer *s);
 
 /* Distinct files opened so far (one per build ID), for -v and tests. */
 int symbolizer_nr_modules(const struct symbolizer *s);
+
+/* The kernel's text symbols read, for tests: 0 until the first kernel frame is named. */
+int symbolizer_nr_kernel_symbols(const struct symbolizer *s);
 
 #else
 /*

@@ -189,12 +189,15 @@ int main(void)
 	CHECK_STR(name_of(&p, loc), "LazyCompile:*hot app.js:1");
 	unlink(path);
 
-	/* The kernel. */
+	/* The kernel: /proc/kallsyms is read at its first frame, not before. */
+	CHECK_INT(symbolizer_nr_kernel_symbols(s), 0);
 	kaddr = kernel_symbol(ksym, sizeof(ksym));
-	if (kaddr)
+	if (kaddr) {
 		CHECK_STR(name_of(&p, symbolizer_kernel(s, &p, kaddr + 1)), ksym);
-	else
+		CHECK_INT(symbolizer_nr_kernel_symbols(s) > 0, 1);
+	} else {
 		SKIP("kernel addresses are hidden from this process");
+	}
 
 	symbolizer_free(s);
 	profile_release(&p);
