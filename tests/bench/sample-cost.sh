@@ -22,7 +22,9 @@
 # (default 3) rounds. Printed per round and as min/median/max: each profiler's whole CPU time
 # (user + system, start-up included, all threads) as % of one CPU, their ratio within the
 # round, and the sampling programs' run time per sample (run_time_ns / run_cnt of sample*,
-# tracked or not: every sample the programs saw).
+# tracked or not: every sample the programs saw). CGTMA_BENCH_SAMPLE_AGAINST=PATH runs
+# another cgtma binary (an older build) in the same rounds, "against" in the lines: a change's
+# ratio from one run, where this VM's absolute figures move several-fold from hour to hour.
 # CGTMA_BENCH_SECS (default 60) and CGTMA_BENCH_WARM (default 3) set the windows.
 # Never fails on timing.
 set -u
@@ -34,6 +36,8 @@ command -v bpftool >/dev/null || { echo "sample-cost: no bpftool; skipped"; exit
 [ "$(id -u)" = 0 ] || { echo "sample-cost: needs root; skipped"; exit 0; }
 . tests/live/lib.sh
 
+AGAINST=${CGTMA_BENCH_SAMPLE_AGAINST:-}
+[ -z "$AGAINST" ] || [ -x "$AGAINST" ] || { echo "sample-cost: no $AGAINST" >&2; exit 1; }
 SECS=${CGTMA_BENCH_SECS:-60}
 WARM=${CGTMA_BENCH_WARM:-3}
 NCPU=$(getconf _NPROCESSORS_ONLN)
@@ -103,12 +107,12 @@ spinners() {
 		cg_start "${cgs[i % 2]}" "$build/tests/spinfn" "${fns[i % 3]}" "$1"
 	done
 }
-# whole_cgtma: "cpu_ns bpf_ns bpf_cnt" of one cgtma --sample -F 99 run of WARM + SECS s.
+# whole_cgtma BIN: "cpu_ns bpf_ns bpf_cnt" of one BIN --sample -F 99 run of WARM + SECS s.
 whole_cgtma() {
 	local pid t b0 c0 b1 c1
 	spinners $(((WARM + SECS + 3) * 1000))
 	sysctl -q kernel.bpf_stats_enabled=1
-	"$CGTMA" -G "$(cg_path a)" -G "$(cg_path b)" --sample -F 99 >/dev/null 2>"$TMP/err" &
+	"$1" -G "$(cg_path a)" -G "$(cg_path b)" --sample -F 99 >/dev/null 2>"$TMP/err" &
 	pid=$!
 	sleep 1
 	read -r b0 c0 <<<"$(bpf_stats $pid)"
@@ -138,18 +142,29 @@ echo "sample-cost: against perf record, two cgroups spinning on $NCPU CPUs, -F 9
 	"runs of $((WARM + SECS)) s, $ROUNDS rounds (CPU as % of one CPU, start-up included)"
 : >"$TMP/rounds"
 for ((r = 1; r <= ROUNDS; r++)); do
-	read -r cns bns bcnt <<<"$(whole_cgtma)"
+	read -r cns bns bcnt <<<"$(whole_cgtma "$CGTMA")"
 	pns=$(whole_perf)
-	awk -v c="$cns" -v p="$pns" -v b="$bns" -v n="$bcnt" -v s=$((WARM + SECS)) -v r=$r 'BEGIN {
+	ans=- abns=0 abcnt=0
+	[ -n "$AGAINST" ] && read -r ans abns abcnt <<<"$(whole_cgtma "$AGAINST")"
+	awk -v c="$cns" -v p="$pns" -v b="$bns" -v n="$bcnt" -v a="$ans" -v ab="$abns" \
+		-v an="$abcnt" -v s=$((WARM + SECS)) -v r=$r 'BEGIN {
 		cp = 100 * c / (s * 1e9); pp = p == "-" ? 0 : 100 * p / (s * 1e9)
 		us = n ? b / n / 1000 : 0
+		ap = a == "-" ? 0 : 100 * a / (s * 1e9); aus = an ? ab / an / 1000 : 0
 		printf "  round %d: cgtma %.2f %%, perf record %s, ratio %s; BPF %.2f us per sample " \
-			"(%d samples)\n", r, cp, p == "-" ? "-" : sprintf("%.2f %%", pp),
+			"(%d samples)", r, cp, p == "-" ? "-" : sprintf("%.2f %%", pp),
 			p == "-" || !p ? "-" : sprintf("%.2f", c / p), us, n
-		printf "%f %f %s %f\n", cp, pp, p == "-" || !p ? 0 : c / p, us > "/dev/stderr"
+		if (a != "-")
+			printf "; against %.2f %%, BPF %.2f us per sample", ap, aus
+		printf "\n"
+		printf "%f %f %s %f %f %f\n", cp, pp, p == "-" || !p ? 0 : c / p, us, ap, aus \
+			> "/dev/stderr"
 	}' 2>>"$TMP/rounds"
 done
 echo "  min/median/max: cgtma $(cut -d' ' -f1 "$TMP/rounds" | stats3) %," \
 	"perf record $(cut -d' ' -f2 "$TMP/rounds" | stats3) %," \
 	"ratio $(cut -d' ' -f3 "$TMP/rounds" | stats3)," \
 	"BPF $(cut -d' ' -f4 "$TMP/rounds" | stats3) us per sample"
+[ -z "$AGAINST" ] ||
+	echo "  against ($AGAINST): $(cut -d' ' -f5 "$TMP/rounds" | stats3) %," \
+		"BPF $(cut -d' ' -f6 "$TMP/rounds" | stats3) us per sample"
