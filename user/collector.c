@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfload.h"
 #include "collector_internal.h"
 #include "cpulist.h"
 #include "env.h"
@@ -35,44 +36,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static bool kernel_before_6_1(void)
 {
 	return probe_kernel_before(6, 1);
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-/*
- * With -v: what the verifier did with each loaded program. verified_insns is there from
- * Linux 5.16; before it, the load time is all there is to show how hard it worked.
- */
-static void report_load(const struct collector *c, double load_s)
-{
-	struct bpf_program *prog;
-	char line[1024];
-	int n = 0;
-
-	bpf_object__for_each_program(prog, c->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		if (!bpf_program__autoload(prog) ||
-		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-			continue;
-		if (len >= offsetof(struct bpf_prog_info, verified_insns) +
-			   sizeof(info.verified_insns) && info.verified_insns)
-			n += snprintf(line + n, sizeof(line) - n, "%s%s %u", n ? ", " : "",
-				      bpf_program__name(prog), info.verified_insns);
-		else
-			n += snprintf(line + n, sizeof(line) - n, "%s%s (kernel before 5.16)",
-				      n ? ", " : "", bpf_program__name(prog));
-		if (n >= (int)sizeof(line))
-			break;
-	}
-	pr_notice("BPF: loaded in %.3f s; verified instructions: %s", load_s, line);
 }
 
 /*
@@ -406,7 +369,7 @@ static int load(struct collector *c)
 	}
 	find_mutex(c);
 	if (log_verbose()) {
-		report_load(c, seconds_since(&t0));
+		bpfload_report("BPF", c->skel->obj, bpfload_seconds_since(&t0));
 		pr_notice("BPF: per-cgroup maps %s, %d entries", c->prealloc ?
 			  "preallocated" : "allocated as cgroups come", c->max_cgroups);
 		if (!c->skel->bss->cgroup_mutex_addr)

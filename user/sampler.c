@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "alloc.h"
+#include "bpfload.h"
 #include "env.h"
 #include "events.h"
 #include "hashmap.h"
@@ -339,6 +340,7 @@ int sampler__add_event(struct sampler *s, int e)
 int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 {
 	const struct sample_events *ev = o->events;
+	struct timespec t0;
 	struct sampler *s;
 	bool *online = NULL;
 	int err;
@@ -402,11 +404,14 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		bpf_program__set_autoload(slot_prog(s, i), false);
 	for (int e = 0; e < ev->nr; e++)
 		s->slot_event[s->nr_slots++] = e;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = sample__load(s->skel);
 	if (err) {
 		pr_err("--sample: cannot load the sampling BPF program: %s", strerror(-err));
 		goto cleanup;
 	}
+	if (log_verbose())
+		bpfload_report("--sample: BPF", s->skel->obj, bpfload_seconds_since(&t0));
 
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		if (!online[cpu])

@@ -399,8 +399,8 @@ static int jit_cmp(const void *a, const void *b)
  * symbolizer. Reading them needs the process alive, and nothing of the symbolizer: it is done
  * before the symbolizer's lock is taken, so that a process announced while an interval's
  * stacks are being named (a module's first names read its DWARF) is read before it can
- * exit. What needs the
- * symbolizer (opening the files as modules) waits for the lock, on files held open.
+ * exit. What needs the symbolizer (opening the files as modules) waits for the lock, on
+ * files held open.
  */
 struct maps_read {
 	struct vma *vmas;		/* the mappings, module -1 */

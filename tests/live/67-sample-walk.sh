@@ -8,7 +8,7 @@
 # and faults, at every sample. The kernel's page faults are counted per cgroup in the same run
 # (exceptions:page_fault_kernel): a spinner faults in the kernel only while it starts (exec,
 # the dynamic loader), so at most a tenth of its samples may come with one, where the
-# kernel's walk brings one each.
+# kernel's walk brings one each. And -v says what loading the sampling program cost.
 . "$(dirname "$0")/lib.sh"
 
 SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
@@ -53,6 +53,11 @@ all=$(deep) whole=$(deep whole)
 [ "$whole" = "$all" ] ||
 	fail "$((all - whole)) of $all samples in spin_deep lack main() and $DEPTH descend() frames below it: $(grep spin_deep "$TMP/folded" | awk -F';' '{ print NF - 1 " frames: " substr($0, 1, 200) }' | sort | uniq -c | sort -nr | head -5)"
 echo "$all samples in spin_deep, each with main() and $DEPTH descend() frames"
+
+# -v says what the sampler's load cost, as it says the counting programs'.
+"$CGTMA" -v -G "$scope" --sample=cpu-clock -I 200 -d 0.2 2>&1 >/dev/null |
+	grep -q '^cgtma: --sample: BPF: loaded in [0-9.]* s; verified instructions: sample0' ||
+	fail "-v did not say the sampling program's load"
 
 if [ "$events" = cpu-clock ]; then
 	not_checked "the kernel's page faults of the walk" "no exceptions:page_fault_kernel (not x86); the kernel walks the user stack here"
