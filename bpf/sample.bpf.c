@@ -77,7 +77,8 @@ struct {
 
 /*
  * The stacks kept under the program's own hash (sample.h's SAMPLE_STACK_SPILL): the user
- * stacks it walks itself (walk_user()), and the stacks refused by the half's stack map.
+ * stacks on x86 (walk_user()'s, or the kernel's where it cannot walk them), and the stacks
+ * refused by the half's stack map.
  * Without the second, a process whose hot stack collides with any stack stored before it in
  * the interval (under an emulator, where a sample lands at the same few addresses, nearly
  * all of its samples) loses its user stack for the whole interval. As many as the stack map,
@@ -145,33 +146,71 @@ struct {
 
 #if defined(__TARGET_ARCH_x86)
 /*
- * The registers in a perf-event program's context, as words: the UAPI's x86-64 struct
- * pt_regs, fixed. (vmlinux.h's pt_regs would be relocated to the running kernel's, where cs
- * is a u16 since FRED and a word before, while a context is read a word at a time.)
+ * A user stack is walked here on x86 (walk_user()), elsewhere by the kernel as it is (arm64's
+ * walk ends at a zero frame pointer).
  */
-enum { REG_BP = 4, REG_IP = 16, REG_CS = 17, REG_SP = 19 };
+#define WALKS_USER_STACKS 1
 
-static __always_inline __u64 reg(struct bpf_perf_event_data *ctx, int r)
-{
-	return ((__u64 *)ctx)[r];
-}
+/*
+ * The registers as words, in x86-64's struct pt_regs: the UAPI's, which a perf-event
+ * program's context holds, and the kernel's, the same. (vmlinux.h's pt_regs would be
+ * relocated to the running kernel's, where cs is a u16 since FRED and a word before, while a
+ * context is read a word at a time.)
+ */
+enum { REG_BP = 4, REG_IP = 16, REG_CS = 17, REG_SP = 19, NR_REGS };
 
-/* Whether the sample interrupted a 64-bit task in user mode: ctx's registers are its own. */
-static __always_inline bool user_regs(struct bpf_perf_event_data *ctx)
+#define USER_CS 0x33		/* __USER_CS: a 64-bit task in user mode */
+
+/* Where a user stack starts: its leaf's address, and its stack and frame pointers. */
+struct user_regs {
+	__u64 ip, sp, bp;
+};
+
+/*
+ * The sampled task's user registers into *r: the context's where the sample interrupted
+ * user mode; else, in the kernel, those its entry saved (bpf_task_pt_regs(), Linux 5.15+),
+ * as the kernel's walk takes them. False for a kernel thread, a 32-bit task, or a sample in
+ * the kernel before 5.15: the kernel walks those.
+ */
+static __always_inline bool sampled_user_regs(struct bpf_perf_event_data *ctx,
+					      struct user_regs *r)
 {
-	return (reg(ctx, REG_CS) & 0xffff) == 0x33;	/* __USER_CS */
+	/*
+	 * Volatile: else the compiler merges these loads with those from w below into loads
+	 * through a pointer to either, and the verifier refuses a context read through a
+	 * pointer moved from it.
+	 */
+	volatile __u64 *ctx_regs = (volatile __u64 *)ctx;
+	__u64 w[NR_REGS];
+
+	if ((ctx_regs[REG_CS] & 0xffff) == USER_CS) {
+		r->ip = ctx_regs[REG_IP];
+		r->sp = ctx_regs[REG_SP];
+		r->bp = ctx_regs[REG_BP];
+		return true;
+	}
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs) ||
+	    bpf_probe_read_kernel(w, sizeof(w), (void *)bpf_task_pt_regs(
+					  bpf_get_current_task_btf())) ||
+	    (w[REG_CS] & 0xffff) != USER_CS)
+		return false;
+	r->ip = w[REG_IP];
+	r->sp = w[REG_SP];
+	r->bp = w[REG_BP];
+	return true;
 }
 
 /*
- * The user stack from ctx's registers into spill_buf, by frame pointers, as the kernel's
- * perf_callchain_user() walks it: its size in bytes, as bpf_get_stack() returns it. The
- * kernel reads whatever frame its last frame pointer names: 0 at the outermost frame (_start
- * and clone zero the register), garbage where code built without frame pointers used it.
- * That read faults, at every sample, and a fault taken in a guest is slow: two thirds of a
- * sample's BPF time on the 2-CPU VM (docs/performance.md). Here each frame must lie above
- * the last (the stack grows down: a caller's frame is above its callee's) and be 8-byte
- * aligned, so the walk ends at a zero or at garbage below without reading it. The frames
- * after the last are not cleared: the one after it is zeroed, where there is room.
+ * The sampled task's user stack into spill_buf, by frame pointers, as the kernel's
+ * perf_callchain_user() walks it: its size in bytes, as bpf_get_stack() returns it, or -1
+ * where the kernel must walk it (sampled_user_regs()). The kernel reads whatever frame its
+ * last frame pointer names: 0 at the outermost frame (_start and clone zero the register),
+ * garbage where code built without frame pointers used it. That read faults, at every
+ * sample, and a fault taken in a guest is slow: two thirds of a sample's BPF time on the
+ * 2-CPU VM (docs/performance.md). Here each frame must lie above the last (the stack grows
+ * down: a caller's frame is above its callee's) and be 8-byte aligned, so the walk ends at
+ * a zero or at garbage below without reading it. The frames after the last are not
+ * cleared: the one after it is zeroed, where there is room.
  *
  * A global function: its size comes back unknown to the verifier, which otherwise verified
  * spill_stack()'s hash loop once for each frame the walk can end at (400,000 instructions).
@@ -181,15 +220,18 @@ __noinline int walk_user(struct bpf_perf_event_data *ctx)
 	struct {
 		__u64 next, ret;
 	} frame;
-	__u64 fp = reg(ctx, REG_BP), low = reg(ctx, REG_SP);
 	struct sample_stack *st;
+	struct user_regs r;
 	__u32 zero = 0;
+	__u64 fp, low;
 	int i;
 
 	st = bpf_map_lookup_elem(&spill_buf, &zero);
-	if (!st)
+	if (!st || !sampled_user_regs(ctx, &r))
 		return -1;
-	st->ips[0] = reg(ctx, REG_IP);
+	st->ips[0] = r.ip;
+	fp = r.bp;
+	low = r.sp;
 	for (i = 1; i < SAMPLE_MAX_DEPTH; i++) {
 		if (fp < low || fp & 7 ||
 		    bpf_probe_read_user(&frame, sizeof(frame), (void *)fp) || !frame.ret)
@@ -203,11 +245,7 @@ __noinline int walk_user(struct bpf_perf_event_data *ctx)
 	return i * sizeof(__u64);
 }
 #else
-/* Elsewhere the kernel's walk is taken as it is (arm64's ends at a zero frame pointer). */
-static __always_inline bool user_regs(struct bpf_perf_event_data *ctx)
-{
-	return false;
-}
+#define WALKS_USER_STACKS 0
 
 static __always_inline int walk_user(struct bpf_perf_event_data *ctx)
 {
@@ -215,10 +253,10 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx)
 }
 #endif
 
-/* Whether the stack (flags: user or kernel) is walked here, not by the kernel. */
-static __always_inline bool walked_here(struct bpf_perf_event_data *ctx, __u64 flags)
+/* Whether the stack (flags: user or kernel) goes to walk_user() first. */
+static __always_inline bool walked_here(__u64 flags)
 {
-	return flags & BPF_F_USER_STACK && user_regs(ctx);
+	return WALKS_USER_STACKS && flags & BPF_F_USER_STACK;
 }
 
 /*
@@ -241,10 +279,9 @@ __noinline int spill_stack(struct bpf_perf_event_data *ctx, __u32 h, __u64 flags
 	st = bpf_map_lookup_elem(&spill_buf, &zero);
 	if (!st)
 		return -1;
+	len = walked_here(flags) ? walk_user(ctx) : -1;
 	/* bpf_get_stack() zeroes the frames after the last: a stack needs no length of its own. */
-	if (walked_here(ctx, flags))
-		len = walk_user(ctx);
-	else
+	if (len < 0)
 		len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
 	if (len <= 0)
 		return -1;
@@ -275,16 +312,16 @@ __noinline int spill_stack(struct bpf_perf_event_data *ctx, __u32 h, __u64 flags
 }
 
 /*
- * The id of the current stack (flags: user or kernel): a user stack walked here goes to half
- * h's spill map, any other to its stack map; either goes to the other when the first has no
- * room for it. < 0 when there is none (a kernel thread's user stack) or when neither map had
- * room. (A stack map has a bucket per entry and an entry per stack, so it refuses a stack
- * for its bucket before it can be full.)
+ * The id of the current stack (flags: user or kernel): a user stack on x86 goes to half h's
+ * spill map (walked here where it can be), any other to its stack map; either goes to the
+ * other when the first has no room for it. < 0 when there is none (a kernel thread's user
+ * stack) or when neither map had room. (A stack map has a bucket per entry and an entry per
+ * stack, so it refuses a stack for its bucket before it can be full.)
  */
 static __always_inline __s32 stack_id(struct bpf_perf_event_data *ctx, void *stacks, __u32 h,
 				      __u64 flags, __u32 lost)
 {
-	bool here = walked_here(ctx, flags);
+	bool here = walked_here(flags);
 	long id = here ? spill_stack(ctx, h, flags) : -1;
 
 	if (id >= 0)

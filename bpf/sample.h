@@ -24,11 +24,11 @@
 
 /*
  * A stack id's bit saying the stack is in the half's spill map, not its stack map: a hash map
- * keyed by a hash of the program's own. It holds the user stacks the program walks itself
- * (on x86), which a stack map cannot take, and the stacks a stack map refused: it keeps one
- * stack per hash bucket, and refuses a stack whose bucket is taken (bpf_get_stackid's
- * -EEXIST). (A second stack map, keyed by the same kernel hash, put the third stack of a
- * bucket in the bucket its second had taken there, and lost it.)
+ * keyed by a hash of the program's own. It holds the user stacks on x86, which the program
+ * walks itself where it can (a stack map takes only the kernel's walks), and the stacks a
+ * stack map refused: it keeps one stack per hash bucket, and refuses a stack whose bucket is
+ * taken (bpf_get_stackid's -EEXIST). (A second stack map, keyed by the same kernel hash, put
+ * the third stack of a bucket in the bucket its second had taken there, and lost it.)
  */
 #define SAMPLE_STACK_SPILL (1 << 30)
 

@@ -9,11 +9,16 @@
  *                                addresses: nearly one stack per sample, to fill stack maps
  *   spinfn deep MS               the same in spin_deep(), DEPTH calls of descend() below
  *                                main(): a stack walk must find each of their frames
+ *   spinfn deepsys MS            the same with spin_sys() at the bottom, calling getppid()
+ *                                in a loop: most samples are taken in the kernel, where the
+ *                                user stack starts at the registers the syscall saved
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 static double now(void)
 {
@@ -58,18 +63,27 @@ __attribute__((noinline)) static void spin_wide(double end)
 
 SPIN(deep, 0x44)
 
-/* The frames of descend() above spin_deep(), as 67-sample-walk counts them. */
+/* The libc's syscall(), which keeps the frame pointer as it is: getppid() may be cached. */
+__attribute__((noinline)) static void spin_sys(double end)
+{
+	do {
+		for (int i = 0; i < 1000; i++)
+			syscall(SYS_getppid);
+	} while (now() < end);
+}
+
+/* The frames of descend() above the spinning function, as 67-sample-walk counts them. */
 #define DEPTH 40
 
 static volatile int depth;
 
 /* Not a tail call (the store after it), so that each call keeps its frame. */
-__attribute__((noinline)) static void descend(int n, double end)
+__attribute__((noinline)) static void descend(int n, double end, void (*spin)(double))
 {
 	if (n > 1)
-		descend(n - 1, end);
+		descend(n - 1, end, spin);
 	else
-		spin_deep(end);
+		spin(end);
 	depth++;
 }
 
@@ -78,7 +92,7 @@ int main(int argc, char **argv)
 	double end;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: spinfn alpha|beta|gamma|wide|deep MS\n");
+		fprintf(stderr, "usage: spinfn alpha|beta|gamma|wide|deep|deepsys MS\n");
 		return 2;
 	}
 	end = now() + atof(argv[2]) / 1000;
@@ -91,7 +105,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "wide"))
 		spin_wide(end);
 	else if (!strcmp(argv[1], "deep"))
-		descend(DEPTH, end);
+		descend(DEPTH, end, spin_deep);
+	else if (!strcmp(argv[1], "deepsys"))
+		descend(DEPTH, end, spin_sys);
 	else
 		return 2;
 	return 0;

@@ -1,14 +1,17 @@
 #!/bin/bash
-# --sample's user stacks, walked by frame pointers. spinfn deep spins under 40 calls of
-# descend(): every sample with spin_deep() in its stack must have main() and then exactly
-# those 40 frames below it.
-# On x86 the sampling program walks the stack of a sample taken in user mode itself
-# (sample.bpf.c's walk_user()), and ends where the next frame pointer is 0 or lies below the
-# last frame; the kernel's own walk reads the frame its last pointer names whatever it holds,
-# and faults, at every sample. The kernel's page faults are counted per cgroup in the same run
-# (exceptions:page_fault_kernel): a spinner faults in the kernel only while it starts (exec,
-# the dynamic loader), so at most a tenth of its samples may come with one, where the
-# kernel's walk brings one each. And -v says what loading the sampling program cost.
+# --sample's user stacks, walked by frame pointers. spinfn deep spins in user space under 40
+# calls of descend(), spinfn deepsys calls getppid() in a loop under them (most of its
+# samples are taken in the kernel, where the user stack starts at the registers the syscall
+# saved): every sample with descend() in its stack must have main() and then exactly those
+# 40 frames.
+# On x86 the sampling program walks the user stack itself (sample.bpf.c's walk_user(): from
+# the context's registers, or in the kernel from bpf_task_pt_regs(), Linux 5.15+), and ends
+# where the next frame pointer is 0 or lies below the last frame; the kernel's own walk reads
+# the frame its last pointer names whatever it holds, and faults, at every sample. The
+# kernel's page faults are counted per cgroup in the same run (exceptions:page_fault_kernel):
+# a spinner faults in the kernel only while it starts (exec, the dynamic loader), so at most
+# a tenth of its samples may come with one, where the kernel's walk brings one each. And -v
+# says what loading the sampling program cost.
 . "$(dirname "$0")/lib.sh"
 
 SPINFN=${CGTMA_BUILD:-build}/tests/spinfn
@@ -17,54 +20,79 @@ HZ=999
 DEPTH=40
 sample_rate_or_skip $HZ
 
-events=cpu-clock
+x86=
 if [ "$(uname -m)" = x86_64 ] && [ -d "$TRACEFS/events/exceptions/page_fault_kernel" ]; then
-	events=cpu-clock,exceptions:page_fault_kernel
+	x86=1
 fi
 
-cg_make D
-# It waits for the first interval to end: from then on, sampling is on.
-cgtma_start "$TMP/out" 1 -G "$(cg_path D)" -e $events --sample=cpu-clock -F $HZ \
-	--folded "$TMP/folded" -I 2500 -j
-cg_start D "$SPINFN" deep 2000
-cg_wait
-# The interval the spinner ended in has been printed.
-wait_lines "$TMP/out" 3
-cgtma_stop
-
-scope=$(cg_path D)
-# deep [whole]: D's samples with spin_deep in their stack; with "whole", those whose frames
-# from main() on are main, DEPTH x descend and spin_deep, and then only what spin_deep calls
-# (clock_gettime in the vDSO) or the kernel's frames of an interrupt in it.
-deep() {
-	awk -v scope="$scope" -v depth=$DEPTH -v whole="${1:-}" '{
+# run MODE: cgtma samples a cgroup of its own while spinfn MODE spins in it for 2 s; JSON in
+# $TMP/MODE, --folded in $TMP/MODE.folded.
+run() {
+	local mode=$1 events=cpu-clock
+	[ -n "$x86" ] && events=cpu-clock,exceptions:page_fault_kernel
+	cg_make "$mode"
+	# It waits for the first interval to end: from then on, sampling is on.
+	cgtma_start "$TMP/$mode" 1 -G "$(cg_path "$mode")" -e $events --sample=cpu-clock \
+		-F $HZ --folded "$TMP/$mode.folded" -I 2500 -j
+	cg_start "$mode" "$SPINFN" "$mode" 2000
+	cg_wait
+	# The interval the spinner ended in has been printed.
+	wait_lines "$TMP/$mode" 3
+	cgtma_stop "$mode"
+}
+# samples MODE [whole|kernel]: the cgroup's samples with descend() in their stack; with
+# "whole", those whose frames after main() are exactly DEPTH x descend (and then what the
+# spinner is in: its own frame, libc's syscall(), the vDSO's clock, the kernel's frames);
+# with "kernel", those taken in a syscall (do_syscall_64: x86's).
+samples() {
+	awk -v scope="$(cg_path "$1")" -v depth=$DEPTH -v only="${2:-}" '{
 		n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";")
 		if (f[1] != scope) next
-		for (s = 2; s <= k && f[s] != "spin_deep"; s++) ;
-		if (s > k) next
-		if (whole == "") { c += n; next }
-		if (s - depth - 1 < 2 || f[s - depth - 1] != "main") next
-		for (i = s - depth; i < s; i++) if (f[i] != "descend") next
+		for (m = 2; m <= k && f[m] != "main"; m++) ;
+		for (d = 0; m + d + 1 <= k && f[m + d + 1] == "descend"; d++) ;
+		has = 0
+		for (i = 2; i <= k; i++) has = has || f[i] == "descend"
+		if (!has) next
+		if (only == "whole" && (m > k || d != depth)) next
+		if (only == "kernel") {
+			sys = 0
+			for (i = 2; i <= k; i++) sys = sys || f[i] == "do_syscall_64"
+			if (!sys) next
+		}
 		c += n
-	} END { print c + 0 }' "$TMP/folded"
+	} END { print c + 0 }' "$TMP/$1.folded"
 }
-all=$(deep) whole=$(deep whole)
-[ "$all" -gt 0 ] || fail "no sample in spin_deep: $(head -c 600 "$TMP/folded")"
-[ "$whole" = "$all" ] ||
-	fail "$((all - whole)) of $all samples in spin_deep lack main() and $DEPTH descend() frames below it: $(grep spin_deep "$TMP/folded" | awk -F';' '{ print NF - 1 " frames: " substr($0, 1, 200) }' | sort | uniq -c | sort -nr | head -5)"
-echo "$all samples in spin_deep, each with main() and $DEPTH descend() frames"
+# check MODE: every sample in descend() has its whole chain; on x86, few page faults.
+check() {
+	local mode=$1 all whole faults
+	all=$(samples "$mode") whole=$(samples "$mode" whole)
+	[ "$all" -gt 0 ] || fail "$mode: no sample in descend(): $(head -c 600 "$TMP/$mode.folded")"
+	[ "$whole" = "$all" ] ||
+		fail "$mode: $((all - whole)) of $all samples in descend() lack main() and $DEPTH descend() frames: $(grep descend "$TMP/$mode.folded" | awk -F';' '{ print NF - 1 " frames: " substr($0, 1, 200) }' | sort | uniq -c | sort -nr | head -5)"
+	echo "$mode: $all samples in descend(), each with main() and $DEPTH descend() frames"
+	[ -n "$x86" ] || return 0
+	faults=$(cgroup_sum "$TMP/$mode" "$(cg_path "$mode")" exceptions:page_fault_kernel)
+	if [ "$mode" = deepsys ] && ! kernel_at_least 5 15; then
+		not_checked "$mode: the page faults of its walks" "$faults for $all samples: before Linux 5.15 (no bpf_task_pt_regs()) the kernel walks the user stack of a sample taken in the kernel"
+		return 0
+	fi
+	[ $((faults * 10)) -le "$all" ] ||
+		fail "$mode: $faults page faults in the kernel for $all samples: the user stack's walk reads past its last frame"
+	echo "$mode: $faults page faults in the kernel (the kernel's walk: one a sample)"
+}
+
+run deep
+check deep
+run deepsys
+check deepsys
+if [ -n "$x86" ]; then
+	in_kernel=$(samples deepsys kernel)
+	[ "$in_kernel" -gt 0 ] ||
+		fail "deepsys: no sample taken in a syscall: $(sort -k2 -nr "$TMP/deepsys.folded" | head -3)"
+	echo "deepsys: $in_kernel samples taken in a syscall"
+fi
 
 # -v says what the sampler's load cost, as it says the counting programs'.
-"$CGTMA" -v -G "$scope" --sample=cpu-clock -I 200 -d 0.2 2>&1 >/dev/null |
+"$CGTMA" -v -G "$(cg_path deep)" --sample=cpu-clock -I 200 -d 0.2 2>&1 >/dev/null |
 	grep -q '^cgtma: --sample: BPF: loaded in [0-9.]* s; verified instructions: sample0' ||
 	fail "-v did not say the sampling program's load"
-
-if [ "$events" = cpu-clock ]; then
-	not_checked "the kernel's page faults of the walk" "no exceptions:page_fault_kernel (not x86); the kernel walks the user stack here"
-	exit 0
-fi
-samples=$(awk -v scope="$scope" -F';' '$1 == scope { n = $NF; sub(/.* /, "", n); c += n } END { print c + 0 }' "$TMP/folded")
-faults=$(cgroup_sum "$TMP/out" "$scope" exceptions:page_fault_kernel)
-[ $((faults * 10)) -le "$samples" ] ||
-	fail "$faults page faults in the kernel for $samples samples: the user stack's walk reads past its last frame"
-echo "$samples samples, $faults page faults in the kernel (the kernel's walk: one a sample)"
