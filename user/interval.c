@@ -355,6 +355,14 @@ bool noise_kept_off_cpu(const struct noise *n)
 	return false;
 }
 
+bool scope_idle(const struct scope *s)
+{
+	if (s->kind == SCOPE_TASK)
+		return !s->ran;
+	return s->kind == SCOPE_CGROUP && !s->others && !s->ran && !s->removed &&
+	       !noise_kept_off_cpu(&s->noise);
+}
+
 const char *noise_text(const struct noise *n, const char *const em[2], char *buf, size_t len)
 {
 	const char *o = em ? em[0] : "", *c = em ? em[1] : "", *sep = "";

@@ -111,6 +111,8 @@ struct scope {
 	int cpu;			/* SCOPE_CPU, or a cgroup or irq on one CPU; else -1 */
 	bool removed;			/* the cgroup is gone (the thread exited or left the
 					 * cgroup): its last report */
+	bool others;			/* --top's "+ K others" row (top.h): no tracked
+					 * cgroup, the sum of those the view left out */
 	struct noise noise;		/* SCOPE_CGROUP over all CPUs and SCOPE_TASK, live
 					 * runs: has 0 where none */
 	struct cgtma_count *sum;	/* per event */
@@ -312,6 +314,14 @@ double scope_multiplex(const struct scope *s, const struct run *run, const int *
  * root cgroup, so cgtma does not tell idle time apart (docs/topdown.md, "Metrics").
  */
 double scope_cpu_s(const struct scope *s, int nr_events);
+
+/*
+ * Whether a row has nothing to say, and the terminal hides it without -v: a tracked cgroup
+ * that did not run and was neither removed nor kept off the CPU (idle, not starved:
+ * noise_kept_off_cpu()), or a thread's empty last row (it exited). --top ranks the rows
+ * this does not hide, so the two views agree on what is shown.
+ */
+bool scope_idle(const struct scope *s);
 
 /* "system", "cpu", "cgroup", "task" or "irq", as JSON lines and Prometheus labels name the
  * kinds. */

@@ -75,16 +75,10 @@ static const char *row_label(const struct scope *s, bool verbose, char *buf, siz
 	return buf;
 }
 
-/*
- * Idle cgroups would bury the busy ones; -v shows them. One that did not run because it was
- * kept from the CPU (starved by a neighbour, throttled) is not idle: its noise says why.
- */
+/* Idle cgroups would bury the busy ones (a starved one is not idle: its noise says why). */
 static bool hidden(const struct run *run, const struct scope *s)
 {
-	if (s->kind == SCOPE_TASK)
-		return !s->ran && !run->verbose;	/* an exited thread's empty last row */
-	return s->kind == SCOPE_CGROUP && !s->ran && !s->removed && !run->verbose &&
-	       !noise_kept_off_cpu(&s->noise);
+	return !run->verbose && scope_idle(s);
 }
 
 /* Long cgroup paths keep their end, where the container's name is. */

@@ -10,7 +10,7 @@
 /* A row --top ranks: a tracked cgroup's whole row that the terminal shows. */
 static bool ranked(const struct run *run, const struct scope *s)
 {
-	return s->kind == SCOPE_CGROUP && s->cpu < 0 && (s->ran || s->removed || run->verbose);
+	return s->kind == SCOPE_CGROUP && s->cpu < 0 && (run->verbose || !scope_idle(s));
 }
 
 struct rank {
@@ -60,6 +60,7 @@ static int sum_others(const struct run *run, const struct interval *iv, const bo
 	o = interval_add_scope(others, run, SCOPE_CGROUP, label, -1);
 	if (!o)
 		return -ENOMEM;
+	o->others = true;
 	others->time = iv->time;
 	others->interval_s = iv->interval_s;
 	others->summary = iv->summary;

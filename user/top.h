@@ -23,9 +23,10 @@ struct top_view {
  * The view of iv with the n busiest of its tracked cgroups, by CPU time (the time their
  * tasks ran: the counters' enabled time), in iv's order; their per-CPU and thread rows
  * follow them, those of the others go. The cgroups ranked are the rows the terminal shows:
- * those that ran or were removed, and with -v (run->verbose) every one. The others sum into
- * one cgroup row labelled "+ K others" ("+ 1 other") after the cgroups and threads, derived
- * as any row is: their sums added up (counter, enabled and running, as perf stat
+ * those scope_idle() does not hide (they ran, were removed or were kept off the CPU), and
+ * with -v (run->verbose) every one. The others sum into one cgroup row labelled
+ * "+ K others" ("+ 1 other"; scope.others set) after the cgroups and threads, derived as any
+ * row is: their sums added up (counter, enabled and running, as perf stat
  * aggregates), each cgroup once (one inside another of them is in its ancestor's sums).
  * Returns 1 with v made, 0 when iv has n such cgroups or fewer (v zeroed: show iv), or
  * -ENOMEM (v released). iv must be sorted (interval_sort()) and outlive v.

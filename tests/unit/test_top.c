@@ -182,7 +182,47 @@ static const char *body(const char *text)
 	return nl ? nl : "";
 }
 
-/* The software model's table, byte for byte, with --top and without. */
+/*
+ * A cgroup kept off the CPU all interval (it waited: starved, not idle) is a row the
+ * terminal shows, so --top ranks it: it goes into "+ K others", which shows though none of
+ * its cgroups ran, and only the idle one is counted as not having run.
+ */
+static void check_starved(struct synth *sy)
+{
+	static const struct row rows[] = {
+		{ SCOPE_SYSTEM, NULL, -1, 0, 2000000000, 5000 },
+		{ SCOPE_CGROUP, "/web", -1, 0, 900000000, 90 },
+		{ SCOPE_CGROUP, "/db", -1, 0, 0, 0 },
+		{ SCOPE_CGROUP, "/idle", -1, 0, 0, 0 },
+	};
+	struct interval iv = { .interval_s = 2, .time = 1700000002 };
+	char *text;
+
+	add_rows(&iv, &sy->run, rows, sizeof(rows) / sizeof(rows[0]));
+	for (int i = 0; i < iv.nr_scopes; i++)
+		if (iv.scopes[i].cgroup && !strcmp(iv.scopes[i].cgroup, "/db")) {
+			iv.scopes[i].noise.has = NOISE_WAIT;
+			iv.scopes[i].noise.wait = 0.9;
+		}
+	text = render(&sy->run, &iv, 1);
+	CHECK_STR(body(text), "\n"
+"scope       CPU_Utilization  Context_Switches    CPU_Migrations       Page_Faults\n"
+"                       CPUs                /s                /s                /s\n"
+"system                1.000          2500.000             0.000          1250.000\n"
+"/web                  0.450            45.000             0.000            22.500\n"
+"+ 1 other                 -                 -                 -                 -\n"
+"(1 tracked cgroup did not run; -v shows it)\n"
+"\n");
+	free(text);
+	/* Without --top the starved row is there, with what kept it off. */
+	text = render(&sy->run, &iv, 0);
+	CHECK(text && strstr(text, "\n/db ") && strstr(text, "\n  /db: noise: wait 0.90 s/s") &&
+	      strstr(text, "(1 tracked cgroup did not run;"), "without --top:\n%s", text);
+	free(text);
+	interval_free(&iv);
+}
+
+/* The software model's table, byte for byte, with --top and without; a starved cgroup's. */
 static void check_table(void)
 {
 	static const struct row rows[] = {
@@ -223,6 +263,7 @@ static void check_table(void)
 		free(text);
 	}
 	interval_free(&iv);
+	check_starved(&sy);
 	synth_close(&sy);
 }
 
