@@ -241,6 +241,34 @@ int find_cgroup_mutex(void *ctx)
 	return err;
 }
 
+/* The kernel's layout for the sampler (cgtma.h), filled by find_layout. */
+struct cgtma_layout layout = {};
+
+/*
+ * Run once by user space with --sample, after the load: the offsets the sampling program
+ * reads at, as this object's CO-RE relocations give them for the running kernel. 1 where a
+ * field's size is not the one the sampler reads.
+ */
+SEC("raw_tp")
+int find_layout(void *ctx)
+{
+	if (bpf_core_field_size(struct cgroup, level) != sizeof(int) ||
+	    bpf_core_field_size(struct kernfs_node, id) != sizeof(__u64) ||
+	    bpf_core_field_size(struct mm_struct, map_count) != sizeof(int))
+		return 1;
+	layout.task_cgroups = bpf_core_field_offset(struct task_struct, cgroups);
+	layout.task_mm = bpf_core_field_offset(struct task_struct, mm);
+	layout.css_set_dfl_cgrp = bpf_core_field_offset(struct css_set, dfl_cgrp);
+	layout.cgroup_self = bpf_core_field_offset(struct cgroup, self);
+	layout.cgroup_parent = bpf_core_field_offset(struct cgroup, self.parent);
+	layout.cgroup_level = bpf_core_field_offset(struct cgroup, level);
+	layout.cgroup_kn = bpf_core_field_offset(struct cgroup, kn);
+	layout.kn_id = bpf_core_field_offset(struct kernfs_node, id);
+	layout.mm_map_count = bpf_core_field_offset(struct mm_struct, map_count);
+	layout.task_pt_regs = bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs);
+	return 0;
+}
+
 /*
  * A task moved itself to another cgroup (`echo $$ > cgroup.procs`, as shells, cgexec and
  * container runtimes do before exec): what ran before the move belongs to the old cgroup,

@@ -14,14 +14,14 @@
  *
  * The tracked set is the counting program's own (cgroup_counts in charge.bpf.h, of which only
  * the presence of a key is read here), and so are the tracked levels (cgroup.bpf.h): user
- * space shares both maps with bpf_map__reuse_fd().
+ * space shares both maps with bpf_map__reuse_fd(). Where the kernel's fields are comes from
+ * the counting object too (layout, below).
  *
  * A process's first sample puts its pid in the new_pids ring buffer, so that user space
  * reads its memory map while it lives (it may exit before the interval is read).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 #include "cgtma.h"
 #include "sample.h"
 #define STATS_MAX SAMPLE_STAT_MAX
@@ -30,6 +30,54 @@
 #include "cgroup.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+/*
+ * Where the kernel's fields are (cgtma.h's struct cgtma_layout says why): set by user space
+ * before the load. What this object reads of the kernel's structures it reads at these
+ * offsets (kernel_*() below); it dereferences none of vmlinux.h's types, as each such access
+ * would be a CO-RE relocation (tests/unit/test_bpfobj.c checks there is none).
+ */
+const volatile struct cgtma_layout layout = {};
+
+static __always_inline void *kernel_ptr(const void *base, __u32 off)
+{
+	void *v = NULL;
+
+	bpf_probe_read_kernel(&v, sizeof(v), base + off);
+	return v;
+}
+
+static __always_inline int kernel_int(const void *base, __u32 off)
+{
+	int v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), base + off);
+	return v;
+}
+
+static __always_inline __u64 kernel_u64(const void *base, __u32 off)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), base + off);
+	return v;
+}
+
+/* The current task's cgroup v2 (task->cgroups->dfl_cgrp), or NULL. */
+static __always_inline void *current_cgroup(void)
+{
+	void *cset = kernel_ptr((void *)bpf_get_current_task(), layout.task_cgroups);
+
+	return cset ? kernel_ptr(cset, layout.css_set_dfl_cgrp) : NULL;
+}
+
+/* A cgroup's parent (its css's parent, at the same offset in the parent), or NULL. */
+static __always_inline void *parent_cgroup(const void *cg)
+{
+	void *css = kernel_ptr(cg, layout.cgroup_parent);
+
+	return css ? css - layout.cgroup_self : NULL;
+}
 
 /* The half being written; user space flips it before reading the other. */
 __u32 half = 0;
@@ -189,7 +237,7 @@ static __always_inline bool sampled_user_regs(struct bpf_perf_event_data *ctx,
 		r->bp = ctx_regs[REG_BP];
 		return true;
 	}
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs) ||
+	if (!layout.task_pt_regs ||
 	    bpf_probe_read_kernel(w, sizeof(w), (void *)bpf_task_pt_regs(
 					  bpf_get_current_task_btf())) ||
 	    (w[REG_CS] & 0xffff) != USER_CS)
@@ -360,12 +408,12 @@ static __always_inline void count(void *counts, struct sample_key *key)
 /* A process's address space is announced at its first sample (seen_pids says why). */
 static __always_inline void announce(__u32 pid)
 {
-	struct mm_struct *mm = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+	void *mm = kernel_ptr((void *)bpf_get_current_task(), layout.task_mm);
 	struct seen_key seen = { .pid = pid, .mm = (__u64)mm }, *last;
 	__u32 zero = 0;
 	__u8 yes = 1;
 
-	seen.map_count = mm ? BPF_CORE_READ(mm, map_count) : 0;
+	seen.map_count = mm ? kernel_int(mm, layout.mm_map_count) : 0;
 	if (!pid || !seen.mm)
 		return;
 	last = bpf_map_lookup_elem(&last_seen, &zero);
@@ -385,11 +433,14 @@ static __always_inline void announce(__u32 pid)
 }
 
 /* Whether cg, at level, is tracked; its id into *id. */
-static __always_inline bool is_tracked(struct cgroup *cg, int level, __u64 *id)
+static __always_inline bool is_tracked(const void *cg, int level, __u64 *id)
 {
+	void *kn;
+
 	if (!tracked_level(level))
 		return false;
-	*id = BPF_CORE_READ(cg, kn, id);
+	kn = kernel_ptr(cg, layout.cgroup_kn);
+	*id = kn ? kernel_u64(kn, layout.kn_id) : 0;
 	return bpf_map_lookup_elem(&tracked, id) != NULL;
 }
 
@@ -403,9 +454,8 @@ static __always_inline bool is_tracked(struct cgroup *cg, int level, __u64 *id)
  */
 static __always_inline int on_sample(struct bpf_perf_event_data *ctx, __u32 event)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
-	struct cgroup *cg = task_cgroup(task);
-	int level = cg ? BPF_CORE_READ(cg, level) : -1;
+	void *cg = current_cgroup();
+	int level = cg ? kernel_int(cg, layout.cgroup_level) : -1;
 	struct sample_key key = { .event = event };
 	__u32 h = *(volatile __u32 *)&half & 1;
 	void *counts = h ? (void *)&counts1 : (void *)&counts0;
@@ -416,7 +466,7 @@ static __always_inline int on_sample(struct bpf_perf_event_data *ctx, __u32 even
 			return 0;
 		if (is_tracked(cg, level, &key.cgroup))
 			break;
-		cg = cgroup_parent(cg);
+		cg = parent_cgroup(cg);
 		level--;
 	}
 	key.pid = bpf_get_current_pid_tgid() >> 32;
@@ -429,7 +479,7 @@ static __always_inline int on_sample(struct bpf_perf_event_data *ctx, __u32 even
 		store_stacks(ctx, &stacks0, h, &key);
 	count(counts, &key);
 	while (++step < CGTMA_WALK_MAX && tracked_above(level)) {
-		cg = cgroup_parent(cg);
+		cg = parent_cgroup(cg);
 		level--;
 		if (!cg)
 			break;

@@ -562,6 +562,26 @@ int collector__levels_fd(const struct collector *c)
 	return bpf_map__fd(c->skel->maps.rodata_levels);
 }
 
+int collector__sample_layout(const struct collector *c, struct cgtma_layout *l)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.find_layout), &opts);
+	if (err) {
+		pr_err("--sample: cannot read the kernel's layout (find_layout): %s",
+		       strerror(-err));
+		return err;
+	}
+	if (opts.retval) {
+		pr_err("--sample: this kernel's cgroup, kernfs_node or mm_struct fields are not "
+		       "of the sizes the sampler reads");
+		return -EOPNOTSUPP;
+	}
+	*l = c->skel->bss->layout;
+	return 0;
+}
+
 int collector__cgroup_rows(const struct collector *c)
 {
 	return c->cg_rows;

@@ -65,6 +65,13 @@ int collector__tracked_fd(const struct collector *c);
  */
 int collector__levels_fd(const struct collector *c);
 
+/*
+ * Where the kernel's fields are for the sampler (bpf/cgtma.h), as the counting object's
+ * CO-RE relocations found them: 0, or -errno said (-EOPNOTSUPP where a field is not of the
+ * size the sampler reads).
+ */
+int collector__sample_layout(const struct collector *c, struct cgtma_layout *l);
+
 /* Rows of counts a cgroup's read gives: nr_cpus with per_cpu_cgroups, else 1 (the sum). */
 int collector__cgroup_rows(const struct collector *c);
 /* Whether cpu is counted: online, and selected by -C. */

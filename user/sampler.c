@@ -391,6 +391,7 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 		pr_err("--sample: cannot share the tracked levels' map: %s", strerror(-err));
 		goto cleanup;
 	}
+	s->skel->rodata->layout = o->layout;
 	if (env.sample_max) {
 		err = bpf_map__set_max_entries(s->skel->maps.counts0, env.sample_max);
 		err = err ?: bpf_map__set_max_entries(s->skel->maps.counts1, env.sample_max);

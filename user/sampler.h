@@ -17,6 +17,7 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 
+#include "bpf/cgtma.h"
 #include "bpf/sample.h"
 
 struct profile;
@@ -58,6 +59,7 @@ struct sampler_opts {
 	int max_events;
 	int tracked_fd;			/* collector__tracked_fd() */
 	int levels_fd;			/* collector__levels_fd() */
+	struct cgtma_layout layout;	/* collector__sample_layout() */
 	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
 };
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector.h"
 #include "env.h"
 #include "interval.h"
 #include "log.h"
@@ -39,16 +40,16 @@ static void name_samples(struct sampling *sp)
 		strbuf_addf(&sp->names, "%s%s", e ? ";" : "", sp->ev.names[e]);
 }
 
-int sampling_open(struct sampling *sp, int tracked_fd, int levels_fd, const bool *cpus)
+int sampling_open(struct sampling *sp, const struct collector *col, const bool *cpus)
 {
 	struct sampler_opts so = {
 		.events = &sp->ev,
 		.max_events = sp->grows ? SAMPLE_MAX_EVENTS : sp->ev.nr,
-		.tracked_fd = tracked_fd,
-		.levels_fd = levels_fd,
+		.tracked_fd = collector__tracked_fd(col),
+		.levels_fd = collector__levels_fd(col),
 		.cpus = cpus,
 	};
-	int err = sampler__open(&so, &sp->smp);
+	int err = collector__sample_layout(col, &so.layout) ?: sampler__open(&so, &sp->smp);
 
 	if (!err)
 		name_samples(sp);

@@ -15,6 +15,7 @@
 #include "sampler.h"
 #include "strbuf.h"
 
+struct collector;
 struct interval;
 struct measurement;
 
@@ -39,11 +40,11 @@ struct sampling {
 int sampling_setup(struct sampling *sp, const struct measurement *m);
 
 /*
- * Opens the sampler (sampler.h) over the collector's tracked set and levels (tracked_fd,
- * levels_fd), on the CPUs cpus selects (NULL: all): 0 or -errno, said. sp->names then names
- * the events.
+ * Opens the sampler (sampler.h) over the collector's tracked set and levels, with the kernel's
+ * layout its relocations found, on the CPUs cpus selects (NULL: all): 0 or -errno, said.
+ * sp->names then names the events.
  */
-int sampling_open(struct sampling *sp, int tracked_fd, int levels_fd, const bool *cpus);
+int sampling_open(struct sampling *sp, const struct collector *col, const bool *cpus);
 
 /* CPU hotplug, as the collector follows it (collector_setup.events.cpu_changed). */
 void sampling_cpu_changed(struct sampling *sp, int cpu, bool online);

@@ -637,8 +637,7 @@ int session_run(void)
 	ret = EXIT_FAILURE;
 	if (collector__open(&cs, &s.col))
 		goto cleanup;
-	if (env.sample && sampling_open(&s.sp, collector__tracked_fd(s.col),
-					 collector__levels_fd(s.col), s.cpus))
+	if (env.sample && sampling_open(&s.sp, s.col, s.cpus))
 		goto cleanup;
 	s.nr_cpus = collector__nr_cpus(s.col);
 	s.stride = env.per_cpu ? s.nr_cpus : 1;
