@@ -9,6 +9,8 @@
 #define ENOENT 2
 #define EEXIST 17
 #define E2BIG 7
+#define EFAULT 14
+#define ENOSPC 28
 
 #define barrier() asm volatile("" ::: "memory")
 #define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))

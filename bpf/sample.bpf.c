@@ -309,7 +309,9 @@ static __always_inline bool walked_here(__u64 flags)
 
 /*
  * The current stack (flags: user or kernel) into half h's spill map: its id there with
- * SAMPLE_STACK_SPILL, or < 0 when the map is full or holds another stack under its key.
+ * SAMPLE_STACK_SPILL; -ENOSPC when the map is full or holds another stack under its key;
+ * -EFAULT when there is no such stack (a kernel thread's user stack), as bpf_get_stackid()
+ * would say, so that the kernel is not asked twice.
  *
  * A global function, verified once by itself: inlined at each of its four call sites (user
  * and kernel stack, either half), its loop over the frames made most of the verifier's work,
@@ -326,13 +328,13 @@ __noinline int spill_stack(struct bpf_perf_event_data *ctx, __u32 h, __u64 flags
 
 	st = bpf_map_lookup_elem(&spill_buf, &zero);
 	if (!st)
-		return -1;
+		return -ENOSPC;
 	len = walked_here(flags) ? walk_user(ctx) : -1;
 	/* bpf_get_stack() zeroes the frames after the last: a stack needs no length of its own. */
 	if (len < 0)
 		len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
 	if (len <= 0)
-		return -1;
+		return -EFAULT;
 	/*
 	 * FNV-1a over the frames, a word at a time, then MurmurHash3's finalizer, so that the
 	 * key's bits depend on every bit of every frame: 64 bits, unrelated to the stack map's
@@ -356,7 +358,7 @@ __noinline int spill_stack(struct bpf_perf_event_data *ctx, __u32 h, __u64 flags
 		/* Stored meanwhile by another CPU, or the map is full. */
 		old = bpf_map_lookup_elem(spill, &key);
 	}
-	return old && old->hash == st->hash ? key | SAMPLE_STACK_SPILL : -1;
+	return old && old->hash == st->hash ? key | SAMPLE_STACK_SPILL : -ENOSPC;
 }
 
 /*
@@ -370,9 +372,10 @@ static __always_inline __s32 stack_id(struct bpf_perf_event_data *ctx, void *sta
 				      __u64 flags, __u32 lost)
 {
 	bool here = walked_here(flags);
-	long id = here ? spill_stack(ctx, h, flags) : -1;
+	long id = here ? spill_stack(ctx, h, flags) : -ENOSPC;
 
-	if (id >= 0)
+	/* Stored, or no such stack: the kernel's walk would find none either. */
+	if (id != -ENOSPC)
 		return id;
 	/* The kernel's walk, into the stack map. */
 	id = bpf_get_stackid(ctx, stacks, flags);
