@@ -34,47 +34,31 @@ char LICENSE[] SEC("license") = "GPL";
 /*
  * Where the kernel's fields are (cgtma.h's struct cgtma_layout says why): set by user space
  * before the load. What this object reads of the kernel's structures it reads at these
- * offsets (kernel_*() below); it dereferences none of vmlinux.h's types, as each such access
- * would be a CO-RE relocation (tests/unit/test_bpfobj.c checks there is none).
+ * offsets (kernel_read() below); it dereferences none of vmlinux.h's types, as each such
+ * access would be a CO-RE relocation (tests/unit/test_bpfobj.c checks there is none).
  */
 const volatile struct cgtma_layout layout = {};
 
-static __always_inline void *kernel_ptr(const void *base, __u32 off)
-{
-	void *v = NULL;
-
-	bpf_probe_read_kernel(&v, sizeof(v), base + off);
-	return v;
-}
-
-static __always_inline int kernel_int(const void *base, __u32 off)
-{
-	int v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), base + off);
-	return v;
-}
-
-static __always_inline __u64 kernel_u64(const void *base, __u32 off)
-{
-	__u64 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), base + off);
-	return v;
-}
+/* The value of type at base + off in kernel memory, or 0 where it cannot be read. */
+#define kernel_read(type, base, off) ({						\
+	type __v = 0;								\
+										\
+	bpf_probe_read_kernel(&__v, sizeof(__v), (const void *)(base) + (off));	\
+	__v;									\
+})
 
 /* The current task's cgroup v2 (task->cgroups->dfl_cgrp), or NULL. */
 static __always_inline void *current_cgroup(void)
 {
-	void *cset = kernel_ptr((void *)bpf_get_current_task(), layout.task_cgroups);
+	void *cset = kernel_read(void *, bpf_get_current_task(), layout.task_cgroups);
 
-	return cset ? kernel_ptr(cset, layout.css_set_dfl_cgrp) : NULL;
+	return cset ? kernel_read(void *, cset, layout.css_set_dfl_cgrp) : NULL;
 }
 
 /* A cgroup's parent (its css's parent, at the same offset in the parent), or NULL. */
 static __always_inline void *parent_cgroup(const void *cg)
 {
-	void *css = kernel_ptr(cg, layout.cgroup_parent);
+	void *css = kernel_read(void *, cg, layout.cgroup_parent);
 
 	return css ? css - layout.cgroup_self : NULL;
 }
@@ -411,12 +395,12 @@ static __always_inline void count(void *counts, struct sample_key *key)
 /* A process's address space is announced at its first sample (seen_pids says why). */
 static __always_inline void announce(__u32 pid)
 {
-	void *mm = kernel_ptr((void *)bpf_get_current_task(), layout.task_mm);
+	void *mm = kernel_read(void *, bpf_get_current_task(), layout.task_mm);
 	struct seen_key seen = { .pid = pid, .mm = (__u64)mm }, *last;
 	__u32 zero = 0;
 	__u8 yes = 1;
 
-	seen.map_count = mm ? kernel_int(mm, layout.mm_map_count) : 0;
+	seen.map_count = mm ? kernel_read(int, mm, layout.mm_map_count) : 0;
 	if (!pid || !seen.mm)
 		return;
 	last = bpf_map_lookup_elem(&last_seen, &zero);
@@ -442,8 +426,8 @@ static __always_inline bool is_tracked(const void *cg, int level, __u64 *id)
 
 	if (!tracked_level(level))
 		return false;
-	kn = kernel_ptr(cg, layout.cgroup_kn);
-	*id = kn ? kernel_u64(kn, layout.kn_id) : 0;
+	kn = kernel_read(void *, cg, layout.cgroup_kn);
+	*id = kn ? kernel_read(__u64, kn, layout.kn_id) : 0;
 	return bpf_map_lookup_elem(&tracked, id) != NULL;
 }
 
@@ -458,7 +442,7 @@ static __always_inline bool is_tracked(const void *cg, int level, __u64 *id)
 static __always_inline int on_sample(struct bpf_perf_event_data *ctx, __u32 event)
 {
 	void *cg = current_cgroup();
-	int level = cg ? kernel_int(cg, layout.cgroup_level) : -1;
+	int level = cg ? kernel_read(int, cg, layout.cgroup_level) : -1;
 	struct sample_key key = { .event = event };
 	__u32 h = *(volatile __u32 *)&half & 1;
 	void *counts = h ? (void *)&counts1 : (void *)&counts0;
