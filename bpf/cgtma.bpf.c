@@ -245,9 +245,9 @@ int find_cgroup_mutex(void *ctx)
 struct cgtma_layout layout = {};
 
 /*
- * Run once by user space with --sample, after the load: the offsets the sampling program
- * reads at, as this object's CO-RE relocations give them for the running kernel. 1 where a
- * field's size is not the one the sampler reads.
+ * Loaded with --sample only, and run once by user space after the load: the offsets the
+ * sampling program reads at, as this object's CO-RE relocations give them for the running
+ * kernel. 1 where a field's size is not the one the sampler reads.
  */
 SEC("raw_tp")
 int find_layout(void *ctx)

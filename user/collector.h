@@ -67,8 +67,8 @@ int collector__levels_fd(const struct collector *c);
 
 /*
  * Where the kernel's fields are for the sampler (bpf/cgtma.h), as the counting object's
- * CO-RE relocations found them: 0, or -errno said (-EOPNOTSUPP where a field is not of the
- * size the sampler reads).
+ * CO-RE relocations found them (with --sample only: the program that finds them is loaded
+ * then): 0, or -errno said (-EOPNOTSUPP where a field is not of the size the sampler reads).
  */
 int collector__sample_layout(const struct collector *c, struct cgtma_layout *l);
 
