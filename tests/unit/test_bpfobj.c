@@ -5,7 +5,8 @@
  * struct cgtma_layout says why and what it reads instead); the counting object has its
  * relocations, which shows the check reads them.
  */
-#include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -14,28 +15,30 @@
 #include "sample.skel.h"
 #include "test.h"
 
-/* The bytes of a 64-bit ELF object's section name, or NULL (*size its size). */
-static const uint8_t *elf_section(const uint8_t *elf, size_t len, const char *name, size_t *size)
+/* The bytes of an ELF object's section name, or NULL (*size its size), by libelf. */
+static const uint8_t *elf_section(const void *obj, size_t len, const char *name, size_t *size)
 {
-	const Elf64_Ehdr *eh = (const void *)elf;
-	const Elf64_Shdr *sh, *strtab;
+	Elf *elf = elf_memory((char *)obj, len);
+	const uint8_t *found = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
-	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff > len ||
-	    (len - eh->e_shoff) / sizeof(*sh) < eh->e_shnum || eh->e_shstrndx >= eh->e_shnum)
-		return NULL;
-	sh = (const void *)(elf + eh->e_shoff);
-	strtab = &sh[eh->e_shstrndx];
-	for (int i = 0; i < eh->e_shnum; i++) {
-		const char *n = (const char *)elf + strtab->sh_offset + sh[i].sh_name;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		const char *n;
 
-		if (strtab->sh_offset + sh[i].sh_name < len && !strcmp(n, name) &&
-		    sh[i].sh_offset + sh[i].sh_size <= len) {
-			*size = sh[i].sh_size;
-			return elf + sh[i].sh_offset;
-		}
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name) || !(data = elf_rawdata(scn, NULL)))
+			continue;
+		*size = data->d_size;
+		found = data->d_buf;
 	}
-	return NULL;
+out:
+	elf_end(elf);
+	return found;
 }
 
 /*
@@ -63,6 +66,7 @@ int main(void)
 	size_t len = 0;
 	const void *obj = sample__elf_bytes(&len);
 
+	elf_version(EV_CURRENT);
 	CHECK_INT(core_relo_len(obj, len), 0);
 	obj = cgtma__elf_bytes(&len);
 	CHECK(core_relo_len(obj, len) > 0, "the counting object's relocations: %ld",
