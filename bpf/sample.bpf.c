@@ -492,3 +492,27 @@ SAMPLE_PROG(4)
 SAMPLE_PROG(5)
 SAMPLE_PROG(6)
 SAMPLE_PROG(7)
+
+/* name_ksyms's batch: user space writes the addresses and their count, and reads the texts. */
+__u64 ksym_addrs[SAMPLE_KSYM_BATCH];
+__u32 ksym_nr;
+__s32 ksym_lens[SAMPLE_KSYM_BATCH];
+char ksym_texts[SAMPLE_KSYM_BATCH][SAMPLE_KSYM_LEN];
+
+/*
+ * Names kernel addresses for user space, run by it (bpf_prog_test_run), never attached:
+ * kallsyms' own lookup of each address, as `%ps` prints it, so that user space need not read
+ * /proc/kallsyms whole for the few addresses its samples hold. Each length is
+ * bpf_snprintf()'s: the text's with its NUL (more than SAMPLE_KSYM_LEN: cut short), or an
+ * error. Loaded where the kernel has bpf_snprintf() (Linux 5.13+).
+ */
+SEC("raw_tp")
+int name_ksyms(void *ctx)
+{
+	static const char fmt[] = "%ps";
+
+	for (__u32 i = 0; i < SAMPLE_KSYM_BATCH && i < ksym_nr; i++)
+		ksym_lens[i] = bpf_snprintf(ksym_texts[i], sizeof(ksym_texts[i]), fmt,
+					    &ksym_addrs[i], sizeof(ksym_addrs[i]));
+	return 0;
+}

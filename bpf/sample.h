@@ -23,6 +23,14 @@
 #define SAMPLE_MAX_DEPTH 127
 
 /*
+ * Kernel addresses that name_ksyms names at once (user space's ksyms.h batch), and the room
+ * for each text as the kernel's `%ps` prints it: a symbol (KSYM_NAME_LEN, 512 bytes since
+ * Linux 6.1) and " [module]".
+ */
+#define SAMPLE_KSYM_BATCH 32
+#define SAMPLE_KSYM_LEN 576
+
+/*
  * A stack id's bit saying the stack is in the half's spill map, not its stack map: a hash map
  * keyed by a hash of the program's own. It holds the user stacks on x86, which the program
  * walks itself where it can (a stack map takes only the kernel's walks), and the stacks a

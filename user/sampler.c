@@ -337,6 +337,28 @@ int sampler__add_event(struct sampler *s, int e)
 	return err;
 }
 
+/* The kernel's names of ips[0..n) (ksyms.h's namer), by a test run of name_ksyms. */
+static int name_ksyms(void *ctx, const uint64_t *ips, int n, const char **texts)
+{
+	struct sampler *s = ctx;
+	struct sample__bss *b = s->skel->bss;
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int err;
+
+	_Static_assert(KSYMS_NAMER_BATCH <= SAMPLE_KSYM_BATCH, "a namer's batch fits the program's");
+	if (n > SAMPLE_KSYM_BATCH)
+		return -EINVAL;
+	memcpy(b->ksym_addrs, ips, (size_t)n * sizeof(*ips));
+	b->ksym_nr = n;
+	err = bpf_prog_test_run_opts(bpf_program__fd(s->skel->progs.name_ksyms), &opts);
+	if (err)
+		return err;
+	for (int i = 0; i < n; i++)
+		texts[i] = b->ksym_lens[i] > 0 && b->ksym_lens[i] <= SAMPLE_KSYM_LEN ?
+			   b->ksym_texts[i] : NULL;
+	return 0;
+}
+
 int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 {
 	const struct sample_events *ev = o->events;
@@ -403,6 +425,10 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 	}
 	for (int i = s->nr_events; i < SAMPLE_MAX_EVENTS; i++)
 		bpf_program__set_autoload(slot_prog(s, i), false);
+	/* Without bpf_snprintf() (before 5.13), kernel frames are named from /proc/kallsyms. */
+	bpf_program__set_autoload(s->skel->progs.name_ksyms,
+				  libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+							  BPF_FUNC_snprintf, NULL) == 1);
 	for (int e = 0; e < ev->nr; e++)
 		s->slot_event[s->nr_slots++] = e;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -413,6 +439,8 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 	}
 	if (log_verbose())
 		bpfload_report("--sample: BPF", s->skel->obj, bpfload_seconds_since(&t0));
+	if (bpf_program__fd(s->skel->progs.name_ksyms) >= 0)
+		symbolizer_set_kernel_namer(s->sym, name_ksyms, s);
 
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		if (!online[cpu])
@@ -470,7 +498,7 @@ struct stack_fds {
 };
 
 /* A stack's addresses from the half's maps: how many (0 when id < 0 or not there). */
-static int read_stack(const struct stack_fds *fds, __s32 id, __u64 *ips)
+static int read_stack(const struct stack_fds *fds, __s32 id, uint64_t *ips)
 {
 	struct sample_stack spilled;
 	__u32 key = id & ~SAMPLE_STACK_SPILL;
@@ -512,7 +540,7 @@ static void named_stacks_release(struct named_stacks *ns)
 static int user_frames(struct sampler *s, struct profile *p, struct named_stacks *ns,
 		       const struct stack_fds *fds, const struct sample_key *k, int *locs)
 {
-	__u64 ips[SAMPLE_MAX_DEPTH], id = (__u64)k->pid << 32 | (__u32)k->ustack;
+	uint64_t ips[SAMPLE_MAX_DEPTH], id = (uint64_t)k->pid << 32 | (__u32)k->ustack;
 	int at = k->ustack >= 0 ? hashmap_get_u64(&ns->index, id) : -1;
 	int n;
 
@@ -545,16 +573,12 @@ static int user_frames(struct sampler *s, struct profile *p, struct named_stacks
 static int frames(struct sampler *s, struct profile *p, struct named_stacks *ns,
 		  const struct stack_fds *fds, const struct sample_key *k, int *locs)
 {
-	__u64 kips[SAMPLE_MAX_DEPTH];
+	uint64_t kips[SAMPLE_MAX_DEPTH];
 	int nk = read_stack(fds, k->kstack, kips), nu;
 
-	for (int i = 0; i < nk; i++) {
-		int l = symbolizer_kernel(s->sym, p, kips[i]);
-
-		if (l < 0)
-			return l;
-		locs[i] = l;
-	}
+	nk = symbolizer_kernel(s->sym, p, kips, nk, locs);
+	if (nk < 0)
+		return nk;
 	nu = user_frames(s, p, ns, fds, k, locs + nk);
 	return nu < 0 ? nu : nk + nu;
 }
@@ -687,6 +711,11 @@ int sampler__read(struct sampler *s, struct profile *p, sampler_scope_cb scope, 
 __u64 sampler__naming_ns(struct sampler *s)
 {
 	return __atomic_load_n(&s->naming_ns, __ATOMIC_RELAXED);
+}
+
+int sampler__kernel_symbols(const struct sampler *s, bool *by_kernel)
+{
+	return symbolizer_nr_kernel_symbols(s->sym, by_kernel);
 }
 
 int sampler__stats(struct sampler *s, __u64 *out)

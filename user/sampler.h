@@ -111,4 +111,7 @@ int sampler__stats(struct sampler *s, __u64 *out);
  */
 __u64 sampler__naming_ns(struct sampler *s);
 
+/* Kernel symbols known so far, and whether the kernel named them (symbolize.h's). */
+int sampler__kernel_symbols(const struct sampler *s, bool *by_kernel);
+
 #endif

@@ -160,9 +160,15 @@ void sampling_say_stats(struct sampling *sp)
 
 	if (sp->smp && profile_lost_any(&sp->run.lost))
 		pr_warn("--sample: %s", profile_lost_text(&sp->run.lost, lost, sizeof(lost)));
-	if (sp->smp && log_verbose())
-		pr_notice("--sample: naming frames (symbols, processes' maps) took %.1f ms of CPU",
-			  sampler__naming_ns(sp->smp) / 1e6);
+	if (sp->smp && log_verbose()) {
+		bool by_kernel = false;
+		int nk = sampler__kernel_symbols(sp->smp, &by_kernel);
+
+		pr_notice("--sample: naming frames (symbols, processes' maps) took %.1f ms of CPU; "
+			  "kernel frames: %d %s", sampler__naming_ns(sp->smp) / 1e6, nk,
+			  by_kernel ? "addresses named by the kernel" :
+				      "symbols read from /proc/kallsyms");
+	}
 }
 
 void sampling_release(struct sampling *sp)

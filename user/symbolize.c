@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The symbolizer (symbolize.h): process memory maps read while the processes live, their files
- * by build ID through libdwfl, JIT maps, kallsyms.
+ * by build ID through libdwfl, JIT maps; kernel frames through ksyms.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 
 #include "alloc.h"
 #include "hashmap.h"
+#include "ksyms.h"
 #include "profile.h"
 #include "symbolize.h"
 
@@ -72,17 +73,6 @@ struct proc {
 					 * pointers gives many) is not worth another read */
 };
 
-struct ksym {
-	uint64_t addr;
-	char *name;
-};
-
-/* The kernel's text symbols, sorted by address. */
-struct ksyms {
-	struct ksym *syms;
-	int nr, cap;
-};
-
 struct symbolizer {
 	pthread_mutex_t lock;
 	struct module *modules;
@@ -91,8 +81,7 @@ struct symbolizer {
 	struct proc *procs;
 	int nr_procs, cap_procs;
 	struct hashmap proc_index;	/* pid -> procs[] */
-	struct ksyms ksyms;		/* /proc/kallsyms, once ksyms_read */
-	bool ksyms_read;
+	struct ksyms ksyms;		/* the reading thread's alone: no lock */
 };
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -100,88 +89,6 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static void ksyms_release(struct ksyms *k)
-{
-	for (int i = 0; i < k->nr; i++)
-		free(k->syms[i].name);
-	free(k->syms);
-	*k = (struct ksyms){};
-}
-
-/*
- * The text symbols of /proc/kallsyms, sorted (all zero without the privilege to see them):
- * 0 or -ENOMEM. Parsed by hand: sscanf() took most of the time cgtma spent in user space on
- * the file.
- */
-static int read_kallsyms(struct ksyms *ks)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int err = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return 0;
-	/* "ffffffff81000000 T _stext\t[module]": address, type, name (up to a tab or the end). */
-	while ((n = getline(&line, &cap, f)) > 0) {
-		char *end, *name;
-		struct ksym k;
-
-		k.addr = strtoull(line, &end, 16);
-		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ' || !k.addr ||
-		    !strchr("tTwW", end[1]))
-			continue;
-		name = end + 3;
-		name[strcspn(name, "\t\n")] = '\0';
-		k.name = strdup(name);
-		if (!k.name || ALLOC_GROW(ks->syms, ks->nr + 1, ks->cap)) {
-			free(k.name);
-			err = -ENOMEM;
-			break;
-		}
-		ks->syms[ks->nr++] = k;
-	}
-	free(line);
-	fclose(f);
-	qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
-	return err;
-}
-
-/*
- * Reads /proc/kallsyms at the first kernel frame to name, not before: a profile of user
- * space alone never pays for it (5 MB made by the kernel, 75 ms of CPU at start-up on the
- * 2-vCPU VM, a fifth of cgtma's with --sample). Read without the lock: the thread that reads
- * announced processes' maps takes it, and waited for the file otherwise (seconds under
- * emulation). Only the reading thread names kernel frames; the lock still keeps a second
- * reader from installing its table over the first. 0 or -ENOMEM.
- */
-static int load_kallsyms(struct symbolizer *s)
-{
-	struct ksyms ks = {};
-	int err;
-
-	if (__atomic_load_n(&s->ksyms_read, __ATOMIC_ACQUIRE))
-		return 0;
-	err = read_kallsyms(&ks);
-	pthread_mutex_lock(&s->lock);
-	if (!err && !s->ksyms_read) {
-		s->ksyms = ks;
-		ks = (struct ksyms){};
-		__atomic_store_n(&s->ksyms_read, true, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&s->lock);
-	ksyms_release(&ks);
-	return err;
-}
 
 int symbolizer_new(struct symbolizer **sp)
 {
@@ -243,9 +150,14 @@ int symbolizer_nr_modules(const struct symbolizer *s)
 	return s->nr_modules;
 }
 
-int symbolizer_nr_kernel_symbols(const struct symbolizer *s)
+void symbolizer_set_kernel_namer(struct symbolizer *s, ksyms_namer_fn fn, void *ctx)
 {
-	return s->ksyms.nr;
+	ksyms_set_namer(&s->ksyms, fn, ctx);
+}
+
+int symbolizer_nr_kernel_symbols(const struct symbolizer *s, bool *by_kernel)
+{
+	return ksyms_nr_known(&s->ksyms, by_kernel);
 }
 
 /* --- files ---------------------------------------------------------------------------- */
@@ -752,38 +664,36 @@ int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t i
 	return ret;
 }
 
-int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip)
-{
-	struct profile_location loc = { .addr = ip, .mapping = -1 };
-	const struct ksyms *ks = &s->ksyms;
-	int lo = 0, hi, ret = load_kallsyms(s);
+/*
+ * Kernel addresses are in the upper half of a 64-bit address space, user addresses in the
+ * lower: one mapping holds every kernel frame, its addresses its offsets.
+ */
+#define KERNEL_START (1ULL << 63)
 
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&s->lock);
-	if (ks->nr) {
-		loc.mapping = profile_mapping(p, &(struct profile_mapping){
-			.start = ks->syms[0].addr, .limit = ks->syms[ks->nr - 1].addr + 1,
-			.file_offset = ks->syms[0].addr, .file = "[kernel.kallsyms]" });
-		if (loc.mapping < 0) {
-			ret = loc.mapping;
-			goto out;
+int symbolizer_kernel(struct symbolizer *s, struct profile *p, const uint64_t *ips, int n,
+		      int *locs)
+{
+	const char *names[128];
+	int mapping = -1;
+
+	for (int at = 0; at < n; at += 128) {
+		int m = n - at < 128 ? n - at : 128;
+		int err = ksyms_name(&s->ksyms, ips + at, m, names);
+
+		if (err)
+			return err;
+		if (mapping < 0)
+			mapping = profile_mapping(p, &(struct profile_mapping){
+				.start = KERNEL_START, .limit = UINT64_MAX,
+				.file_offset = KERNEL_START, .file = "[kernel.kallsyms]" });
+		if (mapping < 0)
+			return mapping;
+		for (int i = 0; i < m; i++) {
+			locs[at + i] = profile_location(p, &(struct profile_location){
+				.addr = ips[at + i], .mapping = mapping, .func = names[i] });
+			if (locs[at + i] < 0)
+				return locs[at + i];
 		}
 	}
-	hi = ks->nr - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-
-		if (ks->syms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	/* hi: the last symbol at or below ip. Past the last one is not the kernel's text. */
-	if (hi >= 0 && hi < ks->nr - 1)
-		loc.func = ks->syms[hi].name;
-	ret = profile_location(p, &loc);
-out:
-	pthread_mutex_unlock(&s->lock);
-	return ret;
+	return n;
 }

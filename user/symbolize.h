@@ -7,13 +7,15 @@
  * mapped file opened through /proc/PID/map_files (or /proc/PID/root, where a container's
  * binaries are), its symbols and DWARF read with elfutils' libdwfl once per build ID.
  * JIT code from /tmp/perf-PID.map in the process's root (PID as its own namespace numbers
- * it). Kernel frames from /proc/kallsyms, read at the first one to name. An address without
- * a symbol keeps its mapping, which profile_frame_name() shows as module+offset.
+ * it). Kernel frames through ksyms.h: named by the kernel where a namer is set, else from
+ * /proc/kallsyms, read at the first one to name. An address without a symbol keeps its
+ * mapping, which profile_frame_name() shows as module+offset.
  *
  *   struct symbolizer *sym;
  *   symbolizer_new(&sym);
  *   symbolizer_note_pid(sym, pid);			// any thread, as soon as pid is seen
  *   loc = symbolizer_user(sym, &profile, pid, ip);	// the reading thread
+ *   n = symbolizer_kernel(sym, &profile, ips, n, locs);	// the reading thread alone
  *   symbolizer_after_read(sym);			// forgets processes gone for a while
  *   symbolizer_free(sym);
  *
@@ -23,9 +25,11 @@
 #define CGTMA_SYMBOLIZE_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "feature.h"
+#include "ksyms.h"
 
 struct profile;
 struct symbolizer;
@@ -45,11 +49,20 @@ void symbolizer_free(struct symbolizer *s);
 int symbolizer_note_pid(struct symbolizer *s, int pid);
 
 /*
- * The location (an index into p->locs) of ip in process pid, or in the kernel: >= 0, or
- * -ENOMEM. Never fails for want of a name: such a frame has its mapping, or none.
+ * The location (an index into p->locs) of ip in process pid: >= 0, or -ENOMEM. Never fails
+ * for want of a name: such a frame has its mapping, or none.
  */
 int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t ip);
-int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip);
+
+/*
+ * The locations of the kernel addresses ips[0..n) into locs[]: n, or -ENOMEM. Each has the
+ * kernel's mapping, and its function where one holds it. Called by one thread only.
+ */
+int symbolizer_kernel(struct symbolizer *s, struct profile *p, const uint64_t *ips, int n,
+		      int *locs);
+
+/* Kernel addresses named by fn (ksyms.h) from now on, not from /proc/kallsyms. */
+void symbolizer_set_kernel_namer(struct symbolizer *s, ksyms_namer_fn fn, void *ctx);
 
 /*
  * After an interval's samples are resolved: a process found gone at two calls in a row is
@@ -60,8 +73,12 @@ void symbolizer_after_read(struct symbolizer *s);
 /* Distinct files opened so far (one per build ID), for -v and tests. */
 int symbolizer_nr_modules(const struct symbolizer *s);
 
-/* The kernel's text symbols read, for tests: 0 until the first kernel frame is named. */
-int symbolizer_nr_kernel_symbols(const struct symbolizer *s);
+/*
+ * Kernel symbols known, for -v and tests: 0 until the first kernel frame is named; then
+ * those named so far by the kernel (*by_kernel true; by_kernel may be NULL), or those read
+ * from /proc/kallsyms.
+ */
+int symbolizer_nr_kernel_symbols(const struct symbolizer *s, bool *by_kernel);
 
 #else
 /*
@@ -88,13 +105,24 @@ static inline int symbolizer_user(struct symbolizer *s, struct profile *p, int p
 	return -EOPNOTSUPP;
 }
 
-static inline int symbolizer_kernel(struct symbolizer *s, struct profile *p, uint64_t ip)
+static inline int symbolizer_kernel(struct symbolizer *s, struct profile *p,
+				    const uint64_t *ips, int n, int *locs)
 {
 	return -EOPNOTSUPP;
 }
 
+static inline void symbolizer_set_kernel_namer(struct symbolizer *s, ksyms_namer_fn fn,
+					       void *ctx)
+{
+}
+
 static inline void symbolizer_after_read(struct symbolizer *s)
 {
+}
+
+static inline int symbolizer_nr_kernel_symbols(const struct symbolizer *s, bool *by_kernel)
+{
+	return 0;
 }
 #endif
 

@@ -10,7 +10,8 @@
 # the frame its last pointer names whatever it holds, and faults, at every sample. The
 # kernel's page faults are counted per cgroup in the same run (exceptions:page_fault_kernel):
 # a spinner that runs already faults in the kernel seldom, so at most a tenth of its samples
-# may come with one, where the kernel's walk brings one each. And -v says what loading the
+# may come with one, where the kernel's walk brings one each. Kernel frames are named by the
+# kernel (bpf_snprintf()'s %ps, 5.13+), not from /proc/kallsyms. And -v says what loading the
 # sampling program cost.
 . "$(dirname "$0")/lib.sh"
 
@@ -25,21 +26,27 @@ if [ "$(uname -m)" = x86_64 ] && [ -d "$TRACEFS/events/exceptions/page_fault_ker
 	x86=1
 fi
 
-# run MODE: cgtma samples a cgroup of its own for three intervals of 1 s while spinfn MODE
-# spins in it; JSON in $TMP/MODE, --folded in $TMP/MODE.folded. The spinner runs before
+# run MODE [-v]: cgtma samples a cgroup of its own for three intervals of 1 s while spinfn MODE
+# spins in it; JSON in $TMP/MODE, --folded in $TMP/MODE.folded, stderr in $TMP/MODE.err
+# (nothing but marks without -v). The spinner runs before
 # cgtma starts and until it has stopped: a frame-pointer walk misses a frame in a function's
 # prologue and epilogue (the frame pointer not yet, or no longer, its own), and the descent
 # into descend() and the return from it are not sampled that way (one sample in a few runs
 # on the 6.12 guest had 39 frames, taken where the spinner entered or left spin_deep()). Its
 # exec is not either, nor its page faults.
 run() {
-	local mode=$1 events=cpu-clock
+	local mode=$1 verbose=${2:-} events=cpu-clock
 	[ -n "$x86" ] && events=cpu-clock,exceptions:page_fault_kernel
 	cg_make "$mode"
 	spinner_running "$mode" "$mode"
 	cgtma_start "$TMP/$mode" 3 -G "$(cg_path "$mode")" -e $events --sample=cpu-clock \
-		-F $HZ --folded "$TMP/$mode.folded" -I 1000 -j
-	cgtma_stop "$mode"
+		-F $HZ --folded "$TMP/$mode.folded" -I 1000 -j $verbose
+	if [ -n "$verbose" ]; then
+		cgtma_signal INT "$mode"
+	else
+		cgtma_stop "$mode"
+	fi
+	cp "$TMP/err" "$TMP/$mode.err"
 	spinner_stop
 }
 # samples MODE [whole|kernel]: the cgroup's samples with descend() in their stack; with
@@ -87,7 +94,7 @@ check() {
 
 run deep
 check deep
-run deepsys
+run deepsys -v
 check deepsys
 if [ -n "$x86" ]; then
 	in_kernel=$(samples deepsys kernel)
@@ -95,6 +102,19 @@ if [ -n "$x86" ]; then
 		fail "deepsys: no sample taken in a syscall: $(sort -k2 -nr "$TMP/deepsys.folded" | head -3)"
 	echo "deepsys: $in_kernel samples taken in a syscall"
 fi
+
+# Its kernel frames (named above: do_syscall_64) were named by the kernel itself where it has
+# bpf_snprintf() (Linux 5.13+), each address once, without reading /proc/kallsyms whole;
+# before, from /proc/kallsyms. -v says which, and how many.
+said=$(sed -n 's/.*--sample: naming frames .*; kernel frames: //p' "$TMP/deepsys.err")
+if kernel_at_least 5 13; then
+	want='addresses named by the kernel'
+else
+	want='symbols read from /proc/kallsyms'
+fi
+[[ "$said" =~ ^[1-9][0-9]*\ "$want"$ ]] ||
+	fail "deepsys: -v said \"kernel frames: $said\", want N $want"
+echo "deepsys: kernel frames: $said"
 
 # -v says what the sampler's load cost, as it says the counting programs'.
 "$CGTMA" -v -G "$(cg_path deep)" --sample=cpu-clock -I 200 -d 0.2 2>&1 >/dev/null |

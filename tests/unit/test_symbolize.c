@@ -190,11 +190,15 @@ int main(void)
 	unlink(path);
 
 	/* The kernel: /proc/kallsyms is read at its first frame, not before. */
-	CHECK_INT(symbolizer_nr_kernel_symbols(s), 0);
+	CHECK_INT(symbolizer_nr_kernel_symbols(s, NULL), 0);
 	kaddr = kernel_symbol(ksym, sizeof(ksym));
 	if (kaddr) {
-		CHECK_STR(name_of(&p, symbolizer_kernel(s, &p, kaddr + 1)), ksym);
-		CHECK_INT(symbolizer_nr_kernel_symbols(s) > 0, 1);
+		uint64_t kip = kaddr + 1;
+		int kloc = -1;
+
+		CHECK_INT(symbolizer_kernel(s, &p, &kip, 1, &kloc), 1);
+		CHECK_STR(name_of(&p, kloc), ksym);
+		CHECK_INT(symbolizer_nr_kernel_symbols(s, NULL) > 0, 1);
 	} else {
 		SKIP("kernel addresses are hidden from this process");
 	}
