@@ -384,7 +384,7 @@ int sampler__open(const struct sampler_opts *o, struct sampler **sp)
 	online = calloc(s->nr_cpus, sizeof(*online));
 	s->wanted = calloc(s->nr_cpus, sizeof(*s->wanted));
 	s->sampled = calloc(s->nr_cpus, sizeof(*s->sampled));
-	err = online && s->wanted && s->sampled ? symbolizer_new(&s->sym) : -ENOMEM;
+	err = online && s->wanted && s->sampled ? symbolizer_new(&s->sym, o->lines) : -ENOMEM;
 	for (int i = 0; !err && i < s->nr_events; i++)
 		err = perfev_progs__init(&s->events[i], s->nr_cpus);
 	if (err) {

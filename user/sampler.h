@@ -61,6 +61,7 @@ struct sampler_opts {
 	int levels_fd;			/* collector__levels_fd() */
 	struct cgtma_layout layout;	/* collector__sample_layout() */
 	const bool *cpus;		/* per possible CPU: sample it (NULL: all online) */
+	bool lines;			/* frames' source files and lines (symbolizer_new()) */
 };
 
 /*

@@ -48,6 +48,8 @@ int sampling_open(struct sampling *sp, const struct collector *col, const bool *
 		.tracked_fd = collector__tracked_fd(col),
 		.levels_fd = collector__levels_fd(col),
 		.cpus = cpus,
+		/* The outputs that carry them; a record for report --pprof. */
+		.lines = env.pprof || env.out.record,
 	};
 	int err = collector__sample_layout(col, &so.layout) ?: sampler__open(&so, &sp->smp);
 

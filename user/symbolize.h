@@ -36,8 +36,12 @@ struct symbolizer;
 
 #if CGTMA_HAVE_LIBDW
 
-/* 0, or -ENOMEM (*sp is then to be freed). */
-int symbolizer_new(struct symbolizer **sp);
+/*
+ * 0, or -ENOMEM (*sp is then to be freed). With lines, user frames get their source file and
+ * line too, from DWARF (only --pprof and --record carry them: reading a module's DWARF, often
+ * a large compressed debug file, costs far more than its symbols).
+ */
+int symbolizer_new(struct symbolizer **sp, bool lines);
 void symbolizer_free(struct symbolizer *s);
 
 /*
@@ -85,7 +89,7 @@ int symbolizer_nr_kernel_symbols(const struct symbolizer *s, bool *by_kernel);
  * A build without libdw has no symbolize.c: no symbolizer is made (-EOPNOTSUPP, said), and
  * the calls that take one have none to work on.
  */
-static inline int symbolizer_new(struct symbolizer **sp)
+static inline int symbolizer_new(struct symbolizer **sp, bool lines)
 {
 	*sp = NULL;
 	return feature_require(FEATURE_LIBDW);

@@ -152,6 +152,11 @@ if command -v go >/dev/null; then
 	top=$(go tool pprof -top -symbolize=none -tagfocus="cgroup=^$(cg_path C)\$" "$TMP/pb.gz" \
 		2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $2 ~ /%$/ { print $NF; exit }')
 	[ "$top" = spin_gamma ] || fail "go tool pprof -tagfocus on C: top function '$top', want spin_gamma"
+	# --pprof carries source lines (DWARF, read for the outputs that carry them alone).
+	top=$(go tool pprof -top -lines -symbolize=none -tagfocus="cgroup=^$(cg_path C)\$" \
+		"$TMP/pb.gz" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $2 ~ /%$/ { print $NF; exit }')
+	[[ "$top" = */spinfn.c:[0-9]* ]] ||
+		fail "go tool pprof -lines on C: top line '$top', want spinfn.c:LINE"
 else
 	echo "go tool pprof not run: go is not installed (make test-deps installs golang-go)"
 fi

@@ -3,8 +3,9 @@
  * user/symbolize.c on this test binary (built by the Makefile, with its symbols): a function
  * of this process by name, with its mapping's build ID; a process that exited after it was
  * noted (a forked child) still resolves; an address in anonymous memory keeps its mapping
- * ("[anon]+0x..."), and resolves once /tmp/perf-PID.map names it (JIT); a kernel address
- * from /proc/kallsyms resolves to its symbol when this process may read the addresses.
+ * ("[anon]+0x..."), and resolves once /tmp/perf-PID.map names it (JIT); source files and
+ * lines only when asked for; a kernel address from /proc/kallsyms resolves to its symbol
+ * when this process may read the addresses.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -115,7 +116,7 @@ int main(void)
 	bool emulated;
 	FILE *f;
 
-	CHECK_INT(symbolizer_new(&s), 0);
+	CHECK_INT(symbolizer_new(&s, true), 0);
 	CHECK_INT(symbolize_me(1), 4);
 
 	/* This process, noted first. */
@@ -127,6 +128,25 @@ int main(void)
 	CHECK(loc >= 0 && p.maps[p.locs[loc].mapping].file &&
 	      strstr(p.maps[p.locs[loc].mapping].file, "test_symbolize"), "the binary's path");
 	CHECK_INT(symbolizer_nr_modules(s) > 0, 1);
+	/* Its source file and line, from DWARF (built with -g), asked for. */
+	CHECK(loc >= 0 && p.locs[loc].file && strstr(p.locs[loc].file, "test_symbolize.c") &&
+	      p.locs[loc].line > 0, "symbolize_me's file and line: %s:%d",
+	      loc >= 0 && p.locs[loc].file ? p.locs[loc].file : "(none)",
+	      loc >= 0 ? p.locs[loc].line : 0);
+	/* Not asked for: the name alone, DWARF not read. */
+	{
+		struct symbolizer *bare;
+		struct profile q = PROFILE_INIT;
+		int l;
+
+		CHECK_INT(symbolizer_new(&bare, false), 0);
+		CHECK_INT(symbolizer_note_pid(bare, getpid()), 0);
+		l = symbolizer_user(bare, &q, getpid(), ip);
+		CHECK_STR(name_of(&q, l), "symbolize_me");
+		CHECK(l >= 0 && !q.locs[l].file && !q.locs[l].line, "a file and line not asked for");
+		symbolizer_free(bare);
+		profile_release(&q);
+	}
 
 	/* A child noted while it lives, resolved after it is gone and reaped. */
 	child = fork();
@@ -183,7 +203,7 @@ int main(void)
 		fclose(f);
 	}
 	symbolizer_free(s);	/* a new symbolizer reads the map at the note */
-	CHECK_INT(symbolizer_new(&s), 0);
+	CHECK_INT(symbolizer_new(&s, true), 0);
 	CHECK_INT(symbolizer_note_pid(s, getpid()), 0);
 	loc = symbolizer_user(s, &p, getpid(), (uint64_t)(uintptr_t)anon + 0x10);
 	CHECK_STR(name_of(&p, loc), "LazyCompile:*hot app.js:1");
