@@ -131,8 +131,8 @@ static int ksym_cmp(const void *a, const void *b)
 
 /*
  * The text symbols of /proc/kallsyms, sorted (all zero without the privilege to see them):
- * 0, or -ENOMEM with none kept (read again at the next call). Parsed by hand: sscanf() took most of the time cgtma spent in user space on
- * the file.
+ * 0, or -ENOMEM with none kept (read again at the next call). Parsed by hand: sscanf() took
+ * most of the time cgtma spent in user space on the file.
  */
 static int read_kallsyms(struct ksyms *ks)
 {

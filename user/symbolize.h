@@ -5,14 +5,15 @@
  * User frames: a process's memory map, read while it lives (symbolizer_note_pid() at its
  * first sample, so that one that exits before the interval is read still resolves), each
  * mapped file opened through /proc/PID/map_files (or /proc/PID/root, where a container's
- * binaries are), its symbols and DWARF read with elfutils' libdwfl once per build ID.
+ * binaries are), its symbols (and DWARF, for lines) read with elfutils' libdwfl once per
+ * build ID.
  * JIT code from /tmp/perf-PID.map in the process's root (PID as its own namespace numbers
  * it). Kernel frames through ksyms.h: named by the kernel where a namer is set, else from
  * /proc/kallsyms, read at the first one to name. An address without a symbol keeps its
  * mapping, which profile_frame_name() shows as module+offset.
  *
  *   struct symbolizer *sym;
- *   symbolizer_new(&sym);
+ *   symbolizer_new(&sym, lines);
  *   symbolizer_note_pid(sym, pid);			// any thread, as soon as pid is seen
  *   loc = symbolizer_user(sym, &profile, pid, ip);	// the reading thread
  *   n = symbolizer_kernel(sym, &profile, ips, n, locs);	// the reading thread alone
