@@ -261,12 +261,12 @@ static int configure(struct collector *c)
 	c->skel->rodata->per_task = env.per_task;
 	c->skel->rodata->cgroup_per_cpu = c->per_cpu_cgroups;
 	c->skel->rodata->noise_on = c->su.noise;
+	/* The sampler's offsets (collector__sample_layout()): loaded only for it. */
+	bpf_program__set_autoload(c->skel->progs.find_layout, env.sample);
 	/*
 	 * The kernel's lookup of cgroup_mutex where it has one (find_mutex()). The helper's
 	 * probe takes a program type the kernel does not know (before 5.14) for a yes.
 	 */
-	/* The sampler's offsets (collector__sample_layout()): loaded only for it. */
-	bpf_program__set_autoload(c->skel->progs.find_layout, env.sample);
 	bpf_program__set_autoload(c->skel->progs.find_cgroup_mutex,
 				  libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1 &&
 				  libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL,
