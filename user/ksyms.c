@@ -79,45 +79,47 @@ static int keep_name(struct ksyms *ks, uint64_t ip, char *name)
 	return 0;
 }
 
+/* Asks the namer for batch[0..nb) and keeps their names: 0, -ENOMEM or the namer's error. */
+static int name_batch(struct ksyms *ks, const uint64_t *batch, int nb)
+{
+	const char *texts[KSYMS_NAMER_BATCH];
+	int err = ks->namer(ks->namer_ctx, batch, nb, texts);
+
+	for (int j = 0; !err && j < nb; j++) {
+		char *name;
+
+		err = name_of_text(texts[j], &name) ?: keep_name(ks, batch[j], name);
+	}
+	return err;
+}
+
 /*
- * Names the addresses not named yet, KSYMS_NAMER_BATCH at a time: 0, -ENOMEM, or the namer's
- * error (nothing named by that call).
+ * Names the addresses not named yet, KSYMS_NAMER_BATCH at a time, each once: 0, -ENOMEM, or
+ * the namer's error.
  */
 static int name_new(struct ksyms *ks, const uint64_t *ips, int n)
 {
 	uint64_t batch[KSYMS_NAMER_BATCH];
-	const char *texts[KSYMS_NAMER_BATCH];
 	int nb = 0, err;
 
 	if (ks->nr_names + n > KSYMS_NAMES_MAX)
 		forget_names(ks);
-	for (int i = 0; i <= n; i++) {
-		bool seen = false;
+	for (int i = 0; i < n; i++) {
+		bool queued = false;
 
-		if (i < n) {
-			if (hashmap_get_u64(&ks->index, ips[i]) >= 0)
-				continue;
-			for (int j = 0; j < nb && !seen; j++)
-				seen = batch[j] == ips[i];
-			if (seen)
-				continue;
-			batch[nb++] = ips[i];
-		}
-		if (nb < KSYMS_NAMER_BATCH && i < n)
+		for (int j = 0; j < nb && !queued; j++)
+			queued = batch[j] == ips[i];
+		if (queued || hashmap_get_u64(&ks->index, ips[i]) >= 0)
 			continue;
-		if (!nb)
-			break;
-		err = ks->namer(ks->namer_ctx, batch, nb, texts);
-		for (int j = 0; !err && j < nb; j++) {
-			char *name;
-
-			err = name_of_text(texts[j], &name) ?: keep_name(ks, batch[j], name);
+		batch[nb++] = ips[i];
+		if (nb == KSYMS_NAMER_BATCH) {
+			err = name_batch(ks, batch, nb);
+			if (err)
+				return err;
+			nb = 0;
 		}
-		if (err)
-			return err;
-		nb = 0;
 	}
-	return 0;
+	return nb ? name_batch(ks, batch, nb) : 0;
 }
 
 /* --- /proc/kallsyms --------------------------------------------------------------------- */

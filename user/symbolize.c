@@ -680,21 +680,23 @@ int symbolizer_user(struct symbolizer *s, struct profile *p, int pid, uint64_t i
 int symbolizer_kernel(struct symbolizer *s, struct profile *p, const uint64_t *ips, int n,
 		      int *locs)
 {
-	const char *names[128];
-	int mapping = -1;
+	enum { CHUNK = 128 };
+	const char *names[CHUNK];
+	int mapping;
 
-	for (int at = 0; at < n; at += 128) {
-		int m = n - at < 128 ? n - at : 128;
+	if (!n)
+		return 0;
+	mapping = profile_mapping(p, &(struct profile_mapping){
+		.start = KERNEL_START, .limit = UINT64_MAX, .file_offset = KERNEL_START,
+		.file = "[kernel.kallsyms]" });
+	if (mapping < 0)
+		return mapping;
+	for (int at = 0; at < n; at += CHUNK) {
+		int m = n - at < CHUNK ? n - at : CHUNK;
 		int err = ksyms_name(&s->ksyms, ips + at, m, names);
 
 		if (err)
 			return err;
-		if (mapping < 0)
-			mapping = profile_mapping(p, &(struct profile_mapping){
-				.start = KERNEL_START, .limit = UINT64_MAX,
-				.file_offset = KERNEL_START, .file = "[kernel.kallsyms]" });
-		if (mapping < 0)
-			return mapping;
 		for (int i = 0; i < m; i++) {
 			locs[at + i] = profile_location(p, &(struct profile_location){
 				.addr = ips[at + i], .mapping = mapping, .func = names[i] });
